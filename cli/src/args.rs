@@ -1,0 +1,260 @@
+//! Command-line rules shared by every beectl command, and the command tree.
+//!
+//! Before clap sees anything: at most 16 arguments, at most 16,384 UTF-16
+//! units across them, UTF-8 only, and options as separate tokens
+//! (`--limit 0`, never `--limit=0`). clap then rejects unknown, repeated,
+//! missing and empty options; every rejection becomes one `invalid_usage`
+//! document with exit 4 instead of clap's own text and exit 2.
+
+use bee_proto::delivery::{MAX_GROUP_LIMIT, SessionSelector};
+use bee_proto::identity::{Identity, parse_hyphenated_uuid};
+use clap::builder::NonEmptyStringValueParser;
+use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+
+/// Most arguments a command takes.
+pub const MAX_ARGS: usize = 16;
+/// Most UTF-16 units across all arguments.
+pub const MAX_ARG_UTF16_UNITS: u64 = 16_384;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "beectl",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (protocol ", "1", ")"),
+    about = "Bee's operator CLI: delivery reports and daemon status, from beed or offline.",
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: CliCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum CliCommand {
+    /// Delivery accounting: what prompt hooks wrote and flushed to the agent.
+    #[command(subcommand)]
+    Delivery(DeliveryCli),
+    /// The daemon.
+    #[command(subcommand)]
+    Daemon(DaemonCli),
+}
+
+#[derive(Debug, Subcommand)]
+enum DeliveryCli {
+    /// Totals and groups (item, surface, session) of delivered output.
+    Report {
+        /// Delivery store directory.
+        #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
+        store: String,
+        /// Session identity kind, e.g. claude-native-session (needs --session).
+        #[arg(long, value_name = "KIND", requires = "session", value_parser = NonEmptyStringValueParser::new())]
+        session_kind: Option<String>,
+        /// Session id (needs --session-kind).
+        #[arg(long, value_name = "ID", requires = "session_kind", value_parser = NonEmptyStringValueParser::new())]
+        session: Option<String>,
+        /// Groups returned per view, 0..100 [default: 100]; never limits totals.
+        #[arg(long, value_name = "N", value_parser = parse_limit)]
+        limit: Option<u32>,
+    },
+    /// One recorded observation by its event id.
+    Read {
+        /// Delivery store directory.
+        #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
+        store: String,
+        /// Event UUID (non-nil, hyphenated).
+        #[arg(long, value_name = "UUID", value_parser = parse_event)]
+        event: uuid::Uuid,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DaemonCli {
+    /// Socket, versions, store paths and counts; exit 5 when beed is not running.
+    Status,
+}
+
+/// A validated command.
+#[derive(Debug)]
+pub enum Command {
+    Delivery(DeliveryCommand),
+    Daemon(DaemonCommand),
+}
+
+#[derive(Debug)]
+pub enum DeliveryCommand {
+    Report(ReportArgs),
+    Read(ReadArgs),
+}
+
+#[derive(Debug)]
+pub enum DaemonCommand {
+    Status,
+}
+
+#[derive(Debug)]
+pub struct ReportArgs {
+    pub store: String,
+    pub session: Option<SessionSelector>,
+    pub limit: u32,
+}
+
+#[derive(Debug)]
+pub struct ReadArgs {
+    pub store: String,
+    pub event: uuid::Uuid,
+}
+
+/// What parsing produced.
+#[derive(Debug)]
+pub enum Parsed {
+    Command(Command),
+    /// Help or version text to print as is (exit 0).
+    Text(String),
+}
+
+fn parse_limit(text: &str) -> Result<u32, String> {
+    let n = parse_decimal(text)?;
+    if n > u64::from(MAX_GROUP_LIMIT) {
+        return Err(format!("{text} is out of range 0..{MAX_GROUP_LIMIT}"));
+    }
+    Ok(n as u32)
+}
+
+/// Unsigned ASCII decimal digits only: no sign, no spaces, no hex.
+fn parse_decimal(text: &str) -> Result<u64, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{text:?} is not an unsigned decimal number"));
+    }
+    text.parse::<u64>().map_err(|_| format!("{text} is out of range"))
+}
+
+fn parse_event(text: &str) -> Result<uuid::Uuid, String> {
+    parse_hyphenated_uuid(text).ok_or_else(|| format!("{text:?} is not a non-nil hyphenated UUID"))
+}
+
+/// Parses beectl's arguments (without the program name).
+pub fn parse(raw: Vec<OsString>) -> Result<Parsed, String> {
+    if raw.len() > MAX_ARGS {
+        return Err(format!("{} arguments given; at most {MAX_ARGS}", raw.len()));
+    }
+    let mut args = Vec::with_capacity(raw.len() + 1);
+    let mut units = 0u64;
+    for arg in raw {
+        let arg = arg.into_string().map_err(|_| "arguments must be UTF-8".to_owned())?;
+        units += bee_proto::text::utf16_units(&arg);
+        if arg.starts_with("--") && arg.contains('=') {
+            return Err(format!("write options as separate tokens: {:?}", arg.split('=').next().unwrap_or("")));
+        }
+        args.push(arg);
+    }
+    if units > MAX_ARG_UTF16_UNITS {
+        return Err(format!("arguments total {units} UTF-16 units; at most {MAX_ARG_UTF16_UNITS}"));
+    }
+    args.insert(0, "beectl".to_owned());
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            return match err.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Ok(Parsed::Text(err.render().to_string())),
+                _ => Err(first_line(&err.render().to_string())),
+            };
+        }
+    };
+    Ok(Parsed::Command(match cli.command {
+        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit }) => {
+            let session = match (session_kind, session) {
+                (Some(kind), Some(id)) => {
+                    let kind = Identity::parse(&kind).map_err(|err| format!("--session-kind: {err}"))?;
+                    let id = Identity::parse(&id).map_err(|err| format!("--session: {err}"))?;
+                    Some(SessionSelector::new(kind, id).map_err(|err| format!("--session: {err}"))?)
+                }
+                (None, None) => None,
+                _ => return Err("--session-kind and --session go together".into()),
+            };
+            Command::Delivery(DeliveryCommand::Report(ReportArgs {
+                store,
+                session,
+                limit: limit.unwrap_or(MAX_GROUP_LIMIT),
+            }))
+        }
+        CliCommand::Delivery(DeliveryCli::Read { store, event }) => {
+            Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
+        }
+        CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+    }))
+}
+
+fn first_line(rendered: &str) -> String {
+    rendered.lines().next().unwrap_or("invalid usage").trim_start_matches("error: ").to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_strs(args: &[&str]) -> Result<Parsed, String> {
+        parse(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn invalid_usage_matrix() {
+        let sid = "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c";
+        let bad: &[&[&str]] = &[
+            &[],
+            &["delivery"],
+            &["delivery", "report"],
+            &["delivery", "report", "--store"],
+            &["delivery", "report", "--store", ""],
+            &["delivery", "report", "--store", "a", "--store", "b"],
+            &["delivery", "report", "--store", "a", "--bogus"],
+            &["delivery", "report", "--store", "a", "--limit", "101"],
+            &["delivery", "report", "--store", "a", "--limit", "-1"],
+            &["delivery", "report", "--store", "a", "--limit", "+5"],
+            &["delivery", "report", "--store", "a", "--limit", "0x5"],
+            &["delivery", "report", "--store", "a", "--limit="],
+            &["delivery", "report", "--store=a"],
+            &["delivery", "report", "--store", "a", "--session", sid],
+            &["delivery", "report", "--store", "a", "--session-kind", "claude-native-session"],
+            &["delivery", "report", "--store", "a", "--session-kind", "claude-native-session", "--session", "00000000-0000-0000-0000-000000000000"],
+            &["delivery", "report", "--store", "a", "--session-kind", "bad kind", "--session", "x"],
+            &["delivery", "read", "--store", "a"],
+            &["delivery", "read", "--store", "a", "--event", "not-a-uuid"],
+            &["delivery", "read", "--store", "a", "--event", "00000000-0000-0000-0000-000000000000"],
+            &["delivery", "read", "--store", "a", "--event", "3f2b8c1e6a4d4e9b9c7a1d2e3f4a5b6c"],
+            &["delivery", "frobnicate"],
+        ];
+        for args in bad {
+            assert!(parse_strs(args).is_err(), "accepted {args:?}");
+        }
+        let many: Vec<&str> = std::iter::repeat_n("x", 17).collect();
+        assert!(parse_strs(&many).is_err());
+        let long = "x".repeat(16_385);
+        assert!(parse_strs(&["delivery", "report", "--store", &long]).is_err());
+    }
+
+    #[test]
+    fn valid_forms() {
+        let sid = "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c";
+        for args in [
+            &["delivery", "report", "--store", "a"][..],
+            &["delivery", "report", "--store", "a", "--limit", "0"],
+            &["delivery", "report", "--limit", "100", "--store", "a"],
+            &["delivery", "report", "--store", "a", "--session-kind", "claude-native-session", "--session", sid],
+            &["delivery", "report", "--store", "a", "--session-kind", "codex-session", "--session", "r-1"],
+            &["delivery", "read", "--store", "a", "--event", sid],
+            &["daemon", "status"],
+        ] {
+            assert!(matches!(parse_strs(args), Ok(Parsed::Command(_))), "rejected {args:?}");
+        }
+        assert!(matches!(parse_strs(&["delivery", "--help"]), Ok(Parsed::Text(_))));
+        assert!(matches!(parse_strs(&["--version"]), Ok(Parsed::Text(_))));
+    }
+
+    #[test]
+    fn non_utf8_argument_is_invalid_usage() {
+        use std::os::unix::ffi::OsStringExt;
+        let raw = vec![OsString::from("delivery"), OsString::from("report"), OsString::from("--store"), OsString::from_vec(vec![0xff, 0xfe])];
+        assert!(parse(raw).is_err());
+    }
+}

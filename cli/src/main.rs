@@ -1,0 +1,38 @@
+//! `beectl`: Bee's operator CLI.
+//!
+//! Every report command prints exactly one compact JSON document and a newline
+//! and exits 0, 4 or 5. It asks beed when beed runs and serves the store in
+//! question; otherwise it reads the store offline through the daemon's own
+//! library, so both paths print the same bytes.
+
+mod args;
+mod daemon;
+mod delivery;
+
+use bee_daemon::delivery::Rendered;
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let rendered = match args::parse(std::env::args_os().skip(1).collect()) {
+        Ok(args::Parsed::Command(command)) => run(command),
+        Ok(args::Parsed::Text(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => Rendered::invalid_usage(message),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(&rendered.bytes).and_then(|_| stdout.flush()).is_err() {
+        return ExitCode::from(bee_proto::exit::Exit::Unavailable.code());
+    }
+    ExitCode::from(rendered.exit.code())
+}
+
+fn run(command: args::Command) -> Rendered {
+    match command {
+        args::Command::Delivery(args::DeliveryCommand::Report(report)) => delivery::report(report),
+        args::Command::Delivery(args::DeliveryCommand::Read(read)) => delivery::read(read),
+        args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
+    }
+}

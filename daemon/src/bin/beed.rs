@@ -1,0 +1,67 @@
+//! `beed`: Bee's user daemon. Serves the socket API until SIGTERM or SIGINT.
+
+use bee_daemon::server::{self, DaemonConfig};
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+/// Bee's local daemon: owns the stores and serves the socket API.
+#[derive(Debug, Parser)]
+#[command(name = "beed", version, about)]
+struct Args {
+    /// Socket to listen on [default: $BEE_SOCKET or ${BEE_HOME:-$HOME}/.bee/run/beed.sock]
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Delivery store [default: ${BEE_HOME:-$HOME}/.bee/usage/delivery-v1]
+    #[arg(long, value_name = "PATH")]
+    delivery_store: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 4 } else { 0 });
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_env("BEE_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let config = match DaemonConfig::from_env(args.socket, args.delivery_store) {
+        Ok(config) => config,
+        Err(err) => {
+            tracing::error!("{err}");
+            return ExitCode::from(5);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            tracing::error!("cannot start the runtime: {err}");
+            return ExitCode::from(5);
+        }
+    };
+    match runtime.block_on(server::serve(config, shutdown_signal())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err}");
+            ExitCode::from(5)
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        tracing::error!("cannot install signal handlers; stop beed with SIGKILL");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+}

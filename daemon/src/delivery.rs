@@ -1,0 +1,203 @@
+//! `delivery report` and `delivery read`: one implementation for the daemon
+//! and the offline reader, so both print the same bytes.
+
+use bee_proto::delivery::{
+    Dimension, EventKinds, Group, InvalidUsage, Issue, NATIVE_WITHHELD_STATUS, ObservationKind,
+    REPORT_CAP_BYTES, ReadAnswer, ReadStatus, RecordedObservation, Report, ReportCapAnswer,
+    ReportEstimate, SCHEMA_VERSION, SURFACE_VERSION, SessionSelector, TotalsStatus,
+};
+use bee_proto::exit::Exit;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::store::{self, VerifiedStore};
+
+/// A finished answer: the exact bytes to print (JSON plus newline) and the exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub exit: Exit,
+    pub bytes: Vec<u8>,
+}
+
+impl Rendered {
+    /// Serializes `document` as one compact JSON line.
+    pub fn json<T: Serialize>(exit: Exit, document: &T) -> Rendered {
+        let mut bytes = serde_json::to_vec(document).unwrap_or_else(|err| {
+            // Our documents hold only strings and integers; this is unreachable
+            // in practice, but an answer is still owed.
+            format!("{{\"status\":\"error\",\"errorCode\":\"io\",\"message\":\"{err}\"}}").into_bytes()
+        });
+        bytes.push(b'\n');
+        Rendered { exit, bytes }
+    }
+
+    /// The invalid-usage answer (exit 4).
+    pub fn invalid_usage(message: impl Into<String>) -> Rendered {
+        Rendered::json(Exit::InvalidUsage, &InvalidUsage::new(message))
+    }
+}
+
+/// What a report is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportQuery {
+    pub session: Option<SessionSelector>,
+    /// Groups returned per view, 0..=100.
+    pub limit: u32,
+}
+
+/// `beectl delivery report` over the store at `dir`.
+pub fn report(dir: &Path, query: &ReportQuery) -> Rendered {
+    let verified = store::read_verified(dir);
+    render_report(&build_report(&verified, query), REPORT_CAP_BYTES)
+}
+
+/// `beectl delivery read` of `event` in the store at `dir`.
+pub fn read(dir: &Path, event: uuid::Uuid) -> Rendered {
+    let verified = store::read_verified(dir);
+    match verified.records.into_iter().find(|r| r.observation.event_id == event) {
+        Some(record) => Rendered::json(
+            Exit::Success,
+            &ReadAnswer { status: ReadStatus::RecordedObservation, observation: Some(record) },
+        ),
+        None => Rendered::json(
+            Exit::Unavailable,
+            &ReadAnswer { status: ReadStatus::Unavailable, observation: None },
+        ),
+    }
+}
+
+/// Serializes `report`, replacing it with the cap answer when it exceeds `cap` bytes.
+pub fn render_report(report: &Report, cap: usize) -> Rendered {
+    let exit = if report.observed_events > 0 { Exit::Success } else { Exit::Unavailable };
+    let rendered = Rendered::json(exit, report);
+    // The cap counts the JSON, not the final newline.
+    if rendered.bytes.len() - 1 > cap {
+        return Rendered::json(Exit::Unavailable, &ReportCapAnswer::new());
+    }
+    rendered
+}
+
+#[derive(Default)]
+struct Tally {
+    events: u64,
+    bytes: u64,
+    tokens: u64,
+}
+
+impl Tally {
+    fn add(&mut self, record: &RecordedObservation) {
+        self.events += 1;
+        self.bytes += record.observation.utf8_bytes;
+        self.tokens += delivered_tokens(record);
+    }
+}
+
+fn delivered_tokens(record: &RecordedObservation) -> u64 {
+    record
+        .observation
+        .estimates
+        .iter()
+        .find(|e| e.estimator == bee_proto::delivery::ESTIMATOR_ID)
+        .map_or(0, |e| e.estimated_tokens)
+}
+
+/// Computes the report document from what could be verified.
+pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
+    let matching = verified
+        .records
+        .iter()
+        .filter(|record| query.session.as_ref().is_none_or(|s| s.matches(&record.observation)));
+    let mut kinds = EventKinds::default();
+    let mut delivered = Tally::default();
+    let mut views: [BTreeMap<(String, String), Tally>; 3] = Default::default();
+    for record in matching {
+        let observation = &record.observation;
+        match observation.kind {
+            ObservationKind::Delivered => kinds.delivered += 1,
+            ObservationKind::WriteFailed => kinds.write_failed += 1,
+            ObservationKind::PartialWrite => kinds.partial_write += 1,
+        }
+        // Only delivered output counts; failed writes show in `eventKinds` alone.
+        if observation.kind != ObservationKind::Delivered {
+            continue;
+        }
+        delivered.add(record);
+        let keys = [
+            (observation.item_id.to_string(), observation.item_version.to_string()),
+            (observation.surface.as_str().to_owned(), SURFACE_VERSION.to_owned()),
+            (observation.session_id.to_string(), observation.session_kind.to_string()),
+        ];
+        for (view, key) in views.iter_mut().zip(keys) {
+            view.entry(key).or_default().add(record);
+        }
+    }
+    let observed = kinds.delivered + kinds.write_failed + kinds.partial_write;
+
+    let mut groups = Vec::new();
+    let mut omitted = 0u64;
+    for (dimension, view) in [Dimension::Item, Dimension::Surface, Dimension::Session].into_iter().zip(views) {
+        let mut rows: Vec<Group> = view
+            .into_iter()
+            .map(|((identity, version), tally)| Group {
+                dimension,
+                identity,
+                version,
+                delivered_events: tally.events,
+                delivered_utf8_bytes: tally.bytes,
+                estimates: vec![ReportEstimate::labelled(tally.tokens)],
+            })
+            .collect();
+        // Largest delivery first; ties by identity so the order is stable.
+        rows.sort_by(|a, b| {
+            b.delivered_utf8_bytes
+                .cmp(&a.delivered_utf8_bytes)
+                .then(b.delivered_events.cmp(&a.delivered_events))
+                .then_with(|| a.identity.cmp(&b.identity))
+                .then_with(|| a.version.cmp(&b.version))
+        });
+        let keep = rows.len().min(query.limit as usize);
+        omitted += (rows.len() - keep) as u64;
+        groups.extend(rows.into_iter().take(keep));
+    }
+
+    let mut issues = verified.issues.clone();
+    if observed == 0 {
+        issues.insert(Issue::Missing);
+    }
+    issues.insert(Issue::ObservationWindowOpen);
+
+    Report {
+        schema_version: SCHEMA_VERSION,
+        totals_status: if observed > 0 { TotalsStatus::LowerBound } else { TotalsStatus::Unknown },
+        observed_events: observed,
+        delivered_events: delivered.events,
+        delivered_utf8_bytes: delivered.bytes,
+        estimates: vec![ReportEstimate::labelled(delivered.tokens)],
+        event_kinds: kinds,
+        groups,
+        omitted_groups: omitted,
+        issues: issues.into_iter().collect(),
+        observation_window_complete: false,
+        dropped_observation_count: None,
+        measured_provider_tokens: None,
+        native_withheld_events: None,
+        native_withheld_status: NATIVE_WITHHELD_STATUS.to_owned(),
+        source_ref_hash: None,
+        recipe_hash: None,
+    }
+}
+
+/// The delivery store as `daemon status` shows it; unknown counts are `null`.
+pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
+    let verified = store::read_verified(dir);
+    let readable = verified.schema_version.is_some();
+    bee_proto::api::StoreStatus {
+        name: "delivery".to_owned(),
+        path: dir.display().to_string(),
+        schema_version: verified.schema_version,
+        records: readable.then_some(verified.records.len() as u64),
+        capacity: verified.capacity,
+        issues: verified.issues.into_iter().collect(),
+    }
+}

@@ -1,0 +1,13 @@
+//! beed's library: the delivery store, the report and read logic, the socket
+//! server, spool ingestion and the socket client.
+//!
+//! `beectl` links this library so that reading a store offline runs exactly
+//! the code the daemon runs: both paths print byte-identical answers.
+
+pub mod client;
+pub mod delivery;
+pub mod fsutil;
+pub mod server;
+pub mod spool_ingest;
+pub mod store;
+pub mod writer;

@@ -1,0 +1,371 @@
+//! beed's lifecycle and socket API.
+//!
+//! Start-up order: single-instance lock beside the socket, store (refuse to
+//! start on a store we cannot trust), socket (inherited from systemd or bound
+//! 0600 in a 0700 directory, a stale one replaced), spool ingestion, then
+//! `READY=1`. Shutdown stops accepting, lets in-flight requests finish (their
+//! appends commit), drains the writer and removes the socket it bound.
+
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bee_proto::api::{
+    ApiError, ApiErrorCode, DELIVERY_OBSERVATIONS_PATH, DELIVERY_READ_PATH, DELIVERY_REPORT_PATH,
+    DaemonStatus, DeliveryReadRequest, DeliveryReportRequest, EXIT_CODE_HEADER,
+    MAX_REQUEST_BODY_BYTES, PROTOCOL_HEADER, PROTOCOL_VERSION, STATUS_PATH,
+};
+use bee_proto::delivery::{MAX_GROUP_LIMIT, Observation, SessionSelector};
+use hyper::body::Bytes;
+use serde::de::DeserializeOwned;
+use std::future::Future;
+use std::io::{self, Read, Seek, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::delivery::{self, ReportQuery, Rendered};
+use crate::fsutil;
+use crate::spool_ingest;
+use crate::store::{AppendRefusal, StoreError, WritableStore};
+use crate::writer::{self, WriterHandle};
+
+/// How beed is set up.
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    pub socket: PathBuf,
+    pub delivery_store: PathBuf,
+    pub spool_dir: PathBuf,
+    /// How often the spool is looked at while running.
+    pub spool_poll: Duration,
+}
+
+impl DaemonConfig {
+    /// The default configuration under `${BEE_HOME:-$HOME}`, with overrides.
+    pub fn from_env(socket: Option<PathBuf>, delivery_store: Option<PathBuf>) -> Result<DaemonConfig, StartError> {
+        let socket = socket.or_else(bee_proto::paths::socket_path).ok_or(StartError::NoHome)?;
+        let delivery_store =
+            delivery_store.or_else(bee_proto::paths::default_delivery_store).ok_or(StartError::NoHome)?;
+        let spool_dir = bee_proto::paths::spool_dir().ok_or(StartError::NoHome)?;
+        Ok(DaemonConfig {
+            socket: std::path::absolute(socket)?,
+            delivery_store: std::path::absolute(delivery_store)?,
+            spool_dir,
+            spool_poll: Duration::from_secs(2),
+        })
+    }
+}
+
+/// Why beed did not start (or stopped with an error).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("neither BEE_HOME nor HOME is set; cannot place Bee's files")]
+    NoHome,
+    #[error("another beed is already running on {socket}{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    AlreadyRunning { socket: PathBuf, pid: Option<u32> },
+    #[error("{0} exists and is not a socket; refusing to replace it")]
+    NotASocket(PathBuf),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("I/O error: {0}")]
+    Io(#[from] io::Error),
+}
+
+struct AppState {
+    writer: WriterHandle,
+    delivery_store: PathBuf,
+    socket: PathBuf,
+    started_at_utc: String,
+    socket_activated: bool,
+}
+
+/// Runs beed until `shutdown` resolves.
+pub async fn serve(config: DaemonConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), StartError> {
+    let socket_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
+    fsutil::ensure_private_dir(&socket_dir)?;
+    let _instance_lock = take_instance_lock(&config.socket)?;
+
+    let store = WritableStore::open(&config.delivery_store)?;
+    tracing::info!(store = %config.delivery_store.display(), records = store.records(), "delivery store open");
+    let (writer, writer_thread) = writer::spawn(store)?;
+
+    let (listener, socket_activated) = listen(&config.socket)?;
+    let uid = rustix::process::geteuid().as_raw();
+
+    ingest_spool(config.spool_dir.clone(), writer.clone()).await;
+    let poller = tokio::spawn(poll_spool(config.spool_dir.clone(), writer.clone(), config.spool_poll));
+
+    let state = Arc::new(AppState {
+        writer,
+        delivery_store: config.delivery_store.clone(),
+        socket: config.socket.clone(),
+        started_at_utc: bee_proto::time::now_rfc3339(),
+        socket_activated,
+    });
+    let app = router(state);
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+    tracing::info!(socket = %config.socket.display(), socket_activated, "beed ready");
+
+    let served = axum::serve(SameUserListener { inner: listener, uid }, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+    tracing::info!("shutting down: draining the writer");
+    poller.abort();
+    let _ = poller.await;
+    // The last writer handle went with the router; the thread drains and ends.
+    let joined = tokio::task::spawn_blocking(move || writer_thread.join()).await;
+    if joined.is_err() || joined.is_ok_and(|inner| inner.is_err()) {
+        tracing::error!("writer thread ended abnormally");
+    }
+    if !socket_activated {
+        let _ = std::fs::remove_file(&config.socket);
+    }
+    served?;
+    tracing::info!("beed stopped");
+    Ok(())
+}
+
+/// Holds `<socket>.lock` exclusively for the daemon's lifetime.
+fn take_instance_lock(socket: &Path) -> Result<std::fs::File, StartError> {
+    let mut lock_path = socket.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let mut lock = fsutil::open_private_file(Path::new(&lock_path))?;
+    match lock.try_lock() {
+        Ok(()) => {
+            lock.set_len(0)?;
+            write!(lock, "{}", std::process::id())?;
+            Ok(lock)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut pid = String::new();
+            let _ = lock.rewind().and_then(|_| lock.read_to_string(&mut pid));
+            Err(StartError::AlreadyRunning { socket: socket.to_owned(), pid: pid.trim().parse().ok() })
+        }
+        Err(std::fs::TryLockError::Error(err)) => Err(err.into()),
+    }
+}
+
+/// The listening socket: inherited from systemd, or bound here.
+fn listen(socket: &Path) -> Result<(tokio::net::UnixListener, bool), StartError> {
+    let mut inherited = listenfd::ListenFd::from_env();
+    if let Some(std_listener) = inherited.take_unix_listener(0)? {
+        std_listener.set_nonblocking(true)?;
+        return Ok((tokio::net::UnixListener::from_std(std_listener)?, true));
+    }
+    match std::fs::symlink_metadata(socket) {
+        Ok(meta) if meta.file_type().is_socket() => {
+            if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+                return Err(StartError::AlreadyRunning { socket: socket.to_owned(), pid: None });
+            }
+            tracing::info!(socket = %socket.display(), "replacing a stale socket");
+            std::fs::remove_file(socket)?;
+        }
+        Ok(_) => return Err(StartError::NotASocket(socket.to_owned())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err.into()),
+    }
+    let listener = tokio::net::UnixListener::bind(socket)?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
+    Ok((listener, false))
+}
+
+async fn ingest_spool(dir: PathBuf, writer: WriterHandle) {
+    let shown = dir.display().to_string();
+    match tokio::task::spawn_blocking(move || spool_ingest::ingest(&dir, &writer)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(err)) => tracing::warn!(spool = %shown, error = %err, "spool ingestion failed"),
+        Err(err) => tracing::error!(error = %err, "spool ingestion panicked"),
+    }
+}
+
+async fn poll_spool(dir: PathBuf, writer: WriterHandle, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        ingest_spool(dir.clone(), writer.clone()).await;
+    }
+}
+
+/// Accepts only peers running as the daemon's own user.
+struct SameUserListener {
+    inner: tokio::net::UnixListener,
+    uid: u32,
+}
+
+impl axum::serve::Listener for SameUserListener {
+    type Io = tokio::net::UnixStream;
+    type Addr = tokio::net::unix::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.inner.accept().await {
+                Ok((stream, addr)) => match stream.peer_cred() {
+                    Ok(cred) if cred.uid() == self.uid => return (stream, addr),
+                    Ok(cred) => tracing::warn!(peer_uid = cred.uid(), "refused a peer of another user"),
+                    Err(err) => tracing::warn!(error = %err, "refused a peer without credentials"),
+                },
+                Err(err) => {
+                    // Out of descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %err, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        self.inner.local_addr()
+    }
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(STATUS_PATH, get(status))
+        .route(DELIVERY_OBSERVATIONS_PATH, post(append))
+        .route(DELIVERY_REPORT_PATH, post(report))
+        .route(DELIVERY_READ_PATH, post(read))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
+        .layer(middleware::from_fn(protocol_layer))
+        .with_state(state)
+}
+
+/// Refuses requests of another protocol; stamps every answer with ours.
+async fn protocol_layer(request: Request, next: Next) -> Response {
+    let ours = HeaderValue::from(PROTOCOL_VERSION);
+    let mismatch = request.headers().get(PROTOCOL_HEADER).is_some_and(|theirs| theirs != ours);
+    let mut response = if mismatch {
+        api_error(ApiErrorCode::ProtocolMismatch, format!("this beed speaks protocol {PROTOCOL_VERSION}"))
+    } else {
+        next.run(request).await
+    };
+    response.headers_mut().insert(PROTOCOL_HEADER, ours);
+    response
+}
+
+fn api_error(code: ApiErrorCode, message: impl Into<String>) -> Response {
+    let status = match code {
+        ApiErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,
+        ApiErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ApiErrorCode::ProtocolMismatch => StatusCode::CONFLICT,
+        ApiErrorCode::Capacity => StatusCode::INSUFFICIENT_STORAGE,
+        ApiErrorCode::Io | ApiErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+        ApiErrorCode::StoreNotServed | ApiErrorCode::NotFound => StatusCode::NOT_FOUND,
+    };
+    (status, Json(ApiError { error_code: code, message: message.into() })).into_response()
+}
+
+async fn not_found() -> Response {
+    api_error(ApiErrorCode::NotFound, "no such API path or method")
+}
+
+/// Parses a JSON body, answering what was wrong with it.
+fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, Response> {
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            api_error(ApiErrorCode::PayloadTooLarge, format!("body is over {MAX_REQUEST_BODY_BYTES} bytes"))
+        } else {
+            api_error(ApiErrorCode::InvalidRequest, rejection.body_text())
+        }
+    })?;
+    serde_json::from_slice(&body).map_err(|err| api_error(ApiErrorCode::InvalidRequest, err.to_string()))
+}
+
+async fn append(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let observation: Observation = match parse_body(body) {
+        Ok(observation) => observation,
+        Err(response) => return response,
+    };
+    if let Err(err) = observation.validate() {
+        return api_error(ApiErrorCode::InvalidRequest, err.to_string());
+    }
+    match state.writer.append(observation).await {
+        Ok(answer) => Json(answer).into_response(),
+        Err(AppendRefusal::Capacity(capacity)) => {
+            api_error(ApiErrorCode::Capacity, format!("store is at capacity ({capacity} observations)"))
+        }
+        Err(AppendRefusal::Io(reason)) => api_error(ApiErrorCode::Io, reason),
+    }
+}
+
+fn served_store<'a>(state: &'a AppState, requested: &str) -> Result<&'a Path, Response> {
+    if Path::new(requested) == state.delivery_store {
+        Ok(&state.delivery_store)
+    } else {
+        Err(api_error(ApiErrorCode::StoreNotServed, "this beed does not serve that store"))
+    }
+}
+
+async fn answer_blocking(work: impl FnOnce() -> Rendered + Send + 'static) -> Response {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(rendered) => (
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                (HeaderName::from_static(EXIT_CODE_HEADER), HeaderValue::from(u16::from(rendered.exit.code()))),
+            ],
+            rendered.bytes,
+        )
+            .into_response(),
+        Err(err) => api_error(ApiErrorCode::Io, err.to_string()),
+    }
+}
+
+async fn report(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let request: DeliveryReportRequest = match parse_body(body) {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    let store = match served_store(&state, &request.store) {
+        Ok(store) => store.to_owned(),
+        Err(response) => return response,
+    };
+    if request.limit > MAX_GROUP_LIMIT {
+        return api_error(ApiErrorCode::InvalidRequest, "limit is over 100");
+    }
+    let session = match request.session.map(|s| SessionSelector::new(s.kind, s.id)).transpose() {
+        Ok(session) => session,
+        Err(err) => return api_error(ApiErrorCode::InvalidRequest, err.to_string()),
+    };
+    let query = ReportQuery { session, limit: request.limit };
+    tracing::debug!(limit = query.limit, session = query.session.is_some(), "served delivery report");
+    answer_blocking(move || delivery::report(&store, &query)).await
+}
+
+async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let request: DeliveryReadRequest = match parse_body(body) {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    let store = match served_store(&state, &request.store) {
+        Ok(store) => store.to_owned(),
+        Err(response) => return response,
+    };
+    tracing::debug!("served delivery read");
+    answer_blocking(move || delivery::read(&store, request.event)).await
+}
+
+async fn status(State(state): State<Arc<AppState>>) -> Response {
+    let store = state.delivery_store.clone();
+    let stores = match tokio::task::spawn_blocking(move || vec![delivery::store_status(&store)]).await {
+        Ok(stores) => stores,
+        Err(err) => return api_error(ApiErrorCode::Io, err.to_string()),
+    };
+    Json(DaemonStatus {
+        protocol_version: PROTOCOL_VERSION,
+        daemon_version: env!("CARGO_PKG_VERSION").to_owned(),
+        pid: std::process::id(),
+        socket: state.socket.display().to_string(),
+        started_at_utc: state.started_at_utc.clone(),
+        socket_activated: state.socket_activated,
+        stores,
+    })
+    .into_response()
+}

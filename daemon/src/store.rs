@@ -1,0 +1,519 @@
+//! The delivery store: a directory holding one SQLite database in WAL mode.
+//!
+//! Layout: `<store>/delivery.sqlite3` (0600) plus SQLite's `-wal`/`-shm`
+//! files, and `<store>/writer.lock`, held by the one writer (beed). The schema
+//! is versioned with `PRAGMA user_version` and migrated forward only.
+//! Every record carries a checksum over its metadata; readers keep the verified
+//! prefix and name `corrupt` at the first record that does not verify.
+
+use bee_proto::delivery::{
+    AppendOutcome, DEFAULT_CAPACITY, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Issue,
+    Observation, ObservationKind, RecordedObservation, SCHEMA_VERSION, StoredObservation, Surface,
+};
+use bee_proto::identity::Identity;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::fsutil::{self, PathKind};
+
+/// Database file inside the store directory.
+pub const DB_FILE: &str = "delivery.sqlite3";
+/// Lock file the writer holds for as long as it runs.
+pub const WRITER_LOCK_FILE: &str = "writer.lock";
+/// Readers refuse a database larger than this: a delivery store at capacity
+/// is well under a megabyte, so anything this size is not one of ours.
+pub const MAX_STORE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Forward migrations; entry `n` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY NOT NULL,
+        value TEXT NOT NULL
+    ) STRICT;
+    CREATE TABLE observation (
+        sequence          INTEGER PRIMARY KEY NOT NULL,
+        event_id          TEXT NOT NULL UNIQUE,
+        kind              TEXT NOT NULL,
+        observed_at_utc   TEXT NOT NULL,
+        session_kind      TEXT NOT NULL,
+        session_id        TEXT NOT NULL,
+        session_sequence  INTEGER NOT NULL,
+        surface           TEXT NOT NULL,
+        item_id           TEXT NOT NULL,
+        item_version      TEXT NOT NULL,
+        utf8_bytes        INTEGER NOT NULL,
+        estimator         TEXT NOT NULL,
+        estimator_version INTEGER NOT NULL,
+        estimated_tokens  INTEGER NOT NULL,
+        checksum          TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX observation_session ON observation (session_kind, session_id);
+"#];
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store I/O error: {0}")]
+    Io(#[from] io::Error),
+    #[error("store database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{0} is not a store directory (a link or another kind of file)")]
+    Unsupported(PathBuf),
+    #[error("store schema version {found} is newer than this build understands ({known})")]
+    NewerSchema { found: i64, known: i64 },
+    #[error("another writer holds the store at {0}")]
+    Locked(PathBuf),
+    #[error("store at {path} is corrupt: {reason}; refusing to append to it")]
+    Corrupt { path: PathBuf, reason: String },
+}
+
+/// Why one observation was not appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppendRefusal {
+    /// The store holds `capacity` records; appends stop.
+    Capacity(u64),
+    /// The store could not be written.
+    Io(String),
+}
+
+/// The store as a writer holds it.
+pub struct WritableStore {
+    conn: Connection,
+    capacity: u64,
+    records: u64,
+    // Held for its lock: released when the store is dropped.
+    _writer_lock: File,
+}
+
+impl WritableStore {
+    /// Opens the store at `dir` for writing, creating it (0700/0600) if needed.
+    pub fn open(dir: &Path) -> Result<WritableStore, StoreError> {
+        match fsutil::classify(dir)? {
+            PathKind::Missing | PathKind::Directory => fsutil::ensure_private_dir(dir)?,
+            _ => return Err(StoreError::Unsupported(dir.to_owned())),
+        }
+        let writer_lock = fsutil::open_private_file(&dir.join(WRITER_LOCK_FILE))?;
+        match writer_lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::Locked(dir.to_owned())),
+            Err(std::fs::TryLockError::Error(err)) => return Err(err.into()),
+        }
+        let db = dir.join(DB_FILE);
+        match fsutil::classify(&db)? {
+            // Created here so that it is 0600 from the start; SQLite gives its
+            // -wal and -shm files the database file's mode.
+            PathKind::Missing | PathKind::RegularFile => drop(fsutil::open_private_file(&db)?),
+            _ => return Err(StoreError::Unsupported(db)),
+        }
+        let conn = Connection::open_with_flags(
+            &db,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL: a commit is on disk before the daemon acknowledges it.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        migrate(&conn)?;
+        let verified = verify(&conn);
+        if let Some((_, reason)) = verified.failure {
+            return Err(StoreError::Corrupt { path: dir.to_owned(), reason });
+        }
+        let capacity = verified.capacity.unwrap_or(DEFAULT_CAPACITY);
+        Ok(WritableStore {
+            conn,
+            capacity,
+            records: verified.records.len() as u64,
+            _writer_lock: writer_lock,
+        })
+    }
+
+    /// Records held.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Appends `batch` in one transaction (one sync), answering each entry.
+    ///
+    /// An error of the whole transaction refuses every entry of the batch.
+    pub fn append_batch(
+        &mut self,
+        batch: &[Observation],
+    ) -> Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>> {
+        let records_before = self.records;
+        match self.try_append_batch(batch) {
+            Ok(answers) => answers,
+            Err(err) => {
+                self.records = records_before;
+                let reason = err.to_string();
+                tracing::error!(error = %reason, "delivery append failed; batch refused");
+                batch.iter().map(|_| Err(AppendRefusal::Io(reason.clone()))).collect()
+            }
+        }
+    }
+
+    fn try_append_batch(
+        &mut self,
+        batch: &[Observation],
+    ) -> Result<Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>>, rusqlite::Error> {
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut answers = Vec::with_capacity(batch.len());
+        for observation in batch {
+            if let Some((sequence, existing)) = find_by_event(&tx, &observation.event_id)? {
+                let outcome = if existing.same_metadata(observation) {
+                    AppendOutcome::Duplicate
+                } else {
+                    tracing::warn!(event = %observation.event_id, "conflicting repeat of an event id; first record kept");
+                    AppendOutcome::ConflictKeptFirst
+                };
+                answers.push(Ok(bee_proto::api::AppendAnswer { outcome, sequence }));
+                continue;
+            }
+            if self.records >= self.capacity {
+                answers.push(Err(AppendRefusal::Capacity(self.capacity)));
+                continue;
+            }
+            let session_sequence: i64 = tx.query_row(
+                "SELECT COUNT(*) + 1 FROM observation WHERE session_kind = ?1 AND session_id = ?2",
+                params![observation.session_kind.as_str(), observation.session_id.as_str()],
+                |row| row.get(0),
+            )?;
+            let sequence = self.records + 1;
+            let stored = StoredObservation::new(observation.clone(), session_sequence as u64);
+            let checksum = checksum(sequence, &stored);
+            insert(&tx, sequence, &stored, &checksum)?;
+            self.records = sequence;
+            answers.push(Ok(bee_proto::api::AppendAnswer { outcome: AppendOutcome::Recorded, sequence }));
+        }
+        tx.commit()?;
+        Ok(answers)
+    }
+}
+
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let known = MIGRATIONS.len() as i64;
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > known {
+        return Err(StoreError::NewerSchema { found, known });
+    }
+    for (version, sql) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        if version == 0 {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('capacity', ?1)",
+                params![DEFAULT_CAPACITY.to_string()],
+            )?;
+        }
+        tx.pragma_update(None, "user_version", version as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    sequence: u64,
+    stored: &StoredObservation,
+    checksum: &str,
+) -> rusqlite::Result<()> {
+    let (estimator, estimator_version, estimated_tokens) = match stored.estimates.first() {
+        Some(e) => (e.estimator.as_str(), e.version, e.estimated_tokens),
+        None => (ESTIMATOR_ID, ESTIMATOR_VERSION, 0),
+    };
+    tx.execute(
+        "INSERT INTO observation (sequence, event_id, kind, observed_at_utc, session_kind,
+             session_id, session_sequence, surface, item_id, item_version, utf8_bytes,
+             estimator, estimator_version, estimated_tokens, checksum)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            sequence as i64,
+            stored.event_id.hyphenated().to_string(),
+            kind_name(stored.kind),
+            stored.observed_at_utc,
+            stored.session_kind.as_str(),
+            stored.session_id.as_str(),
+            stored.session_sequence as i64,
+            stored.surface.as_str(),
+            stored.item_id.as_str(),
+            stored.item_version.as_str(),
+            stored.utf8_bytes as i64,
+            estimator,
+            estimator_version,
+            estimated_tokens as i64,
+            checksum,
+        ],
+    )?;
+    Ok(())
+}
+
+const SELECT_COLUMNS: &str = "sequence, event_id, kind, observed_at_utc, session_kind, session_id,
+    session_sequence, surface, item_id, item_version, utf8_bytes, estimator,
+    estimator_version, estimated_tokens, checksum";
+
+fn find_by_event(
+    conn: &Connection,
+    event_id: &uuid::Uuid,
+) -> rusqlite::Result<Option<(u64, StoredObservation)>> {
+    let sql = format!("SELECT {SELECT_COLUMNS} FROM observation WHERE event_id = ?1");
+    let row = conn
+        .query_row(&sql, params![event_id.hyphenated().to_string()], raw_row)
+        .optional()?;
+    Ok(row.and_then(|raw| raw.into_record().ok()).map(|r| (r.sequence, r.observation)))
+}
+
+fn kind_name(kind: ObservationKind) -> &'static str {
+    match kind {
+        ObservationKind::Delivered => "Delivered",
+        ObservationKind::WriteFailed => "WriteFailed",
+        ObservationKind::PartialWrite => "PartialWrite",
+    }
+}
+
+/// The checksum a record at `sequence` holding `stored` must carry.
+pub fn checksum(sequence: u64, stored: &StoredObservation) -> String {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&SCHEMA_VERSION.to_le_bytes());
+    hasher.update(&sequence.to_le_bytes());
+    // Serializing a struct of validated fields cannot fail; an empty slice on
+    // the impossible path would only make the checksum not verify.
+    hasher.update(&serde_json::to_vec(stored).unwrap_or_default());
+    format!("crc32:{:08x}", hasher.finalize())
+}
+
+/// A row as SQLite returned it, before any validation.
+struct RawRow {
+    sequence: i64,
+    event_id: String,
+    kind: String,
+    observed_at_utc: String,
+    session_kind: String,
+    session_id: String,
+    session_sequence: i64,
+    surface: String,
+    item_id: String,
+    item_version: String,
+    utf8_bytes: i64,
+    estimator: String,
+    estimator_version: i64,
+    estimated_tokens: i64,
+    checksum: String,
+}
+
+fn raw_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        sequence: row.get(0)?,
+        event_id: row.get(1)?,
+        kind: row.get(2)?,
+        observed_at_utc: row.get(3)?,
+        session_kind: row.get(4)?,
+        session_id: row.get(5)?,
+        session_sequence: row.get(6)?,
+        surface: row.get(7)?,
+        item_id: row.get(8)?,
+        item_version: row.get(9)?,
+        utf8_bytes: row.get(10)?,
+        estimator: row.get(11)?,
+        estimator_version: row.get(12)?,
+        estimated_tokens: row.get(13)?,
+        checksum: row.get(14)?,
+    })
+}
+
+impl RawRow {
+    /// Validates every field and the checksum.
+    fn into_record(self) -> Result<RecordedObservation, String> {
+        let bad = |what: &str| format!("record {}: invalid {what}", self.sequence);
+        let kind = match self.kind.as_str() {
+            "Delivered" => ObservationKind::Delivered,
+            "WriteFailed" => ObservationKind::WriteFailed,
+            "PartialWrite" => ObservationKind::PartialWrite,
+            _ => return Err(bad("kind")),
+        };
+        let surface = match self.surface.as_str() {
+            "hook.prompt.plain" => Surface::Plain,
+            "hook.prompt.context-json" => Surface::ContextJson,
+            _ => return Err(bad("surface")),
+        };
+        let sequence = u64::try_from(self.sequence).map_err(|_| bad("sequence"))?;
+        let observation = Observation {
+            kind,
+            observed_at_utc: self.observed_at_utc.clone(),
+            event_id: uuid::Uuid::parse_str(&self.event_id).map_err(|_| bad("event id"))?,
+            session_kind: Identity::parse(&self.session_kind).map_err(|_| bad("session kind"))?,
+            session_id: Identity::parse(&self.session_id).map_err(|_| bad("session id"))?,
+            surface,
+            item_id: Identity::parse(&self.item_id).map_err(|_| bad("item id"))?,
+            item_version: Identity::parse(&self.item_version).map_err(|_| bad("item version"))?,
+            utf8_bytes: u64::try_from(self.utf8_bytes).map_err(|_| bad("byte count"))?,
+            estimates: vec![Estimate {
+                estimator: self.estimator.clone(),
+                version: u32::try_from(self.estimator_version).map_err(|_| bad("estimator"))?,
+                estimated_tokens: u64::try_from(self.estimated_tokens)
+                    .map_err(|_| bad("estimate"))?,
+            }],
+        };
+        observation.validate().map_err(|err| format!("record {}: {err}", self.sequence))?;
+        let session_sequence =
+            u64::try_from(self.session_sequence).map_err(|_| bad("session sequence"))?;
+        let stored = StoredObservation::new(observation, session_sequence);
+        if checksum(sequence, &stored) != self.checksum {
+            return Err(format!("record {}: checksum does not verify", self.sequence));
+        }
+        Ok(RecordedObservation {
+            schema_version: SCHEMA_VERSION,
+            sequence,
+            observation: stored,
+            checksum: self.checksum,
+        })
+    }
+}
+
+/// What a reader could verify of a store.
+#[derive(Debug, Clone, Default)]
+pub struct VerifiedStore {
+    /// The verified prefix, in store order.
+    pub records: Vec<RecordedObservation>,
+    pub capacity: Option<u64>,
+    pub schema_version: Option<u32>,
+    /// `missing`, `busy`, `corrupt`, `capacity` or `io`, as found.
+    pub issues: BTreeSet<Issue>,
+}
+
+struct Verification {
+    records: Vec<RecordedObservation>,
+    capacity: Option<u64>,
+    /// Why verification stopped early, if it did, and the issue that names it.
+    failure: Option<(Issue, String)>,
+}
+
+/// Reads and verifies the store at `dir` without creating anything.
+pub fn read_verified(dir: &Path) -> VerifiedStore {
+    let mut store = VerifiedStore::default();
+    let db = dir.join(DB_FILE);
+    let located = fsutil::classify(dir).and_then(|kind| match kind {
+        PathKind::Directory => fsutil::classify(&db),
+        other => Ok(other),
+    });
+    match located {
+        Ok(PathKind::RegularFile) => {}
+        Ok(PathKind::Missing) => {
+            store.issues.insert(Issue::Missing);
+            return store;
+        }
+        Ok(_) | Err(_) => {
+            store.issues.insert(Issue::Io);
+            return store;
+        }
+    }
+    match std::fs::metadata(&db) {
+        Ok(meta) if meta.len() <= MAX_STORE_BYTES => {}
+        _ => {
+            store.issues.insert(Issue::Io);
+            return store;
+        }
+    }
+    let conn = match Connection::open_with_flags(
+        &db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ) {
+        Ok(conn) => conn,
+        Err(err) => {
+            store.issues.insert(issue_of(&err));
+            return store;
+        }
+    };
+    if conn.busy_timeout(Duration::from_millis(1_000)).is_err() {
+        store.issues.insert(Issue::Io);
+        return store;
+    }
+    match conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0)) {
+        Ok(0) => {
+            // An empty database (nothing migrated): no evidence yet.
+            store.issues.insert(Issue::Missing);
+            return store;
+        }
+        Ok(version) if version <= MIGRATIONS.len() as i64 => {
+            store.schema_version = u32::try_from(version).ok();
+        }
+        Ok(_) => {
+            store.issues.insert(Issue::Io);
+            return store;
+        }
+        Err(err) => {
+            store.issues.insert(issue_of(&err));
+            return store;
+        }
+    }
+    let verification = verify(&conn);
+    if let Some((issue, _)) = &verification.failure {
+        store.issues.insert(*issue);
+    }
+    store.records = verification.records;
+    store.capacity = verification.capacity;
+    if let Some(capacity) = store.capacity
+        && store.records.len() as u64 >= capacity
+    {
+        store.issues.insert(Issue::Capacity);
+    }
+    store
+}
+
+fn verify(conn: &Connection) -> Verification {
+    let mut verification = Verification { records: Vec::new(), capacity: None, failure: None };
+    let capacity = conn
+        .query_row("SELECT value FROM meta WHERE key = 'capacity'", [], |row| row.get::<_, String>(0))
+        .optional();
+    match capacity {
+        Ok(Some(text)) => match text.parse::<u64>() {
+            Ok(capacity) => verification.capacity = Some(capacity),
+            Err(_) => verification.failure = Some((Issue::Corrupt, "capacity is not a number".into())),
+        },
+        Ok(None) => verification.failure = Some((Issue::Corrupt, "capacity is missing".into())),
+        Err(err) => verification.failure = Some((issue_of(&err), err.to_string())),
+    }
+    let sql = format!("SELECT {SELECT_COLUMNS} FROM observation ORDER BY sequence");
+    let result = (|| -> rusqlite::Result<()> {
+        let mut statement = conn.prepare(&sql)?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            let expected = verification.records.len() as u64 + 1;
+            let record = raw_row(row).map_err(|err| {
+                rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                    Some(err.to_string()),
+                )
+            })?;
+            match record.into_record() {
+                Ok(record) if record.sequence == expected => verification.records.push(record),
+                Ok(record) => {
+                    verification.failure = Some((
+                        Issue::Corrupt,
+                        format!("record {} found where {expected} was expected", record.sequence),
+                    ));
+                    return Ok(());
+                }
+                Err(reason) => {
+                    verification.failure = Some((Issue::Corrupt, reason));
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    })();
+    if let Err(err) = result {
+        verification.failure.get_or_insert((issue_of(&err), err.to_string()));
+    }
+    verification
+}
+
+fn issue_of(err: &rusqlite::Error) -> Issue {
+    match err.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Issue::Busy,
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => Issue::Corrupt,
+        _ => Issue::Io,
+    }
+}

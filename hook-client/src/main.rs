@@ -1,0 +1,71 @@
+//! `bee-hook`: the binary Claude Code runs for a hook event.
+//!
+//! It must never change, delay beyond its deadline, or break the hook's own
+//! output. So it produces the output first (a steering block, or a wrapped
+//! command passed through byte for byte), writes and flushes it, and only
+//! then accounts for it: one post to beed with a 100 ms deadline, falling back
+//! to the local spool. Usage errors never block the prompt: they exit 1
+//! (Claude Code's non-blocking error), never 2.
+
+mod envelope;
+mod output;
+mod post;
+mod prompt;
+
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "bee-hook", version, about = "Bee's hook client: writes the hook output, then records what was delivered.")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// UserPromptSubmit hook: write a steering block or pass a wrapped command through.
+    Prompt(PromptArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct PromptArgs {
+    /// Output surface: `plain` (hook.prompt.plain) or `context-json` (hook.prompt.context-json).
+    #[arg(long, value_name = "SURFACE")]
+    surface: String,
+    /// Steering block file to deliver.
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    block: Option<PathBuf>,
+    /// Item identity of the output [default: steering-block, or wrapped-command].
+    #[arg(long, value_name = "ID")]
+    item: Option<String>,
+    /// Item version [default: 1].
+    #[arg(long, value_name = "VERSION")]
+    item_version: Option<String>,
+    /// Command whose stdout is the hook output; stdin, stdout, stderr and exit status pass through.
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+fn main() -> ExitCode {
+    let raw: Vec<OsString> = std::env::args_os().collect();
+    match Args::try_parse_from(&raw) {
+        Ok(Args { command: Command::Prompt(args) }) => prompt::run(args),
+        Err(err) if !err.use_stderr() => {
+            let _ = err.print();
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            // A misconfigured hook must not take the user's own hook down with
+            // it: when a wrapped command is present, it still runs untouched.
+            eprintln!("bee-hook: {}; not observed", err.kind());
+            let _ = err.print();
+            match raw.iter().position(|arg| arg == "--") {
+                Some(at) if at + 1 < raw.len() => prompt::pass_through(&raw[at + 1..]),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Handing one observation to beed within the deadline, else to the spool.
+//!
+//! The request is one fixed HTTP/1.1 POST over the unix socket, written with
+//! std alone: pulling in an async runtime and an HTTP stack would cost this
+//! once-per-prompt binary start-up time and size for a single request whose
+//! answer we only need the status line and protocol header of.
+//! The post runs on a helper thread so that even a blocking `connect` cannot
+//! hold the hook past its deadline; when the process exits the thread goes
+//! with it, and a request beed already received may still commit — the spool
+//! copy is then a duplicate that ingestion recognises by event id.
+
+use bee_proto::api::{DELIVERY_OBSERVATIONS_PATH, PROTOCOL_HEADER, PROTOCOL_VERSION};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long the hook waits for beed after its output is flushed.
+pub const DEADLINE: Duration = Duration::from_millis(100);
+
+/// What became of the observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// beed committed it (or already had it).
+    Accepted,
+    /// beed refused it for good (store at capacity): spooling would not help.
+    Refused(String),
+    /// beed was down, slow, of another protocol, or failing.
+    Unavailable(String),
+}
+
+/// Posts `body` to beed at `socket`, waiting until `deadline` at most.
+pub fn post(socket: PathBuf, body: Vec<u8>, deadline: Instant) -> Delivery {
+    let (done, result) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("bee-post".into())
+        .spawn(move || {
+            let _ = done.send(post_now(&socket, &body, deadline));
+        });
+    if let Err(err) = spawned {
+        return Delivery::Unavailable(format!("cannot start the post: {err}"));
+    }
+    let left = deadline.saturating_duration_since(Instant::now());
+    result
+        .recv_timeout(left)
+        .unwrap_or_else(|_| Delivery::Unavailable(format!("beed did not answer within {DEADLINE:?}")))
+}
+
+fn post_now(socket: &Path, body: &[u8], deadline: Instant) -> Delivery {
+    let unavailable = |what: &str, err: std::io::Error| Delivery::Unavailable(format!("{what}: {err}"));
+    let mut stream = match UnixStream::connect(socket) {
+        Ok(stream) => stream,
+        Err(err) => return unavailable("beed is not reachable", err),
+    };
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    if let Err(err) = stream.set_write_timeout(Some(left)).and_then(|_| stream.set_read_timeout(Some(left))) {
+        return unavailable("socket", err);
+    }
+    let mut request = format!(
+        "POST {DELIVERY_OBSERVATIONS_PATH} HTTP/1.1\r\nhost: beed\r\n{PROTOCOL_HEADER}: {PROTOCOL_VERSION}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    if let Err(err) = stream.write_all(&request) {
+        return unavailable("sending to beed", err);
+    }
+    let mut answer = Vec::with_capacity(512);
+    // Connection: close — the answer ends where the stream does. Bounded:
+    // nothing beed says to us is that long.
+    if let Err(err) = (&mut stream).take(64 * 1024).read_to_end(&mut answer) {
+        return unavailable("reading beed's answer", err);
+    }
+    classify_answer(&answer)
+}
+
+/// Reads the status and protocol header of an HTTP/1.1 answer.
+fn classify_answer(answer: &[u8]) -> Delivery {
+    let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(answer.len());
+    let head = String::from_utf8_lossy(&answer[..head_end]);
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse::<u16>().ok());
+    let protocol_ok = lines.any(|line| {
+        line.split_once(':').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case(PROTOCOL_HEADER) && value.trim() == PROTOCOL_VERSION.to_string()
+        })
+    });
+    match status {
+        _ if !protocol_ok => Delivery::Unavailable("beed speaks another protocol".into()),
+        Some(200) => Delivery::Accepted,
+        Some(507) => Delivery::Refused("delivery store is at capacity".into()),
+        Some(code) => Delivery::Unavailable(format!("beed answered {code}")),
+        None => Delivery::Unavailable("beed's answer was not HTTP".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_classified_by_status_and_protocol() {
+        let ok = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nbee-protocol: 1\r\n\r\n{}";
+        assert_eq!(classify_answer(ok), Delivery::Accepted);
+        let other = b"HTTP/1.1 200 OK\r\nbee-protocol: 2\r\n\r\n{}";
+        assert!(matches!(classify_answer(other), Delivery::Unavailable(_)));
+        let full = b"HTTP/1.1 507 Insufficient Storage\r\nBee-Protocol: 1\r\n\r\n{}";
+        assert!(matches!(classify_answer(full), Delivery::Refused(_)));
+        assert!(matches!(classify_answer(b""), Delivery::Unavailable(_)));
+        assert!(matches!(classify_answer(b"\xff\xff garbage"), Delivery::Unavailable(_)));
+    }
+}

@@ -1,0 +1,262 @@
+//! `bee-hook prompt`: produce the output, write and flush it, then account.
+
+use bee_proto::delivery::{
+    BUILTIN_ITEM_VERSION, ContextJsonOutput, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Observation,
+    STEERING_BLOCK_ITEM, Surface, WRAPPED_COMMAND_ITEM,
+};
+use bee_proto::identity::Identity;
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Read, Write};
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::time::Instant;
+
+use crate::envelope;
+use crate::output;
+use crate::post::{self, Delivery};
+use crate::PromptArgs;
+
+/// Set for a wrapped command: a bee-hook running inside another one is
+/// nested and never observes (no hook call may measure another).
+const NESTED_ENV: &str = "BEE_HOOK_NESTED";
+/// When set, bee-hook prints a receipt on stderr: the event id and what
+/// became of it, or why the prompt was not observed. Off by default, since
+/// by default accounting never adds to the hook's stderr.
+const DEBUG_ENV: &str = "BEE_HOOK_DEBUG";
+/// Envelope bytes held in memory; the rest of a larger stdin is streamed
+/// through to a wrapped command (and such an envelope is not observed).
+const STDIN_HOLD_BYTES: u64 = 64 * 1024 * 1024;
+
+struct Settings {
+    surface: Surface,
+    item_id: Identity,
+    item_version: Identity,
+}
+
+fn settings(args: &PromptArgs) -> Result<Settings, String> {
+    let surface = Surface::from_cli(&args.surface)
+        .ok_or_else(|| format!("unknown surface {:?} (plain or context-json)", args.surface))?;
+    let default_item = if args.command.is_empty() { STEERING_BLOCK_ITEM } else { WRAPPED_COMMAND_ITEM };
+    let item_id = Identity::parse(args.item.as_deref().unwrap_or(default_item))
+        .map_err(|err| format!("--item: {err}"))?;
+    let item_version = Identity::parse(args.item_version.as_deref().unwrap_or(BUILTIN_ITEM_VERSION))
+        .map_err(|err| format!("--item-version: {err}"))?;
+    if args.block.is_none() && args.command.is_empty() {
+        return Err("give --block FILE or -- CMD ARGS...".into());
+    }
+    Ok(Settings { surface, item_id, item_version })
+}
+
+/// Runs the prompt hook and returns the exit status the agent must see.
+pub fn run(args: PromptArgs) -> ExitCode {
+    let settings = match settings(&args) {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("bee-hook: {message}; not observed");
+            return if args.command.is_empty() { ExitCode::from(1) } else { pass_through(&args.command) };
+        }
+    };
+    let (envelope, whole) = read_stdin_prefix();
+    let produced = match &args.block {
+        Some(block) => block_output(block, settings.surface),
+        None => wrapped_output(&args.command, &envelope, whole),
+    };
+    let Produced { bytes, status } = match produced {
+        Ok(produced) => produced,
+        Err(failure) => {
+            eprintln!("bee-hook: {}", failure.message);
+            return ExitCode::from(failure.status);
+        }
+    };
+
+    let observed_at_utc = bee_proto::time::now_rfc3339();
+    let written = output::write_stdout(&bytes);
+
+    // Everything below is accounting: silent, and unable to change the
+    // output, the stderr or the exit status the agent already has.
+    if status == 0 && whole {
+        account(&settings, &envelope, &bytes, written, observed_at_utc);
+    }
+    ExitCode::from(status)
+}
+
+fn account(settings: &Settings, envelope: &[u8], output: &[u8], written: output::WriteOutcome, observed_at_utc: String) {
+    if std::env::var_os(NESTED_ENV).is_some() {
+        return;
+    }
+    let env_session = std::env::var(envelope::SESSION_ENV).ok();
+    let debug = std::env::var_os(DEBUG_ENV).is_some();
+    let (session_kind, session_id) = match envelope::session_of(envelope, env_session.as_deref()) {
+        Ok(session) => session,
+        Err(not_observed) => {
+            if debug {
+                eprintln!("bee-hook: not observed: {}", not_observed.reason());
+            }
+            return;
+        }
+    };
+    let Ok(text) = std::str::from_utf8(output) else {
+        if debug {
+            eprintln!("bee-hook: not observed: output is not UTF-8");
+        }
+        return;
+    };
+    let observation = Observation {
+        kind: written.kind,
+        observed_at_utc,
+        event_id: uuid::Uuid::new_v4(),
+        session_kind,
+        session_id,
+        surface: settings.surface,
+        item_id: settings.item_id.clone(),
+        item_version: settings.item_version.clone(),
+        utf8_bytes: written.attempted,
+        estimates: vec![Estimate {
+            estimator: ESTIMATOR_ID.to_owned(),
+            version: ESTIMATOR_VERSION,
+            estimated_tokens: bee_proto::text::utf16_ceil_div4(text),
+        }],
+    };
+    let Ok(body) = serde_json::to_vec(&observation) else {
+        return;
+    };
+    let deadline = Instant::now() + post::DEADLINE;
+    let delivery = match bee_proto::paths::socket_path() {
+        Some(socket) => post::post(socket, body.clone(), deadline),
+        None => Delivery::Unavailable("no socket path".into()),
+    };
+    let receipt = match delivery {
+        Delivery::Accepted => "accepted by beed".to_owned(),
+        Delivery::Refused(reason) => format!("refused by beed: {reason}"),
+        Delivery::Unavailable(reason) => {
+            // Nothing more can be done if even the spool fails; the hook's
+            // own work is already done and must stay untouched.
+            let spooled = bee_proto::paths::spool_dir()
+                .ok_or_else(|| "no spool directory".to_owned())
+                .and_then(|dir| {
+                    bee_proto::spool::append(&dir, bee_proto::spool::DELIVERY_SPOOL_FILE, &body)
+                        .map_err(|err| err.to_string())
+                });
+            match spooled {
+                Ok(()) => format!("spooled ({reason})"),
+                Err(err) => format!("lost ({reason}; spool failed: {err})"),
+            }
+        }
+    };
+    if debug {
+        eprintln!("bee-hook: observation {} {receipt}", observation.event_id);
+    }
+}
+
+struct Produced {
+    bytes: Vec<u8>,
+    status: u8,
+}
+
+struct Failure {
+    message: String,
+    status: u8,
+}
+
+/// Reads stdin (not from a terminal) up to [`STDIN_HOLD_BYTES`]; `true` when
+/// that was all of it.
+fn read_stdin_prefix() -> (Vec<u8>, bool) {
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        return (Vec::new(), true);
+    }
+    let mut held = Vec::new();
+    match stdin.lock().take(STDIN_HOLD_BYTES + 1).read_to_end(&mut held) {
+        Ok(_) if held.len() as u64 <= STDIN_HOLD_BYTES => (held, true),
+        Ok(_) => (held, false),
+        Err(_) => (held, false),
+    }
+}
+
+fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, Failure> {
+    // The rest of an oversized stdin is drained so the agent's write never
+    // sees a broken pipe.
+    let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
+    let bytes = std::fs::read(block).map_err(|err| Failure {
+        message: format!("cannot read block file {}: {err}", block.display()),
+        status: 1,
+    })?;
+    let bytes = match surface {
+        Surface::Plain => bytes,
+        Surface::ContextJson => {
+            let text = String::from_utf8(bytes).map_err(|_| Failure {
+                message: format!("block file {} is not UTF-8; context-json needs text", block.display()),
+                status: 1,
+            })?;
+            let mut json = serde_json::to_vec(&ContextJsonOutput::user_prompt_submit(&text)).map_err(|err| {
+                Failure { message: format!("cannot encode the block: {err}"), status: 1 }
+            })?;
+            json.push(b'\n');
+            json
+        }
+    };
+    Ok(Produced { bytes, status: 0 })
+}
+
+fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool) -> Result<Produced, Failure> {
+    let mut child = spawn(command, Stdio::piped(), Stdio::piped())?;
+    let feeder = child.stdin.take().map(|mut child_stdin| {
+        let held = envelope.to_vec();
+        std::thread::spawn(move || {
+            // A child that does not read its stdin closes the pipe: fine.
+            if child_stdin.write_all(&held).is_ok() && !whole {
+                let _ = io::copy(&mut io::stdin().lock(), &mut child_stdin);
+            }
+        })
+    });
+    let mut bytes = Vec::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_end(&mut bytes);
+    }
+    let status = child.wait().map_err(|err| Failure { message: format!("waiting for the command: {err}"), status: 1 })?;
+    if let Some(feeder) = feeder {
+        let _ = feeder.join();
+    }
+    Ok(Produced { bytes, status: exit_status_byte(status) })
+}
+
+fn spawn(command: &[OsString], stdin: Stdio, stdout: Stdio) -> Result<std::process::Child, Failure> {
+    let (program, rest) = command
+        .split_first()
+        .ok_or_else(|| Failure { message: "no command given".into(), status: 1 })?;
+    Command::new(program)
+        .args(rest)
+        .env(NESTED_ENV, "1")
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|err| Failure {
+            message: format!("cannot run {}: {err}", program.to_string_lossy()),
+            // What a shell answers for a missing or non-executable command.
+            status: if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 },
+        })
+}
+
+/// The status a shell would report: the exit code, or 128 + signal.
+fn exit_status_byte(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code & 0xff) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => 1,
+    }
+}
+
+/// Runs `command` with stdin, stdout and stderr inherited and nothing observed.
+pub fn pass_through(command: &[OsString]) -> ExitCode {
+    match spawn(command, Stdio::inherit(), Stdio::inherit()) {
+        Ok(mut child) => match child.wait() {
+            Ok(status) => ExitCode::from(exit_status_byte(status)),
+            Err(_) => ExitCode::from(1),
+        },
+        Err(failure) => {
+            eprintln!("bee-hook: {}", failure.message);
+            ExitCode::from(failure.status)
+        }
+    }
+}

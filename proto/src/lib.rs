@@ -1,0 +1,16 @@
+//! Bee's contract as types.
+//!
+//! Everything a producer and a consumer must agree on lives here exactly once:
+//! record and report shapes (their JSON field names), error and exit codes, the
+//! socket API paths and protocol version, limits, default paths and the spool
+//! line format. The crate is pure: no async runtime and no database, so the
+//! tiny hook binary can depend on it.
+
+pub mod api;
+pub mod delivery;
+pub mod exit;
+pub mod identity;
+pub mod paths;
+pub mod spool;
+pub mod text;
+pub mod time;

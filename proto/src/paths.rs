@@ -1,0 +1,42 @@
+//! Where Bee keeps things: `${BEE_HOME:-$HOME}/.bee/…`, socket override `BEE_SOCKET`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Environment variable naming the directory that contains `.bee/`.
+pub const BEE_HOME_ENV: &str = "BEE_HOME";
+/// Environment variable overriding the daemon socket path.
+pub const BEE_SOCKET_ENV: &str = "BEE_SOCKET";
+
+/// The directory that contains `.bee/`: `BEE_HOME`, else `HOME`.
+pub fn bee_home() -> Option<PathBuf> {
+    non_empty_env(BEE_HOME_ENV)
+        .or_else(|| non_empty_env("HOME"))
+        .map(PathBuf::from)
+}
+
+/// `${BEE_HOME:-$HOME}/.bee`.
+pub fn bee_dir() -> Option<PathBuf> {
+    bee_home().map(|home| home.join(".bee"))
+}
+
+/// The daemon socket: `BEE_SOCKET`, else `${BEE_HOME:-$HOME}/.bee/run/beed.sock`.
+pub fn socket_path() -> Option<PathBuf> {
+    non_empty_env(BEE_SOCKET_ENV)
+        .map(PathBuf::from)
+        .or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))
+}
+
+/// The default delivery store: `${BEE_HOME:-$HOME}/.bee/usage/delivery-v1`.
+pub fn default_delivery_store() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("usage").join("delivery-v1"))
+}
+
+/// Where hooks spool what the daemon could not take: `${BEE_HOME:-$HOME}/.bee/spool`.
+pub fn spool_dir() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("spool"))
+}
+
+fn non_empty_env(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|value| !value.is_empty())
+}

@@ -1,0 +1,140 @@
+//! The hook-side spool: an append-only file of one JSON record per line.
+//!
+//! Hooks append under a shared `flock` and `fdatasync` every line. The daemon
+//! claims the file by renaming it aside and then taking the exclusive lock, so
+//! an append that raced the rename either lands before the claim is read or is
+//! retried against a fresh file: no line is read half-written or lost.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Spool file for delivery observations, inside the spool directory.
+pub const DELIVERY_SPOOL_FILE: &str = "delivery-v1.jsonl";
+/// Lines the daemon could not parse are moved here, never dropped.
+pub const DELIVERY_REJECTED_FILE: &str = "delivery-v1.rejected.jsonl";
+/// Marker in the name of a spool file the daemon has claimed.
+pub const CLAIMED_MARKER: &str = ".claimed-";
+
+/// Creates `dir` (and missing parents) with mode 0700.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// Appends `record` plus a newline to `dir/file_name`, synced to disk.
+///
+/// `record` must not contain a newline.
+pub fn append(dir: &Path, file_name: &str, record: &[u8]) -> io::Result<()> {
+    if record.contains(&b'\n') {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "record contains a newline"));
+    }
+    create_private_dir(dir)?;
+    let path = dir.join(file_name);
+    let mut line = Vec::with_capacity(record.len() + 1);
+    line.extend_from_slice(record);
+    line.push(b'\n');
+    // The daemon may claim (rename) the file between our open and our lock;
+    // then our handle points at a claimed file and we must reopen.
+    for _ in 0..8 {
+        let mut file = open_append(&path)?;
+        file.lock_shared()?;
+        if !still_at_path(&file, &path)? {
+            continue;
+        }
+        file.write_all(&line)?;
+        file.sync_data()?;
+        return Ok(());
+    }
+    Err(io::Error::new(io::ErrorKind::WouldBlock, "spool kept being claimed"))
+}
+
+/// Appends whole lines (each already ending in a newline) to `dir/file_name`.
+pub fn append_raw_lines(dir: &Path, file_name: &str, lines: &[u8]) -> io::Result<()> {
+    create_private_dir(dir)?;
+    let mut file = open_append(&dir.join(file_name))?;
+    file.lock()?;
+    file.write_all(lines)?;
+    file.sync_data()
+}
+
+fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        // A spool that is a symlink is refused rather than followed.
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+fn still_at_path(file: &File, path: &Path) -> io::Result<bool> {
+    let held = file.metadata()?;
+    match fs::symlink_metadata(path) {
+        Ok(current) => Ok(current.ino() == held.ino() && current.dev() == held.dev()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// Claims the live spool file, if any, and lists every claimed file waiting
+/// to be ingested (including ones a crashed daemon claimed and never finished).
+///
+/// Each returned path is exclusively quiet: no hook is still appending to it.
+pub fn claim(dir: &Path, file_name: &str) -> io::Result<Vec<PathBuf>> {
+    let live = dir.join(file_name);
+    match fs::symlink_metadata(&live) {
+        Ok(meta) if meta.file_type().is_file() && meta.len() > 0 => {
+            let claimed = dir.join(format!(
+                "{file_name}{CLAIMED_MARKER}{}-{}",
+                std::process::id(),
+                uuid::Uuid::new_v4().simple()
+            ));
+            fs::rename(&live, &claimed)?;
+        }
+        Ok(_) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err),
+    }
+    let prefix = format!("{file_name}{CLAIMED_MARKER}");
+    let mut claimed = Vec::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(claimed),
+        Err(err) => return Err(err),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with(&prefix) && entry.file_type()?.is_file() {
+            let path = entry.path();
+            // Waits for any hook that locked the file before the rename.
+            File::open(&path)?.lock()?;
+            claimed.push(path);
+        }
+    }
+    claimed.sort();
+    Ok(claimed)
+}
+
+/// Number of complete lines waiting in the live and claimed spool files.
+pub fn pending_lines(dir: &Path, file_name: &str) -> io::Result<u64> {
+    let prefix = format!("{file_name}{CLAIMED_MARKER}");
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(err) => return Err(err),
+    };
+    let mut lines = 0;
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if (name == file_name || name.starts_with(&prefix)) && entry.file_type()?.is_file() {
+            let bytes = fs::read(entry.path())?;
+            lines += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        }
+    }
+    Ok(lines)
+}

@@ -1,0 +1,31 @@
+//! UTC timestamps: RFC 3339 with a `Z` suffix, as every Bee record spells them.
+
+use std::time::SystemTime;
+
+/// The current time as RFC 3339 UTC with millisecond precision.
+pub fn now_rfc3339() -> String {
+    format_rfc3339(SystemTime::now())
+}
+
+/// Formats `at` as RFC 3339 UTC with millisecond precision.
+pub fn format_rfc3339(at: SystemTime) -> String {
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+/// Whether `text` is an RFC 3339 UTC timestamp with a `Z` suffix.
+pub fn is_rfc3339_utc(text: &str) -> bool {
+    text.ends_with('Z') && humantime::parse_rfc3339(text).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_offsets() {
+        let now = now_rfc3339();
+        assert!(is_rfc3339_utc(&now), "{now}");
+        assert!(!is_rfc3339_utc("2026-11-30T12:00:00+01:00"));
+        assert!(!is_rfc3339_utc("yesterday"));
+    }
+}

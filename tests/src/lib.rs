@@ -1,0 +1,356 @@
+//! The end-to-end harness: a temp `BEE_HOME`, the real binaries, a daemon that
+//! is always stopped, envelopes as Claude Code sends them, and assertions that
+//! print a readable diff.
+//!
+//! Tests never touch the real home: every process gets `HOME` and `BEE_HOME`
+//! pointing into its own temp directory, and `BEE_SOCKET` removed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// A realistic, fixed session id.
+pub const SESSION: &str = "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c";
+/// A second session.
+pub const OTHER_SESSION: &str = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+
+/// Path of a workspace binary, built once per test process.
+pub fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        // Binaries of other workspace crates are not built for this crate's
+        // tests by cargo itself; build them (a no-op when fresh).
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "--bins", "-p", "bee-daemon", "-p", "bee-hook", "-p", "beectl"])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building the binaries failed");
+        let exe = std::env::current_exe().expect("test executable path");
+        // target/<profile>/deps/<test> -> target/<profile>
+        exe.parent().and_then(Path::parent).expect("target profile dir").to_owned()
+    });
+    dir.join(name)
+}
+
+/// A temp directory used as `BEE_HOME` (and `HOME`) for one test.
+pub struct TestHome {
+    dir: tempfile::TempDir,
+}
+
+impl Default for TestHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestHome {
+    pub fn new() -> TestHome {
+        TestHome { dir: tempfile::Builder::new().prefix("bee-test-").tempdir().expect("temp dir") }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn bee_dir(&self) -> PathBuf {
+        self.path().join(".bee")
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.bee_dir().join("run").join("beed.sock")
+    }
+
+    pub fn store(&self) -> PathBuf {
+        self.bee_dir().join("usage").join("delivery-v1")
+    }
+
+    pub fn spool_dir(&self) -> PathBuf {
+        self.bee_dir().join("spool")
+    }
+
+    /// Writes `contents` to `name` under the home and returns its path.
+    pub fn file(&self, name: &str, contents: &[u8]) -> PathBuf {
+        let path = self.path().join(name);
+        std::fs::write(&path, contents).expect("write test file");
+        path
+    }
+
+    /// A command for `program` confined to this home.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut command = Command::new(program);
+        command
+            .env("HOME", self.path())
+            .env("BEE_HOME", self.path())
+            .env_remove("BEE_SOCKET")
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("BEE_HOOK_NESTED")
+            .env_remove("BEE_HOOK_DEBUG")
+            .env_remove("LISTEN_FDS")
+            .env_remove("LISTEN_PID")
+            .env_remove("NOTIFY_SOCKET")
+            .env("BEE_LOG", "info");
+        command
+    }
+
+    /// Runs `beectl args…`.
+    pub fn beectl(&self, args: &[&str]) -> Output {
+        self.command(bin("beectl")).args(args).stdin(Stdio::null()).output().expect("run beectl")
+    }
+
+    /// Runs `bee-hook args…` with `stdin`, returning its output and wall time.
+    pub fn hook(&self, args: &[&str], stdin: &[u8]) -> (Output, Duration) {
+        self.hook_with(self.command(bin("bee-hook")), args, stdin)
+    }
+
+    /// Like [`TestHome::hook`] with a prepared command (extra env and so on).
+    pub fn hook_with(&self, mut command: Command, args: &[&str], stdin: &[u8]) -> (Output, Duration) {
+        let started = Instant::now();
+        let mut child = command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn bee-hook");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let input = stdin.to_vec();
+        let feeder = std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+        let output = child.wait_with_output().expect("wait bee-hook");
+        let elapsed = started.elapsed();
+        feeder.join().expect("stdin feeder");
+        (output, elapsed)
+    }
+
+    /// `beectl delivery report --store <default store> extra…`, parsed.
+    pub fn report(&self, extra: &[&str]) -> (i32, serde_json::Value) {
+        let store = self.store();
+        let mut args = vec!["delivery", "report", "--store", store.to_str().expect("utf-8 path")];
+        args.extend_from_slice(extra);
+        let output = self.beectl(&args);
+        (output.status.code().unwrap_or(-1), parse_json_line(&output.stdout))
+    }
+
+    /// Every regular file below `.bee/`, with its bytes.
+    pub fn bee_files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut found = Vec::new();
+        let mut stack = vec![self.bee_dir()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let kind = entry.file_type().expect("file type");
+                if kind.is_dir() {
+                    stack.push(path);
+                } else if kind.is_file() {
+                    found.push((path.clone(), std::fs::read(&path).expect("read store file")));
+                }
+            }
+        }
+        found
+    }
+
+    /// Starts beed on this home and waits until it answers.
+    pub fn start_daemon(&self) -> Daemon {
+        Daemon::start(self, self.command(bin("beed")))
+    }
+}
+
+/// A running beed; stopped (SIGTERM, then SIGKILL) when dropped.
+pub struct Daemon {
+    child: Option<Child>,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Spawns `command` (a beed command) and waits for its socket.
+    pub fn start(home: &TestHome, mut command: Command) -> Daemon {
+        let log = home.path().join(format!("beed-{}.log", uuid::Uuid::new_v4().simple()));
+        let log_file = std::fs::File::create(&log).expect("daemon log");
+        let child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file).spawn().expect("spawn beed");
+        let mut daemon = Daemon { child: Some(child), socket: home.socket(), log };
+        daemon.wait_ready();
+        daemon
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                panic!("beed exited early with {status}:\n{}", self.log());
+            }
+            if self.socket.exists() && UnixStream::connect(&self.socket).is_ok() && self.log().contains("beed ready") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("beed did not become ready:\n{}", self.log());
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().map(|c| c.id() as i32).expect("running daemon")
+    }
+
+    /// What beed logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn signal(&self, signal: rustix::process::Signal) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.pid()) {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+
+    /// Freezes beed (SIGSTOP): it accepts nothing until [`Daemon::resume`].
+    pub fn freeze(&self) {
+        self.signal(rustix::process::Signal::STOP);
+    }
+
+    pub fn resume(&self) {
+        self.signal(rustix::process::Signal::CONT);
+    }
+
+    /// SIGTERM and wait; returns the exit code.
+    pub fn stop(mut self) -> Option<i32> {
+        self.terminate()
+    }
+
+    /// SIGKILL and wait.
+    pub fn kill9(mut self) {
+        self.signal(rustix::process::Signal::KILL);
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+    }
+
+    fn terminate(&mut self) -> Option<i32> {
+        let mut child = self.child.take()?;
+        self.signal_child(&child, rustix::process::Signal::CONT);
+        self.signal_child(&child, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
+    fn signal_child(&self, child: &Child, signal: rustix::process::Signal) {
+        if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+/// A `UserPromptSubmit` envelope as Claude Code writes it.
+pub fn prompt_envelope(session: &str, prompt: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "session_id": session,
+        "transcript_path": format!("/home/dev/.claude/projects/-home-dev-app/{session}.jsonl"),
+        "cwd": "/home/dev/app",
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }))
+    .expect("envelope json")
+}
+
+/// Parses one JSON document followed by exactly one newline.
+pub fn parse_json_line(stdout: &[u8]) -> serde_json::Value {
+    let text = std::str::from_utf8(stdout).expect("stdout is UTF-8");
+    assert!(text.ends_with('\n') && text.matches('\n').count() == 1, "not one JSON line: {text:?}");
+    serde_json::from_str(text.trim_end()).unwrap_or_else(|err| panic!("not JSON ({err}): {text}"))
+}
+
+/// Asserts two JSON values are equal, printing a line diff of their pretty forms.
+#[track_caller]
+pub fn assert_json_eq(actual: &serde_json::Value, expected: &serde_json::Value) {
+    if actual == expected {
+        return;
+    }
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    let (a, e) = (pretty(actual), pretty(expected));
+    let mut diff = String::new();
+    let (al, el): (Vec<_>, Vec<_>) = (a.lines().collect(), e.lines().collect());
+    for i in 0..al.len().max(el.len()) {
+        match (al.get(i), el.get(i)) {
+            (Some(x), Some(y)) if x == y => diff.push_str(&format!("  {x}\n")),
+            (x, y) => {
+                if let Some(y) = y {
+                    diff.push_str(&format!("- {y}\n"));
+                }
+                if let Some(x) = x {
+                    diff.push_str(&format!("+ {x}\n"));
+                }
+            }
+        }
+    }
+    panic!("JSON differs (- expected, + actual):\n{diff}");
+}
+
+/// Waits until `check` holds, for at most `limit`.
+pub fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}
+
+/// Whether `haystack` contains `needle`.
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The receipt a hook run with `BEE_HOOK_DEBUG=1` printed: event id and what
+/// became of the observation ("accepted by beed", "spooled (…)", …).
+pub fn receipt(stderr: &[u8]) -> Option<(String, String)> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().find_map(|line| line.strip_prefix("bee-hook: observation "))?;
+    let (id, outcome) = line.split_once(' ')?;
+    Some((id.to_owned(), outcome.to_owned()))
+}
+
+impl TestHome {
+    /// Fires `bee-hook prompt --surface SURFACE --block BLOCK` with receipts on.
+    pub fn fire_with_receipt(&self, surface: &str, block: &Path, envelope: &[u8]) -> (Output, Option<(String, String)>) {
+        let mut command = self.command(bin("bee-hook"));
+        command.env("BEE_HOOK_DEBUG", "1");
+        let (output, _) =
+            self.hook_with(command, &["prompt", "--surface", surface, "--block", block.to_str().expect("utf-8")], envelope);
+        let receipt = receipt(&output.stderr);
+        (output, receipt)
+    }
+
+    /// `beectl delivery read` of `event` in the default store.
+    pub fn read_event(&self, event: &str) -> (i32, serde_json::Value) {
+        let store = self.store();
+        let output = self.beectl(&["delivery", "read", "--store", store.to_str().expect("utf-8"), "--event", event]);
+        (output.status.code().unwrap_or(-1), parse_json_line(&output.stdout))
+    }
+}
