@@ -354,3 +354,56 @@ impl TestHome {
         (output.status.code().unwrap_or(-1), parse_json_line(&output.stdout))
     }
 }
+
+/// Sends one raw HTTP/1.1 request over the socket and returns (status, head, body).
+pub fn raw_http(socket: &Path, request: &[u8]) -> (u16, String, Vec<u8>) {
+    use std::io::Read;
+    let mut stream = UnixStream::connect(socket).expect("connect to beed");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    stream.write_all(request).expect("send request");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |p| p + 4);
+    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head, answer[split..].to_vec())
+}
+
+/// A `POST path` request with `body`, `connection: close`, and extra header lines.
+pub fn post_request(path: &str, extra_headers: &str, body: &[u8]) -> Vec<u8> {
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nhost: beed\r\ncontent-type: application/json\r\n{extra_headers}content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    request
+}
+
+impl TestHome {
+    /// Complete lines waiting in the live delivery spool.
+    pub fn spool_lines(&self) -> usize {
+        let path = self.spool_dir().join("delivery-v1.jsonl");
+        std::fs::read(path).map(|b| b.iter().filter(|&&c| c == b'\n').count()).unwrap_or(0)
+    }
+
+    /// Waits until a running beed has taken every spooled observation.
+    ///
+    /// A hook that missed its deadline under load spools its observation;
+    /// once the spool is empty, everything the finished hooks observed is in
+    /// the store (late appends and spooled copies count once).
+    pub fn settle(&self) {
+        let drained = eventually(Duration::from_secs(15), || {
+            self.spool_lines() == 0
+                && std::fs::read_dir(self.spool_dir())
+                    .map(|entries| entries.flatten().all(|e| !e.file_name().to_string_lossy().contains(".claimed-")))
+                    .unwrap_or(true)
+        });
+        assert!(drained, "beed did not ingest the spool");
+    }
+}
+
+/// Whether a receipt outcome means the observation is on its way to the store.
+pub fn taken(outcome: &str) -> bool {
+    outcome == "accepted by beed" || outcome.starts_with("spooled")
+}

@@ -75,6 +75,7 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
         &prompt_envelope(SESSION, "and the docs"),
     );
     assert_eq!(wrapped.stdout, "Rules: é 😀\n".as_bytes());
+    home.settle();
 
     let plain_bytes = BLOCK.len() as u64; // 46 bytes, 46 units
     let json_bytes = expected_json.len() as u64;
@@ -146,9 +147,10 @@ fn read_finds_a_receipt_and_reports_unknown_ids_unavailable() {
     for _ in 0..2 {
         let (_, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "go"));
         let (id, outcome) = receipt.expect("receipt");
-        assert_eq!(outcome, "accepted by beed");
+        assert!(taken(&outcome), "{outcome}");
         ids.push(id);
     }
+    home.settle();
     drop(daemon);
     let store = home.store();
     let read = home.beectl(&["delivery", "read", "--store", store.to_str().unwrap(), "--event", &ids[1]]);
@@ -187,6 +189,7 @@ fn daemon_and_offline_answers_are_byte_identical() {
     }
     let (_, receipt) = home.fire_with_receipt("context-json", &block, &prompt_envelope(OTHER_SESSION, "go"));
     let ids = [receipt.expect("receipt").0];
+    home.settle();
     let store = home.store();
     let store = store.to_str().unwrap();
     let queries: Vec<Vec<&str>> = vec![
@@ -221,6 +224,7 @@ fn the_daemon_really_answers_reports_and_status() {
     command.env("BEE_LOG", "debug");
     let daemon = Daemon::start(&home, command);
     fire_block(&home, "plain", SESSION, &block);
+    home.settle();
     // The online path is the daemon's: it logs every report it serves.
     let served = |d: &Daemon| d.log().matches("served delivery report").count();
     assert_eq!(served(&daemon), 0);
