@@ -201,3 +201,108 @@ pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
         issues: verified.issues.into_iter().collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bee_proto::delivery::{Estimate, StoredObservation, Surface};
+    use bee_proto::identity::Identity;
+
+    fn record(sequence: u64, item: &str, surface: Surface, session: &str, bytes: u64) -> RecordedObservation {
+        let observation = StoredObservation {
+            kind: ObservationKind::Delivered,
+            observed_at_utc: "2026-11-30T12:00:00.000Z".into(),
+            event_id: uuid::Uuid::new_v4(),
+            session_kind: Identity::parse("claude-native-session").unwrap(),
+            session_id: Identity::parse(session).unwrap(),
+            session_sequence: 1,
+            surface,
+            item_id: Identity::parse(item).unwrap(),
+            item_version: Identity::parse("1").unwrap(),
+            utf8_bytes: bytes,
+            estimates: vec![Estimate { estimator: "utf16-ceil-div4".into(), version: 1, estimated_tokens: bytes.div_ceil(4) }],
+        };
+        RecordedObservation { schema_version: 1, sequence, checksum: store::checksum(sequence, &observation), observation }
+    }
+
+    fn sample() -> VerifiedStore {
+        let s1 = "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c";
+        let s2 = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+        let mut failed = record(5, "b", Surface::Plain, s2, 1000);
+        failed.observation.kind = ObservationKind::WriteFailed;
+        VerifiedStore {
+            records: vec![
+                record(1, "a", Surface::Plain, s1, 10),
+                record(2, "b", Surface::ContextJson, s1, 30),
+                record(3, "c", Surface::Plain, s2, 30),
+                record(4, "a", Surface::Plain, s2, 5),
+                failed,
+            ],
+            capacity: Some(2048),
+            schema_version: Some(1),
+            issues: Default::default(),
+        }
+    }
+
+    #[test]
+    fn groups_sort_by_bytes_then_identity_and_failures_count_only_as_kinds() {
+        let report = build_report(&sample(), &ReportQuery { session: None, limit: 100 });
+        assert_eq!((report.observed_events, report.delivered_events, report.delivered_utf8_bytes), (5, 4, 75));
+        assert_eq!(report.event_kinds.write_failed, 1);
+        let items: Vec<_> = report.groups.iter().filter(|g| g.dimension == Dimension::Item).map(|g| g.identity.as_str()).collect();
+        assert_eq!(items, ["b", "c", "a"], "30 (b) ties 30 (c) by bytes and events; identity breaks it");
+        let a = report.groups.iter().find(|g| g.identity == "a").unwrap();
+        assert_eq!((a.delivered_events, a.delivered_utf8_bytes), (2, 15));
+    }
+
+    #[test]
+    fn limit_never_changes_totals() {
+        let full = build_report(&sample(), &ReportQuery { session: None, limit: 100 });
+        for limit in 0..=100 {
+            let limited = build_report(&sample(), &ReportQuery { session: None, limit });
+            assert_eq!(limited.delivered_utf8_bytes, full.delivered_utf8_bytes);
+            assert_eq!(limited.estimates, full.estimates);
+            assert_eq!(limited.event_kinds, full.event_kinds);
+            let shown = limited.groups.len() as u64;
+            assert_eq!(shown + limited.omitted_groups, full.groups.len() as u64, "limit {limit}");
+            for dimension in [Dimension::Item, Dimension::Surface, Dimension::Session] {
+                let per_view = limited.groups.iter().filter(|g| g.dimension == dimension).count();
+                assert!(per_view <= limit as usize);
+            }
+            // Each view keeps its largest groups, in the same order.
+            let prefix: Vec<_> = full.groups.iter().filter(|g| limited.groups.contains(g)).collect();
+            assert_eq!(prefix, limited.groups.iter().collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn an_oversized_report_is_replaced_by_the_cap_answer() {
+        let report = build_report(&sample(), &ReportQuery { session: None, limit: 100 });
+        let fits = render_report(&report, REPORT_CAP_BYTES);
+        assert_eq!(fits.exit, Exit::Success);
+        let json_len = fits.bytes.len() - 1;
+        assert_eq!(render_report(&report, json_len).exit, Exit::Success, "the cap excludes the newline");
+        let capped = render_report(&report, json_len - 1);
+        assert_eq!(capped.exit, Exit::Unavailable);
+        assert_eq!(capped.bytes, b"{\"status\":\"report_cap\",\"errorCode\":\"report_cap\",\"capBytes\":262144}\n");
+    }
+
+    #[test]
+    fn the_largest_possible_report_fits_the_cap() {
+        // 100 groups per view with the longest identities allowed.
+        let mut records = Vec::new();
+        for i in 0..100u64 {
+            let item = format!("{i:0>128}");
+            let session = format!("sess-{i:0>123}");
+            let mut r = record(i + 1, &item, Surface::Plain, "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c", u64::MAX / 1000);
+            r.observation.session_kind = Identity::parse(&"k".repeat(128)).unwrap();
+            r.observation.session_id = Identity::parse(&session).unwrap();
+            records.push(r);
+        }
+        let verified = VerifiedStore { records, capacity: Some(2048), schema_version: Some(1), issues: Default::default() };
+        let rendered = render_report(&build_report(&verified, &ReportQuery { session: None, limit: 100 }), REPORT_CAP_BYTES);
+        assert_eq!(rendered.exit, Exit::Success);
+        assert!(rendered.bytes.len() < REPORT_CAP_BYTES);
+    }
+}

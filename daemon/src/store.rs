@@ -12,7 +12,7 @@ use bee_proto::delivery::{
 };
 use bee_proto::identity::Identity;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -85,6 +85,9 @@ pub struct WritableStore {
     conn: Connection,
     capacity: u64,
     records: u64,
+    /// Records per (session kind, session id), so that numbering a session's
+    /// next record does not scan the session's earlier ones.
+    session_records: HashMap<(Identity, Identity), u64>,
     // Held for its lock: released when the store is dropped.
     _writer_lock: File,
 }
@@ -123,10 +126,12 @@ impl WritableStore {
             return Err(StoreError::Corrupt { path: dir.to_owned(), reason });
         }
         let capacity = verified.capacity.unwrap_or(DEFAULT_CAPACITY);
+        let session_records = session_counts(&verified.records);
         Ok(WritableStore {
             conn,
             capacity,
             records: verified.records.len() as u64,
+            session_records,
             _writer_lock: writer_lock,
         })
     }
@@ -144,10 +149,12 @@ impl WritableStore {
         batch: &[Observation],
     ) -> Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>> {
         let records_before = self.records;
+        let sessions_before = self.session_records.clone();
         match self.try_append_batch(batch) {
             Ok(answers) => answers,
             Err(err) => {
                 self.records = records_before;
+                self.session_records = sessions_before;
                 let reason = err.to_string();
                 tracing::error!(error = %reason, "delivery append failed; batch refused");
                 batch.iter().map(|_| Err(AppendRefusal::Io(reason.clone()))).collect()
@@ -162,35 +169,43 @@ impl WritableStore {
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut answers = Vec::with_capacity(batch.len());
         for observation in batch {
-            if let Some((sequence, existing)) = find_by_event(&tx, &observation.event_id)? {
-                let outcome = if existing.same_metadata(observation) {
-                    AppendOutcome::Duplicate
-                } else {
-                    tracing::warn!(event = %observation.event_id, "conflicting repeat of an event id; first record kept");
-                    AppendOutcome::ConflictKeptFirst
-                };
-                answers.push(Ok(bee_proto::api::AppendAnswer { outcome, sequence }));
-                continue;
-            }
             if self.records >= self.capacity {
-                answers.push(Err(AppendRefusal::Capacity(self.capacity)));
+                // Full: only a repeat of a stored event still gets its answer.
+                answers.push(match repeat_of(&tx, observation)? {
+                    Some(answer) => Ok(answer),
+                    None => Err(AppendRefusal::Capacity(self.capacity)),
+                });
                 continue;
             }
-            let session_sequence: i64 = tx.query_row(
-                "SELECT COUNT(*) + 1 FROM observation WHERE session_kind = ?1 AND session_id = ?2",
-                params![observation.session_kind.as_str(), observation.session_id.as_str()],
-                |row| row.get(0),
-            )?;
+            let session_key = (observation.session_kind.clone(), observation.session_id.clone());
+            let session_sequence = self.session_records.get(&session_key).copied().unwrap_or(0) + 1;
             let sequence = self.records + 1;
-            let stored = StoredObservation::new(observation.clone(), session_sequence as u64);
+            let stored = StoredObservation::new(observation.clone(), session_sequence);
             let checksum = checksum(sequence, &stored);
-            insert(&tx, sequence, &stored, &checksum)?;
+            if !insert(&tx, sequence, &stored, &checksum)? {
+                // The event id is taken: an exact repeat or a conflict.
+                match repeat_of(&tx, observation)? {
+                    Some(answer) => answers.push(Ok(answer)),
+                    None => return Err(rusqlite::Error::QueryReturnedNoRows),
+                }
+                continue;
+            }
             self.records = sequence;
+            self.session_records.insert(session_key, session_sequence);
             answers.push(Ok(bee_proto::api::AppendAnswer { outcome: AppendOutcome::Recorded, sequence }));
         }
         tx.commit()?;
         Ok(answers)
     }
+}
+
+fn session_counts(records: &[RecordedObservation]) -> HashMap<(Identity, Identity), u64> {
+    let mut counts = HashMap::new();
+    for record in records {
+        let key = (record.observation.session_kind.clone(), record.observation.session_id.clone());
+        *counts.entry(key).or_insert(0) += 1;
+    }
+    counts
 }
 
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
@@ -214,12 +229,29 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The answer for `observation` if its event id is already stored.
+fn repeat_of(
+    conn: &Connection,
+    observation: &Observation,
+) -> rusqlite::Result<Option<bee_proto::api::AppendAnswer>> {
+    Ok(find_by_event(conn, &observation.event_id)?.map(|(sequence, existing)| {
+        let outcome = if existing.same_metadata(observation) {
+            AppendOutcome::Duplicate
+        } else {
+            tracing::warn!(event = %observation.event_id, "conflicting repeat of an event id; first record kept");
+            AppendOutcome::ConflictKeptFirst
+        };
+        bee_proto::api::AppendAnswer { outcome, sequence }
+    }))
+}
+
+/// Inserts the record; `false` when its event id is already stored.
 fn insert(
     tx: &rusqlite::Transaction<'_>,
     sequence: u64,
     stored: &StoredObservation,
     checksum: &str,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<bool> {
     let (estimator, estimator_version, estimated_tokens) = match stored.estimates.first() {
         Some(e) => (e.estimator.as_str(), e.version, e.estimated_tokens),
         None => (ESTIMATOR_ID, ESTIMATOR_VERSION, 0),
@@ -228,7 +260,8 @@ fn insert(
         "INSERT INTO observation (sequence, event_id, kind, observed_at_utc, session_kind,
              session_id, session_sequence, surface, item_id, item_version, utf8_bytes,
              estimator, estimator_version, estimated_tokens, checksum)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+         ON CONFLICT (event_id) DO NOTHING",
         params![
             sequence as i64,
             stored.event_id.hyphenated().to_string(),
@@ -246,8 +279,8 @@ fn insert(
             estimated_tokens as i64,
             checksum,
         ],
-    )?;
-    Ok(())
+    )
+    .map(|inserted| inserted == 1)
 }
 
 const SELECT_COLUMNS: &str = "sequence, event_id, kind, observed_at_utc, session_kind, session_id,
@@ -515,5 +548,128 @@ fn issue_of(err: &rusqlite::Error) -> Issue {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Issue::Busy,
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => Issue::Corrupt,
         _ => Issue::Io,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bee_proto::delivery::Observation;
+
+    const SID: &str = "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c";
+
+    pub(crate) fn observation(session: &str, bytes: u64) -> Observation {
+        Observation {
+            kind: ObservationKind::Delivered,
+            observed_at_utc: "2026-11-30T12:00:00.000Z".into(),
+            event_id: uuid::Uuid::new_v4(),
+            session_kind: Identity::parse(bee_proto::identity::NATIVE_SESSION_KIND).unwrap(),
+            session_id: Identity::parse(session).unwrap(),
+            surface: Surface::Plain,
+            item_id: Identity::parse("steering-block").unwrap(),
+            item_version: Identity::parse("1").unwrap(),
+            utf8_bytes: bytes,
+            estimates: vec![Estimate { estimator: ESTIMATOR_ID.into(), version: 1, estimated_tokens: bytes.div_ceil(4) }],
+        }
+    }
+
+    #[test]
+    fn appends_are_idempotent_and_conflicts_keep_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store_dir = dir.path().join("delivery-v1");
+        let mut store = WritableStore::open(&store_dir).unwrap();
+        let first = observation(SID, 10);
+        let mut conflicting = first.clone();
+        conflicting.utf8_bytes = 11;
+        let other = observation("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", 3);
+        let answers = store.append_batch(&[first.clone(), first.clone(), conflicting, other, observation(SID, 1)]);
+        let outcomes: Vec<_> = answers.into_iter().map(|a| a.unwrap()).map(|a| (a.outcome, a.sequence)).collect();
+        assert_eq!(
+            outcomes,
+            vec![
+                (AppendOutcome::Recorded, 1),
+                (AppendOutcome::Duplicate, 1),
+                (AppendOutcome::ConflictKeptFirst, 1),
+                (AppendOutcome::Recorded, 2),
+                (AppendOutcome::Recorded, 3),
+            ]
+        );
+        drop(store);
+        let verified = read_verified(&store_dir);
+        assert!(verified.issues.is_empty(), "{:?}", verified.issues);
+        let sessions: Vec<_> = verified.records.iter().map(|r| r.observation.session_sequence).collect();
+        assert_eq!(sessions, vec![1, 1, 2]);
+        assert_eq!(verified.records[0].observation.utf8_bytes, 10);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = WritableStore::open(dir.path()).unwrap();
+        assert!(matches!(WritableStore::open(dir.path()), Err(StoreError::Locked(_))));
+    }
+
+    #[test]
+    fn capacity_stops_appends_and_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(WritableStore::open(dir.path()).unwrap());
+        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'capacity'", []).unwrap();
+        drop(conn);
+        let mut store = WritableStore::open(dir.path()).unwrap();
+        let kept = observation(SID, 1);
+        let answers = store.append_batch(&[kept.clone(), observation(SID, 2), observation(SID, 3), kept]);
+        assert!(answers[0].is_ok() && answers[1].is_ok());
+        assert_eq!(answers[2], Err(AppendRefusal::Capacity(2)));
+        // A repeat of a stored event is still recognised at capacity.
+        assert_eq!(answers[3].as_ref().map(|a| a.outcome), Ok(AppendOutcome::Duplicate));
+        drop(store);
+        let verified = read_verified(dir.path());
+        assert_eq!(verified.records.len(), 2);
+        assert!(verified.issues.contains(&Issue::Capacity));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_by_writers_and_unreadable_to_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(WritableStore::open(dir.path()).unwrap());
+        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(conn);
+        assert!(matches!(WritableStore::open(dir.path()), Err(StoreError::NewerSchema { found: 99, .. })));
+        let verified = read_verified(dir.path());
+        assert!(verified.issues.contains(&Issue::Io));
+        assert!(verified.records.is_empty());
+    }
+
+    #[test]
+    fn readers_create_nothing_and_refuse_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope").join("delivery-v1");
+        assert_eq!(read_verified(&missing).issues, BTreeSet::from([Issue::Missing]));
+        assert!(!dir.path().join("nope").exists());
+        let real = dir.path().join("real");
+        drop(WritableStore::open(&real).unwrap());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(read_verified(&link).issues, BTreeSet::from([Issue::Io]));
+        std::fs::rename(real.join(DB_FILE), real.join("moved")).unwrap();
+        std::os::unix::fs::symlink(real.join("moved"), real.join(DB_FILE)).unwrap();
+        assert_eq!(read_verified(&real).issues, BTreeSet::from([Issue::Io]));
+    }
+
+    #[test]
+    fn a_sequence_gap_ends_the_verified_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = WritableStore::open(dir.path()).unwrap();
+        let _ = store.append_batch(&[observation(SID, 1), observation(SID, 2), observation(SID, 3)]);
+        drop(store);
+        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.execute("DELETE FROM observation WHERE sequence = 2", []).unwrap();
+        drop(conn);
+        let verified = read_verified(dir.path());
+        assert_eq!(verified.records.len(), 1);
+        assert!(verified.issues.contains(&Issue::Corrupt));
     }
 }

@@ -7,7 +7,6 @@
 //! to the local spool. Usage errors never block the prompt: they exit 1
 //! (Claude Code's non-blocking error), never 2.
 
-mod envelope;
 mod output;
 mod post;
 mod prompt;

@@ -10,7 +10,7 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::process::{Command, ExitCode, ExitStatus, Stdio};
 use std::time::Instant;
 
-use crate::envelope;
+use bee_proto::envelope;
 use crate::output;
 use crate::post::{self, Delivery};
 use crate::PromptArgs;

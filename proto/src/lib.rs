@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod delivery;
+pub mod envelope;
 pub mod exit;
 pub mod identity;
 pub mod paths;

@@ -138,3 +138,63 @@ pub fn pending_lines(dir: &Path, file_name: &str) -> io::Result<u64> {
     }
     Ok(lines)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn appends_racing_claims_lose_no_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("spool");
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let spool = spool.clone();
+                std::thread::spawn(move || {
+                    for i in 0..100 {
+                        append(&spool, DELIVERY_SPOOL_FILE, format!("{{\"w\":{w},\"i\":{i}}}").as_bytes()).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let mut seen = Vec::new();
+        let drain = |seen: &mut Vec<String>| {
+            for path in claim(&spool, DELIVERY_SPOOL_FILE).unwrap_or_default() {
+                let text = fs::read_to_string(&path).unwrap();
+                seen.extend(text.lines().map(str::to_owned));
+                fs::remove_file(path).unwrap();
+            }
+        };
+        for _ in 0..50 {
+            drain(&mut seen);
+            std::thread::yield_now();
+        }
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        drain(&mut seen);
+        assert_eq!(seen.len(), 400, "every line exactly once");
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 400);
+        assert!(seen.iter().all(|line| line.starts_with("{\"w\":") && line.ends_with('}')));
+    }
+
+    #[test]
+    fn spool_is_private_refuses_links_and_newlines() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("spool");
+        append(&spool, DELIVERY_SPOOL_FILE, b"{}").unwrap();
+        assert_eq!(fs::metadata(&spool).unwrap().permissions().mode() & 0o777, 0o700);
+        let file = spool.join(DELIVERY_SPOOL_FILE);
+        assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(pending_lines(&spool, DELIVERY_SPOOL_FILE).unwrap(), 1);
+        assert!(append(&spool, DELIVERY_SPOOL_FILE, b"a\nb").is_err());
+        fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &file).unwrap();
+        assert!(append(&spool, DELIVERY_SPOOL_FILE, b"{}").is_err());
+        assert!(!dir.path().join("elsewhere").exists());
+    }
+}

@@ -26,15 +26,18 @@ pub fn bin(name: &str) -> PathBuf {
     let dir = BUILT.get_or_init(|| {
         // Binaries of other workspace crates are not built for this crate's
         // tests by cargo itself; build them (a no-op when fresh).
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "--bins", "-p", "bee-daemon", "-p", "bee-hook", "-p", "beectl"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building the binaries failed");
         let exe = std::env::current_exe().expect("test executable path");
         // target/<profile>/deps/<test> -> target/<profile>
-        exe.parent().and_then(Path::parent).expect("target profile dir").to_owned()
+        let dir = exe.parent().and_then(Path::parent).expect("target profile dir").to_owned();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "--quiet", "--bins", "-p", "bee-daemon", "-p", "bee-hook", "-p", "beectl"]);
+        // Benchmarks run from target/release and measure release binaries.
+        if dir.file_name().is_some_and(|name| name == "release") {
+            build.arg("--release");
+        }
+        assert!(build.status().expect("run cargo build").success(), "building the binaries failed");
+        dir
     });
     dir.join(name)
 }
@@ -406,4 +409,28 @@ impl TestHome {
 /// Whether a receipt outcome means the observation is on its way to the store.
 pub fn taken(outcome: &str) -> bool {
     outcome == "accepted by beed" || outcome.starts_with("spooled")
+}
+
+/// Median, p99, min and max of a set of durations, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Spread {
+    pub median: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(samples: &[Duration]) -> Spread {
+        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        let at = |q: f64| ms[((ms.len() as f64 - 1.0) * q).round() as usize];
+        Spread { median: at(0.5), p99: at(0.99), min: ms[0], max: ms[ms.len() - 1] }
+    }
+}
+
+impl std::fmt::Display for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "median {:.3} ms, p99 {:.3} ms (min {:.3}, max {:.3})", self.median, self.p99, self.min, self.max)
+    }
 }

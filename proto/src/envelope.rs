@@ -1,10 +1,10 @@
-//! The `UserPromptSubmit` envelope, read only as far as identity needs.
+//! The Claude Code hook envelope, read only as far as identity needs.
 //!
 //! Only `session_id` and `hook_event_name` are looked at; the prompt is never
 //! kept. A repeated key is ambiguous and makes the envelope unusable.
 
-use bee_proto::delivery::MAX_ENVELOPE_UTF16_UNITS;
-use bee_proto::identity::{Identity, NATIVE_SESSION_KIND, parse_hyphenated_uuid};
+use crate::delivery::MAX_ENVELOPE_UTF16_UNITS;
+use crate::identity::{Identity, NATIVE_SESSION_KIND, parse_hyphenated_uuid};
 use serde::Deserialize;
 
 /// Environment variable Claude Code sets to the session id.
@@ -44,7 +44,7 @@ impl NotObserved {
 /// one, else `CLAUDE_CODE_SESSION_ID` (`env_session`).
 pub fn session_of(raw: &[u8], env_session: Option<&str>) -> Result<(Identity, Identity), NotObserved> {
     let text = std::str::from_utf8(raw).map_err(|_| NotObserved::NotUtf8)?;
-    if bee_proto::text::utf16_units(text) > MAX_ENVELOPE_UTF16_UNITS {
+    if crate::text::utf16_units(text) > MAX_ENVELOPE_UTF16_UNITS {
         return Err(NotObserved::Oversized);
     }
     let envelope: Envelope = serde_json::from_str(text).map_err(|_| NotObserved::Malformed)?;
