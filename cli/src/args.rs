@@ -216,7 +216,16 @@ mod tests {
             &["delivery", "report", "--store=a"],
             &["delivery", "report", "--store", "a", "--session", sid],
             &["delivery", "report", "--store", "a", "--session-kind", "claude-native-session"],
-            &["delivery", "report", "--store", "a", "--session-kind", "claude-native-session", "--session", "00000000-0000-0000-0000-000000000000"],
+            &[
+                "delivery",
+                "report",
+                "--store",
+                "a",
+                "--session-kind",
+                "claude-native-session",
+                "--session",
+                "00000000-0000-0000-0000-000000000000",
+            ],
             &["delivery", "report", "--store", "a", "--session-kind", "bad kind", "--session", "x"],
             &["delivery", "read", "--store", "a"],
             &["delivery", "read", "--store", "a", "--event", "not-a-uuid"],
@@ -254,7 +263,12 @@ mod tests {
     #[test]
     fn non_utf8_argument_is_invalid_usage() {
         use std::os::unix::ffi::OsStringExt;
-        let raw = vec![OsString::from("delivery"), OsString::from("report"), OsString::from("--store"), OsString::from_vec(vec![0xff, 0xfe])];
+        let raw = vec![
+            OsString::from("delivery"),
+            OsString::from("report"),
+            OsString::from("--store"),
+            OsString::from_vec(vec![0xff, 0xfe]),
+        ];
         assert!(parse(raw).is_err());
     }
 }

@@ -12,9 +12,9 @@ pub fn status() -> Rendered {
     let spool_dir = bee_proto::paths::spool_dir();
     let spool = SpoolStatus {
         path: spool_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default(),
-        pending_records: spool_dir.as_ref().and_then(|dir| {
-            bee_proto::spool::pending_lines(dir, bee_proto::spool::DELIVERY_SPOOL_FILE).ok()
-        }),
+        pending_records: spool_dir
+            .as_ref()
+            .and_then(|dir| bee_proto::spool::pending_lines(dir, bee_proto::spool::DELIVERY_SPOOL_FILE).ok()),
     };
     let mut report = StatusReport {
         daemon: DaemonState::NotRunning,
@@ -33,9 +33,8 @@ pub fn status() -> Rendered {
         Some(socket) => client::get(socket, STATUS_PATH, Duration::from_secs(3)),
         None => Err(ClientError::NotRunning("(neither BEE_HOME nor HOME is set)".into())),
     };
-    let daemon: Result<DaemonStatus, ClientError> = answer.and_then(|answer| {
-        serde_json::from_slice(&answer.body).map_err(|err| ClientError::Transport(err.to_string()))
-    });
+    let daemon: Result<DaemonStatus, ClientError> = answer
+        .and_then(|answer| serde_json::from_slice(&answer.body).map_err(|err| ClientError::Transport(err.to_string())));
     match daemon {
         Ok(daemon) => {
             report.daemon = DaemonState::Running;

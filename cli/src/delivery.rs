@@ -1,7 +1,7 @@
 //! `beectl delivery report | read`: ask beed, else read the store offline.
 
 use bee_daemon::client::{self, ClientError};
-use bee_daemon::delivery::{self as reader, ReportQuery, Rendered};
+use bee_daemon::delivery::{self as reader, Rendered, ReportQuery};
 use bee_proto::api::{
     ApiErrorCode, DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DeliveryReadRequest, DeliveryReportRequest,
 };
@@ -19,11 +19,8 @@ pub fn report(args: ReportArgs) -> Rendered {
         Ok(store) => store,
         Err(message) => return Rendered::invalid_usage(message),
     };
-    let request = DeliveryReportRequest {
-        store: store.display().to_string(),
-        session: args.session.clone(),
-        limit: args.limit,
-    };
+    let request =
+        DeliveryReportRequest { store: store.display().to_string(), session: args.session.clone(), limit: args.limit };
     let query = ReportQuery { session: args.session, limit: args.limit };
     ask_daemon(DELIVERY_REPORT_PATH, &request).unwrap_or_else(|| reader::report(&store, &query))
 }

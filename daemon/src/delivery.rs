@@ -2,9 +2,9 @@
 //! and the offline reader, so both print the same bytes.
 
 use bee_proto::delivery::{
-    Dimension, EventKinds, Group, InvalidUsage, Issue, NATIVE_WITHHELD_STATUS, ObservationKind,
-    REPORT_CAP_BYTES, ReadAnswer, ReadStatus, RecordedObservation, Report, ReportCapAnswer,
-    ReportEstimate, SCHEMA_VERSION, SURFACE_VERSION, SessionSelector, TotalsStatus,
+    Dimension, EventKinds, Group, InvalidUsage, Issue, NATIVE_WITHHELD_STATUS, ObservationKind, REPORT_CAP_BYTES,
+    ReadAnswer, ReadStatus, RecordedObservation, Report, ReportCapAnswer, ReportEstimate, SCHEMA_VERSION,
+    SURFACE_VERSION, SessionSelector, TotalsStatus,
 };
 use bee_proto::exit::Exit;
 use serde::Serialize;
@@ -60,10 +60,7 @@ pub fn read(dir: &Path, event: uuid::Uuid) -> Rendered {
             Exit::Success,
             &ReadAnswer { status: ReadStatus::RecordedObservation, observation: Some(record) },
         ),
-        None => Rendered::json(
-            Exit::Unavailable,
-            &ReadAnswer { status: ReadStatus::Unavailable, observation: None },
-        ),
+        None => Rendered::json(Exit::Unavailable, &ReadAnswer { status: ReadStatus::Unavailable, observation: None }),
     }
 }
 
@@ -104,10 +101,8 @@ fn delivered_tokens(record: &RecordedObservation) -> u64 {
 
 /// Computes the report document from what could be verified.
 pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
-    let matching = verified
-        .records
-        .iter()
-        .filter(|record| query.session.as_ref().is_none_or(|s| s.matches(&record.observation)));
+    let matching =
+        verified.records.iter().filter(|record| query.session.as_ref().is_none_or(|s| s.matches(&record.observation)));
     let mut kinds = EventKinds::default();
     let mut delivered = Tally::default();
     let mut views: [BTreeMap<(String, String), Tally>; 3] = Default::default();
@@ -221,9 +216,18 @@ mod tests {
             item_id: Identity::parse(item).unwrap(),
             item_version: Identity::parse("1").unwrap(),
             utf8_bytes: bytes,
-            estimates: vec![Estimate { estimator: "utf16-ceil-div4".into(), version: 1, estimated_tokens: bytes.div_ceil(4) }],
+            estimates: vec![Estimate {
+                estimator: "utf16-ceil-div4".into(),
+                version: 1,
+                estimated_tokens: bytes.div_ceil(4),
+            }],
         };
-        RecordedObservation { schema_version: 1, sequence, checksum: store::checksum(sequence, &observation), observation }
+        RecordedObservation {
+            schema_version: 1,
+            sequence,
+            checksum: store::checksum(sequence, &observation),
+            observation,
+        }
     }
 
     fn sample() -> VerifiedStore {
@@ -250,7 +254,8 @@ mod tests {
         let report = build_report(&sample(), &ReportQuery { session: None, limit: 100 });
         assert_eq!((report.observed_events, report.delivered_events, report.delivered_utf8_bytes), (5, 4, 75));
         assert_eq!(report.event_kinds.write_failed, 1);
-        let items: Vec<_> = report.groups.iter().filter(|g| g.dimension == Dimension::Item).map(|g| g.identity.as_str()).collect();
+        let items: Vec<_> =
+            report.groups.iter().filter(|g| g.dimension == Dimension::Item).map(|g| g.identity.as_str()).collect();
         assert_eq!(items, ["b", "c", "a"], "30 (b) ties 30 (c) by bytes and events; identity breaks it");
         let a = report.groups.iter().find(|g| g.identity == "a").unwrap();
         assert_eq!((a.delivered_events, a.delivered_utf8_bytes), (2, 15));
@@ -300,8 +305,10 @@ mod tests {
             r.observation.session_id = Identity::parse(&session).unwrap();
             records.push(r);
         }
-        let verified = VerifiedStore { records, capacity: Some(2048), schema_version: Some(1), issues: Default::default() };
-        let rendered = render_report(&build_report(&verified, &ReportQuery { session: None, limit: 100 }), REPORT_CAP_BYTES);
+        let verified =
+            VerifiedStore { records, capacity: Some(2048), schema_version: Some(1), issues: Default::default() };
+        let rendered =
+            render_report(&build_report(&verified, &ReportQuery { session: None, limit: 100 }), REPORT_CAP_BYTES);
         assert_eq!(rendered.exit, Exit::Success);
         assert!(rendered.bytes.len() < REPORT_CAP_BYTES);
     }

@@ -32,10 +32,7 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     bee_proto::spool::create_private_dir(dir)?;
     match classify(dir)? {
         PathKind::Directory => fs::set_permissions(dir, fs::Permissions::from_mode(0o700)),
-        _ => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a directory", dir.display()),
-        )),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a directory", dir.display()))),
     }
 }
 

@@ -14,9 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bee_proto::api::{
-    ApiError, ApiErrorCode, DELIVERY_OBSERVATIONS_PATH, DELIVERY_READ_PATH, DELIVERY_REPORT_PATH,
-    DaemonStatus, DeliveryReadRequest, DeliveryReportRequest, EXIT_CODE_HEADER,
-    MAX_REQUEST_BODY_BYTES, PROTOCOL_HEADER, PROTOCOL_VERSION, STATUS_PATH,
+    ApiError, ApiErrorCode, DELIVERY_OBSERVATIONS_PATH, DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DaemonStatus,
+    DeliveryReadRequest, DeliveryReportRequest, EXIT_CODE_HEADER, MAX_REQUEST_BODY_BYTES, PROTOCOL_HEADER,
+    PROTOCOL_VERSION, STATUS_PATH,
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, Observation, SessionSelector};
 use hyper::body::Bytes;
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::delivery::{self, ReportQuery, Rendered};
+use crate::delivery::{self, Rendered, ReportQuery};
 use crate::fsutil;
 use crate::spool_ingest;
 use crate::store::{AppendRefusal, StoreError, WritableStore};
@@ -84,7 +84,10 @@ struct AppState {
 }
 
 /// Runs beed until `shutdown` resolves.
-pub async fn serve(config: DaemonConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), StartError> {
+pub async fn serve(
+    config: DaemonConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
     let socket_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
     fsutil::ensure_private_dir(&socket_dir)?;
     let _instance_lock = take_instance_lock(&config.socket)?;
@@ -110,9 +113,7 @@ pub async fn serve(config: DaemonConfig, shutdown: impl Future<Output = ()> + Se
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     tracing::info!(socket = %config.socket.display(), socket_activated, "beed ready");
 
-    let served = axum::serve(SameUserListener { inner: listener, uid }, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = axum::serve(SameUserListener { inner: listener, uid }, app).with_graceful_shutdown(shutdown).await;
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     tracing::info!("shutting down: draining the writer");
     poller.abort();
@@ -243,7 +244,8 @@ async fn protocol_layer(request: Request, next: Next) -> Response {
     let ours = HeaderValue::from(PROTOCOL_VERSION);
     let mismatch = request.headers().get(PROTOCOL_HEADER).is_some_and(|theirs| theirs != ours);
     let mut response = if mismatch {
-        api_error(ApiErrorCode::ProtocolMismatch, format!("this beed speaks protocol {PROTOCOL_VERSION}"))
+        Failure::new(ApiErrorCode::ProtocolMismatch, format!("this beed speaks protocol {PROTOCOL_VERSION}"))
+            .into_response()
     } else {
         next.run(request).await
     };
@@ -251,114 +253,110 @@ async fn protocol_layer(request: Request, next: Next) -> Response {
     response
 }
 
-fn api_error(code: ApiErrorCode, message: impl Into<String>) -> Response {
-    let status = match code {
-        ApiErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,
-        ApiErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-        ApiErrorCode::ProtocolMismatch => StatusCode::CONFLICT,
-        ApiErrorCode::Capacity => StatusCode::INSUFFICIENT_STORAGE,
-        ApiErrorCode::Io | ApiErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
-        ApiErrorCode::StoreNotServed | ApiErrorCode::NotFound => StatusCode::NOT_FOUND,
-    };
-    (status, Json(ApiError { error_code: code, message: message.into() })).into_response()
+/// An error answer: its code decides the HTTP status.
+struct Failure {
+    code: ApiErrorCode,
+    message: String,
 }
 
-async fn not_found() -> Response {
-    api_error(ApiErrorCode::NotFound, "no such API path or method")
+impl Failure {
+    fn new(code: ApiErrorCode, message: impl Into<String>) -> Failure {
+        Failure { code, message: message.into() }
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let status = match self.code {
+            ApiErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,
+            ApiErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiErrorCode::ProtocolMismatch => StatusCode::CONFLICT,
+            ApiErrorCode::Capacity => StatusCode::INSUFFICIENT_STORAGE,
+            ApiErrorCode::Io | ApiErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ApiErrorCode::StoreNotServed | ApiErrorCode::NotFound => StatusCode::NOT_FOUND,
+        };
+        (status, Json(ApiError { error_code: self.code, message: self.message })).into_response()
+    }
+}
+
+async fn not_found() -> Failure {
+    Failure::new(ApiErrorCode::NotFound, "no such API path or method")
 }
 
 /// Parses a JSON body, answering what was wrong with it.
-fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, Response> {
+fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, Failure> {
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            api_error(ApiErrorCode::PayloadTooLarge, format!("body is over {MAX_REQUEST_BODY_BYTES} bytes"))
+            Failure::new(ApiErrorCode::PayloadTooLarge, format!("body is over {MAX_REQUEST_BODY_BYTES} bytes"))
         } else {
-            api_error(ApiErrorCode::InvalidRequest, rejection.body_text())
+            Failure::new(ApiErrorCode::InvalidRequest, rejection.body_text())
         }
     })?;
-    serde_json::from_slice(&body).map_err(|err| api_error(ApiErrorCode::InvalidRequest, err.to_string()))
+    serde_json::from_slice(&body).map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))
 }
 
-async fn append(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
-    let observation: Observation = match parse_body(body) {
-        Ok(observation) => observation,
-        Err(response) => return response,
-    };
-    if let Err(err) = observation.validate() {
-        return api_error(ApiErrorCode::InvalidRequest, err.to_string());
-    }
+async fn append(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let observation: Observation = parse_body(body)?;
+    observation.validate().map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     match state.writer.append(observation).await {
-        Ok(answer) => Json(answer).into_response(),
+        Ok(answer) => Ok(Json(answer).into_response()),
         Err(AppendRefusal::Capacity(capacity)) => {
-            api_error(ApiErrorCode::Capacity, format!("store is at capacity ({capacity} observations)"))
+            Err(Failure::new(ApiErrorCode::Capacity, format!("store is at capacity ({capacity} observations)")))
         }
-        Err(AppendRefusal::Io(reason)) => api_error(ApiErrorCode::Io, reason),
+        Err(AppendRefusal::Io(reason)) => Err(Failure::new(ApiErrorCode::Io, reason)),
     }
 }
 
-fn served_store<'a>(state: &'a AppState, requested: &str) -> Result<&'a Path, Response> {
+fn served_store(state: &AppState, requested: &str) -> Result<PathBuf, Failure> {
     if Path::new(requested) == state.delivery_store {
-        Ok(&state.delivery_store)
+        Ok(state.delivery_store.clone())
     } else {
-        Err(api_error(ApiErrorCode::StoreNotServed, "this beed does not serve that store"))
+        Err(Failure::new(ApiErrorCode::StoreNotServed, "this beed does not serve that store"))
     }
 }
 
-async fn answer_blocking(work: impl FnOnce() -> Rendered + Send + 'static) -> Response {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(rendered) => (
-            [
-                (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-                (HeaderName::from_static(EXIT_CODE_HEADER), HeaderValue::from(u16::from(rendered.exit.code()))),
-            ],
-            rendered.bytes,
-        )
-            .into_response(),
-        Err(err) => api_error(ApiErrorCode::Io, err.to_string()),
-    }
+async fn answer_blocking(work: impl FnOnce() -> Rendered + Send + 'static) -> Result<Response, Failure> {
+    let rendered =
+        tokio::task::spawn_blocking(work).await.map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            (HeaderName::from_static(EXIT_CODE_HEADER), HeaderValue::from(u16::from(rendered.exit.code()))),
+        ],
+        rendered.bytes,
+    )
+        .into_response())
 }
 
-async fn report(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
-    let request: DeliveryReportRequest = match parse_body(body) {
-        Ok(request) => request,
-        Err(response) => return response,
-    };
-    let store = match served_store(&state, &request.store) {
-        Ok(store) => store.to_owned(),
-        Err(response) => return response,
-    };
+async fn report(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let request: DeliveryReportRequest = parse_body(body)?;
+    let store = served_store(&state, &request.store)?;
     if request.limit > MAX_GROUP_LIMIT {
-        return api_error(ApiErrorCode::InvalidRequest, "limit is over 100");
+        return Err(Failure::new(ApiErrorCode::InvalidRequest, "limit is over 100"));
     }
-    let session = match request.session.map(|s| SessionSelector::new(s.kind, s.id)).transpose() {
-        Ok(session) => session,
-        Err(err) => return api_error(ApiErrorCode::InvalidRequest, err.to_string()),
-    };
+    let session = request
+        .session
+        .map(|s| SessionSelector::new(s.kind, s.id))
+        .transpose()
+        .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     let query = ReportQuery { session, limit: request.limit };
     tracing::debug!(limit = query.limit, session = query.session.is_some(), "served delivery report");
     answer_blocking(move || delivery::report(&store, &query)).await
 }
 
-async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
-    let request: DeliveryReadRequest = match parse_body(body) {
-        Ok(request) => request,
-        Err(response) => return response,
-    };
-    let store = match served_store(&state, &request.store) {
-        Ok(store) => store.to_owned(),
-        Err(response) => return response,
-    };
+async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let request: DeliveryReadRequest = parse_body(body)?;
+    let store = served_store(&state, &request.store)?;
     tracing::debug!("served delivery read");
     answer_blocking(move || delivery::read(&store, request.event)).await
 }
 
-async fn status(State(state): State<Arc<AppState>>) -> Response {
+async fn status(State(state): State<Arc<AppState>>) -> Result<Json<DaemonStatus>, Failure> {
     let store = state.delivery_store.clone();
-    let stores = match tokio::task::spawn_blocking(move || vec![delivery::store_status(&store)]).await {
-        Ok(stores) => stores,
-        Err(err) => return api_error(ApiErrorCode::Io, err.to_string()),
-    };
-    Json(DaemonStatus {
+    let stores = tokio::task::spawn_blocking(move || vec![delivery::store_status(&store)])
+        .await
+        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
+    Ok(Json(DaemonStatus {
         protocol_version: PROTOCOL_VERSION,
         daemon_version: env!("CARGO_PKG_VERSION").to_owned(),
         pid: std::process::id(),
@@ -366,6 +364,5 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         started_at_utc: state.started_at_utc.clone(),
         socket_activated: state.socket_activated,
         stores,
-    })
-    .into_response()
+    }))
 }

@@ -42,12 +42,7 @@ pub fn ingest(dir: &Path, writer: &WriterHandle) -> io::Result<IngestSummary> {
 }
 
 /// Returns whether every line was settled (so the file may go).
-fn ingest_file(
-    dir: &Path,
-    path: &Path,
-    writer: &WriterHandle,
-    summary: &mut IngestSummary,
-) -> io::Result<bool> {
+fn ingest_file(dir: &Path, path: &Path, writer: &WriterHandle, summary: &mut IngestSummary) -> io::Result<bool> {
     let mut reader = BufReader::new(File::open(path)?);
     let mut pending: Vec<Pending> = Vec::new();
     let mut rejected = Vec::new();

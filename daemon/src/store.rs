@@ -7,8 +7,8 @@
 //! prefix and name `corrupt` at the first record that does not verify.
 
 use bee_proto::delivery::{
-    AppendOutcome, DEFAULT_CAPACITY, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Issue,
-    Observation, ObservationKind, RecordedObservation, SCHEMA_VERSION, StoredObservation, Surface,
+    AppendOutcome, DEFAULT_CAPACITY, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Issue, Observation, ObservationKind,
+    RecordedObservation, SCHEMA_VERSION, StoredObservation, Surface,
 };
 use bee_proto::identity::Identity;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
@@ -112,10 +112,8 @@ impl WritableStore {
             PathKind::Missing | PathKind::RegularFile => drop(fsutil::open_private_file(&db)?),
             _ => return Err(StoreError::Unsupported(db)),
         }
-        let conn = Connection::open_with_flags(
-            &db,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+        let conn =
+            Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit is on disk before the daemon acknowledges it.
@@ -144,10 +142,7 @@ impl WritableStore {
     /// Appends `batch` in one transaction (one sync), answering each entry.
     ///
     /// An error of the whole transaction refuses every entry of the batch.
-    pub fn append_batch(
-        &mut self,
-        batch: &[Observation],
-    ) -> Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>> {
+    pub fn append_batch(&mut self, batch: &[Observation]) -> Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>> {
         let records_before = self.records;
         let sessions_before = self.session_records.clone();
         match self.try_append_batch(batch) {
@@ -218,10 +213,7 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
         let tx = conn.unchecked_transaction()?;
         tx.execute_batch(sql)?;
         if version == 0 {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES ('capacity', ?1)",
-                params![DEFAULT_CAPACITY.to_string()],
-            )?;
+            tx.execute("INSERT INTO meta (key, value) VALUES ('capacity', ?1)", params![DEFAULT_CAPACITY.to_string()])?;
         }
         tx.pragma_update(None, "user_version", version as i64 + 1)?;
         tx.commit()?;
@@ -230,10 +222,7 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// The answer for `observation` if its event id is already stored.
-fn repeat_of(
-    conn: &Connection,
-    observation: &Observation,
-) -> rusqlite::Result<Option<bee_proto::api::AppendAnswer>> {
+fn repeat_of(conn: &Connection, observation: &Observation) -> rusqlite::Result<Option<bee_proto::api::AppendAnswer>> {
     Ok(find_by_event(conn, &observation.event_id)?.map(|(sequence, existing)| {
         let outcome = if existing.same_metadata(observation) {
             AppendOutcome::Duplicate
@@ -287,14 +276,9 @@ const SELECT_COLUMNS: &str = "sequence, event_id, kind, observed_at_utc, session
     session_sequence, surface, item_id, item_version, utf8_bytes, estimator,
     estimator_version, estimated_tokens, checksum";
 
-fn find_by_event(
-    conn: &Connection,
-    event_id: &uuid::Uuid,
-) -> rusqlite::Result<Option<(u64, StoredObservation)>> {
+fn find_by_event(conn: &Connection, event_id: &uuid::Uuid) -> rusqlite::Result<Option<(u64, StoredObservation)>> {
     let sql = format!("SELECT {SELECT_COLUMNS} FROM observation WHERE event_id = ?1");
-    let row = conn
-        .query_row(&sql, params![event_id.hyphenated().to_string()], raw_row)
-        .optional()?;
+    let row = conn.query_row(&sql, params![event_id.hyphenated().to_string()], raw_row).optional()?;
     Ok(row.and_then(|raw| raw.into_record().ok()).map(|r| (r.sequence, r.observation)))
 }
 
@@ -385,13 +369,11 @@ impl RawRow {
             estimates: vec![Estimate {
                 estimator: self.estimator.clone(),
                 version: u32::try_from(self.estimator_version).map_err(|_| bad("estimator"))?,
-                estimated_tokens: u64::try_from(self.estimated_tokens)
-                    .map_err(|_| bad("estimate"))?,
+                estimated_tokens: u64::try_from(self.estimated_tokens).map_err(|_| bad("estimate"))?,
             }],
         };
         observation.validate().map_err(|err| format!("record {}: {err}", self.sequence))?;
-        let session_sequence =
-            u64::try_from(self.session_sequence).map_err(|_| bad("session sequence"))?;
+        let session_sequence = u64::try_from(self.session_sequence).map_err(|_| bad("session sequence"))?;
         let stored = StoredObservation::new(observation, session_sequence);
         if checksum(sequence, &stored) != self.checksum {
             return Err(format!("record {}: checksum does not verify", self.sequence));
@@ -449,16 +431,14 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
             return store;
         }
     }
-    let conn = match Connection::open_with_flags(
-        &db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    ) {
-        Ok(conn) => conn,
-        Err(err) => {
-            store.issues.insert(issue_of(&err));
-            return store;
-        }
-    };
+    let conn =
+        match Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX) {
+            Ok(conn) => conn,
+            Err(err) => {
+                store.issues.insert(issue_of(&err));
+                return store;
+            }
+        };
     if conn.busy_timeout(Duration::from_millis(1_000)).is_err() {
         store.issues.insert(Issue::Io);
         return store;
@@ -497,9 +477,8 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
 
 fn verify(conn: &Connection) -> Verification {
     let mut verification = Verification { records: Vec::new(), capacity: None, failure: None };
-    let capacity = conn
-        .query_row("SELECT value FROM meta WHERE key = 'capacity'", [], |row| row.get::<_, String>(0))
-        .optional();
+    let capacity =
+        conn.query_row("SELECT value FROM meta WHERE key = 'capacity'", [], |row| row.get::<_, String>(0)).optional();
     match capacity {
         Ok(Some(text)) => match text.parse::<u64>() {
             Ok(capacity) => verification.capacity = Some(capacity),
@@ -570,7 +549,11 @@ mod tests {
             item_id: Identity::parse("steering-block").unwrap(),
             item_version: Identity::parse("1").unwrap(),
             utf8_bytes: bytes,
-            estimates: vec![Estimate { estimator: ESTIMATOR_ID.into(), version: 1, estimated_tokens: bytes.div_ceil(4) }],
+            estimates: vec![Estimate {
+                estimator: ESTIMATOR_ID.into(),
+                version: 1,
+                estimated_tokens: bytes.div_ceil(4),
+            }],
         }
     }
 

@@ -17,7 +17,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "bee-hook", version, about = "Bee's hook client: writes the hook output, then records what was delivered.")]
+#[command(
+    name = "bee-hook",
+    version,
+    about = "Bee's hook client: writes the hook output, then records what was delivered."
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,

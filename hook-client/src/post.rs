@@ -33,11 +33,9 @@ pub enum Delivery {
 /// Posts `body` to beed at `socket`, waiting until `deadline` at most.
 pub fn post(socket: PathBuf, body: Vec<u8>, deadline: Instant) -> Delivery {
     let (done, result) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name("bee-post".into())
-        .spawn(move || {
-            let _ = done.send(post_now(&socket, &body, deadline));
-        });
+    let spawned = std::thread::Builder::new().name("bee-post".into()).spawn(move || {
+        let _ = done.send(post_now(&socket, &body, deadline));
+    });
     if let Err(err) = spawned {
         return Delivery::Unavailable(format!("cannot start the post: {err}"));
     }
@@ -81,10 +79,7 @@ fn classify_answer(answer: &[u8]) -> Delivery {
     let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(answer.len());
     let head = String::from_utf8_lossy(&answer[..head_end]);
     let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|line| line.split(' ').nth(1))
-        .and_then(|code| code.parse::<u16>().ok());
+    let status = lines.next().and_then(|line| line.split(' ').nth(1)).and_then(|code| code.parse::<u16>().ok());
     let protocol_ok = lines.any(|line| {
         line.split_once(':').is_some_and(|(name, value)| {
             name.trim().eq_ignore_ascii_case(PROTOCOL_HEADER) && value.trim() == PROTOCOL_VERSION.to_string()

@@ -10,10 +10,10 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::process::{Command, ExitCode, ExitStatus, Stdio};
 use std::time::Instant;
 
-use bee_proto::envelope;
+use crate::PromptArgs;
 use crate::output;
 use crate::post::{self, Delivery};
-use crate::PromptArgs;
+use bee_proto::envelope;
 
 /// Set for a wrapped command: a bee-hook running inside another one is
 /// nested and never observes (no hook call may measure another).
@@ -36,8 +36,8 @@ fn settings(args: &PromptArgs) -> Result<Settings, String> {
     let surface = Surface::from_cli(&args.surface)
         .ok_or_else(|| format!("unknown surface {:?} (plain or context-json)", args.surface))?;
     let default_item = if args.command.is_empty() { STEERING_BLOCK_ITEM } else { WRAPPED_COMMAND_ITEM };
-    let item_id = Identity::parse(args.item.as_deref().unwrap_or(default_item))
-        .map_err(|err| format!("--item: {err}"))?;
+    let item_id =
+        Identity::parse(args.item.as_deref().unwrap_or(default_item)).map_err(|err| format!("--item: {err}"))?;
     let item_version = Identity::parse(args.item_version.as_deref().unwrap_or(BUILTIN_ITEM_VERSION))
         .map_err(|err| format!("--item-version: {err}"))?;
     if args.block.is_none() && args.command.is_empty() {
@@ -79,7 +79,13 @@ pub fn run(args: PromptArgs) -> ExitCode {
     ExitCode::from(status)
 }
 
-fn account(settings: &Settings, envelope: &[u8], output: &[u8], written: output::WriteOutcome, observed_at_utc: String) {
+fn account(
+    settings: &Settings,
+    envelope: &[u8],
+    output: &[u8],
+    written: output::WriteOutcome,
+    observed_at_utc: String,
+) {
     if std::env::var_os(NESTED_ENV).is_some() {
         return;
     }
@@ -130,9 +136,8 @@ fn account(settings: &Settings, envelope: &[u8], output: &[u8], written: output:
         Delivery::Unavailable(reason) => {
             // Nothing more can be done if even the spool fails; the hook's
             // own work is already done and must stay untouched.
-            let spooled = bee_proto::paths::spool_dir()
-                .ok_or_else(|| "no spool directory".to_owned())
-                .and_then(|dir| {
+            let spooled =
+                bee_proto::paths::spool_dir().ok_or_else(|| "no spool directory".to_owned()).and_then(|dir| {
                     bee_proto::spool::append(&dir, bee_proto::spool::DELIVERY_SPOOL_FILE, &body)
                         .map_err(|err| err.to_string())
                 });
@@ -176,10 +181,8 @@ fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, F
     // The rest of an oversized stdin is drained so the agent's write never
     // sees a broken pipe.
     let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
-    let bytes = std::fs::read(block).map_err(|err| Failure {
-        message: format!("cannot read block file {}: {err}", block.display()),
-        status: 1,
-    })?;
+    let bytes = std::fs::read(block)
+        .map_err(|err| Failure { message: format!("cannot read block file {}: {err}", block.display()), status: 1 })?;
     let bytes = match surface {
         Surface::Plain => bytes,
         Surface::ContextJson => {
@@ -187,9 +190,8 @@ fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, F
                 message: format!("block file {} is not UTF-8; context-json needs text", block.display()),
                 status: 1,
             })?;
-            let mut json = serde_json::to_vec(&ContextJsonOutput::user_prompt_submit(&text)).map_err(|err| {
-                Failure { message: format!("cannot encode the block: {err}"), status: 1 }
-            })?;
+            let mut json = serde_json::to_vec(&ContextJsonOutput::user_prompt_submit(&text))
+                .map_err(|err| Failure { message: format!("cannot encode the block: {err}"), status: 1 })?;
             json.push(b'\n');
             json
         }
@@ -212,7 +214,8 @@ fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool) -> Result<
     if let Some(mut stdout) = child.stdout.take() {
         let _ = stdout.read_to_end(&mut bytes);
     }
-    let status = child.wait().map_err(|err| Failure { message: format!("waiting for the command: {err}"), status: 1 })?;
+    let status =
+        child.wait().map_err(|err| Failure { message: format!("waiting for the command: {err}"), status: 1 })?;
     if let Some(feeder) = feeder {
         let _ = feeder.join();
     }
@@ -220,9 +223,8 @@ fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool) -> Result<
 }
 
 fn spawn(command: &[OsString], stdin: Stdio, stdout: Stdio) -> Result<std::process::Child, Failure> {
-    let (program, rest) = command
-        .split_first()
-        .ok_or_else(|| Failure { message: "no command given".into(), status: 1 })?;
+    let (program, rest) =
+        command.split_first().ok_or_else(|| Failure { message: "no command given".into(), status: 1 })?;
     Command::new(program)
         .args(rest)
         .env(NESTED_ENV, "1")

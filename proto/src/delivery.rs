@@ -401,11 +401,7 @@ pub struct InvalidUsage {
 
 impl InvalidUsage {
     pub fn new(message: impl Into<String>) -> InvalidUsage {
-        InvalidUsage {
-            status: "invalid".to_owned(),
-            error_code: "invalid_usage".to_owned(),
-            message: message.into(),
-        }
+        InvalidUsage { status: "invalid".to_owned(), error_code: "invalid_usage".to_owned(), message: message.into() }
     }
 }
 

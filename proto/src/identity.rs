@@ -41,9 +41,7 @@ impl Identity {
             return Err(IdentityError("identity is longer than 128 characters"));
         }
         if !text.bytes().all(is_identity_byte) {
-            return Err(IdentityError(
-                "identity may only contain A-Z a-z 0-9 - _ . : /",
-            ));
+            return Err(IdentityError("identity may only contain A-Z a-z 0-9 - _ . : /"));
         }
         Ok(Identity(text.to_owned()))
     }
@@ -84,10 +82,7 @@ pub fn parse_hyphenated_uuid(text: &str) -> Option<Uuid> {
     if text.len() != 36 {
         return None;
     }
-    let hyphens_in_place = text
-        .bytes()
-        .enumerate()
-        .all(|(i, b)| matches!(i, 8 | 13 | 18 | 23) == (b == b'-'));
+    let hyphens_in_place = text.bytes().enumerate().all(|(i, b)| matches!(i, 8 | 13 | 18 | 23) == (b == b'-'));
     if !hyphens_in_place {
         return None;
     }

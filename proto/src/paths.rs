@@ -10,9 +10,7 @@ pub const BEE_SOCKET_ENV: &str = "BEE_SOCKET";
 
 /// The directory that contains `.bee/`: `BEE_HOME`, else `HOME`.
 pub fn bee_home() -> Option<PathBuf> {
-    non_empty_env(BEE_HOME_ENV)
-        .or_else(|| non_empty_env("HOME"))
-        .map(PathBuf::from)
+    non_empty_env(BEE_HOME_ENV).or_else(|| non_empty_env("HOME")).map(PathBuf::from)
 }
 
 /// `${BEE_HOME:-$HOME}/.bee`.
@@ -22,9 +20,7 @@ pub fn bee_dir() -> Option<PathBuf> {
 
 /// The daemon socket: `BEE_SOCKET`, else `${BEE_HOME:-$HOME}/.bee/run/beed.sock`.
 pub fn socket_path() -> Option<PathBuf> {
-    non_empty_env(BEE_SOCKET_ENV)
-        .map(PathBuf::from)
-        .or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))
+    non_empty_env(BEE_SOCKET_ENV).map(PathBuf::from).or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))
 }
 
 /// The default delivery store: `${BEE_HOME:-$HOME}/.bee/usage/delivery-v1`.

@@ -51,16 +51,16 @@ fn beed_round() -> f64 {
     let home = TestHome::new();
     let daemon = home.start_daemon();
     let socket = home.socket();
-    let bodies: Vec<Vec<Vec<u8>>> = (0..WRITERS)
-        .map(|_| (0..PER_WRITER).map(|_| observation(&uuid::Uuid::new_v4())).collect())
-        .collect();
+    let bodies: Vec<Vec<Vec<u8>>> =
+        (0..WRITERS).map(|_| (0..PER_WRITER).map(|_| observation(&uuid::Uuid::new_v4())).collect()).collect();
     let started = Instant::now();
     std::thread::scope(|scope| {
         for mine in &bodies {
             let socket = &socket;
             scope.spawn(move || {
                 for body in mine {
-                    let (status, _, _) = raw_http(socket, &post_request("/v1/delivery/observations", "bee-protocol: 1\r\n", body));
+                    let (status, _, _) =
+                        raw_http(socket, &post_request("/v1/delivery/observations", "bee-protocol: 1\r\n", body));
                     assert_eq!(status, 200);
                 }
             });

@@ -12,7 +12,8 @@ use std::time::Duration;
 fn main() {
     let runs: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(300);
     let home = TestHome::new();
-    let block = home.file("block.md", &"Steering: keep functions small; test what you change.\n".repeat(19).into_bytes());
+    let block =
+        home.file("block.md", &"Steering: keep functions small; test what you change.\n".repeat(19).into_bytes());
     let envelope = prompt_envelope(SESSION, "benchmark the hook");
     let block_arg = block.to_str().unwrap().to_owned();
     let hook_args = ["prompt", "--surface", "plain", "--block", block_arg.as_str()];

@@ -330,9 +330,12 @@ pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// A hook receipt: event id and outcome.
+pub type Receipt = (String, String);
+
 /// The receipt a hook run with `BEE_HOOK_DEBUG=1` printed: event id and what
 /// became of the observation ("accepted by beed", "spooled (…)", …).
-pub fn receipt(stderr: &[u8]) -> Option<(String, String)> {
+pub fn receipt(stderr: &[u8]) -> Option<Receipt> {
     let text = String::from_utf8_lossy(stderr);
     let line = text.lines().find_map(|line| line.strip_prefix("bee-hook: observation "))?;
     let (id, outcome) = line.split_once(' ')?;
@@ -341,11 +344,19 @@ pub fn receipt(stderr: &[u8]) -> Option<(String, String)> {
 
 impl TestHome {
     /// Fires `bee-hook prompt --surface SURFACE --block BLOCK` with receipts on.
-    pub fn fire_with_receipt(&self, surface: &str, block: &Path, envelope: &[u8]) -> (Output, Option<(String, String)>) {
+    pub fn fire_with_receipt(
+        &self,
+        surface: &str,
+        block: &Path,
+        envelope: &[u8],
+    ) -> (Output, Option<(String, String)>) {
         let mut command = self.command(bin("bee-hook"));
         command.env("BEE_HOOK_DEBUG", "1");
-        let (output, _) =
-            self.hook_with(command, &["prompt", "--surface", surface, "--block", block.to_str().expect("utf-8")], envelope);
+        let (output, _) = self.hook_with(
+            command,
+            &["prompt", "--surface", surface, "--block", block.to_str().expect("utf-8")],
+            envelope,
+        );
         let receipt = receipt(&output.stderr);
         (output, receipt)
     }

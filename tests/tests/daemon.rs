@@ -1,6 +1,8 @@
 //! beed's lifecycle, durability, capacity, corruption handling and socket API
 //! hardening, with real processes and a real socket.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use bee_tests::*;
 use serde_json::json;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -85,7 +87,7 @@ fn every_acknowledged_observation_survives_kill_9() {
     let block = home.file("block.md", BLOCK);
     let daemon = home.start_daemon();
     let pid = daemon.pid();
-    let receipts: Vec<(String, String)> = std::thread::scope(|scope| {
+    let receipts: Vec<Receipt> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..8)
             .map(|_| {
                 scope.spawn(|| {
@@ -97,7 +99,8 @@ fn every_acknowledged_observation_survives_kill_9() {
             .collect();
         // Kill mid-burst, once some appends were acknowledged.
         std::thread::sleep(Duration::from_millis(300));
-        rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), rustix::process::Signal::KILL).unwrap();
+        rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), rustix::process::Signal::KILL)
+            .unwrap();
         workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
     });
     daemon.kill9();
@@ -181,7 +184,11 @@ fn a_corrupt_store_keeps_its_verified_prefix_and_never_panics() {
     assert_eq!(report["groups"][0]["identity"], "item-aaaa");
     let refused = home.command(bin("beed")).output().unwrap();
     assert_eq!(refused.status.code(), Some(5));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("corrupt"), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("corrupt"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
     assert_eq!(std::fs::read(&db).unwrap(), altered, "beed did not touch the evidence");
 
     // The whole file overwritten with garbage.
@@ -231,12 +238,32 @@ fn the_socket_api_refuses_bad_input_with_json_errors() {
         (post_request(path, "", b"{not json"), 400, "invalid_request"),
         (post_request(path, "", b"\xff\xfe\x00garbage"), 400, "invalid_request"),
         (post_request(path, "", b"[]"), 400, "invalid_request"),
-        (post_request(path, "", &serde_json::to_vec(&observation("00000000-0000-0000-0000-000000000000")).unwrap()), 400, "invalid_request"),
+        (
+            post_request(path, "", &serde_json::to_vec(&observation("00000000-0000-0000-0000-000000000000")).unwrap()),
+            400,
+            "invalid_request",
+        ),
         (post_request(path, "", &vec![b' '; 70_000]), 413, "payload_too_large"),
         (post_request("/v1/nope", "", b"{}"), 404, "not_found"),
-        (b"GET /v1/delivery/observations HTTP/1.1\r\nhost: beed\r\nconnection: close\r\n\r\n".to_vec(), 404, "not_found"),
-        (post_request("/v1/delivery/report", "", b"{\"store\":\"/elsewhere\",\"session\":null,\"limit\":5}"), 404, "store_not_served"),
-        (post_request("/v1/delivery/report", "", format!("{{\"store\":{:?},\"session\":null,\"limit\":101}}", home.store()).as_bytes()), 400, "invalid_request"),
+        (
+            b"GET /v1/delivery/observations HTTP/1.1\r\nhost: beed\r\nconnection: close\r\n\r\n".to_vec(),
+            404,
+            "not_found",
+        ),
+        (
+            post_request("/v1/delivery/report", "", b"{\"store\":\"/elsewhere\",\"session\":null,\"limit\":5}"),
+            404,
+            "store_not_served",
+        ),
+        (
+            post_request(
+                "/v1/delivery/report",
+                "",
+                format!("{{\"store\":{:?},\"session\":null,\"limit\":101}}", home.store()).as_bytes(),
+            ),
+            400,
+            "invalid_request",
+        ),
     ];
     for (request, status, code) in cases {
         let (got, head, body) = raw_http(&socket, &request);
@@ -256,12 +283,18 @@ fn the_socket_api_refuses_bad_input_with_json_errors() {
     for expected in ["recorded", "duplicate"] {
         let (status, _, body) = raw_http(&socket, &post_request(path, "bee-protocol: 1\r\n", &good));
         assert_eq!(status, 200);
-        assert_eq!(serde_json::from_slice::<serde_json::Value>(&body).unwrap(), json!({"outcome": expected, "sequence": 1}));
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
+            json!({"outcome": expected, "sequence": 1})
+        );
     }
     let mut conflicting = observation(&id);
     conflicting["utf8Bytes"] = json!(999);
     let (_, _, body) = raw_http(&socket, &post_request(path, "", &serde_json::to_vec(&conflicting).unwrap()));
-    assert_eq!(serde_json::from_slice::<serde_json::Value>(&body).unwrap(), json!({"outcome": "conflict_kept_first", "sequence": 1}));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
+        json!({"outcome": "conflict_kept_first", "sequence": 1})
+    );
     let (_, read) = home.read_event(&id);
     assert_eq!(read["observation"]["observation"]["utf8Bytes"], 5);
     assert_eq!(home.report(&[]).1["observedEvents"], 1);

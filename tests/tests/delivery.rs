@@ -1,5 +1,7 @@
 //! `beectl delivery report | read` end to end: real hooks, a real beed, real SQLite.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use bee_tests::*;
 use serde_json::json;
 
@@ -71,7 +73,19 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
     // A wrapped command: its stdout is the output (with a multi-byte character
     // and an astral one, so bytes, UTF-16 units and estimates all differ).
     let (wrapped, _) = home.hook(
-        &["prompt", "--surface", "plain", "--item", "repo-rules", "--item-version", "7", "--", "sh", "-c", "cat >/dev/null; printf 'Rules: é 😀\\n'"],
+        &[
+            "prompt",
+            "--surface",
+            "plain",
+            "--item",
+            "repo-rules",
+            "--item-version",
+            "7",
+            "--",
+            "sh",
+            "-c",
+            "cat >/dev/null; printf 'Rules: é 😀\\n'",
+        ],
         &prompt_envelope(SESSION, "and the docs"),
     );
     assert_eq!(wrapped.stdout, "Rules: é 😀\n".as_bytes());
@@ -127,7 +141,10 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
 
     // Session filter: exact match only.
     let (code, other) = home.report(&["--session-kind", "claude-native-session", "--session", OTHER_SESSION]);
-    assert_eq!((code, other["observedEvents"].clone(), other["deliveredUtf8Bytes"].clone()), (0, json!(1), json!(plain_bytes)));
+    assert_eq!(
+        (code, other["observedEvents"].clone(), other["deliveredUtf8Bytes"].clone()),
+        (0, json!(1), json!(plain_bytes))
+    );
     let unknown = "11111111-2222-4333-8444-555555555555";
     let (code, nothing) = home.report(&["--session-kind", "claude-native-session", "--session", unknown]);
     assert_eq!((code, nothing["totalsStatus"].clone()), (5, json!("unknown")));
@@ -171,10 +188,20 @@ fn read_finds_a_receipt_and_reports_unknown_ids_unavailable() {
     assert_eq!(observation["itemVersion"], "1");
     assert_eq!(observation["utf8Bytes"], BLOCK.len());
     assert!(observation["observedAtUtc"].as_str().unwrap().ends_with('Z'));
-    assert_eq!(observation["estimates"], json!([{"estimator": "utf16-ceil-div4", "version": 1, "estimatedTokens": 12}]));
+    assert_eq!(
+        observation["estimates"],
+        json!([{"estimator": "utf16-ceil-div4", "version": 1, "estimatedTokens": 12}])
+    );
     assert!(record["checksum"].as_str().unwrap().starts_with("crc32:"));
 
-    let unknown = home.beectl(&["delivery", "read", "--store", store.to_str().unwrap(), "--event", "11111111-2222-4333-8444-555555555555"]);
+    let unknown = home.beectl(&[
+        "delivery",
+        "read",
+        "--store",
+        store.to_str().unwrap(),
+        "--event",
+        "11111111-2222-4333-8444-555555555555",
+    ]);
     assert_eq!(unknown.status.code(), Some(5));
     assert_json_eq(&parse_json_line(&unknown.stdout), &json!({"status": "unavailable", "observation": null}));
 }
@@ -196,7 +223,16 @@ fn daemon_and_offline_answers_are_byte_identical() {
         vec!["delivery", "report", "--store", store],
         vec!["delivery", "report", "--store", store, "--limit", "1"],
         vec!["delivery", "report", "--store", store, "--session-kind", "claude-native-session", "--session", SESSION],
-        vec!["delivery", "report", "--store", store, "--session-kind", "claude-native-session", "--session", "11111111-2222-4333-8444-555555555555"],
+        vec![
+            "delivery",
+            "report",
+            "--store",
+            store,
+            "--session-kind",
+            "claude-native-session",
+            "--session",
+            "11111111-2222-4333-8444-555555555555",
+        ],
         vec!["delivery", "read", "--store", store, "--event", &ids[0]],
         vec!["delivery", "read", "--store", store, "--event", "11111111-2222-4333-8444-555555555555"],
     ];
@@ -207,11 +243,7 @@ fn daemon_and_offline_answers_are_byte_identical() {
     for (query, online) in queries.iter().zip(via_daemon) {
         let offline = home.beectl(query);
         assert_eq!(online.status.code(), offline.status.code(), "{query:?}");
-        assert_eq!(
-            String::from_utf8_lossy(&online.stdout),
-            String::from_utf8_lossy(&offline.stdout),
-            "{query:?}"
-        );
+        assert_eq!(String::from_utf8_lossy(&online.stdout), String::from_utf8_lossy(&offline.stdout), "{query:?}");
         assert!(online.stderr.is_empty() && offline.stderr.is_empty(), "{query:?}");
     }
 }
@@ -263,7 +295,16 @@ fn invalid_usage_is_exit_4_with_an_invalid_usage_document() {
         vec!["delivery", "report", "--store", "s", "--limit=5"],
         vec!["delivery", "report", "--store", "s", "--session", sid],
         vec!["delivery", "report", "--store", "s", "--session-kind", "claude-native-session"],
-        vec!["delivery", "report", "--store", "s", "--session-kind", "claude-native-session", "--session", "not-a-uuid"],
+        vec![
+            "delivery",
+            "report",
+            "--store",
+            "s",
+            "--session-kind",
+            "claude-native-session",
+            "--session",
+            "not-a-uuid",
+        ],
         vec!["delivery", "read", "--store", "s"],
         vec!["delivery", "read", "--store", "s", "--event", "00000000-0000-0000-0000-000000000000"],
         vec!["delivery", "read", "--store", "s", "--event", sid, "--event", sid],
@@ -286,4 +327,3 @@ fn invalid_usage_is_exit_4_with_an_invalid_usage_document() {
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("beectl "));
     assert!(!home.bee_dir().exists());
 }
-

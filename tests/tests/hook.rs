@@ -1,6 +1,8 @@
 //! bee-hook end to end: the hook's own output is sacred whatever happens to
 //! beed or the store, and only valid prompt envelopes are observed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use bee_tests::*;
 use serde_json::json;
 use std::process::Output;
@@ -114,7 +116,8 @@ fn the_hook_output_is_identical_whatever_state_beed_and_the_store_are_in() {
     assert!(eventually(Duration::from_secs(5), || home.report(&[]).1["observedEvents"] == 3));
 
     // Store unwritable: the append fails inside beed; the hook spools.
-    let guard = ImmutableFiles::new(&[home.store().join("delivery.sqlite3-wal"), home.store().join("delivery.sqlite3")]);
+    let guard =
+        ImmutableFiles::new(&[home.store().join("delivery.sqlite3-wal"), home.store().join("delivery.sqlite3")]);
     let (unwritable, _) = run_block(&home, &block, &envelope);
     assert_eq!(visible(&unwritable), expected, "store unwritable");
     assert_eq!(home.spool_lines(), 1, "refused append was spooled");
@@ -137,7 +140,11 @@ impl ImmutableFiles {
     fn new(paths: &[std::path::PathBuf]) -> ImmutableFiles {
         for path in paths {
             let status = std::process::Command::new("chattr").arg("+i").arg(path).status().expect("run chattr");
-            assert!(status.success(), "chattr +i {} failed: this test needs e2fsprogs and a filesystem with attributes", path.display());
+            assert!(
+                status.success(),
+                "chattr +i {} failed: this test needs e2fsprogs and a filesystem with attributes",
+                path.display()
+            );
         }
         ImmutableFiles(paths.to_vec())
     }
@@ -234,7 +241,7 @@ fn fifty_parallel_hooks_are_each_recorded_exactly_once() {
     let block = home.file("block.md", BLOCK);
     let daemon = home.start_daemon();
     let envelope = prompt_envelope(SESSION, "parallel");
-    let outcomes: Vec<(Vec<u8>, Option<(String, String)>)> = std::thread::scope(|scope| {
+    let outcomes: Vec<(Vec<u8>, Option<Receipt>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..50)
             .map(|_| {
                 scope.spawn(|| {

@@ -1,6 +1,8 @@
 //! Stores hold metadata only: no prompt, no output, in any file Bee writes,
 //! whether the observation went to beed or to the spool.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use bee_tests::*;
 
 const PROMPT: &str = "SECRET-PROMPT-7f3a: the API key is sk-live-0000";
