@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::args::{ReadArgs, ReportArgs};
+use beectl::args::{ReadArgs, ReportArgs};
 
 /// How long beectl waits for beed before reading offline instead.
 const DAEMON_TIMEOUT: Duration = Duration::from_secs(3);

@@ -5,11 +5,11 @@
 //! question; otherwise it reads the store offline through the daemon's own
 //! library, so both paths print the same bytes.
 
-mod args;
 mod daemon;
 mod delivery;
 
 use bee_daemon::delivery::Rendered;
+use beectl::args;
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -366,3 +366,38 @@ os.execv(beed, [beed])
     assert_eq!(daemon.stop(), Some(0));
     assert!(home.socket().exists(), "an inherited socket belongs to the service manager");
 }
+
+#[test]
+fn sigterm_during_a_burst_commits_what_was_in_flight() {
+    let home = TestHome::new();
+    let block = home.file("block.md", BLOCK);
+    let daemon = home.start_daemon();
+    let pid = daemon.pid();
+    let receipts: Vec<Receipt> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..6)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..25)
+                        .filter_map(|_| home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "burst")).1)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(250));
+        rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), rustix::process::Signal::TERM)
+            .unwrap();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    });
+    assert_eq!(daemon.stop(), Some(0), "a graceful stop exits 0");
+    assert_eq!(receipts.len(), 150);
+    for (id, outcome) in &receipts {
+        if outcome == "accepted by beed" {
+            assert_eq!(home.read_event(id).0, 0, "acknowledged {id} lost");
+        } else {
+            assert!(outcome.starts_with("spooled"), "{outcome}");
+        }
+    }
+    let restarted = home.start_daemon();
+    assert_eq!(home.report(&[]).1["observedEvents"], 150);
+    drop(restarted);
+}

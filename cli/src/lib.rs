@@ -1,0 +1,3 @@
+//! beectl's argument rules, as a library so that they can be fuzzed.
+
+pub mod args;
