@@ -445,3 +445,51 @@ impl std::fmt::Display for Spread {
         write!(f, "median {:.3} ms, p99 {:.3} ms (min {:.3}, max {:.3})", self.median, self.p99, self.min, self.max)
     }
 }
+
+impl TestHome {
+    /// Fires `writers × per_writer` plain block hooks from parallel threads,
+    /// runs `during` while they go, and returns each run's stdout and receipt.
+    pub fn fire_in_parallel(
+        &self,
+        block: &Path,
+        writers: usize,
+        per_writer: usize,
+        during: impl FnOnce(),
+    ) -> Vec<(Vec<u8>, Option<Receipt>)> {
+        let envelope = prompt_envelope(SESSION, "parallel work");
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..writers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        (0..per_writer)
+                            .map(|_| {
+                                let (output, receipt) = self.fire_with_receipt("plain", block, &envelope);
+                                (output.stdout, receipt)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            during();
+            workers.into_iter().flat_map(|w| w.join().expect("hook thread")).collect()
+        })
+    }
+}
+
+impl Daemon {
+    /// Sends `signal` to beed.
+    pub fn send(&self, signal: rustix::process::Signal) {
+        self.signal(signal);
+    }
+}
+
+impl TestHome {
+    /// Waits until the running beed's delivery store holds at least `records`.
+    pub fn wait_for_records(&self, records: u64) {
+        let reached = eventually(Duration::from_secs(30), || {
+            let status = parse_json_line(&self.beectl(&["daemon", "status"]).stdout);
+            status["stores"][0]["records"].as_u64().is_some_and(|n| n >= records)
+        });
+        assert!(reached, "the store never reached {records} records");
+    }
+}

@@ -43,8 +43,7 @@ fn one_daemon_per_socket_private_files_and_stale_socket_replaced() {
     assert!(again.log().contains("replacing a stale socket"), "{}", again.log());
     assert_eq!(home.report(&[]).1["observedEvents"], 1);
     // SIGINT is a graceful stop too.
-    let pid = again.pid();
-    rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), rustix::process::Signal::INT).unwrap();
+    again.send(rustix::process::Signal::INT);
     assert!(eventually(Duration::from_secs(10), || !home.socket().exists()));
     assert!(again.log().contains("SIGINT received") && again.log().contains("beed stopped"));
     drop(again);
@@ -86,23 +85,12 @@ fn every_acknowledged_observation_survives_kill_9() {
     let home = TestHome::new();
     let block = home.file("block.md", BLOCK);
     let daemon = home.start_daemon();
-    let pid = daemon.pid();
-    let receipts: Vec<Receipt> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..8)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..30)
-                        .filter_map(|_| home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "burst")).1)
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        // Kill mid-burst, once some appends were acknowledged.
-        std::thread::sleep(Duration::from_millis(300));
-        rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), rustix::process::Signal::KILL)
-            .unwrap();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    // Kill mid-burst, once some appends were acknowledged.
+    let runs = home.fire_in_parallel(&block, 8, 30, || {
+        home.wait_for_records(60);
+        daemon.send(rustix::process::Signal::KILL);
     });
+    let receipts: Vec<Receipt> = runs.into_iter().filter_map(|(_, receipt)| receipt).collect();
     daemon.kill9();
     let acknowledged: Vec<_> = receipts.iter().filter(|(_, outcome)| outcome == "accepted by beed").collect();
     let spooled = receipts.iter().filter(|(_, outcome)| outcome.starts_with("spooled")).count();
@@ -125,26 +113,18 @@ fn appends_stop_at_capacity_and_the_first_2048_stay_intact() {
     let home = TestHome::new();
     let block = home.file("block.md", BLOCK);
     let daemon = home.start_daemon();
-    let envelope = prompt_envelope(SESSION, "fill");
-    std::thread::scope(|scope| {
-        for _ in 0..4 {
-            scope.spawn(|| {
-                for _ in 0..512 {
-                    let (output, receipt) = home.fire_with_receipt("plain", &block, &envelope);
-                    assert_eq!(output.stdout, BLOCK);
-                    let outcome = receipt.unwrap().1;
-                    assert!(taken(&outcome), "{outcome}");
-                }
-            });
-        }
-    });
+    for (stdout, receipt) in home.fire_in_parallel(&block, 4, 512, || {}) {
+        assert_eq!(stdout, BLOCK);
+        let outcome = receipt.unwrap().1;
+        assert!(taken(&outcome), "{outcome}");
+    }
     home.settle();
     let (code, full) = home.report(&["--limit", "0"]);
     assert_eq!(code, 0);
     assert_eq!(full["observedEvents"], 2048);
     assert_eq!(full["issues"], json!(["capacity", "observation_window_open"]));
 
-    let (output, receipt) = home.fire_with_receipt("plain", &block, &envelope);
+    let (output, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "one more"));
     assert_eq!(output.stdout, BLOCK, "a full store never touches the hook output");
     assert_eq!(output.status.code(), Some(0));
     let (id, outcome) = receipt.unwrap();
@@ -372,22 +352,11 @@ fn sigterm_during_a_burst_commits_what_was_in_flight() {
     let home = TestHome::new();
     let block = home.file("block.md", BLOCK);
     let daemon = home.start_daemon();
-    let pid = daemon.pid();
-    let receipts: Vec<Receipt> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..6)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..25)
-                        .filter_map(|_| home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "burst")).1)
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        std::thread::sleep(Duration::from_millis(250));
-        rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), rustix::process::Signal::TERM)
-            .unwrap();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    let runs = home.fire_in_parallel(&block, 6, 25, || {
+        home.wait_for_records(40);
+        daemon.send(rustix::process::Signal::TERM);
     });
+    let receipts: Vec<Receipt> = runs.into_iter().filter_map(|(_, receipt)| receipt).collect();
     assert_eq!(daemon.stop(), Some(0), "a graceful stop exits 0");
     assert_eq!(receipts.len(), 150);
     for (id, outcome) in &receipts {

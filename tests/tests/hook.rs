@@ -240,18 +240,7 @@ fn fifty_parallel_hooks_are_each_recorded_exactly_once() {
     let home = TestHome::new();
     let block = home.file("block.md", BLOCK);
     let daemon = home.start_daemon();
-    let envelope = prompt_envelope(SESSION, "parallel");
-    let outcomes: Vec<(Vec<u8>, Option<Receipt>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..50)
-            .map(|_| {
-                scope.spawn(|| {
-                    let (output, receipt) = home.fire_with_receipt("plain", &block, &envelope);
-                    (output.stdout, receipt)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let outcomes = home.fire_in_parallel(&block, 50, 1, || {});
     let mut ids = std::collections::BTreeSet::new();
     for (stdout, receipt) in &outcomes {
         assert_eq!(stdout, BLOCK);
