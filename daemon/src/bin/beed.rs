@@ -45,7 +45,13 @@ fn main() -> ExitCode {
             return ExitCode::from(5);
         }
     };
-    match runtime.block_on(server::serve(config, shutdown_signal())) {
+    let served = runtime.block_on(async {
+        // Handlers go in before anything else, so a stop requested during
+        // start-up is still a graceful one.
+        let shutdown = shutdown_signal().map_err(server::StartError::Io)?;
+        server::serve(config, shutdown).await
+    });
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{err}");
@@ -54,14 +60,15 @@ fn main() -> ExitCode {
     }
 }
 
-async fn shutdown_signal() {
+/// Installs SIGTERM and SIGINT handlers now; the future resolves on either.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()> + Send + 'static> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
-        tracing::error!("cannot install signal handlers; stop beed with SIGKILL");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM received"),
-        _ = int.recv() => tracing::info!("SIGINT received"),
-    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
 }
