@@ -56,6 +56,9 @@ enum DeliveryCli {
         /// Groups returned per view, 0..100 [default: 100]; never limits totals.
         #[arg(long, value_name = "N", value_parser = parse_limit)]
         limit: Option<u32>,
+        /// Output: json (the default, one compact document) or table (for people).
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+        format: Option<String>,
     },
     /// One recorded observation by its event id.
     Read {
@@ -97,6 +100,7 @@ pub struct ReportArgs {
     pub store: String,
     pub session: Option<SessionSelector>,
     pub limit: u32,
+    pub table: bool,
 }
 
 #[derive(Debug)]
@@ -162,7 +166,7 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, String> {
         }
     };
     Ok(Parsed::Command(match cli.command {
-        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit }) => {
+        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit, format }) => {
             let session = match (session_kind, session) {
                 (Some(kind), Some(id)) => {
                     let kind = Identity::parse(&kind).map_err(|err| format!("--session-kind: {err}"))?;
@@ -176,6 +180,7 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, String> {
                 store,
                 session,
                 limit: limit.unwrap_or(MAX_GROUP_LIMIT),
+                table: format.as_deref() == Some("table"),
             }))
         }
         CliCommand::Delivery(DeliveryCli::Read { store, event }) => {
@@ -232,6 +237,8 @@ mod tests {
             &["delivery", "read", "--store", "a", "--event", "00000000-0000-0000-0000-000000000000"],
             &["delivery", "read", "--store", "a", "--event", "3f2b8c1e6a4d4e9b9c7a1d2e3f4a5b6c"],
             &["delivery", "frobnicate"],
+            &["delivery", "report", "--store", "a", "--format", "yaml"],
+            &["delivery", "report", "--store", "a", "--json"],
         ];
         for args in bad {
             assert!(parse_strs(args).is_err(), "accepted {args:?}");
@@ -248,6 +255,7 @@ mod tests {
         for args in [
             &["delivery", "report", "--store", "a"][..],
             &["delivery", "report", "--store", "a", "--limit", "0"],
+            &["delivery", "report", "--store", "a", "--format", "table"],
             &["delivery", "report", "--limit", "100", "--store", "a"],
             &["delivery", "report", "--store", "a", "--session-kind", "claude-native-session", "--session", sid],
             &["delivery", "report", "--store", "a", "--session-kind", "codex-session", "--session", "r-1"],

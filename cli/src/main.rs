@@ -7,6 +7,7 @@
 
 mod daemon;
 mod delivery;
+mod table;
 
 use bee_daemon::delivery::Rendered;
 use beectl::args;

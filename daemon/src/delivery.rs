@@ -86,17 +86,8 @@ impl Tally {
     fn add(&mut self, record: &RecordedObservation) {
         self.events += 1;
         self.bytes += record.observation.utf8_bytes;
-        self.tokens += delivered_tokens(record);
+        self.tokens += record.observation.labelled_tokens();
     }
-}
-
-fn delivered_tokens(record: &RecordedObservation) -> u64 {
-    record
-        .observation
-        .estimates
-        .iter()
-        .find(|e| e.estimator == bee_proto::delivery::ESTIMATOR_ID)
-        .map_or(0, |e| e.estimated_tokens)
 }
 
 /// Computes the report document from what could be verified.

@@ -272,7 +272,7 @@ impl IntoResponse for Failure {
             ApiErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiErrorCode::ProtocolMismatch => StatusCode::CONFLICT,
             ApiErrorCode::Capacity => StatusCode::INSUFFICIENT_STORAGE,
-            ApiErrorCode::Io | ApiErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ApiErrorCode::Io => StatusCode::SERVICE_UNAVAILABLE,
             ApiErrorCode::StoreNotServed | ApiErrorCode::NotFound => StatusCode::NOT_FOUND,
         };
         (status, Json(ApiError { error_code: self.code, message: self.message })).into_response()

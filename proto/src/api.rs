@@ -44,8 +44,6 @@ pub enum ApiErrorCode {
     StoreNotServed,
     /// The path or method is not part of the API.
     NotFound,
-    /// The daemon is shutting down.
-    ShuttingDown,
 }
 
 /// Body of every error answer.

@@ -3,7 +3,7 @@
 //!
 //! Field order in these structs is the order the contract prints them in.
 
-use crate::identity::{Identity, IdentityError, NATIVE_SESSION_KIND, validate_session};
+use crate::identity::{Identity, IdentityError, validate_session};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -139,14 +139,6 @@ impl Observation {
             _ => Err(ObservationError::Estimates),
         }
     }
-
-    /// The labelled estimate, when present.
-    pub fn estimated_tokens(&self) -> u64 {
-        self.estimates
-            .iter()
-            .find(|e| e.estimator == ESTIMATOR_ID && e.version == ESTIMATOR_VERSION)
-            .map_or(0, |e| e.estimated_tokens)
-    }
 }
 
 /// What the store did with an append.
@@ -195,6 +187,14 @@ impl StoredObservation {
             utf8_bytes: observation.utf8_bytes,
             estimates: observation.estimates,
         }
+    }
+
+    /// Tokens of the labelled estimate (`utf16-ceil-div4` version 1).
+    pub fn labelled_tokens(&self) -> u64 {
+        self.estimates
+            .iter()
+            .find(|e| e.estimator == ESTIMATOR_ID && e.version == ESTIMATOR_VERSION)
+            .map_or(0, |e| e.estimated_tokens)
     }
 
     /// Whether this record holds exactly the metadata of `observation`.
@@ -259,11 +259,6 @@ impl SessionSelector {
     pub fn matches(&self, record: &StoredObservation) -> bool {
         record.session_kind == self.kind && record.session_id == self.id
     }
-}
-
-/// Whether `kind` is Claude's native session kind.
-pub fn is_native_kind(kind: &Identity) -> bool {
-    kind.as_str() == NATIVE_SESSION_KIND
 }
 
 /// `totalsStatus` of a report.

@@ -151,7 +151,19 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
     assert_eq!(nothing["issues"], json!(["missing", "observation_window_open"]));
     let (code, _) = home.report(&["--session-kind", "codex-session", "--session", SESSION]);
     assert_eq!(code, 5, "another identity kind is never treated as Claude");
+
+    // The table view for people shows the same figures, and the same exit.
+    let table = home.beectl(&["delivery", "report", "--store", home.store().to_str().unwrap(), "--format", "table"]);
+    assert_eq!(table.status.code(), Some(0));
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.contains(&format!("delivered bytes   {total_bytes} ")), "{text}");
+    assert!(text.contains(&format!("estimated tokens  {total_est} ")), "{text}");
+    assert!(text.contains("repo-rules") && text.contains(OTHER_SESSION), "{text}");
     drop(daemon);
+    let empty = TestHome::new();
+    let table = empty.beectl(&["delivery", "report", "--store", empty.store().to_str().unwrap(), "--format", "table"]);
+    assert_eq!(table.status.code(), Some(5));
+    assert!(String::from_utf8(table.stdout).unwrap().contains("delivered bytes   unknown"));
 }
 
 #[test]
