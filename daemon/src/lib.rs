@@ -10,4 +10,5 @@ pub mod fsutil;
 pub mod server;
 pub mod spool_ingest;
 pub mod store;
+pub mod tokens;
 pub mod writer;

@@ -15,3 +15,4 @@ pub mod paths;
 pub mod spool;
 pub mod text;
 pub mod time;
+pub mod tokens;

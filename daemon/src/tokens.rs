@@ -1,0 +1,315 @@
+//! Token counting for `beectl token estimate`: the `utf16-ceil-div4`
+//! heuristic and exact `o200k_base` / `cl100k_base` counts of ordinary text.
+//!
+//! Exact counts use tiktoken-rs's bundled rank data and its byte-pair merge,
+//! but our own pre-tokenizer: the encodings' split patterns run on the
+//! linear-time `regex` crate, with the one construct it lacks (`\s+(?!\S)`,
+//! "a whitespace run, minus its last character when text follows")
+//! applied after the match. A differential test holds the counts equal to
+//! `CoreBPE::encode_ordinary` lengths. Splitting first also gives the work
+//! bound (sum of squared piece lengths) before any byte-pair work starts.
+
+use bee_proto::tokens::{Encoding, MAX_PIECE_BYTES, REGEX_OPERATION_MILLIS, TokenErrorCode, WORK_BOUND};
+use rustc_hash::FxHashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use tiktoken_rs::{CoreBPE, Rank};
+
+/// o200k_base's split pattern without its lookahead alternative.
+const O200K_SPLIT: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+",
+);
+
+/// cl100k_base's split pattern: possessive quantifiers dropped (nothing in
+/// the pattern could backtrack into them), lookahead alternative folded
+/// into the final `\s+`.
+const CL100K_SPLIT: &str = concat!(
+    r"'(?i:[sdmt]|ll|ve|re)",
+    r"|[^\r\n\p{L}\p{N}]?\p{L}+",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s+$",
+    r"|\s*[\r\n]",
+    r"|\s+",
+);
+
+/// Why a count failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountFailure {
+    pub code: TokenErrorCode,
+    /// 0-based input index, where one input is to blame.
+    pub input: Option<usize>,
+}
+
+impl CountFailure {
+    fn new(code: TokenErrorCode, input: Option<usize>) -> CountFailure {
+        CountFailure { code, input }
+    }
+}
+
+/// An exact encoding, built once: ranks and the pre-tokenizer.
+pub struct ExactEncoder {
+    ranks: FxHashMap<Vec<u8>, Rank>,
+    split: regex::Regex,
+}
+
+impl ExactEncoder {
+    /// Builds `encoding` from the rank data bundled in the binary.
+    pub fn build(encoding: Encoding) -> Option<ExactEncoder> {
+        let (bpe, pattern) = match encoding {
+            Encoding::O200kBase => (tiktoken_rs::o200k_base().ok()?, O200K_SPLIT),
+            Encoding::Cl100kBase => (tiktoken_rs::cl100k_base().ok()?, CL100K_SPLIT),
+            Encoding::Heuristic => return None,
+        };
+        Some(ExactEncoder { ranks: ordinary_ranks(&bpe), split: regex::Regex::new(pattern).ok()? })
+    }
+
+    /// The pre-token pieces of `text`, as byte ranges.
+    pub fn pieces(&self, text: &str, deadline: Instant) -> Result<Vec<(usize, usize)>, TokenErrorCode> {
+        let bytes = text.as_bytes();
+        let mut pieces = Vec::with_capacity(text.len() / 4 + 1);
+        let mut at = 0;
+        let slowest = Duration::from_millis(REGEX_OPERATION_MILLIS);
+        while at < bytes.len() {
+            let started = Instant::now();
+            let Some(found) = self.split.find_at(text, at) else { break };
+            if started.elapsed() > slowest {
+                return Err(TokenErrorCode::EncodingTimeout);
+            }
+            let (start, mut end) = (found.start(), found.end());
+            if let Some(shorter) = lookahead_trim(text, start, end) {
+                end = shorter;
+            }
+            pieces.push((start, end));
+            at = end;
+            if pieces.len() % 4096 == 0 && Instant::now() > deadline {
+                return Err(TokenErrorCode::EncodingTimeout);
+            }
+        }
+        Ok(pieces)
+    }
+
+    /// Tokens in one pre-token piece.
+    fn piece_tokens(&self, piece: &[u8]) -> u64 {
+        if self.ranks.contains_key(piece) {
+            1
+        } else {
+            tiktoken_rs::byte_pair_split(piece, &self.ranks).len() as u64
+        }
+    }
+
+    /// Exact token count of each input, after checking the work bound.
+    pub fn count(&self, inputs: &[String], deadline: Instant) -> Result<Vec<u64>, CountFailure> {
+        let mut split = Vec::with_capacity(inputs.len());
+        let mut work: u64 = 0;
+        for (index, text) in inputs.iter().enumerate() {
+            let pieces = self.pieces(text, deadline).map_err(|code| CountFailure::new(code, Some(index)))?;
+            for &(start, end) in &pieces {
+                let len = (end - start) as u64;
+                work = work.saturating_add(len * len);
+                if end - start > MAX_PIECE_BYTES {
+                    return Err(CountFailure::new(TokenErrorCode::TokenizationLimit, Some(index)));
+                }
+            }
+            split.push(pieces);
+        }
+        if work > WORK_BOUND {
+            return Err(CountFailure::new(TokenErrorCode::TokenizationLimit, None));
+        }
+        let mut counts = Vec::with_capacity(inputs.len());
+        for (index, (text, pieces)) in inputs.iter().zip(&split).enumerate() {
+            let bytes = text.as_bytes();
+            let mut tokens = 0;
+            for (n, &(start, end)) in pieces.iter().enumerate() {
+                tokens += self.piece_tokens(&bytes[start..end]);
+                if n % 1024 == 0 && Instant::now() > deadline {
+                    return Err(CountFailure::new(TokenErrorCode::EncodingTimeout, Some(index)));
+                }
+            }
+            counts.push(tokens);
+        }
+        Ok(counts)
+    }
+}
+
+/// `\s+(?!\S)`: a whitespace-only match with no line break that text follows
+/// gives back its last character (when it has more than one).
+fn lookahead_trim(text: &str, start: usize, end: usize) -> Option<usize> {
+    if end >= text.len() {
+        return None;
+    }
+    let piece = &text[start..end];
+    if !piece.chars().all(char::is_whitespace) || piece.contains(['\r', '\n']) {
+        return None;
+    }
+    let last = piece.chars().next_back()?;
+    let trimmed = end - last.len_utf8();
+    (trimmed > start).then_some(trimmed)
+}
+
+/// Ordinary (non-special) ranks of `bpe`, read back through its decoder.
+fn ordinary_ranks(bpe: &CoreBPE) -> FxHashMap<Vec<u8>, Rank> {
+    let specials: Vec<Vec<u8>> = bpe.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
+    let mut ranks = FxHashMap::default();
+    let mut misses = 0;
+    let mut rank: Rank = 0;
+    // Ranks are dense up to the vocabulary size; stop after a long gap.
+    while misses < 4096 {
+        match bpe.decode_bytes(&[rank]) {
+            Ok(bytes) if !specials.contains(&bytes) => {
+                ranks.insert(bytes, rank);
+                misses = 0;
+            }
+            _ => misses += 1,
+        }
+        rank += 1;
+    }
+    ranks
+}
+
+/// Encoders built on first use and kept: in beed for its lifetime.
+#[derive(Default)]
+pub struct Encoders {
+    o200k: OnceLock<Option<Arc<ExactEncoder>>>,
+    cl100k: OnceLock<Option<Arc<ExactEncoder>>>,
+}
+
+impl Encoders {
+    pub fn get(&self, encoding: Encoding) -> Option<Arc<ExactEncoder>> {
+        let slot = match encoding {
+            Encoding::O200kBase => &self.o200k,
+            Encoding::Cl100kBase => &self.cl100k,
+            Encoding::Heuristic => return None,
+        };
+        slot.get_or_init(|| ExactEncoder::build(encoding).map(Arc::new)).clone()
+    }
+
+    /// Counts each input with `encoding`, within `deadline`.
+    pub fn count(&self, encoding: Encoding, inputs: &[String], deadline: Instant) -> Result<Vec<u64>, CountFailure> {
+        match encoding {
+            Encoding::Heuristic => Ok(inputs.iter().map(|text| bee_proto::text::utf16_ceil_div4(text)).collect()),
+            exact => {
+                let encoder = self.get(exact).ok_or(CountFailure::new(TokenErrorCode::EncodingUnavailable, None))?;
+                encoder.count(inputs, deadline)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64*: reproducible random text without a dependency.
+    struct Random(u64);
+
+    impl Random {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn pick<'a>(&mut self, items: &'a [&'a str]) -> &'a str {
+            items[(self.next() % items.len() as u64) as usize]
+        }
+    }
+
+    /// Fragments that stress the split patterns: CJK, emoji (with ZWJ and
+    /// skin tones), combining marks, CRLF, whitespace runs, contractions in
+    /// both cases, digit runs, punctuation, special-looking strings.
+    const FRAGMENTS: &[&str] = &[
+        "the", "The", "QUICK", "fox", "don't", "I'LL", "we've", "it'S", "o'Neil", "'s", "'", "''",
+        " ", "  ", "   ", "\t", "\n", "\r\n", "\r", "\n\n", " \n ", "\u{a0}", "\u{3000}", "\u{2028}",
+        "1", "12", "123", "1234567", "3.14", "1,000", "٣٤٥", "Ⅻ",
+        "日本語", "中文字符", "한국어", "Здравствуй", "ελληνικά", "עברית", "مرحبا",
+        "😀", "👩‍💻", "👍🏽", "🇺🇳", "e\u{301}", "a\u{308}\u{304}", "\u{301}", "ǅ", "ﬁ",
+        "!", "?!", "...", "//", "/*", "*/", "->", "::", "{}", "()", "#[derive]", "fn main()", "=>",
+        "<|endoftext|>", "<|fim_prefix|>", "\u{feff}", "\u{0}", "\u{7f}", "\u{1f}", "~", "$", "€", "—",
+    ];
+
+    fn random_text(random: &mut Random) -> String {
+        let pieces = random.next() % 24;
+        let mut text = String::new();
+        for _ in 0..pieces {
+            text.push_str(random.pick(FRAGMENTS));
+        }
+        text
+    }
+
+    #[test]
+    fn exact_counts_equal_tiktoken_encode_ordinary() {
+        let encoders = Encoders::default();
+        for (encoding, bpe) in [
+            (Encoding::O200kBase, tiktoken_rs::o200k_base().unwrap()),
+            (Encoding::Cl100kBase, tiktoken_rs::cl100k_base().unwrap()),
+        ] {
+            let encoder = encoders.get(encoding).unwrap();
+            let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ encoding as u64);
+            for case in 0..4_000 {
+                let text = random_text(&mut random);
+                let ours = encoder.count(std::slice::from_ref(&text), far()).unwrap()[0];
+                let theirs = bpe.encode_ordinary(&text).len() as u64;
+                assert_eq!(ours, theirs, "{encoding:?} case {case}: {text:?}");
+            }
+        }
+    }
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
+    #[test]
+    fn worked_examples() {
+        let encoders = Encoders::default();
+        let o200k = encoders.count(Encoding::O200kBase, &["Hello world!".into()], far()).unwrap();
+        assert_eq!(o200k, vec![3]);
+        let cl = encoders
+            .count(Encoding::Cl100kBase, &["Hello world!\n".into(), "Review the tests.\n".into()], far())
+            .unwrap();
+        assert_eq!(cl, vec![3, 4]);
+        let h = encoders.count(Encoding::Heuristic, &["Hello world!\n".into()], far()).unwrap();
+        assert_eq!(h, vec![4]);
+    }
+
+    #[test]
+    fn special_looking_text_is_ordinary() {
+        let encoders = Encoders::default();
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let bpe = match encoding {
+                Encoding::O200kBase => tiktoken_rs::o200k_base().unwrap(),
+                _ => tiktoken_rs::cl100k_base().unwrap(),
+            };
+            let text = "<|endoftext|> and <|fim_prefix|>";
+            let ours = encoders.count(encoding, &[text.into()], far()).unwrap();
+            assert_eq!(ours, vec![bpe.encode_ordinary(text).len() as u64]);
+            assert!(ours[0] > 1);
+        }
+    }
+
+    #[test]
+    fn the_work_bound_refuses_before_any_byte_pair_work() {
+        let encoders = Encoders::default();
+        let long_piece = "x".repeat(MAX_PIECE_BYTES + 1);
+        let err = encoders.count(Encoding::O200kBase, &["ok".into(), long_piece], far()).unwrap_err();
+        assert_eq!(err, CountFailure::new(TokenErrorCode::TokenizationLimit, Some(1)));
+        // 1,024 pieces of 8,192 bytes: each allowed, the sum of squares is not.
+        let many: Vec<String> = (0..1025).map(|_| "y".repeat(8_192)).collect();
+        let err = encoders.count(Encoding::Cl100kBase, &many, far()).unwrap_err();
+        assert_eq!(err.code, TokenErrorCode::TokenizationLimit);
+    }
+
+    #[test]
+    fn an_expired_deadline_cancels() {
+        let encoders = Encoders::default();
+        let text = "word ".repeat(100_000);
+        let err = encoders.count(Encoding::O200kBase, &[text], Instant::now()).unwrap_err();
+        assert_eq!(err.code, TokenErrorCode::EncodingTimeout);
+    }
+}
