@@ -1,13 +1,15 @@
 //! Command-line rules shared by every beectl command, and the command tree.
 //!
-//! Before clap sees anything: at most 16 arguments, at most 16,384 UTF-16
-//! units across them, UTF-8 only, and options as separate tokens
-//! (`--limit 0`, never `--limit=0`). clap then rejects unknown, repeated,
-//! missing and empty options; every rejection becomes one `invalid_usage`
-//! document with exit 4 instead of clap's own text and exit 2.
+//! Before clap sees anything: a bounded number of arguments (16 with at most
+//! 16,384 UTF-16 units across them; `token estimate` takes up to 64 inputs),
+//! UTF-8 only, and options as separate tokens (`--limit 0`, never
+//! `--limit=0`). clap then rejects unknown, repeated, missing and empty
+//! options; every rejection becomes one `invalid_usage` document of the
+//! command's own shape with exit 4, instead of clap's text and exit 2.
 
 use bee_proto::delivery::{MAX_GROUP_LIMIT, SessionSelector};
 use bee_proto::identity::{Identity, parse_hyphenated_uuid};
+use bee_proto::tokens::{DEFAULT_ROW_LIMIT, Encoding, MAX_CALLS, MAX_INPUTS, MAX_OUTPUT_BUDGET, MAX_ROW_LIMIT};
 use clap::builder::NonEmptyStringValueParser;
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
@@ -17,6 +19,26 @@ use std::ffi::OsString;
 pub const MAX_ARGS: usize = 16;
 /// Most UTF-16 units across all arguments.
 pub const MAX_ARG_UTF16_UNITS: u64 = 16_384;
+/// `token estimate`: its subcommand words, 64 inputs (two tokens each) and
+/// every other option once.
+pub const MAX_TOKEN_ARGS: usize = 2 + 2 * MAX_INPUTS + 12;
+/// `token estimate`: 64 paths of up to 4,096 bytes each, and the rest.
+pub const MAX_TOKEN_ARG_UTF16_UNITS: u64 = 64 * 4_096 + 1_024;
+
+/// The command family an argument error belongs to: it decides the shape
+/// of the invalid-usage document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Token,
+    Other,
+}
+
+/// An invalid command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage {
+    pub family: Family,
+    pub message: String,
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,9 +57,43 @@ enum CliCommand {
     /// Delivery accounting: what prompt hooks wrote and flushed to the agent.
     #[command(subcommand)]
     Delivery(DeliveryCli),
+    /// Pre-task token estimates of text you select on purpose.
+    #[command(subcommand)]
+    Token(TokenCli),
     /// The daemon.
     #[command(subcommand)]
     Daemon(DaemonCli),
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCli {
+    /// Tokens per call and the budget for N calls, for the selected files and stdin.
+    Estimate {
+        /// Physical absolute directory the files are relative to [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        root: Option<String>,
+        /// A file under the root, relative, with `/` separators (repeatable).
+        #[arg(long, value_name = "REL", action = clap::ArgAction::Append, value_parser = NonEmptyStringValueParser::new())]
+        file: Vec<String>,
+        /// Also count stdin (only when it is a pipe or a file).
+        #[arg(long)]
+        stdin: bool,
+        /// heuristic (utf16-ceil-div4 v1, the default), o200k_base or cl100k_base.
+        #[arg(long, value_name = "ENCODING", value_parser = ["heuristic", "o200k_base", "cl100k_base"])]
+        encoding: Option<String>,
+        /// Independent calls with the same input, 1..1000000 [default: 1].
+        #[arg(long, value_name = "N", value_parser = parse_calls)]
+        calls: Option<u64>,
+        /// Output allowance reserved per call, 0..1000000000 [default: unknown].
+        #[arg(long, value_name = "N", value_parser = parse_output_budget)]
+        output_budget: Option<u64>,
+        /// Contributor rows shown, 0..64 [default: 20]; never changes totals.
+        #[arg(long, value_name = "N", value_parser = parse_rows)]
+        limit: Option<u64>,
+        /// Accepted for scripts; the output is JSON either way.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,7 +137,25 @@ enum DaemonCli {
 #[derive(Debug)]
 pub enum Command {
     Delivery(DeliveryCommand),
+    Token(EstimateArgs),
     Daemon(DaemonCommand),
+}
+
+/// One selected input, in command-line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    File(String),
+    Stdin,
+}
+
+#[derive(Debug)]
+pub struct EstimateArgs {
+    pub root: Option<String>,
+    pub selections: Vec<Selection>,
+    pub encoding: bee_proto::tokens::Encoding,
+    pub calls: u64,
+    pub output_budget: Option<u64>,
+    pub limit: u64,
 }
 
 #[derive(Debug)]
@@ -133,14 +207,42 @@ fn parse_decimal(text: &str) -> Result<u64, String> {
     text.parse::<u64>().map_err(|_| format!("{text} is out of range"))
 }
 
+fn bounded(text: &str, low: u64, high: u64) -> Result<u64, String> {
+    let n = parse_decimal(text)?;
+    if n < low || n > high {
+        return Err(format!("{text} is out of range {low}..{high}"));
+    }
+    Ok(n)
+}
+
+fn parse_calls(text: &str) -> Result<u64, String> {
+    bounded(text, 1, MAX_CALLS)
+}
+
+fn parse_output_budget(text: &str) -> Result<u64, String> {
+    bounded(text, 0, MAX_OUTPUT_BUDGET)
+}
+
+fn parse_rows(text: &str) -> Result<u64, String> {
+    bounded(text, 0, MAX_ROW_LIMIT)
+}
+
 fn parse_event(text: &str) -> Result<uuid::Uuid, String> {
     parse_hyphenated_uuid(text).ok_or_else(|| format!("{text:?} is not a non-nil hyphenated UUID"))
 }
 
 /// Parses beectl's arguments (without the program name).
-pub fn parse(raw: Vec<OsString>) -> Result<Parsed, String> {
-    if raw.len() > MAX_ARGS {
-        return Err(format!("{} arguments given; at most {MAX_ARGS}", raw.len()));
+pub fn parse(raw: Vec<OsString>) -> Result<Parsed, Usage> {
+    let family = if raw.first().is_some_and(|first| first == "token") { Family::Token } else { Family::Other };
+    parse_family(raw).map_err(|message| Usage { family, message })
+}
+
+fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
+    let token = raw.first().is_some_and(|first| first == "token");
+    let (max_args, max_units) =
+        if token { (MAX_TOKEN_ARGS, MAX_TOKEN_ARG_UTF16_UNITS) } else { (MAX_ARGS, MAX_ARG_UTF16_UNITS) };
+    if raw.len() > max_args {
+        return Err(format!("{} arguments given; at most {max_args}", raw.len()));
     }
     let mut args = Vec::with_capacity(raw.len() + 1);
     let mut units = 0u64;
@@ -152,8 +254,8 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, String> {
         }
         args.push(arg);
     }
-    if units > MAX_ARG_UTF16_UNITS {
-        return Err(format!("arguments total {units} UTF-16 units; at most {MAX_ARG_UTF16_UNITS}"));
+    if units > max_units {
+        return Err(format!("arguments total {units} UTF-16 units; at most {max_units}"));
     }
     args.insert(0, "beectl".to_owned());
     let cli = match Cli::try_parse_from(&args) {
@@ -187,7 +289,61 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
         CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+        CliCommand::Token(TokenCli::Estimate {
+            root,
+            file: _,
+            stdin: _,
+            encoding,
+            calls,
+            output_budget,
+            limit,
+            json: _,
+        }) => {
+            let selections = selections_in_order(&args[1..]);
+            if selections.is_empty() {
+                return Err("select at least one input: --file REL or --stdin".into());
+            }
+            if selections.len() > MAX_INPUTS {
+                return Err(format!("{} inputs selected; at most {MAX_INPUTS}", selections.len()));
+            }
+            if selections.iter().filter(|s| **s == Selection::Stdin).count() > 1 {
+                return Err("--stdin may be given once".into());
+            }
+            Command::Token(EstimateArgs {
+                root,
+                selections,
+                encoding: encoding.as_deref().and_then(Encoding::from_cli).unwrap_or(Encoding::Heuristic),
+                calls: calls.unwrap_or(1),
+                output_budget,
+                limit: limit.unwrap_or(DEFAULT_ROW_LIMIT),
+            })
+        }
     }))
+}
+
+/// `--file` and `--stdin` in the order given (clap keeps each apart).
+/// Every option is a separate token here, so a value follows its option.
+fn selections_in_order(args: &[String]) -> Vec<Selection> {
+    const WITH_VALUE: [&str; 6] = ["--root", "--file", "--encoding", "--calls", "--output-budget", "--limit"];
+    let mut selections = Vec::new();
+    let mut at = 0;
+    while at < args.len() {
+        match args[at].as_str() {
+            "--file" => {
+                if let Some(path) = args.get(at + 1) {
+                    selections.push(Selection::File(path.clone()));
+                }
+                at += 2;
+            }
+            "--stdin" => {
+                selections.push(Selection::Stdin);
+                at += 1;
+            }
+            option if WITH_VALUE.contains(&option) => at += 2,
+            _ => at += 1,
+        }
+    }
+    selections
 }
 
 fn first_line(rendered: &str) -> String {
@@ -198,7 +354,7 @@ fn first_line(rendered: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse_strs(args: &[&str]) -> Result<Parsed, String> {
+    fn parse_strs(args: &[&str]) -> Result<Parsed, Usage> {
         parse(args.iter().map(OsString::from).collect())
     }
 

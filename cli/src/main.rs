@@ -8,6 +8,8 @@
 mod daemon;
 mod delivery;
 mod table;
+mod token;
+mod token_input;
 
 use bee_daemon::delivery::Rendered;
 use beectl::args;
@@ -21,7 +23,10 @@ fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Err(message) => Rendered::invalid_usage(message),
+        Err(args::Usage { family: args::Family::Token, .. }) => {
+            bee_daemon::token_report::failure(bee_proto::tokens::TokenErrorCode::InvalidUsage, None)
+        }
+        Err(args::Usage { message, .. }) => Rendered::invalid_usage(message),
     };
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(&rendered.bytes).and_then(|_| stdout.flush()).is_err() {
@@ -34,6 +39,7 @@ fn run(command: args::Command) -> Rendered {
     match command {
         args::Command::Delivery(args::DeliveryCommand::Report(report)) => delivery::report(report),
         args::Command::Delivery(args::DeliveryCommand::Read(read)) => delivery::read(read),
+        args::Command::Token(estimate) => token::estimate(estimate),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
     }
 }

@@ -10,5 +10,6 @@ pub mod fsutil;
 pub mod server;
 pub mod spool_ingest;
 pub mod store;
+pub mod token_report;
 pub mod tokens;
 pub mod writer;

@@ -19,6 +19,10 @@ use bee_proto::api::{
     PROTOCOL_VERSION, STATUS_PATH,
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, Observation, SessionSelector};
+use bee_proto::tokens::{
+    COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS,
+    MAX_TOTAL_BYTES, TOKEN_COUNT_PATH,
+};
 use hyper::body::Bytes;
 use serde::de::DeserializeOwned;
 use std::future::Future;
@@ -26,12 +30,13 @@ use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::delivery::{self, Rendered, ReportQuery};
 use crate::fsutil;
 use crate::spool_ingest;
 use crate::store::{AppendRefusal, StoreError, WritableStore};
+use crate::tokens::Encoders;
 use crate::writer::{self, WriterHandle};
 
 /// How beed is set up.
@@ -77,6 +82,8 @@ pub enum StartError {
 
 struct AppState {
     writer: WriterHandle,
+    /// BPE encoders, built once and kept for the daemon's lifetime.
+    encoders: Arc<Encoders>,
     delivery_store: PathBuf,
     socket: PathBuf,
     started_at_utc: String,
@@ -102,8 +109,10 @@ pub async fn serve(
     ingest_spool(config.spool_dir.clone(), writer.clone()).await;
     let poller = tokio::spawn(poll_spool(config.spool_dir.clone(), writer.clone(), config.spool_poll));
 
+    let encoders = Arc::new(Encoders::default());
     let state = Arc::new(AppState {
         writer,
+        encoders: encoders.clone(),
         delivery_store: config.delivery_store.clone(),
         socket: config.socket.clone(),
         started_at_utc: bee_proto::time::now_rfc3339(),
@@ -112,6 +121,16 @@ pub async fn serve(
     let app = router(state);
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     tracing::info!(socket = %config.socket.display(), socket_activated, "beed ready");
+    // Build the encoders now, off the request path, so the first estimate
+    // already finds them warm.
+    tokio::task::spawn_blocking(move || {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            if encoders.get(encoding).is_none() {
+                tracing::error!(?encoding, "encoding data unavailable");
+            }
+        }
+        tracing::debug!("encoders built");
+    });
 
     let served = axum::serve(SameUserListener { inner: listener, uid }, app).with_graceful_shutdown(shutdown).await;
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
@@ -232,6 +251,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route(DELIVERY_OBSERVATIONS_PATH, post(append))
         .route(DELIVERY_REPORT_PATH, post(report))
         .route(DELIVERY_READ_PATH, post(read))
+        .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
@@ -349,6 +369,36 @@ async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejec
     let store = served_store(&state, &request.store)?;
     tracing::debug!("served delivery read");
     answer_blocking(move || delivery::read(&store, request.event)).await
+}
+
+async fn count(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<CountAnswer>, Failure> {
+    let request: CountRequest = parse_body(body)?;
+    let sizes: Vec<u64> = request.inputs.iter().map(|text| text.len() as u64).collect();
+    if sizes.len() > MAX_INPUTS
+        || sizes.iter().any(|&size| size > MAX_INPUT_BYTES)
+        || sizes.iter().sum::<u64>() > MAX_TOTAL_BYTES
+    {
+        return Err(Failure::new(ApiErrorCode::InvalidRequest, "inputs exceed the token estimate limits"));
+    }
+    let budget = Duration::from_millis(request.budget_millis.min(COMMAND_MILLIS));
+    let encoders = state.encoders.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + budget;
+        match encoders.count(request.encoding, &request.inputs, deadline) {
+            Ok(counts) => CountAnswer { counts: Some(counts), error_code: None, error_input_ordinal: None },
+            Err(failure) => CountAnswer {
+                counts: None,
+                error_code: Some(failure.code),
+                error_input_ordinal: failure.input.map(|index| index as u64 + 1),
+            },
+        }
+    })
+    .await
+    .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
+    Ok(Json(answer))
 }
 
 async fn status(State(state): State<Arc<AppState>>) -> Result<Json<DaemonStatus>, Failure> {

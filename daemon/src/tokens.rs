@@ -47,7 +47,7 @@ pub struct CountFailure {
 }
 
 impl CountFailure {
-    fn new(code: TokenErrorCode, input: Option<usize>) -> CountFailure {
+    pub fn new(code: TokenErrorCode, input: Option<usize>) -> CountFailure {
         CountFailure { code, input }
     }
 }
@@ -96,11 +96,7 @@ impl ExactEncoder {
 
     /// Tokens in one pre-token piece.
     fn piece_tokens(&self, piece: &[u8]) -> u64 {
-        if self.ranks.contains_key(piece) {
-            1
-        } else {
-            tiktoken_rs::byte_pair_split(piece, &self.ranks).len() as u64
-        }
+        if self.ranks.contains_key(piece) { 1 } else { tiktoken_rs::byte_pair_split(piece, &self.ranks).len() as u64 }
     }
 
     /// Exact token count of each input, after checking the work bound.
@@ -225,13 +221,77 @@ mod tests {
     /// skin tones), combining marks, CRLF, whitespace runs, contractions in
     /// both cases, digit runs, punctuation, special-looking strings.
     const FRAGMENTS: &[&str] = &[
-        "the", "The", "QUICK", "fox", "don't", "I'LL", "we've", "it'S", "o'Neil", "'s", "'", "''",
-        " ", "  ", "   ", "\t", "\n", "\r\n", "\r", "\n\n", " \n ", "\u{a0}", "\u{3000}", "\u{2028}",
-        "1", "12", "123", "1234567", "3.14", "1,000", "٣٤٥", "Ⅻ",
-        "日本語", "中文字符", "한국어", "Здравствуй", "ελληνικά", "עברית", "مرحبا",
-        "😀", "👩‍💻", "👍🏽", "🇺🇳", "e\u{301}", "a\u{308}\u{304}", "\u{301}", "ǅ", "ﬁ",
-        "!", "?!", "...", "//", "/*", "*/", "->", "::", "{}", "()", "#[derive]", "fn main()", "=>",
-        "<|endoftext|>", "<|fim_prefix|>", "\u{feff}", "\u{0}", "\u{7f}", "\u{1f}", "~", "$", "€", "—",
+        "the",
+        "The",
+        "QUICK",
+        "fox",
+        "don't",
+        "I'LL",
+        "we've",
+        "it'S",
+        "o'Neil",
+        "'s",
+        "'",
+        "''",
+        " ",
+        "  ",
+        "   ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\n\n",
+        " \n ",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{2028}",
+        "1",
+        "12",
+        "123",
+        "1234567",
+        "3.14",
+        "1,000",
+        "٣٤٥",
+        "Ⅻ",
+        "日本語",
+        "中文字符",
+        "한국어",
+        "Здравствуй",
+        "ελληνικά",
+        "עברית",
+        "مرحبا",
+        "😀",
+        "👩‍💻",
+        "👍🏽",
+        "🇺🇳",
+        "e\u{301}",
+        "a\u{308}\u{304}",
+        "\u{301}",
+        "ǅ",
+        "ﬁ",
+        "!",
+        "?!",
+        "...",
+        "//",
+        "/*",
+        "*/",
+        "->",
+        "::",
+        "{}",
+        "()",
+        "#[derive]",
+        "fn main()",
+        "=>",
+        "<|endoftext|>",
+        "<|fim_prefix|>",
+        "\u{feff}",
+        "\u{0}",
+        "\u{7f}",
+        "\u{1f}",
+        "~",
+        "$",
+        "€",
+        "—",
     ];
 
     fn random_text(random: &mut Random) -> String {

@@ -84,6 +84,8 @@ pub enum TokenErrorCode {
     NotRegularFile,
     SensitiveName,
     RootInvalid,
+    /// A file changed between its checks and the end of its read.
+    InputChanged,
     Io,
     EncodingUnavailable,
     TokenizationLimit,
