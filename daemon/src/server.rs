@@ -384,6 +384,7 @@ async fn count(
         return Err(Failure::new(ApiErrorCode::InvalidRequest, "inputs exceed the token estimate limits"));
     }
     let budget = Duration::from_millis(request.budget_millis.min(COMMAND_MILLIS));
+    tracing::debug!(encoding = ?request.encoding, inputs = request.inputs.len(), "counted tokens");
     let encoders = state.encoders.clone();
     let answer = tokio::task::spawn_blocking(move || {
         let deadline = Instant::now() + budget;

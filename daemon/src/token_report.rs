@@ -81,7 +81,7 @@ pub fn complete(ask: Ask, inputs: &[Measured], tokens: &[u64]) -> Rendered {
         money: None,
         snapshot: "checked_unchanged_not_atomic".to_owned(),
     };
-    capped(Rendered::json(Exit::Success, &report))
+    capped_at(Rendered::json(Exit::Success, &report), OUTPUT_CAP_BYTES)
 }
 
 /// A failed estimate: no totals, no rows.
@@ -93,9 +93,9 @@ pub fn failure(code: TokenErrorCode, ordinal: Option<u64>) -> Rendered {
     Rendered::json(exit, &TokenReport::failure(status, code, ordinal))
 }
 
-/// Replaces a document over the output cap (final newline included).
-fn capped(rendered: Rendered) -> Rendered {
-    if rendered.bytes.len() > OUTPUT_CAP_BYTES { failure(TokenErrorCode::OutputLimit, None) } else { rendered }
+/// Replaces a document over `cap` bytes (final newline included): never split JSON.
+fn capped_at(rendered: Rendered, cap: usize) -> Rendered {
+    if rendered.bytes.len() > cap { failure(TokenErrorCode::OutputLimit, None) } else { rendered }
 }
 
 #[cfg(test)]
@@ -144,6 +144,18 @@ mod tests {
         }
         assert_eq!(bee_proto::text::utf16_ceil_div4("a") + bee_proto::text::utf16_ceil_div4("b"), 2);
         assert_eq!(bee_proto::text::utf16_ceil_div4("ab"), 1);
+    }
+
+    #[test]
+    fn an_oversized_document_becomes_output_limit() {
+        let ask = Ask { encoding: Encoding::Heuristic, calls: 1, output_budget: None, limit: 64 };
+        let inputs: Vec<Measured> = (0..64).map(|_| input(u64::MAX / 128)).collect();
+        let full = complete(ask, &inputs, &[u64::MAX / 128; 64]);
+        assert_eq!(full.exit, Exit::Success, "64 rows of the largest numbers fit the real cap");
+        let capped = capped_at(full.clone(), full.bytes.len() - 1);
+        assert_eq!(capped.exit, Exit::Unavailable);
+        assert_eq!(report(&capped)["errorCode"], "output_limit");
+        assert_eq!(capped_at(full.clone(), full.bytes.len()), full, "the cap includes the newline");
     }
 
     #[test]
