@@ -324,3 +324,20 @@ fn the_daemon_cancels_a_count_past_its_budget() {
     assert_eq!(status, 400);
     drop(daemon);
 }
+
+#[test]
+fn the_whole_command_is_bounded_at_ten_seconds() {
+    // A frozen beed takes the request and never answers: the command gives
+    // up at its 10 s budget with encoding_timeout, null totals and exit 5.
+    let (home, root) = workspace();
+    let daemon = home.start_daemon();
+    daemon.freeze();
+    let started = std::time::Instant::now();
+    let output = estimate(&home, &root, &["--file", "prompt.txt", "--encoding", "o200k_base"], None);
+    let elapsed = started.elapsed();
+    daemon.resume();
+    failed(&output, 5, "encoding_timeout", Some(1));
+    assert!(elapsed >= std::time::Duration::from_secs(9), "{elapsed:?}");
+    assert!(elapsed < std::time::Duration::from_secs(30), "{elapsed:?}");
+    drop(daemon);
+}
