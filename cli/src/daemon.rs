@@ -2,7 +2,7 @@
 //! offline when it does not run (exit 5).
 
 use bee_daemon::client::{self, ClientError};
-use bee_daemon::delivery::Rendered;
+use bee_daemon::rendered::Rendered;
 use bee_proto::api::{DaemonState, DaemonStatus, PROTOCOL_VERSION, STATUS_PATH, SpoolStatus, StatusReport};
 use bee_proto::exit::Exit;
 use std::time::Duration;

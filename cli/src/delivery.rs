@@ -1,14 +1,13 @@
 //! `beectl delivery report | read`: ask beed, else read the store offline.
 
-use bee_daemon::client::{self, ClientError};
-use bee_daemon::delivery::{self as reader, Rendered, ReportQuery};
-use bee_proto::api::{
-    ApiErrorCode, DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DeliveryReadRequest, DeliveryReportRequest,
-};
+use bee_daemon::delivery::{self as reader, ReportQuery};
+use bee_daemon::rendered::Rendered;
+use bee_proto::api::{DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DeliveryReadRequest, DeliveryReportRequest};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::ask;
 use beectl::args::{ReadArgs, ReportArgs};
 
 /// How long beectl waits for beed before reading offline instead.
@@ -39,23 +38,14 @@ fn absolute(store: &str) -> Result<PathBuf, String> {
     std::path::absolute(Path::new(store)).map_err(|err| format!("--store: {err}"))
 }
 
-/// The daemon's answer, or `None` when the store must be read offline:
-/// beed not running, serving another store, or not answering usefully.
+/// The daemon's answer, or `None` when the store must be read offline.
 fn ask_daemon<T: Serialize>(path: &str, request: &T) -> Option<Rendered> {
-    let socket = bee_proto::paths::socket_path()?;
     let body = serde_json::to_vec(request).ok()?;
-    match client::post(&socket, path, body, DAEMON_TIMEOUT) {
-        Ok(answer) => match answer.exit {
-            Some(exit) => Some(Rendered { exit, bytes: answer.body }),
-            None => {
-                eprintln!("beectl: beed's answer had no exit status; reading the store offline");
-                None
-            }
-        },
-        Err(ClientError::NotRunning(_)) => None,
-        Err(ClientError::Api { error: Some(error), .. }) if error.error_code == ApiErrorCode::StoreNotServed => None,
-        Err(err) => {
-            eprintln!("beectl: {err}; reading the store offline");
+    let answer = ask::post(path, body, DAEMON_TIMEOUT, "reading the store offline")?;
+    match answer.exit {
+        Some(exit) => Some(Rendered { exit, bytes: answer.body }),
+        None => {
+            eprintln!("beectl: beed's answer had no exit status; reading the store offline");
             None
         }
     }

@@ -5,13 +5,14 @@
 //! question; otherwise it reads the store offline through the daemon's own
 //! library, so both paths print the same bytes.
 
+mod ask;
 mod daemon;
 mod delivery;
 mod table;
 mod token;
 mod token_input;
 
-use bee_daemon::delivery::Rendered;
+use bee_daemon::rendered::Rendered;
 use beectl::args;
 use std::io::Write;
 use std::process::ExitCode;

@@ -2,7 +2,7 @@
 //! report's, parsed back from the very bytes the JSON view prints, so the two
 //! views cannot disagree; unknown totals read "unknown", never 0.
 
-use bee_daemon::delivery::Rendered;
+use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::{Dimension, Report, TotalsStatus};
 use std::fmt::Write;
 

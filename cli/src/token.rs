@@ -2,13 +2,13 @@
 //! beed (whose encoders are already built) or in-process when it is not
 //! running, and print the one report both paths share.
 
-use bee_daemon::client::{self, ClientError};
-use bee_daemon::delivery::Rendered;
+use bee_daemon::rendered::Rendered;
 use bee_daemon::token_report::{self, Ask, Measured};
 use bee_daemon::tokens::{CountFailure, Encoders};
 use bee_proto::tokens::{COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, InputKind, TOKEN_COUNT_PATH};
 use std::time::{Duration, Instant};
 
+use crate::ask;
 use crate::token_input;
 use beectl::args::{EstimateArgs, Selection};
 
@@ -46,18 +46,10 @@ pub fn estimate(args: EstimateArgs) -> Rendered {
 
 /// beed's counts, or `None` when the counting must happen here.
 fn ask_daemon(encoding: Encoding, texts: &[String], deadline: Instant) -> Option<Result<Vec<u64>, CountFailure>> {
-    let socket = bee_proto::paths::socket_path()?;
     let left = deadline.saturating_duration_since(Instant::now());
     let request = CountRequest { encoding, inputs: texts.to_vec(), budget_millis: left.as_millis() as u64 };
     let body = serde_json::to_vec(&request).ok()?;
-    let answer = match client::post(&socket, TOKEN_COUNT_PATH, body, left) {
-        Ok(answer) => answer,
-        Err(ClientError::NotRunning(_)) => return None,
-        Err(err) => {
-            eprintln!("beectl: {err}; counting in-process");
-            return None;
-        }
-    };
+    let answer = ask::post(TOKEN_COUNT_PATH, body, left, "counting in-process")?;
     let answer: CountAnswer = serde_json::from_slice(&answer.body).ok()?;
     match (answer.counts, answer.error_code) {
         (Some(counts), None) if counts.len() == texts.len() => Some(Ok(counts)),

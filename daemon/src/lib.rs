@@ -7,6 +7,7 @@
 pub mod client;
 pub mod delivery;
 pub mod fsutil;
+pub mod rendered;
 pub mod server;
 pub mod spool_ingest;
 pub mod store;

@@ -32,8 +32,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::delivery::{self, Rendered, ReportQuery};
+use crate::delivery::{self, ReportQuery};
 use crate::fsutil;
+use crate::rendered::Rendered;
 use crate::spool_ingest;
 use crate::store::{AppendRefusal, StoreError, WritableStore};
 use crate::tokens::Encoders;

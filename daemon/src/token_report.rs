@@ -8,7 +8,7 @@ use bee_proto::tokens::{
     TokenStatus, UNKNOWN,
 };
 
-use crate::delivery::Rendered;
+use crate::rendered::Rendered;
 
 /// One selected input, measured (its text is not kept in the report).
 #[derive(Debug, Clone, PartialEq, Eq)]
