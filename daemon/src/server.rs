@@ -18,7 +18,7 @@ use bee_proto::api::{
     DeliveryReadRequest, DeliveryReportRequest, EXIT_CODE_HEADER, MAX_REQUEST_BODY_BYTES, PROTOCOL_HEADER,
     PROTOCOL_VERSION, STATUS_PATH,
 };
-use bee_proto::delivery::{MAX_GROUP_LIMIT, Observation, SessionSelector};
+use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
 use bee_proto::tokens::{
     COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS,
     MAX_TOTAL_BYTES, TOKEN_COUNT_PATH,
@@ -317,6 +317,13 @@ fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Resul
 }
 
 async fn append(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    // An observation is metadata only; its frame is bounded like a spool line.
+    if body.as_ref().is_ok_and(|bytes| bytes.len() > MAX_RECORD_BYTES) {
+        return Err(Failure::new(
+            ApiErrorCode::PayloadTooLarge,
+            format!("an observation is at most {MAX_RECORD_BYTES} bytes"),
+        ));
+    }
     let observation: Observation = parse_body(body)?;
     observation.validate().map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     match state.writer.append(observation).await {

@@ -224,6 +224,7 @@ fn the_socket_api_refuses_bad_input_with_json_errors() {
             "invalid_request",
         ),
         (post_request(path, "", &vec![b' '; 70_000]), 413, "payload_too_large"),
+        (post_request(path, "", &vec![b' '; 4_097]), 413, "payload_too_large"),
         (post_request("/v1/nope", "", b"{}"), 404, "not_found"),
         (
             b"GET /v1/delivery/observations HTTP/1.1\r\nhost: beed\r\nconnection: close\r\n\r\n".to_vec(),
