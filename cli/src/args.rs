@@ -30,6 +30,7 @@ pub const MAX_TOKEN_ARG_UTF16_UNITS: u64 = 64 * 4_096 + 1_024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Token,
+    Budget,
     Other,
 }
 
@@ -60,6 +61,24 @@ enum CliCommand {
     /// Pre-task token estimates of text you select on purpose.
     #[command(subcommand)]
     Token(TokenCli),
+    /// Measured usage of one session, read from the provider CLI's own log.
+    Budget {
+        /// Read recorded counters (the only mode; nothing is estimated).
+        #[arg(long, required = true)]
+        measured: bool,
+        /// Which CLI wrote the log: claude or codex.
+        #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex"])]
+        harness: String,
+        /// The session's id (non-nil, hyphenated UUID); never guessed.
+        #[arg(long, value_name = "UUID", value_parser = parse_event)]
+        session: uuid::Uuid,
+        /// The log: an absolute physical path to a regular file.
+        #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
+        log: String,
+        /// Accepted for scripts; the output is JSON either way.
+        #[arg(long)]
+        json: bool,
+    },
     /// The daemon.
     #[command(subcommand)]
     Daemon(DaemonCli),
@@ -138,7 +157,15 @@ enum DaemonCli {
 pub enum Command {
     Delivery(DeliveryCommand),
     Token(EstimateArgs),
+    Budget(BudgetArgs),
     Daemon(DaemonCommand),
+}
+
+#[derive(Debug)]
+pub struct BudgetArgs {
+    pub harness: bee_proto::usage::Harness,
+    pub session: uuid::Uuid,
+    pub log: String,
 }
 
 /// One selected input, in command-line order.
@@ -233,7 +260,11 @@ fn parse_event(text: &str) -> Result<uuid::Uuid, String> {
 
 /// Parses beectl's arguments (without the program name).
 pub fn parse(raw: Vec<OsString>) -> Result<Parsed, Usage> {
-    let family = if raw.first().is_some_and(|first| first == "token") { Family::Token } else { Family::Other };
+    let family = match raw.first().and_then(|first| first.to_str()) {
+        Some("token") => Family::Token,
+        Some("budget") => Family::Budget,
+        _ => Family::Other,
+    };
     parse_family(raw).map_err(|message| Usage { family, message })
 }
 
@@ -289,6 +320,11 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
         CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+        CliCommand::Budget { measured: _, harness, session, log, json: _ } => Command::Budget(BudgetArgs {
+            harness: bee_proto::usage::Harness::from_cli(&harness).ok_or("--harness: claude or codex")?,
+            session,
+            log,
+        }),
         CliCommand::Token(TokenCli::Estimate {
             root,
             file: _,

@@ -6,6 +6,7 @@
 //! library, so both paths print the same bytes.
 
 mod ask;
+mod budget;
 mod daemon;
 mod delivery;
 mod table;
@@ -27,6 +28,9 @@ fn main() -> ExitCode {
         Err(args::Usage { family: args::Family::Token, .. }) => {
             bee_daemon::token_report::failure(bee_proto::tokens::TokenErrorCode::InvalidUsage, None)
         }
+        Err(args::Usage { family: args::Family::Budget, .. }) => {
+            budget::failure(budget::Exit::InvalidUsage, "invalid_usage")
+        }
         Err(args::Usage { message, .. }) => Rendered::invalid_usage(message),
     };
     let mut stdout = std::io::stdout().lock();
@@ -41,6 +45,7 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Delivery(args::DeliveryCommand::Report(report)) => delivery::report(report),
         args::Command::Delivery(args::DeliveryCommand::Read(read)) => delivery::read(read),
         args::Command::Token(estimate) => token::estimate(estimate),
+        args::Command::Budget(budget) => budget::measured(budget),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
     }
 }

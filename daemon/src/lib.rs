@@ -13,4 +13,5 @@ pub mod spool_ingest;
 pub mod store;
 pub mod token_report;
 pub mod tokens;
+pub mod usage_logs;
 pub mod writer;

@@ -16,3 +16,4 @@ pub mod spool;
 pub mod text;
 pub mod time;
 pub mod tokens;
+pub mod usage;

@@ -17,6 +17,14 @@ pub fn is_rfc3339_utc(text: &str) -> bool {
     text.ends_with('Z') && humantime::parse_rfc3339(text).is_ok()
 }
 
+/// Parses an RFC 3339 UTC timestamp (with `Z`).
+pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+    if !text.ends_with('Z') {
+        return None;
+    }
+    humantime::parse_rfc3339(text).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,201 @@
+//! `beectl budget --measured`: one session's counters as the provider CLI
+//! recorded them in its own log. Two streams are kept apart and never added:
+//! per-response counters and cumulative (history) counters.
+
+use serde::{Deserialize, Serialize};
+
+/// Which CLI wrote the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Harness {
+    Claude,
+    Codex,
+}
+
+impl Harness {
+    pub fn from_cli(text: &str) -> Option<Harness> {
+        match text {
+            "claude" => Some(Harness::Claude),
+            "codex" => Some(Harness::Codex),
+            _ => None,
+        }
+    }
+}
+
+/// Token counters as a provider reports them; a counter it did not report is `null`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counters {
+    pub input_tokens: Option<u64>,
+    /// Codex `cached_input_tokens` (part of input).
+    pub cached_input_tokens: Option<u64>,
+    /// Claude `cache_creation_input_tokens`.
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Claude `cache_read_input_tokens`.
+    pub cache_read_input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// Codex `reasoning_output_tokens` (part of output).
+    pub reasoning_output_tokens: Option<u64>,
+    /// Codex `total_tokens`.
+    pub total_tokens: Option<u64>,
+}
+
+impl Counters {
+    /// Adds `other` field by field; a field stays `null` only if neither reported it.
+    pub fn add(&mut self, other: &Counters) {
+        fn sum(a: &mut Option<u64>, b: Option<u64>) {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0).saturating_add(b));
+            }
+        }
+        sum(&mut self.input_tokens, other.input_tokens);
+        sum(&mut self.cached_input_tokens, other.cached_input_tokens);
+        sum(&mut self.cache_creation_input_tokens, other.cache_creation_input_tokens);
+        sum(&mut self.cache_read_input_tokens, other.cache_read_input_tokens);
+        sum(&mut self.output_tokens, other.output_tokens);
+        sum(&mut self.reasoning_output_tokens, other.reasoning_output_tokens);
+        sum(&mut self.total_tokens, other.total_tokens);
+    }
+
+    /// How many counters were reported: more is "more complete".
+    pub fn reported(&self) -> usize {
+        [
+            self.input_tokens,
+            self.cached_input_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+            self.output_tokens,
+            self.reasoning_output_tokens,
+            self.total_tokens,
+        ]
+        .iter()
+        .filter(|c| c.is_some())
+        .count()
+    }
+}
+
+/// Per-response counters, summed over distinct responses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseStream {
+    /// Distinct responses (after deduplication).
+    pub responses: u64,
+    /// `null` when no response reported counters.
+    pub counters: Option<Counters>,
+    /// Models named by the responses, in first-seen order.
+    pub models: Vec<String>,
+}
+
+/// Cumulative counters, as last reported; never added to the response stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryStream {
+    /// Codex: the last `total_token_usage`. Claude writes none: `null`.
+    pub total_counters: Option<Counters>,
+    /// Codex `model_context_window`, when reported.
+    pub model_context_window: Option<u64>,
+    /// Claude: input + cache creation + cache read of the last response, the
+    /// context that request carried. Codex: `null`.
+    pub last_context_tokens: Option<u64>,
+}
+
+/// Which quota window a rate-limit snapshot is about, by its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowKind {
+    FiveHour,
+    Weekly,
+    /// Another length, or none given.
+    Other,
+}
+
+impl WindowKind {
+    pub fn from_minutes(minutes: Option<u64>) -> WindowKind {
+        match minutes {
+            Some(300) => WindowKind::FiveHour,
+            Some(10_080) => WindowKind::Weekly,
+            _ => WindowKind::Other,
+        }
+    }
+}
+
+/// One rate-limit snapshot as logged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitSnapshot {
+    pub line: u64,
+    pub observed_at_utc: Option<String>,
+    pub window: WindowKind,
+    pub window_minutes: Option<u64>,
+    pub used_percent: Option<f64>,
+    /// Absolute reset time: `resets_at`, or the line's time plus `resets_in_seconds`.
+    pub resets_at_utc: Option<String>,
+}
+
+/// A usage limit the log shows being hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitHit {
+    pub line: u64,
+    pub observed_at_utc: Option<String>,
+    pub resets_at_utc: Option<String>,
+    /// `text` (a message) or `structured` (a field).
+    pub detection: String,
+}
+
+/// Missing or doubtful evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageIssue {
+    pub code: UsageIssueCode,
+    /// 1-based line, where one line is to blame.
+    pub line: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageIssueCode {
+    /// Nothing in the log belongs to the selected session.
+    NoMatchingSession,
+    /// The session is there but reported no token counters.
+    NoTokenCount,
+    /// A line that is not a JSON object of a known shape.
+    UnparseableLine,
+    /// The last line has no newline: a write in progress or cut short.
+    TruncatedLastLine,
+    /// A line over the per-line bound; not parsed.
+    OversizedLine,
+    /// A counter out of range (negative, fractional or too large): ignored.
+    InvalidCounter,
+}
+
+/// Line accounting: every line is somewhere.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineCounts {
+    pub read: u64,
+    pub matched_session: u64,
+    pub other_session: u64,
+    pub unparseable: u64,
+}
+
+/// The `beectl budget --measured` document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MeasuredBudget {
+    pub schema_version: u32,
+    pub status: String,
+    pub error_code: Option<String>,
+    pub harness: Option<Harness>,
+    pub session: Option<String>,
+    /// Always `provider_reported_counters`: nothing here is estimated.
+    pub source: String,
+    pub lines: Option<LineCounts>,
+    pub response: Option<ResponseStream>,
+    pub history: Option<HistoryStream>,
+    pub rate_limits: Vec<RateLimitSnapshot>,
+    pub limits: Vec<LimitHit>,
+    pub issues: Vec<UsageIssue>,
+    /// Never a bill: no cost is computed here.
+    pub money: Option<u64>,
+}
