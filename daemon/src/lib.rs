@@ -10,6 +10,7 @@ pub mod fsutil;
 pub mod rendered;
 pub mod server;
 pub mod spool_ingest;
+pub mod sqlite;
 pub mod store;
 pub mod token_report;
 pub mod tokens;

@@ -11,22 +11,14 @@ use bee_proto::delivery::{
     RecordedObservation, SCHEMA_VERSION, StoredObservation, Surface,
 };
 use bee_proto::identity::Identity;
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeSet, HashMap};
-use std::fs::File;
-use std::io;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
-use crate::fsutil::{self, PathKind};
+use crate::sqlite;
 
 /// Database file inside the store directory.
 pub const DB_FILE: &str = "delivery.sqlite3";
-/// Lock file the writer holds for as long as it runs.
-pub const WRITER_LOCK_FILE: &str = "writer.lock";
-/// Readers refuse a database larger than this: a delivery store at capacity
-/// is well under a megabyte, so anything this size is not one of ours.
-pub const MAX_STORE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Forward migrations; entry `n` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[r#"
@@ -52,24 +44,10 @@ const MIGRATIONS: &[&str] = &[r#"
         checksum          TEXT NOT NULL
     ) STRICT;
     CREATE INDEX observation_session ON observation (session_kind, session_id);
+    INSERT INTO meta (key, value) VALUES ('capacity', '2048');
 "#];
 
-/// Errors of the store.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("store I/O error: {0}")]
-    Io(#[from] io::Error),
-    #[error("store database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("{0} is not a store directory (a link or another kind of file)")]
-    Unsupported(PathBuf),
-    #[error("store schema version {found} is newer than this build understands ({known})")]
-    NewerSchema { found: i64, known: i64 },
-    #[error("another writer holds the store at {0}")]
-    Locked(PathBuf),
-    #[error("store at {path} is corrupt: {reason}; refusing to append to it")]
-    Corrupt { path: PathBuf, reason: String },
-}
+pub use crate::sqlite::DbError as StoreError;
 
 /// Why one observation was not appended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,56 +60,25 @@ pub enum AppendRefusal {
 
 /// The store as a writer holds it.
 pub struct WritableStore {
-    conn: Connection,
+    db: sqlite::Writer,
     capacity: u64,
     records: u64,
     /// Records per (session kind, session id), so that numbering a session's
     /// next record does not scan the session's earlier ones.
     session_records: HashMap<(Identity, Identity), u64>,
-    // Held for its lock: released when the store is dropped.
-    _writer_lock: File,
 }
 
 impl WritableStore {
     /// Opens the store at `dir` for writing, creating it (0700/0600) if needed.
     pub fn open(dir: &Path) -> Result<WritableStore, StoreError> {
-        match fsutil::classify(dir)? {
-            PathKind::Missing | PathKind::Directory => fsutil::ensure_private_dir(dir)?,
-            _ => return Err(StoreError::Unsupported(dir.to_owned())),
-        }
-        let writer_lock = fsutil::open_private_file(&dir.join(WRITER_LOCK_FILE))?;
-        match writer_lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::Locked(dir.to_owned())),
-            Err(std::fs::TryLockError::Error(err)) => return Err(err.into()),
-        }
-        let db = dir.join(DB_FILE);
-        match fsutil::classify(&db)? {
-            // Created here so that it is 0600 from the start; SQLite gives its
-            // -wal and -shm files the database file's mode.
-            PathKind::Missing | PathKind::RegularFile => drop(fsutil::open_private_file(&db)?),
-            _ => return Err(StoreError::Unsupported(db)),
-        }
-        let conn =
-            Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        // FULL: a commit is on disk before the daemon acknowledges it.
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        migrate(&conn)?;
-        let verified = verify(&conn);
+        let db = sqlite::open_writer(dir, DB_FILE, MIGRATIONS)?;
+        let verified = verify(&db.conn);
         if let Some((_, reason)) = verified.failure {
             return Err(StoreError::Corrupt { path: dir.to_owned(), reason });
         }
         let capacity = verified.capacity.unwrap_or(DEFAULT_CAPACITY);
         let session_records = session_counts(&verified.records);
-        Ok(WritableStore {
-            conn,
-            capacity,
-            records: verified.records.len() as u64,
-            session_records,
-            _writer_lock: writer_lock,
-        })
+        Ok(WritableStore { db, capacity, records: verified.records.len() as u64, session_records })
     }
 
     /// Records held.
@@ -161,7 +108,7 @@ impl WritableStore {
         &mut self,
         batch: &[Observation],
     ) -> Result<Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>>, rusqlite::Error> {
-        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut answers = Vec::with_capacity(batch.len());
         for observation in batch {
             if self.records >= self.capacity {
@@ -201,24 +148,6 @@ fn session_counts(records: &[RecordedObservation]) -> HashMap<(Identity, Identit
         *counts.entry(key).or_insert(0) += 1;
     }
     counts
-}
-
-fn migrate(conn: &Connection) -> Result<(), StoreError> {
-    let known = MIGRATIONS.len() as i64;
-    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if found > known {
-        return Err(StoreError::NewerSchema { found, known });
-    }
-    for (version, sql) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        if version == 0 {
-            tx.execute("INSERT INTO meta (key, value) VALUES ('capacity', ?1)", params![DEFAULT_CAPACITY.to_string()])?;
-        }
-        tx.pragma_update(None, "user_version", version as i64 + 1)?;
-        tx.commit()?;
-    }
-    Ok(())
 }
 
 /// The answer for `observation` if its event id is already stored.
@@ -408,59 +337,16 @@ struct Verification {
 /// Reads and verifies the store at `dir` without creating anything.
 pub fn read_verified(dir: &Path) -> VerifiedStore {
     let mut store = VerifiedStore::default();
-    let db = dir.join(DB_FILE);
-    let located = fsutil::classify(dir).and_then(|kind| match kind {
-        PathKind::Directory => fsutil::classify(&db),
-        other => Ok(other),
-    });
-    match located {
-        Ok(PathKind::RegularFile) => {}
-        Ok(PathKind::Missing) => {
-            store.issues.insert(Issue::Missing);
+    let conn = match sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len()) {
+        Ok((conn, version)) => {
+            store.schema_version = Some(version);
+            conn
+        }
+        Err(issue) => {
+            store.issues.insert(issue);
             return store;
         }
-        Ok(_) | Err(_) => {
-            store.issues.insert(Issue::Io);
-            return store;
-        }
-    }
-    match std::fs::metadata(&db) {
-        Ok(meta) if meta.len() <= MAX_STORE_BYTES => {}
-        _ => {
-            store.issues.insert(Issue::Io);
-            return store;
-        }
-    }
-    let conn =
-        match Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX) {
-            Ok(conn) => conn,
-            Err(err) => {
-                store.issues.insert(issue_of(&err));
-                return store;
-            }
-        };
-    if conn.busy_timeout(Duration::from_millis(1_000)).is_err() {
-        store.issues.insert(Issue::Io);
-        return store;
-    }
-    match conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0)) {
-        Ok(0) => {
-            // An empty database (nothing migrated): no evidence yet.
-            store.issues.insert(Issue::Missing);
-            return store;
-        }
-        Ok(version) if version <= MIGRATIONS.len() as i64 => {
-            store.schema_version = u32::try_from(version).ok();
-        }
-        Ok(_) => {
-            store.issues.insert(Issue::Io);
-            return store;
-        }
-        Err(err) => {
-            store.issues.insert(issue_of(&err));
-            return store;
-        }
-    }
+    };
     let verification = verify(&conn);
     if let Some((issue, _)) = &verification.failure {
         store.issues.insert(*issue);
@@ -485,7 +371,7 @@ fn verify(conn: &Connection) -> Verification {
             Err(_) => verification.failure = Some((Issue::Corrupt, "capacity is not a number".into())),
         },
         Ok(None) => verification.failure = Some((Issue::Corrupt, "capacity is missing".into())),
-        Err(err) => verification.failure = Some((issue_of(&err), err.to_string())),
+        Err(err) => verification.failure = Some((sqlite::issue_of(&err), err.to_string())),
     }
     let sql = format!("SELECT {SELECT_COLUMNS} FROM observation ORDER BY sequence");
     let result = (|| -> rusqlite::Result<()> {
@@ -517,17 +403,9 @@ fn verify(conn: &Connection) -> Verification {
         Ok(())
     })();
     if let Err(err) = result {
-        verification.failure.get_or_insert((issue_of(&err), err.to_string()));
+        verification.failure.get_or_insert((sqlite::issue_of(&err), err.to_string()));
     }
     verification
-}
-
-fn issue_of(err: &rusqlite::Error) -> Issue {
-    match err.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Issue::Busy,
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => Issue::Corrupt,
-        _ => Issue::Io,
-    }
 }
 
 #[cfg(test)]
@@ -581,6 +459,7 @@ mod tests {
         drop(store);
         let verified = read_verified(&store_dir);
         assert!(verified.issues.is_empty(), "{:?}", verified.issues);
+        assert_eq!(verified.capacity, Some(DEFAULT_CAPACITY), "the migration's capacity is the contract's");
         let sessions: Vec<_> = verified.records.iter().map(|r| r.observation.session_sequence).collect();
         assert_eq!(sessions, vec![1, 1, 2]);
         assert_eq!(verified.records[0].observation.utf8_bytes, 10);

@@ -1,0 +1,125 @@
+//! Opening Bee's SQLite stores: one writer per store directory (0700, the
+//! database 0600, WAL, `synchronous=FULL`, forward-only migrations keyed by
+//! `PRAGMA user_version`), and readers that create nothing, follow no link and
+//! name what kept them out (`missing`, `busy`, `corrupt`, `io`).
+
+use bee_proto::delivery::Issue;
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::fsutil::{self, PathKind};
+
+/// Lock file the writer holds for as long as it runs.
+pub const WRITER_LOCK_FILE: &str = "writer.lock";
+/// Readers refuse a database larger than this: far beyond what our stores
+/// grow to, so anything this size is not one of ours.
+pub const MAX_DB_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
+/// Errors opening or writing a store.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("store I/O error: {0}")]
+    Io(#[from] io::Error),
+    #[error("store database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{0} is not a store directory (a link or another kind of file)")]
+    Unsupported(PathBuf),
+    #[error("store schema version {found} is newer than this build understands ({known})")]
+    NewerSchema { found: i64, known: i64 },
+    #[error("another writer holds the store at {0}")]
+    Locked(PathBuf),
+    #[error("store at {path} is corrupt: {reason}; refusing to append to it")]
+    Corrupt { path: PathBuf, reason: String },
+}
+
+/// A store opened by its one writer.
+pub struct Writer {
+    pub conn: Connection,
+    // Held for its lock: released when the writer is dropped.
+    _lock: File,
+}
+
+/// Opens `dir/db_file` for writing, creating it (0700/0600) and applying
+/// `migrations` (entry `n` takes the schema from version `n` to `n + 1`).
+pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Writer, DbError> {
+    match fsutil::classify(dir)? {
+        PathKind::Missing | PathKind::Directory => fsutil::ensure_private_dir(dir)?,
+        _ => return Err(DbError::Unsupported(dir.to_owned())),
+    }
+    let lock = fsutil::open_private_file(&dir.join(WRITER_LOCK_FILE))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Err(DbError::Locked(dir.to_owned())),
+        Err(std::fs::TryLockError::Error(err)) => return Err(err.into()),
+    }
+    let db = dir.join(db_file);
+    match fsutil::classify(&db)? {
+        // Created here so that it is 0600 from the start; SQLite gives its
+        // -wal and -shm files the database file's mode.
+        PathKind::Missing | PathKind::RegularFile => drop(fsutil::open_private_file(&db)?),
+        _ => return Err(DbError::Unsupported(db)),
+    }
+    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // FULL: a commit is on disk before the daemon acknowledges it.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    migrate(&conn, migrations)?;
+    Ok(Writer { conn, _lock: lock })
+}
+
+fn migrate(conn: &Connection, migrations: &[&str]) -> Result<(), DbError> {
+    let known = migrations.len() as i64;
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > known {
+        return Err(DbError::NewerSchema { found, known });
+    }
+    for (version, sql) in migrations.iter().enumerate().skip(found.max(0) as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Opens `dir/db_file` read-only, creating nothing. Returns the connection
+/// and its schema version (1..=`known`), or the issue that kept us out; a
+/// database never migrated is `missing` (no evidence yet).
+pub fn open_reader(dir: &Path, db_file: &str, known: usize) -> Result<(Connection, u32), Issue> {
+    let db = dir.join(db_file);
+    let located = fsutil::classify(dir).and_then(|kind| match kind {
+        PathKind::Directory => fsutil::classify(&db),
+        other => Ok(other),
+    });
+    match located {
+        Ok(PathKind::RegularFile) => {}
+        Ok(PathKind::Missing) => return Err(Issue::Missing),
+        Ok(_) | Err(_) => return Err(Issue::Io),
+    }
+    match std::fs::metadata(&db) {
+        Ok(meta) if meta.len() <= MAX_DB_BYTES => {}
+        _ => return Err(Issue::Io),
+    }
+    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|err| issue_of(&err))?;
+    conn.busy_timeout(Duration::from_millis(1_000)).map_err(|_| Issue::Io)?;
+    match conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0)) {
+        Ok(0) => Err(Issue::Missing),
+        Ok(version) if version <= known as i64 => Ok((conn, version as u32)),
+        Ok(_) => Err(Issue::Io),
+        Err(err) => Err(issue_of(&err)),
+    }
+}
+
+/// The report issue an SQLite error stands for.
+pub fn issue_of(err: &rusqlite::Error) -> Issue {
+    match err.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Issue::Busy,
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => Issue::Corrupt,
+        _ => Issue::Io,
+    }
+}
