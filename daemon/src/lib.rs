@@ -7,6 +7,8 @@
 pub mod client;
 pub mod delivery;
 pub mod fsutil;
+pub mod ledger;
+pub mod quota;
 pub mod rendered;
 pub mod server;
 pub mod spool_ingest;

@@ -33,6 +33,8 @@ pub enum DbError {
     Locked(PathBuf),
     #[error("store at {path} is corrupt: {reason}; refusing to append to it")]
     Corrupt { path: PathBuf, reason: String },
+    #[error("invalid record: {0}")]
+    Invalid(&'static str),
 }
 
 /// A store opened by its one writer.

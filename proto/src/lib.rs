@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod envelope;
 pub mod exit;
 pub mod identity;
+pub mod ledger;
 pub mod paths;
 pub mod spool;
 pub mod text;

@@ -36,3 +36,8 @@ pub fn spool_dir() -> Option<PathBuf> {
 fn non_empty_env(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|value| !value.is_empty())
 }
+
+/// The ledger: `${BEE_HOME:-$HOME}/.bee/usage/ledger-v1`.
+pub fn default_ledger_store() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("usage").join("ledger-v1"))
+}

@@ -1,0 +1,433 @@
+//! The ledger store: append-only SQLite tables for `call`, `limit` and
+//! `work` records and the quota snapshots calls and status lines carry.
+//!
+//! There is no update or delete path in this code, and triggers refuse both
+//! in the database itself. Times are kept as given (RFC 3339 UTC) and as
+//! unix milliseconds for window queries; a field the producer did not report
+//! is NULL.
+
+use bee_proto::delivery::Issue;
+use bee_proto::ledger::{LedgerAppended, LedgerRecord, Provider, QuotaSnapshot};
+use bee_proto::usage::{Counters, WindowKind};
+use rusqlite::{Connection, params};
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use crate::sqlite::{self, DbError};
+
+/// Database file inside the ledger directory.
+pub const DB_FILE: &str = "ledger.sqlite3";
+
+const MIGRATIONS: &[&str] = &[r#"
+    CREATE TABLE call (
+        seq                          INTEGER PRIMARY KEY NOT NULL,
+        record_id                    TEXT NOT NULL UNIQUE,
+        source                       TEXT NOT NULL,
+        provider                     TEXT NOT NULL,
+        started_at_utc               TEXT NOT NULL,
+        started_at_ms                INTEGER NOT NULL,
+        duration_ms                  INTEGER,
+        success                      INTEGER,
+        model                        TEXT,
+        project_path                 TEXT,
+        cost_usd                     REAL,
+        input_tokens                 INTEGER,
+        cached_input_tokens          INTEGER,
+        cache_creation_input_tokens  INTEGER,
+        cache_read_input_tokens      INTEGER,
+        output_tokens                INTEGER,
+        reasoning_output_tokens      INTEGER,
+        total_tokens                 INTEGER,
+        model_invocations            INTEGER,
+        context_window               INTEGER,
+        context_tokens               INTEGER,
+        compactions                  INTEGER,
+        session_id                   TEXT
+    ) STRICT;
+    CREATE INDEX call_started ON call (started_at_ms);
+    CREATE TABLE quota_snapshot (
+        seq             INTEGER PRIMARY KEY NOT NULL,
+        call_record_id  TEXT,
+        provider        TEXT NOT NULL,
+        observed_at_utc TEXT NOT NULL,
+        observed_at_ms  INTEGER NOT NULL,
+        window          TEXT NOT NULL,
+        window_minutes  INTEGER,
+        used_percent    REAL NOT NULL,
+        resets_at_utc   TEXT,
+        resets_at_ms    INTEGER
+    ) STRICT;
+    CREATE INDEX quota_snapshot_observed ON quota_snapshot (observed_at_ms);
+    CREATE TABLE limit_hit (
+        seq            INTEGER PRIMARY KEY NOT NULL,
+        record_id      TEXT NOT NULL UNIQUE,
+        provider       TEXT NOT NULL,
+        at_utc         TEXT NOT NULL,
+        at_ms          INTEGER NOT NULL,
+        resets_at_utc  TEXT,
+        detection      TEXT NOT NULL,
+        window         TEXT
+    ) STRICT;
+    CREATE INDEX limit_hit_at ON limit_hit (at_ms);
+    CREATE TABLE work (
+        seq          INTEGER PRIMARY KEY NOT NULL,
+        record_id    TEXT NOT NULL UNIQUE,
+        provider     TEXT NOT NULL,
+        at_utc       TEXT NOT NULL,
+        at_ms        INTEGER NOT NULL,
+        commit_hash  TEXT NOT NULL,
+        run_mode     TEXT NOT NULL,
+        task_id      TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX work_at ON work (at_ms);
+    CREATE TRIGGER call_no_update BEFORE UPDATE ON call BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER call_no_delete BEFORE DELETE ON call BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER snapshot_no_update BEFORE UPDATE ON quota_snapshot BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER snapshot_no_delete BEFORE DELETE ON quota_snapshot BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER limit_no_update BEFORE UPDATE ON limit_hit BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER limit_no_delete BEFORE DELETE ON limit_hit BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER work_no_update BEFORE UPDATE ON work BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER work_no_delete BEFORE DELETE ON work BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+"#];
+
+/// Why a record is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid ledger record: {0}")]
+pub struct InvalidRecord(pub &'static str);
+
+/// Unix milliseconds of an RFC 3339 UTC time.
+pub fn unix_ms(text: &str) -> Option<i64> {
+    let at = bee_proto::time::parse_rfc3339(text)?;
+    i64::try_from(at.duration_since(UNIX_EPOCH).ok()?.as_millis()).ok()
+}
+
+fn required_ms(text: &str, what: &'static str) -> Result<i64, InvalidRecord> {
+    unix_ms(text).ok_or(InvalidRecord(what))
+}
+
+fn optional_ms(text: Option<&str>, what: &'static str) -> Result<Option<i64>, InvalidRecord> {
+    text.map(|t| required_ms(t, what)).transpose()
+}
+
+/// Checks what serde cannot: times, ranges, lengths.
+pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
+    match record {
+        LedgerRecord::Call(call) => {
+            required_ms(&call.started_at_utc, "startedAtUtc")?;
+            if call.cost_usd.is_some_and(|c| !c.is_finite() || c < 0.0) {
+                return Err(InvalidRecord("costUsd"));
+            }
+            for snapshot in &call.quota_snapshots {
+                validate_snapshot(snapshot)?;
+            }
+            let texts = [call.model.as_deref(), call.project_path.as_deref(), call.session_id.as_deref()];
+            if texts.iter().flatten().any(|t| t.len() > 4_096) {
+                return Err(InvalidRecord("text field too long"));
+            }
+        }
+        LedgerRecord::Limit(limit) => {
+            required_ms(&limit.at_utc, "atUtc")?;
+            optional_ms(limit.resets_at_utc.as_deref(), "resetsAtUtc")?;
+        }
+        LedgerRecord::Work(work) => {
+            required_ms(&work.at_utc, "atUtc")?;
+            let hex = work.commit_hash.len() >= 7
+                && work.commit_hash.len() <= 64
+                && work.commit_hash.bytes().all(|b| b.is_ascii_hexdigit());
+            if !hex {
+                return Err(InvalidRecord("commitHash"));
+            }
+            if work.run_mode.len() > 64 || work.task_id.len() > 256 {
+                return Err(InvalidRecord("runMode or taskId"));
+            }
+        }
+        LedgerRecord::Snapshot { snapshot, .. } => validate_snapshot(snapshot)?,
+    }
+    Ok(())
+}
+
+fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
+    required_ms(&snapshot.observed_at_utc, "observedAtUtc")?;
+    optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc")?;
+    if !snapshot.used_percent.is_finite() || snapshot.used_percent < 0.0 {
+        return Err(InvalidRecord("usedPercent"));
+    }
+    Ok(())
+}
+
+fn window_name(window: WindowKind) -> &'static str {
+    match window {
+        WindowKind::FiveHour => "five_hour",
+        WindowKind::Weekly => "weekly",
+        WindowKind::Other => "other",
+    }
+}
+
+fn window_of(name: &str) -> WindowKind {
+    match name {
+        "five_hour" => WindowKind::FiveHour,
+        "weekly" => WindowKind::Weekly,
+        _ => WindowKind::Other,
+    }
+}
+
+fn provider_of(name: &str) -> Option<Provider> {
+    Provider::from_cli(name)
+}
+
+/// The ledger as its one writer (beed) holds it.
+pub struct Ledger {
+    db: sqlite::Writer,
+}
+
+impl Ledger {
+    pub fn open(dir: &Path) -> Result<Ledger, DbError> {
+        Ok(Ledger { db: sqlite::open_writer(dir, DB_FILE, MIGRATIONS)? })
+    }
+
+    /// Appends `records` in one transaction; a record id seen before is a duplicate.
+    pub fn append(&mut self, records: &[LedgerRecord]) -> Result<LedgerAppended, DbError> {
+        let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut answer = LedgerAppended { appended: 0, duplicates: 0 };
+        for record in records {
+            validate(record).map_err(|err| DbError::Invalid(err.0))?;
+            let inserted = insert(&tx, record)?;
+            if inserted {
+                answer.appended += 1;
+            } else {
+                answer.duplicates += 1;
+            }
+        }
+        tx.commit()?;
+        Ok(answer)
+    }
+}
+
+fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool, DbError> {
+    let invalid = |err: InvalidRecord| DbError::Invalid(err.0);
+    match record {
+        LedgerRecord::Call(call) => {
+            let started = required_ms(&call.started_at_utc, "startedAtUtc").map_err(invalid)?;
+            let tokens = call.tokens.clone().unwrap_or_default();
+            let id = call.record_id.hyphenated().to_string();
+            let inserted = tx.execute(
+                "INSERT INTO call (record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
+                     model, project_path, cost_usd, input_tokens, cached_input_tokens, cache_creation_input_tokens,
+                     cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
+                     model_invocations, context_window, context_tokens, compactions, session_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
+                 ON CONFLICT (record_id) DO NOTHING",
+                params![
+                    id,
+                    serde_json::to_value(call.source).ok().and_then(|v| v.as_str().map(str::to_owned)),
+                    call.provider.as_str(),
+                    call.started_at_utc,
+                    started,
+                    call.duration_ms.map(clamp),
+                    call.success,
+                    call.model,
+                    call.project_path,
+                    call.cost_usd,
+                    tokens.input_tokens.map(clamp),
+                    tokens.cached_input_tokens.map(clamp),
+                    tokens.cache_creation_input_tokens.map(clamp),
+                    tokens.cache_read_input_tokens.map(clamp),
+                    tokens.output_tokens.map(clamp),
+                    tokens.reasoning_output_tokens.map(clamp),
+                    tokens.total_tokens.map(clamp),
+                    call.model_invocations.map(clamp),
+                    call.context_window.map(clamp),
+                    call.context_tokens.map(clamp),
+                    call.compactions.map(clamp),
+                    call.session_id,
+                ],
+            )? == 1;
+            if inserted {
+                for snapshot in &call.quota_snapshots {
+                    insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
+                }
+            }
+            Ok(inserted)
+        }
+        LedgerRecord::Limit(limit) => {
+            let at = required_ms(&limit.at_utc, "atUtc").map_err(invalid)?;
+            Ok(tx.execute(
+                "INSERT INTO limit_hit (record_id, provider, at_utc, at_ms, resets_at_utc, detection, window)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_id) DO NOTHING",
+                params![
+                    limit.record_id.hyphenated().to_string(),
+                    limit.provider.as_str(),
+                    limit.at_utc,
+                    at,
+                    limit.resets_at_utc,
+                    match limit.detection {
+                        bee_proto::ledger::Detection::Structured => "structured",
+                        bee_proto::ledger::Detection::Text => "text",
+                    },
+                    limit.window.map(window_name),
+                ],
+            )? == 1)
+        }
+        LedgerRecord::Work(work) => {
+            let at = required_ms(&work.at_utc, "atUtc").map_err(invalid)?;
+            Ok(tx.execute(
+                "INSERT INTO work (record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_id) DO NOTHING",
+                params![
+                    work.record_id.hyphenated().to_string(),
+                    work.provider.as_str(),
+                    work.at_utc,
+                    at,
+                    work.commit_hash,
+                    work.run_mode,
+                    work.task_id
+                ],
+            )? == 1)
+        }
+        LedgerRecord::Snapshot { provider, snapshot } => {
+            insert_snapshot(tx, None, *provider, snapshot)?;
+            Ok(true)
+        }
+    }
+}
+
+fn clamp(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn insert_snapshot(
+    tx: &rusqlite::Transaction<'_>,
+    call: Option<&str>,
+    provider: Provider,
+    snapshot: &QuotaSnapshot,
+) -> Result<(), DbError> {
+    let observed = required_ms(&snapshot.observed_at_utc, "observedAtUtc").map_err(|e| DbError::Invalid(e.0))?;
+    let resets = optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc").map_err(|e| DbError::Invalid(e.0))?;
+    tx.execute(
+        "INSERT INTO quota_snapshot (call_record_id, provider, observed_at_utc, observed_at_ms, window,
+                 window_minutes, used_percent, resets_at_utc, resets_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            call,
+            provider.as_str(),
+            snapshot.observed_at_utc,
+            observed,
+            window_name(snapshot.window),
+            snapshot.window_minutes.map(clamp),
+            snapshot.used_percent,
+            snapshot.resets_at_utc,
+            resets
+        ],
+    )?;
+    Ok(())
+}
+
+/// A call as the quota and usage views need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRow {
+    pub started_ms: i64,
+    pub duration_ms: Option<i64>,
+    pub provider: Provider,
+    pub model: Option<String>,
+    pub session_id: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub tokens: Counters,
+}
+
+/// A snapshot row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotRow {
+    pub provider: Provider,
+    pub observed_ms: i64,
+    pub window: WindowKind,
+    pub window_minutes: Option<i64>,
+    pub used_percent: f64,
+    pub resets_ms: Option<i64>,
+}
+
+/// Records that touch `[since_ms, until_ms)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LedgerView {
+    pub calls: Vec<CallRow>,
+    pub limits: Vec<(Provider, i64)>,
+    pub work: Vec<(Provider, i64)>,
+    pub snapshots: Vec<SnapshotRow>,
+}
+
+/// Reads the ledger at `dir` read-only. Calls are those overlapping the
+/// range (a call that started before it but ran into it counts, clipped);
+/// limits, work and snapshots are those inside it.
+pub fn read_range(dir: &Path, since_ms: i64, until_ms: i64) -> Result<LedgerView, Issue> {
+    let (conn, _) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
+    load(&conn, since_ms, until_ms).map_err(|err| sqlite::issue_of(&err))
+}
+
+/// Longest call considered when looking back from a range's start: a call
+/// that began earlier than this before the range is not looked for.
+const LOOKBACK_MS: i64 = 7 * 24 * 3_600_000;
+
+fn load(conn: &Connection, since_ms: i64, until_ms: i64) -> rusqlite::Result<LedgerView> {
+    let mut view = LedgerView::default();
+    let mut calls = conn.prepare_cached(
+        "SELECT started_at_ms, duration_ms, provider, model, session_id, cost_usd, input_tokens,
+                cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
+                reasoning_output_tokens, total_tokens
+         FROM call WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
+    )?;
+    let mut rows = calls.query(params![since_ms.saturating_sub(LOOKBACK_MS), until_ms])?;
+    let count = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
+    while let Some(row) = rows.next()? {
+        let started_ms: i64 = row.get(0)?;
+        let duration_ms: Option<i64> = row.get(1)?;
+        let end = started_ms.saturating_add(duration_ms.unwrap_or(0));
+        if started_ms < since_ms && end <= since_ms {
+            continue;
+        }
+        let Some(provider) = provider_of(&row.get::<_, String>(2)?) else { continue };
+        view.calls.push(CallRow {
+            started_ms,
+            duration_ms,
+            provider,
+            model: row.get(3)?,
+            session_id: row.get(4)?,
+            cost_usd: row.get(5)?,
+            tokens: Counters {
+                input_tokens: count(row.get(6)?),
+                cached_input_tokens: count(row.get(7)?),
+                cache_creation_input_tokens: count(row.get(8)?),
+                cache_read_input_tokens: count(row.get(9)?),
+                output_tokens: count(row.get(10)?),
+                reasoning_output_tokens: count(row.get(11)?),
+                total_tokens: count(row.get(12)?),
+            },
+        });
+    }
+    for (table, column, into) in [("limit_hit", "at_ms", &mut view.limits), ("work", "at_ms", &mut view.work)] {
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT provider, {column} FROM {table} WHERE {column} >= ?1 AND {column} < ?2"
+        ))?;
+        let mut rows = statement.query(params![since_ms, until_ms])?;
+        while let Some(row) = rows.next()? {
+            if let Some(provider) = provider_of(&row.get::<_, String>(0)?) {
+                into.push((provider, row.get(1)?));
+            }
+        }
+    }
+    let mut statement = conn.prepare_cached(
+        "SELECT provider, observed_at_ms, window, window_minutes, used_percent, resets_at_ms
+         FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2",
+    )?;
+    let mut rows = statement.query(params![since_ms, until_ms])?;
+    while let Some(row) = rows.next()? {
+        let Some(provider) = provider_of(&row.get::<_, String>(0)?) else { continue };
+        view.snapshots.push(SnapshotRow {
+            provider,
+            observed_ms: row.get(1)?,
+            window: window_of(&row.get::<_, String>(2)?),
+            window_minutes: row.get(3)?,
+            used_percent: row.get(4)?,
+            resets_ms: row.get(5)?,
+        });
+    }
+    Ok(view)
+}

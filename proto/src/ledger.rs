@@ -1,0 +1,249 @@
+//! The ledger: append-only `call`, `limit` and `work` records, the quota
+//! snapshots calls (and status lines) carry, and the `beectl quota` /
+//! `beectl usage` / `beectl status` documents. Unknown is `null`, never 0.
+
+use crate::usage::{Counters, WindowKind};
+use serde::{Deserialize, Serialize};
+
+/// `POST`: append a [`LedgerAppend`]; answers [`LedgerAppended`].
+pub const LEDGER_RECORDS_PATH: &str = "/v1/ledger/records";
+/// Producers spool here (inside the spool directory) when beed cannot take a record.
+pub const LEDGER_SPOOL_FILE: &str = "ledger-v1.jsonl";
+/// Unparseable ledger spool lines are moved here.
+pub const LEDGER_REJECTED_FILE: &str = "ledger-v1.rejected.jsonl";
+/// Bound on one serialized record.
+pub const MAX_LEDGER_RECORD_BYTES: usize = 16 * 1024;
+
+/// A provider CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    Claude,
+    Codex,
+}
+
+impl Provider {
+    pub fn from_cli(text: &str) -> Option<Provider> {
+        match text {
+            "claude" => Some(Provider::Claude),
+            "codex" => Some(Provider::Codex),
+            _ => None,
+        }
+    }
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Provider::Claude => "claude",
+            Provider::Codex => "codex",
+        }
+    }
+}
+
+/// Who produced a call record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallSource {
+    /// `beectl run` around the provider CLI.
+    Run,
+    /// `UserPromptSubmit` … `Stop` of an interactive session.
+    HookTurn,
+    /// Read from the provider's own logs by beed.
+    Ingested,
+}
+
+/// A quota snapshot as a provider reported it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QuotaSnapshot {
+    pub observed_at_utc: String,
+    pub window: WindowKind,
+    pub window_minutes: Option<u64>,
+    pub used_percent: f64,
+    pub resets_at_utc: Option<String>,
+}
+
+/// One provider call (also one that failed or errored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallRecord {
+    /// Producer-assigned; a repeat of the same id is stored once.
+    pub record_id: uuid::Uuid,
+    pub source: CallSource,
+    pub provider: Provider,
+    pub started_at_utc: String,
+    pub duration_ms: Option<u64>,
+    pub success: Option<bool>,
+    pub model: Option<String>,
+    pub project_path: Option<String>,
+    /// Cost the CLI reported, in USD; `null` when it reported none.
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<Counters>,
+    pub quota_snapshots: Vec<QuotaSnapshot>,
+    pub model_invocations: Option<u64>,
+    pub context_window: Option<u64>,
+    pub context_tokens: Option<u64>,
+    pub compactions: Option<u64>,
+    /// Session id, where the call belongs to one.
+    pub session_id: Option<String>,
+}
+
+/// How a usage limit was detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Detection {
+    Structured,
+    Text,
+}
+
+/// A call reported a usage limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitRecord {
+    pub record_id: uuid::Uuid,
+    pub at_utc: String,
+    pub provider: Provider,
+    pub resets_at_utc: Option<String>,
+    pub detection: Detection,
+    pub window: Option<WindowKind>,
+}
+
+/// A commit credited to a provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkRecord {
+    pub record_id: uuid::Uuid,
+    pub at_utc: String,
+    pub provider: Provider,
+    pub commit_hash: String,
+    pub run_mode: String,
+    pub task_id: String,
+}
+
+/// Anything a producer appends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LedgerRecord {
+    Call(CallRecord),
+    Limit(LimitRecord),
+    Work(WorkRecord),
+    /// Snapshots seen outside any call (a status line); evidence for peaks.
+    Snapshot {
+        provider: Provider,
+        snapshot: QuotaSnapshot,
+    },
+}
+
+/// `POST /v1/ledger/records`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LedgerAppend {
+    pub records: Vec<LedgerRecord>,
+}
+
+/// Answer to [`LedgerAppend`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerAppended {
+    pub appended: u64,
+    pub duplicates: u64,
+}
+
+/// One quota window of a provider, as its snapshots show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaWindow {
+    pub window: WindowKind,
+    pub window_minutes: Option<u64>,
+    /// The window ends (resets) here; `null` when the provider did not say.
+    pub resets_at_utc: Option<String>,
+    /// Highest utilisation among the snapshots of this window.
+    pub peak_percent: f64,
+    pub snapshots: u64,
+    /// A `limit` record falls inside the window; `null` when the window's
+    /// bounds are unknown.
+    pub exhausted: Option<bool>,
+}
+
+/// A provider in the quota view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderQuota {
+    pub provider: Provider,
+    pub calls: u64,
+    pub agent_time_ms: u64,
+    pub used_ms: u64,
+    pub converted: u64,
+    pub crossed: u64,
+    /// Empty when the provider sent no snapshots: no window, no peak.
+    pub windows: Vec<QuotaWindow>,
+}
+
+/// `beectl quota`: time and quota words, never costs or tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaReport {
+    pub schema_version: u32,
+    pub since_utc: String,
+    pub until_utc: String,
+    pub provider: Option<Provider>,
+    /// Call durations clipped to the range, summed (concurrent calls both count).
+    pub agent_time_ms: u64,
+    /// The union of call intervals in the range (overlaps once).
+    pub used_ms: u64,
+    /// Range length minus Used.
+    pub idle_ms: u64,
+    /// `work` records in the range.
+    pub converted: u64,
+    /// `limit` records in the range.
+    pub crossed: u64,
+    /// Calls whose duration is unknown: in no time figure.
+    pub calls_without_duration: u64,
+    pub providers: Vec<ProviderQuota>,
+    pub issues: Vec<String>,
+}
+
+/// `beectl status`: the quota words plus the cost the CLIs reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerStatus {
+    #[serde(flatten)]
+    pub quota: QuotaReport,
+    /// Sum of reported costs in USD; `null` when no call reported one.
+    pub est_cost_usd: Option<f64>,
+    /// Calls that reported a cost.
+    pub calls_with_cost: u64,
+}
+
+/// How `beectl usage` groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageGrouping {
+    Day,
+    Session,
+    Model,
+}
+
+/// One group of `beectl usage`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRow {
+    /// The UTC day (`YYYY-MM-DD`), the session id or the model; `null` when
+    /// the calls did not say which.
+    pub key: Option<String>,
+    pub calls: u64,
+    /// Summed counters; a counter no call reported stays `null`.
+    pub tokens: Counters,
+}
+
+/// `beectl usage --by day|session|model`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageReport {
+    pub schema_version: u32,
+    pub by: UsageGrouping,
+    pub since_utc: String,
+    pub until_utc: String,
+    pub source: String,
+    pub rows: Vec<UsageRow>,
+    pub issues: Vec<String>,
+}
