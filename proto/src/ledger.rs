@@ -123,7 +123,7 @@ pub struct WorkRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LedgerRecord {
-    Call(CallRecord),
+    Call(Box<CallRecord>),
     Limit(LimitRecord),
     Work(WorkRecord),
     /// Snapshots seen outside any call (a status line); evidence for peaks.
