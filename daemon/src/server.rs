@@ -19,6 +19,7 @@ use bee_proto::api::{
     PROTOCOL_VERSION, STATUS_PATH,
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
+use bee_proto::ledger::{LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES};
 use bee_proto::tokens::{
     COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS,
     MAX_TOTAL_BYTES, TOKEN_COUNT_PATH,
@@ -29,11 +30,12 @@ use std::future::Future;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::delivery::{self, ReportQuery};
 use crate::fsutil;
+use crate::ledger::Ledger;
 use crate::rendered::Rendered;
 use crate::spool_ingest;
 use crate::store::{AppendRefusal, StoreError, WritableStore};
@@ -45,6 +47,7 @@ use crate::writer::{self, WriterHandle};
 pub struct DaemonConfig {
     pub socket: PathBuf,
     pub delivery_store: PathBuf,
+    pub ledger_store: PathBuf,
     pub spool_dir: PathBuf,
     /// How often the spool is looked at while running.
     pub spool_poll: Duration,
@@ -57,9 +60,11 @@ impl DaemonConfig {
         let delivery_store =
             delivery_store.or_else(bee_proto::paths::default_delivery_store).ok_or(StartError::NoHome)?;
         let spool_dir = bee_proto::paths::spool_dir().ok_or(StartError::NoHome)?;
+        let ledger_store = bee_proto::paths::default_ledger_store().ok_or(StartError::NoHome)?;
         Ok(DaemonConfig {
             socket: std::path::absolute(socket)?,
             delivery_store: std::path::absolute(delivery_store)?,
+            ledger_store: std::path::absolute(ledger_store)?,
             spool_dir,
             spool_poll: Duration::from_secs(2),
         })
@@ -83,6 +88,7 @@ pub enum StartError {
 
 struct AppState {
     writer: WriterHandle,
+    ledger: Arc<Mutex<Ledger>>,
     /// BPE encoders, built once and kept for the daemon's lifetime.
     encoders: Arc<Encoders>,
     delivery_store: PathBuf,
@@ -103,16 +109,20 @@ pub async fn serve(
     let store = WritableStore::open(&config.delivery_store)?;
     tracing::info!(store = %config.delivery_store.display(), records = store.records(), "delivery store open");
     let (writer, writer_thread) = writer::spawn(store)?;
+    let ledger = Arc::new(Mutex::new(Ledger::open(&config.ledger_store)?));
+    tracing::info!(ledger = %config.ledger_store.display(), "ledger open");
 
     let (listener, socket_activated) = listen(&config.socket)?;
     let uid = rustix::process::geteuid().as_raw();
 
-    ingest_spool(config.spool_dir.clone(), writer.clone()).await;
-    let poller = tokio::spawn(poll_spool(config.spool_dir.clone(), writer.clone(), config.spool_poll));
+    let spools = Spools { dir: config.spool_dir.clone(), writer: writer.clone(), ledger: ledger.clone() };
+    spools.ingest().await;
+    let poller = tokio::spawn(spools.poll(config.spool_poll));
 
     let encoders = Arc::new(Encoders::default());
     let state = Arc::new(AppState {
         writer,
+        ledger,
         encoders: encoders.clone(),
         delivery_store: config.delivery_store.clone(),
         socket: config.socket.clone(),
@@ -195,22 +205,38 @@ fn listen(socket: &Path) -> Result<(tokio::net::UnixListener, bool), StartError>
     Ok((listener, false))
 }
 
-async fn ingest_spool(dir: PathBuf, writer: WriterHandle) {
-    let shown = dir.display().to_string();
-    match tokio::task::spawn_blocking(move || spool_ingest::ingest(&dir, &writer)).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(err)) => tracing::warn!(spool = %shown, error = %err, "spool ingestion failed"),
-        Err(err) => tracing::error!(error = %err, "spool ingestion panicked"),
-    }
+/// Everything the spool ingestion needs.
+#[derive(Clone)]
+struct Spools {
+    dir: PathBuf,
+    writer: WriterHandle,
+    ledger: Arc<Mutex<Ledger>>,
 }
 
-async fn poll_spool(dir: PathBuf, writer: WriterHandle, every: Duration) {
-    let mut ticks = tokio::time::interval(every);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticks.tick().await;
-    loop {
+impl Spools {
+    async fn ingest(&self) {
+        let spools = self.clone();
+        let shown = self.dir.display().to_string();
+        let done = tokio::task::spawn_blocking(move || {
+            spool_ingest::ingest(&spools.dir, &spools.writer)
+                .and_then(|_| spool_ingest::ingest_ledger(&spools.dir, &spools.ledger))
+        })
+        .await;
+        match done {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => tracing::warn!(spool = %shown, error = %err, "spool ingestion failed"),
+            Err(err) => tracing::error!(error = %err, "spool ingestion panicked"),
+        }
+    }
+
+    async fn poll(self, every: Duration) {
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
-        ingest_spool(dir.clone(), writer.clone()).await;
+        loop {
+            ticks.tick().await;
+            self.ingest().await;
+        }
     }
 }
 
@@ -252,6 +278,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route(DELIVERY_OBSERVATIONS_PATH, post(append))
         .route(DELIVERY_REPORT_PATH, post(report))
         .route(DELIVERY_READ_PATH, post(read))
+        .route(LEDGER_RECORDS_PATH, post(append_ledger).layer(DefaultBodyLimit::max(MAX_LEDGER_APPEND_BYTES)))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
@@ -377,6 +404,29 @@ async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejec
     let store = served_store(&state, &request.store)?;
     tracing::debug!("served delivery read");
     answer_blocking(move || delivery::read(&store, request.event)).await
+}
+
+/// Largest ledger append: a run's call plus its limits, with room to spare.
+const MAX_LEDGER_APPEND_BYTES: usize = 64 * MAX_LEDGER_RECORD_BYTES;
+
+async fn append_ledger(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<LedgerAppended>, Failure> {
+    let request: LedgerAppend = parse_body(body)?;
+    for record in &request.records {
+        crate::ledger::validate(record).map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
+    }
+    let ledger = state.ledger.clone();
+    let appended = tokio::task::spawn_blocking(move || match ledger.lock() {
+        Ok(mut ledger) => ledger.append(&request.records).map_err(|err| err.to_string()),
+        Err(_) => Err("ledger lock poisoned".to_owned()),
+    })
+    .await
+    .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
+    .map_err(|reason| Failure::new(ApiErrorCode::Io, reason))?;
+    tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
+    Ok(Json(appended))
 }
 
 async fn count(

@@ -1,18 +1,23 @@
-//! Ingestion of the hooks' spool into the store, on start and periodically.
+//! Ingestion of the producers' spools into the stores, on start and
+//! periodically: delivery observations from hooks, ledger records from
+//! `beectl run` and the other ledger producers.
 //!
-//! Idempotent by event id: an observation that reached the daemon late *and*
-//! was spooled is stored once. Lines that do not parse are moved to the
+//! Idempotent by event or record id: a record that reached the daemon late
+//! *and* was spooled is stored once. Lines that do not parse are moved to the
 //! rejected file (never dropped); a file is removed only after every line in
 //! it is committed, refused for capacity, or moved aside.
 
 use bee_proto::delivery::{MAX_RECORD_BYTES, Observation};
+use bee_proto::ledger::{LEDGER_REJECTED_FILE, LEDGER_SPOOL_FILE, LedgerRecord, MAX_LEDGER_RECORD_BYTES};
 use bee_proto::spool::{self, DELIVERY_REJECTED_FILE, DELIVERY_SPOOL_FILE};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Mutex;
 
+use crate::ledger::Ledger;
 use crate::store::AppendRefusal;
-use crate::writer::{Pending, WriterHandle};
+use crate::writer::WriterHandle;
 
 /// What one ingestion pass did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -24,33 +29,111 @@ pub struct IngestSummary {
     pub rejected_lines: u64,
 }
 
+/// One spool: its file names and line bound.
+struct Spool {
+    name: &'static str,
+    file: &'static str,
+    rejected: &'static str,
+    max_line: usize,
+}
+
+const DELIVERY: Spool =
+    Spool { name: "delivery", file: DELIVERY_SPOOL_FILE, rejected: DELIVERY_REJECTED_FILE, max_line: MAX_RECORD_BYTES };
+const LEDGER: Spool = Spool {
+    name: "ledger",
+    file: LEDGER_SPOOL_FILE,
+    rejected: LEDGER_REJECTED_FILE,
+    max_line: MAX_LEDGER_RECORD_BYTES,
+};
+
 /// Claims the delivery spool in `dir` and ingests every claimed file.
-///
-/// A file whose appends failed for I/O is kept for the next pass.
 pub fn ingest(dir: &Path, writer: &WriterHandle) -> io::Result<IngestSummary> {
+    ingest_spool(
+        dir,
+        &DELIVERY,
+        |line| serde_json::from_slice::<Observation>(line).ok().filter(|o| o.validate().is_ok()),
+        |observations, summary| {
+            // Queue every append first, then wait: one group commit, not one per line.
+            let pending: Vec<_> = observations.into_iter().map(|o| writer.submit_blocking(o)).collect();
+            let mut settled = true;
+            for answer in pending {
+                match answer.wait() {
+                    Ok(answer) if answer.outcome == bee_proto::delivery::AppendOutcome::Recorded => {
+                        summary.recorded += 1
+                    }
+                    Ok(_) => summary.duplicates += 1,
+                    Err(AppendRefusal::Capacity(_)) => summary.refused_capacity += 1,
+                    Err(AppendRefusal::Io(reason)) => {
+                        tracing::warn!(%reason, "delivery spool ingestion failed; kept for later");
+                        settled = false;
+                    }
+                }
+            }
+            settled
+        },
+    )
+}
+
+/// Claims the ledger spool in `dir` and appends every claimed file's records.
+pub fn ingest_ledger(dir: &Path, ledger: &Mutex<Ledger>) -> io::Result<IngestSummary> {
+    ingest_spool(
+        dir,
+        &LEDGER,
+        |line| serde_json::from_slice::<LedgerRecord>(line).ok().filter(|r| crate::ledger::validate(r).is_ok()),
+        |records, summary| {
+            let Ok(mut ledger) = ledger.lock() else { return false };
+            match ledger.append(&records) {
+                Ok(answer) => {
+                    summary.recorded += answer.appended;
+                    summary.duplicates += answer.duplicates;
+                    true
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "ledger spool ingestion failed; kept for later");
+                    false
+                }
+            }
+        },
+    )
+}
+
+fn ingest_spool<T>(
+    dir: &Path,
+    spool_kind: &Spool,
+    parse: impl Fn(&[u8]) -> Option<T>,
+    mut settle: impl FnMut(Vec<T>, &mut IngestSummary) -> bool,
+) -> io::Result<IngestSummary> {
     let mut summary = IngestSummary::default();
-    for path in spool::claim(dir, DELIVERY_SPOOL_FILE)? {
+    for path in spool::claim(dir, spool_kind.file)? {
         summary.files += 1;
-        if ingest_file(dir, &path, writer, &mut summary)? {
-            std::fs::remove_file(&path)?;
+        let (records, rejected) = read_lines(&path, spool_kind.max_line, &parse)?;
+        let rejected_lines = rejected.iter().filter(|&&b| b == b'\n').count() as u64;
+        if !settle(records, &mut summary) {
+            // Read again next pass; moving its bad lines now would move them twice.
+            continue;
         }
+        if rejected_lines > 0 {
+            summary.rejected_lines += rejected_lines;
+            tracing::warn!(lines = rejected_lines, "unparseable spool lines moved to {}", spool_kind.rejected);
+            spool::append_raw_lines(dir, spool_kind.rejected, &rejected)?;
+        }
+        std::fs::remove_file(&path)?;
     }
     if summary.files > 0 {
-        tracing::info!(?summary, "ingested delivery spool");
+        tracing::info!(spool = spool_kind.name, ?summary, "ingested spool");
     }
     Ok(summary)
 }
 
-/// Returns whether every line was settled (so the file may go).
-fn ingest_file(dir: &Path, path: &Path, writer: &WriterHandle, summary: &mut IngestSummary) -> io::Result<bool> {
+/// The records of one claimed file, and its unusable lines (each ending in a newline).
+fn read_lines<T>(path: &Path, max_line: usize, parse: &impl Fn(&[u8]) -> Option<T>) -> io::Result<(Vec<T>, Vec<u8>)> {
     let mut reader = BufReader::new(File::open(path)?);
-    let mut pending: Vec<Pending> = Vec::new();
+    let mut records = Vec::new();
     let mut rejected = Vec::new();
-    let mut line = Vec::with_capacity(MAX_RECORD_BYTES + 2);
+    let mut line = Vec::with_capacity(max_line + 2);
     loop {
         line.clear();
-        let read = (&mut reader).take(MAX_RECORD_BYTES as u64 + 1).read_until(b'\n', &mut line)?;
-        if read == 0 {
+        if (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut line)? == 0 {
             break;
         }
         if line.last() != Some(&b'\n') {
@@ -62,42 +145,12 @@ fn ingest_file(dir: &Path, path: &Path, writer: &WriterHandle, summary: &mut Ing
                 line.push(b'\n');
             }
             rejected.extend_from_slice(&line);
-            summary.rejected_lines += 1;
             continue;
         }
-        match parse_line(&line[..line.len() - 1]) {
-            Some(observation) => pending.push(writer.submit_blocking(observation)),
-            None => {
-                rejected.extend_from_slice(&line);
-                summary.rejected_lines += 1;
-            }
+        match parse(&line[..line.len() - 1]) {
+            Some(record) => records.push(record),
+            None => rejected.extend_from_slice(&line),
         }
     }
-    let mut settled = true;
-    for answer in pending {
-        match answer.wait() {
-            Ok(answer) if answer.outcome == bee_proto::delivery::AppendOutcome::Recorded => {
-                summary.recorded += 1;
-            }
-            Ok(_) => summary.duplicates += 1,
-            Err(AppendRefusal::Capacity(_)) => summary.refused_capacity += 1,
-            Err(AppendRefusal::Io(reason)) => {
-                tracing::warn!(%reason, file = %path.display(), "spool ingestion failed; kept for later");
-                settled = false;
-            }
-        }
-    }
-    // An unsettled file is read again next pass; moving its bad lines now
-    // would move them twice.
-    if settled && !rejected.is_empty() {
-        tracing::warn!(lines = summary.rejected_lines, "unparseable spool lines moved to {DELIVERY_REJECTED_FILE}");
-        spool::append_raw_lines(dir, DELIVERY_REJECTED_FILE, &rejected)?;
-    }
-    Ok(settled)
-}
-
-fn parse_line(line: &[u8]) -> Option<Observation> {
-    let observation: Observation = serde_json::from_slice(line).ok()?;
-    observation.validate().ok()?;
-    Some(observation)
+    Ok((records, rejected))
 }
