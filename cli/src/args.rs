@@ -61,6 +61,43 @@ enum CliCommand {
     /// Pre-task token estimates of text you select on purpose.
     #[command(subcommand)]
     Token(TokenCli),
+    /// Time and quota words over a window: Agent time, Used, Idle, Converted,
+    /// Crossed, each provider's quota windows. Never costs or tokens.
+    Quota {
+        #[command(flatten)]
+        range: RangeCli,
+        /// Only this provider: claude or codex.
+        #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
+        provider: Option<String>,
+        /// json (the default) or table.
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+        format: Option<String>,
+    },
+    /// The quota words plus the cost the provider CLIs reported.
+    Status {
+        #[command(flatten)]
+        range: RangeCli,
+        /// json (the default) or table.
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+        format: Option<String>,
+    },
+    /// Measured token counters from the ledger, by day, session or model.
+    Usage {
+        /// day, session or model.
+        #[arg(long, value_name = "GROUP", value_parser = ["day", "session", "model"])]
+        by: String,
+        #[command(flatten)]
+        range: RangeCli,
+        /// json (the default) or table.
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+        format: Option<String>,
+    },
+    /// Run a provider CLI exactly as given and record the call in the ledger.
+    Run {
+        /// claude or codex.
+        #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
+        provider: String,
+    },
     /// Measured usage of one session, read from the provider CLI's own log.
     Budget {
         /// Read recorded counters (the only mode; nothing is estimated).
@@ -82,6 +119,59 @@ enum CliCommand {
     /// The daemon.
     #[command(subcommand)]
     Daemon(DaemonCli),
+}
+
+#[derive(Debug, clap::Args)]
+struct RangeCli {
+    /// The last 5h, 24h or 7d.
+    #[arg(long, value_name = "WINDOW", value_parser = ["5h", "24h", "7d"], conflicts_with_all = ["since", "until"])]
+    window: Option<String>,
+    /// From this RFC 3339 UTC time.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    since: Option<i64>,
+    /// Until this RFC 3339 UTC time [default: now].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    until: Option<i64>,
+}
+
+fn parse_time(text: &str) -> Result<i64, String> {
+    bee_proto::time::parse_rfc3339(text)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .ok_or_else(|| format!("{text:?} is not an RFC 3339 UTC time (…Z)"))
+}
+
+/// A time range in unix milliseconds, as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeAsk {
+    /// The last N milliseconds.
+    Last(i64),
+    /// From `since` (or the beginning) until `until` (or now).
+    Between { since: Option<i64>, until: Option<i64> },
+}
+
+impl RangeCli {
+    fn ask(self, default_last: Option<i64>) -> RangeAsk {
+        const HOUR: i64 = 3_600_000;
+        match (self.window.as_deref(), self.since, self.until) {
+            (Some("5h"), ..) => RangeAsk::Last(5 * HOUR),
+            (Some("7d"), ..) => RangeAsk::Last(7 * 24 * HOUR),
+            (Some(_), ..) => RangeAsk::Last(24 * HOUR),
+            (None, None, None) => match default_last {
+                Some(last) => RangeAsk::Last(last),
+                None => RangeAsk::Between { since: None, until: None },
+            },
+            (None, since, until) => RangeAsk::Between { since, until },
+        }
+    }
+}
+
+/// What a ledger view command asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerAsk {
+    pub range: RangeAsk,
+    pub provider: Option<bee_proto::ledger::Provider>,
+    pub table: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -158,7 +248,18 @@ pub enum Command {
     Delivery(DeliveryCommand),
     Token(EstimateArgs),
     Budget(BudgetArgs),
+    Run(RunArgs),
+    Quota(LedgerAsk),
+    Status(LedgerAsk),
+    Usage(LedgerAsk, bee_proto::ledger::UsageGrouping),
     Daemon(DaemonCommand),
+}
+
+#[derive(Debug)]
+pub struct RunArgs {
+    pub provider: bee_proto::ledger::Provider,
+    /// The provider command and its arguments, untouched.
+    pub command: Vec<OsString>,
 }
 
 #[derive(Debug)]
@@ -265,7 +366,26 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, Usage> {
         Some("budget") => Family::Budget,
         _ => Family::Other,
     };
+    if raw.first().is_some_and(|first| first == "run") {
+        return parse_run(raw).map_err(|message| Usage { family, message });
+    }
     parse_family(raw).map_err(|message| Usage { family, message })
+}
+
+/// `run [--provider P] -- CMD ARGS…`: our options before `--` follow every
+/// rule; the provider command after it is passed on untouched (any bytes).
+fn parse_run(raw: Vec<OsString>) -> Result<Parsed, String> {
+    let split = raw.iter().position(|arg| arg == "--").ok_or("give the provider command after --")?;
+    let command = raw[split + 1..].to_vec();
+    if command.is_empty() {
+        return Err("give the provider command after --".into());
+    }
+    match parse_family(raw[..split].to_vec())? {
+        Parsed::Command(Command::Run(RunArgs { provider, .. })) => {
+            Ok(Parsed::Command(Command::Run(RunArgs { provider, command })))
+        }
+        other => Ok(other),
+    }
 }
 
 fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
@@ -320,6 +440,28 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
         CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+        CliCommand::Quota { range, provider, format } => Command::Quota(LedgerAsk {
+            range: range.ask(Some(24 * 3_600_000)),
+            provider: provider.as_deref().and_then(bee_proto::ledger::Provider::from_cli),
+            table: format.as_deref() == Some("table"),
+        }),
+        CliCommand::Status { range, format } => Command::Status(LedgerAsk {
+            range: range.ask(Some(24 * 3_600_000)),
+            provider: None,
+            table: format.as_deref() == Some("table"),
+        }),
+        CliCommand::Usage { by, range, format } => Command::Usage(
+            LedgerAsk { range: range.ask(None), provider: None, table: format.as_deref() == Some("table") },
+            match by.as_str() {
+                "day" => bee_proto::ledger::UsageGrouping::Day,
+                "session" => bee_proto::ledger::UsageGrouping::Session,
+                _ => bee_proto::ledger::UsageGrouping::Model,
+            },
+        ),
+        CliCommand::Run { provider } => Command::Run(RunArgs {
+            provider: bee_proto::ledger::Provider::from_cli(&provider).ok_or("--provider: claude or codex")?,
+            command: Vec::new(),
+        }),
         CliCommand::Budget { measured: _, harness, session, log, json: _ } => Command::Budget(BudgetArgs {
             harness: bee_proto::usage::Harness::from_cli(&harness).ok_or("--harness: claude or codex")?,
             session,

@@ -9,6 +9,8 @@ mod ask;
 mod budget;
 mod daemon;
 mod delivery;
+mod ledger_view;
+mod run;
 mod table;
 mod token;
 mod token_input;
@@ -20,6 +22,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let rendered = match args::parse(std::env::args_os().skip(1).collect()) {
+        // A wrapped provider run answers with the provider's own exit status.
+        Ok(args::Parsed::Command(args::Command::Run(wrapped))) => return run::run(wrapped),
         Ok(args::Parsed::Command(command)) => run(command),
         Ok(args::Parsed::Text(text)) => {
             print!("{text}");
@@ -46,6 +50,10 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Delivery(args::DeliveryCommand::Read(read)) => delivery::read(read),
         args::Command::Token(estimate) => token::estimate(estimate),
         args::Command::Budget(budget) => budget::measured(budget),
+        args::Command::Run(_) => Rendered::invalid_usage("run is answered by the provider"),
+        args::Command::Quota(ask) => ledger_view::quota(ask),
+        args::Command::Status(ask) => ledger_view::status(ask),
+        args::Command::Usage(ask, by) => ledger_view::usage(ask, by),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
     }
 }

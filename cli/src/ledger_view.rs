@@ -1,0 +1,167 @@
+//! `beectl quota`, `beectl status` and `beectl usage`: the ledger read
+//! read-only (beed stays its only writer), JSON by default, a table for people.
+
+use bee_daemon::ledger::{self, LedgerView};
+use bee_daemon::quota::{self, Range};
+use bee_daemon::rendered::Rendered;
+use bee_proto::exit::Exit;
+use bee_proto::ledger::{LedgerStatus, QuotaReport, UsageGrouping, UsageReport};
+use std::fmt::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use beectl::args::{LedgerAsk, RangeAsk};
+
+pub fn quota(ask: LedgerAsk) -> Rendered {
+    with_view(&ask, |view, range| {
+        let report = quota::quota(view, range, ask.provider);
+        if ask.table { text(quota_table(&report)) } else { Rendered::json(Exit::Success, &report) }
+    })
+}
+
+pub fn status(ask: LedgerAsk) -> Rendered {
+    with_view(&ask, |view, range| {
+        let report = quota::status(view, range);
+        if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
+    })
+}
+
+pub fn usage(ask: LedgerAsk, by: UsageGrouping) -> Rendered {
+    with_view(&ask, |view, range| {
+        let report = quota::usage(view, range, by);
+        if ask.table { text(usage_table(&report)) } else { Rendered::json(Exit::Success, &report) }
+    })
+}
+
+fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendered) -> Rendered {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    let range = match ask.range {
+        RangeAsk::Last(ms) => Range { since_ms: now - ms, until_ms: now },
+        RangeAsk::Between { since, until } => Range { since_ms: since.unwrap_or(0), until_ms: until.unwrap_or(now) },
+    };
+    if range.since_ms >= range.until_ms {
+        return Rendered::invalid_usage("--since must be before --until");
+    }
+    let Some(dir) = bee_proto::paths::default_ledger_store() else {
+        return unavailable("io");
+    };
+    match ledger::read_range(&dir, range.since_ms, range.until_ms) {
+        Ok(view) => answer(&view, range),
+        Err(issue) => unavailable(
+            serde_json::to_value(issue).ok().and_then(|v| v.as_str().map(str::to_owned)).as_deref().unwrap_or("io"),
+        ),
+    }
+}
+
+/// No ledger evidence: never a report of zeros.
+fn unavailable(issue: &str) -> Rendered {
+    Rendered::json(
+        Exit::Unavailable,
+        &serde_json::json!({"schemaVersion": 1, "status": "unavailable", "issues": [issue]}),
+    )
+}
+
+fn text(body: String) -> Rendered {
+    Rendered { exit: Exit::Success, bytes: body.into_bytes() }
+}
+
+fn duration(ms: u64) -> String {
+    let minutes = ms / 60_000;
+    match (minutes / 60, minutes % 60) {
+        (0, m) => format!("{m}m"),
+        (h, m) => format!("{h}h {m:02}m"),
+    }
+}
+
+fn bar(percent: f64) -> String {
+    let filled = ((percent.clamp(0.0, 100.0) / 5.0).round()) as usize;
+    format!("[{}{}]", "█".repeat(filled), "░".repeat(20 - filled))
+}
+
+fn quota_table(report: &QuotaReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Quota {} → {}", report.since_utc, report.until_utc);
+    let _ = writeln!(
+        out,
+        "  Agent time {}   Used {}   Idle {}   Converted {}   Crossed {}",
+        duration(report.agent_time_ms),
+        duration(report.used_ms),
+        duration(report.idle_ms),
+        report.converted,
+        report.crossed
+    );
+    if report.calls_without_duration > 0 {
+        let _ = writeln!(out, "  {} calls of unknown duration are in no time figure", report.calls_without_duration);
+    }
+    for provider in &report.providers {
+        let _ = writeln!(
+            out,
+            "\n  {}  calls {}  agent time {}  used {}  converted {}  crossed {}",
+            provider.provider.as_str(),
+            provider.calls,
+            duration(provider.agent_time_ms),
+            duration(provider.used_ms),
+            provider.converted,
+            provider.crossed
+        );
+        if provider.windows.is_empty() {
+            let _ = writeln!(out, "    no quota snapshots: no window, no peak");
+        }
+        for window in &provider.windows {
+            let exhausted = match window.exhausted {
+                Some(true) => "exhausted",
+                Some(false) => "",
+                None => "exhausted: unknown",
+            };
+            let _ = writeln!(
+                out,
+                "    {:<9} resets {:<24} peak {:>5.1}% {} {}",
+                serde_json::to_value(window.window)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                window.resets_at_utc.as_deref().unwrap_or("unknown"),
+                window.peak_percent,
+                bar(window.peak_percent),
+                exhausted
+            );
+        }
+    }
+    out
+}
+
+fn status_table(report: &LedgerStatus) -> String {
+    let mut out = quota_table(&report.quota);
+    let cost = report.est_cost_usd.map_or_else(|| "unknown (no CLI reported one)".to_owned(), |c| format!("${c:.4}"));
+    let _ = writeln!(out, "\n  est. cost {cost} — as the CLIs reported it, never computed by Bee");
+    out
+}
+
+fn usage_table(report: &UsageReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Usage by {:?} {} → {} (provider-reported counters)",
+        report.by, report.since_utc, report.until_utc
+    );
+    let _ = writeln!(
+        out,
+        "  {:<40} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "KEY", "CALLS", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", "REASONING"
+    );
+    let cell = |n: Option<u64>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
+    for row in &report.rows {
+        let t = &row.tokens;
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            row.key.as_deref().unwrap_or("(unknown)"),
+            row.calls,
+            cell(t.input_tokens),
+            cell(t.cache_creation_input_tokens),
+            cell(t.cache_read_input_tokens.or(t.cached_input_tokens)),
+            cell(t.output_tokens),
+            cell(t.reasoning_output_tokens)
+        );
+    }
+    out
+}

@@ -1,0 +1,316 @@
+//! `beectl run --provider claude|codex -- CMD ARGS…`: runs a provider CLI
+//! exactly as given — stdin, stdout, stderr and exit status pass through —
+//! measures start, duration and success itself, reads what the CLI reports in
+//! its machine output, and appends a `call` (and any `limit`) to the ledger.
+//! A ledger that cannot be written never fails the run: it becomes the
+//! warning `quota.record_failed`.
+
+use bee_proto::ledger::{
+    CallRecord, CallSource, Detection, LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord, LimitRecord,
+    Provider,
+};
+use bee_proto::usage::Counters;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use beectl::args::RunArgs;
+
+/// Longest output line parsed for machine output; longer lines still pass through.
+const MAX_PARSED_LINE: usize = 64 * 1024 * 1024;
+/// Arguments that make no model call: such a run is not recorded.
+const PROBES: [&str; 12] =
+    ["--version", "-v", "-V", "--help", "-h", "help", "login", "logout", "auth", "doctor", "config", "mcp"];
+const CLAUDE_LIMIT_TEXT: &str = "Claude AI usage limit reached|";
+
+pub fn run(args: RunArgs) -> ExitCode {
+    let started_at = SystemTime::now();
+    let clock = Instant::now();
+    let (program, rest) = match args.command.split_first() {
+        Some(split) => split,
+        None => return ExitCode::from(4),
+    };
+    let child =
+        Command::new(program).args(rest).stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(err) => {
+            eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
+            return ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 });
+        }
+    };
+    let (lines_out, lines_in) = mpsc::channel::<(Stream, Vec<u8>)>();
+    let pumps: Vec<_> = [
+        child.stdout.take().map(|out| pump(out, io::stdout(), Stream::Out, lines_out.clone())),
+        child.stderr.take().map(|err| pump(err, io::stderr(), Stream::Err, lines_out.clone())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    drop(lines_out);
+    let mut reported = Reported::default();
+    for (stream, line) in lines_in {
+        reported.read(args.provider, stream, &line);
+    }
+    for pump in pumps {
+        let _ = pump.join();
+    }
+    let status = child.wait();
+    let duration = clock.elapsed();
+    let code = match &status {
+        Ok(status) => exit_byte(*status),
+        Err(_) => 1,
+    };
+    if !is_probe(&args.command) {
+        let records = reported.records(args.provider, started_at, duration, code == 0);
+        if let Err(reason) = record(records) {
+            eprintln!("beectl: warning quota.record_failed: {reason}");
+        }
+    }
+    ExitCode::from(code)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Out,
+    Err,
+}
+
+/// Copies `from` to `to` as it arrives, and hands complete lines to the reader.
+fn pump(
+    mut from: impl Read + Send + 'static,
+    mut to: impl Write + Send + 'static,
+    stream: Stream,
+    lines: mpsc::Sender<(Stream, Vec<u8>)>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut line = Vec::new();
+        let mut oversized = false;
+        loop {
+            let n = match from.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            // Pass-through first: what the user sees never waits for parsing.
+            if to.write_all(&buffer[..n]).and_then(|_| to.flush()).is_err() {
+                // Our reader went away; keep draining so the child is not blocked.
+            }
+            for &byte in &buffer[..n] {
+                if byte == b'\n' {
+                    if !oversized {
+                        let _ = lines.send((stream, std::mem::take(&mut line)));
+                    }
+                    line.clear();
+                    oversized = false;
+                } else if !oversized {
+                    line.push(byte);
+                    if line.len() > MAX_PARSED_LINE {
+                        line = Vec::new();
+                        oversized = true;
+                    }
+                }
+            }
+        }
+        if !line.is_empty() && !oversized {
+            let _ = lines.send((stream, line));
+        }
+    })
+}
+
+fn exit_byte(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code & 0xff) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => 1,
+    }
+}
+
+fn is_probe(command: &[OsString]) -> bool {
+    command.iter().skip(1).any(|arg| arg.to_str().is_some_and(|arg| PROBES.contains(&arg)))
+}
+
+/// What the CLI reported about itself.
+#[derive(Debug, Default)]
+struct Reported {
+    cost_usd: Option<f64>,
+    tokens: Option<Counters>,
+    model: Option<String>,
+    invocations: Option<u64>,
+    context_window: Option<u64>,
+    session_id: Option<String>,
+    is_error: Option<bool>,
+    limits: Vec<(SystemTime, Option<String>, Detection)>,
+}
+
+impl Reported {
+    fn read(&mut self, provider: Provider, stream: Stream, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let trimmed = text.trim();
+        // Machine output: each event is read by its shape, once.
+        if stream == Stream::Out
+            && trimmed.starts_with('{')
+            && let Ok(value) = serde_json::from_str::<Value>(trimmed)
+        {
+            match provider {
+                Provider::Claude => self.claude(&value),
+                Provider::Codex => self.codex(&value),
+            }
+            return;
+        }
+        // Anything else (stderr, plain text) may still carry a limit notice.
+        if let Some(reset) = limit_in_text(provider, &text) {
+            self.limits.push((SystemTime::now(), reset, Detection::Text));
+        }
+    }
+
+    /// Claude `-p --output-format json|stream-json`: the `result` message.
+    fn claude(&mut self, value: &Value) {
+        let kind = value.get("type").and_then(Value::as_str);
+        if kind == Some("system") && self.model.is_none() {
+            self.model = value.get("model").and_then(Value::as_str).map(str::to_owned);
+        }
+        if kind != Some("result") {
+            return;
+        }
+        self.cost_usd = value.get("total_cost_usd").and_then(Value::as_f64).filter(|c| c.is_finite() && *c >= 0.0);
+        self.invocations = value.get("num_turns").and_then(Value::as_u64);
+        self.session_id = value.get("session_id").and_then(Value::as_str).map(str::to_owned);
+        self.is_error = value.get("is_error").and_then(Value::as_bool);
+        if let Some(usage) = value.get("usage") {
+            self.tokens = Some(Counters {
+                input_tokens: usage.get("input_tokens").and_then(Value::as_u64),
+                cache_creation_input_tokens: usage.get("cache_creation_input_tokens").and_then(Value::as_u64),
+                cache_read_input_tokens: usage.get("cache_read_input_tokens").and_then(Value::as_u64),
+                output_tokens: usage.get("output_tokens").and_then(Value::as_u64),
+                ..Counters::default()
+            });
+        }
+        // The model that did most of the work, with its context window.
+        if let Some(models) = value.get("modelUsage").and_then(Value::as_object) {
+            let busiest = models.iter().max_by_key(|(_, m)| m.get("outputTokens").and_then(Value::as_u64).unwrap_or(0));
+            if let Some((name, usage)) = busiest {
+                self.model = Some(name.clone());
+                self.context_window = usage.get("contextWindow").and_then(Value::as_u64);
+            }
+        }
+        if let Some(result) = value.get("result").and_then(Value::as_str)
+            && let Some(reset) = limit_in_text(Provider::Claude, result)
+        {
+            self.limits.push((SystemTime::now(), reset, Detection::Text));
+        }
+    }
+
+    /// Codex `exec --json`: usage per completed turn.
+    fn codex(&mut self, value: &Value) {
+        match value.get("type").and_then(Value::as_str) {
+            Some("thread.started") => {
+                self.session_id = value.get("thread_id").and_then(Value::as_str).map(str::to_owned);
+            }
+            Some("turn.completed") => {
+                if let Some(usage) = value.get("usage") {
+                    let turn = Counters {
+                        input_tokens: usage.get("input_tokens").and_then(Value::as_u64),
+                        cached_input_tokens: usage.get("cached_input_tokens").and_then(Value::as_u64),
+                        output_tokens: usage.get("output_tokens").and_then(Value::as_u64),
+                        reasoning_output_tokens: usage.get("reasoning_output_tokens").and_then(Value::as_u64),
+                        ..Counters::default()
+                    };
+                    self.tokens.get_or_insert_with(Counters::default).add(&turn);
+                    self.invocations = Some(self.invocations.unwrap_or(0) + 1);
+                }
+            }
+            Some("turn.failed") | Some("error") => {
+                self.is_error = Some(true);
+                let message = value
+                    .get("message")
+                    .or_else(|| value.get("error").and_then(|e| e.get("message")))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if let Some(reset) = limit_in_text(Provider::Codex, message) {
+                    self.limits.push((SystemTime::now(), reset, Detection::Text));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn records(
+        self,
+        provider: Provider,
+        started_at: SystemTime,
+        duration: Duration,
+        exited_ok: bool,
+    ) -> Vec<LedgerRecord> {
+        let project_path = std::env::current_dir().ok().map(|dir| dir.display().to_string());
+        let mut records = vec![LedgerRecord::Call(Box::new(CallRecord {
+            record_id: uuid::Uuid::new_v4(),
+            source: CallSource::Run,
+            provider,
+            started_at_utc: bee_proto::time::format_rfc3339(started_at),
+            duration_ms: Some(duration.as_millis() as u64),
+            success: Some(exited_ok && self.is_error != Some(true)),
+            model: self.model,
+            project_path,
+            cost_usd: self.cost_usd,
+            tokens: self.tokens,
+            quota_snapshots: Vec::new(),
+            model_invocations: self.invocations,
+            context_window: self.context_window,
+            context_tokens: None,
+            compactions: None,
+            session_id: self.session_id,
+        }))];
+        for (at, resets_at_utc, detection) in self.limits {
+            records.push(LedgerRecord::Limit(LimitRecord {
+                record_id: uuid::Uuid::new_v4(),
+                at_utc: bee_proto::time::format_rfc3339(at),
+                provider,
+                resets_at_utc,
+                detection,
+                window: None,
+            }));
+        }
+        records
+    }
+}
+
+/// `Some(reset time)` when `text` is a usage-limit notice of `provider`.
+fn limit_in_text(provider: Provider, text: &str) -> Option<Option<String>> {
+    match provider {
+        Provider::Claude => {
+            let at = text.find(CLAUDE_LIMIT_TEXT)?;
+            let digits: String =
+                text[at + CLAUDE_LIMIT_TEXT.len()..].chars().take_while(char::is_ascii_digit).take(12).collect();
+            Some(
+                digits
+                    .parse::<u64>()
+                    .ok()
+                    .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s))),
+            )
+        }
+        Provider::Codex => text.to_ascii_lowercase().contains("usage limit").then_some(None),
+    }
+}
+
+/// Hands the records to beed, else to the spool beed ingests later.
+fn record(records: Vec<LedgerRecord>) -> Result<(), String> {
+    let body = serde_json::to_vec(&LedgerAppend { records: records.clone() }).map_err(|err| err.to_string())?;
+    if let Some(socket) = bee_proto::paths::socket_path()
+        && bee_daemon::client::post(&socket, LEDGER_RECORDS_PATH, body, Duration::from_secs(2)).is_ok()
+    {
+        return Ok(());
+    }
+    let dir = bee_proto::paths::spool_dir().ok_or("neither BEE_HOME nor HOME is set")?;
+    for record in &records {
+        let line = serde_json::to_vec(record).map_err(|err| err.to_string())?;
+        bee_proto::spool::append(&dir, LEDGER_SPOOL_FILE, &line).map_err(|err| format!("spool: {err}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! The ledger end to end: `beectl run` around fake provider CLIs, records
+//! through beed or its spool, and `beectl quota | status | usage` over them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::process::Output;
+
+/// A stand-in for `claude -p --output-format json`: a result line on stdout,
+/// a usage-limit notice on stderr, exit status from `FAKE_EXIT`.
+const FAKE_CLAUDE: &str = r#"
+case "$1" in --version) echo "2.0.14 (Claude Code)"; exit 0;; esac
+cat > /dev/null
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"duration_ms":2345,"duration_api_ms":2000,"num_turns":3,"result":"Done: tests pass.","session_id":"5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d","total_cost_usd":0.0123,"usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":50,"service_tier":"standard"},"modelUsage":{"claude-sonnet-4-5-20250929":{"inputTokens":10,"outputTokens":50,"cacheReadInputTokens":1000,"cacheCreationInputTokens":100,"webSearchRequests":0,"costUSD":0.0123,"contextWindow":200000}}}'
+printf 'Claude AI usage limit reached|1796040000\n' >&2
+exit "${FAKE_EXIT:-0}"
+"#;
+
+/// A stand-in for `codex exec --json`.
+const FAKE_CODEX: &str = r#"
+printf '%s\n' '{"type":"thread.started","thread_id":"0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}'
+printf '%s\n' '{"type":"turn.started"}'
+printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":200,"output_tokens":50}}'
+printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":1500,"cached_input_tokens":1000,"output_tokens":30}}'
+printf '%s\n' '{"type":"error","message":"You have hit your usage limit. Try again later."}'
+echo "progress on stderr" >&2
+exit 1
+"#;
+
+fn run_with(home: &TestHome, program: &str, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    let mut command = home.command(program);
+    command.current_dir(home.path());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    home.hook_with(command, args, stdin).0
+}
+
+fn json_of(output: &Output) -> Value {
+    parse_json_line(&output.stdout)
+}
+
+#[test]
+fn run_passes_everything_through_and_records_the_call_and_the_limit() {
+    let home = TestHome::new();
+    let script = home.file("fake-claude.sh", FAKE_CLAUDE.as_bytes());
+    let script = script.to_str().unwrap();
+    let daemon = home.start_daemon();
+    let beectl = bin("beectl");
+    for exit in ["0", "3"] {
+        let env = [("FAKE_EXIT", exit)];
+        let direct = run_with(&home, "sh", &[script, "-p", "--output-format", "json"], b"prompt text", &env);
+        let wrapped = run_with(
+            &home,
+            beectl.to_str().unwrap(),
+            &["run", "--provider", "claude", "--", "sh", script, "-p", "--output-format", "json"],
+            b"prompt text",
+            &env,
+        );
+        assert_eq!(wrapped.stdout, direct.stdout, "stdout passes through");
+        assert_eq!(wrapped.stderr, direct.stderr, "stderr passes through");
+        assert_eq!(wrapped.status.code(), direct.status.code());
+    }
+    // A version probe makes no model call and is not recorded.
+    let probe = run_with(
+        &home,
+        beectl.to_str().unwrap(),
+        &["run", "--provider", "claude", "--", "sh", script, "--version"],
+        b"",
+        &[],
+    );
+    assert_eq!(probe.stdout, b"2.0.14 (Claude Code)\n");
+
+    let usage = json_of(&home.beectl(&["usage", "--by", "model"]));
+    assert_eq!(usage["source"], "provider_reported_counters");
+    assert_eq!(
+        usage["rows"],
+        json!([{"key": "claude-sonnet-4-5-20250929", "calls": 2, "tokens": {
+            "inputTokens": 20, "cachedInputTokens": null, "cacheCreationInputTokens": 200, "cacheReadInputTokens": 2000,
+            "outputTokens": 100, "reasoningOutputTokens": null, "totalTokens": null}}])
+    );
+    let by_session = json_of(&home.beectl(&["usage", "--by", "session"]));
+    assert_eq!(by_session["rows"][0]["key"], "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d");
+
+    let quota = home.beectl(&["quota", "--window", "24h"]);
+    assert_eq!(quota.status.code(), Some(0));
+    let quota = json_of(&quota);
+    assert_eq!((quota["crossed"].clone(), quota["converted"].clone()), (json!(2), json!(0)));
+    assert_eq!(quota["providers"][0]["calls"], 2);
+    assert_eq!(quota["providers"][0]["windows"], json!([]), "no snapshots: no window, no peak");
+    assert!(quota["agentTimeMs"].as_u64().unwrap() > 0);
+    assert!(quota["usedMs"].as_u64().unwrap() <= quota["agentTimeMs"].as_u64().unwrap());
+    let text = String::from_utf8(home.beectl(&["quota", "--window", "24h"]).stdout).unwrap();
+    assert!(!text.contains("cost") && !text.contains("Tokens"), "quota prints neither costs nor tokens: {text}");
+
+    let status = json_of(&home.beectl(&["status"]));
+    assert!((status["estCostUsd"].as_f64().unwrap() - 0.0246).abs() < 1e-9);
+    assert_eq!(status["callsWithCost"], 2);
+    let table = String::from_utf8(home.beectl(&["quota", "--format", "table"]).stdout).unwrap();
+    assert!(table.contains("no quota snapshots: no window, no peak"), "{table}");
+    drop(daemon);
+}
+
+#[test]
+fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
+    let home = TestHome::new();
+    let script = home.file("fake-codex.sh", FAKE_CODEX.as_bytes());
+    let wrapped = run_with(
+        &home,
+        bin("beectl").to_str().unwrap(),
+        &["run", "--provider", "codex", "--", "sh", script.to_str().unwrap(), "exec", "--json", "add a test"],
+        b"",
+        &[],
+    );
+    assert_eq!(wrapped.status.code(), Some(1));
+    assert!(wrapped.stderr.ends_with(b"progress on stderr\n"), "no warning: the spool took the records");
+    // beed down: nothing to read yet, and no zeros shown for it.
+    let quota = home.beectl(&["quota"]);
+    assert_eq!(quota.status.code(), Some(5));
+    assert_eq!(json_of(&quota), json!({"schemaVersion": 1, "status": "unavailable", "issues": ["missing"]}));
+    let daemon = home.start_daemon();
+    let usage = json_of(&home.beectl(&["usage", "--by", "day"]));
+    assert_eq!(usage["rows"][0]["calls"], 1);
+    assert_eq!(usage["rows"][0]["tokens"]["inputTokens"], 2500);
+    assert_eq!(usage["rows"][0]["tokens"]["cachedInputTokens"], 1200);
+    assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 80);
+    let quota = json_of(&home.beectl(&["quota", "--provider", "codex"]));
+    assert_eq!(quota["crossed"], 1);
+    let status = json_of(&home.beectl(&["status"]));
+    assert_eq!(status["estCostUsd"], Value::Null, "no cost reported: unknown, not zero");
+    drop(daemon);
+}
+
+#[test]
+fn the_ledger_refuses_updates_and_deletes() {
+    let home = TestHome::new();
+    let script = home.file("fake-claude.sh", FAKE_CLAUDE.as_bytes());
+    let daemon = home.start_daemon();
+    run_with(
+        &home,
+        bin("beectl").to_str().unwrap(),
+        &["run", "--provider", "claude", "--", "sh", script.to_str().unwrap()],
+        b"",
+        &[],
+    );
+    drop(daemon);
+    let db = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(conn.query_row("SELECT COUNT(*) FROM call", [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+    for sql in [
+        "UPDATE call SET cost_usd = 0",
+        "DELETE FROM call",
+        "DELETE FROM limit_hit",
+        "UPDATE limit_hit SET provider = 'codex'",
+    ] {
+        let err = conn.execute(sql, []).unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{sql}: {err}");
+    }
+}
+
+#[test]
+fn ledger_views_reject_bad_ranges() {
+    let home = TestHome::new();
+    for args in [
+        vec!["quota", "--window", "3h"],
+        vec!["quota", "--window", "5h", "--since", "2026-11-30T00:00:00Z"],
+        vec!["quota", "--since", "yesterday"],
+        vec!["usage"],
+        vec!["usage", "--by", "week"],
+        vec!["quota", "--provider", "gemini"],
+        vec!["run", "--provider", "claude"],
+        vec!["run", "--provider", "claude", "--"],
+        vec!["run", "--", "claude"],
+    ] {
+        let output = home.beectl(&args);
+        assert_eq!(output.status.code(), Some(4), "{args:?}");
+    }
+    let backwards =
+        home.beectl(&["usage", "--by", "day", "--since", "2026-11-30T00:00:00Z", "--until", "2026-11-29T00:00:00Z"]);
+    assert_eq!(backwards.status.code(), Some(4));
+    assert!(!home.bee_dir().exists(), "reading created nothing");
+}
