@@ -9,7 +9,7 @@
 use bee_proto::delivery::Issue;
 use bee_proto::ledger::{LedgerAppended, LedgerRecord, Provider, QuotaSnapshot};
 use bee_proto::usage::{Counters, WindowKind};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
@@ -285,6 +285,21 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
             )? == 1)
         }
         LedgerRecord::Snapshot { provider, snapshot } => {
+            // Status lines repeat themselves every few seconds: a snapshot
+            // equal to the window's latest one adds no evidence.
+            let resets = optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc").map_err(invalid)?;
+            let latest: Option<f64> = tx
+                .query_row(
+                    "SELECT used_percent FROM quota_snapshot
+                     WHERE call_record_id IS NULL AND provider = ?1 AND window = ?2 AND resets_at_ms IS ?3
+                     ORDER BY seq DESC LIMIT 1",
+                    params![provider.as_str(), window_name(snapshot.window), resets],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if latest == Some(snapshot.used_percent) {
+                return Ok(false);
+            }
             insert_snapshot(tx, None, *provider, snapshot)?;
             Ok(true)
         }

@@ -7,9 +7,11 @@
 //! to the local spool. Usage errors never block the prompt: they exit 1
 //! (Claude Code's non-blocking error), never 2.
 
+mod ledger;
 mod output;
 mod post;
 mod prompt;
+mod statusline;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -31,6 +33,15 @@ struct Args {
 enum Command {
     /// UserPromptSubmit hook: write a steering block or pass a wrapped command through.
     Prompt(PromptArgs),
+    /// Status line: pass the input to your command and its output back; record quota snapshots.
+    Statusline(WrappedArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct WrappedArgs {
+    /// Your command; stdin, stdout, stderr and exit status pass through.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<OsString>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -56,6 +67,7 @@ fn main() -> ExitCode {
     let raw: Vec<OsString> = std::env::args_os().collect();
     match Args::try_parse_from(&raw) {
         Ok(Args { command: Command::Prompt(args) }) => prompt::run(args),
+        Ok(Args { command: Command::Statusline(args) }) => statusline::run(&args.command),
         Err(err) if !err.use_stderr() => {
             let _ = err.print();
             ExitCode::SUCCESS

@@ -9,7 +9,7 @@
 //! with it, and a request beed already received may still commit — the spool
 //! copy is then a duplicate that ingestion recognises by event id.
 
-use bee_proto::api::{DELIVERY_OBSERVATIONS_PATH, PROTOCOL_HEADER, PROTOCOL_VERSION};
+use bee_proto::api::{PROTOCOL_HEADER, PROTOCOL_VERSION};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -30,11 +30,11 @@ pub enum Delivery {
     Unavailable(String),
 }
 
-/// Posts `body` to beed at `socket`, waiting until `deadline` at most.
-pub fn post(socket: PathBuf, body: Vec<u8>, deadline: Instant) -> Delivery {
+/// Posts `body` to `path` on beed at `socket`, waiting until `deadline` at most.
+pub fn post(socket: PathBuf, path: &'static str, body: Vec<u8>, deadline: Instant) -> Delivery {
     let (done, result) = mpsc::channel();
     let spawned = std::thread::Builder::new().name("bee-post".into()).spawn(move || {
-        let _ = done.send(post_now(&socket, &body, deadline));
+        let _ = done.send(post_now(&socket, path, &body, deadline));
     });
     if let Err(err) = spawned {
         return Delivery::Unavailable(format!("cannot start the post: {err}"));
@@ -45,7 +45,7 @@ pub fn post(socket: PathBuf, body: Vec<u8>, deadline: Instant) -> Delivery {
         .unwrap_or_else(|_| Delivery::Unavailable(format!("beed did not answer within {DEADLINE:?}")))
 }
 
-fn post_now(socket: &Path, body: &[u8], deadline: Instant) -> Delivery {
+fn post_now(socket: &Path, path: &str, body: &[u8], deadline: Instant) -> Delivery {
     let unavailable = |what: &str, err: std::io::Error| Delivery::Unavailable(format!("{what}: {err}"));
     let mut stream = match UnixStream::connect(socket) {
         Ok(stream) => stream,
@@ -56,7 +56,7 @@ fn post_now(socket: &Path, body: &[u8], deadline: Instant) -> Delivery {
         return unavailable("socket", err);
     }
     let mut request = format!(
-        "POST {DELIVERY_OBSERVATIONS_PATH} HTTP/1.1\r\nhost: beed\r\n{PROTOCOL_HEADER}: {PROTOCOL_VERSION}\r\n\
+        "POST {path} HTTP/1.1\r\nhost: beed\r\n{PROTOCOL_HEADER}: {PROTOCOL_VERSION}\r\n\
          content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     )

@@ -1,5 +1,6 @@
 //! `bee-hook prompt`: produce the output, write and flush it, then account.
 
+use bee_proto::api::DELIVERY_OBSERVATIONS_PATH;
 use bee_proto::delivery::{
     BUILTIN_ITEM_VERSION, ContextJsonOutput, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Observation,
     STEERING_BLOCK_ITEM, Surface, WRAPPED_COMMAND_ITEM,
@@ -127,7 +128,7 @@ fn account(
     };
     let deadline = Instant::now() + post::DEADLINE;
     let delivery = match bee_proto::paths::socket_path() {
-        Some(socket) => post::post(socket, body.clone(), deadline),
+        Some(socket) => post::post(socket, DELIVERY_OBSERVATIONS_PATH, body.clone(), deadline),
         None => Delivery::Unavailable("no socket path".into()),
     };
     let receipt = match delivery {
@@ -152,19 +153,19 @@ fn account(
     }
 }
 
-struct Produced {
-    bytes: Vec<u8>,
-    status: u8,
+pub(crate) struct Produced {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) status: u8,
 }
 
-struct Failure {
-    message: String,
-    status: u8,
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) status: u8,
 }
 
 /// Reads stdin (not from a terminal) up to [`STDIN_HOLD_BYTES`]; `true` when
 /// that was all of it.
-fn read_stdin_prefix() -> (Vec<u8>, bool) {
+pub(crate) fn read_stdin_prefix() -> (Vec<u8>, bool) {
     let stdin = io::stdin();
     if stdin.is_terminal() {
         return (Vec::new(), true);
@@ -199,7 +200,7 @@ fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, F
     Ok(Produced { bytes, status: 0 })
 }
 
-fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool) -> Result<Produced, Failure> {
+pub(crate) fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool) -> Result<Produced, Failure> {
     let mut child = spawn(command, Stdio::piped(), Stdio::piped())?;
     let feeder = child.stdin.take().map(|mut child_stdin| {
         let held = envelope.to_vec();

@@ -181,3 +181,35 @@ fn ledger_views_reject_bad_ranges() {
     assert_eq!(backwards.status.code(), Some(4));
     assert!(!home.bee_dir().exists(), "reading created nothing");
 }
+
+#[test]
+fn the_status_line_passes_through_and_records_quota_snapshots() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    let input = |used: f64| {
+        serde_json::to_vec(&json!({
+            "hook_event_name": "Status", "session_id": "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d",
+            "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+            "workspace": {"current_dir": "/home/dev/app", "project_dir": "/home/dev/app"},
+            "rate_limits": {"five_hour": {"used_percentage": used, "resets_at": 1796040000u64},
+                            "seven_day": {"used_percentage": 12.0, "resets_at": 1796300000u64}}
+        }))
+        .unwrap()
+    };
+    let script = "input=$(cat); printf '[%s] Sonnet' \"$(printf %s \"$input\" | wc -c | tr -d ' ')\"; exit 0";
+    for used in [40.0, 40.0, 72.5] {
+        let stdin = input(used);
+        let wrapped = home.hook(&["statusline", "--", "sh", "-c", script], &stdin).0;
+        let direct = run_with(&home, "sh", &["-c", script], &stdin, &[]);
+        assert_eq!((wrapped.stdout.clone(), wrapped.stderr.clone(), wrapped.status.code()), (direct.stdout, direct.stderr, direct.status.code()));
+    }
+    home.settle();
+    let quota = json_of(&home.beectl(&["quota", "--provider", "claude"]));
+    let windows = &quota["providers"][0]["windows"];
+    assert_eq!(windows.as_array().unwrap().len(), 2, "{quota}");
+    let five_hour = windows.as_array().unwrap().iter().find(|w| w["window"] == "five_hour").unwrap();
+    assert_eq!((five_hour["peakPercent"].clone(), five_hour["snapshots"].clone()), (json!(72.5), json!(2)));
+    assert_eq!(five_hour["resetsAtUtc"], "2026-11-30T12:00:00.000Z");
+    assert_eq!(five_hour["exhausted"], false);
+    drop(daemon);
+}

@@ -1,0 +1,29 @@
+//! Handing ledger records to beed from a hook: one post within the hook's
+//! deadline, else one spool line per record for beed to ingest later.
+
+use bee_proto::ledger::{LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord};
+use std::time::Instant;
+
+use crate::post::{self, Delivery};
+
+/// Records `records`; silent, since a hook's own output must not change.
+pub fn record(records: Vec<LedgerRecord>) {
+    if records.is_empty() {
+        return;
+    }
+    let Ok(body) = serde_json::to_vec(&LedgerAppend { records: records.clone() }) else { return };
+    let deadline = Instant::now() + post::DEADLINE;
+    let delivered = match bee_proto::paths::socket_path() {
+        Some(socket) => post::post(socket, LEDGER_RECORDS_PATH, body, deadline),
+        None => Delivery::Unavailable("no socket path".into()),
+    };
+    if let Delivery::Unavailable(_) = delivered
+        && let Some(dir) = bee_proto::paths::spool_dir()
+    {
+        for record in &records {
+            if let Ok(line) = serde_json::to_vec(record) {
+                let _ = bee_proto::spool::append(&dir, LEDGER_SPOOL_FILE, &line);
+            }
+        }
+    }
+}
