@@ -92,6 +92,9 @@ enum CliCommand {
         #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
         format: Option<String>,
     },
+    /// Import the provider logs into the ledger now (beed does it itself
+    /// every few seconds); a progress bar on a terminal.
+    Ingest,
     /// Run a provider CLI exactly as given and record the call in the ledger.
     Run {
         /// claude or codex.
@@ -250,6 +253,7 @@ pub enum Command {
     Budget(BudgetArgs),
     Run(RunArgs),
     Quota(LedgerAsk),
+    Ingest,
     Status(LedgerAsk),
     Usage(LedgerAsk, bee_proto::ledger::UsageGrouping),
     Daemon(DaemonCommand),
@@ -458,6 +462,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 _ => bee_proto::ledger::UsageGrouping::Model,
             },
         ),
+        CliCommand::Ingest => Command::Ingest,
         CliCommand::Run { provider } => Command::Run(RunArgs {
             provider: bee_proto::ledger::Provider::from_cli(&provider).ok_or("--provider: claude or codex")?,
             command: Vec::new(),

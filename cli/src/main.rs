@@ -9,6 +9,7 @@ mod ask;
 mod budget;
 mod daemon;
 mod delivery;
+mod ingest;
 mod ledger_view;
 mod run;
 mod table;
@@ -52,6 +53,7 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Budget(budget) => budget::measured(budget),
         args::Command::Run(_) => Rendered::invalid_usage("run is answered by the provider"),
         args::Command::Quota(ask) => ledger_view::quota(ask),
+        args::Command::Ingest => ingest::run(),
         args::Command::Status(ask) => ledger_view::status(ask),
         args::Command::Usage(ask, by) => ledger_view::usage(ask, by),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),

@@ -10,6 +10,7 @@ use bee_proto::delivery::Issue;
 use bee_proto::ledger::{LedgerAppended, LedgerRecord, Provider, QuotaSnapshot};
 use bee_proto::usage::{Counters, WindowKind};
 use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
@@ -18,7 +19,8 @@ use crate::sqlite::{self, DbError};
 /// Database file inside the ledger directory.
 pub const DB_FILE: &str = "ledger.sqlite3";
 
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
     CREATE TABLE call (
         seq                          INTEGER PRIMARY KEY NOT NULL,
         record_id                    TEXT NOT NULL UNIQUE,
@@ -88,7 +90,30 @@ const MIGRATIONS: &[&str] = &[r#"
     CREATE TRIGGER limit_no_delete BEFORE DELETE ON limit_hit BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
     CREATE TRIGGER work_no_update BEFORE UPDATE ON work BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
     CREATE TRIGGER work_no_delete BEFORE DELETE ON work BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
-"#];
+"#,
+    r#"
+    CREATE TABLE ingest_offset (
+        path        TEXT PRIMARY KEY NOT NULL,
+        dev         INTEGER NOT NULL,
+        ino         INTEGER NOT NULL,
+        offset      INTEGER NOT NULL,
+        session_id  TEXT,
+        model       TEXT
+    ) STRICT;
+"#,
+];
+
+/// Where ingestion resumes in one log file, and what it learnt there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOffset {
+    pub dev: u64,
+    pub ino: u64,
+    pub offset: u64,
+    /// Codex: the session the rollout belongs to (from its first line).
+    pub session_id: Option<String>,
+    /// Codex: the model of the current turn.
+    pub model: Option<String>,
+}
 
 /// Why a record is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -187,7 +212,43 @@ impl Ledger {
 
     /// Appends `records` in one transaction; a record id seen before is a duplicate.
     pub fn append(&mut self, records: &[LedgerRecord]) -> Result<LedgerAppended, DbError> {
+        self.append_at(records, None)
+    }
+
+    /// Where ingestion stopped in each file it read.
+    pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, DbError> {
+        let mut statement =
+            self.db.conn.prepare("SELECT path, dev, ino, offset, session_id, model FROM ingest_offset")?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                FileOffset {
+                    dev: row.get::<_, i64>(1)? as u64,
+                    ino: row.get::<_, i64>(2)? as u64,
+                    offset: row.get::<_, i64>(3)? as u64,
+                    session_id: row.get(4)?,
+                    model: row.get(5)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Appends `records` and, in the same transaction, moves a file's offset:
+    /// what was ingested and where to resume can never disagree.
+    pub fn append_at(
+        &mut self,
+        records: &[LedgerRecord],
+        offset: Option<(&str, &FileOffset)>,
+    ) -> Result<LedgerAppended, DbError> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some((path, at)) = offset {
+            tx.execute(
+                "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, session_id = ?5, model = ?6",
+                params![path, at.dev as i64, at.ino as i64, at.offset as i64, at.session_id, at.model],
+            )?;
+        }
         let mut answer = LedgerAppended { appended: 0, duplicates: 0 };
         for record in records {
             validate(record).map_err(|err| DbError::Invalid(err.0))?;

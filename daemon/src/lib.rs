@@ -7,6 +7,7 @@
 pub mod client;
 pub mod delivery;
 pub mod fsutil;
+pub mod ingest;
 pub mod ledger;
 pub mod quota;
 pub mod rendered;

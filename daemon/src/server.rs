@@ -19,7 +19,9 @@ use bee_proto::api::{
     PROTOCOL_VERSION, STATUS_PATH,
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
-use bee_proto::ledger::{LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES};
+use bee_proto::ledger::{
+    LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES,
+};
 use bee_proto::tokens::{
     COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS,
     MAX_TOTAL_BYTES, TOKEN_COUNT_PATH,
@@ -35,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use crate::delivery::{self, ReportQuery};
 use crate::fsutil;
+use crate::ingest::{self, Roots};
 use crate::ledger::Ledger;
 use crate::rendered::Rendered;
 use crate::spool_ingest;
@@ -51,6 +54,10 @@ pub struct DaemonConfig {
     pub spool_dir: PathBuf,
     /// How often the spool is looked at while running.
     pub spool_poll: Duration,
+    /// Provider logs ingested into the ledger.
+    pub log_roots: Roots,
+    /// How often the provider logs are looked at; `None` turns ingestion off.
+    pub ingest_every: Option<Duration>,
 }
 
 impl DaemonConfig {
@@ -67,6 +74,8 @@ impl DaemonConfig {
             ledger_store: std::path::absolute(ledger_store)?,
             spool_dir,
             spool_poll: Duration::from_secs(2),
+            log_roots: Roots::from_env(),
+            ingest_every: Some(Duration::from_secs(10)),
         })
     }
 }
@@ -89,6 +98,7 @@ pub enum StartError {
 struct AppState {
     writer: WriterHandle,
     ledger: Arc<Mutex<Ledger>>,
+    log_roots: Roots,
     /// BPE encoders, built once and kept for the daemon's lifetime.
     encoders: Arc<Encoders>,
     delivery_store: PathBuf,
@@ -118,11 +128,14 @@ pub async fn serve(
     let spools = Spools { dir: config.spool_dir.clone(), writer: writer.clone(), ledger: ledger.clone() };
     spools.ingest().await;
     let poller = tokio::spawn(spools.poll(config.spool_poll));
+    let ingester =
+        config.ingest_every.map(|every| tokio::spawn(ingest_logs(ledger.clone(), config.log_roots.clone(), every)));
 
     let encoders = Arc::new(Encoders::default());
     let state = Arc::new(AppState {
         writer,
         ledger,
+        log_roots: config.log_roots.clone(),
         encoders: encoders.clone(),
         delivery_store: config.delivery_store.clone(),
         socket: config.socket.clone(),
@@ -148,6 +161,10 @@ pub async fn serve(
     tracing::info!("shutting down: draining the writer");
     poller.abort();
     let _ = poller.await;
+    if let Some(ingester) = ingester {
+        ingester.abort();
+        let _ = ingester.await;
+    }
     // The last writer handle went with the router; the thread drains and ends.
     let joined = tokio::task::spawn_blocking(move || writer_thread.join()).await;
     if joined.is_err() || joined.is_ok_and(|inner| inner.is_err()) {
@@ -203,6 +220,25 @@ fn listen(socket: &Path) -> Result<(tokio::net::UnixListener, bool), StartError>
     let listener = tokio::net::UnixListener::bind(socket)?;
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
     Ok((listener, false))
+}
+
+/// How long a transcript must be untouched before its last response is final.
+const QUIET: Duration = Duration::from_secs(30);
+
+/// Ingests the provider logs now and then every `every`.
+async fn ingest_logs(ledger: Arc<Mutex<Ledger>>, roots: Roots, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let (ledger, roots) = (ledger.clone(), roots.clone());
+        match tokio::task::spawn_blocking(move || ingest::pass(&ledger, &roots, QUIET, 2, &|_, _| {})).await {
+            Ok(Ok(summary)) if summary.files_read > 0 => tracing::info!(?summary, "ingested provider logs"),
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => tracing::warn!(error = %err, "log ingestion failed"),
+            Err(err) => tracing::error!(error = %err, "log ingestion panicked"),
+        }
+    }
 }
 
 /// Everything the spool ingestion needs.
@@ -279,6 +315,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route(DELIVERY_REPORT_PATH, post(report))
         .route(DELIVERY_READ_PATH, post(read))
         .route(LEDGER_RECORDS_PATH, post(append_ledger).layer(DefaultBodyLimit::max(MAX_LEDGER_APPEND_BYTES)))
+        .route(LEDGER_INGEST_PATH, post(ingest_now))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
@@ -427,6 +464,16 @@ async fn append_ledger(
     .map_err(|reason| Failure::new(ApiErrorCode::Io, reason))?;
     tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
     Ok(Json(appended))
+}
+
+/// Runs one ingestion pass now (for `beectl ingest` while beed runs).
+async fn ingest_now(State(state): State<Arc<AppState>>) -> Result<Json<ingest::PassSummary>, Failure> {
+    let (ledger, roots) = (state.ledger.clone(), state.log_roots.clone());
+    let summary = tokio::task::spawn_blocking(move || ingest::pass(&ledger, &roots, QUIET, 2, &|_, _| {}))
+        .await
+        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
+        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
+    Ok(Json(summary))
 }
 
 async fn count(

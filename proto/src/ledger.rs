@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// `POST`: append a [`LedgerAppend`]; answers [`LedgerAppended`].
 pub const LEDGER_RECORDS_PATH: &str = "/v1/ledger/records";
+/// `POST`: run one ingestion pass of the provider logs now.
+pub const LEDGER_INGEST_PATH: &str = "/v1/ledger/ingest";
 /// Producers spool here (inside the spool directory) when beed cannot take a record.
 pub const LEDGER_SPOOL_FILE: &str = "ledger-v1.jsonl";
 /// Unparseable ledger spool lines are moved here.

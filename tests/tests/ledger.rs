@@ -201,7 +201,10 @@ fn the_status_line_passes_through_and_records_quota_snapshots() {
         let stdin = input(used);
         let wrapped = home.hook(&["statusline", "--", "sh", "-c", script], &stdin).0;
         let direct = run_with(&home, "sh", &["-c", script], &stdin, &[]);
-        assert_eq!((wrapped.stdout.clone(), wrapped.stderr.clone(), wrapped.status.code()), (direct.stdout, direct.stderr, direct.status.code()));
+        assert_eq!(
+            (wrapped.stdout.clone(), wrapped.stderr.clone(), wrapped.status.code()),
+            (direct.stdout, direct.stderr, direct.status.code())
+        );
     }
     home.settle();
     let quota = json_of(&home.beectl(&["quota", "--provider", "claude"]));

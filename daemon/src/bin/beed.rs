@@ -16,6 +16,15 @@ struct Args {
     /// Delivery store [default: ${BEE_HOME:-$HOME}/.bee/usage/delivery-v1]
     #[arg(long, value_name = "PATH")]
     delivery_store: Option<PathBuf>,
+    /// Claude Code transcripts to ingest [default: $BEE_CLAUDE_PROJECTS or ~/.claude/projects]
+    #[arg(long, value_name = "DIR")]
+    claude_projects: Option<PathBuf>,
+    /// Codex rollout logs to ingest [default: $BEE_CODEX_SESSIONS or ~/.codex/sessions]
+    #[arg(long, value_name = "DIR")]
+    codex_sessions: Option<PathBuf>,
+    /// Seconds between ingestion passes over the provider logs; 0 turns ingestion off.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    ingest_every: u64,
 }
 
 fn main() -> ExitCode {
@@ -32,7 +41,16 @@ fn main() -> ExitCode {
         .with_ansi(false)
         .init();
     let config = match DaemonConfig::from_env(args.socket, args.delivery_store) {
-        Ok(config) => config,
+        Ok(mut config) => {
+            if args.claude_projects.is_some() {
+                config.log_roots.claude_projects = args.claude_projects;
+            }
+            if args.codex_sessions.is_some() {
+                config.log_roots.codex_sessions = args.codex_sessions;
+            }
+            config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
+            config
+        }
         Err(err) => {
             tracing::error!("{err}");
             return ExitCode::from(5);

@@ -1,0 +1,74 @@
+//! `beectl ingest`: a first import of the provider logs into the ledger.
+//! beed is the ledger's only writer while it runs, so then beed does the
+//! pass; otherwise beectl does it here, with a progress bar on a terminal.
+
+use bee_daemon::ingest::{self, Roots};
+use bee_daemon::ledger::Ledger;
+use bee_daemon::rendered::Rendered;
+use bee_daemon::sqlite::DbError;
+use bee_proto::exit::Exit;
+use bee_proto::ledger::LEDGER_INGEST_PATH;
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::ask;
+
+pub fn run() -> Rendered {
+    let Some(dir) = bee_proto::paths::default_ledger_store() else {
+        return failure("neither BEE_HOME nor HOME is set");
+    };
+    let ledger = match Ledger::open(&dir) {
+        Ok(ledger) => ledger,
+        Err(DbError::Locked(_)) => return through_daemon(),
+        Err(err) => return failure(&err.to_string()),
+    };
+    let ledger = Mutex::new(ledger);
+    let terminal = std::io::stderr().is_terminal();
+    let bar = |done: u64, total: u64| {
+        if terminal && total > 0 {
+            let filled = (done.min(total) * 30 / total) as usize;
+            eprint!(
+                "\r[{}{}] {:>3}% {} / {} MB",
+                "#".repeat(filled),
+                "-".repeat(30 - filled),
+                done * 100 / total,
+                done >> 20,
+                total >> 20
+            );
+            let _ = std::io::stderr().flush();
+        }
+    };
+    // Everything is settled for a one-off import: no file is being streamed
+    // into by a beed pass, and the next pass rereads any open response.
+    let summary = ingest::pass(&ledger, &Roots::from_env(), Duration::from_secs(30), 2, &bar);
+    if terminal {
+        eprintln!();
+    }
+    match summary {
+        Ok(summary) => {
+            Rendered::json(Exit::Success, &serde_json::json!({"schemaVersion": 1, "by": "beectl", "summary": summary}))
+        }
+        Err(err) => failure(&err.to_string()),
+    }
+}
+
+fn through_daemon() -> Rendered {
+    match ask::post(LEDGER_INGEST_PATH, b"{}".to_vec(), Duration::from_secs(600), "cannot import now") {
+        Some(answer) => match serde_json::from_slice::<serde_json::Value>(&answer.body) {
+            Ok(summary) => Rendered::json(
+                Exit::Success,
+                &serde_json::json!({"schemaVersion": 1, "by": "beed", "summary": summary}),
+            ),
+            Err(err) => failure(&err.to_string()),
+        },
+        None => failure("the ledger is held by a beed that did not answer"),
+    }
+}
+
+fn failure(message: &str) -> Rendered {
+    Rendered::json(
+        Exit::Unavailable,
+        &serde_json::json!({"schemaVersion": 1, "status": "unavailable", "message": message}),
+    )
+}

@@ -1,0 +1,605 @@
+//! Incremental ingestion of the provider CLIs' own logs into the ledger:
+//! Claude Code transcripts (`~/.claude/projects/**.jsonl`) and Codex rollout
+//! logs (`~/.codex/sessions/**.jsonl`), so the quota words work for people
+//! who never used `beectl run`.
+//!
+//! Each file's offset (with its device and inode) is kept in the ledger and
+//! moved in the same transaction as the records read up to it: what was
+//! ingested is never read again. A file that shrank (truncated) or is another
+//! file at the same path (rotated) is read from its start; record ids derived
+//! from what the providers logged (session, message and request ids) make a
+//! re-read add nothing twice. A partially written last line waits for its
+//! newline; Claude's last response waits until its file has been quiet for a
+//! while, since streaming may still rewrite it with fuller counters.
+//!
+//! Lines without a usage marker are skipped before any JSON parsing; the
+//! rest are parsed into small typed shapes that skip message content.
+
+use bee_proto::ledger::{CallRecord, CallSource, Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
+use bee_proto::usage::{Counters, WindowKind};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::ledger::{FileOffset, Ledger};
+use crate::sqlite::DbError;
+
+/// Longest line looked at; a longer one (a huge tool result) is skipped.
+const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+/// Records committed per transaction while reading a large file.
+const RECORDS_PER_COMMIT: usize = 4_096;
+/// Namespace of the record ids derived from provider ids.
+const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_6c65_6467_6572_2d69_6e67_6573);
+const CLAUDE_LIMIT_TEXT: &[u8] = b"Claude AI usage limit reached|";
+
+/// Where the logs are.
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    pub claude_projects: Option<PathBuf>,
+    pub codex_sessions: Option<PathBuf>,
+}
+
+impl Roots {
+    /// `BEE_CLAUDE_PROJECTS` / `BEE_CODEX_SESSIONS`, else under `$HOME`.
+    pub fn from_env() -> Roots {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let pick = |name: &str, under: &[&str]| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| under.iter().fold(h.clone(), |p, part| p.join(part))))
+        };
+        Roots {
+            claude_projects: pick("BEE_CLAUDE_PROJECTS", &[".claude", "projects"]),
+            codex_sessions: pick("BEE_CODEX_SESSIONS", &[".codex", "sessions"]),
+        }
+    }
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassSummary {
+    pub files_seen: u64,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    pub records_appended: u64,
+    pub duplicates: u64,
+    pub unparseable_lines: u64,
+    pub restarted_files: u64,
+}
+
+/// Reports progress as (bytes done, bytes to read).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// One ingestion pass over `roots`, with `workers` files read in parallel.
+/// `quiet` is how long a Claude transcript must be untouched before its
+/// last response is taken as final.
+pub fn pass(
+    ledger: &Mutex<Ledger>,
+    roots: &Roots,
+    quiet: Duration,
+    workers: usize,
+    progress: Progress<'_>,
+) -> Result<PassSummary, DbError> {
+    let offsets = ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?.offsets()?;
+    let mut files = Vec::new();
+    for (root, provider) in [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)] {
+        if let Some(root) = root {
+            walk(root, provider, &mut files);
+        }
+    }
+    let mut summary = PassSummary { files_seen: files.len() as u64, ..PassSummary::default() };
+    // Only files with something new are read.
+    let todo: Vec<(PathBuf, Provider, std::fs::Metadata, FileOffset)> = files
+        .into_iter()
+        .filter_map(|(path, provider, meta)| {
+            let key = path.to_string_lossy().into_owned();
+            let known = offsets.get(&key).cloned();
+            let start = match known {
+                Some(k) if k.dev == meta.dev() && k.ino == meta.ino() && k.offset <= meta.len() => k,
+                Some(_) => FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() },
+                None => FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() },
+            };
+            (start.offset < meta.len()).then_some((path, provider, meta, start))
+        })
+        .collect();
+    summary.restarted_files = todo
+        .iter()
+        .filter(|(path, _, _, start)| start.offset == 0 && offsets.contains_key(path.to_string_lossy().as_ref()))
+        .count() as u64;
+    let total: u64 = todo.iter().map(|(_, _, meta, start)| meta.len() - start.offset).sum();
+    let done = AtomicU64::new(0);
+    let next = AtomicUsize::new(0);
+    let totals = Mutex::new(summary);
+    let failure: Mutex<Option<DbError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..workers.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((path, provider, meta, start)) = todo.get(index) else { break };
+                    let result = read_file(ledger, path, *provider, meta, start.clone(), quiet, &|bytes| {
+                        let now = done.fetch_add(bytes, Ordering::Relaxed) + bytes;
+                        progress(now, total);
+                    });
+                    match result {
+                        Ok(file) => {
+                            if let Ok(mut totals) = totals.lock() {
+                                totals.files_read += 1;
+                                totals.bytes_read += file.bytes_read;
+                                totals.records_appended += file.appended;
+                                totals.duplicates += file.duplicates;
+                                totals.unparseable_lines += file.unparseable;
+                            }
+                        }
+                        Err(ReadError::Io(err)) => {
+                            tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped this pass")
+                        }
+                        Err(ReadError::Db(err)) => {
+                            if let Ok(mut failure) = failure.lock() {
+                                failure.get_or_insert(err);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(err) = failure.into_inner().ok().flatten() {
+        return Err(err);
+    }
+    Ok(totals.into_inner().unwrap_or_default())
+}
+
+/// Regular `*.jsonl` files under `root`; links are not followed.
+fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file()
+                && path.extension().is_some_and(|e| e == "jsonl")
+                && let Ok(meta) = entry.metadata()
+            {
+                into.push((path, provider, meta));
+            }
+        }
+    }
+    into.sort_by(|a, b| a.0.cmp(&b.0));
+}
+
+enum ReadError {
+    Io(io::Error),
+    Db(DbError),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(err: io::Error) -> Self {
+        ReadError::Io(err)
+    }
+}
+
+impl From<DbError> for ReadError {
+    fn from(err: DbError) -> Self {
+        ReadError::Db(err)
+    }
+}
+
+#[derive(Default)]
+struct FileSummary {
+    bytes_read: u64,
+    appended: u64,
+    duplicates: u64,
+    unparseable: u64,
+}
+
+fn read_file(
+    ledger: &Mutex<Ledger>,
+    path: &Path,
+    provider: Provider,
+    meta: &std::fs::Metadata,
+    start: FileOffset,
+    quiet: Duration,
+    progress: &dyn Fn(u64),
+) -> Result<FileSummary, ReadError> {
+    let mut file = File::open(path)?;
+    let opened = file.metadata()?;
+    if opened.ino() != meta.ino() || opened.dev() != meta.dev() {
+        return Ok(FileSummary::default());
+    }
+    file.seek(SeekFrom::Start(start.offset))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let key = path.to_string_lossy().into_owned();
+    let settled =
+        meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);
+    let mut state = Parser::new(provider, start.clone());
+    let mut summary = FileSummary::default();
+    let mut pending: Vec<LedgerRecord> = Vec::new();
+    let mut offset = start.offset;
+    let mut line = Vec::new();
+    let commit = |records: &mut Vec<LedgerRecord>, at: &FileOffset, summary: &mut FileSummary| -> Result<(), DbError> {
+        let mut ledger = ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?;
+        let answer = ledger.append_at(records, Some((&key, at)))?;
+        summary.appended += answer.appended;
+        summary.duplicates += answer.duplicates;
+        records.clear();
+        Ok(())
+    };
+    loop {
+        line.clear();
+        let read = (&mut reader).take(MAX_LINE_BYTES + 1).read_until(b'\n', &mut line)?;
+        if read == 0 || line.last() != Some(&b'\n') {
+            if read as u64 > MAX_LINE_BYTES {
+                // Skip the rest of an oversized line and go on after it.
+                let mut skipped = read as u64;
+                let mut rest = Vec::new();
+                loop {
+                    rest.clear();
+                    let n = (&mut reader).take(1 << 20).read_until(b'\n', &mut rest)?;
+                    skipped += n as u64;
+                    if n == 0 || rest.last() == Some(&b'\n') {
+                        break;
+                    }
+                }
+                if rest.last() == Some(&b'\n') {
+                    summary.unparseable += 1;
+                    offset += skipped;
+                    progress(skipped);
+                    continue;
+                }
+            }
+            // End of file, or a last line still being written: resume here.
+            break;
+        }
+        let at = offset;
+        offset += read as u64;
+        summary.bytes_read += read as u64;
+        progress(read as u64);
+        if !state.line(&line, at, &mut pending) {
+            summary.unparseable += 1;
+        }
+        if pending.len() >= RECORDS_PER_COMMIT {
+            let resume = state.resume_point(offset, false);
+            commit(&mut pending, &resume, &mut summary)?;
+        }
+    }
+    state.finish(settled, &mut pending);
+    let resume = state.resume_point(offset, settled);
+    commit(&mut pending, &resume, &mut summary)?;
+    Ok(summary)
+}
+
+fn record_id(parts: &[&str]) -> uuid::Uuid {
+    uuid::Uuid::new_v5(&NAMESPACE, parts.join("\u{1f}").as_bytes())
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+enum Parser {
+    Claude(ClaudeParser),
+    Codex(CodexParser),
+}
+
+impl Parser {
+    fn new(provider: Provider, start: FileOffset) -> Parser {
+        match provider {
+            Provider::Claude => Parser::Claude(ClaudeParser { start, open: None }),
+            Provider::Codex => Parser::Codex(CodexParser { start }),
+        }
+    }
+
+    /// Reads one complete line; `false` when it had a marker but did not parse.
+    fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<LedgerRecord>) -> bool {
+        match self {
+            Parser::Claude(claude) => claude.line(line, at, out),
+            Parser::Codex(codex) => codex.line(line, out),
+        }
+    }
+
+    fn finish(&mut self, settled: bool, out: &mut Vec<LedgerRecord>) {
+        if let Parser::Claude(claude) = self
+            && settled
+            && let Some(open) = claude.open.take()
+        {
+            out.push(open.record);
+        }
+    }
+
+    /// Where the next pass resumes: after everything read, except a Claude
+    /// response still open (its first line is read again).
+    fn resume_point(&self, offset: u64, settled: bool) -> FileOffset {
+        match self {
+            Parser::Claude(claude) => {
+                let at = match (&claude.open, settled) {
+                    (Some(open), false) => open.first_offset,
+                    _ => offset,
+                };
+                FileOffset { offset: at, ..claude.start.clone() }
+            }
+            Parser::Codex(codex) => FileOffset { offset, ..codex.start.clone() },
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ClaudeLine {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    timestamp: Option<String>,
+    #[serde(rename = "requestId")]
+    request_id: Option<String>,
+    cwd: Option<String>,
+    message: Option<ClaudeMessage>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeMessage {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<ClaudeUsage>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeUsage {
+    input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+/// A response whose stream may not be over yet.
+struct OpenResponse {
+    key: String,
+    first_offset: u64,
+    record: LedgerRecord,
+}
+
+struct ClaudeParser {
+    start: FileOffset,
+    open: Option<OpenResponse>,
+}
+
+impl ClaudeParser {
+    fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<LedgerRecord>) -> bool {
+        let limit = contains(line, CLAUDE_LIMIT_TEXT);
+        if !limit && !contains(line, b"\"usage\"") {
+            return true;
+        }
+        let Ok(parsed) = serde_json::from_slice::<ClaudeLine>(line) else { return false };
+        let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
+        if !bee_proto::time::is_rfc3339_utc(&timestamp) {
+            return false;
+        }
+        if limit {
+            let resets = memchr::memmem::find(line, CLAUDE_LIMIT_TEXT).and_then(|i| {
+                let digits: Vec<u8> = line[i + CLAUDE_LIMIT_TEXT.len()..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .take(12)
+                    .copied()
+                    .collect();
+                std::str::from_utf8(&digits).ok()?.parse::<u64>().ok()
+            });
+            out.push(LedgerRecord::Limit(LimitRecord {
+                record_id: record_id(&["claude-limit", &session, &timestamp]),
+                at_utc: timestamp,
+                provider: Provider::Claude,
+                resets_at_utc: resets
+                    .filter(|s| *s < 253_402_300_800)
+                    .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s))),
+                detection: Detection::Text,
+                window: None,
+            }));
+            return true;
+        }
+        let Some(message) = parsed.message else { return true };
+        let Some(usage) = message.usage else { return true };
+        let message_id = message.id.unwrap_or_else(|| format!("offset:{at}"));
+        let key = match &parsed.request_id {
+            Some(request) => format!("{message_id}\u{1f}{request}"),
+            None => message_id,
+        };
+        let tokens = Counters {
+            input_tokens: usage.input_tokens,
+            cache_creation_input_tokens: usage.cache_creation_input_tokens,
+            cache_read_input_tokens: usage.cache_read_input_tokens,
+            output_tokens: usage.output_tokens,
+            ..Counters::default()
+        };
+        let record = LedgerRecord::Call(Box::new(CallRecord {
+            record_id: record_id(&["claude", &session, &key]),
+            source: CallSource::Ingested,
+            provider: Provider::Claude,
+            started_at_utc: timestamp,
+            duration_ms: None,
+            success: None,
+            model: message.model.filter(|m| m != "<synthetic>"),
+            project_path: parsed.cwd,
+            cost_usd: None,
+            tokens: Some(tokens),
+            quota_snapshots: Vec::new(),
+            model_invocations: Some(1),
+            context_window: None,
+            context_tokens: None,
+            compactions: None,
+            session_id: Some(session),
+        }));
+        // Streaming writes one response several times in a row: keep the
+        // most complete, and emit a response once another one begins.
+        match &mut self.open {
+            Some(open) if open.key == key => {
+                if completeness(&record) >= completeness(&open.record) {
+                    open.record = record;
+                }
+            }
+            _ => {
+                if let Some(done) = self.open.take() {
+                    out.push(done.record);
+                }
+                self.open = Some(OpenResponse { key, first_offset: at, record });
+            }
+        }
+        true
+    }
+}
+
+fn completeness(record: &LedgerRecord) -> (usize, u64) {
+    match record {
+        LedgerRecord::Call(call) => {
+            let tokens = call.tokens.clone().unwrap_or_default();
+            (tokens.reported(), tokens.output_tokens.unwrap_or(0))
+        }
+        _ => (0, 0),
+    }
+}
+
+#[derive(Deserialize)]
+struct CodexLine {
+    timestamp: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    payload: Option<serde_json::Value>,
+}
+
+struct CodexParser {
+    start: FileOffset,
+}
+
+impl CodexParser {
+    fn line(&mut self, line: &[u8], out: &mut Vec<LedgerRecord>) -> bool {
+        let marked = contains(line, b"token_count")
+            || contains(line, b"session_meta")
+            || contains(line, b"turn_context")
+            || contains(line, b"usage limit");
+        if !marked {
+            return true;
+        }
+        let Ok(parsed) = serde_json::from_slice::<CodexLine>(line) else { return false };
+        let payload = parsed.payload.unwrap_or_default();
+        match parsed.kind.as_deref() {
+            Some("session_meta") if self.start.session_id.is_none() => {
+                self.start.session_id = payload.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+            }
+            Some("turn_context") => {
+                if let Some(model) = payload.get("model").and_then(|v| v.as_str()) {
+                    self.start.model = Some(model.to_owned());
+                }
+            }
+            Some("event_msg") => {
+                let (Some(session), Some(timestamp)) = (self.start.session_id.clone(), parsed.timestamp) else {
+                    return true;
+                };
+                if !bee_proto::time::is_rfc3339_utc(&timestamp) {
+                    return false;
+                }
+                match payload.get("type").and_then(|v| v.as_str()) {
+                    Some("token_count") => self.token_count(&payload, &session, &timestamp, out),
+                    Some("error") => {
+                        let message = payload.get("message").and_then(|v| v.as_str()).unwrap_or("");
+                        if message.to_ascii_lowercase().contains("usage limit") {
+                            out.push(LedgerRecord::Limit(LimitRecord {
+                                record_id: record_id(&["codex-limit", &session, &timestamp]),
+                                at_utc: timestamp,
+                                provider: Provider::Codex,
+                                resets_at_utc: None,
+                                detection: Detection::Text,
+                                window: None,
+                            }));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn token_count(&self, payload: &serde_json::Value, session: &str, timestamp: &str, out: &mut Vec<LedgerRecord>) {
+        let counters = |usage: &serde_json::Value| Counters {
+            input_tokens: usage.get("input_tokens").and_then(|v| v.as_u64()),
+            cached_input_tokens: usage.get("cached_input_tokens").and_then(|v| v.as_u64()),
+            output_tokens: usage.get("output_tokens").and_then(|v| v.as_u64()),
+            reasoning_output_tokens: usage.get("reasoning_output_tokens").and_then(|v| v.as_u64()),
+            total_tokens: usage.get("total_tokens").and_then(|v| v.as_u64()),
+            ..Counters::default()
+        };
+        let mut snapshots = Vec::new();
+        if let Some(limits) = payload.get("rate_limits").filter(|l| l.is_object()) {
+            for name in ["primary", "secondary"] {
+                let Some(window) = limits.get(name).filter(|w| w.is_object()) else { continue };
+                let Some(used) =
+                    window.get("used_percent").and_then(|v| v.as_f64()).filter(|p| p.is_finite() && *p >= 0.0)
+                else {
+                    continue;
+                };
+                let minutes = window.get("window_minutes").and_then(|v| v.as_u64());
+                let base = crate::ledger::unix_ms(timestamp).map(|ms| ms / 1000);
+                let resets = window
+                    .get("resets_at")
+                    .and_then(|v| v.as_u64())
+                    .or_else(|| Some(base?.checked_add(window.get("resets_in_seconds")?.as_u64()? as i64)? as u64))
+                    .filter(|s| *s < 253_402_300_800)
+                    .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s)));
+                snapshots.push(QuotaSnapshot {
+                    observed_at_utc: timestamp.to_owned(),
+                    window: WindowKind::from_minutes(minutes),
+                    window_minutes: minutes,
+                    used_percent: used,
+                    resets_at_utc: resets,
+                });
+            }
+        }
+        let info = payload.get("info").filter(|i| i.is_object());
+        let Some(info) = info else {
+            // Snapshots without counters are still evidence for peaks.
+            out.extend(
+                snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
+            );
+            return;
+        };
+        let total = info.get("total_token_usage").map(counters).unwrap_or_default();
+        // The same token_count once per rate-limit bucket shares its
+        // cumulative total: the same record id, so it is stored once.
+        let identity = serde_json::to_string(&total).unwrap_or_default();
+        out.push(LedgerRecord::Call(Box::new(CallRecord {
+            record_id: record_id(&["codex", session, &identity]),
+            source: CallSource::Ingested,
+            provider: Provider::Codex,
+            started_at_utc: timestamp.to_owned(),
+            duration_ms: None,
+            success: None,
+            model: self.start.model.clone(),
+            project_path: None,
+            cost_usd: None,
+            tokens: info.get("last_token_usage").map(counters),
+            quota_snapshots: Vec::new(),
+            model_invocations: Some(1),
+            context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
+            context_tokens: None,
+            compactions: None,
+            session_id: Some(session.to_owned()),
+        })));
+        out.extend(
+            snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
+        );
+    }
+}
+
+/// Per-path offsets, for tests and status.
+pub fn offsets(ledger: &Mutex<Ledger>) -> Result<HashMap<String, FileOffset>, DbError> {
+    ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?.offsets()
+}

@@ -1,0 +1,258 @@
+//! Incremental ingestion of Claude transcripts and Codex rollouts into the
+//! ledger: idempotent, offset-based, safe against truncation, rotation and
+//! half-written lines, bounded in memory.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+const SESSION: &str = "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d";
+const CODEX: &str = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+
+fn assistant(message: &str, request: &str, input: u64, output: u64, minute: u32) -> String {
+    json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
+        "sessionId": SESSION, "version": "2.0.14", "type": "assistant",
+        "timestamp": format!("2026-11-30T10:{minute:02}:00.000Z"), "requestId": request,
+        "message": {"id": message, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": "Working on it; the usage of this API is fine."}],
+                    "usage": {"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 100, "output_tokens": output}}
+    })
+    .to_string()
+        + "\n"
+}
+
+fn user(minute: u32, text: &str) -> String {
+    json!({"type": "user", "sessionId": SESSION, "timestamp": format!("2026-11-30T10:{minute:02}:00.000Z"),
+           "message": {"role": "user", "content": text}})
+    .to_string()
+        + "\n"
+}
+
+/// A home whose `~/.claude/projects` holds one transcript.
+fn home_with_transcript(lines: &[String]) -> (TestHome, PathBuf) {
+    let home = TestHome::new();
+    let dir = home.path().join(".claude/projects/-home-dev-app");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{SESSION}.jsonl"));
+    std::fs::write(&path, lines.concat()).unwrap();
+    settle_mtime(&path);
+    (home, path)
+}
+
+/// Marks a log as quiet (last written a minute ago): its last response is final.
+fn settle_mtime(path: &Path) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+}
+
+fn ingest(home: &TestHome) -> Value {
+    let output = home.beectl(&["ingest"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    parse_json_line(&output.stdout)
+}
+
+fn usage(home: &TestHome) -> Value {
+    parse_json_line(&home.beectl(&["usage", "--by", "session"]).stdout)
+}
+
+#[test]
+fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_twice() {
+    let lines = vec![
+        user(0, "fix the flaky test"),
+        assistant("msg_A", "req_A", 10, 5, 1),
+        assistant("msg_A", "req_A", 10, 42, 1), // streaming: the fuller write wins
+        assistant("msg_B", "req_B", 3, 7, 2),
+    ];
+    let (home, path) = home_with_transcript(&lines);
+    let first = ingest(&home);
+    assert_eq!(first["summary"]["recordsAppended"], 2, "{first}");
+    let after_first = usage(&home);
+    assert_eq!(after_first["rows"][0]["calls"], 2);
+    assert_eq!(after_first["rows"][0]["tokens"]["outputTokens"], 49);
+    // The same logs again: nothing read, the same ledger.
+    let second = ingest(&home);
+    assert_eq!((second["summary"]["filesRead"].clone(), second["summary"]["bytesRead"].clone()), (json!(0), json!(0)));
+    assert_eq!(usage(&home)["rows"], after_first["rows"]);
+
+    // Appended lines, and a half-written one: only the complete new lines count.
+    let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let appended = assistant("msg_C", "req_C", 1, 1, 3);
+    log.write_all(appended.as_bytes()).unwrap();
+    let half = assistant("msg_D", "req_D", 2, 2, 4);
+    log.write_all(&half.as_bytes()[..40]).unwrap();
+    drop(log);
+    settle_mtime(&path);
+    let third = ingest(&home);
+    assert_eq!(third["summary"]["bytesRead"], appended.len(), "only the new complete line: {third}");
+    assert_eq!(usage(&home)["rows"][0]["calls"], 3);
+    let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    log.write_all(&half.as_bytes()[40..]).unwrap();
+    drop(log);
+    settle_mtime(&path);
+    ingest(&home);
+    assert_eq!(usage(&home)["rows"][0]["calls"], 4);
+
+    // Truncated (rewritten shorter): detected, read again, nothing counted twice.
+    std::fs::write(&path, lines[..2].concat()).unwrap();
+    settle_mtime(&path);
+    let truncated = ingest(&home);
+    assert_eq!(truncated["summary"]["restartedFiles"], 1, "{truncated}");
+    assert_eq!(usage(&home)["rows"][0]["calls"], 4);
+    // Rotated: another file at the same path, with an old line and a new one.
+    let moved = path.with_extension("old");
+    std::fs::rename(&path, &moved).unwrap();
+    std::fs::write(&path, [lines[1].clone(), assistant("msg_E", "req_E", 5, 5, 5)].concat()).unwrap();
+    settle_mtime(&path);
+    ingest(&home);
+    let rows = usage(&home);
+    assert_eq!(rows["rows"][0]["calls"], 5, "{rows}");
+}
+
+#[test]
+fn a_streaming_response_waits_until_its_file_is_quiet() {
+    let (home, path) = home_with_transcript(&[user(0, "go"), assistant("msg_A", "req_A", 10, 5, 1)]);
+    // Still being written (modified just now): the open response waits.
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(SystemTime::now()).unwrap();
+    ingest(&home);
+    assert_eq!(usage(&home)["rows"], json!([]));
+    // The stream's final write arrives, then the file goes quiet.
+    let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    log.write_all(assistant("msg_A", "req_A", 10, 99, 1).as_bytes()).unwrap();
+    drop(log);
+    settle_mtime(&path);
+    ingest(&home);
+    let rows = usage(&home);
+    assert_eq!(
+        (rows["rows"][0]["calls"].clone(), rows["rows"][0]["tokens"]["outputTokens"].clone()),
+        (json!(1), json!(99))
+    );
+}
+
+#[test]
+fn hostile_lines_are_counted_not_fatal() {
+    let huge_number = r#"{"sessionId":"5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d","timestamp":"2026-11-30T10:09:00.000Z","message":{"id":"m","usage":{"input_tokens":1e400}}}"#;
+    let lines = vec![
+        assistant("msg_A", "req_A", 1, 1, 1),
+        "not json but has \"usage\" in it\n".to_owned(),
+        String::from_utf8_lossy(b"\xff\xfe\"usage\"\x00\x01\n").into_owned(),
+        format!("{huge_number}\n"),
+        r#"{"sessionId":"5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d","message":{"usage":{}}}"#.to_owned() + "\n",
+        r#"{"type":"assistant","timestamp":"not a time","sessionId":"x","message":{"usage":{}}}"#.to_owned() + "\n",
+        assistant("msg_B", "req_B", 1, 1, 2),
+    ];
+    let (home, _) = home_with_transcript(&lines);
+    let summary = ingest(&home);
+    assert_eq!(summary["summary"]["unparseableLines"], 4, "{summary}");
+    assert_eq!(usage(&home)["rows"][0]["calls"], 2);
+}
+
+#[test]
+fn codex_rollouts_give_calls_snapshots_and_limits() {
+    let home = TestHome::new();
+    let dir = home.path().join(".codex/sessions/2026/11/30");
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = |time: &str, kind: &str, payload: Value| {
+        json!({"timestamp": time, "type": kind, "payload": payload}).to_string() + "\n"
+    };
+    let usage_of = |input: u64, output: u64| json!({"input_tokens": input, "cached_input_tokens": 0, "output_tokens": output, "reasoning_output_tokens": 0, "total_tokens": input + output});
+    let info = json!({"total_token_usage": usage_of(1000, 50), "last_token_usage": usage_of(1000, 50), "model_context_window": 272000});
+    let rollout = [
+        line("2026-11-30T09:00:00.000Z", "session_meta", json!({"id": CODEX, "cwd": "/home/dev/app"})),
+        line("2026-11-30T09:00:01.000Z", "turn_context", json!({"model": "gpt-5-codex"})),
+        line(
+            "2026-11-30T09:01:00.000Z",
+            "event_msg",
+            json!({"type": "token_count", "info": info,
+            "rate_limits": {"primary": {"used_percent": 12.5, "window_minutes": 300, "resets_at": 1796040000u64}}}),
+        ),
+        line(
+            "2026-11-30T09:01:00.000Z",
+            "event_msg",
+            json!({"type": "token_count", "info": info,
+            "rate_limits": {"secondary": {"used_percent": 3.0, "window_minutes": 10080, "resets_in_seconds": 600}}}),
+        ),
+        line(
+            "2026-11-30T09:02:01.000Z",
+            "event_msg",
+            json!({"type": "error", "message": "You've hit your usage limit."}),
+        ),
+    ]
+    .concat();
+    let path = dir.join(format!("rollout-2026-11-30T09-00-00-{CODEX}.jsonl"));
+    std::fs::write(&path, rollout).unwrap();
+    ingest(&home);
+    let by_model = parse_json_line(&home.beectl(&["usage", "--by", "model", "--since", "2026-11-30T00:00:00Z"]).stdout);
+    assert_eq!(
+        by_model["rows"],
+        json!([{"key": "gpt-5-codex", "calls": 1, "tokens": {
+        "inputTokens": 1000, "cachedInputTokens": 0, "cacheCreationInputTokens": null, "cacheReadInputTokens": null,
+        "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050}}]),
+        "the repeated token_count counts once"
+    );
+    let quota = parse_json_line(
+        &home.beectl(&["quota", "--since", "2026-11-30T00:00:00Z", "--until", "2026-11-30T23:00:00Z"]).stdout,
+    );
+    assert_eq!(quota["crossed"], 1);
+    assert_eq!(quota["callsWithoutDuration"], 1, "an ingested call's duration is unknown, not zero");
+    let windows = quota["providers"][0]["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 2, "{quota}");
+    let five = windows.iter().find(|w| w["window"] == "five_hour").unwrap();
+    assert_eq!((five["peakPercent"].clone(), five["exhausted"].clone()), (json!(12.5), json!(true)));
+}
+
+#[test]
+fn beed_ingests_by_itself_and_beectl_ingest_asks_it() {
+    let (home, _) = home_with_transcript(&[assistant("msg_A", "req_A", 1, 1, 1)]);
+    let mut command = home.command(bin("beed"));
+    command.args(["--ingest-every", "1"]);
+    let daemon = Daemon::start(&home, command);
+    assert!(eventually(Duration::from_secs(15), || usage(&home)["rows"][0]["calls"] == 1));
+    let through = ingest(&home);
+    assert_eq!(through["by"], "beed");
+    drop(daemon);
+}
+
+#[test]
+fn a_100_mb_set_is_ingested_with_bounded_memory() {
+    let home = TestHome::new();
+    let dir = home.path().join(".claude/projects/-home-dev-big");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Ten files of about 10 MB: responses with sizeable content, tool results.
+    let filler = "x".repeat(2_000);
+    let mut expected = 0u64;
+    for file in 0..10 {
+        let mut body = String::with_capacity(11 << 20);
+        let mut n = 0;
+        while body.len() < 10 << 20 {
+            body.push_str(
+                &json!({"type": "user", "sessionId": SESSION, "timestamp": "2026-11-30T10:00:00.000Z",
+                "message": {"role": "user", "content": [{"type": "tool_result", "content": filler}]}})
+                .to_string(),
+            );
+            body.push('\n');
+            body.push_str(&assistant(&format!("msg_{file}_{n}"), &format!("req_{file}_{n}"), 1, 1, 1));
+            n += 1;
+        }
+        expected += n;
+        let path = dir.join(format!("{file}.jsonl"));
+        std::fs::write(&path, body).unwrap();
+        settle_mtime(&path);
+    }
+    let output = home
+        .command("/usr/bin/time")
+        .args(["-f", "max-rss-kb %M"])
+        .arg(bin("beectl"))
+        .arg("ingest")
+        .output()
+        .expect("GNU time");
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let rss_kb: u64 = stderr.lines().find_map(|l| l.strip_prefix("max-rss-kb ")).unwrap().trim().parse().unwrap();
+    assert!(rss_kb < 80 * 1024, "ingesting 100 MB took {rss_kb} KiB of memory");
+    assert_eq!(parse_json_line(&output.stdout)["summary"]["recordsAppended"], expected);
+}
