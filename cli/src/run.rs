@@ -34,7 +34,15 @@ pub fn run(args: RunArgs) -> ExitCode {
         None => return ExitCode::from(4),
     };
     let child =
-        Command::new(program).args(rest).stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+        // The provider's own commands (a `git commit`, say) inherit this, so
+        // a post-commit `bee-hook commit` knows whose work it is.
+        Command::new(program)
+            .args(rest)
+            .env("BEE_RUN_PROVIDER", args.provider.as_str())
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
     let mut child = match child {
         Ok(child) => child,
         Err(err) => {

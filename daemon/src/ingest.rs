@@ -603,3 +603,76 @@ impl CodexParser {
 pub fn offsets(ledger: &Mutex<Ledger>) -> Result<HashMap<String, FileOffset>, DbError> {
     ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?.offsets()
 }
+
+/// What a transcript says about one span of a session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Span {
+    pub responses: u64,
+    pub tokens: Counters,
+    pub model: Option<String>,
+    pub limits: Vec<LimitRecord>,
+}
+
+/// Responses (deduplicated as in ingestion) and limit notices of `session`
+/// whose timestamps fall in `[since_ms, until_ms]` of the transcript at `path`.
+pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> io::Result<Span> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !path.is_absolute() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "transcript path is not absolute"));
+    }
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "transcript is not a regular file"));
+    }
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut parser = ClaudeParser { start: FileOffset::default(), open: None };
+    let mut records = Vec::new();
+    let mut line = Vec::new();
+    let mut at = 0u64;
+    loop {
+        line.clear();
+        let read = (&mut reader).take(MAX_LINE_BYTES + 1).read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            parser.line(&line, at, &mut records);
+        } else if read as u64 > MAX_LINE_BYTES {
+            let mut rest = Vec::new();
+            while (&mut reader).take(1 << 20).read_until(b'\n', &mut rest)? > 0 && rest.last() != Some(&b'\n') {
+                rest.clear();
+            }
+        }
+        at += read as u64;
+    }
+    if let Some(open) = parser.open.take() {
+        records.push(open.record);
+    }
+    let within = |utc: &str| crate::ledger::unix_ms(utc).is_some_and(|ms| ms >= since_ms && ms <= until_ms);
+    let mut span = Span::default();
+    let mut models: Vec<(String, u64)> = Vec::new();
+    for record in records {
+        match record {
+            LedgerRecord::Call(call) if call.session_id.as_deref() == Some(session) && within(&call.started_at_utc) => {
+                span.responses += 1;
+                if let Some(tokens) = &call.tokens {
+                    span.tokens.add(tokens);
+                }
+                if let Some(model) = call.model {
+                    match models.iter_mut().find(|(m, _)| *m == model) {
+                        Some((_, n)) => *n += 1,
+                        None => models.push((model, 1)),
+                    }
+                }
+            }
+            LedgerRecord::Limit(limit)
+                if within(&limit.at_utc) && limit.record_id == record_id(&["claude-limit", session, &limit.at_utc]) =>
+            {
+                span.limits.push(limit);
+            }
+            _ => {}
+        }
+    }
+    span.model = models.into_iter().max_by_key(|(_, n)| *n).map(|(m, _)| m);
+    Ok(span)
+}

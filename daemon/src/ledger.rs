@@ -7,7 +7,9 @@
 //! is NULL.
 
 use bee_proto::delivery::Issue;
-use bee_proto::ledger::{LedgerAppended, LedgerRecord, Provider, QuotaSnapshot};
+use bee_proto::ledger::{
+    CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark,
+};
 use bee_proto::usage::{Counters, WindowKind};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
@@ -101,6 +103,20 @@ const MIGRATIONS: &[&str] = &[
         model       TEXT
     ) STRICT;
 "#,
+    r#"
+    CREATE TABLE turn_mark (
+        seq              INTEGER PRIMARY KEY NOT NULL,
+        edge             TEXT NOT NULL,
+        session_id       TEXT NOT NULL,
+        at_utc           TEXT NOT NULL,
+        at_ms            INTEGER NOT NULL,
+        transcript_path  TEXT,
+        cwd              TEXT
+    ) STRICT;
+    CREATE INDEX turn_mark_session ON turn_mark (session_id, at_ms);
+    CREATE TRIGGER turn_mark_no_update BEFORE UPDATE ON turn_mark BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER turn_mark_no_delete BEFORE DELETE ON turn_mark BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+"#,
 ];
 
 /// Where ingestion resumes in one log file, and what it learnt there.
@@ -167,6 +183,16 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
             }
         }
         LedgerRecord::Snapshot { snapshot, .. } => validate_snapshot(snapshot)?,
+        LedgerRecord::TurnMark(mark) => {
+            required_ms(&mark.at_utc, "atUtc")?;
+            if mark.session_id.is_empty() || mark.session_id.len() > 128 {
+                return Err(InvalidRecord("sessionId"));
+            }
+            let paths = [mark.transcript_path.as_deref(), mark.cwd.as_deref()];
+            if paths.iter().flatten().any(|p| p.len() > 4_096 || !p.starts_with('/')) {
+                return Err(InvalidRecord("transcriptPath or cwd"));
+            }
+        }
     }
     Ok(())
 }
@@ -345,6 +371,27 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
                 ],
             )? == 1)
         }
+        LedgerRecord::TurnMark(mark) => {
+            let at = required_ms(&mark.at_utc, "atUtc").map_err(invalid)?;
+            tx.execute(
+                "INSERT INTO turn_mark (edge, session_id, at_utc, at_ms, transcript_path, cwd) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    match mark.edge {
+                        TurnEdge::Start => "start",
+                        TurnEdge::Stop => "stop",
+                    },
+                    mark.session_id,
+                    mark.at_utc,
+                    at,
+                    mark.transcript_path,
+                    mark.cwd
+                ],
+            )?;
+            if mark.edge == TurnEdge::Stop {
+                close_turn(tx, mark, at)?;
+            }
+            Ok(true)
+        }
         LedgerRecord::Snapshot { provider, snapshot } => {
             // Status lines repeat themselves every few seconds: a snapshot
             // equal to the window's latest one adds no evidence.
@@ -365,6 +412,64 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
             Ok(true)
         }
     }
+}
+
+/// The turn a `Stop` ends: from the session's latest start before it. Its
+/// call (and any limit) comes from the transcript lines in that span.
+fn close_turn(tx: &rusqlite::Transaction<'_>, stop: &TurnMark, stop_ms: i64) -> Result<(), DbError> {
+    let start: Option<(String, i64, Option<String>)> = tx
+        .query_row(
+            "SELECT at_utc, at_ms, cwd FROM turn_mark
+             WHERE session_id = ?1 AND edge = 'start' AND at_ms <= ?2 ORDER BY at_ms DESC, seq DESC LIMIT 1",
+            params![stop.session_id, stop_ms],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .optional()?;
+    let Some((start_utc, start_ms, start_cwd)) = start else { return Ok(()) };
+    // A later stop already closed this start: one call per turn.
+    let closed: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM turn_mark WHERE session_id = ?1 AND edge = 'stop' AND at_ms >= ?2 AND at_ms < ?3)",
+        params![stop.session_id, start_ms, stop_ms],
+        |row| row.get(0),
+    )?;
+    if closed {
+        return Ok(());
+    }
+    let span = stop
+        .transcript_path
+        .as_deref()
+        .map(|path| crate::ingest::claude_span(Path::new(path), &stop.session_id, start_ms, stop_ms))
+        .transpose()
+        .unwrap_or_else(|err| {
+            tracing::warn!(error = %err, "transcript of a turn not readable; tokens unknown");
+            None
+        });
+    let call = CallRecord {
+        record_id: uuid::Uuid::new_v5(
+            &uuid::Uuid::NAMESPACE_OID,
+            format!("bee-turn\u{1f}{}\u{1f}{start_utc}", stop.session_id).as_bytes(),
+        ),
+        source: CallSource::HookTurn,
+        provider: Provider::Claude,
+        started_at_utc: start_utc,
+        duration_ms: Some((stop_ms - start_ms).max(0) as u64),
+        success: None,
+        model: span.as_ref().and_then(|s| s.model.clone()),
+        project_path: stop.cwd.clone().or(start_cwd),
+        cost_usd: None,
+        tokens: span.as_ref().filter(|s| s.responses > 0).map(|s| s.tokens.clone()),
+        quota_snapshots: Vec::new(),
+        model_invocations: span.as_ref().map(|s| s.responses),
+        context_window: None,
+        context_tokens: None,
+        compactions: None,
+        session_id: Some(stop.session_id.clone()),
+    };
+    insert(tx, &LedgerRecord::Call(Box::new(call)))?;
+    for limit in span.map(|s| s.limits).unwrap_or_default() {
+        insert(tx, &LedgerRecord::Limit(limit))?;
+    }
+    Ok(())
 }
 
 fn clamp(n: u64) -> i64 {
@@ -401,6 +506,7 @@ fn insert_snapshot(
 /// A call as the quota and usage views need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRow {
+    pub source: CallSource,
     pub started_ms: i64,
     pub duration_ms: Option<i64>,
     pub provider: Provider,
@@ -447,7 +553,7 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64) -> rusqlite::Result<Led
     let mut calls = conn.prepare_cached(
         "SELECT started_at_ms, duration_ms, provider, model, session_id, cost_usd, input_tokens,
                 cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
-                reasoning_output_tokens, total_tokens
+                reasoning_output_tokens, total_tokens, source
          FROM call WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
     )?;
     let mut rows = calls.query(params![since_ms.saturating_sub(LOOKBACK_MS), until_ms])?;
@@ -460,7 +566,13 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64) -> rusqlite::Result<Led
             continue;
         }
         let Some(provider) = provider_of(&row.get::<_, String>(2)?) else { continue };
+        let source = match row.get::<_, String>(13)?.as_str() {
+            "run" => CallSource::Run,
+            "hook_turn" => CallSource::HookTurn,
+            _ => CallSource::Ingested,
+        };
         view.calls.push(CallRow {
+            source,
             started_ms,
             duration_ms,
             provider,
@@ -478,6 +590,18 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64) -> rusqlite::Result<Led
             },
         });
     }
+    // A session measured by a producer (`beectl run`, hook turns) is also in
+    // the provider's logs: its ingested calls would count it twice.
+    let measured: std::collections::HashSet<(Provider, String)> = view
+        .calls
+        .iter()
+        .filter(|c| c.source != CallSource::Ingested)
+        .filter_map(|c| Some((c.provider, c.session_id.clone()?)))
+        .collect();
+    view.calls.retain(|c| {
+        c.source != CallSource::Ingested
+            || c.session_id.as_ref().is_none_or(|s| !measured.contains(&(c.provider, s.clone())))
+    });
     for (table, column, into) in [("limit_hit", "at_ms", &mut view.limits), ("work", "at_ms", &mut view.work)] {
         let mut statement = conn.prepare_cached(&format!(
             "SELECT provider, {column} FROM {table} WHERE {column} >= ?1 AND {column} < ?2"

@@ -191,6 +191,7 @@ mod tests {
 
     fn call(provider: Provider, start: i64, duration: Option<i64>, cost: Option<f64>) -> CallRow {
         CallRow {
+            source: bee_proto::ledger::CallSource::Run,
             started_ms: start,
             duration_ms: duration,
             provider,

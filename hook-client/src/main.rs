@@ -7,11 +7,13 @@
 //! to the local spool. Usage errors never block the prompt: they exit 1
 //! (Claude Code's non-blocking error), never 2.
 
+mod commit;
 mod ledger;
 mod output;
 mod post;
 mod prompt;
 mod statusline;
+mod turn;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -35,6 +37,10 @@ enum Command {
     Prompt(PromptArgs),
     /// Status line: pass the input to your command and its output back; record quota snapshots.
     Statusline(WrappedArgs),
+    /// UserPromptSubmit and Stop: mark an interactive turn (prints nothing, exits 0).
+    Turn,
+    /// git post-commit: credit the commit to the provider whose run or session made it.
+    Commit,
 }
 
 #[derive(Debug, clap::Args)]
@@ -68,6 +74,8 @@ fn main() -> ExitCode {
     match Args::try_parse_from(&raw) {
         Ok(Args { command: Command::Prompt(args) }) => prompt::run(args),
         Ok(Args { command: Command::Statusline(args) }) => statusline::run(&args.command),
+        Ok(Args { command: Command::Turn }) => turn::run(),
+        Ok(Args { command: Command::Commit }) => commit::run(),
         Err(err) if !err.use_stderr() => {
             let _ = err.print();
             ExitCode::SUCCESS

@@ -133,6 +133,29 @@ pub enum LedgerRecord {
         provider: Provider,
         snapshot: QuotaSnapshot,
     },
+    /// A hook saw an interactive turn start (`UserPromptSubmit`) or end
+    /// (`Stop`); the end makes the turn's `call`.
+    TurnMark(TurnMark),
+}
+
+/// Which end of a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEdge {
+    Start,
+    Stop,
+}
+
+/// One end of an interactive turn, as a hook saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnMark {
+    pub edge: TurnEdge,
+    pub at_utc: String,
+    pub session_id: String,
+    /// The session's transcript, where the turn's token counters are.
+    pub transcript_path: Option<String>,
+    pub cwd: Option<String>,
 }
 
 /// `POST /v1/ledger/records`.

@@ -216,3 +216,97 @@ fn the_status_line_passes_through_and_records_quota_snapshots() {
     assert_eq!(five_hour["exhausted"], false);
     drop(daemon);
 }
+
+#[test]
+fn an_interactive_turn_is_one_call_from_its_hooks_and_transcript() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    let session = "7e8f9a0b-1c2d-4e3f-8a9b-0c1d2e3f4a5b";
+    let dir = home.path().join(".claude/projects/-home-dev-app");
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join(format!("{session}.jsonl"));
+    std::fs::write(&transcript, "").unwrap();
+    let envelope = |event: &str| {
+        serde_json::to_vec(&json!({"session_id": session, "transcript_path": transcript, "cwd": "/home/dev/app",
+            "permission_mode": "default", "hook_event_name": event, "prompt": "refactor", "stop_hook_active": false}))
+        .unwrap()
+    };
+    let start = home.hook(&["turn"], &envelope("UserPromptSubmit")).0;
+    assert_eq!((start.stdout.clone(), start.status.code()), (Vec::new(), Some(0)), "a turn mark prints nothing");
+    // The turn's responses, as Claude Code writes them: streamed twice, then a
+    // second response, then the limit notice.
+    let now = bee_proto::time::now_rfc3339();
+    let response = |id: &str, output: u64| {
+        json!({"sessionId": session, "timestamp": now, "requestId": format!("req_{id}"), "type": "assistant",
+               "message": {"id": id, "model": "claude-opus-4-1", "usage": {"input_tokens": 5, "cache_read_input_tokens": 50, "output_tokens": output}}})
+        .to_string()
+            + "\n"
+    };
+    let limit = json!({"sessionId": session, "timestamp": now, "type": "assistant", "isApiErrorMessage": true,
+        "message": {"id": "msg_limit", "model": "<synthetic>", "content": [{"type": "text", "text": "Claude AI usage limit reached|1796040000"}],
+                    "usage": {"input_tokens": 0, "output_tokens": 0}}})
+    .to_string()
+        + "\n";
+    std::fs::write(&transcript, [response("msg_1", 3), response("msg_1", 30), response("msg_2", 7), limit].concat())
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let stop = home.hook(&["turn"], &envelope("Stop")).0;
+    assert_eq!(stop.status.code(), Some(0));
+    home.settle();
+    let usage = json_of(&home.beectl(&["usage", "--by", "session"]));
+    assert_eq!(usage["rows"][0]["key"], session);
+    assert_eq!(usage["rows"][0]["calls"], 1);
+    assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 37);
+    assert_eq!(usage["rows"][0]["tokens"]["cacheReadInputTokens"], 100);
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!((quota["crossed"].clone(), quota["callsWithoutDuration"].clone()), (json!(1), json!(0)));
+    assert!(quota["agentTimeMs"].as_u64().unwrap() >= 20);
+    // The same transcript ingested does not count the turn twice.
+    let ingested = json_of(&home.beectl(&["ingest"]));
+    assert_eq!(ingested["by"], "beed");
+    let again = json_of(&home.beectl(&["usage", "--by", "session"]));
+    assert_eq!(again["rows"], usage["rows"]);
+    assert_eq!(json_of(&home.beectl(&["quota"]))["crossed"], 1, "the limit notice counts once");
+    drop(daemon);
+}
+
+#[test]
+fn commits_are_credited_to_the_provider_whose_run_made_them() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    let repo = home.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str], wrap: bool| {
+        let mut command = home.command(if wrap { bin("beectl").into_os_string() } else { "git".into() });
+        if wrap {
+            command.args(["run", "--provider", "codex", "--", "git"]);
+        }
+        let output = command
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_AUTHOR_NAME", "Dev")
+            .env("GIT_AUTHOR_EMAIL", "dev@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Dev")
+            .env("GIT_COMMITTER_EMAIL", "dev@example.invalid")
+            .env_remove("CLAUDECODE")
+            .env_remove("CODEX_SANDBOX")
+            .env_remove("CODEX_SANDBOX_NETWORK_DISABLED")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    git(&["init", "-q"], false);
+    let hook = repo.join(".git/hooks/post-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\nexec '{}' commit\n", bin("bee-hook").display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // By hand: nobody to credit.
+    git(&["commit", "-q", "--allow-empty", "-m", "by hand"], false);
+    // Through `beectl run`: credited to codex.
+    git(&["commit", "-q", "--allow-empty", "-m", "by the agent"], true);
+    home.settle();
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["converted"], 1, "{quota}");
+    let codex = quota["providers"].as_array().unwrap().iter().find(|p| p["provider"] == "codex").unwrap();
+    assert_eq!(codex["converted"], 1);
+    drop(daemon);
+}
