@@ -23,8 +23,8 @@ pub const DB_FILE: &str = "ledger.sqlite3";
 
 const MIGRATIONS: &[&str] = &[
     r#"
+    -- Clustered by start time: a window is one sequential range of the table.
     CREATE TABLE call (
-        seq                          INTEGER PRIMARY KEY NOT NULL,
         record_id                    TEXT NOT NULL UNIQUE,
         source                       TEXT NOT NULL,
         provider                     TEXT NOT NULL,
@@ -46,9 +46,9 @@ const MIGRATIONS: &[&str] = &[
         context_window               INTEGER,
         context_tokens               INTEGER,
         compactions                  INTEGER,
-        session_id                   TEXT
-    ) STRICT;
-    CREATE INDEX call_started ON call (started_at_ms);
+        session_id                   TEXT,
+        PRIMARY KEY (started_at_ms, record_id)
+    ) STRICT, WITHOUT ROWID;
     CREATE TABLE quota_snapshot (
         seq             INTEGER PRIMARY KEY NOT NULL,
         call_record_id  TEXT,
@@ -297,7 +297,8 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
             let started = required_ms(&call.started_at_utc, "startedAtUtc").map_err(invalid)?;
             let tokens = call.tokens.clone().unwrap_or_default();
             let id = call.record_id.hyphenated().to_string();
-            let inserted = tx.execute(
+            let inserted = exec(
+                tx,
                 "INSERT INTO call (record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
                      model, project_path, cost_usd, input_tokens, cached_input_tokens, cache_creation_input_tokens,
                      cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
@@ -338,7 +339,8 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
         }
         LedgerRecord::Limit(limit) => {
             let at = required_ms(&limit.at_utc, "atUtc").map_err(invalid)?;
-            Ok(tx.execute(
+            Ok(exec(
+                tx,
                 "INSERT INTO limit_hit (record_id, provider, at_utc, at_ms, resets_at_utc, detection, window)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_id) DO NOTHING",
                 params![
@@ -357,7 +359,8 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
         }
         LedgerRecord::Work(work) => {
             let at = required_ms(&work.at_utc, "atUtc").map_err(invalid)?;
-            Ok(tx.execute(
+            Ok(exec(
+                tx,
                 "INSERT INTO work (record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_id) DO NOTHING",
                 params![
@@ -373,7 +376,8 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
         }
         LedgerRecord::TurnMark(mark) => {
             let at = required_ms(&mark.at_utc, "atUtc").map_err(invalid)?;
-            tx.execute(
+            exec(
+                tx,
                 "INSERT INTO turn_mark (edge, session_id, at_utc, at_ms, transcript_path, cwd) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     match mark.edge {
@@ -472,6 +476,12 @@ fn close_turn(tx: &rusqlite::Transaction<'_>, stop: &TurnMark, stop_ms: i64) -> 
     Ok(())
 }
 
+/// Runs `sql` through the connection's statement cache: ingestion appends
+/// tens of thousands of rows a pass, and preparing each costs more than the insert.
+fn exec(tx: &rusqlite::Transaction<'_>, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    tx.prepare_cached(sql)?.execute(params)
+}
+
 fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -484,7 +494,8 @@ fn insert_snapshot(
 ) -> Result<(), DbError> {
     let observed = required_ms(&snapshot.observed_at_utc, "observedAtUtc").map_err(|e| DbError::Invalid(e.0))?;
     let resets = optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc").map_err(|e| DbError::Invalid(e.0))?;
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO quota_snapshot (call_record_id, provider, observed_at_utc, observed_at_ms, window,
                  window_minutes, used_percent, resets_at_utc, resets_at_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -507,6 +518,8 @@ fn insert_snapshot(
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRow {
     pub source: CallSource,
+    /// A hash of the session id, for telling sessions apart cheaply.
+    pub session_hash: Option<u64>,
     pub started_ms: i64,
     pub duration_ms: Option<i64>,
     pub provider: Provider,
@@ -539,16 +552,26 @@ pub struct LedgerView {
 /// Reads the ledger at `dir` read-only. Calls are those overlapping the
 /// range (a call that started before it but ran into it counts, clipped);
 /// limits, work and snapshots are those inside it.
-pub fn read_range(dir: &Path, since_ms: i64, until_ms: i64) -> Result<LedgerView, Issue> {
+///
+/// With `details` false, calls carry no model, session id or tokens (the
+/// quota words need none of them), which keeps a million-call range fast.
+pub fn read_range(dir: &Path, since_ms: i64, until_ms: i64, details: bool) -> Result<LedgerView, Issue> {
     let (conn, _) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
-    load(&conn, since_ms, until_ms).map_err(|err| sqlite::issue_of(&err))
+    load(&conn, since_ms, until_ms, details).map_err(|err| sqlite::issue_of(&err))
+}
+
+fn session_hash(session: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    session.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Longest call considered when looking back from a range's start: a call
 /// that began earlier than this before the range is not looked for.
 const LOOKBACK_MS: i64 = 7 * 24 * 3_600_000;
 
-fn load(conn: &Connection, since_ms: i64, until_ms: i64) -> rusqlite::Result<LedgerView> {
+fn load(conn: &Connection, since_ms: i64, until_ms: i64, details: bool) -> rusqlite::Result<LedgerView> {
     let mut view = LedgerView::default();
     let mut calls = conn.prepare_cached(
         "SELECT started_at_ms, duration_ms, provider, model, session_id, cost_usd, input_tokens,
@@ -565,43 +588,55 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64) -> rusqlite::Result<Led
         if started_ms < since_ms && end <= since_ms {
             continue;
         }
-        let Some(provider) = provider_of(&row.get::<_, String>(2)?) else { continue };
-        let source = match row.get::<_, String>(13)?.as_str() {
+        // Borrowed, not allocated: a range may hold a million calls.
+        let provider = match row.get_ref(2)?.as_str()? {
+            "claude" => Provider::Claude,
+            "codex" => Provider::Codex,
+            _ => continue,
+        };
+        let source = match row.get_ref(13)?.as_str()? {
             "run" => CallSource::Run,
             "hook_turn" => CallSource::HookTurn,
             _ => CallSource::Ingested,
         };
+        let session = row.get_ref(4)?.as_str_or_null()?;
         view.calls.push(CallRow {
             source,
             started_ms,
             duration_ms,
             provider,
-            model: row.get(3)?,
-            session_id: row.get(4)?,
+            session_hash: session.map(session_hash),
+            model: if details { row.get(3)? } else { None },
+            session_id: if details { session.map(str::to_owned) } else { None },
             cost_usd: row.get(5)?,
-            tokens: Counters {
-                input_tokens: count(row.get(6)?),
-                cached_input_tokens: count(row.get(7)?),
-                cache_creation_input_tokens: count(row.get(8)?),
-                cache_read_input_tokens: count(row.get(9)?),
-                output_tokens: count(row.get(10)?),
-                reasoning_output_tokens: count(row.get(11)?),
-                total_tokens: count(row.get(12)?),
+            tokens: if details {
+                Counters {
+                    input_tokens: count(row.get(6)?),
+                    cached_input_tokens: count(row.get(7)?),
+                    cache_creation_input_tokens: count(row.get(8)?),
+                    cache_read_input_tokens: count(row.get(9)?),
+                    output_tokens: count(row.get(10)?),
+                    reasoning_output_tokens: count(row.get(11)?),
+                    total_tokens: count(row.get(12)?),
+                }
+            } else {
+                Counters::default()
             },
         });
     }
     // A session measured by a producer (`beectl run`, hook turns) is also in
     // the provider's logs: its ingested calls would count it twice.
-    let measured: std::collections::HashSet<(Provider, String)> = view
+    let measured: std::collections::HashSet<(Provider, u64)> = view
         .calls
         .iter()
         .filter(|c| c.source != CallSource::Ingested)
-        .filter_map(|c| Some((c.provider, c.session_id.clone()?)))
+        .filter_map(|c| Some((c.provider, c.session_hash?)))
         .collect();
-    view.calls.retain(|c| {
-        c.source != CallSource::Ingested
-            || c.session_id.as_ref().is_none_or(|s| !measured.contains(&(c.provider, s.clone())))
-    });
+    if !measured.is_empty() {
+        view.calls.retain(|c| {
+            c.source != CallSource::Ingested || c.session_hash.is_none_or(|s| !measured.contains(&(c.provider, s)))
+        });
+    }
     for (table, column, into) in [("limit_hit", "at_ms", &mut view.limits), ("work", "at_ms", &mut view.work)] {
         let mut statement = conn.prepare_cached(&format!(
             "SELECT provider, {column} FROM {table} WHERE {column} >= ?1 AND {column} < ?2"

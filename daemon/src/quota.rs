@@ -192,6 +192,7 @@ mod tests {
     fn call(provider: Provider, start: i64, duration: Option<i64>, cost: Option<f64>) -> CallRow {
         CallRow {
             source: bee_proto::ledger::CallSource::Run,
+            session_hash: None,
             started_ms: start,
             duration_ms: duration,
             provider,

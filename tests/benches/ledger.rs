@@ -1,0 +1,175 @@
+//! Ledger benchmarks, each against a baseline in the same run:
+//!
+//! 1. first ingestion of Claude transcripts, MB/s, against reading the same
+//!    files raw (the I/O floor);
+//! 2. a re-run on unchanged logs, ms per GB (offsets, no re-read);
+//! 3. `beectl quota --window 7d` and `beectl usage --by day` over 1,000,000
+//!    call records, whole-command wall time, against `beectl --version`
+//!    (process start) and a raw `COUNT(*)` scan of the same table.
+//!
+//! `cargo bench -p bee-tests --bench ledger`
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use bee_daemon::ingest::{self, Roots};
+use bee_daemon::ledger::Ledger;
+use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, Provider};
+use bee_proto::usage::Counters;
+use bee_tests::*;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn main() {
+    ingestion();
+    views();
+}
+
+fn transcript_set(root: &std::path::Path, files: usize, bytes_per_file: usize) -> u64 {
+    let tool_output = "fn main() { println!(\"hello\"); }\n".repeat(60);
+    let mut total = 0;
+    for f in 0..files {
+        let session = uuid::Uuid::new_v4().to_string();
+        let mut body = String::with_capacity(bytes_per_file + 4096);
+        let mut n = 0;
+        while body.len() < bytes_per_file {
+            body.push_str(&serde_json::json!({"type": "user", "sessionId": session, "timestamp": "2026-11-30T10:00:00.000Z",
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": tool_output}]}}).to_string());
+            body.push('\n');
+            body.push_str(&serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": "2026-11-30T10:00:01.000Z",
+                "requestId": format!("req_{f}_{n}"), "cwd": "/home/dev/app",
+                "message": {"id": format!("msg_{f}_{n}"), "model": "claude-sonnet-4-5", "role": "assistant",
+                            "content": [{"type": "text", "text": "I'll read the file and then run the tests to check the change."}],
+                            "usage": {"input_tokens": 4, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 20000, "output_tokens": 120}}}).to_string());
+            body.push('\n');
+            n += 1;
+        }
+        let path = root.join(format!("{session}.jsonl"));
+        std::fs::write(&path, &body).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(120))
+            .unwrap();
+        total += body.len() as u64;
+    }
+    total
+}
+
+fn ingestion() {
+    let home = TestHome::new();
+    let root = home.path().join("projects/-home-dev-app");
+    std::fs::create_dir_all(&root).unwrap();
+    let bytes = transcript_set(&root, 40, 5 << 20);
+    let mb = bytes as f64 / 1e6;
+    // Baseline: read every file, nothing else.
+    let started = Instant::now();
+    let mut read = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        read += std::fs::read(entry.unwrap().path()).unwrap().len();
+    }
+    let raw = started.elapsed();
+    assert_eq!(read as u64, bytes);
+    let roots = Roots { claude_projects: Some(root.clone()), codex_sessions: None };
+    let ledger = Mutex::new(Ledger::open(&home.path().join("ledger")).unwrap());
+    let started = Instant::now();
+    let first = ingest::pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+    let first_time = started.elapsed();
+    assert_eq!(first.bytes_read, bytes);
+    let mut reruns = Vec::new();
+    for _ in 0..7 {
+        let started = Instant::now();
+        let again = ingest::pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        reruns.push(started.elapsed());
+        assert_eq!(again.bytes_read, 0);
+    }
+    let rerun = Spread::of(&reruns);
+    println!("ingestion of {:.0} MB of Claude transcripts in 40 files ({} records):", mb, first.records_appended);
+    println!("  raw read        {:.0} MB/s", mb / raw.as_secs_f64());
+    println!(
+        "  first ingestion {:.0} MB/s  (ratio to raw read {:.2}x)",
+        mb / first_time.as_secs_f64(),
+        raw.as_secs_f64() / first_time.as_secs_f64()
+    );
+    println!("  re-run, unchanged: {rerun}; {:.1} ms per GB", rerun.median * 1e9 / bytes as f64);
+}
+
+fn views() {
+    let home = TestHome::new();
+    let dir = home.bee_dir().join("usage").join("ledger-v1");
+    let mut ledger = Ledger::open(&dir).unwrap();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+    let week = 7 * 24 * 3_600_000u64;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let started = Instant::now();
+    for _ in 0..100 {
+        let batch: Vec<LedgerRecord> = (0..10_000)
+            .map(|_| {
+                let at = now - 1_000 - random() % (week - 3_600_000);
+                LedgerRecord::Call(Box::new(CallRecord {
+                    record_id: uuid::Uuid::new_v4(),
+                    source: if random() % 2 == 0 { CallSource::Run } else { CallSource::Ingested },
+                    provider: if random() % 3 == 0 { Provider::Codex } else { Provider::Claude },
+                    started_at_utc: bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(at)),
+                    duration_ms: Some(1_000 + random() % 300_000),
+                    success: Some(true),
+                    model: Some(
+                        ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex"][(random() % 3) as usize].to_owned(),
+                    ),
+                    project_path: Some("/home/dev/app".to_owned()),
+                    cost_usd: Some(0.01),
+                    tokens: Some(Counters {
+                        input_tokens: Some(random() % 5_000),
+                        output_tokens: Some(random() % 900),
+                        ..Counters::default()
+                    }),
+                    quota_snapshots: Vec::new(),
+                    model_invocations: Some(1),
+                    context_window: None,
+                    context_tokens: None,
+                    compactions: None,
+                    session_id: Some(format!("session-{}", random() % 1_000)),
+                }))
+            })
+            .collect();
+        ledger.append(&batch).unwrap();
+    }
+    println!("\n1,000,000 call records written in {:.1} s", started.elapsed().as_secs_f64());
+    drop(ledger);
+    let run = |args: &[&str]| {
+        let started = Instant::now();
+        let output = home.command(bin("beectl")).args(args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+        started.elapsed()
+    };
+    let conn = rusqlite::Connection::open(dir.join("ledger.sqlite3")).unwrap();
+    let mut scans = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM call WHERE started_at_ms >= 0", [], |r| r.get(0)).unwrap();
+        scans.push(started.elapsed());
+        assert_eq!(n, 1_000_000);
+    }
+    let scan = Spread::of(&scans);
+    run(&["--version"]); // builds the binaries on first use; not timed
+    let version = Spread::of(&(0..10).map(|_| run(&["--version"])).collect::<Vec<_>>());
+    println!("  baseline beectl --version     {version}");
+    println!("  baseline COUNT(*) scan        {scan}");
+    for args in [&["quota", "--window", "7d"][..], &["usage", "--by", "day"], &["status", "--window", "7d"]] {
+        run(args);
+        let times = Spread::of(&(0..7).map(|_| run(args)).collect::<Vec<_>>());
+        println!(
+            "  beectl {:<22} {times}; {:.1}x --version, {:.1}x the raw scan",
+            args.join(" "),
+            times.median / version.median,
+            times.median / scan.median
+        );
+    }
+}
