@@ -38,7 +38,7 @@ fn no_prompt_or_output_text_reaches_any_store_file() {
         b"SECRET-BLOCK-9c2e",
         b"internal steering text",
         b"/home/dev/app",
-        b"transcript",
+        b"/home/dev/.claude/projects",
     ];
     for (path, bytes) in &files {
         for needle in needles {
