@@ -20,7 +20,7 @@ use bee_proto::usage::{Counters, WindowKind};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::ledger::{FileOffset, Ledger};
+use crate::lines::{self, Line};
 use crate::sqlite::DbError;
 
 /// Longest line looked at; a longer one (a huge tool result) is skipped.
@@ -237,35 +238,23 @@ fn read_file(
         Ok(())
     };
     loop {
-        line.clear();
-        let read = (&mut reader).take(MAX_LINE_BYTES + 1).read_until(b'\n', &mut line)?;
-        if read == 0 || line.last() != Some(&b'\n') {
-            if read as u64 > MAX_LINE_BYTES {
-                // Skip the rest of an oversized line and go on after it.
-                let mut skipped = read as u64;
-                let mut rest = Vec::new();
-                loop {
-                    rest.clear();
-                    let n = (&mut reader).take(1 << 20).read_until(b'\n', &mut rest)?;
-                    skipped += n as u64;
-                    if n == 0 || rest.last() == Some(&b'\n') {
-                        break;
-                    }
-                }
-                if rest.last() == Some(&b'\n') {
-                    summary.unparseable += 1;
-                    offset += skipped;
-                    progress(skipped);
-                    continue;
-                }
+        let (kind, read) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
+        match kind {
+            Line::Complete => {}
+            Line::Oversized { complete: true } => {
+                // A huge tool result: skipped, and reading goes on after it.
+                summary.unparseable += 1;
+                offset += read;
+                progress(read);
+                continue;
             }
             // End of file, or a last line still being written: resume here.
-            break;
+            Line::End | Line::Partial | Line::Oversized { complete: false } => break,
         }
         let at = offset;
-        offset += read as u64;
-        summary.bytes_read += read as u64;
-        progress(read as u64);
+        offset += read;
+        summary.bytes_read += read;
+        progress(read);
         if !state.line(&line, at, &mut pending) {
             summary.unparseable += 1;
         }
@@ -630,20 +619,13 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
     let mut line = Vec::new();
     let mut at = 0u64;
     loop {
-        line.clear();
-        let read = (&mut reader).take(MAX_LINE_BYTES + 1).read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
-        }
-        if line.last() == Some(&b'\n') {
-            parser.line(&line, at, &mut records);
-        } else if read as u64 > MAX_LINE_BYTES {
-            let mut rest = Vec::new();
-            while (&mut reader).take(1 << 20).read_until(b'\n', &mut rest)? > 0 && rest.last() != Some(&b'\n') {
-                rest.clear();
-            }
-        }
-        at += read as u64;
+        let (kind, read) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
+        match kind {
+            Line::End => break,
+            Line::Complete => parser.line(&line, at, &mut records),
+            Line::Partial | Line::Oversized { .. } => true,
+        };
+        at += read;
     }
     if let Some(open) = parser.open.take() {
         records.push(open.record);

@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod fsutil;
 pub mod ingest;
 pub mod ledger;
+pub mod lines;
 pub mod quota;
 pub mod rendered;
 pub mod server;

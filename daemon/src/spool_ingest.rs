@@ -11,11 +11,12 @@ use bee_proto::delivery::{MAX_RECORD_BYTES, Observation};
 use bee_proto::ledger::{LEDGER_REJECTED_FILE, LEDGER_SPOOL_FILE, LedgerRecord, MAX_LEDGER_RECORD_BYTES};
 use bee_proto::spool::{self, DELIVERY_REJECTED_FILE, DELIVERY_SPOOL_FILE};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader};
 use std::path::Path;
 use std::sync::Mutex;
 
 use crate::ledger::Ledger;
+use crate::lines::{self, Line};
 use crate::store::AppendRefusal;
 use crate::writer::WriterHandle;
 
@@ -28,6 +29,9 @@ pub struct IngestSummary {
     pub refused_capacity: u64,
     pub rejected_lines: u64,
 }
+
+/// Longest unusable line moved to a rejected file whole.
+const MAX_KEPT_LINE: u64 = 1024 * 1024;
 
 /// One spool: its file names and line bound.
 struct Spool {
@@ -132,24 +136,22 @@ fn read_lines<T>(path: &Path, max_line: usize, parse: &impl Fn(&[u8]) -> Option<
     let mut rejected = Vec::new();
     let mut line = Vec::with_capacity(max_line + 2);
     loop {
-        line.clear();
-        if (&mut reader).take(max_line as u64 + 1).read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        if line.last() != Some(&b'\n') {
-            // Too long, or a last line a crash cut short: keep it, aside.
-            let mut rest = Vec::new();
-            reader.read_until(b'\n', &mut rest)?;
-            line.extend_from_slice(&rest);
-            if line.last() != Some(&b'\n') {
-                line.push(b'\n');
+        // Read generously so that a line over the record bound is still kept
+        // whole in the rejected file; only a giant one is merely noted.
+        match lines::next(&mut reader, MAX_KEPT_LINE, &mut line)?.0 {
+            Line::End => break,
+            Line::Complete if line.len() > max_line + 1 => rejected.extend_from_slice(&line),
+            Line::Complete => match parse(&line[..line.len() - 1]) {
+                Some(record) => records.push(record),
+                None => rejected.extend_from_slice(&line),
+            },
+            // A last line a crash cut short: kept, aside, with its newline.
+            Line::Partial => {
+                rejected.extend_from_slice(&line);
+                rejected.push(b'\n');
             }
-            rejected.extend_from_slice(&line);
-            continue;
-        }
-        match parse(&line[..line.len() - 1]) {
-            Some(record) => records.push(record),
-            None => rejected.extend_from_slice(&line),
+            // Longer than any record can be: noted, not kept.
+            Line::Oversized { .. } => rejected.extend_from_slice(b"(oversized line)\n"),
         }
     }
     Ok((records, rejected))

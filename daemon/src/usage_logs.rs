@@ -10,7 +10,9 @@ use bee_proto::usage::{
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::{self, BufRead, Read};
+use std::io::{self, Read};
+
+use crate::lines::{self, Line};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
@@ -41,26 +43,20 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
     let mut line = Vec::new();
     let mut number = 0u64;
     loop {
-        line.clear();
-        let read = (&mut reader).take(MAX_LINE_BYTES + 1).read_until(b'\n', &mut line)?;
-        if read == 0 {
+        let (kind, _) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
+        if kind == Line::End {
             break;
         }
         number += 1;
         usage.lines.read += 1;
-        let complete = line.last() == Some(&b'\n');
-        if !complete && line.len() as u64 > MAX_LINE_BYTES {
-            usage.issues.push(issue(UsageIssueCode::OversizedLine, number));
-            usage.lines.unparseable += 1;
-            // Skip the rest of the oversized line.
-            let mut rest = Vec::new();
-            while reader.read_until(b'\n', &mut rest)? > 0 && rest.last() != Some(&b'\n') {
-                rest.clear();
+        match kind {
+            Line::Oversized { .. } => {
+                usage.issues.push(issue(UsageIssueCode::OversizedLine, number));
+                usage.lines.unparseable += 1;
+                continue;
             }
-            continue;
-        }
-        if !complete {
-            usage.issues.push(issue(UsageIssueCode::TruncatedLastLine, number));
+            Line::Partial => usage.issues.push(issue(UsageIssueCode::TruncatedLastLine, number)),
+            Line::Complete | Line::End => {}
         }
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
         let text = text.strip_suffix(b"\r").unwrap_or(text);

@@ -31,6 +31,13 @@ fn claude_transcript() -> Vec<u8> {
         json!({"input_tokens": input, "cache_creation_input_tokens": creation, "cache_read_input_tokens": read,
                "output_tokens": output, "service_tier": "standard"})
     };
+    let sidechain = claude_assistant(
+        "msg_01C",
+        None,
+        "claude-haiku-4-5",
+        json!({"input_tokens": 1, "output_tokens": 2}),
+        json!({"isSidechain": true}),
+    );
     let lines = [
         json!({"type": "user", "sessionId": CLAUDE_SESSION, "timestamp": "2026-11-30T10:00:00.000Z",
                "message": {"role": "user", "content": "fix the flaky test"}})
@@ -58,20 +65,8 @@ fn claude_transcript() -> Vec<u8> {
             json!({}),
         ),
         // A sidechain replay reuses the message id and has no request id.
-        claude_assistant(
-            "msg_01C",
-            None,
-            "claude-haiku-4-5",
-            json!({"input_tokens": 1, "output_tokens": 2}),
-            json!({"isSidechain": true}),
-        ),
-        claude_assistant(
-            "msg_01C",
-            None,
-            "claude-haiku-4-5",
-            json!({"input_tokens": 1, "output_tokens": 2}),
-            json!({"isSidechain": true}),
-        ),
+        sidechain.clone(),
+        sidechain,
         json!({"type": "summary", "summary": "Fixing tests", "leafUuid": "b1c2d3e4-0000-4000-8000-000000000009"})
             .to_string(),
         claude_assistant(
