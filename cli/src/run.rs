@@ -50,7 +50,9 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 });
         }
     };
-    let (lines_out, lines_in) = mpsc::channel::<(Stream, Vec<u8>)>();
+    // Bounded: a provider printing faster than its lines are read waits a
+    // little instead of growing beectl's memory.
+    let (lines_out, lines_in) = mpsc::sync_channel::<(Stream, Vec<u8>)>(256);
     let pumps: Vec<_> = [
         child.stdout.take().map(|out| pump(out, io::stdout(), Stream::Out, lines_out.clone())),
         child.stderr.take().map(|err| pump(err, io::stderr(), Stream::Err, lines_out.clone())),
@@ -92,7 +94,7 @@ fn pump(
     mut from: impl Read + Send + 'static,
     mut to: impl Write + Send + 'static,
     stream: Stream,
-    lines: mpsc::Sender<(Stream, Vec<u8>)>,
+    lines: mpsc::SyncSender<(Stream, Vec<u8>)>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buffer = vec![0u8; 64 * 1024];
