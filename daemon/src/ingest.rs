@@ -18,7 +18,6 @@
 use bee_proto::ledger::{CallRecord, CallSource, Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
 use bee_proto::usage::{Counters, WindowKind};
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -586,11 +585,6 @@ impl CodexParser {
             snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
         );
     }
-}
-
-/// Per-path offsets, for tests and status.
-pub fn offsets(ledger: &Mutex<Ledger>) -> Result<HashMap<String, FileOffset>, DbError> {
-    ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?.offsets()
 }
 
 /// What a transcript says about one span of a session.
