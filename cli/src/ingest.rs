@@ -7,7 +7,7 @@ use bee_daemon::ledger::Ledger;
 use bee_daemon::rendered::Rendered;
 use bee_daemon::sqlite::DbError;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::LEDGER_INGEST_PATH;
+use bee_proto::ledger::{IngestReport, IngestedBy, LEDGER_INGEST_PATH, LedgerUnavailable, PassSummary};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -55,11 +55,10 @@ pub fn run() -> Rendered {
 
 fn through_daemon() -> Rendered {
     match ask::post(LEDGER_INGEST_PATH, b"{}".to_vec(), Duration::from_secs(600), "cannot import now") {
-        Some(answer) => match serde_json::from_slice::<serde_json::Value>(&answer.body) {
-            Ok(summary) => Rendered::json(
-                Exit::Success,
-                &serde_json::json!({"schemaVersion": 1, "by": "beed", "summary": summary}),
-            ),
+        Some(answer) => match serde_json::from_slice::<PassSummary>(&answer.body) {
+            Ok(summary) => {
+                Rendered::json(Exit::Success, &IngestReport { schema_version: 1, by: IngestedBy::Beed, summary })
+            }
             Err(err) => failure(&err.to_string()),
         },
         None => failure("the ledger is held by a beed that did not answer"),
@@ -67,8 +66,5 @@ fn through_daemon() -> Rendered {
 }
 
 fn failure(message: &str) -> Rendered {
-    Rendered::json(
-        Exit::Unavailable,
-        &serde_json::json!({"schemaVersion": 1, "status": "unavailable", "message": message}),
-    )
+    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new("io", Some(message.to_owned())))
 }

@@ -5,7 +5,7 @@ use bee_daemon::ledger::{self, LedgerView};
 use bee_daemon::quota::{self, Range};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::{LedgerStatus, QuotaReport, UsageGrouping, UsageReport};
+use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport, UsageGrouping, UsageReport};
 use std::fmt::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -54,10 +54,7 @@ fn with_view(ask: &LedgerAsk, details: bool, answer: impl FnOnce(&LedgerView, Ra
 
 /// No ledger evidence: never a report of zeros.
 fn unavailable(issue: &str) -> Rendered {
-    Rendered::json(
-        Exit::Unavailable,
-        &serde_json::json!({"schemaVersion": 1, "status": "unavailable", "issues": [issue]}),
-    )
+    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, None))
 }
 
 fn text(body: String) -> Rendered {

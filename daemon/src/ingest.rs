@@ -62,18 +62,7 @@ impl Roots {
     }
 }
 
-/// What one pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PassSummary {
-    pub files_seen: u64,
-    pub files_read: u64,
-    pub bytes_read: u64,
-    pub records_appended: u64,
-    pub duplicates: u64,
-    pub unparseable_lines: u64,
-    pub restarted_files: u64,
-}
+pub use bee_proto::ledger::PassSummary;
 
 /// Reports progress as (bytes done, bytes to read).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);

@@ -272,3 +272,58 @@ pub struct UsageReport {
     pub rows: Vec<UsageRow>,
     pub issues: Vec<String>,
 }
+
+/// What one ingestion pass over the provider logs did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassSummary {
+    pub files_seen: u64,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    pub records_appended: u64,
+    pub duplicates: u64,
+    pub unparseable_lines: u64,
+    pub restarted_files: u64,
+}
+
+/// Who ran an ingestion pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IngestedBy {
+    /// beectl itself (beed was not running).
+    Beectl,
+    /// beed, which holds the ledger while it runs.
+    Beed,
+}
+
+/// `beectl ingest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestReport {
+    pub schema_version: u32,
+    pub by: IngestedBy,
+    pub summary: PassSummary,
+}
+
+/// A ledger command that found no evidence to answer with (exit 5): never
+/// a document of zeros.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerUnavailable {
+    pub schema_version: u32,
+    pub status: String,
+    /// `missing`, `busy`, `corrupt` or `io`.
+    pub issues: Vec<String>,
+    pub message: Option<String>,
+}
+
+impl LedgerUnavailable {
+    pub fn new(issue: &str, message: Option<String>) -> LedgerUnavailable {
+        LedgerUnavailable {
+            schema_version: 1,
+            status: "unavailable".to_owned(),
+            issues: vec![issue.to_owned()],
+            message,
+        }
+    }
+}

@@ -118,7 +118,10 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
     // beed down: nothing to read yet, and no zeros shown for it.
     let quota = home.beectl(&["quota"]);
     assert_eq!(quota.status.code(), Some(5));
-    assert_eq!(json_of(&quota), json!({"schemaVersion": 1, "status": "unavailable", "issues": ["missing"]}));
+    assert_eq!(
+        json_of(&quota),
+        json!({"schemaVersion": 1, "status": "unavailable", "issues": ["missing"], "message": null})
+    );
     let daemon = home.start_daemon();
     let usage = json_of(&home.beectl(&["usage", "--by", "day"]));
     assert_eq!(usage["rows"][0]["calls"], 1);
