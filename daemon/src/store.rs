@@ -43,7 +43,6 @@ const MIGRATIONS: &[&str] = &[r#"
         estimated_tokens  INTEGER NOT NULL,
         checksum          TEXT NOT NULL
     ) STRICT;
-    CREATE INDEX observation_session ON observation (session_kind, session_id);
     INSERT INTO meta (key, value) VALUES ('capacity', '2048');
 "#];
 
@@ -174,30 +173,31 @@ fn insert(
         Some(e) => (e.estimator.as_str(), e.version, e.estimated_tokens),
         None => (ESTIMATOR_ID, ESTIMATOR_VERSION, 0),
     };
-    tx.execute(
+    // Cached: the writer inserts every observation through this one statement.
+    tx.prepare_cached(
         "INSERT INTO observation (sequence, event_id, kind, observed_at_utc, session_kind,
              session_id, session_sequence, surface, item_id, item_version, utf8_bytes,
              estimator, estimator_version, estimated_tokens, checksum)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
          ON CONFLICT (event_id) DO NOTHING",
-        params![
-            sequence as i64,
-            stored.event_id.hyphenated().to_string(),
-            kind_name(stored.kind),
-            stored.observed_at_utc,
-            stored.session_kind.as_str(),
-            stored.session_id.as_str(),
-            stored.session_sequence as i64,
-            stored.surface.as_str(),
-            stored.item_id.as_str(),
-            stored.item_version.as_str(),
-            stored.utf8_bytes as i64,
-            estimator,
-            estimator_version,
-            estimated_tokens as i64,
-            checksum,
-        ],
-    )
+    )?
+    .execute(params![
+        sequence as i64,
+        stored.event_id.hyphenated().to_string(),
+        kind_name(stored.kind),
+        stored.observed_at_utc,
+        stored.session_kind.as_str(),
+        stored.session_id.as_str(),
+        stored.session_sequence as i64,
+        stored.surface.as_str(),
+        stored.item_id.as_str(),
+        stored.item_version.as_str(),
+        stored.utf8_bytes as i64,
+        estimator,
+        estimator_version,
+        estimated_tokens as i64,
+        checksum,
+    ])
     .map(|inserted| inserted == 1)
 }
 
@@ -207,7 +207,7 @@ const SELECT_COLUMNS: &str = "sequence, event_id, kind, observed_at_utc, session
 
 fn find_by_event(conn: &Connection, event_id: &uuid::Uuid) -> rusqlite::Result<Option<(u64, StoredObservation)>> {
     let sql = format!("SELECT {SELECT_COLUMNS} FROM observation WHERE event_id = ?1");
-    let row = conn.query_row(&sql, params![event_id.hyphenated().to_string()], raw_row).optional()?;
+    let row = conn.prepare_cached(&sql)?.query_row(params![event_id.hyphenated().to_string()], raw_row).optional()?;
     Ok(row.and_then(|raw| raw.into_record().ok()).map(|r| (r.sequence, r.observation)))
 }
 

@@ -1,10 +1,11 @@
 //! Observations persisted per second through one beed from 8 concurrent
 //! writers over the unix socket, each a connect–POST–close like the hook,
-//! durable (WAL, synchronous=FULL, acknowledged after commit).
+//! acknowledged after commit (WAL, synchronous=NORMAL, as beed runs).
 //!
-//! Baseline in the same run: a naive writer committing one SQLite transaction
-//! per observation (same durability, same disk, no socket at all). The ratio
-//! shows what group commit buys.
+//! Baselines in the same run: a writer committing one SQLite transaction per
+//! observation in-process (no socket, no HTTP), with the same durability, and
+//! with a sync per commit (FULL). The ratios show what the daemon path costs
+//! against the bare store, and where it stands against syncing every append.
 //!
 //! `cargo bench -p bee-tests --bench append_throughput [-- ROUNDS]`
 
@@ -20,16 +21,19 @@ const PER_WRITER: usize = 2048 / WRITERS;
 fn main() {
     let rounds: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(7);
     let mut beed_rates = Vec::new();
-    let mut naive_rates = Vec::new();
+    let mut normal_rates = Vec::new();
+    let mut full_rates = Vec::new();
     for _ in 0..rounds {
         beed_rates.push(beed_round());
-        naive_rates.push(naive_round());
+        normal_rates.push(naive_round("NORMAL"));
+        full_rates.push(naive_round("FULL"));
     }
-    let (b, n) = (stats(&mut beed_rates), stats(&mut naive_rates));
+    let (b, n, f) = (stats(&mut beed_rates), stats(&mut normal_rates), stats(&mut full_rates));
     println!("append throughput, {rounds} rounds of {} observations, {WRITERS} writers", WRITERS * PER_WRITER);
-    println!("  beed (8 writers, socket):        median {:.0}/s (min {:.0}, max {:.0})", b.0, b.1, b.2);
-    println!("  naive commit-per-row (1 writer): median {:.0}/s (min {:.0}, max {:.0})", n.0, n.1, n.2);
-    println!("  ratio beed/naive: median {:.2}x", b.0 / n.0);
+    println!("  beed (8 writers, socket, NORMAL):     median {:.0}/s (min {:.0}, max {:.0})", b.0, b.1, b.2);
+    println!("  in-process commit-per-row, NORMAL:    median {:.0}/s (min {:.0}, max {:.0})", n.0, n.1, n.2);
+    println!("  in-process commit-per-row, FULL sync: median {:.0}/s (min {:.0}, max {:.0})", f.0, f.1, f.2);
+    println!("  ratio beed / in-process NORMAL: {:.2}x; beed / FULL-sync writer: {:.2}x", b.0 / n.0, b.0 / f.0);
 }
 
 fn stats(rates: &mut [f64]) -> (f64, f64, f64) {
@@ -72,11 +76,11 @@ fn beed_round() -> f64 {
     rate(elapsed)
 }
 
-fn naive_round() -> f64 {
+fn naive_round(synchronous: &str) -> f64 {
     let home = TestHome::new();
     let conn = rusqlite::Connection::open(home.path().join("naive.sqlite3")).unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-    conn.pragma_update(None, "synchronous", "FULL").unwrap();
+    conn.pragma_update(None, "synchronous", synchronous).unwrap();
     conn.execute_batch("CREATE TABLE o (id TEXT PRIMARY KEY, body TEXT NOT NULL)").unwrap();
     let started = Instant::now();
     for _ in 0..WRITERS * PER_WRITER {
