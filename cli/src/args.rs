@@ -446,7 +446,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
         CliCommand::Quota { range, provider, format } => Command::Quota(LedgerAsk {
             range: range.ask(Some(24 * 3_600_000)),
-            provider: provider.as_deref().and_then(bee_proto::ledger::Provider::from_cli),
+            provider: provider.as_deref().and_then(bee_proto::ledger::Provider::from_name),
             table: format.as_deref() == Some("table"),
         }),
         CliCommand::Status { range, format } => Command::Status(LedgerAsk {
@@ -464,7 +464,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         ),
         CliCommand::Ingest => Command::Ingest,
         CliCommand::Run { provider } => Command::Run(RunArgs {
-            provider: bee_proto::ledger::Provider::from_cli(&provider).ok_or("--provider: claude or codex")?,
+            provider: bee_proto::ledger::Provider::from_name(&provider).ok_or("--provider: claude or codex")?,
             command: Vec::new(),
         }),
         CliCommand::Budget { measured: _, harness, session, log, json: _ } => Command::Budget(BudgetArgs {

@@ -46,9 +46,7 @@ fn with_view(ask: &LedgerAsk, details: bool, answer: impl FnOnce(&LedgerView, Ra
     };
     match ledger::read_range(&dir, range.since_ms, range.until_ms, details) {
         Ok(view) => answer(&view, range),
-        Err(issue) => unavailable(
-            serde_json::to_value(issue).ok().and_then(|v| v.as_str().map(str::to_owned)).as_deref().unwrap_or("io"),
-        ),
+        Err(issue) => unavailable(issue.as_str()),
     }
 }
 
@@ -112,10 +110,7 @@ fn quota_table(report: &QuotaReport) -> String {
             let _ = writeln!(
                 out,
                 "    {:<9} resets {:<24} peak {:>5.1}% {} {}",
-                serde_json::to_value(window.window)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                window.window.as_str(),
                 window.resets_at_utc.as_deref().unwrap_or("unknown"),
                 window.peak_percent,
                 bar(window.peak_percent),

@@ -206,26 +206,6 @@ fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
     Ok(())
 }
 
-fn window_name(window: WindowKind) -> &'static str {
-    match window {
-        WindowKind::FiveHour => "five_hour",
-        WindowKind::Weekly => "weekly",
-        WindowKind::Other => "other",
-    }
-}
-
-fn window_of(name: &str) -> WindowKind {
-    match name {
-        "five_hour" => WindowKind::FiveHour,
-        "weekly" => WindowKind::Weekly,
-        _ => WindowKind::Other,
-    }
-}
-
-fn provider_of(name: &str) -> Option<Provider> {
-    Provider::from_cli(name)
-}
-
 /// The ledger as its one writer (beed) holds it.
 pub struct Ledger {
     db: sqlite::Writer,
@@ -307,7 +287,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
                  ON CONFLICT (record_id) DO NOTHING",
                 params![
                     id,
-                    serde_json::to_value(call.source).ok().and_then(|v| v.as_str().map(str::to_owned)),
+                    call.source.as_str(),
                     call.provider.as_str(),
                     call.started_at_utc,
                     started,
@@ -349,11 +329,8 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
                     limit.at_utc,
                     at,
                     limit.resets_at_utc,
-                    match limit.detection {
-                        bee_proto::ledger::Detection::Structured => "structured",
-                        bee_proto::ledger::Detection::Text => "text",
-                    },
-                    limit.window.map(window_name),
+                    limit.detection.as_str(),
+                    limit.window.map(WindowKind::as_str),
                 ],
             )? == 1)
         }
@@ -379,17 +356,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
             exec(
                 tx,
                 "INSERT INTO turn_mark (edge, session_id, at_utc, at_ms, transcript_path, cwd) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    match mark.edge {
-                        TurnEdge::Start => "start",
-                        TurnEdge::Stop => "stop",
-                    },
-                    mark.session_id,
-                    mark.at_utc,
-                    at,
-                    mark.transcript_path,
-                    mark.cwd
-                ],
+                params![mark.edge.as_str(), mark.session_id, mark.at_utc, at, mark.transcript_path, mark.cwd],
             )?;
             if mark.edge == TurnEdge::Stop {
                 close_turn(tx, mark, at)?;
@@ -405,7 +372,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
                     "SELECT used_percent FROM quota_snapshot
                      WHERE call_record_id IS NULL AND provider = ?1 AND window = ?2 AND resets_at_ms IS ?3
                      ORDER BY seq DESC LIMIT 1",
-                    params![provider.as_str(), window_name(snapshot.window), resets],
+                    params![provider.as_str(), snapshot.window.as_str(), resets],
                     |row| row.get(0),
                 )
                 .optional()?;
@@ -504,7 +471,7 @@ fn insert_snapshot(
             provider.as_str(),
             snapshot.observed_at_utc,
             observed,
-            window_name(snapshot.window),
+            snapshot.window.as_str(),
             snapshot.window_minutes.map(clamp),
             snapshot.used_percent,
             snapshot.resets_at_utc,
@@ -589,16 +556,8 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64, details: bool) -> rusql
             continue;
         }
         // Borrowed, not allocated: a range may hold a million calls.
-        let provider = match row.get_ref(2)?.as_str()? {
-            "claude" => Provider::Claude,
-            "codex" => Provider::Codex,
-            _ => continue,
-        };
-        let source = match row.get_ref(13)?.as_str()? {
-            "run" => CallSource::Run,
-            "hook_turn" => CallSource::HookTurn,
-            _ => CallSource::Ingested,
-        };
+        let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
+        let source = CallSource::from_name(row.get_ref(13)?.as_str()?).unwrap_or(CallSource::Ingested);
         let session = row.get_ref(4)?.as_str_or_null()?;
         view.calls.push(CallRow {
             source,
@@ -643,7 +602,7 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64, details: bool) -> rusql
         ))?;
         let mut rows = statement.query(params![since_ms, until_ms])?;
         while let Some(row) = rows.next()? {
-            if let Some(provider) = provider_of(&row.get::<_, String>(0)?) {
+            if let Some(provider) = Provider::from_name(&row.get::<_, String>(0)?) {
                 into.push((provider, row.get(1)?));
             }
         }
@@ -654,11 +613,11 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64, details: bool) -> rusql
     )?;
     let mut rows = statement.query(params![since_ms, until_ms])?;
     while let Some(row) = rows.next()? {
-        let Some(provider) = provider_of(&row.get::<_, String>(0)?) else { continue };
+        let Some(provider) = Provider::from_name(&row.get::<_, String>(0)?) else { continue };
         view.snapshots.push(SnapshotRow {
             provider,
             observed_ms: row.get(1)?,
-            window: window_of(&row.get::<_, String>(2)?),
+            window: WindowKind::from_name(&row.get::<_, String>(2)?).unwrap_or(WindowKind::Other),
             window_minutes: row.get(3)?,
             used_percent: row.get(4)?,
             resets_ms: row.get(5)?,

@@ -184,7 +184,7 @@ fn insert(
     .execute(params![
         sequence as i64,
         stored.event_id.hyphenated().to_string(),
-        kind_name(stored.kind),
+        stored.kind.as_str(),
         stored.observed_at_utc,
         stored.session_kind.as_str(),
         stored.session_id.as_str(),
@@ -209,14 +209,6 @@ fn find_by_event(conn: &Connection, event_id: &uuid::Uuid) -> rusqlite::Result<O
     let sql = format!("SELECT {SELECT_COLUMNS} FROM observation WHERE event_id = ?1");
     let row = conn.prepare_cached(&sql)?.query_row(params![event_id.hyphenated().to_string()], raw_row).optional()?;
     Ok(row.and_then(|raw| raw.into_record().ok()).map(|r| (r.sequence, r.observation)))
-}
-
-fn kind_name(kind: ObservationKind) -> &'static str {
-    match kind {
-        ObservationKind::Delivered => "Delivered",
-        ObservationKind::WriteFailed => "WriteFailed",
-        ObservationKind::PartialWrite => "PartialWrite",
-    }
 }
 
 /// The checksum a record at `sequence` holding `stored` must carry.
@@ -273,17 +265,8 @@ impl RawRow {
     /// Validates every field and the checksum.
     fn into_record(self) -> Result<RecordedObservation, String> {
         let bad = |what: &str| format!("record {}: invalid {what}", self.sequence);
-        let kind = match self.kind.as_str() {
-            "Delivered" => ObservationKind::Delivered,
-            "WriteFailed" => ObservationKind::WriteFailed,
-            "PartialWrite" => ObservationKind::PartialWrite,
-            _ => return Err(bad("kind")),
-        };
-        let surface = match self.surface.as_str() {
-            "hook.prompt.plain" => Surface::Plain,
-            "hook.prompt.context-json" => Surface::ContextJson,
-            _ => return Err(bad("surface")),
-        };
+        let kind = ObservationKind::from_name(&self.kind).ok_or_else(|| bad("kind"))?;
+        let surface = Surface::from_name(&self.surface).ok_or_else(|| bad("surface"))?;
         let sequence = u64::try_from(self.sequence).map_err(|_| bad("sequence"))?;
         let observation = Observation {
             kind,

@@ -5,7 +5,7 @@
 //! unparseable with its line number. Nothing is estimated.
 
 use bee_proto::usage::{
-    Counters, Harness, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue,
+    Counters, Detection, Harness, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue,
     UsageIssueCode, WindowKind,
 };
 use serde_json::Value;
@@ -149,7 +149,7 @@ impl ClaudeState {
                 line: number,
                 observed_at_utc: line_time(value),
                 resets_at_utc: resets.and_then(rfc3339_of_unix),
-                detection: "text".to_owned(),
+                detection: Detection::Text,
             });
             // The error line's zeroed usage is not a response.
             return true;
@@ -272,7 +272,7 @@ impl CodexState {
                         line: number,
                         observed_at_utc: line_time(value),
                         resets_at_utc: None,
-                        detection: "text".to_owned(),
+                        detection: Detection::Text,
                     });
                 }
             }
@@ -330,7 +330,7 @@ impl CodexState {
                     line: number,
                     observed_at_utc: observed.clone(),
                     resets_at_utc: resets_at,
-                    detection: "structured".to_owned(),
+                    detection: Detection::Structured,
                 });
             }
             usage.rate_limits.push(snapshot);

@@ -34,7 +34,7 @@ pub fn run() -> ExitCode {
 /// The provider the environment names, if any.
 fn provider_from(env: impl Fn(&str) -> Option<String>) -> Option<Provider> {
     if let Some(named) = env(RUN_PROVIDER_ENV) {
-        return Provider::from_cli(&named);
+        return Provider::from_name(&named);
     }
     if env("CLAUDECODE").is_some() {
         return Some(Provider::Claude);

@@ -33,43 +33,35 @@ pub const ESTIMATOR_VERSION: u32 = 1;
 /// Status of native withheld events: no native producer exists.
 pub const NATIVE_WITHHELD_STATUS: &str = "unavailable_no_native_producer";
 
-/// What happened to the write of a hook's output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ObservationKind {
-    /// Every byte was written and flushed.
-    Delivered,
-    /// Nothing was written.
-    WriteFailed,
-    /// Some bytes were written, then the write failed.
-    PartialWrite,
+named! {
+    /// What happened to the write of a hook's output.
+    pub enum ObservationKind {
+        /// Every byte was written and flushed.
+        Delivered => "Delivered",
+        /// Nothing was written.
+        WriteFailed => "WriteFailed",
+        /// Some bytes were written, then the write failed.
+        PartialWrite => "PartialWrite",
+    }
 }
 
-/// The output surface of a prompt hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Surface {
-    /// Plain text that Claude Code adds to the context.
-    #[serde(rename = "hook.prompt.plain")]
-    Plain,
-    /// `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":…}}`.
-    #[serde(rename = "hook.prompt.context-json")]
-    ContextJson,
+named! {
+    /// The output surface of a prompt hook.
+    pub enum Surface {
+        /// Plain text that Claude Code adds to the context.
+        Plain => "hook.prompt.plain",
+        /// `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":…}}`.
+        ContextJson => "hook.prompt.context-json",
+    }
 }
 
 impl Surface {
-    /// The contract's name for the surface.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Surface::Plain => "hook.prompt.plain",
-            Surface::ContextJson => "hook.prompt.context-json",
-        }
-    }
-
-    /// Parses the short form used on the hook's command line.
+    /// Parses the hook's command line: the short form or the full name.
     pub fn from_cli(text: &str) -> Option<Surface> {
         match text {
-            "plain" | "hook.prompt.plain" => Some(Surface::Plain),
-            "context-json" | "hook.prompt.context-json" => Some(Surface::ContextJson),
-            _ => None,
+            "plain" => Some(Surface::Plain),
+            "context-json" => Some(Surface::ContextJson),
+            _ => Surface::from_name(text),
         }
     }
 }
@@ -271,16 +263,16 @@ pub enum TotalsStatus {
     LowerBound,
 }
 
-/// Issues a report may name, in the order they are listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Issue {
-    Missing,
-    Busy,
-    Corrupt,
-    Capacity,
-    Io,
-    ObservationWindowOpen,
+named! {
+    /// Issues a report may name, in the order they are listed.
+    pub enum Issue {
+        Missing => "missing",
+        Busy => "busy",
+        Corrupt => "corrupt",
+        Capacity => "capacity",
+        Io => "io",
+        ObservationWindowOpen => "observation_window_open",
+    }
 }
 
 /// A delivered-token estimate in a report.

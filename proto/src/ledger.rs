@@ -16,41 +16,24 @@ pub const LEDGER_REJECTED_FILE: &str = "ledger-v1.rejected.jsonl";
 /// Bound on one serialized record.
 pub const MAX_LEDGER_RECORD_BYTES: usize = 16 * 1024;
 
-/// A provider CLI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Provider {
-    Claude,
-    Codex,
-}
-
-impl Provider {
-    pub fn from_cli(text: &str) -> Option<Provider> {
-        match text {
-            "claude" => Some(Provider::Claude),
-            "codex" => Some(Provider::Codex),
-            _ => None,
-        }
-    }
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Provider::Claude => "claude",
-            Provider::Codex => "codex",
-        }
+named! {
+    /// A provider CLI.
+    pub enum Provider {
+        Claude => "claude",
+        Codex => "codex",
     }
 }
 
-/// Who produced a call record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallSource {
-    /// `beectl run` around the provider CLI.
-    Run,
-    /// `UserPromptSubmit` … `Stop` of an interactive session.
-    HookTurn,
-    /// Read from the provider's own logs by beed.
-    Ingested,
+named! {
+    /// Who produced a call record.
+    pub enum CallSource {
+        /// `beectl run` around the provider CLI.
+        Run => "run",
+        /// `UserPromptSubmit` … `Stop` of an interactive session.
+        HookTurn => "hook_turn",
+        /// Read from the provider's own logs by beed.
+        Ingested => "ingested",
+    }
 }
 
 /// A quota snapshot as a provider reported it.
@@ -89,13 +72,7 @@ pub struct CallRecord {
     pub session_id: Option<String>,
 }
 
-/// How a usage limit was detected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Detection {
-    Structured,
-    Text,
-}
+pub use crate::usage::Detection;
 
 /// A call reported a usage limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,12 +115,12 @@ pub enum LedgerRecord {
     TurnMark(TurnMark),
 }
 
-/// Which end of a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnEdge {
-    Start,
-    Stop,
+named! {
+    /// Which end of a turn.
+    pub enum TurnEdge {
+        Start => "start",
+        Stop => "stop",
+    }
 }
 
 /// One end of an interactive turn, as a hook saw it.

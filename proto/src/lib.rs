@@ -6,6 +6,9 @@
 //! line format. The crate is pure: no async runtime and no database, so the
 //! tiny hook binary can depend on it.
 
+#[macro_use]
+pub mod names;
+
 pub mod api;
 pub mod delivery;
 pub mod envelope;

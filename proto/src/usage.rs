@@ -99,14 +99,24 @@ pub struct HistoryStream {
     pub last_context_tokens: Option<u64>,
 }
 
-/// Which quota window a rate-limit snapshot is about, by its length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WindowKind {
-    FiveHour,
-    Weekly,
-    /// Another length, or none given.
-    Other,
+named! {
+    /// Which quota window a rate-limit snapshot is about, by its length.
+    pub enum WindowKind {
+        FiveHour => "five_hour",
+        Weekly => "weekly",
+        /// Another length, or none given.
+        Other => "other",
+    }
+}
+
+named! {
+    /// How a usage limit was detected.
+    pub enum Detection {
+        /// A field said so.
+        Structured => "structured",
+        /// A message said so.
+        Text => "text",
+    }
 }
 
 impl WindowKind {
@@ -139,8 +149,7 @@ pub struct LimitHit {
     pub line: u64,
     pub observed_at_utc: Option<String>,
     pub resets_at_utc: Option<String>,
-    /// `text` (a message) or `structured` (a field).
-    pub detection: String,
+    pub detection: Detection,
 }
 
 /// Missing or doubtful evidence.
