@@ -5,7 +5,6 @@ use bee_daemon::rendered::Rendered;
 pub use bee_proto::exit::Exit;
 use bee_proto::usage::MeasuredBudget;
 use std::fs;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use beectl::args::BudgetArgs;
@@ -80,5 +79,5 @@ fn open_physical(log: &str) -> Result<fs::File, &'static str> {
         Ok(_) => return Err("not_regular_file"),
         Err(_) => return Err("missing"),
     }
-    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(|_| "io")
+    bee_daemon::fsutil::open_regular(path).map_err(|_| "io")
 }

@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use beectl::args::RunArgs;
 
@@ -24,7 +24,6 @@ const MAX_PARSED_LINE: usize = 64 * 1024 * 1024;
 /// Arguments that make no model call: such a run is not recorded.
 const PROBES: [&str; 12] =
     ["--version", "-v", "-V", "--help", "-h", "help", "login", "logout", "auth", "doctor", "config", "mcp"];
-const CLAUDE_LIMIT_TEXT: &str = "Claude AI usage limit reached|";
 
 pub fn run(args: RunArgs) -> ExitCode {
     let started_at = SystemTime::now();
@@ -71,7 +70,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let status = child.wait();
     let duration = clock.elapsed();
     let code = match &status {
-        Ok(status) => exit_byte(*status),
+        Ok(status) => bee_proto::exit::shell_status(*status),
         Err(_) => 1,
     };
     if !is_probe(&args.command) {
@@ -131,15 +130,6 @@ fn pump(
             let _ = lines.send((stream, line));
         }
     })
-}
-
-fn exit_byte(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => (code & 0xff) as u8,
-        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
-        (None, None) => 1,
-    }
 }
 
 fn is_probe(command: &[OsString]) -> bool {
@@ -225,13 +215,7 @@ impl Reported {
             }
             Some("turn.completed") => {
                 if let Some(usage) = value.get("usage") {
-                    let turn = Counters {
-                        input_tokens: usage.get("input_tokens").and_then(Value::as_u64),
-                        cached_input_tokens: usage.get("cached_input_tokens").and_then(Value::as_u64),
-                        output_tokens: usage.get("output_tokens").and_then(Value::as_u64),
-                        reasoning_output_tokens: usage.get("reasoning_output_tokens").and_then(Value::as_u64),
-                        ..Counters::default()
-                    };
+                    let turn = Counters::from_codex(usage);
                     self.tokens.get_or_insert_with(Counters::default).add(&turn);
                     self.invocations = Some(self.invocations.unwrap_or(0) + 1);
                 }
@@ -294,17 +278,7 @@ impl Reported {
 /// `Some(reset time)` when `text` is a usage-limit notice of `provider`.
 fn limit_in_text(provider: Provider, text: &str) -> Option<Option<String>> {
     match provider {
-        Provider::Claude => {
-            let at = text.find(CLAUDE_LIMIT_TEXT)?;
-            let digits: String =
-                text[at + CLAUDE_LIMIT_TEXT.len()..].chars().take_while(char::is_ascii_digit).take(12).collect();
-            Some(
-                digits
-                    .parse::<u64>()
-                    .ok()
-                    .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s))),
-            )
-        }
+        Provider::Claude => bee_proto::usage::claude_limit_reset(text),
         Provider::Codex => text.to_ascii_lowercase().contains("usage limit").then_some(None),
     }
 }

@@ -10,7 +10,7 @@
 use bee_proto::tokens::{MAX_INPUT_BYTES, MAX_TOTAL_BYTES, TokenErrorCode};
 use std::fs::{self, Metadata};
 use std::io::{self, IsTerminal, Read};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use beectl::args::Selection;
@@ -91,14 +91,13 @@ fn read_file(root: &Path, relative: &str, seen: &mut Vec<(u64, u64)>) -> Result<
     if before.len() > MAX_INPUT_BYTES {
         return Err(TokenErrorCode::FileByteLimit);
     }
-    // O_NONBLOCK: a FIFO swapped in after the check must not hang the read.
-    let mut file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-        .map_err(not_found_as_missing)?;
+    // A FIFO or link swapped in after the checks is refused, never waited on.
+    let mut file = bee_daemon::fsutil::open_regular(&path).map_err(|err| match err.kind() {
+        io::ErrorKind::InvalidInput => TokenErrorCode::InputChanged,
+        _ => not_found_as_missing(err),
+    })?;
     let opened = file.metadata().map_err(|_| TokenErrorCode::Io)?;
-    if !same_file(&before, &opened) || !opened.file_type().is_file() {
+    if !same_file(&before, &opened) {
         return Err(TokenErrorCode::InputChanged);
     }
     let bytes = read_bounded(&mut file)?;

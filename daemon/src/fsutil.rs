@@ -36,6 +36,17 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Opens `path` for reading only if it is a regular file reached without
+/// following a final symlink; O_NONBLOCK so that a FIFO swapped in never
+/// blocks the open. Anything else is `InvalidInput`.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display())));
+    }
+    Ok(file)
+}
+
 /// Opens (creating with 0600 if needed) a regular file for reading and writing,
 /// refusing to follow a symlink.
 pub fn open_private_file(path: &Path) -> io::Result<File> {

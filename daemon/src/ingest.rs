@@ -24,7 +24,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use crate::ledger::{FileOffset, Ledger};
 use crate::lines::{self, Line};
@@ -36,7 +36,6 @@ const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
 const RECORDS_PER_COMMIT: usize = 4_096;
 /// Namespace of the record ids derived from provider ids.
 const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_6c65_6467_6572_2d69_6e67_6573);
-const CLAUDE_LIMIT_TEXT: &[u8] = b"Claude AI usage limit reached|";
 
 /// Where the logs are.
 #[derive(Debug, Clone, Default)]
@@ -351,7 +350,7 @@ struct ClaudeParser {
 
 impl ClaudeParser {
     fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<LedgerRecord>) -> bool {
-        let limit = contains(line, CLAUDE_LIMIT_TEXT);
+        let limit = contains(line, bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes());
         if !limit && !contains(line, b"\"usage\"") {
             return true;
         }
@@ -361,22 +360,13 @@ impl ClaudeParser {
             return false;
         }
         if limit {
-            let resets = memchr::memmem::find(line, CLAUDE_LIMIT_TEXT).and_then(|i| {
-                let digits: Vec<u8> = line[i + CLAUDE_LIMIT_TEXT.len()..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_digit())
-                    .take(12)
-                    .copied()
-                    .collect();
-                std::str::from_utf8(&digits).ok()?.parse::<u64>().ok()
-            });
+            // Rare lines: the lossy copy costs nothing worth saving.
+            let resets = bee_proto::usage::claude_limit_reset(&String::from_utf8_lossy(line)).flatten();
             out.push(LedgerRecord::Limit(LimitRecord {
                 record_id: record_id(&["claude-limit", &session, &timestamp]),
                 at_utc: timestamp,
                 provider: Provider::Claude,
-                resets_at_utc: resets
-                    .filter(|s| *s < 253_402_300_800)
-                    .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s))),
+                resets_at_utc: resets,
                 detection: Detection::Text,
                 window: None,
             }));
@@ -506,14 +496,6 @@ impl CodexParser {
     }
 
     fn token_count(&self, payload: &serde_json::Value, session: &str, timestamp: &str, out: &mut Vec<LedgerRecord>) {
-        let counters = |usage: &serde_json::Value| Counters {
-            input_tokens: usage.get("input_tokens").and_then(|v| v.as_u64()),
-            cached_input_tokens: usage.get("cached_input_tokens").and_then(|v| v.as_u64()),
-            output_tokens: usage.get("output_tokens").and_then(|v| v.as_u64()),
-            reasoning_output_tokens: usage.get("reasoning_output_tokens").and_then(|v| v.as_u64()),
-            total_tokens: usage.get("total_tokens").and_then(|v| v.as_u64()),
-            ..Counters::default()
-        };
         let mut snapshots = Vec::new();
         if let Some(limits) = payload.get("rate_limits").filter(|l| l.is_object()) {
             for name in ["primary", "secondary"] {
@@ -529,8 +511,7 @@ impl CodexParser {
                     .get("resets_at")
                     .and_then(|v| v.as_u64())
                     .or_else(|| Some(base?.checked_add(window.get("resets_in_seconds")?.as_u64()? as i64)? as u64))
-                    .filter(|s| *s < 253_402_300_800)
-                    .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s)));
+                    .and_then(bee_proto::time::format_unix_seconds);
                 snapshots.push(QuotaSnapshot {
                     observed_at_utc: timestamp.to_owned(),
                     window: WindowKind::from_minutes(minutes),
@@ -548,7 +529,7 @@ impl CodexParser {
             );
             return;
         };
-        let total = info.get("total_token_usage").map(counters).unwrap_or_default();
+        let total = info.get("total_token_usage").map(Counters::from_codex).unwrap_or_default();
         // The same token_count once per rate-limit bucket shares its
         // cumulative total: the same record id, so it is stored once.
         let identity = serde_json::to_string(&total).unwrap_or_default();
@@ -562,7 +543,7 @@ impl CodexParser {
             model: self.start.model.clone(),
             project_path: None,
             cost_usd: None,
-            tokens: info.get("last_token_usage").map(counters),
+            tokens: info.get("last_token_usage").map(Counters::from_codex),
             quota_snapshots: Vec::new(),
             model_invocations: Some(1),
             context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
@@ -588,14 +569,10 @@ pub struct Span {
 /// Responses (deduplicated as in ingestion) and limit notices of `session`
 /// whose timestamps fall in `[since_ms, until_ms]` of the transcript at `path`.
 pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> io::Result<Span> {
-    use std::os::unix::fs::OpenOptionsExt;
     if !path.is_absolute() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "transcript path is not absolute"));
     }
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
-    if !file.metadata()?.file_type().is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "transcript is not a regular file"));
-    }
+    let file = crate::fsutil::open_regular(path)?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut parser = ClaudeParser { start: FileOffset::default(), open: None };
     let mut records = Vec::new();

@@ -13,13 +13,11 @@ use std::collections::HashMap;
 use std::io::{self, Read};
 
 use crate::lines::{self, Line};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
 /// is generous, and a longer line is reported, not parsed.
 pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
-/// The text Claude Code writes when a usage limit is hit: `…|<unix seconds>`.
-const CLAUDE_LIMIT_TEXT: &str = "Claude AI usage limit reached|";
 
 /// What one log says about one session.
 #[derive(Debug, Clone, Default)]
@@ -121,11 +119,6 @@ fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIssue>) -> Op
     }
 }
 
-fn rfc3339_of_unix(seconds: u64) -> Option<String> {
-    // Beyond year 9999 RFC 3339 has no spelling; such a value is not a time.
-    (seconds < 253_402_300_800).then(|| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(seconds)))
-}
-
 fn line_time(value: &Value) -> Option<String> {
     value.get("timestamp").and_then(Value::as_str).filter(|t| bee_proto::time::is_rfc3339_utc(t)).map(str::to_owned)
 }
@@ -148,7 +141,7 @@ impl ClaudeState {
             usage.limits.push(LimitHit {
                 line: number,
                 observed_at_utc: line_time(value),
-                resets_at_utc: resets.and_then(rfc3339_of_unix),
+                resets_at_utc: resets,
                 detection: Detection::Text,
             });
             // The error line's zeroed usage is not a response.
@@ -217,19 +210,14 @@ impl ClaudeState {
 }
 
 /// `Some(reset)` when the message is Claude's usage-limit text.
-fn claude_limit_text(message: &Value) -> Option<Option<u64>> {
+fn claude_limit_text(message: &Value) -> Option<Option<String>> {
     let content = message.get("content")?;
     let texts: Vec<&str> = match content {
         Value::String(text) => vec![text.as_str()],
         Value::Array(parts) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect(),
         _ => return None,
     };
-    texts.iter().find_map(|text| {
-        let at = text.find(CLAUDE_LIMIT_TEXT)?;
-        let digits: String =
-            text[at + CLAUDE_LIMIT_TEXT.len()..].chars().take_while(char::is_ascii_digit).take(20).collect();
-        Some(digits.parse::<u64>().ok())
-    })
+    texts.iter().find_map(|text| bee_proto::usage::claude_limit_reset(text))
 }
 
 #[derive(Default)]
@@ -307,12 +295,14 @@ impl CodexState {
             let minutes = counter(window.get("window_minutes"), number, &mut usage.issues);
             let used = window.get("used_percent").and_then(Value::as_f64).filter(|p| p.is_finite() && *p >= 0.0);
             let resets_at = match counter(window.get("resets_at"), number, &mut usage.issues) {
-                Some(at) => rfc3339_of_unix(at),
+                Some(at) => bee_proto::time::format_unix_seconds(at),
                 None => {
                     let relative = counter(window.get("resets_in_seconds"), number, &mut usage.issues);
                     let base = observed.as_deref().and_then(unix_seconds);
                     match (relative, base) {
-                        (Some(seconds), Some(base)) => base.checked_add(seconds).and_then(rfc3339_of_unix),
+                        (Some(seconds), Some(base)) => {
+                            base.checked_add(seconds).and_then(bee_proto::time::format_unix_seconds)
+                        }
                         _ => None,
                     }
                 }

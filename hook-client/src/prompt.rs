@@ -8,7 +8,7 @@ use bee_proto::delivery::{
 use bee_proto::identity::Identity;
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
-use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use crate::PromptArgs;
@@ -220,7 +220,7 @@ pub(crate) fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool)
     if let Some(feeder) = feeder {
         let _ = feeder.join();
     }
-    Ok(Produced { bytes, status: exit_status_byte(status) })
+    Ok(Produced { bytes, status: bee_proto::exit::shell_status(status) })
 }
 
 fn spawn(command: &[OsString], stdin: Stdio, stdout: Stdio) -> Result<std::process::Child, Failure> {
@@ -240,21 +240,11 @@ fn spawn(command: &[OsString], stdin: Stdio, stdout: Stdio) -> Result<std::proce
         })
 }
 
-/// The status a shell would report: the exit code, or 128 + signal.
-fn exit_status_byte(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => (code & 0xff) as u8,
-        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
-        (None, None) => 1,
-    }
-}
-
 /// Runs `command` with stdin, stdout and stderr inherited and nothing observed.
 pub fn pass_through(command: &[OsString]) -> ExitCode {
     match spawn(command, Stdio::inherit(), Stdio::inherit()) {
         Ok(mut child) => match child.wait() {
-            Ok(status) => ExitCode::from(exit_status_byte(status)),
+            Ok(status) => ExitCode::from(bee_proto::exit::shell_status(status)),
             Err(_) => ExitCode::from(1),
         },
         Err(failure) => {

@@ -8,7 +8,6 @@ use bee_proto::usage::WindowKind;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::process::ExitCode;
-use std::time::{Duration, UNIX_EPOCH};
 
 use crate::{ledger, output, prompt};
 
@@ -54,10 +53,7 @@ pub fn snapshots(input: &[u8], now: &str) -> Vec<LedgerRecord> {
 /// `resets_at` as unix seconds or as an RFC 3339 UTC time.
 fn reset_time(value: &Value) -> Option<String> {
     match value {
-        Value::Number(n) => n
-            .as_u64()
-            .filter(|s| *s < 253_402_300_800)
-            .map(|s| bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_secs(s))),
+        Value::Number(n) => n.as_u64().and_then(bee_proto::time::format_unix_seconds),
         Value::String(text) => bee_proto::time::parse_rfc3339(text).map(bee_proto::time::format_rfc3339),
         _ => None,
     }

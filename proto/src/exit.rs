@@ -14,6 +14,17 @@ pub enum Exit {
     Unavailable,
 }
 
+/// The status a shell reports for a finished child: its exit code, or
+/// 128 + the signal that ended it. Wrappers pass it on unchanged.
+pub fn shell_status(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code & 0xff) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => 1,
+    }
+}
+
 impl Exit {
     /// The numeric status the process exits with.
     pub const fn code(self) -> u8 {

@@ -17,6 +17,15 @@ pub fn is_rfc3339_utc(text: &str) -> bool {
     text.ends_with('Z') && humantime::parse_rfc3339(text).is_ok()
 }
 
+/// RFC 3339 UTC of unix seconds; `None` past year 9999, which RFC 3339
+/// cannot spell (and a hostile log may claim).
+pub fn format_unix_seconds(seconds: u64) -> Option<String> {
+    if seconds >= 253_402_300_800 {
+        return None;
+    }
+    std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(seconds)).map(format_rfc3339)
+}
+
 /// Parses an RFC 3339 UTC timestamp (with `Z`).
 pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     if !text.ends_with('Z') {
@@ -28,6 +37,13 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unix_seconds_in_range_only() {
+        assert_eq!(format_unix_seconds(1_796_040_000).as_deref(), Some("2026-11-30T12:00:00.000Z"));
+        assert_eq!(format_unix_seconds(999_999_999_999), None);
+        assert_eq!(format_unix_seconds(u64::MAX), None);
+    }
 
     #[test]
     fn round_trips_and_rejects_offsets() {

@@ -22,6 +22,18 @@ impl Harness {
     }
 }
 
+/// What Claude Code writes when a usage limit is hit: `…|<unix seconds>`.
+pub const CLAUDE_LIMIT_TEXT: &str = "Claude AI usage limit reached|";
+
+/// `Some(reset time)` when `text` carries Claude's usage-limit notice; the
+/// reset is `None` when the notice gives no usable time.
+pub fn claude_limit_reset(text: &str) -> Option<Option<String>> {
+    let at = text.find(CLAUDE_LIMIT_TEXT)?;
+    let digits: String =
+        text[at + CLAUDE_LIMIT_TEXT.len()..].chars().take_while(char::is_ascii_digit).take(20).collect();
+    Some(digits.parse::<u64>().ok().and_then(crate::time::format_unix_seconds))
+}
+
 /// Token counters as a provider reports them; a counter it did not report is `null`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -55,6 +67,21 @@ impl Counters {
         sum(&mut self.output_tokens, other.output_tokens);
         sum(&mut self.reasoning_output_tokens, other.reasoning_output_tokens);
         sum(&mut self.total_tokens, other.total_tokens);
+    }
+
+    /// Codex's usage object (`input_tokens`, `cached_input_tokens`,
+    /// `output_tokens`, `reasoning_output_tokens`, `total_tokens`); a field
+    /// that is absent or not a counter stays `None`.
+    pub fn from_codex(usage: &serde_json::Value) -> Counters {
+        let field = |name: &str| usage.get(name).and_then(serde_json::Value::as_u64);
+        Counters {
+            input_tokens: field("input_tokens"),
+            cached_input_tokens: field("cached_input_tokens"),
+            output_tokens: field("output_tokens"),
+            reasoning_output_tokens: field("reasoning_output_tokens"),
+            total_tokens: field("total_tokens"),
+            ..Counters::default()
+        }
     }
 
     /// How many counters were reported: more is "more complete".
