@@ -374,11 +374,8 @@ impl ClaudeParser {
         }
         let Some(message) = parsed.message else { return true };
         let Some(usage) = message.usage else { return true };
-        let message_id = message.id.unwrap_or_else(|| format!("offset:{at}"));
-        let key = match &parsed.request_id {
-            Some(request) => format!("{message_id}\u{1f}{request}"),
-            None => message_id,
-        };
+        let key = bee_proto::usage::claude_response_key(message.id.as_deref(), parsed.request_id.as_deref())
+            .unwrap_or_else(|| format!("offset:{at}"));
         let tokens = Counters {
             input_tokens: usage.input_tokens,
             cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -425,10 +422,7 @@ impl ClaudeParser {
 
 fn completeness(record: &LedgerRecord) -> (usize, u64) {
     match record {
-        LedgerRecord::Call(call) => {
-            let tokens = call.tokens.clone().unwrap_or_default();
-            (tokens.reported(), tokens.output_tokens.unwrap_or(0))
-        }
+        LedgerRecord::Call(call) => call.tokens.as_ref().map_or((0, 0), Counters::completeness),
         _ => (0, 0),
     }
 }

@@ -155,14 +155,11 @@ impl ClaudeState {
             output_tokens: counter(raw.get("output_tokens"), number, &mut usage.issues),
             ..Counters::default()
         };
-        let message_id = message.and_then(|m| m.get("id")).and_then(Value::as_str);
-        // Streaming writes a request several times; a sidechain replay reuses
-        // the message id without a request id.
-        let key = match (message_id, value.get("requestId").and_then(Value::as_str)) {
-            (Some(id), Some(request)) => format!("{id}\u{0}{request}"),
-            (Some(id), None) => id.to_owned(),
-            (None, _) => format!("line:{number}"),
-        };
+        let key = bee_proto::usage::claude_response_key(
+            message.and_then(|m| m.get("id")).and_then(Value::as_str),
+            value.get("requestId").and_then(Value::as_str),
+        )
+        .unwrap_or_else(|| format!("line:{number}"));
         if let Some(model) = message.and_then(|m| m.get("model")).and_then(Value::as_str)
             && model != "<synthetic>"
             && !self.models.iter().any(|m| m == model)
@@ -171,8 +168,7 @@ impl ClaudeState {
         }
         match self.responses.get_mut(&key) {
             Some((line, kept)) => {
-                let better = (counters.reported(), counters.output_tokens) > (kept.reported(), kept.output_tokens);
-                if better {
+                if counters.completeness() > kept.completeness() {
                     *line = number;
                     *kept = counters;
                 }

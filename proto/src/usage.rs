@@ -34,6 +34,18 @@ pub fn claude_limit_reset(text: &str) -> Option<Option<String>> {
     Some(digits.parse::<u64>().ok().and_then(crate::time::format_unix_seconds))
 }
 
+/// The identity of one Claude response in a transcript: streaming writes a
+/// request several times under the same (`message.id`, `requestId`); a
+/// sidechain replay reuses the message id without a request id. `None` when
+/// the line names no message id.
+pub fn claude_response_key(message_id: Option<&str>, request_id: Option<&str>) -> Option<String> {
+    let id = message_id?;
+    Some(match request_id {
+        Some(request) => format!("{id}\u{1f}{request}"),
+        None => id.to_owned(),
+    })
+}
+
 /// Token counters as a provider reports them; a counter it did not report is `null`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,6 +94,12 @@ impl Counters {
             total_tokens: field("total_tokens"),
             ..Counters::default()
         }
+    }
+
+    /// How complete a write of a streamed response is: more counters
+    /// reported, then more output. The fuller write of a response is kept.
+    pub fn completeness(&self) -> (usize, u64) {
+        (self.reported(), self.output_tokens.unwrap_or(0))
     }
 
     /// How many counters were reported: more is "more complete".
