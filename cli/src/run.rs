@@ -262,14 +262,14 @@ impl Reported {
             session_id: self.session_id,
         }))];
         for (at, resets_at_utc, detection) in self.limits {
-            records.push(LedgerRecord::Limit(LimitRecord {
-                record_id: uuid::Uuid::new_v4(),
-                at_utc: bee_proto::time::format_rfc3339(at),
+            let at_utc = bee_proto::time::format_rfc3339(at);
+            records.push(LedgerRecord::Limit(LimitRecord::new(
+                uuid::Uuid::new_v4(),
+                at_utc,
                 provider,
                 resets_at_utc,
                 detection,
-                window: None,
-            }));
+            )));
         }
         records
     }
@@ -279,7 +279,7 @@ impl Reported {
 fn limit_in_text(provider: Provider, text: &str) -> Option<Option<String>> {
     match provider {
         Provider::Claude => bee_proto::usage::claude_limit_reset(text),
-        Provider::Codex => text.to_ascii_lowercase().contains("usage limit").then_some(None),
+        Provider::Codex => bee_proto::usage::codex_limit_notice(text).then_some(None),
     }
 }
 

@@ -362,14 +362,8 @@ impl ClaudeParser {
         if limit {
             // Rare lines: the lossy copy costs nothing worth saving.
             let resets = bee_proto::usage::claude_limit_reset(&String::from_utf8_lossy(line)).flatten();
-            out.push(LedgerRecord::Limit(LimitRecord {
-                record_id: record_id(&["claude-limit", &session, &timestamp]),
-                at_utc: timestamp,
-                provider: Provider::Claude,
-                resets_at_utc: resets,
-                detection: Detection::Text,
-                window: None,
-            }));
+            let id = record_id(&["claude-limit", &session, &timestamp]);
+            out.push(LedgerRecord::Limit(LimitRecord::new(id, timestamp, Provider::Claude, resets, Detection::Text)));
             return true;
         }
         let Some(message) = parsed.message else { return true };
@@ -470,15 +464,15 @@ impl CodexParser {
                     Some("token_count") => self.token_count(&payload, &session, &timestamp, out),
                     Some("error") => {
                         let message = payload.get("message").and_then(|v| v.as_str()).unwrap_or("");
-                        if message.to_ascii_lowercase().contains("usage limit") {
-                            out.push(LedgerRecord::Limit(LimitRecord {
-                                record_id: record_id(&["codex-limit", &session, &timestamp]),
-                                at_utc: timestamp,
-                                provider: Provider::Codex,
-                                resets_at_utc: None,
-                                detection: Detection::Text,
-                                window: None,
-                            }));
+                        if bee_proto::usage::codex_limit_notice(message) {
+                            let id = record_id(&["codex-limit", &session, &timestamp]);
+                            out.push(LedgerRecord::Limit(LimitRecord::new(
+                                id,
+                                timestamp,
+                                Provider::Codex,
+                                None,
+                                Detection::Text,
+                            )));
                         }
                     }
                     _ => {}

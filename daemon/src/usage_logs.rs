@@ -251,7 +251,7 @@ impl CodexState {
             Some("token_count") => self.token_count(value, payload, number, usage),
             Some("error") => {
                 let message = payload.get("message").and_then(Value::as_str).unwrap_or("");
-                if message.to_ascii_lowercase().contains("usage limit") {
+                if bee_proto::usage::codex_limit_notice(message) {
                     usage.limits.push(LimitHit {
                         line: number,
                         observed_at_utc: line_time(value),

@@ -86,6 +86,19 @@ pub struct LimitRecord {
     pub window: Option<WindowKind>,
 }
 
+impl LimitRecord {
+    /// A limit whose quota window the notice did not name.
+    pub fn new(
+        record_id: uuid::Uuid,
+        at_utc: String,
+        provider: Provider,
+        resets_at_utc: Option<String>,
+        detection: Detection,
+    ) -> LimitRecord {
+        LimitRecord { record_id, at_utc, provider, resets_at_utc, detection, window: None }
+    }
+}
+
 /// A commit credited to a provider.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -34,6 +34,11 @@ pub fn claude_limit_reset(text: &str) -> Option<Option<String>> {
     Some(digits.parse::<u64>().ok().and_then(crate::time::format_unix_seconds))
 }
 
+/// Whether `text` is Codex's usage-limit message.
+pub fn codex_limit_notice(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("usage limit")
+}
+
 /// The identity of one Claude response in a transcript: streaming writes a
 /// request several times under the same (`message.id`, `requestId`); a
 /// sidechain replay reuses the message id without a request id. `None` when
