@@ -12,27 +12,31 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use beectl::args::{LedgerAsk, RangeAsk};
 
 pub fn quota(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, false, |view, range| {
+    with_view(&ask, None, |view, range| {
         let report = quota::quota(view, range, ask.provider);
         if ask.table { text(quota_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
 pub fn status(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, false, |view, range| {
+    with_view(&ask, None, |view, range| {
         let report = quota::status(view, range);
         if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
 pub fn usage(ask: LedgerAsk, by: UsageGrouping) -> Rendered {
-    with_view(&ask, true, |view, range| {
+    with_view(&ask, Some(by), |view, range| {
         let report = quota::usage(view, range, by);
         if ask.table { text(usage_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
-fn with_view(ask: &LedgerAsk, details: bool, answer: impl FnOnce(&LedgerView, Range) -> Rendered) -> Rendered {
+fn with_view(
+    ask: &LedgerAsk,
+    by: Option<UsageGrouping>,
+    answer: impl FnOnce(&LedgerView, Range) -> Rendered,
+) -> Rendered {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
     let range = match ask.range {
         RangeAsk::Last(ms) => Range { since_ms: now - ms, until_ms: now },
@@ -44,7 +48,7 @@ fn with_view(ask: &LedgerAsk, details: bool, answer: impl FnOnce(&LedgerView, Ra
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
         return unavailable("io");
     };
-    match ledger::read_range(&dir, range.since_ms, range.until_ms, details) {
+    match ledger::read_range(&dir, range, by) {
         Ok(view) => answer(&view, range),
         Err(issue) => unavailable(issue.as_str()),
     }

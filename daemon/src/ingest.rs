@@ -32,8 +32,8 @@ use crate::sqlite::DbError;
 
 /// Longest line looked at; a longer one (a huge tool result) is skipped.
 const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
-/// Records committed per transaction while reading a large file.
-const RECORDS_PER_COMMIT: usize = 4_096;
+/// Records committed per transaction, gathered across the files of a pass.
+const RECORDS_PER_COMMIT: usize = 16_384;
 /// Namespace of the record ids derived from provider ids.
 const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_6c65_6467_6572_2d69_6e67_6573);
 
@@ -76,7 +76,7 @@ pub fn pass(
     workers: usize,
     progress: Progress<'_>,
 ) -> Result<PassSummary, DbError> {
-    let offsets = ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?.offsets()?;
+    let offsets = lock(ledger)?.offsets()?;
     let mut files = Vec::new();
     for (root, provider) in [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)] {
         if let Some(root) = root {
@@ -105,7 +105,8 @@ pub fn pass(
     let total: u64 = todo.iter().map(|(_, _, meta, start)| meta.len() - start.offset).sum();
     let done = AtomicU64::new(0);
     let next = AtomicUsize::new(0);
-    let totals = Mutex::new(summary);
+    let committer = Committer { ledger, pending: Mutex::new(Pending::default()), totals: Mutex::new(summary) };
+    let totals = &committer.totals;
     let failure: Mutex<Option<DbError>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..workers.max(1) {
@@ -113,7 +114,7 @@ pub fn pass(
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some((path, provider, meta, start)) = todo.get(index) else { break };
-                    let result = read_file(ledger, path, *provider, meta, start.clone(), quiet, &|bytes| {
+                    let result = read_file(&committer, path, *provider, meta, start.clone(), quiet, &|bytes| {
                         let now = done.fetch_add(bytes, Ordering::Relaxed) + bytes;
                         progress(now, total);
                     });
@@ -122,8 +123,6 @@ pub fn pass(
                             if let Ok(mut totals) = totals.lock() {
                                 totals.files_read += 1;
                                 totals.bytes_read += file.bytes_read;
-                                totals.records_appended += file.appended;
-                                totals.duplicates += file.duplicates;
                                 totals.unparseable_lines += file.unparseable;
                             }
                         }
@@ -143,7 +142,60 @@ pub fn pass(
     if let Some(err) = failure.into_inner().ok().flatten() {
         return Err(err);
     }
-    Ok(totals.into_inner().unwrap_or_default())
+    committer.flush()?;
+    let summary = committer.totals.into_inner().unwrap_or_default();
+    // Also settles hours left dirty by a failed settle or a schema upgrade.
+    lock(ledger)?.settle();
+    Ok(summary)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, DbError> {
+    mutex.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))
+}
+
+/// Records read and the offsets they were read up to, not committed yet.
+#[derive(Default)]
+struct Pending {
+    records: Vec<LedgerRecord>,
+    offsets: Vec<(String, FileOffset)>,
+}
+
+/// Commits what the workers read, many files' chunks per transaction: record
+/// ids are random, so every commit rewrites pages all over the id index, and
+/// fewer, larger commits write each page fewer times.
+struct Committer<'a> {
+    ledger: &'a Mutex<Ledger>,
+    pending: Mutex<Pending>,
+    totals: Mutex<PassSummary>,
+}
+
+impl Committer<'_> {
+    /// Queues `records` read from `path` up to `at`; commits when enough are queued.
+    fn push(&self, records: &mut Vec<LedgerRecord>, path: &str, at: FileOffset) -> Result<(), DbError> {
+        let mut pending = lock(&self.pending)?;
+        pending.records.append(records);
+        pending.offsets.push((path.to_owned(), at));
+        if pending.records.len() >= RECORDS_PER_COMMIT { self.commit(&mut pending) } else { Ok(()) }
+    }
+
+    fn flush(&self) -> Result<(), DbError> {
+        self.commit(&mut *lock(&self.pending)?)
+    }
+
+    // Runs with the queue locked, so a file's offsets reach the ledger in
+    // the order they were read and never move backwards.
+    fn commit(&self, pending: &mut Pending) -> Result<(), DbError> {
+        if pending.offsets.is_empty() {
+            return Ok(());
+        }
+        let answer = lock(self.ledger)?.append_at(&pending.records, &pending.offsets)?;
+        pending.records.clear();
+        pending.offsets.clear();
+        let mut totals = lock(&self.totals)?;
+        totals.records_appended += answer.appended;
+        totals.duplicates += answer.duplicates;
+        Ok(())
+    }
 }
 
 /// Regular `*.jsonl` files under `root`; links are not followed.
@@ -187,13 +239,11 @@ impl From<DbError> for ReadError {
 #[derive(Default)]
 struct FileSummary {
     bytes_read: u64,
-    appended: u64,
-    duplicates: u64,
     unparseable: u64,
 }
 
 fn read_file(
-    ledger: &Mutex<Ledger>,
+    committer: &Committer<'_>,
     path: &Path,
     provider: Provider,
     meta: &std::fs::Metadata,
@@ -216,14 +266,6 @@ fn read_file(
     let mut pending: Vec<LedgerRecord> = Vec::new();
     let mut offset = start.offset;
     let mut line = Vec::new();
-    let commit = |records: &mut Vec<LedgerRecord>, at: &FileOffset, summary: &mut FileSummary| -> Result<(), DbError> {
-        let mut ledger = ledger.lock().map_err(|_| DbError::Invalid("ledger lock poisoned"))?;
-        let answer = ledger.append_at(records, Some((&key, at)))?;
-        summary.appended += answer.appended;
-        summary.duplicates += answer.duplicates;
-        records.clear();
-        Ok(())
-    };
     loop {
         let (kind, read) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
         match kind {
@@ -245,14 +287,12 @@ fn read_file(
         if !state.line(&line, at, &mut pending) {
             summary.unparseable += 1;
         }
-        if pending.len() >= RECORDS_PER_COMMIT {
-            let resume = state.resume_point(offset, false);
-            commit(&mut pending, &resume, &mut summary)?;
+        if pending.len() >= RECORDS_PER_COMMIT / 4 {
+            committer.push(&mut pending, &key, state.resume_point(offset, false))?;
         }
     }
     state.finish(settled, &mut pending);
-    let resume = state.resume_point(offset, settled);
-    commit(&mut pending, &resume, &mut summary)?;
+    committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
     Ok(summary)
 }
 
@@ -262,6 +302,13 @@ fn record_id(parts: &[&str]) -> uuid::Uuid {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// `contains` ignoring ASCII case; `needle` is lowercase and starts with a letter.
+fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else { return true };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack)
+        .any(|at| haystack.get(at..at + needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
 }
 
 enum Parser {
@@ -438,7 +485,7 @@ impl CodexParser {
         let marked = contains(line, b"token_count")
             || contains(line, b"session_meta")
             || contains(line, b"turn_context")
-            || contains(line, b"usage limit");
+            || contains_ignoring_case(line, b"usage limit");
         if !marked {
             return true;
         }
@@ -605,4 +652,21 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
     }
     span.model = models.into_iter().max_by_key(|(_, n)| *n).map(|(m, _)| m);
     Ok(span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_codex_limit_prefilter_ignores_case_like_the_notice_reader() {
+        for text in ["You've hit your usage limit.", "You've hit your Usage Limit", "USAGE LIMIT reached"] {
+            let line =
+                serde_json::json!({"type": "event_msg", "payload": {"type": "error", "message": text}}).to_string();
+            assert!(contains_ignoring_case(line.as_bytes(), b"usage limit"), "{text}");
+            assert!(bee_proto::usage::codex_limit_notice(text));
+        }
+        assert!(!contains_ignoring_case(b"usage: limited", b"usage limit"));
+        assert!(!contains_ignoring_case(b"usage limi", b"usage limit"), "a needle running past the end");
+    }
 }

@@ -8,20 +8,21 @@
 
 use bee_proto::delivery::Issue;
 use bee_proto::ledger::{
-    CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark,
+    CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark, UsageGrouping,
 };
-use bee_proto::usage::{Counters, WindowKind};
+use bee_proto::usage::WindowKind;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
+use crate::rollup::{self, CallRow, Range, Summary, Touched};
 use crate::sqlite::{self, DbError};
 
 /// Database file inside the ledger directory.
 pub const DB_FILE: &str = "ledger.sqlite3";
 
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     -- Clustered by start time: a window is one sequential range of the table.
     CREATE TABLE call (
@@ -117,6 +118,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER turn_mark_no_update BEFORE UPDATE ON turn_mark BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
     CREATE TRIGGER turn_mark_no_delete BEFORE DELETE ON turn_mark BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 "#,
+    rollup::MIGRATION,
 ];
 
 /// Where ingestion resumes in one log file, and what it learnt there.
@@ -213,12 +215,31 @@ pub struct Ledger {
 
 impl Ledger {
     pub fn open(dir: &Path) -> Result<Ledger, DbError> {
-        Ok(Ledger { db: sqlite::open_writer(dir, DB_FILE, MIGRATIONS)? })
+        let db = sqlite::open_writer(dir, DB_FILE, MIGRATIONS)?;
+        // Ingestion appends tens of thousands of calls a pass, and record ids
+        // are random: every commit touches pages all over the id index. A
+        // 64 MiB page cache keeps them in memory instead of re-reading them
+        // from the file at each commit.
+        db.conn.pragma_update(None, "cache_size", -65_536)?;
+        Ok(Ledger { db })
     }
 
-    /// Appends `records` in one transaction; a record id seen before is a duplicate.
+    /// Appends `records` in one transaction; a record id seen before is a
+    /// duplicate. The aggregates of the hours they touch are settled right
+    /// after: producers append a few records at a time.
     pub fn append(&mut self, records: &[LedgerRecord]) -> Result<LedgerAppended, DbError> {
-        self.append_at(records, None)
+        let appended = self.append_at(records, &[])?;
+        self.settle();
+        Ok(appended)
+    }
+
+    /// Brings the aggregates up to date with the records. A failure leaves
+    /// hours dirty, which readers then take from the records: logged, not
+    /// returned, because the records themselves are safe.
+    pub fn settle(&mut self) {
+        if let Err(err) = rollup::settle(&self.db.conn) {
+            tracing::warn!(error = %err, "ledger aggregates not settled; views read those hours from the records");
+        }
     }
 
     /// Where ingestion stopped in each file it read.
@@ -240,37 +261,41 @@ impl Ledger {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Appends `records` and, in the same transaction, moves a file's offset:
-    /// what was ingested and where to resume can never disagree.
+    /// Appends `records` and, in the same transaction, moves the offsets of
+    /// the files they were read from (in order; a later one for the same file
+    /// wins): what was ingested and where to resume can never disagree.
     pub fn append_at(
         &mut self,
         records: &[LedgerRecord],
-        offset: Option<(&str, &FileOffset)>,
+        offsets: &[(String, FileOffset)],
     ) -> Result<LedgerAppended, DbError> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        if let Some((path, at)) = offset {
-            tx.execute(
+        for (path, at) in offsets {
+            exec(
+                &tx,
                 "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, session_id = ?5, model = ?6",
                 params![path, at.dev as i64, at.ino as i64, at.offset as i64, at.session_id, at.model],
             )?;
         }
         let mut answer = LedgerAppended { appended: 0, duplicates: 0 };
+        let mut touched = Touched::default();
         for record in records {
             validate(record).map_err(|err| DbError::Invalid(err.0))?;
-            let inserted = insert(&tx, record)?;
+            let inserted = insert(&tx, record, &mut touched)?;
             if inserted {
                 answer.appended += 1;
             } else {
                 answer.duplicates += 1;
             }
         }
+        touched.write(&tx)?;
         tx.commit()?;
         Ok(answer)
     }
 }
 
-fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool, DbError> {
+fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut Touched) -> Result<bool, DbError> {
     let invalid = |err: InvalidRecord| DbError::Invalid(err.0);
     match record {
         LedgerRecord::Call(call) => {
@@ -311,6 +336,18 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
                 ],
             )? == 1;
             if inserted {
+                touched.call(
+                    &CallRow {
+                        started_ms: started,
+                        duration_ms: call.duration_ms.map(clamp),
+                        provider: call.provider,
+                        model: None,
+                        session_id: call.session_id.clone(),
+                        cost_usd: None,
+                        tokens: Default::default(),
+                    },
+                    call.source,
+                );
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
                 }
@@ -359,7 +396,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
                 params![mark.edge.as_str(), mark.session_id, mark.at_utc, at, mark.transcript_path, mark.cwd],
             )?;
             if mark.edge == TurnEdge::Stop {
-                close_turn(tx, mark, at)?;
+                close_turn(tx, mark, at, touched)?;
             }
             Ok(true)
         }
@@ -387,7 +424,12 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord) -> Result<bool,
 
 /// The turn a `Stop` ends: from the session's latest start before it. Its
 /// call (and any limit) comes from the transcript lines in that span.
-fn close_turn(tx: &rusqlite::Transaction<'_>, stop: &TurnMark, stop_ms: i64) -> Result<(), DbError> {
+fn close_turn(
+    tx: &rusqlite::Transaction<'_>,
+    stop: &TurnMark,
+    stop_ms: i64,
+    touched: &mut Touched,
+) -> Result<(), DbError> {
     let start: Option<(String, i64, Option<String>)> = tx
         .query_row(
             "SELECT at_utc, at_ms, cwd FROM turn_mark
@@ -436,9 +478,9 @@ fn close_turn(tx: &rusqlite::Transaction<'_>, stop: &TurnMark, stop_ms: i64) -> 
         compactions: None,
         session_id: Some(stop.session_id.clone()),
     };
-    insert(tx, &LedgerRecord::Call(Box::new(call)))?;
+    insert(tx, &LedgerRecord::Call(Box::new(call)), touched)?;
     for limit in span.map(|s| s.limits).unwrap_or_default() {
-        insert(tx, &LedgerRecord::Limit(limit))?;
+        insert(tx, &LedgerRecord::Limit(limit), touched)?;
     }
     Ok(())
 }
@@ -449,7 +491,7 @@ fn exec(tx: &rusqlite::Transaction<'_>, sql: &str, params: impl rusqlite::Params
     tx.prepare_cached(sql)?.execute(params)
 }
 
-fn clamp(n: u64) -> i64 {
+pub(crate) fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
@@ -481,21 +523,6 @@ fn insert_snapshot(
     Ok(())
 }
 
-/// A call as the quota and usage views need it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallRow {
-    pub source: CallSource,
-    /// A hash of the session id, for telling sessions apart cheaply.
-    pub session_hash: Option<u64>,
-    pub started_ms: i64,
-    pub duration_ms: Option<i64>,
-    pub provider: Provider,
-    pub model: Option<String>,
-    pub session_id: Option<String>,
-    pub cost_usd: Option<f64>,
-    pub tokens: Counters,
-}
-
 /// A snapshot row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotRow {
@@ -507,102 +534,32 @@ pub struct SnapshotRow {
     pub resets_ms: Option<i64>,
 }
 
-/// Records that touch `[since_ms, until_ms)`.
+/// What the views need of a range of the ledger.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LedgerView {
-    pub calls: Vec<CallRow>,
+    /// The calls overlapping the range (a call that started before it but
+    /// ran into it counts, clipped).
+    pub summary: Summary,
+    /// Limits, work and snapshots inside the range.
     pub limits: Vec<(Provider, i64)>,
     pub work: Vec<(Provider, i64)>,
     pub snapshots: Vec<SnapshotRow>,
 }
 
-/// Reads the ledger at `dir` read-only. Calls are those overlapping the
-/// range (a call that started before it but ran into it counts, clipped);
-/// limits, work and snapshots are those inside it.
-///
-/// With `details` false, calls carry no model, session id or tokens (the
-/// quota words need none of them), which keeps a million-call range fast.
-pub fn read_range(dir: &Path, since_ms: i64, until_ms: i64, details: bool) -> Result<LedgerView, Issue> {
-    let (conn, _) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
-    load(&conn, since_ms, until_ms, details).map_err(|err| sqlite::issue_of(&err))
+/// Reads the ledger at `dir` read-only, with token usage grouped `by`.
+pub fn read_range(dir: &Path, range: Range, by: Option<UsageGrouping>) -> Result<LedgerView, Issue> {
+    let (conn, version) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
+    load(&conn, version, range, by).map_err(|err| sqlite::issue_of(&err))
 }
 
-fn session_hash(session: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    session.hash(&mut hasher);
-    hasher.finish()
-}
-
-/// Longest call considered when looking back from a range's start: a call
-/// that began earlier than this before the range is not looked for.
-const LOOKBACK_MS: i64 = 7 * 24 * 3_600_000;
-
-fn load(conn: &Connection, since_ms: i64, until_ms: i64, details: bool) -> rusqlite::Result<LedgerView> {
-    let mut view = LedgerView::default();
-    let mut calls = conn.prepare_cached(
-        "SELECT started_at_ms, duration_ms, provider, model, session_id, cost_usd, input_tokens,
-                cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
-                reasoning_output_tokens, total_tokens, source
-         FROM call WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
-    )?;
-    let mut rows = calls.query(params![since_ms.saturating_sub(LOOKBACK_MS), until_ms])?;
-    let count = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
-    while let Some(row) = rows.next()? {
-        let started_ms: i64 = row.get(0)?;
-        let duration_ms: Option<i64> = row.get(1)?;
-        let end = started_ms.saturating_add(duration_ms.unwrap_or(0));
-        if started_ms < since_ms && end <= since_ms {
-            continue;
-        }
-        // Borrowed, not allocated: a range may hold a million calls.
-        let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
-        let source = CallSource::from_name(row.get_ref(13)?.as_str()?).unwrap_or(CallSource::Ingested);
-        let session = row.get_ref(4)?.as_str_or_null()?;
-        view.calls.push(CallRow {
-            source,
-            started_ms,
-            duration_ms,
-            provider,
-            session_hash: session.map(session_hash),
-            model: if details { row.get(3)? } else { None },
-            session_id: if details { session.map(str::to_owned) } else { None },
-            cost_usd: row.get(5)?,
-            tokens: if details {
-                Counters {
-                    input_tokens: count(row.get(6)?),
-                    cached_input_tokens: count(row.get(7)?),
-                    cache_creation_input_tokens: count(row.get(8)?),
-                    cache_read_input_tokens: count(row.get(9)?),
-                    output_tokens: count(row.get(10)?),
-                    reasoning_output_tokens: count(row.get(11)?),
-                    total_tokens: count(row.get(12)?),
-                }
-            } else {
-                Counters::default()
-            },
-        });
-    }
-    // A session measured by a producer (`beectl run`, hook turns) is also in
-    // the provider's logs: its ingested calls would count it twice.
-    let measured: std::collections::HashSet<(Provider, u64)> = view
-        .calls
-        .iter()
-        .filter(|c| c.source != CallSource::Ingested)
-        .filter_map(|c| Some((c.provider, c.session_hash?)))
-        .collect();
-    if !measured.is_empty() {
-        view.calls.retain(|c| {
-            c.source != CallSource::Ingested || c.session_hash.is_none_or(|s| !measured.contains(&(c.provider, s)))
-        });
-    }
-    for (table, column, into) in [("limit_hit", "at_ms", &mut view.limits), ("work", "at_ms", &mut view.work)] {
-        let mut statement = conn.prepare_cached(&format!(
-            "SELECT provider, {column} FROM {table} WHERE {column} >= ?1 AND {column} < ?2"
-        ))?;
-        let mut rows = statement.query(params![since_ms, until_ms])?;
+fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>) -> rusqlite::Result<LedgerView> {
+    let mut view = LedgerView { summary: rollup::summarize(conn, version, range, by)?, ..LedgerView::default() };
+    for (table, into) in [("limit_hit", &mut view.limits), ("work", &mut view.work)] {
+        let mut statement =
+            conn.prepare_cached(&format!("SELECT provider, at_ms FROM {table} WHERE at_ms >= ?1 AND at_ms < ?2"))?;
+        let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
         while let Some(row) = rows.next()? {
-            if let Some(provider) = Provider::from_name(&row.get::<_, String>(0)?) {
+            if let Some(provider) = Provider::from_name(row.get_ref(0)?.as_str()?) {
                 into.push((provider, row.get(1)?));
             }
         }
@@ -611,13 +568,13 @@ fn load(conn: &Connection, since_ms: i64, until_ms: i64, details: bool) -> rusql
         "SELECT provider, observed_at_ms, window, window_minutes, used_percent, resets_at_ms
          FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2",
     )?;
-    let mut rows = statement.query(params![since_ms, until_ms])?;
+    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     while let Some(row) = rows.next()? {
-        let Some(provider) = Provider::from_name(&row.get::<_, String>(0)?) else { continue };
+        let Some(provider) = Provider::from_name(row.get_ref(0)?.as_str()?) else { continue };
         view.snapshots.push(SnapshotRow {
             provider,
             observed_ms: row.get(1)?,
-            window: WindowKind::from_name(&row.get::<_, String>(2)?).unwrap_or(WindowKind::Other),
+            window: WindowKind::from_name(row.get_ref(2)?.as_str()?).unwrap_or(WindowKind::Other),
             window_minutes: row.get(3)?,
             used_percent: row.get(4)?,
             resets_ms: row.get(5)?,

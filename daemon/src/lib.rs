@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod lines;
 pub mod quota;
 pub mod rendered;
+pub mod rollup;
 pub mod server;
 pub mod spool_ingest;
 pub mod sqlite;

@@ -5,71 +5,21 @@
 use bee_proto::ledger::{
     LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow, UsageGrouping, UsageReport, UsageRow,
 };
-use bee_proto::usage::Counters;
 use std::collections::BTreeMap;
-use std::time::{Duration, UNIX_EPOCH};
 
-use crate::ledger::{CallRow, LedgerView};
-
-/// A half-open range of unix milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Range {
-    pub since_ms: i64,
-    pub until_ms: i64,
-}
-
-impl Range {
-    fn len(self) -> u64 {
-        (self.until_ms - self.since_ms).max(0) as u64
-    }
-
-    /// `[start, end)` clipped to the range, when they overlap.
-    fn clip(self, start: i64, end: i64) -> Option<(i64, i64)> {
-        let (start, end) = (start.max(self.since_ms), end.min(self.until_ms));
-        (end > start).then_some((start, end))
-    }
-}
-
-/// RFC 3339 UTC (milliseconds) of unix milliseconds.
-pub fn utc(ms: i64) -> String {
-    bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
-}
-
-fn interval(call: &CallRow) -> Option<(i64, i64)> {
-    call.duration_ms.map(|d| (call.started_ms, call.started_ms.saturating_add(d.max(0))))
-}
-
-/// Summed clipped durations and the length of their union.
-fn times<'a>(calls: impl Iterator<Item = &'a CallRow>, range: Range) -> (u64, u64) {
-    let mut clipped: Vec<(i64, i64)> =
-        calls.filter_map(interval).filter_map(|(start, end)| range.clip(start, end)).collect();
-    let agent: u64 = clipped.iter().map(|(s, e)| (e - s) as u64).sum();
-    clipped.sort_unstable();
-    let mut used = 0u64;
-    let mut current: Option<(i64, i64)> = None;
-    for (start, end) in clipped {
-        match current {
-            Some((s, e)) if start <= e => current = Some((s, e.max(end))),
-            Some((s, e)) => {
-                used += (e - s) as u64;
-                current = Some((start, end));
-            }
-            None => current = Some((start, end)),
-        }
-    }
-    if let Some((s, e)) = current {
-        used += (e - s) as u64;
-    }
-    (agent, used)
-}
+use crate::ledger::LedgerView;
+pub use crate::rollup::{Range, utc};
 
 /// `beectl quota` over `view` for `range`, optionally one provider.
 pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaReport {
     let wanted = |p: Provider| only.is_none_or(|o| o == p);
-    let calls: Vec<&CallRow> = view.calls.iter().filter(|c| wanted(c.provider)).collect();
-    let (agent, used) = times(calls.iter().copied(), range);
-    let in_range = |at: i64| at >= range.since_ms && at < range.until_ms;
-    let mut providers: Vec<Provider> = calls.iter().map(|c| c.provider).collect();
+    let summary = &view.summary;
+    let overall = match only {
+        None => summary.all.clone(),
+        Some(provider) => summary.providers.get(&provider).cloned().unwrap_or_default(),
+    };
+    let in_range = |at: i64| range.contains(at);
+    let mut providers: Vec<Provider> = summary.providers.keys().copied().filter(|p| wanted(*p)).collect();
     providers.extend(view.snapshots.iter().map(|s| s.provider).filter(|p| wanted(*p)));
     providers.extend(view.limits.iter().chain(&view.work).map(|(p, _)| *p).filter(|p| wanted(*p)));
     providers.sort();
@@ -77,13 +27,12 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     let per_provider = providers
         .into_iter()
         .map(|provider| {
-            let mine = || calls.iter().copied().filter(move |c| c.provider == provider);
-            let (agent_time_ms, used_ms) = times(mine(), range);
+            let tally = summary.providers.get(&provider).cloned().unwrap_or_default();
             ProviderQuota {
                 provider,
-                calls: mine().count() as u64,
-                agent_time_ms,
-                used_ms,
+                calls: tally.calls,
+                agent_time_ms: tally.agent_ms,
+                used_ms: tally.used_ms,
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
                 crossed: view.limits.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
                 windows: windows(view, provider),
@@ -91,8 +40,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         })
         .collect();
     let mut issues = Vec::new();
-    let calls_without_duration = calls.iter().filter(|c| c.duration_ms.is_none()).count() as u64;
-    if calls_without_duration > 0 {
+    if overall.without_duration > 0 {
         issues.push("calls_without_duration".to_owned());
     }
     QuotaReport {
@@ -100,12 +48,12 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         since_utc: utc(range.since_ms),
         until_utc: utc(range.until_ms),
         provider: only,
-        agent_time_ms: agent,
-        used_ms: used,
-        idle_ms: range.len().saturating_sub(used),
+        agent_time_ms: overall.agent_ms,
+        used_ms: overall.used_ms,
+        idle_ms: range.len().saturating_sub(overall.used_ms),
         converted: view.work.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
         crossed: view.limits.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
-        calls_without_duration,
+        calls_without_duration: overall.without_duration,
         providers: per_provider,
         issues,
     }
@@ -143,39 +91,28 @@ fn windows(view: &LedgerView, provider: Provider) -> Vec<QuotaWindow> {
 
 /// `beectl status`: the quota view plus reported costs.
 pub fn status(view: &LedgerView, range: Range) -> LedgerStatus {
-    let costs: Vec<f64> = view
-        .calls
-        .iter()
-        .filter(|c| range.clip(c.started_ms, c.started_ms + 1).is_some())
-        .filter_map(|c| c.cost_usd)
-        .collect();
     LedgerStatus {
         quota: quota(view, range, None),
-        est_cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
-        calls_with_cost: costs.len() as u64,
+        est_cost_usd: view.summary.all.cost_usd,
+        calls_with_cost: view.summary.all.cost_calls,
     }
 }
 
-/// `beectl usage`: measured counters of the calls that started in `range`.
+/// `beectl usage`: measured counters of the calls that started in `range`,
+/// as `view` was read grouped by `by`.
 pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport {
-    let mut rows: BTreeMap<Option<String>, (u64, Counters)> = BTreeMap::new();
-    for call in view.calls.iter().filter(|c| c.started_ms >= range.since_ms && c.started_ms < range.until_ms) {
-        let key = match by {
-            UsageGrouping::Day => Some(utc(call.started_ms)[..10].to_owned()),
-            UsageGrouping::Session => call.session_id.clone(),
-            UsageGrouping::Model => call.model.clone(),
-        };
-        let entry = rows.entry(key).or_default();
-        entry.0 += 1;
-        entry.1.add(&call.tokens);
-    }
     UsageReport {
         schema_version: 1,
         by,
         since_utc: utc(range.since_ms),
         until_utc: utc(range.until_ms),
         source: "provider_reported_counters".to_owned(),
-        rows: rows.into_iter().map(|(key, (calls, tokens))| UsageRow { key, calls, tokens }).collect(),
+        rows: view
+            .summary
+            .usage
+            .iter()
+            .map(|(key, (calls, tokens))| UsageRow { key: key.clone(), calls: *calls, tokens: tokens.clone() })
+            .collect(),
         issues: Vec::new(),
     }
 }
@@ -184,15 +121,14 @@ pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport 
 mod tests {
     use super::*;
     use crate::ledger::SnapshotRow;
-    use bee_proto::usage::WindowKind;
+    use crate::rollup::{CallRow, Summary};
+    use bee_proto::usage::{Counters, WindowKind};
 
     const H: i64 = 3_600_000;
     const M: i64 = 60_000;
 
     fn call(provider: Provider, start: i64, duration: Option<i64>, cost: Option<f64>) -> CallRow {
         CallRow {
-            source: bee_proto::ledger::CallSource::Run,
-            session_hash: None,
             started_ms: start,
             duration_ms: duration,
             provider,
@@ -203,20 +139,23 @@ mod tests {
         }
     }
 
+    /// The view of `calls` as the records give it (no aggregates involved).
+    fn calls_view(calls: Vec<CallRow>, range: Range, by: Option<UsageGrouping>) -> LedgerView {
+        LedgerView { summary: Summary::of_calls(&calls, range, by), ..LedgerView::default() }
+    }
+
     #[test]
     fn overlapping_calls_count_twice_in_agent_time_once_in_used() {
         // Window 10:00–15:00 (as ms from 0 = 10:00).
         let range = Range { since_ms: 0, until_ms: 5 * H };
-        let view = LedgerView {
-            calls: vec![
-                call(Provider::Claude, 60 * M, Some(60 * M), None),    // 11:00–12:00
-                call(Provider::Codex, 90 * M, Some(60 * M), None),     // 11:30–12:30
-                call(Provider::Claude, 4 * H + 30 * M, Some(H), None), // 14:30–15:30, clipped to 30 min
-                call(Provider::Claude, -30 * M, Some(H), None),        // 09:30–10:30, clipped to 30 min
-                call(Provider::Claude, 2 * H, None, None),             // duration unknown
-            ],
-            ..LedgerView::default()
-        };
+        let calls = vec![
+            call(Provider::Claude, 60 * M, Some(60 * M), None),    // 11:00–12:00
+            call(Provider::Codex, 90 * M, Some(60 * M), None),     // 11:30–12:30
+            call(Provider::Claude, 4 * H + 30 * M, Some(H), None), // 14:30–15:30, clipped to 30 min
+            call(Provider::Claude, -30 * M, Some(H), None),        // 09:30–10:30, clipped to 30 min
+            call(Provider::Claude, 2 * H, None, None),             // duration unknown
+        ];
+        let view = calls_view(calls, range, None);
         let report = quota(&view, range, None);
         assert_eq!(report.agent_time_ms as i64, 60 * M + 60 * M + 30 * M + 30 * M);
         assert_eq!(report.used_ms as i64, 90 * M + 30 * M + 30 * M, "11:00–12:30 once, plus both clipped ends");
@@ -265,9 +204,9 @@ mod tests {
     #[test]
     fn cost_unknown_is_null_and_a_reported_zero_is_zero() {
         let range = Range { since_ms: 0, until_ms: H };
-        let unknown = LedgerView { calls: vec![call(Provider::Claude, 0, Some(M), None)], ..LedgerView::default() };
+        let unknown = calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range, None);
         assert_eq!(status(&unknown, range).est_cost_usd, None);
-        let zero = LedgerView { calls: vec![call(Provider::Claude, 0, Some(M), Some(0.0))], ..LedgerView::default() };
+        let zero = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.0))], range, None);
         assert_eq!((status(&zero, range).est_cost_usd, status(&zero, range).calls_with_cost), (Some(0.0), 1));
     }
 
@@ -277,13 +216,13 @@ mod tests {
         let mut late = call(Provider::Codex, 30 * H, Some(M), None);
         late.model = None;
         late.tokens = Counters { input_tokens: Some(5), reasoning_output_tokens: Some(2), ..Counters::default() };
-        let view = LedgerView { calls: vec![call(Provider::Claude, H, Some(M), None), late], ..LedgerView::default() };
-        let by_day = usage(&view, range, UsageGrouping::Day);
+        let calls = vec![call(Provider::Claude, H, Some(M), None), late];
+        let by_day = usage(&calls_view(calls.clone(), range, Some(UsageGrouping::Day)), range, UsageGrouping::Day);
         assert_eq!(by_day.rows.len(), 2);
         assert_eq!(by_day.rows[0].key.as_deref(), Some("1970-01-01"));
         assert_eq!(by_day.rows[1].tokens.output_tokens, None);
         assert_eq!(by_day.rows[1].tokens.reasoning_output_tokens, Some(2));
-        let by_model = usage(&view, range, UsageGrouping::Model);
+        let by_model = usage(&calls_view(calls, range, Some(UsageGrouping::Model)), range, UsageGrouping::Model);
         assert_eq!(by_model.rows[0].key, None, "a call that named no model is grouped as unknown");
     }
 }

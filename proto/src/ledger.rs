@@ -229,13 +229,13 @@ pub struct LedgerStatus {
     pub calls_with_cost: u64,
 }
 
-/// How `beectl usage` groups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UsageGrouping {
-    Day,
-    Session,
-    Model,
+named! {
+    /// How `beectl usage` groups calls.
+    pub enum UsageGrouping {
+        Day => "day",
+        Session => "session",
+        Model => "model",
+    }
 }
 
 /// One group of `beectl usage`.

@@ -1,0 +1,804 @@
+//! The aggregates `beectl quota`, `status` and `usage` read instead of a
+//! million call rows: per hour and provider (and for all providers together)
+//! the calls that started, their agent time and Used clipped to the hour,
+//! calls of unknown duration and the reported cost; per hour, the token
+//! counters by day, session and model.
+//!
+//! They are derived data, never evidence. An append marks every hour it
+//! touches dirty in its own transaction; [`settle`] recomputes dirty hours
+//! from the records. A reader takes clean hours from the aggregates and the
+//! partial hours at a range's edges, and any dirty hour, from the records
+//! themselves — so an aggregate is used only once it agrees with the ledger,
+//! and Used stays exact: intervals clipped to different hours are disjoint,
+//! so the union over a range is the sum of the unions within its hours.
+
+use bee_proto::ledger::{CallSource, Provider, UsageGrouping};
+use bee_proto::usage::Counters;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::ledger::clamp;
+
+/// The aggregates' granularity.
+pub const HOUR_MS: i64 = 3_600_000;
+
+/// Longest call the views follow: a call is taken to end at most this long
+/// after it started (a week: no quota window is longer), which also bounds
+/// how far back a range looks for calls that ran into it.
+pub const MAX_CALL_MS: i64 = 7 * 24 * HOUR_MS;
+
+/// Schema version from which the aggregates exist.
+pub const ROLLUP_SCHEMA: u32 = 4;
+
+/// Adds the aggregates and marks every hour already in the ledger dirty.
+pub const MIGRATION: &str = r#"
+    CREATE TABLE rollup_time (
+        hour_ms           INTEGER NOT NULL,
+        provider          TEXT NOT NULL,   -- '' for all providers: their union
+        calls             INTEGER NOT NULL,
+        without_duration  INTEGER NOT NULL,
+        agent_ms          INTEGER NOT NULL,
+        used_ms           INTEGER NOT NULL,
+        cost_usd          REAL,            -- NULL when no call reported one
+        cost_calls        INTEGER NOT NULL,
+        PRIMARY KEY (hour_ms, provider)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE rollup_usage (
+        grouping                     TEXT NOT NULL,
+        hour_ms                      INTEGER NOT NULL,
+        key                          TEXT,
+        calls                        INTEGER NOT NULL,
+        input_tokens                 INTEGER,
+        cached_input_tokens          INTEGER,
+        cache_creation_input_tokens  INTEGER,
+        cache_read_input_tokens      INTEGER,
+        output_tokens                INTEGER,
+        reasoning_output_tokens      INTEGER,
+        total_tokens                 INTEGER
+    ) STRICT;
+    CREATE INDEX rollup_usage_hour ON rollup_usage (grouping, hour_ms);
+    CREATE TABLE rollup_dirty (hour_ms INTEGER PRIMARY KEY NOT NULL) STRICT;
+    -- Sessions a producer measured: their ingested calls are not counted again.
+    CREATE TABLE measured_session (
+        provider   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        PRIMARY KEY (provider, session_id)
+    ) STRICT, WITHOUT ROWID;
+    -- Where a session's ingested calls lie: the hours to settle again when a
+    -- producer measures that session later.
+    CREATE TABLE session_span (
+        provider   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        first_ms   INTEGER NOT NULL,
+        end_ms     INTEGER NOT NULL,
+        PRIMARY KEY (provider, session_id)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE longest_call (id INTEGER PRIMARY KEY CHECK (id = 1), duration_ms INTEGER NOT NULL) STRICT;
+
+    INSERT INTO measured_session
+        SELECT DISTINCT provider, session_id FROM call WHERE source != 'ingested' AND session_id IS NOT NULL;
+    INSERT INTO session_span
+        SELECT provider, session_id, MIN(started_at_ms), MAX(started_at_ms + MIN(COALESCE(duration_ms, 0), 604800000))
+        FROM call WHERE source = 'ingested' AND session_id IS NOT NULL GROUP BY provider, session_id;
+    INSERT INTO longest_call VALUES (1, MIN(COALESCE((SELECT MAX(duration_ms) FROM call), 0), 604800000));
+    WITH RECURSIVE hours(at, last) AS (
+        SELECT started_at_ms / 3600000 * 3600000,
+               (started_at_ms + MIN(MAX(COALESCE(duration_ms, 0), 1), 604800000) - 1) / 3600000 * 3600000
+        FROM call
+        UNION ALL SELECT at + 3600000, last FROM hours WHERE at < last
+    )
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT at FROM hours;
+"#;
+
+/// A half-open range of unix milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub since_ms: i64,
+    pub until_ms: i64,
+}
+
+impl Range {
+    pub fn len(self) -> u64 {
+        (self.until_ms - self.since_ms).max(0) as u64
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.until_ms <= self.since_ms
+    }
+
+    pub fn contains(self, at: i64) -> bool {
+        at >= self.since_ms && at < self.until_ms
+    }
+
+    /// `[start, end)` clipped to the range, when they overlap.
+    pub fn clip(self, start: i64, end: i64) -> Option<(i64, i64)> {
+        let (start, end) = (start.max(self.since_ms), end.min(self.until_ms));
+        (end > start).then_some((start, end))
+    }
+}
+
+/// RFC 3339 UTC (milliseconds) of unix milliseconds.
+pub fn utc(ms: i64) -> String {
+    bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+}
+
+fn hour_of(ms: i64) -> i64 {
+    ms.div_euclid(HOUR_MS) * HOUR_MS
+}
+
+/// A call as the views need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRow {
+    pub started_ms: i64,
+    pub duration_ms: Option<i64>,
+    pub provider: Provider,
+    pub model: Option<String>,
+    pub session_id: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub tokens: Counters,
+}
+
+impl CallRow {
+    /// `[start, end)`, when the duration is known; at most [`MAX_CALL_MS`].
+    fn interval(&self) -> Option<(i64, i64)> {
+        self.duration_ms.map(|d| (self.started_ms, self.started_ms.saturating_add(d.clamp(0, MAX_CALL_MS))))
+    }
+
+    /// Whether the call started before `at` and was still running then.
+    fn runs_into(&self, at: i64) -> bool {
+        self.interval().is_some_and(|(start, end)| start < at && end > at)
+    }
+
+    /// Whether the call has a part in `range`; at an empty range's instant,
+    /// whether it was running then.
+    fn overlaps(&self, range: Range) -> bool {
+        range.contains(self.started_ms)
+            || self.runs_into(range.since_ms)
+            || self.interval().is_some_and(|(start, end)| range.clip(start, end).is_some())
+    }
+
+    fn usage_key(&self, by: UsageGrouping) -> Option<String> {
+        match by {
+            UsageGrouping::Day => Some(utc(self.started_ms)[..10].to_owned()),
+            UsageGrouping::Session => self.session_id.clone(),
+            UsageGrouping::Model => self.model.clone(),
+        }
+    }
+}
+
+/// Additive time figures of a set of calls over a range.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    /// Calls that started in the range (and, at a range's start, those that
+    /// started earlier and ran into it).
+    pub calls: u64,
+    pub without_duration: u64,
+    pub agent_ms: u64,
+    pub used_ms: u64,
+    /// Sum of the costs reported by calls that started in the range; `None`
+    /// when none reported one.
+    pub cost_usd: Option<f64>,
+    pub cost_calls: u64,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.calls += other.calls;
+        self.without_duration += other.without_duration;
+        self.agent_ms += other.agent_ms;
+        self.used_ms += other.used_ms;
+        self.cost_calls += other.cost_calls;
+        if let Some(cost) = other.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+
+    /// The figures of `calls` (those overlapping `range`) over `range`.
+    fn of<'a>(calls: impl Iterator<Item = &'a CallRow>, range: Range, count_earlier: bool) -> Tally {
+        let mut tally = Tally::default();
+        let mut clipped = Vec::new();
+        for call in calls {
+            let started_here = range.contains(call.started_ms);
+            let interval = call.interval();
+            let piece = interval.and_then(|(start, end)| range.clip(start, end));
+            if started_here || (count_earlier && call.runs_into(range.since_ms)) {
+                tally.calls += 1;
+            }
+            if started_here {
+                tally.without_duration += u64::from(interval.is_none());
+                if let Some(cost) = call.cost_usd {
+                    tally.cost_calls += 1;
+                    tally.cost_usd = Some(tally.cost_usd.unwrap_or(0.0) + cost);
+                }
+            }
+            clipped.extend(piece);
+        }
+        let (agent, used) = times(&mut clipped);
+        tally.agent_ms = agent;
+        tally.used_ms = used;
+        tally
+    }
+}
+
+/// Summed lengths and the length of the union of `[start, end)` intervals.
+fn times(intervals: &mut [(i64, i64)]) -> (u64, u64) {
+    let agent = intervals.iter().map(|(s, e)| (e - s) as u64).sum();
+    intervals.sort_unstable();
+    let mut used = 0u64;
+    let mut current: Option<(i64, i64)> = None;
+    for &(start, end) in intervals.iter() {
+        match current {
+            Some((s, e)) if start <= e => current = Some((s, e.max(end))),
+            Some((s, e)) => {
+                used += (e - s) as u64;
+                current = Some((start, end));
+            }
+            None => current = Some((start, end)),
+        }
+    }
+    if let Some((s, e)) = current {
+        used += (e - s) as u64;
+    }
+    (agent, used)
+}
+
+/// Token counters by group key of the calls that started in `range`.
+pub type UsageGroups = BTreeMap<Option<String>, (u64, Counters)>;
+
+fn usage_of<'a>(calls: impl Iterator<Item = &'a CallRow>, range: Range, by: UsageGrouping, into: &mut UsageGroups) {
+    for call in calls.filter(|c| range.contains(c.started_ms)) {
+        let entry = into.entry(call.usage_key(by)).or_default();
+        entry.0 += 1;
+        entry.1.add(&call.tokens);
+    }
+}
+
+/// What the views say about the calls of a range.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// All providers together (Used is their union, not a sum).
+    pub all: Tally,
+    pub providers: BTreeMap<Provider, Tally>,
+    /// Filled when a grouping was asked for.
+    pub usage: UsageGroups,
+}
+
+impl Summary {
+    /// Computed from `calls` themselves: those overlapping `range`.
+    pub fn of_calls(calls: &[CallRow], range: Range, by: Option<UsageGrouping>) -> Summary {
+        Summary::of(calls, range, by, true)
+    }
+
+    fn of(calls: &[CallRow], range: Range, by: Option<UsageGrouping>, count_earlier: bool) -> Summary {
+        let mut providers: Vec<Provider> = calls.iter().map(|c| c.provider).collect();
+        providers.sort();
+        providers.dedup();
+        let mut summary = Summary { all: Tally::of(calls.iter(), range, count_earlier), ..Summary::default() };
+        for provider in providers {
+            let tally = Tally::of(calls.iter().filter(|c| c.provider == provider), range, count_earlier);
+            if tally.calls > 0 || tally.agent_ms > 0 {
+                summary.providers.insert(provider, tally);
+            }
+        }
+        if let Some(by) = by {
+            usage_of(calls.iter(), range, by, &mut summary.usage);
+        }
+        summary
+    }
+
+    fn add(&mut self, other: Summary) {
+        self.all.add(&other.all);
+        for (provider, tally) in other.providers {
+            self.providers.entry(provider).or_default().add(&tally);
+        }
+        for (key, (calls, tokens)) in other.usage {
+            let entry = self.usage.entry(key).or_default();
+            entry.0 += calls;
+            entry.1.add(&tokens);
+        }
+    }
+}
+
+/// What an append did to the calls, collected while it inserts and written
+/// in the same transaction.
+#[derive(Debug, Default)]
+pub struct Touched {
+    hours: BTreeSet<i64>,
+    longest: i64,
+    ingested: HashMap<(Provider, String), (i64, i64)>,
+    measured: BTreeSet<(Provider, String)>,
+}
+
+impl Touched {
+    /// A call was inserted.
+    pub fn call(&mut self, row: &CallRow, source: CallSource) {
+        let (start, end) = row.interval().unwrap_or((row.started_ms, row.started_ms));
+        self.longest = self.longest.max(end - start);
+        self.mark(start, end);
+        if let Some(session) = &row.session_id {
+            if source == CallSource::Ingested {
+                let span = self.ingested.entry((row.provider, session.clone())).or_insert((start, end));
+                *span = (span.0.min(start), span.1.max(end));
+            } else {
+                self.measured.insert((row.provider, session.clone()));
+            }
+        }
+    }
+
+    fn mark(&mut self, start: i64, end: i64) {
+        let mut hour = hour_of(start);
+        let last = hour_of(end.max(start + 1) - 1);
+        while hour <= last {
+            self.hours.insert(hour);
+            hour += HOUR_MS;
+        }
+    }
+
+    /// Writes what changed for the aggregates; part of the append's transaction.
+    pub fn write(mut self, tx: &Connection) -> rusqlite::Result<()> {
+        if self.hours.is_empty() && self.measured.is_empty() {
+            return Ok(());
+        }
+        tx.prepare_cached("UPDATE longest_call SET duration_ms = MAX(duration_ms, ?1) WHERE id = 1")?
+            .execute([self.longest])?;
+        let mut span = tx.prepare_cached(
+            "INSERT INTO session_span (provider, session_id, first_ms, end_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (provider, session_id) DO UPDATE SET first_ms = MIN(first_ms, ?3), end_ms = MAX(end_ms, ?4)",
+        )?;
+        for ((provider, session), (first, end)) in &self.ingested {
+            span.execute(params![provider.as_str(), session, first, end])?;
+        }
+        // A session measured for the first time: its ingested calls leave the
+        // aggregates of every hour they lie in.
+        let mut measured =
+            tx.prepare_cached("INSERT OR IGNORE INTO measured_session (provider, session_id) VALUES (?1, ?2)")?;
+        let mut spans =
+            tx.prepare_cached("SELECT first_ms, end_ms FROM session_span WHERE provider = ?1 AND session_id = ?2")?;
+        for (provider, session) in std::mem::take(&mut self.measured) {
+            if measured.execute(params![provider.as_str(), session])? == 1 {
+                let span: Option<(i64, i64)> = spans
+                    .query_row(params![provider.as_str(), session], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()?;
+                if let Some((first, end)) = span {
+                    self.mark(first, end);
+                }
+            }
+        }
+        let mut dirty = tx.prepare_cached("INSERT OR IGNORE INTO rollup_dirty (hour_ms) VALUES (?1)")?;
+        for hour in &self.hours {
+            dirty.execute([hour])?;
+        }
+        Ok(())
+    }
+}
+
+/// How far before a range a call that runs into it can have started.
+fn lookback(conn: &Connection, version: u32) -> rusqlite::Result<i64> {
+    if version < ROLLUP_SCHEMA {
+        return Ok(MAX_CALL_MS);
+    }
+    let longest: Option<i64> =
+        conn.query_row("SELECT duration_ms FROM longest_call WHERE id = 1", [], |row| row.get(0)).optional()?;
+    Ok(longest.unwrap_or(MAX_CALL_MS).clamp(0, MAX_CALL_MS))
+}
+
+/// Calls overlapping `range`, without the ingested calls of sessions a
+/// producer measured (they would count the same work twice).
+pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) -> rusqlite::Result<Vec<CallRow>> {
+    let lookback = lookback(conn, version)?;
+    // Stores from before the aggregates derive the measured sessions on the fly.
+    let measured = if version < ROLLUP_SCHEMA {
+        "WITH measured_session AS (SELECT DISTINCT provider, session_id FROM call
+                                   WHERE source != 'ingested' AND session_id IS NOT NULL) "
+    } else {
+        ""
+    };
+    let mut statement = conn.prepare_cached(&format!(
+        "{measured}SELECT started_at_ms, duration_ms, provider, cost_usd, model, session_id, input_tokens,
+                cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
+                reasoning_output_tokens, total_tokens
+         FROM call c WHERE started_at_ms >= ?1 AND started_at_ms < ?2
+           AND NOT (source = '{ingested}' AND session_id IS NOT NULL AND EXISTS (
+                SELECT 1 FROM measured_session m WHERE m.provider = c.provider AND m.session_id = c.session_id))",
+        ingested = CallSource::Ingested.as_str()
+    ))?;
+    let mut rows = statement.query(params![range.since_ms.saturating_sub(lookback), range.until_ms])?;
+    let count = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
+    let mut calls = Vec::new();
+    while let Some(row) = rows.next()? {
+        // Borrowed, not allocated: a range may hold a million calls.
+        let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
+        let call = CallRow {
+            started_ms: row.get(0)?,
+            duration_ms: row.get(1)?,
+            provider,
+            cost_usd: row.get(3)?,
+            model: if details { row.get(4)? } else { None },
+            session_id: if details { row.get(5)? } else { None },
+            tokens: if details {
+                Counters {
+                    input_tokens: count(row.get(6)?),
+                    cached_input_tokens: count(row.get(7)?),
+                    cache_creation_input_tokens: count(row.get(8)?),
+                    cache_read_input_tokens: count(row.get(9)?),
+                    output_tokens: count(row.get(10)?),
+                    reasoning_output_tokens: count(row.get(11)?),
+                    total_tokens: count(row.get(12)?),
+                }
+            } else {
+                Counters::default()
+            },
+        };
+        if call.overlaps(range) {
+            calls.push(call);
+        }
+    }
+    Ok(calls)
+}
+
+/// Recomputes every dirty hour from the records; returns how many.
+pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
+    let dirty: Vec<i64> = conn
+        .prepare("SELECT hour_ms FROM rollup_dirty ORDER BY hour_ms")?
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    // Contiguous dirty hours are settled a day at a time: one read of the
+    // records per day, memory bounded by a day's calls.
+    let mut chunks: Vec<Vec<i64>> = Vec::new();
+    for hour in &dirty {
+        match chunks.last_mut() {
+            Some(chunk) if chunk.len() < 24 && chunk.last().is_some_and(|last| last + HOUR_MS == *hour) => {
+                chunk.push(*hour)
+            }
+            _ => chunks.push(vec![*hour]),
+        }
+    }
+    for chunk in chunks {
+        let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { continue };
+        let tx = conn.unchecked_transaction()?;
+        let calls = load_calls(&tx, ROLLUP_SCHEMA, Range { since_ms: first, until_ms: last + HOUR_MS }, true)?;
+        for hour in chunk {
+            let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
+            let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
+            write_hour(&tx, range, &mine)?;
+        }
+        tx.commit()?;
+    }
+    Ok(dirty.len() as u64)
+}
+
+fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow]) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
+    let mut clear = tx.prepare_cached("DELETE FROM rollup_usage WHERE grouping = ?1 AND hour_ms = ?2")?;
+    for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
+        clear.execute(params![by.as_str(), hour.since_ms])?;
+    }
+    let summary = Summary::of(calls, hour, None, false);
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO rollup_time (hour_ms, provider, calls, without_duration, agent_ms, used_ms, cost_usd, cost_calls)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    let all = (!calls.is_empty()).then_some(("", &summary.all));
+    for (provider, tally) in all.into_iter().chain(summary.providers.iter().map(|(p, t)| (p.as_str(), t))) {
+        insert.execute(params![
+            hour.since_ms,
+            provider,
+            clamp(tally.calls),
+            clamp(tally.without_duration),
+            clamp(tally.agent_ms),
+            clamp(tally.used_ms),
+            tally.cost_usd,
+            clamp(tally.cost_calls)
+        ])?;
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO rollup_usage (grouping, hour_ms, key, calls, input_tokens, cached_input_tokens,
+             cache_creation_input_tokens, cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
+        let mut groups = UsageGroups::new();
+        usage_of(calls.iter(), hour, by, &mut groups);
+        for (key, (count, t)) in groups {
+            let n = |v: Option<u64>| v.map(clamp);
+            insert.execute(params![
+                by.as_str(),
+                hour.since_ms,
+                key,
+                clamp(count),
+                n(t.input_tokens),
+                n(t.cached_input_tokens),
+                n(t.cache_creation_input_tokens),
+                n(t.cache_read_input_tokens),
+                n(t.output_tokens),
+                n(t.reasoning_output_tokens),
+                n(t.total_tokens)
+            ])?;
+        }
+    }
+    tx.prepare_cached("DELETE FROM rollup_dirty WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
+    Ok(())
+}
+
+/// The summary of `range`: clean whole hours from the aggregates, the rest
+/// (the range's partial first and last hours, dirty hours, or everything
+/// on a store from before the aggregates) from the records.
+pub fn summarize(
+    conn: &Connection,
+    version: u32,
+    range: Range,
+    by: Option<UsageGrouping>,
+) -> rusqlite::Result<Summary> {
+    let first_full = hour_of(range.since_ms.saturating_add(HOUR_MS - 1));
+    let last_full = hour_of(range.until_ms);
+    if version < ROLLUP_SCHEMA || first_full >= last_full {
+        return from_records(conn, version, range, by, true);
+    }
+    let full = Range { since_ms: first_full, until_ms: last_full };
+    let dirty: Vec<i64> = conn
+        .prepare_cached("SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2 ORDER BY hour_ms")?
+        .query_map(params![full.since_ms, full.until_ms], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut summary = from_aggregates(conn, full, by)?;
+    // Ranges read from the records, adjacent ones merged: the range's start
+    // (even when empty: calls that ran into the range are counted there),
+    // each dirty hour, the range's end.
+    let mut raw: Vec<Range> = vec![Range { since_ms: range.since_ms, until_ms: first_full }];
+    for hour in dirty.into_iter().chain(std::iter::once(last_full)) {
+        let until = if hour == last_full { range.until_ms } else { hour + HOUR_MS };
+        match raw.last_mut() {
+            Some(last) if last.until_ms == hour => last.until_ms = until,
+            _ => raw.push(Range { since_ms: hour, until_ms: until }),
+        }
+    }
+    for part in raw {
+        summary.add(from_records(conn, version, part, by, part.since_ms == range.since_ms)?);
+    }
+    Ok(summary)
+}
+
+fn from_records(
+    conn: &Connection,
+    version: u32,
+    range: Range,
+    by: Option<UsageGrouping>,
+    count_earlier: bool,
+) -> rusqlite::Result<Summary> {
+    let calls = load_calls(conn, version, range, by.is_some())?;
+    Ok(Summary::of(&calls, range, by, count_earlier))
+}
+
+fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) -> rusqlite::Result<Summary> {
+    let mut summary = Summary::default();
+    let mut statement = conn.prepare_cached(
+        "SELECT provider, SUM(calls), SUM(without_duration), SUM(agent_ms), SUM(used_ms), SUM(cost_usd), SUM(cost_calls)
+         FROM rollup_time WHERE hour_ms >= ?1 AND hour_ms < ?2
+           AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2)
+         GROUP BY provider",
+    )?;
+    let mut rows = statement.query(params![full.since_ms, full.until_ms])?;
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    while let Some(row) = rows.next()? {
+        let tally = Tally {
+            calls: count(row.get(1)?),
+            without_duration: count(row.get(2)?),
+            agent_ms: count(row.get(3)?),
+            used_ms: count(row.get(4)?),
+            cost_usd: row.get(5)?,
+            cost_calls: count(row.get(6)?),
+        };
+        match row.get_ref(0)?.as_str()? {
+            "" => summary.all = tally,
+            name => {
+                if let Some(provider) = Provider::from_name(name) {
+                    summary.providers.insert(provider, tally);
+                }
+            }
+        }
+    }
+    let Some(by) = by else { return Ok(summary) };
+    let mut statement = conn.prepare_cached(
+        "SELECT key, SUM(calls), SUM(input_tokens), SUM(cached_input_tokens), SUM(cache_creation_input_tokens),
+                SUM(cache_read_input_tokens), SUM(output_tokens), SUM(reasoning_output_tokens), SUM(total_tokens)
+         FROM rollup_usage WHERE grouping = ?1 AND hour_ms >= ?2 AND hour_ms < ?3
+           AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?2 AND hour_ms < ?3)
+         GROUP BY key",
+    )?;
+    let mut rows = statement.query(params![by.as_str(), full.since_ms, full.until_ms])?;
+    let tokens = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
+    while let Some(row) = rows.next()? {
+        let counters = Counters {
+            input_tokens: tokens(row.get(2)?),
+            cached_input_tokens: tokens(row.get(3)?),
+            cache_creation_input_tokens: tokens(row.get(4)?),
+            cache_read_input_tokens: tokens(row.get(5)?),
+            output_tokens: tokens(row.get(6)?),
+            reasoning_output_tokens: tokens(row.get(7)?),
+            total_tokens: tokens(row.get(8)?),
+        };
+        summary.usage.insert(row.get(0)?, (count(row.get(1)?), counters));
+    }
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::{self, Ledger};
+    use bee_proto::ledger::{CallRecord, LedgerRecord};
+
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn call(random: &mut Random, base: i64) -> LedgerRecord {
+        let at = base + random.below(72 * HOUR_MS as u64) as i64;
+        let duration = match random.below(10) {
+            0 => None,
+            1 => Some(random.below(2 * MAX_CALL_MS as u64)), // beyond the longest call followed
+            2 => Some(random.below(30 * HOUR_MS as u64)),
+            _ => Some(random.below(20 * 60_000)),
+        };
+        let source = [CallSource::Run, CallSource::HookTurn, CallSource::Ingested, CallSource::Ingested]
+            [random.below(4) as usize];
+        LedgerRecord::Call(Box::new(CallRecord {
+            record_id: uuid::Uuid::from_u128(
+                u128::from(random.below(u64::MAX)) << 64 | u128::from(random.below(u64::MAX)),
+            ),
+            source,
+            provider: if random.below(3) == 0 { Provider::Codex } else { Provider::Claude },
+            started_at_utc: utc(at),
+            duration_ms: duration,
+            success: Some(true),
+            model: (random.below(5) != 0).then(|| format!("model-{}", random.below(3))),
+            project_path: None,
+            cost_usd: (random.below(3) == 0).then(|| random.below(100) as f64 / 4.0),
+            tokens: (random.below(4) != 0).then(|| Counters {
+                input_tokens: Some(random.below(10_000)),
+                output_tokens: (random.below(2) == 0).then(|| random.below(900)),
+                ..Counters::default()
+            }),
+            quota_snapshots: Vec::new(),
+            model_invocations: None,
+            context_window: None,
+            context_tokens: None,
+            compactions: None,
+            session_id: (random.below(6) != 0).then(|| format!("session-{}", random.below(12))),
+        }))
+    }
+
+    /// The figures computed from the records alone, for comparison.
+    fn from_records_only(dir: &std::path::Path, range: Range, by: UsageGrouping) -> Summary {
+        let conn = rusqlite::Connection::open(dir.join(ledger::DB_FILE)).unwrap();
+        let calls = load_calls(&conn, ROLLUP_SCHEMA, range, true).unwrap();
+        Summary::of_calls(&calls, range, Some(by))
+    }
+
+    fn same(a: &Summary, b: &Summary) -> bool {
+        let cost = |t: &Tally| t.cost_usd.map(|c| (c * 4.0).round() as i64);
+        let strip = |t: &Tally| Tally { cost_usd: None, ..t.clone() };
+        let tallies = |s: &Summary| {
+            std::iter::once(&s.all).chain(s.providers.values()).map(|t| (strip(t), cost(t))).collect::<Vec<_>>()
+        };
+        tallies(a) == tallies(b) && a.providers.keys().eq(b.providers.keys()) && a.usage == b.usage
+    }
+
+    #[test]
+    fn aggregates_agree_with_the_records_for_any_range_settled_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("ledger");
+        let mut ledger = Ledger::open(&store).unwrap();
+        let mut random = Random(0x2545_f491_4f6c_dd1d);
+        let base = 1_764_000_000_000 + 1_234_567;
+        for round in 0..6 {
+            let batch: Vec<LedgerRecord> = (0..150).map(|_| call(&mut random, base)).collect();
+            ledger.append_at(&batch, &[]).unwrap();
+            // Leave the last rounds unsettled: readers must take dirty hours from the records.
+            if round < 4 {
+                ledger.settle();
+            }
+            for _ in 0..12 {
+                let since = base - 2 * HOUR_MS + random.below(80 * HOUR_MS as u64) as i64;
+                let since = if random.below(3) == 0 { hour_of(since) } else { since };
+                let until = since + 1 + random.below(40 * HOUR_MS as u64) as i64;
+                let range = Range { since_ms: since, until_ms: until };
+                let by = [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model][random.below(3) as usize];
+                let view = ledger::read_range(&store, range, Some(by)).unwrap();
+                let expected = from_records_only(&store, range, by);
+                assert!(
+                    same(&view.summary, &expected),
+                    "round {round} {range:?} {by:?}\n{:#?}\n{expected:#?}",
+                    view.summary
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_session_measured_later_leaves_the_aggregates_of_its_ingested_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("ledger");
+        let mut ledger = Ledger::open(&store).unwrap();
+        let base = 1_764_000_000_000;
+        let record = |source: CallSource, at: i64, id: u128| {
+            LedgerRecord::Call(Box::new(CallRecord {
+                record_id: uuid::Uuid::from_u128(id),
+                source,
+                provider: Provider::Claude,
+                started_at_utc: utc(at),
+                duration_ms: Some(600_000),
+                success: None,
+                model: None,
+                project_path: None,
+                cost_usd: None,
+                tokens: None,
+                quota_snapshots: Vec::new(),
+                model_invocations: None,
+                context_window: None,
+                context_tokens: None,
+                compactions: None,
+                session_id: Some("s-1".to_owned()),
+            }))
+        };
+        // Ingested calls across three hours, settled.
+        let ingested: Vec<LedgerRecord> =
+            (0..3).map(|h| record(CallSource::Ingested, base + h * HOUR_MS + 60_000, h as u128 + 1)).collect();
+        ledger.append(&ingested).unwrap();
+        let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 5 * HOUR_MS };
+        let before = ledger::read_range(&store, range, None).unwrap().summary;
+        assert_eq!((before.all.calls, before.all.agent_ms), (3, 1_800_000));
+        // A hook turn of the same session: its ingested calls no longer count.
+        ledger.append(&[record(CallSource::HookTurn, base + 30 * 60_000, 99)]).unwrap();
+        let after = ledger::read_range(&store, range, None).unwrap().summary;
+        assert_eq!((after.all.calls, after.all.agent_ms), (1, 600_000));
+    }
+
+    #[test]
+    fn upgrading_a_store_marks_its_hours_dirty_and_settles_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("ledger");
+        let before = &ledger::MIGRATIONS[..ROLLUP_SCHEMA as usize - 1];
+        let writer = crate::sqlite::open_writer(&store, ledger::DB_FILE, before).unwrap();
+        let base = 1_764_000_000_000i64;
+        for (n, (source, at, duration, session)) in [
+            ("run", base, Some(3 * HOUR_MS), Some("a")),
+            ("ingested", base + 60_000, Some(60_000), Some("a")),
+            ("ingested", base + 5 * HOUR_MS, None, Some("b")),
+            ("hook_turn", base + 9 * HOUR_MS + 1, Some(10), None),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            writer
+                .conn
+                .execute(
+                    "INSERT INTO call (record_id, source, provider, started_at_utc, started_at_ms, duration_ms, session_id)
+                     VALUES (?1, ?2, 'claude', ?3, ?4, ?5, ?6)",
+                    params![n.to_string(), source, utc(at), at, duration, session],
+                )
+                .unwrap();
+        }
+        drop(writer);
+        let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 12 * HOUR_MS };
+        let mut ledger = Ledger::open(&store).unwrap();
+        let expected = from_records_only(&store, range, UsageGrouping::Model);
+        assert_eq!(
+            (expected.all.calls, expected.all.agent_ms, expected.all.without_duration),
+            (3, 3 * HOUR_MS as u64 + 10, 1)
+        );
+        assert!(same(&ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
+        ledger.settle();
+        let conn = rusqlite::Connection::open(store.join(ledger::DB_FILE)).unwrap();
+        let dirty: i64 = conn.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |r| r.get(0)).unwrap();
+        assert_eq!(dirty, 0);
+        assert!(same(&ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
+    }
+}
