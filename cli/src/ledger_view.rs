@@ -20,7 +20,9 @@ pub fn quota(ask: LedgerAsk) -> Rendered {
 
 pub fn status(ask: LedgerAsk) -> Rendered {
     with_view(&ask, None, |view, range| {
-        let report = quota::status(view, range);
+        let lost = bee_daemon::record_failures::journal()
+            .map_or(0, |journal| bee_daemon::record_failures::count_in(&journal, range.since_ms, range.until_ms));
+        let report = quota::status(view, range, lost);
         if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
@@ -129,6 +131,14 @@ fn status_table(report: &LedgerStatus) -> String {
     let mut out = quota_table(&report.quota);
     let cost = report.est_cost_usd.map_or_else(|| "unknown (no CLI reported one)".to_owned(), |c| format!("${c:.4}"));
     let _ = writeln!(out, "\n  est. cost {cost} — as the CLIs reported it, never computed by Bee");
+    if report.record_failures > 0 {
+        let _ = writeln!(
+            out,
+            "  warning {}: {} ledger writes were lost in this range (neither beed nor the spool took them)",
+            bee_proto::ledger::RECORD_FAILED,
+            report.record_failures
+        );
+    }
     out
 }
 

@@ -7,7 +7,7 @@
 
 use bee_proto::ledger::{
     CallRecord, CallSource, Detection, LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord, LimitRecord,
-    Provider,
+    Provider, RECORD_FAILED, RecordFailure, RecordProducer,
 };
 use bee_proto::usage::Counters;
 use serde_json::Value;
@@ -75,8 +75,10 @@ pub fn run(args: RunArgs) -> ExitCode {
     };
     if !is_probe(&args.command) {
         let records = reported.records(args.provider, started_at, duration, code == 0);
+        let count = records.len();
         if let Err(reason) = record(records) {
-            eprintln!("beectl: warning quota.record_failed: {reason}");
+            eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
+            let _ = RecordFailure::note(RecordProducer::Run, count);
         }
     }
     ExitCode::from(code)

@@ -434,11 +434,11 @@ impl ClaudeParser {
             model: message.model.filter(|m| m != "<synthetic>"),
             project_path: parsed.cwd,
             cost_usd: None,
+            context_tokens: tokens.claude_context_size(),
             tokens: Some(tokens),
             quota_snapshots: Vec::new(),
             model_invocations: Some(1),
             context_window: None,
-            context_tokens: None,
             compactions: None,
             session_id: Some(session),
         }));
@@ -599,6 +599,10 @@ pub struct Span {
     pub tokens: Counters,
     pub model: Option<String>,
     pub limits: Vec<LimitRecord>,
+    /// The context size of the span's last response.
+    pub context_tokens: Option<u64>,
+    /// Compaction boundaries Claude Code wrote in the span.
+    pub compactions: u64,
 }
 
 /// Responses (deduplicated as in ingestion) and limit notices of `session`
@@ -613,12 +617,18 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
     let mut records = Vec::new();
     let mut line = Vec::new();
     let mut at = 0u64;
+    let mut compactions = Vec::new();
     loop {
         let (kind, read) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
         match kind {
             Line::End => break,
-            Line::Complete => parser.line(&line, at, &mut records),
-            Line::Partial | Line::Oversized { .. } => true,
+            Line::Complete if contains(&line, b"\"compact_boundary\"") => {
+                compactions.extend(compaction_time(&line, session));
+            }
+            Line::Complete => {
+                parser.line(&line, at, &mut records);
+            }
+            Line::Partial | Line::Oversized { .. } => {}
         };
         at += read;
     }
@@ -626,7 +636,10 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
         records.push(open.record);
     }
     let within = |utc: &str| crate::ledger::unix_ms(utc).is_some_and(|ms| ms >= since_ms && ms <= until_ms);
-    let mut span = Span::default();
+    let mut span = Span {
+        compactions: compactions.iter().filter(|ms| **ms >= since_ms && **ms <= until_ms).count() as u64,
+        ..Span::default()
+    };
     let mut models: Vec<(String, u64)> = Vec::new();
     for record in records {
         match record {
@@ -634,6 +647,10 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
                 span.responses += 1;
                 if let Some(tokens) = &call.tokens {
                     span.tokens.add(tokens);
+                }
+                // A synthetic message (a limit notice) was no model request.
+                if call.model.is_some() {
+                    span.context_tokens = call.context_tokens.or(span.context_tokens);
                 }
                 if let Some(model) = call.model {
                     match models.iter_mut().find(|(m, _)| *m == model) {
@@ -652,6 +669,22 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
     }
     span.model = models.into_iter().max_by_key(|(_, n)| *n).map(|(m, _)| m);
     Ok(span)
+}
+
+/// When a `compact_boundary` system line of `session` was written.
+fn compaction_time(line: &[u8], session: &str) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Boundary<'a> {
+        subtype: Option<&'a str>,
+        #[serde(rename = "sessionId")]
+        session_id: Option<&'a str>,
+        timestamp: Option<&'a str>,
+    }
+    let boundary: Boundary<'_> = serde_json::from_slice(line).ok()?;
+    if boundary.subtype != Some("compact_boundary") || boundary.session_id.is_some_and(|s| s != session) {
+        return None;
+    }
+    crate::ledger::unix_ms(boundary.timestamp?)
 }
 
 #[cfg(test)]

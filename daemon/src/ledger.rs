@@ -474,8 +474,8 @@ fn close_turn(
         quota_snapshots: Vec::new(),
         model_invocations: span.as_ref().map(|s| s.responses),
         context_window: None,
-        context_tokens: None,
-        compactions: None,
+        context_tokens: span.as_ref().and_then(|s| s.context_tokens),
+        compactions: span.as_ref().map(|s| s.compactions),
         session_id: Some(stop.session_id.clone()),
     };
     insert(tx, &LedgerRecord::Call(Box::new(call)), touched)?;

@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod ledger;
 pub mod lines;
 pub mod quota;
+pub mod record_failures;
 pub mod rendered;
 pub mod rollup;
 pub mod server;

@@ -89,10 +89,16 @@ fn windows(view: &LedgerView, provider: Provider) -> Vec<QuotaWindow> {
         .collect()
 }
 
-/// `beectl status`: the quota view plus reported costs.
-pub fn status(view: &LedgerView, range: Range) -> LedgerStatus {
+/// `beectl status`: the quota view plus reported costs and the ledger
+/// writes noted as lost in the range.
+pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerStatus {
+    let mut quota = quota(view, range, None);
+    if record_failures > 0 {
+        quota.issues.push(bee_proto::ledger::RECORD_FAILED.to_owned());
+    }
     LedgerStatus {
-        quota: quota(view, range, None),
+        quota,
+        record_failures,
         est_cost_usd: view.summary.all.cost_usd,
         calls_with_cost: view.summary.all.cost_calls,
     }
@@ -205,9 +211,9 @@ mod tests {
     fn cost_unknown_is_null_and_a_reported_zero_is_zero() {
         let range = Range { since_ms: 0, until_ms: H };
         let unknown = calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range, None);
-        assert_eq!(status(&unknown, range).est_cost_usd, None);
+        assert_eq!(status(&unknown, range, 0).est_cost_usd, None);
         let zero = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.0))], range, None);
-        assert_eq!((status(&zero, range).est_cost_usd, status(&zero, range).calls_with_cost), (Some(0.0), 1));
+        assert_eq!((status(&zero, range, 0).est_cost_usd, status(&zero, range, 0).calls_with_cost), (Some(0.0), 1));
     }
 
     #[test]

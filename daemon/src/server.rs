@@ -269,9 +269,11 @@ impl Spools {
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
+        let mut lost = crate::record_failures::Watch::start();
         loop {
             ticks.tick().await;
             self.ingest().await;
+            lost.poll();
         }
     }
 }
@@ -461,7 +463,10 @@ async fn append_ledger(
     })
     .await
     .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
-    .map_err(|reason| Failure::new(ApiErrorCode::Io, reason))?;
+    .map_err(|reason| {
+        tracing::warn!(code = bee_proto::ledger::RECORD_FAILED, error = %reason, "ledger append failed");
+        Failure::new(ApiErrorCode::Io, reason)
+    })?;
     tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
     Ok(Json(appended))
 }

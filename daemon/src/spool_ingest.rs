@@ -93,7 +93,7 @@ pub fn ingest_ledger(dir: &Path, ledger: &Mutex<Ledger>) -> io::Result<IngestSum
                     true
                 }
                 Err(err) => {
-                    tracing::warn!(error = %err, "ledger spool ingestion failed; kept for later");
+                    tracing::warn!(code = bee_proto::ledger::RECORD_FAILED, error = %err, "ledger spool ingestion failed; kept for later");
                     false
                 }
             }

@@ -194,11 +194,7 @@ impl ClaudeState {
                 }
             }
         }
-        let last_context_tokens = last.and_then(|(_, c)| {
-            c.input_tokens.map(|input| {
-                input + c.cache_creation_input_tokens.unwrap_or(0) + c.cache_read_input_tokens.unwrap_or(0)
-            })
-        });
+        let last_context_tokens = last.and_then(|(_, c)| c.claude_context_size());
         usage.response =
             Some(ResponseStream { responses: self.order.len() as u64, counters: total, models: self.models });
         usage.history = Some(HistoryStream { total_counters: None, model_context_window: None, last_context_tokens });

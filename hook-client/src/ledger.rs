@@ -1,12 +1,15 @@
 //! Handing ledger records to beed from a hook: one post within the hook's
 //! deadline, else one spool line per record for beed to ingest later.
 
-use bee_proto::ledger::{LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord};
+use bee_proto::ledger::{
+    LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord, RecordFailure, RecordProducer,
+};
 use std::time::Instant;
 
 use crate::post::{self, Delivery};
 
-/// Records `records`; silent, since a hook's own output must not change.
+/// Records `records`; silent, since a hook's own output must not change. A
+/// record neither beed nor the spool took is noted in the failure journal.
 pub fn record(records: Vec<LedgerRecord>) {
     if records.is_empty() {
         return;
@@ -17,13 +20,17 @@ pub fn record(records: Vec<LedgerRecord>) {
         Some(socket) => post::post(socket, LEDGER_RECORDS_PATH, body, deadline),
         None => Delivery::Unavailable("no socket path".into()),
     };
-    if let Delivery::Unavailable(_) = delivered
-        && let Some(dir) = bee_proto::paths::spool_dir()
-    {
-        for record in &records {
-            if let Ok(line) = serde_json::to_vec(record) {
-                let _ = bee_proto::spool::append(&dir, LEDGER_SPOOL_FILE, &line);
-            }
+    if let Delivery::Unavailable(_) = delivered {
+        let dir = bee_proto::paths::spool_dir();
+        let lost = records
+            .iter()
+            .filter(|record| {
+                let line = serde_json::to_vec(record).ok();
+                !matches!((&dir, line), (Some(dir), Some(line)) if bee_proto::spool::append(dir, LEDGER_SPOOL_FILE, &line).is_ok())
+            })
+            .count();
+        if lost > 0 {
+            let _ = RecordFailure::note(RecordProducer::Hook, lost);
         }
     }
 }

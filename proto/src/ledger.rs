@@ -223,6 +223,8 @@ pub struct QuotaReport {
 pub struct LedgerStatus {
     #[serde(flatten)]
     pub quota: QuotaReport,
+    /// Ledger writes noted as lost in the range (`quota.record_failed`).
+    pub record_failures: u64,
     /// Sum of reported costs in USD; `null` when no call reported one.
     pub est_cost_usd: Option<f64>,
     /// Calls that reported a cost.
@@ -315,5 +317,47 @@ impl LedgerUnavailable {
             issues: vec![issue.to_owned()],
             message,
         }
+    }
+}
+
+/// The warning a ledger write that failed surfaces as (stderr of the
+/// producer, beed's log, `beectl status`).
+pub const RECORD_FAILED: &str = "quota.record_failed";
+
+/// Journal, in the usage directory, of ledger writes that reached neither
+/// beed nor the spool: the evidence `beectl status` and beed's log report.
+pub const RECORD_FAILURES_FILE: &str = "record-failures.jsonl";
+
+/// Longest journal line read back; ours are about 80 bytes.
+pub const MAX_RECORD_FAILURE_BYTES: u64 = 1024;
+
+named! {
+    /// Who failed to write to the ledger.
+    pub enum RecordProducer {
+        /// `beectl run`.
+        Run => "run",
+        /// A `bee-hook` ledger producer (turn, statusline, commit).
+        Hook => "hook",
+    }
+}
+
+/// One journal line: metadata only, never the records or the error text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordFailure {
+    pub at_utc: String,
+    pub producer: RecordProducer,
+    /// How many records were lost.
+    pub records: u64,
+}
+
+impl RecordFailure {
+    /// Notes in the journal that `records` records of `producer` were lost.
+    /// Best effort: the disk that refused the spool may refuse this too.
+    pub fn note(producer: RecordProducer, records: usize) -> std::io::Result<()> {
+        let dir = crate::paths::usage_dir().ok_or_else(|| std::io::Error::other("neither BEE_HOME nor HOME is set"))?;
+        let failure = RecordFailure { at_utc: crate::time::now_rfc3339(), producer, records: records as u64 };
+        let line = serde_json::to_vec(&failure).map_err(std::io::Error::other)?;
+        crate::spool::append(&dir, RECORD_FAILURES_FILE, &line)
     }
 }

@@ -23,9 +23,14 @@ pub fn socket_path() -> Option<PathBuf> {
     non_empty_env(BEE_SOCKET_ENV).map(PathBuf::from).or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))
 }
 
+/// Where the stores live: `${BEE_HOME:-$HOME}/.bee/usage`.
+pub fn usage_dir() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("usage"))
+}
+
 /// The default delivery store: `${BEE_HOME:-$HOME}/.bee/usage/delivery-v1`.
 pub fn default_delivery_store() -> Option<PathBuf> {
-    bee_dir().map(|dir| dir.join("usage").join("delivery-v1"))
+    usage_dir().map(|dir| dir.join("delivery-v1"))
 }
 
 /// Where hooks spool what the daemon could not take: `${BEE_HOME:-$HOME}/.bee/spool`.
@@ -39,5 +44,5 @@ fn non_empty_env(name: &str) -> Option<OsString> {
 
 /// The ledger: `${BEE_HOME:-$HOME}/.bee/usage/ledger-v1`.
 pub fn default_ledger_store() -> Option<PathBuf> {
-    bee_dir().map(|dir| dir.join("usage").join("ledger-v1"))
+    usage_dir().map(|dir| dir.join("ledger-v1"))
 }

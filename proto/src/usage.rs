@@ -70,6 +70,16 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// The context a Claude request carried: its input, cache writes and
+    /// cache reads together; `None` when the input was not reported.
+    pub fn claude_context_size(&self) -> Option<u64> {
+        self.input_tokens.map(|input| {
+            input
+                .saturating_add(self.cache_creation_input_tokens.unwrap_or(0))
+                .saturating_add(self.cache_read_input_tokens.unwrap_or(0))
+        })
+    }
+
     /// Adds `other` field by field; a field stays `null` only if neither reported it.
     pub fn add(&mut self, other: &Counters) {
         fn sum(a: &mut Option<u64>, b: Option<u64>) {

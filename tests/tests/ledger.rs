@@ -136,6 +136,44 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
 }
 
 #[test]
+fn a_lost_ledger_write_never_fails_the_run_and_is_reported_everywhere() {
+    let home = TestHome::new();
+    let script = home.file("fake-claude.sh", FAKE_CLAUDE.as_bytes());
+    let script = script.to_str().unwrap();
+    // beed down and a spool that cannot be created: the records have nowhere to go.
+    std::fs::create_dir_all(home.bee_dir()).unwrap();
+    std::fs::write(home.spool_dir(), b"not a directory").unwrap();
+    let direct = run_with(&home, "sh", &[script, "-p", "--output-format", "json"], b"", &[("FAKE_EXIT", "3")]);
+    let wrapped = run_with(
+        &home,
+        bin("beectl").to_str().unwrap(),
+        &["run", "--provider", "claude", "--", "sh", script, "-p", "--output-format", "json"],
+        b"",
+        &[("FAKE_EXIT", "3")],
+    );
+    assert_eq!((wrapped.stdout.clone(), wrapped.status.code()), (direct.stdout, Some(3)), "the run is untouched");
+    let stderr = String::from_utf8(wrapped.stderr).unwrap();
+    assert!(stderr.starts_with(&String::from_utf8(direct.stderr).unwrap()));
+    assert!(stderr.contains("beectl: warning quota.record_failed:"), "{stderr}");
+    let journal = std::fs::read_to_string(home.bee_dir().join("usage/record-failures.jsonl")).unwrap();
+    assert!(journal.contains(r#""producer":"run","records":2"#), "{journal}");
+    assert!(!journal.contains("Done: tests pass."), "metadata only");
+
+    std::fs::remove_file(home.spool_dir()).unwrap();
+    let daemon = home.start_daemon();
+    assert!(daemon.log().contains("quota.record_failed"), "{}", daemon.log());
+    let status = json_of(&home.beectl(&["status"]));
+    assert_eq!(status["recordFailures"], 1);
+    assert_eq!(status["issues"], json!(["quota.record_failed"]));
+    assert_eq!(status["agentTimeMs"], 0, "nothing was recorded");
+    let table = String::from_utf8(home.beectl(&["status", "--format", "table"]).stdout).unwrap();
+    assert!(table.contains("warning quota.record_failed: 1 ledger writes were lost"), "{table}");
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["issues"], json!([]), "quota shows the time words only");
+    drop(daemon);
+}
+
+#[test]
 fn the_ledger_refuses_updates_and_deletes() {
     let home = TestHome::new();
     let script = home.file("fake-claude.sh", FAKE_CLAUDE.as_bytes());
@@ -250,8 +288,12 @@ fn an_interactive_turn_is_one_call_from_its_hooks_and_transcript() {
                     "usage": {"input_tokens": 0, "output_tokens": 0}}})
     .to_string()
         + "\n";
-    std::fs::write(&transcript, [response("msg_1", 3), response("msg_1", 30), response("msg_2", 7), limit].concat())
-        .unwrap();
+    let compacted = json!({"sessionId": session, "timestamp": now, "type": "system", "subtype": "compact_boundary",
+        "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 155000}})
+    .to_string()
+        + "\n";
+    let transcript_lines = [response("msg_1", 3), response("msg_1", 30), compacted, response("msg_2", 7), limit];
+    std::fs::write(&transcript, transcript_lines.concat()).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     let stop = home.hook(&["turn"], &envelope("Stop")).0;
     assert_eq!(stop.status.code(), Some(0));
@@ -264,6 +306,18 @@ fn an_interactive_turn_is_one_call_from_its_hooks_and_transcript() {
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!((quota["crossed"].clone(), quota["callsWithoutDuration"].clone()), (json!(1), json!(0)));
     assert!(quota["agentTimeMs"].as_u64().unwrap() >= 20);
+    let ledger = rusqlite::Connection::open_with_flags(
+        home.bee_dir().join("usage/ledger-v1/ledger.sqlite3"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let (context, compactions, window): (Option<i64>, Option<i64>, Option<i64>) = ledger
+        .query_row("SELECT context_tokens, compactions, context_window FROM call WHERE source = 'hook_turn'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!((context, compactions), (Some(55), Some(1)), "the last response's context; one compaction crossed");
+    assert_eq!(window, None, "a transcript does not report the context window: unknown, not zero");
     // The same transcript ingested does not count the turn twice.
     let ingested = json_of(&home.beectl(&["ingest"]));
     assert_eq!(ingested["by"], "beed");
