@@ -7,7 +7,6 @@ use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport, UsageGrouping, UsageReport};
 use std::fmt::Write;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use beectl::args::{LedgerAsk, RangeAsk};
 
@@ -39,7 +38,7 @@ fn with_view(
     by: Option<UsageGrouping>,
     answer: impl FnOnce(&LedgerView, Range) -> Rendered,
 ) -> Rendered {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    let now = bee_proto::time::now_unix_ms();
     let range = match ask.range {
         RangeAsk::Last(ms) => Range { since_ms: now - ms, until_ms: now },
         RangeAsk::Between { since, until } => Range { since_ms: since.unwrap_or(0), until_ms: until.unwrap_or(now) },

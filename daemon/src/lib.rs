@@ -4,8 +4,12 @@
 //! `beectl` links this library so that reading a store offline runs exactly
 //! the code the daemon runs: both paths print byte-identical answers.
 
+pub mod audit;
+pub mod claude_settings;
 pub mod client;
 pub mod delivery;
+pub mod event_routes;
+pub mod events;
 pub mod fsutil;
 pub mod ingest;
 pub mod ledger;

@@ -28,6 +28,7 @@ use bee_proto::tokens::{
 };
 use hyper::body::Bytes;
 use serde::de::DeserializeOwned;
+use std::collections::HashSet;
 use std::future::Future;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -36,6 +37,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::delivery::{self, ReportQuery};
+use crate::event_routes::{self, EventsState};
+use crate::events::EventStore;
 use crate::fsutil;
 use crate::ingest::{self, Roots};
 use crate::ledger::Ledger;
@@ -58,6 +61,11 @@ pub struct DaemonConfig {
     pub log_roots: Roots,
     /// How often the provider logs are looked at; `None` turns ingestion off.
     pub ingest_every: Option<Duration>,
+    pub events_store: PathBuf,
+    /// The optional loopback TCP listener (dashboard, reference senders).
+    pub http: Option<std::net::SocketAddr>,
+    /// Source apps whose full event payload is stored (opt-in).
+    pub capture_payload: HashSet<String>,
 }
 
 impl DaemonConfig {
@@ -76,6 +84,9 @@ impl DaemonConfig {
             spool_poll: Duration::from_secs(2),
             log_roots: Roots::from_env(),
             ingest_every: Some(Duration::from_secs(10)),
+            events_store: std::path::absolute(bee_proto::paths::default_events_store().ok_or(StartError::NoHome)?)?,
+            http: None,
+            capture_payload: HashSet::new(),
         })
     }
 }
@@ -89,6 +100,8 @@ pub enum StartError {
     AlreadyRunning { socket: PathBuf, pid: Option<u32> },
     #[error("{0} exists and is not a socket; refusing to replace it")]
     NotASocket(PathBuf),
+    #[error("--http must name a loopback address, not {0}")]
+    NotLoopback(std::net::SocketAddr),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("I/O error: {0}")]
@@ -96,7 +109,7 @@ pub enum StartError {
 }
 
 struct AppState {
-    writer: WriterHandle,
+    writer: WriterHandle<WritableStore>,
     ledger: Arc<Mutex<Ledger>>,
     log_roots: Roots,
     /// BPE encoders, built once and kept for the daemon's lifetime.
@@ -118,14 +131,39 @@ pub async fn serve(
 
     let store = WritableStore::open(&config.delivery_store)?;
     tracing::info!(store = %config.delivery_store.display(), records = store.records(), "delivery store open");
-    let (writer, writer_thread) = writer::spawn(store)?;
+    let (writer, writer_thread) = writer::spawn(store, "bee-writer")?;
     let ledger = Arc::new(Mutex::new(Ledger::open(&config.ledger_store)?));
     tracing::info!(ledger = %config.ledger_store.display(), "ledger open");
+    if let Some(addr) = config.http
+        && !addr.ip().is_loopback()
+    {
+        return Err(StartError::NotLoopback(addr));
+    }
+    let (events_writer, events_thread) = writer::spawn(EventStore::open(&config.events_store)?, "bee-events")?;
+    let (stopping, stop_seen) = tokio::sync::watch::channel(false);
+    let events = Arc::new(EventsState {
+        writer: events_writer,
+        store: config.events_store.clone(),
+        live: tokio::sync::broadcast::channel(event_routes::LIVE_BACKLOG).0,
+        capture: config.capture_payload.clone(),
+        spool_dir: config.spool_dir.clone(),
+        stopping: stop_seen.clone(),
+    });
+    tracing::info!(events = %config.events_store.display(), "events store open");
 
     let (listener, socket_activated) = listen(&config.socket)?;
     let uid = rustix::process::geteuid().as_raw();
+    let tcp = match config.http {
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+        None => None,
+    };
 
-    let spools = Spools { dir: config.spool_dir.clone(), writer: writer.clone(), ledger: ledger.clone() };
+    let spools = Spools {
+        dir: config.spool_dir.clone(),
+        writer: writer.clone(),
+        ledger: ledger.clone(),
+        events: events.clone(),
+    };
     spools.ingest().await;
     let poller = tokio::spawn(spools.poll(config.spool_poll));
     let ingester =
@@ -142,7 +180,24 @@ pub async fn serve(
         started_at_utc: bee_proto::time::now_rfc3339(),
         socket_activated,
     });
-    let app = router(state);
+    let app = router(state, events.clone());
+    let http_server = match tcp {
+        Some(tcp) => {
+            let local = tcp.local_addr()?;
+            tracing::info!(http = %local, "dashboard and event API on loopback");
+            let mut stop = stop_seen.clone();
+            let app = tcp_router(events.clone());
+            Some(tokio::spawn(async move {
+                axum::serve(tcp, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.wait_for(|stopping| *stopping).await;
+                    })
+                    .await
+            }))
+        }
+        None => None,
+    };
+    drop(events);
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     tracing::info!(socket = %config.socket.display(), socket_activated, "beed ready");
     // Build the encoders now, off the request path, so the first estimate
@@ -156,7 +211,18 @@ pub async fn serve(
         tracing::debug!("encoders built");
     });
 
+    // Stream clients are told to go when the stop begins: an open stream
+    // would otherwise hold the graceful shutdown forever.
+    let shutdown = async move {
+        shutdown.await;
+        let _ = stopping.send(true);
+    };
     let served = axum::serve(SameUserListener { inner: listener, uid }, app).with_graceful_shutdown(shutdown).await;
+    if let Some(http_server) = http_server
+        && let Ok(Err(err)) = http_server.await
+    {
+        tracing::warn!(error = %err, "loopback listener ended with an error");
+    }
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     tracing::info!("shutting down: draining the writer");
     poller.abort();
@@ -165,10 +231,12 @@ pub async fn serve(
         ingester.abort();
         let _ = ingester.await;
     }
-    // The last writer handle went with the router; the thread drains and ends.
-    let joined = tokio::task::spawn_blocking(move || writer_thread.join()).await;
-    if joined.is_err() || joined.is_ok_and(|inner| inner.is_err()) {
-        tracing::error!("writer thread ended abnormally");
+    // The last writer handles went with the routers; the threads drain and end.
+    for thread in [writer_thread, events_thread] {
+        let joined = tokio::task::spawn_blocking(move || thread.join()).await;
+        if joined.is_err() || joined.is_ok_and(|inner| inner.is_err()) {
+            tracing::error!("writer thread ended abnormally");
+        }
     }
     if !socket_activated {
         let _ = std::fs::remove_file(&config.socket);
@@ -245,8 +313,9 @@ async fn ingest_logs(ledger: Arc<Mutex<Ledger>>, roots: Roots, every: Duration) 
 #[derive(Clone)]
 struct Spools {
     dir: PathBuf,
-    writer: WriterHandle,
+    writer: WriterHandle<WritableStore>,
     ledger: Arc<Mutex<Ledger>>,
+    events: Arc<EventsState>,
 }
 
 impl Spools {
@@ -256,6 +325,7 @@ impl Spools {
         let done = tokio::task::spawn_blocking(move || {
             spool_ingest::ingest(&spools.dir, &spools.writer)
                 .and_then(|_| spool_ingest::ingest_ledger(&spools.dir, &spools.ledger))
+                .and_then(|_| spool_ingest::ingest_events(&spools.dir, &spools.events))
         })
         .await;
         match done {
@@ -310,8 +380,8 @@ impl axum::serve::Listener for SameUserListener {
     }
 }
 
-fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
+    let api = Router::new()
         .route(STATUS_PATH, get(status))
         .route(DELIVERY_OBSERVATIONS_PATH, post(append))
         .route(DELIVERY_REPORT_PATH, post(report))
@@ -319,11 +389,22 @@ fn router(state: Arc<AppState>) -> Router {
         .route(LEDGER_RECORDS_PATH, post(append_ledger).layer(DefaultBodyLimit::max(MAX_LEDGER_APPEND_BYTES)))
         .route(LEDGER_INGEST_PATH, post(ingest_now))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
+        .with_state(state);
+    api.merge(event_routes::router(events))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
-        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .layer(middleware::from_fn(protocol_layer))
-        .with_state(state)
+}
+
+/// The loopback TCP listener: the event API and the dashboard, nothing of
+/// the stores' own API (that stays behind the socket's peer-uid check).
+fn tcp_router(events: Arc<EventsState>) -> Router {
+    event_routes::router(events)
+        .route("/", get(event_routes::dashboard))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_found)
+        .layer(middleware::from_fn(event_routes::loopback_only))
 }
 
 /// Refuses requests of another protocol; stamps every answer with ours.

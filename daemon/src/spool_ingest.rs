@@ -8,6 +8,7 @@
 //! it is committed, refused for capacity, or moved aside.
 
 use bee_proto::delivery::{MAX_RECORD_BYTES, Observation};
+use bee_proto::events::{EVENTS_REJECTED_FILE, EVENTS_SPOOL_FILE, MAX_EVENT_BYTES, PostFailure, SpooledEvent};
 use bee_proto::ledger::{LEDGER_REJECTED_FILE, LEDGER_SPOOL_FILE, LedgerRecord, MAX_LEDGER_RECORD_BYTES};
 use bee_proto::spool::{self, DELIVERY_REJECTED_FILE, DELIVERY_SPOOL_FILE};
 use std::fs::File;
@@ -15,9 +16,11 @@ use std::io::{self, BufReader};
 use std::path::Path;
 use std::sync::Mutex;
 
+use crate::event_routes::EventsState;
+use crate::events::{Arrival, EventWrite};
 use crate::ledger::Ledger;
 use crate::lines::{self, Line};
-use crate::store::AppendRefusal;
+use crate::store::{AppendRefusal, WritableStore};
 use crate::writer::WriterHandle;
 
 /// What one ingestion pass did.
@@ -43,6 +46,8 @@ struct Spool {
 
 const DELIVERY: Spool =
     Spool { name: "delivery", file: DELIVERY_SPOOL_FILE, rejected: DELIVERY_REJECTED_FILE, max_line: MAX_RECORD_BYTES };
+const EVENTS: Spool =
+    Spool { name: "events", file: EVENTS_SPOOL_FILE, rejected: EVENTS_REJECTED_FILE, max_line: MAX_EVENT_BYTES + 4096 };
 const LEDGER: Spool = Spool {
     name: "ledger",
     file: LEDGER_SPOOL_FILE,
@@ -51,7 +56,7 @@ const LEDGER: Spool = Spool {
 };
 
 /// Claims the delivery spool in `dir` and ingests every claimed file.
-pub fn ingest(dir: &Path, writer: &WriterHandle) -> io::Result<IngestSummary> {
+pub fn ingest(dir: &Path, writer: &WriterHandle<WritableStore>) -> io::Result<IngestSummary> {
     ingest_spool(
         dir,
         &DELIVERY,
@@ -61,7 +66,7 @@ pub fn ingest(dir: &Path, writer: &WriterHandle) -> io::Result<IngestSummary> {
             let pending: Vec<_> = observations.into_iter().map(|o| writer.submit_blocking(o)).collect();
             let mut settled = true;
             for answer in pending {
-                match answer.wait() {
+                match answer.wait().unwrap_or_else(|| Err(AppendRefusal::Io("writer stopped".into()))) {
                     Ok(answer) if answer.outcome == bee_proto::delivery::AppendOutcome::Recorded => {
                         summary.recorded += 1
                     }
@@ -97,6 +102,49 @@ pub fn ingest_ledger(dir: &Path, ledger: &Mutex<Ledger>) -> io::Result<IngestSum
                     false
                 }
             }
+        },
+    )
+}
+
+/// Claims the events spool in `dir`: events a sender could not deliver are
+/// stored now, marked with how their post failed (the audit's evidence);
+/// posts accepted without a receipt are kept as receipt issues.
+pub fn ingest_events(dir: &Path, events: &EventsState) -> io::Result<IngestSummary> {
+    ingest_spool(
+        dir,
+        &EVENTS,
+        |line| serde_json::from_slice::<SpooledEvent>(line).ok(),
+        |lines, summary| {
+            let mut settled = true;
+            for line in lines {
+                let body = line.event.to_string();
+                let Ok(event) = bee_proto::events::accept(
+                    body.as_bytes(),
+                    |app| events.captures(app),
+                    bee_proto::time::now_unix_ms(),
+                ) else {
+                    summary.rejected_lines += 1;
+                    continue;
+                };
+                let stored = if line.failure == PostFailure::NoReceipt {
+                    let at_ms = crate::ledger::unix_ms(&line.at_utc).unwrap_or(event.timestamp_ms);
+                    let issue = EventWrite::ReceiptIssue {
+                        session_id: event.session_id,
+                        hook_event_type: event.hook_event_type,
+                        failure: line.failure,
+                        at_ms,
+                    };
+                    events.writer.submit_blocking(issue).wait().is_some_and(|answer| answer.is_ok())
+                } else {
+                    events.store_blocking(event, Arrival::Spooled(line.failure)).is_some()
+                };
+                if stored {
+                    summary.recorded += 1;
+                } else {
+                    settled = false;
+                }
+            }
+            settled
         },
     )
 }

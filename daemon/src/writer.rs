@@ -1,9 +1,9 @@
-//! The single writer: one thread owns the store and commits appends in groups.
+//! The single writer of a store: one thread owns it and commits appends in groups.
 //!
 //! Requests queue on a channel; the thread takes everything waiting (up to
-//! [`MAX_BATCH`]), appends it in one transaction with one sync, and only then
-//! answers each request. Concurrent producers therefore share syncs instead of
-//! paying one each, and an answer always means "committed".
+//! [`MAX_BATCH`]), appends it in one transaction, and only then answers each
+//! request. Concurrent producers therefore share commits instead of paying
+//! one each, and an answer always means "committed".
 
 use bee_proto::api::AppendAnswer;
 use bee_proto::delivery::Observation;
@@ -17,73 +17,102 @@ pub const MAX_BATCH: usize = 512;
 /// Appends that may wait for the writer before producers are told it is busy.
 const QUEUE_DEPTH: usize = 8_192;
 
-type Reply = oneshot::Sender<Result<AppendAnswer, AppendRefusal>>;
-
-/// Sends appends to the writer thread. Cloneable; the thread ends when the
-/// last handle is dropped and the queue is drained.
-#[derive(Clone)]
-pub struct WriterHandle {
-    queue: mpsc::Sender<(Observation, Reply)>,
+/// A store that appends a batch in one transaction, answering each item.
+pub trait BatchStore: Send + 'static {
+    type Item: Send + 'static;
+    type Answer: Send + 'static;
+    /// Appends `items` together; one answer per item, in order.
+    fn append_batch(&mut self, items: &[Self::Item]) -> Vec<Self::Answer>;
 }
 
-impl WriterHandle {
-    /// Appends `observation` and waits until it is committed (or refused).
-    pub async fn append(&self, observation: Observation) -> Result<AppendAnswer, AppendRefusal> {
+impl BatchStore for WritableStore {
+    type Item = Observation;
+    type Answer = Result<AppendAnswer, AppendRefusal>;
+
+    fn append_batch(&mut self, items: &[Observation]) -> Vec<Self::Answer> {
+        WritableStore::append_batch(self, items)
+    }
+}
+
+type Queue<S> = mpsc::Sender<(<S as BatchStore>::Item, oneshot::Sender<<S as BatchStore>::Answer>)>;
+
+/// Sends appends to a writer thread. Cloneable; the thread ends when the
+/// last handle is dropped and the queue is drained.
+pub struct WriterHandle<S: BatchStore> {
+    queue: Queue<S>,
+}
+
+impl<S: BatchStore> Clone for WriterHandle<S> {
+    fn clone(&self) -> Self {
+        WriterHandle { queue: self.queue.clone() }
+    }
+}
+
+impl<S: BatchStore> WriterHandle<S> {
+    /// Appends `item` and waits until it is committed; `None` when the
+    /// queue is full or the writer stopped.
+    pub async fn submit(&self, item: S::Item) -> Option<S::Answer> {
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .try_send((observation, reply))
-            .map_err(|_| AppendRefusal::Io("writer queue is full or closed".into()))?;
-        answer.await.map_err(|_| AppendRefusal::Io("writer stopped".into()))?
+        self.queue.try_send((item, reply)).ok()?;
+        answer.await.ok()
     }
 
-    /// Queues `observation` from outside the async runtime without waiting
-    /// for the commit; the returned [`Pending`] waits for it.
-    pub fn submit_blocking(&self, observation: Observation) -> Pending {
+    /// Queues `item` from outside the async runtime without waiting for the
+    /// commit; the returned [`Pending`] waits for it.
+    pub fn submit_blocking(&self, item: S::Item) -> Pending<S::Answer> {
         let (reply, answer) = oneshot::channel();
-        match self.queue.blocking_send((observation, reply)) {
+        match self.queue.blocking_send((item, reply)) {
             Ok(()) => Pending(Some(answer)),
             Err(_) => Pending(None),
         }
     }
 }
 
-/// An append queued with [`WriterHandle::submit_blocking`].
-pub struct Pending(Option<oneshot::Receiver<Result<AppendAnswer, AppendRefusal>>>);
-
-impl Pending {
-    /// Waits until the append is committed or refused.
-    pub fn wait(self) -> Result<AppendAnswer, AppendRefusal> {
-        let stopped = || AppendRefusal::Io("writer stopped".into());
-        self.0.ok_or_else(stopped)?.blocking_recv().map_err(|_| stopped())?
+impl WriterHandle<WritableStore> {
+    /// Appends `observation` and waits until it is committed (or refused).
+    pub async fn append(&self, observation: Observation) -> Result<AppendAnswer, AppendRefusal> {
+        self.submit(observation)
+            .await
+            .unwrap_or_else(|| Err(AppendRefusal::Io("writer queue is full or stopped".into())))
     }
 }
 
-/// Starts the writer thread for `store`.
-pub fn spawn(mut store: WritableStore) -> std::io::Result<(WriterHandle, JoinHandle<()>)> {
-    let (queue, mut inbox) = mpsc::channel::<(Observation, Reply)>(QUEUE_DEPTH);
-    let thread = std::thread::Builder::new().name("bee-writer".into()).spawn(move || {
-        let mut observations = Vec::with_capacity(MAX_BATCH);
+/// An append queued with [`WriterHandle::submit_blocking`].
+pub struct Pending<A>(Option<oneshot::Receiver<A>>);
+
+impl<A> Pending<A> {
+    /// Waits until the append is committed; `None` when the writer stopped.
+    pub fn wait(self) -> Option<A> {
+        self.0?.blocking_recv().ok()
+    }
+}
+
+/// Starts the writer thread named `name` for `store`.
+pub fn spawn<S: BatchStore>(mut store: S, name: &str) -> std::io::Result<(WriterHandle<S>, JoinHandle<()>)> {
+    let (queue, mut inbox) = mpsc::channel::<(S::Item, oneshot::Sender<S::Answer>)>(QUEUE_DEPTH);
+    let thread = std::thread::Builder::new().name(name.into()).spawn(move || {
+        let mut items = Vec::with_capacity(MAX_BATCH);
         let mut replies = Vec::with_capacity(MAX_BATCH);
-        while let Some((observation, reply)) = inbox.blocking_recv() {
-            observations.push(observation);
+        while let Some((item, reply)) = inbox.blocking_recv() {
+            items.push(item);
             replies.push(reply);
-            while observations.len() < MAX_BATCH {
+            while items.len() < MAX_BATCH {
                 match inbox.try_recv() {
-                    Ok((observation, reply)) => {
-                        observations.push(observation);
+                    Ok((item, reply)) => {
+                        items.push(item);
                         replies.push(reply);
                     }
                     Err(_) => break,
                 }
             }
-            let answers = store.append_batch(&observations);
+            let answers = store.append_batch(&items);
             for (reply, answer) in replies.drain(..).zip(answers) {
                 // A producer that stopped waiting is fine: the record is committed.
                 let _ = reply.send(answer);
             }
-            observations.clear();
+            items.clear();
         }
-        tracing::debug!(records = store.records(), "writer drained and stopped");
+        tracing::debug!("writer drained and stopped");
     })?;
     Ok((WriterHandle { queue }, thread))
 }

@@ -8,6 +8,7 @@
 //! (Claude Code's non-blocking error), never 2.
 
 mod commit;
+mod event;
 mod ledger;
 mod output;
 mod post;
@@ -41,6 +42,18 @@ enum Command {
     Turn,
     /// git post-commit: credit the commit to the provider whose run or session made it.
     Commit,
+    /// Any lifecycle event: post it to beed (prints nothing, exits 0, says and spools a failed post).
+    Event(EventArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct EventArgs {
+    /// Name of the app or project the events come from.
+    #[arg(long, value_name = "NAME")]
+    source_app: String,
+    /// Also send the full hook input (prompts, tool inputs): a privacy trade-off, off by default.
+    #[arg(long)]
+    capture_payload: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -76,6 +89,7 @@ fn main() -> ExitCode {
         Ok(Args { command: Command::Statusline(args) }) => statusline::run(&args.command),
         Ok(Args { command: Command::Turn }) => turn::run(),
         Ok(Args { command: Command::Commit }) => commit::run(),
+        Ok(Args { command: Command::Event(args) }) => event::run(&args.source_app, args.capture_payload),
         Err(err) if !err.use_stderr() => {
             let _ = err.print();
             ExitCode::SUCCESS
@@ -87,6 +101,8 @@ fn main() -> ExitCode {
             let _ = err.print();
             match raw.iter().position(|arg| arg == "--") {
                 Some(at) if at + 1 < raw.len() => prompt::pass_through(&raw[at + 1..]),
+                // Monitoring never blocks the agent, not even misconfigured.
+                _ if raw.get(1).is_some_and(|arg| arg == "event") => ExitCode::SUCCESS,
                 _ => ExitCode::from(1),
             }
         }

@@ -32,29 +32,67 @@ pub enum Delivery {
 
 /// Posts `body` to `path` on beed at `socket`, waiting until `deadline` at most.
 pub fn post(socket: PathBuf, path: &'static str, body: Vec<u8>, deadline: Instant) -> Delivery {
-    let (done, result) = mpsc::channel();
-    let spawned = std::thread::Builder::new().name("bee-post".into()).spawn(move || {
-        let _ = done.send(post_now(&socket, path, &body, deadline));
-    });
-    if let Err(err) = spawned {
-        return Delivery::Unavailable(format!("cannot start the post: {err}"));
+    match exchange(socket, path, body, deadline, 64 * 1024) {
+        Ok(answer) => classify_answer(&answer),
+        Err(failure) => Delivery::Unavailable(failure.to_string()),
     }
-    let left = deadline.saturating_duration_since(Instant::now());
-    result
-        .recv_timeout(left)
-        .unwrap_or_else(|_| Delivery::Unavailable(format!("beed did not answer within {DEADLINE:?}")))
 }
 
-fn post_now(socket: &Path, path: &str, body: &[u8], deadline: Instant) -> Delivery {
-    let unavailable = |what: &str, err: std::io::Error| Delivery::Unavailable(format!("{what}: {err}"));
-    let mut stream = match UnixStream::connect(socket) {
-        Ok(stream) => stream,
-        Err(err) => return unavailable("beed is not reachable", err),
-    };
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    if let Err(err) = stream.set_write_timeout(Some(left)).and_then(|_| stream.set_read_timeout(Some(left))) {
-        return unavailable("socket", err);
+/// Why an exchange with beed did not produce an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExchangeFailure {
+    /// Nothing listening, or the connection failed.
+    Unreachable(String),
+    /// No whole answer by the deadline.
+    Late,
+}
+
+impl std::fmt::Display for ExchangeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExchangeFailure::Unreachable(why) => write!(f, "beed is not reachable: {why}"),
+            ExchangeFailure::Late => write!(f, "beed did not answer within {DEADLINE:?}"),
+        }
     }
+}
+
+/// Sends one request and returns beed's whole raw answer (at most
+/// `max_answer` bytes), from a helper thread so that nothing outlives `deadline`.
+pub fn exchange(
+    socket: PathBuf,
+    path: &'static str,
+    body: Vec<u8>,
+    deadline: Instant,
+    max_answer: u64,
+) -> Result<Vec<u8>, ExchangeFailure> {
+    let (done, result) = mpsc::channel();
+    let spawned = std::thread::Builder::new().name("bee-post".into()).spawn(move || {
+        let _ = done.send(exchange_now(&socket, path, &body, deadline, max_answer));
+    });
+    if let Err(err) = spawned {
+        return Err(ExchangeFailure::Unreachable(format!("cannot start the post: {err}")));
+    }
+    let left = deadline.saturating_duration_since(Instant::now());
+    result.recv_timeout(left).unwrap_or(Err(ExchangeFailure::Late))
+}
+
+fn exchange_now(
+    socket: &Path,
+    path: &str,
+    body: &[u8],
+    deadline: Instant,
+    max_answer: u64,
+) -> Result<Vec<u8>, ExchangeFailure> {
+    let unavailable = |what: &str, err: std::io::Error| match err.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ExchangeFailure::Late,
+        _ => ExchangeFailure::Unreachable(format!("{what}: {err}")),
+    };
+    let mut stream = UnixStream::connect(socket).map_err(|err| unavailable("connecting", err))?;
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    stream
+        .set_write_timeout(Some(left))
+        .and_then(|_| stream.set_read_timeout(Some(left)))
+        .map_err(|err| unavailable("socket", err))?;
     let mut request = format!(
         "POST {path} HTTP/1.1\r\nhost: beed\r\n{PROTOCOL_HEADER}: {PROTOCOL_VERSION}\r\n\
          content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -62,16 +100,18 @@ fn post_now(socket: &Path, path: &str, body: &[u8], deadline: Instant) -> Delive
     )
     .into_bytes();
     request.extend_from_slice(body);
-    if let Err(err) = stream.write_all(&request) {
-        return unavailable("sending to beed", err);
-    }
+    stream.write_all(&request).map_err(|err| unavailable("sending to beed", err))?;
     let mut answer = Vec::with_capacity(512);
-    // Connection: close — the answer ends where the stream does. Bounded:
-    // nothing beed says to us is that long.
-    if let Err(err) = (&mut stream).take(64 * 1024).read_to_end(&mut answer) {
-        return unavailable("reading beed's answer", err);
-    }
-    classify_answer(&answer)
+    // Connection: close — the answer ends where the stream does. Bounded.
+    (&mut stream).take(max_answer).read_to_end(&mut answer).map_err(|err| unavailable("reading beed's answer", err))?;
+    Ok(answer)
+}
+
+/// The status code and body of a raw HTTP/1.1 answer.
+pub fn status_and_body(answer: &[u8]) -> Option<(u16, &[u8])> {
+    let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let status = std::str::from_utf8(&answer[..head_end]).ok()?.split(' ').nth(1)?.parse().ok()?;
+    Some((status, &answer[head_end + 4..]))
 }
 
 /// Reads the status and protocol header of an HTTP/1.1 answer.

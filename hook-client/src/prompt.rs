@@ -22,7 +22,7 @@ const NESTED_ENV: &str = "BEE_HOOK_NESTED";
 /// When set, bee-hook prints a receipt on stderr: the event id and what
 /// became of it, or why the prompt was not observed. Off by default, since
 /// by default accounting never adds to the hook's stderr.
-const DEBUG_ENV: &str = "BEE_HOOK_DEBUG";
+pub(crate) const DEBUG_ENV: &str = "BEE_HOOK_DEBUG";
 /// Envelope bytes held in memory; the rest of a larger stdin is streamed
 /// through to a wrapped command (and such an envelope is not observed).
 const STDIN_HOLD_BYTES: u64 = 64 * 1024 * 1024;

@@ -10,8 +10,10 @@
 pub mod names;
 
 pub mod api;
+pub mod audit;
 pub mod delivery;
 pub mod envelope;
+pub mod events;
 pub mod exit;
 pub mod identity;
 pub mod ledger;

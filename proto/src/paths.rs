@@ -46,3 +46,8 @@ fn non_empty_env(name: &str) -> Option<OsString> {
 pub fn default_ledger_store() -> Option<PathBuf> {
     usage_dir().map(|dir| dir.join("ledger-v1"))
 }
+
+/// The events store: `${BEE_HOME:-$HOME}/.bee/usage/events-v1`.
+pub fn default_events_store() -> Option<PathBuf> {
+    usage_dir().map(|dir| dir.join("events-v1"))
+}

@@ -34,6 +34,13 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339(text).ok()
 }
 
+/// Unix milliseconds now (0 before 1970, which no clock here reads).
+pub fn now_unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

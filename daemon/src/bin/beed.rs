@@ -25,6 +25,14 @@ struct Args {
     /// Seconds between ingestion passes over the provider logs; 0 turns ingestion off.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     ingest_every: u64,
+    /// Also serve the event API and the dashboard on this loopback address
+    /// (e.g. 127.0.0.1:4000) [default: $BEE_HTTP, else off]
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Store the full event payload (prompts, tool inputs, transcripts) for
+    /// this source app; repeatable. Off by default: a privacy trade-off.
+    #[arg(long, value_name = "APP")]
+    capture_payload: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +57,17 @@ fn main() -> ExitCode {
                 config.log_roots.codex_sessions = args.codex_sessions;
             }
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
+            config.capture_payload = args.capture_payload.into_iter().collect();
+            match args.http.map(Ok).or_else(|| {
+                std::env::var("BEE_HTTP").ok().filter(|v| !v.is_empty()).map(|v| v.parse::<std::net::SocketAddr>())
+            }) {
+                Some(Ok(addr)) => config.http = Some(addr),
+                Some(Err(err)) => {
+                    tracing::error!("BEE_HTTP is not an address: {err}");
+                    return ExitCode::from(4);
+                }
+                None => {}
+            }
             config
         }
         Err(err) => {

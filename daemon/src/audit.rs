@@ -1,0 +1,301 @@
+//! Gathering a session's audit evidence boundary by boundary — the events
+//! store, the sender spool, the stream, the pinned manifest against
+//! `.claude/settings.json`, the outcome checks — and turning it into
+//! receipts and a class. Shared by `beectl audit` and beed's dashboard.
+
+use bee_proto::audit::{
+    AuditReport, Boundary, DEFAULT_EVENT_DEADLINE_SECONDS, DEFAULT_EVIDENCE_TTL_SECONDS, Evidence, Manifest,
+    OutcomeCheck, Receipt, ReceiptStatus, Wait,
+};
+use bee_proto::events::{EVENTS_SPOOL_FILE, PostFailure, SpooledEvent};
+use rusqlite::Connection;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashSet};
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use crate::events::{self, SessionEvent};
+use crate::lines::{self, Line};
+
+/// What a stream client received: the ids, and the oldest id the replay
+/// covered (older events are outside what a stream owes).
+#[derive(Debug, Clone, Default)]
+pub struct Presented {
+    pub oldest_replayed: i64,
+    pub ids: HashSet<i64>,
+    /// Why the stream could not be read, when it could not.
+    pub failure: Option<String>,
+}
+
+/// Everything besides the events store the audit looks at.
+#[derive(Debug, Default)]
+pub struct Context<'a> {
+    pub manifest: Option<&'a Manifest>,
+    /// `.claude/settings.json`, parsed; `Err` says why it is not readable.
+    pub settings: Option<Result<Value, String>>,
+    /// `claude --version` as installed, when it was asked.
+    pub installed_version: Option<String>,
+    pub spool_dir: Option<&'a Path>,
+    /// `None` when no stream was read.
+    pub presented: Option<&'a Presented>,
+    /// Outcome checks' verdict and evidence, when they ran.
+    pub outcome: Option<(bool, String)>,
+    pub now_ms: i64,
+}
+
+/// Longest spool line read back.
+const MAX_SPOOL_LINE: u64 = bee_proto::events::MAX_EVENT_BYTES as u64 + 4096;
+
+/// The sender spool's pending lines for `session`.
+pub fn spooled(spool_dir: &Path, session: &str) -> Vec<SpooledEvent> {
+    let Ok(file) = crate::fsutil::open_regular(&spool_dir.join(EVENTS_SPOOL_FILE)) else { return Vec::new() };
+    let mut reader = BufReader::new(file.take(1 << 30));
+    let (mut found, mut line) = (Vec::new(), Vec::new());
+    while let Ok((kind, _)) = lines::next(&mut reader, MAX_SPOOL_LINE, &mut line) {
+        match kind {
+            Line::Complete => {
+                if let Ok(spooled) = serde_json::from_slice::<SpooledEvent>(&line)
+                    && spooled.event.get("session_id").and_then(Value::as_str) == Some(session)
+                {
+                    found.push(spooled);
+                }
+            }
+            Line::Oversized { complete: true } => {}
+            _ => break,
+        }
+    }
+    found
+}
+
+/// Audits `session` from the events store (`None`: no store yet) and `cx`.
+pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>) -> rusqlite::Result<AuditReport> {
+    let stored = match conn {
+        Some(conn) => events::session_events(conn, session)?,
+        None => Vec::new(),
+    };
+    let issues = match conn {
+        Some(conn) => events::receipt_issues(conn, session)?,
+        None => Vec::new(),
+    };
+    let pending = cx.spool_dir.map(|dir| spooled(dir, session)).unwrap_or_default();
+    let mut receipts = Vec::new();
+    let mut evidence = Evidence {
+        evidence_ttl_seconds: cx.manifest.and_then(|m| m.evidence_ttl_seconds).unwrap_or(DEFAULT_EVIDENCE_TTL_SECONDS),
+        ..Evidence::default()
+    };
+
+    // Configuration: the pinned manifest against the settings actually in place.
+    let configured: Option<BTreeSet<String>> = match (cx.manifest, &cx.settings) {
+        (Some(manifest), Some(Ok(settings))) => {
+            Some(crate::claude_settings::configured_events(settings, &manifest.source_app))
+        }
+        _ => None,
+    };
+    match cx.manifest {
+        Some(manifest) => {
+            let mut drift: Vec<String> = match (&configured, &cx.settings) {
+                (Some(configured), _) => manifest
+                    .required_events
+                    .iter()
+                    .filter(|required| !configured.contains(&required.event))
+                    .map(|required| format!("not_configured:{}", required.event))
+                    .collect(),
+                (None, Some(Err(reason))) => vec![format!("settings_unreadable:{reason}")],
+                (None, _) => vec!["settings_missing".to_owned()],
+            };
+            if let Some(installed) = &cx.installed_version
+                && !installed.starts_with(&manifest.claude_code_version)
+            {
+                drift.push(format!("claude_code_version:{installed}"));
+            }
+            receipts.push(Receipt {
+                boundary: Boundary::Configuration,
+                status: if drift.is_empty() { ReceiptStatus::Pass } else { ReceiptStatus::Fail },
+                evidence: if drift.is_empty() {
+                    format!(
+                        "{} required events configured for source app {} (pinned Claude Code {})",
+                        manifest.required_events.len(),
+                        manifest.source_app,
+                        manifest.claude_code_version
+                    )
+                } else {
+                    drift.join(", ")
+                },
+            });
+            evidence.drift = Some(drift);
+        }
+        None => receipts.push(unknown(Boundary::Configuration, "no pinned manifest")),
+    }
+
+    // Transport: every post answered; none left to or taken from the spool.
+    let undelivered: Vec<String> = stored
+        .iter()
+        .filter(|event| event.delivery != "direct")
+        .map(|event| format!("event {} arrived through the spool ({})", event.id, event.delivery))
+        .chain(
+            pending
+                .iter()
+                .filter(|line| line.failure != PostFailure::NoReceipt)
+                .map(|line| format!("a post still in the spool ({})", events::failure_name(&line.failure))),
+        )
+        .collect();
+    evidence.undelivered = undelivered.len() as u64;
+    receipts.push(match (undelivered.is_empty(), stored.is_empty()) {
+        (false, _) => fail(Boundary::Transport, undelivered.join("; ")),
+        (true, false) => pass(Boundary::Transport, format!("{} posts answered with a stored id", stored.len())),
+        (true, true) => unknown(Boundary::Transport, "no event of this session was posted"),
+    });
+
+    // Persistence: the ids are in the store; no post accepted without one.
+    let unreceipted = issues.len() + pending.iter().filter(|line| line.failure == PostFailure::NoReceipt).count();
+    evidence.unreceipted = unreceipted as u64;
+    receipts.push(match (unreceipted, stored.first(), stored.last()) {
+        (0, Some(first), Some(last)) => {
+            pass(Boundary::Persistence, format!("ids {}..{} stored ({} events)", first.id, last.id, stored.len()))
+        }
+        (0, _, _) => unknown(Boundary::Persistence, "nothing stored for this session"),
+        (n, _, _) => fail(Boundary::Persistence, format!("{n} posts accepted without a stored id")),
+    });
+
+    // Presentation: what a stream client got of the stored ids it owes.
+    match cx.presented {
+        Some(presented) => {
+            let owed: Vec<i64> = stored.iter().map(|e| e.id).filter(|id| *id >= presented.oldest_replayed).collect();
+            let missed: Vec<i64> = owed.iter().copied().filter(|id| !presented.ids.contains(id)).collect();
+            evidence.unpresented = Some(missed.len() as u64);
+            receipts.push(match (&presented.failure, missed.is_empty()) {
+                (Some(reason), _) if !missed.is_empty() => fail(Boundary::Presentation, reason.clone()),
+                (_, false) => fail(Boundary::Presentation, format!("stream did not deliver ids {missed:?}")),
+                (_, true) if owed.is_empty() => {
+                    unknown(Boundary::Presentation, "no stored id of this session within the stream's replay")
+                }
+                (_, true) => pass(Boundary::Presentation, format!("stream delivered ids {owed:?}")),
+            });
+        }
+        None => receipts.push(unknown(Boundary::Presentation, "stream not checked")),
+    }
+
+    // Coverage: each configured, required event by its deadline. An owned,
+    // unexpired permission request is read from the last event.
+    evidence.stopped = stored.iter().any(|e| e.hook_event_type == "Stop");
+    evidence.waiting = stored
+        .last()
+        .filter(|e| e.hook_event_type == "PermissionRequest")
+        .map(|e| Wait { owner: e.owner.clone(), deadline_ms: e.deadline_ms });
+    match (cx.manifest, stored.first()) {
+        (Some(manifest), Some(first)) => {
+            evidence.missing = missing_events(manifest, configured.as_ref(), &stored, first, cx.now_ms);
+            receipts.push(if evidence.missing.is_empty() {
+                pass(Boundary::Coverage, "every configured required event arrived or is not yet due".to_owned())
+            } else {
+                fail(Boundary::Coverage, format!("missing past deadline: {}", evidence.missing.join(", ")))
+            });
+        }
+        (Some(_), None) => receipts.push(unknown(Boundary::Coverage, "no event of this session stored")),
+        (None, _) => receipts.push(unknown(Boundary::Coverage, "no pinned manifest")),
+    }
+
+    // Outcome: checked outside the hook path, or no receipt.
+    evidence.outcome = cx.outcome.as_ref().map(|(ok, _)| *ok);
+    receipts.push(match &cx.outcome {
+        Some((true, what)) => pass(Boundary::Outcome, what.clone()),
+        Some((false, what)) => fail(Boundary::Outcome, what.clone()),
+        None => unknown(Boundary::Outcome, "no outcome check configured"),
+    });
+
+    let spooled_at = pending.iter().filter_map(|line| crate::ledger::unix_ms(&line.at_utc));
+    evidence.newest_ms = stored.iter().map(|e| e.received_at_ms).chain(spooled_at).max();
+    Ok(AuditReport {
+        schema_version: 1,
+        session_id: session.to_owned(),
+        class: evidence.classify(cx.now_ms),
+        receipts,
+        evidence,
+        checked_at_utc: crate::rollup::utc(cx.now_ms),
+    })
+}
+
+fn missing_events(
+    manifest: &Manifest,
+    configured: Option<&BTreeSet<String>>,
+    stored: &[SessionEvent],
+    first: &SessionEvent,
+    now_ms: i64,
+) -> Vec<String> {
+    manifest
+        .required_events
+        .iter()
+        // An event not configured is drift, not a coverage gap.
+        .filter(|required| configured.is_none_or(|c| c.contains(&required.event)))
+        .filter_map(|required| {
+            let seconds = required.deadline_seconds.unwrap_or(DEFAULT_EVENT_DEADLINE_SECONDS);
+            let deadline = first.timestamp_ms.saturating_add(i64::try_from(seconds.saturating_mul(1000)).ok()?);
+            let arrived = stored.iter().any(|e| e.hook_event_type == required.event && e.timestamp_ms <= deadline);
+            (!arrived && now_ms > deadline).then(|| required.event.clone())
+        })
+        .collect()
+}
+
+fn pass(boundary: Boundary, evidence: String) -> Receipt {
+    Receipt { boundary, status: ReceiptStatus::Pass, evidence }
+}
+
+fn fail(boundary: Boundary, evidence: String) -> Receipt {
+    Receipt { boundary, status: ReceiptStatus::Fail, evidence }
+}
+
+fn unknown(boundary: Boundary, evidence: &str) -> Receipt {
+    Receipt { boundary, status: ReceiptStatus::Unknown, evidence: evidence.to_owned() }
+}
+
+/// Runs the manifest's outcome checks from `dir`: all must pass. Commands
+/// run with no shell, their output discarded (only the exit status counts).
+pub fn run_outcome_checks(checks: &[OutcomeCheck], dir: &Path) -> Option<(bool, String)> {
+    if checks.is_empty() {
+        return None;
+    }
+    let mut verdicts = Vec::new();
+    let mut ok = true;
+    for check in checks {
+        let (passed, what) = match check {
+            OutcomeCheck::File { path, contains } => {
+                let full = dir.join(path);
+                let content = crate::fsutil::open_regular(&full).and_then(|mut file| {
+                    let mut text = Vec::new();
+                    file.read_to_end(&mut text).map(|_| text)
+                });
+                match (content, contains) {
+                    (Ok(text), Some(needle)) => {
+                        let found = memchr::memmem::find(&text, needle.as_bytes()).is_some();
+                        (found, format!("file {path} {}", if found { "has the text" } else { "lacks the text" }))
+                    }
+                    (Ok(_), None) => (true, format!("file {path} exists")),
+                    (Err(_), _) => (false, format!("file {path} missing or not a regular file")),
+                }
+            }
+            OutcomeCheck::Command { argv } => {
+                let status = argv.split_first().map(|(program, args)| {
+                    std::process::Command::new(program)
+                        .args(args)
+                        .current_dir(dir)
+                        .stdin(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .status()
+                });
+                let name = argv.first().map_or("(empty)", String::as_str);
+                match status {
+                    Some(Ok(status)) if status.success() => (true, format!("command {name} exited 0")),
+                    Some(Ok(status)) => {
+                        (false, format!("command {name} exited {}", bee_proto::exit::shell_status(status)))
+                    }
+                    Some(Err(_)) => (false, format!("command {name} could not start")),
+                    None => (false, "empty command".to_owned()),
+                }
+            }
+        };
+        ok &= passed;
+        verdicts.push(what);
+    }
+    Some((ok, verdicts.join("; ")))
+}

@@ -1,0 +1,322 @@
+//! The hook event API, served on the unix socket and on the optional
+//! loopback TCP listener: `POST /events` (the stored record with its id is
+//! the transport receipt), `/events/recent`, `/events/filter-options`, the
+//! WebSocket `/stream` (replay, then live), `/health` (a proven write and
+//! read), the dashboard page and the per-session audit verdicts. Bodies,
+//! statuses and stream messages are the public reference pipeline's.
+
+use axum::extract::rejection::BytesRejection;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderValue, Method, Request, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bee_proto::audit::AuditSummary;
+use bee_proto::events::{
+    AUDIT_SESSIONS_PATH, DEFAULT_RECENT, EVENTS_PATH, EVENTS_RECENT_PATH, EventError, EventRejection,
+    FILTER_OPTIONS_PATH, HEALTH_PATH, Health, HealthCheck, MAX_EVENT_BYTES, MAX_RECENT, NewEvent, REPLAY_EVENTS,
+    STREAM_PATH, accept, stream_message,
+};
+use hyper::body::Bytes;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::broadcast;
+
+use crate::events::{self, Arrival, EventStore, EventWrite, Stored};
+use crate::writer::WriterHandle;
+
+/// The dashboard: one page, its script and style inline, built into beed.
+const DASHBOARD: &str = include_str!("dashboard.html");
+/// Messages a slow stream client may fall behind before it is dropped (it
+/// reconnects and gets the replay).
+pub const LIVE_BACKLOG: usize = 4_096;
+
+/// A stored event on its way to stream clients.
+#[derive(Debug, Clone)]
+pub struct Live {
+    pub id: i64,
+    pub message: Arc<str>,
+}
+
+/// What the event routes share.
+pub struct EventsState {
+    pub writer: WriterHandle<EventStore>,
+    pub store: PathBuf,
+    pub live: broadcast::Sender<Live>,
+    /// Source apps whose full payload is stored (opt-in).
+    pub capture: HashSet<String>,
+    pub spool_dir: PathBuf,
+    /// Becomes true when beed begins to stop: stream clients are closed.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+impl EventsState {
+    /// Stores `event` as arrived; broadcasts it when new. The stored record.
+    pub async fn store(&self, event: NewEvent, arrival: Arrival) -> Option<Value> {
+        let body = event.clone();
+        let Stored { id, fresh } = self.writer.submit(EventWrite::Event(Box::new(event), arrival)).await?.ok()?;
+        Some(self.stored(&body, id, fresh))
+    }
+
+    /// [`EventsState::store`] from outside the runtime (spool ingestion).
+    pub fn store_blocking(&self, event: NewEvent, arrival: Arrival) -> Option<Value> {
+        let body = event.clone();
+        let Stored { id, fresh } =
+            self.writer.submit_blocking(EventWrite::Event(Box::new(event), arrival)).wait()?.ok()?;
+        Some(self.stored(&body, id, fresh))
+    }
+
+    fn stored(&self, event: &NewEvent, id: i64, fresh: bool) -> Value {
+        let stored = Value::Object(event.with_id(id));
+        if fresh {
+            // No receiver is fine: nobody is watching.
+            let _ = self.live.send(Live { id, message: stream_message("event", &stored).into() });
+        }
+        stored
+    }
+
+    pub fn captures(&self, source_app: &str) -> bool {
+        self.capture.contains(source_app)
+    }
+}
+
+type Shared = Arc<EventsState>;
+
+/// The event routes (no fallback: the caller adds one).
+pub fn router(state: Shared) -> Router {
+    Router::new()
+        .route(EVENTS_PATH, post(post_event).layer(DefaultBodyLimit::max(MAX_EVENT_BYTES)))
+        .route(EVENTS_RECENT_PATH, get(recent))
+        .route(FILTER_OPTIONS_PATH, get(filter_options))
+        .route(STREAM_PATH, get(stream))
+        .route(HEALTH_PATH, get(health))
+        .route(AUDIT_SESSIONS_PATH, get(audit_sessions))
+        .with_state(state)
+}
+
+/// The dashboard page (served on the loopback listener).
+pub async fn dashboard() -> Html<&'static str> {
+    Html(DASHBOARD)
+}
+
+fn refuse(status: StatusCode, rejection: EventRejection) -> Response {
+    (status, Json(rejection.answer())).into_response()
+}
+
+async fn post_event(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return (StatusCode::PAYLOAD_TOO_LARGE, Json(EventError { error: "Payload too large".into() }))
+                .into_response();
+        }
+        Err(_) => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
+    };
+    let event = match accept(&body, |app| state.captures(app), bee_proto::time::now_unix_ms()) {
+        Ok(event) => event,
+        Err(rejection) => return refuse(StatusCode::BAD_REQUEST, rejection),
+    };
+    match state.store(event, Arrival::Direct).await {
+        Some(stored) => Json(stored).into_response(),
+        None => {
+            (StatusCode::SERVICE_UNAVAILABLE, Json(EventError { error: "Event not stored".into() })).into_response()
+        }
+    }
+}
+
+/// Runs a read of the events store off the runtime.
+async fn read<T: Send + 'static>(
+    state: &EventsState,
+    work: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+) -> Result<T, Response> {
+    let dir = state.store.clone();
+    let unavailable = |error: String| (StatusCode::SERVICE_UNAVAILABLE, Json(EventError { error })).into_response();
+    tokio::task::spawn_blocking(move || {
+        let conn = events::open_reader(&dir).map_err(|issue| format!("events store {}", issue.as_str()))?;
+        work(&conn).map_err(|err| err.to_string())
+    })
+    .await
+    .map_err(|err| unavailable(err.to_string()))?
+    .map_err(unavailable)
+}
+
+async fn recent(State(state): State<Shared>, Query(query): Query<Vec<(String, String)>>) -> Response {
+    let limit = match query.iter().find(|(key, _)| key == "limit").map(|(_, value)| value.parse::<usize>()) {
+        None => DEFAULT_RECENT,
+        Some(Ok(limit)) => limit.min(MAX_RECENT),
+        Some(Err(_)) => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
+    };
+    match read(&state, move |conn| events::recent(conn, limit)).await {
+        Ok(events) => Json(events).into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn filter_options(State(state): State<Shared>) -> Response {
+    match read(&state, events::filter_options).await {
+        Ok(options) => Json(options).into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn stream(State(state): State<Shared>, upgrade: WebSocketUpgrade) -> Response {
+    upgrade.on_upgrade(move |socket| serve_stream(socket, state))
+}
+
+/// Replays the latest events, then forwards each new one. Subscribed before
+/// the replay is read, so nothing falls between; ids already replayed are
+/// not sent twice.
+async fn serve_stream(mut socket: WebSocket, state: Shared) {
+    let mut live = state.live.subscribe();
+    let mut stopping = state.stopping.clone();
+    let replay: Vec<Value> = read(&state, |conn| events::recent(conn, REPLAY_EVENTS)).await.unwrap_or_default();
+    let replayed_up_to = replay.iter().filter_map(|e| e.get("id").and_then(Value::as_i64)).max().unwrap_or(0);
+    let initial = stream_message("initial", &Value::Array(replay));
+    if socket.send(Message::Text(initial.into())).await.is_err() {
+        return;
+    }
+    loop {
+        if *stopping.borrow_and_update() {
+            let _ = socket.send(Message::Close(None)).await;
+            return;
+        }
+        tokio::select! {
+            next = live.recv() => match next {
+                Ok(event) if event.id <= replayed_up_to => {}
+                Ok(event) => {
+                    if socket.send(Message::Text(event.message.as_ref().into())).await.is_err() {
+                        return;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    // Better a reconnect with a fresh replay than a silent hole.
+                    tracing::warn!(missed, "stream client fell behind; closing it so it replays");
+                    let _ = socket.send(Message::Close(None)).await;
+                    return;
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            changed = stopping.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            incoming = socket.recv() => match incoming {
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+}
+
+/// A write through the writer and a read back of the same nonce.
+async fn health(State(state): State<Shared>) -> Response {
+    let nonce = (bee_proto::time::now_unix_ms() << 16) ^ i64::from(std::process::id() as u16);
+    let started = Instant::now();
+    let written = state.writer.submit(EventWrite::Probe(nonce)).await;
+    let write_ms = started.elapsed().as_secs_f64() * 1e3;
+    let write = match written {
+        Some(Ok(_)) => check("store_write", true, "probe row committed by the events writer".into(), Some(write_ms)),
+        Some(Err(err)) => check("store_write", false, err, Some(write_ms)),
+        None => check("store_write", false, "events writer stopped or full".into(), None),
+    };
+    let started = Instant::now();
+    let read_back = read(&state, events::probe).await;
+    let read_ms = started.elapsed().as_secs_f64() * 1e3;
+    let read = match read_back {
+        Ok(Some(found)) if found == nonce => {
+            check("store_read", true, "probe row read back from the store file".into(), Some(read_ms))
+        }
+        Ok(_) => check("store_read", false, "probe row not found as written".into(), Some(read_ms)),
+        Err(_) => check("store_read", false, "events store not readable".into(), Some(read_ms)),
+    };
+    let stream = check("stream", true, format!("{} stream clients connected", state.live.receiver_count()), None);
+    let checks = vec![write, read, stream];
+    let ok = checks.iter().all(|c| c.ok);
+    let status = if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(Health { status: if ok { "ok" } else { "failing" }.into(), checks })).into_response()
+}
+
+fn check(name: &str, ok: bool, detail: String, millis: Option<f64>) -> HealthCheck {
+    HealthCheck { name: name.to_owned(), ok, detail, millis }
+}
+
+/// Each session seen in the last day, audited with the evidence beed holds
+/// (store, spool; no outcome checks run on this path).
+async fn audit_sessions(State(state): State<Shared>) -> Response {
+    let spool = state.spool_dir.clone();
+    let summary = read(&state, move |conn| {
+        let now_ms = bee_proto::time::now_unix_ms();
+        let cx = crate::audit::Context { spool_dir: Some(&spool), now_ms, ..Default::default() };
+        let sessions = events::recent_sessions(conn, now_ms - 24 * 3_600_000, 300)?;
+        let sessions = sessions
+            .iter()
+            .map(|session| crate::audit::audit_session(Some(conn), session, &cx))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(AuditSummary { schema_version: 1, sessions, issues: Vec::new() })
+    })
+    .await;
+    match summary {
+        Ok(summary) => Json(summary).into_response(),
+        Err(response) => response,
+    }
+}
+
+/// Whether `host` (a Host header or an Origin's host) names this machine.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The TCP listener's guard: requests must name a loopback host (no DNS
+/// rebinding), and CORS is granted to loopback origins only.
+pub async fn loopback_only(request: Request<axum::body::Body>, next: Next) -> Response {
+    let host_ok = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).is_some_and(is_loopback_host);
+    if !host_ok {
+        return (StatusCode::FORBIDDEN, Json(EventError { error: "Forbidden host".into() })).into_response();
+    }
+    let origin = request.headers().get(header::ORIGIN).cloned();
+    let allowed = origin.as_ref().and_then(|o| o.to_str().ok()).is_some_and(|origin| {
+        origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .is_some_and(|rest| is_loopback_host(rest.trim_end_matches('/')))
+    });
+    let mut response = if request.method() == Method::OPTIONS {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        next.run(request).await
+    };
+    if let (true, Some(origin)) = (allowed, origin) {
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+        headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+        headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Content-Type"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_names_are_loopback() {
+        for host in ["localhost", "localhost:4000", "127.0.0.1:4000", "[::1]:4000", "127.9.9.9", "LOCALHOST"] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in ["evil.example:4000", "10.0.0.1:4000", "localhost.evil.example", "", "0.0.0.0:4000"] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The events store: hook lifecycle events in SQLite (`events-v1/`), written
+//! by one writer thread in group commits, read by the recent view, the
+//! filter options, the stream replay and the audit.
+//!
+//! Each row keeps the event object as answered (without its id) and the
+//! fields the views filter on; how it arrived (`direct`, or the sender's
+//! failure when it came through the spool) is the audit's transport evidence.
+
+use bee_proto::delivery::Issue;
+use bee_proto::events::{FILTER_SESSIONS, FilterOptions, NewEvent, PostFailure};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+use crate::sqlite::{self, DbError};
+use crate::writer::BatchStore;
+
+/// Database file inside the events store directory.
+pub const DB_FILE: &str = "events.sqlite3";
+
+const MIGRATIONS: &[&str] = &[r#"
+    CREATE TABLE event (
+        id               INTEGER PRIMARY KEY AUTOINCREMENT,
+        source_app       TEXT NOT NULL,
+        session_id       TEXT NOT NULL,
+        hook_event_type  TEXT NOT NULL,
+        timestamp_ms     INTEGER NOT NULL,
+        tool_name        TEXT,
+        event_key        TEXT UNIQUE,
+        delivery         TEXT NOT NULL,
+        received_at_ms   INTEGER NOT NULL,
+        body             TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX event_session ON event (session_id, id);
+    CREATE INDEX event_source ON event (source_app);
+    CREATE INDEX event_type ON event (hook_event_type);
+    -- Posts a server accepted without a stored id coming back: evidence only.
+    CREATE TABLE receipt_issue (
+        seq              INTEGER PRIMARY KEY,
+        session_id       TEXT NOT NULL,
+        hook_event_type  TEXT NOT NULL,
+        failure          TEXT NOT NULL,
+        at_ms            INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX receipt_issue_session ON receipt_issue (session_id);
+    CREATE TABLE health_probe (id INTEGER PRIMARY KEY CHECK (id = 1), nonce INTEGER NOT NULL) STRICT;
+"#];
+
+/// How an event reached the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arrival {
+    /// Posted and answered.
+    Direct,
+    /// Taken from a sender's spool after its post failed.
+    Spooled(PostFailure),
+}
+
+impl Arrival {
+    fn as_text(&self) -> String {
+        match self {
+            Arrival::Direct => "direct".to_owned(),
+            Arrival::Spooled(failure) => failure_name(failure),
+        }
+    }
+}
+
+/// A failure's stable name (`unreachable`, `late`, `refused`, `no_receipt`).
+pub fn failure_name(failure: &PostFailure) -> String {
+    match failure {
+        PostFailure::Unreachable => "unreachable".to_owned(),
+        PostFailure::Late => "late".to_owned(),
+        PostFailure::Refused { status } => format!("refused_{status}"),
+        PostFailure::NoReceipt => "no_receipt".to_owned(),
+    }
+}
+
+/// What the events writer is asked to do.
+#[derive(Debug)]
+pub enum EventWrite {
+    /// Store an event; answered with its id.
+    Event(Box<NewEvent>, Arrival),
+    /// Keep a sender's report of an accepted post without a receipt.
+    ReceiptIssue { session_id: String, hook_event_type: String, failure: PostFailure, at_ms: i64 },
+    /// Write `nonce` to the health probe row; answered with 0.
+    Probe(i64),
+}
+
+/// What a write did: the event's id (0 for other writes) and whether it is new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stored {
+    pub id: i64,
+    pub fresh: bool,
+}
+
+/// The events store as its writer holds it.
+pub struct EventStore {
+    db: sqlite::Writer,
+}
+
+impl EventStore {
+    pub fn open(dir: &Path) -> Result<EventStore, DbError> {
+        Ok(EventStore { db: sqlite::open_writer(dir, DB_FILE, MIGRATIONS)? })
+    }
+
+    fn write(tx: &rusqlite::Transaction<'_>, item: &EventWrite) -> rusqlite::Result<Stored> {
+        match item {
+            EventWrite::Event(event, arrival) => {
+                let body = Value::Object(event.body.clone()).to_string();
+                let inserted = tx
+                    .prepare_cached(
+                        "INSERT INTO event (source_app, session_id, hook_event_type, timestamp_ms, tool_name, event_key,
+                                            delivery, received_at_ms, body)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (event_key) DO NOTHING",
+                    )?
+                    .execute(params![
+                        event.source_app,
+                        event.session_id,
+                        event.hook_event_type,
+                        event.timestamp_ms,
+                        event.tool_name(),
+                        event.key(),
+                        arrival.as_text(),
+                        bee_proto::time::now_unix_ms(),
+                        body
+                    ])?;
+                if inserted == 1 {
+                    return Ok(Stored { id: tx.last_insert_rowid(), fresh: true });
+                }
+                // Stored before (a late post that was also spooled): its id.
+                let id = tx
+                    .prepare_cached("SELECT id FROM event WHERE event_key = ?1")?
+                    .query_row([event.key()], |row| row.get(0))?;
+                Ok(Stored { id, fresh: false })
+            }
+            EventWrite::ReceiptIssue { session_id, hook_event_type, failure, at_ms } => {
+                tx.prepare_cached(
+                    "INSERT INTO receipt_issue (session_id, hook_event_type, failure, at_ms) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![session_id, hook_event_type, failure_name(failure), at_ms])?;
+                Ok(Stored { id: 0, fresh: true })
+            }
+            EventWrite::Probe(nonce) => {
+                tx.prepare_cached(
+                    "INSERT INTO health_probe (id, nonce) VALUES (1, ?1) ON CONFLICT (id) DO UPDATE SET nonce = ?1",
+                )?
+                .execute([nonce])?;
+                Ok(Stored { id: 0, fresh: true })
+            }
+        }
+    }
+}
+
+impl BatchStore for EventStore {
+    type Item = EventWrite;
+    type Answer = Result<Stored, String>;
+
+    fn append_batch(&mut self, items: &[EventWrite]) -> Vec<Self::Answer> {
+        let written = (|| {
+            let tx = self.db.conn.transaction()?;
+            let ids = items.iter().map(|item| EventStore::write(&tx, item)).collect::<rusqlite::Result<Vec<_>>>()?;
+            tx.commit()?;
+            Ok::<_, rusqlite::Error>(ids)
+        })();
+        match written {
+            Ok(ids) => ids.into_iter().map(Ok).collect(),
+            Err(err) => {
+                tracing::warn!(error = %err, "events not stored");
+                items.iter().map(|_| Err(err.to_string())).collect()
+            }
+        }
+    }
+}
+
+/// Opens the events store at `dir` read-only.
+pub fn open_reader(dir: &Path) -> Result<Connection, Issue> {
+    Ok(sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?.0)
+}
+
+fn event_of(id: i64, body: &str) -> Value {
+    let mut event: Map<String, Value> = serde_json::from_str(body).unwrap_or_default();
+    event.insert("id".to_owned(), Value::from(id));
+    Value::Object(event)
+}
+
+/// The latest `limit` events, oldest first.
+pub fn recent(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Value>> {
+    let mut statement = conn.prepare_cached("SELECT id, body FROM event ORDER BY id DESC LIMIT ?1")?;
+    let rows = statement.query_map([limit as i64], |row| Ok(event_of(row.get(0)?, row.get_ref(1)?.as_str()?)))?;
+    let mut events = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    events.reverse();
+    Ok(events)
+}
+
+/// The distinct values the dashboard filters on.
+pub fn filter_options(conn: &Connection) -> rusqlite::Result<FilterOptions> {
+    let column = |sql: &str| -> rusqlite::Result<Vec<String>> {
+        conn.prepare_cached(sql)?.query_map([], |row| row.get(0))?.collect()
+    };
+    Ok(FilterOptions {
+        source_apps: column("SELECT DISTINCT source_app FROM event ORDER BY source_app")?,
+        session_ids: column(&format!(
+            "SELECT session_id FROM event GROUP BY session_id ORDER BY MAX(id) DESC LIMIT {FILTER_SESSIONS}"
+        ))?,
+        hook_event_types: column("SELECT DISTINCT hook_event_type FROM event ORDER BY hook_event_type")?,
+    })
+}
+
+/// One stored event as the audit sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEvent {
+    pub id: i64,
+    pub source_app: String,
+    pub hook_event_type: String,
+    pub timestamp_ms: i64,
+    pub received_at_ms: i64,
+    pub delivery: String,
+    /// `owner` and `deadline` of a permission request, when sent.
+    pub owner: Option<String>,
+    pub deadline_ms: Option<i64>,
+}
+
+/// The events of `session`, in the order they were stored.
+pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<SessionEvent>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT id, source_app, hook_event_type, timestamp_ms, received_at_ms, delivery,
+                json_extract(body, '$.owner'), json_extract(body, '$.deadline')
+         FROM event WHERE session_id = ?1 ORDER BY id",
+    )?;
+    let rows = statement.query_map([session], |row| {
+        Ok(SessionEvent {
+            id: row.get(0)?,
+            source_app: row.get(1)?,
+            hook_event_type: row.get(2)?,
+            timestamp_ms: row.get(3)?,
+            received_at_ms: row.get(4)?,
+            delivery: row.get(5)?,
+            owner: row.get::<_, Option<rusqlite::types::Value>>(6)?.and_then(|v| match v {
+                rusqlite::types::Value::Text(text) => Some(text),
+                _ => None,
+            }),
+            deadline_ms: row.get::<_, Option<rusqlite::types::Value>>(7)?.and_then(|v| match v {
+                rusqlite::types::Value::Integer(ms) => Some(ms),
+                _ => None,
+            }),
+        })
+    })?;
+    rows.collect()
+}
+
+/// Receipt issues reported for `session`.
+pub fn receipt_issues(conn: &Connection, session: &str) -> rusqlite::Result<Vec<(String, String, i64)>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT hook_event_type, failure, at_ms FROM receipt_issue WHERE session_id = ?1 ORDER BY seq",
+    )?;
+    let rows = statement.query_map([session], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+    rows.collect()
+}
+
+/// Sessions with an event received at or after `since_ms`, latest first.
+pub fn recent_sessions(conn: &Connection, since_ms: i64, limit: usize) -> rusqlite::Result<Vec<String>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT session_id FROM event WHERE received_at_ms >= ?1 GROUP BY session_id ORDER BY MAX(id) DESC LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![since_ms, limit as i64], |row| row.get(0))?;
+    rows.collect()
+}
+
+/// The nonce last written by a health probe.
+pub fn probe(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row("SELECT nonce FROM health_probe WHERE id = 1", [], |row| row.get(0)).optional()
+}

@@ -1,0 +1,147 @@
+//! `bee-hook event --source-app NAME`: posts any Claude Code lifecycle
+//! event to beed. It prints nothing on stdout (some events read a hook's
+//! stdout as a decision) and always exits 0, so monitoring never blocks the
+//! agent — but it never hides a failure either: a failed, refused, late or
+//! unreceipted post is said on stderr and kept in the spool, where beed
+//! stores it later and the audit finds it.
+
+use bee_proto::events::{EVENT_KEY_FIELD, EVENTS_PATH, EVENTS_SPOOL_FILE, KEPT_FIELDS, PostFailure, SpooledEvent};
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::post::{self, ExchangeFailure};
+use crate::prompt;
+
+/// Largest answer read back: the stored event, which with capture on echoes the payload.
+const MAX_ANSWER: u64 = bee_proto::events::MAX_EVENT_BYTES as u64 + 64 * 1024;
+
+pub fn run(source_app: &str, capture: bool) -> ExitCode {
+    let (input, whole) = prompt::read_stdin_prefix();
+    let event = match event_of(&input, whole, source_app, capture) {
+        Ok(event) => event,
+        Err(why) => {
+            say(&format!("bee-hook: event not sent: {why}"));
+            return ExitCode::SUCCESS;
+        }
+    };
+    let Ok(body) = serde_json::to_vec(&event) else { return ExitCode::SUCCESS };
+    let deadline = Instant::now() + post::DEADLINE;
+    let failure = match bee_proto::paths::socket_path() {
+        None => PostFailure::Unreachable,
+        Some(socket) => match post::exchange(socket, EVENTS_PATH, body, deadline, MAX_ANSWER) {
+            Ok(answer) => match receipt(&answer) {
+                Ok(id) => {
+                    if std::env::var_os(prompt::DEBUG_ENV).is_some() {
+                        say(&format!("bee-hook receipt: event {id} stored"));
+                    }
+                    return ExitCode::SUCCESS;
+                }
+                Err(failure) => failure,
+            },
+            Err(ExchangeFailure::Late) => PostFailure::Late,
+            Err(ExchangeFailure::Unreachable(_)) => PostFailure::Unreachable,
+        },
+    };
+    let kept = bee_proto::paths::spool_dir().is_some_and(|dir| {
+        let line = SpooledEvent { failure: failure.clone(), at_utc: bee_proto::time::now_rfc3339(), event };
+        serde_json::to_vec(&line).is_ok_and(|line| bee_proto::spool::append(&dir, EVENTS_SPOOL_FILE, &line).is_ok())
+    });
+    let what = match failure {
+        PostFailure::Unreachable => "beed is not reachable".to_owned(),
+        PostFailure::Late => format!("beed did not answer within {:?}", post::DEADLINE),
+        PostFailure::Refused { status } => format!("beed refused it ({status})"),
+        PostFailure::NoReceipt => "beed answered without a stored id".to_owned(),
+    };
+    let spooled = if kept { "kept in the spool for beed and the audit" } else { "and the spool could not keep it" };
+    say(&format!("bee-hook: event not delivered: {what}; {spooled}"));
+    ExitCode::SUCCESS
+}
+
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The stored id in a 200 answer, or how the post failed.
+fn receipt(answer: &[u8]) -> Result<i64, PostFailure> {
+    match post::status_and_body(answer) {
+        Some((200, body)) => serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|stored| stored.get("id").and_then(Value::as_i64))
+            .filter(|id| *id > 0)
+            .ok_or(PostFailure::NoReceipt),
+        Some((status, _)) => Err(PostFailure::Refused { status }),
+        None => Err(PostFailure::NoReceipt),
+    }
+}
+
+/// The event to post for a hook envelope: the reference's shape, reduced
+/// to metadata unless `capture`, with a key that makes a retry idempotent.
+fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Result<Value, &'static str> {
+    if !whole {
+        return Err("the hook input is larger than bee-hook reads");
+    }
+    let Ok(Value::Object(envelope)) = serde_json::from_slice::<Value>(input) else {
+        return Err("the hook input is not a JSON object");
+    };
+    let text = |key: &str| envelope.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let session = text("session_id").ok_or("the hook input has no session_id")?;
+    let kind = text("hook_event_name").ok_or("the hook input has no hook_event_name")?;
+    let mut event = Map::new();
+    event.insert("source_app".into(), source_app.into());
+    event.insert("session_id".into(), session.into());
+    event.insert("hook_event_type".into(), kind.into());
+    for key in KEPT_FIELDS {
+        if !event.contains_key(*key)
+            && let Some(value) = envelope.get(*key)
+        {
+            event.insert((*key).to_owned(), value.clone());
+        }
+    }
+    event.insert("timestamp".into(), bee_proto::time::now_unix_ms().into());
+    event.insert(EVENT_KEY_FIELD.into(), uuid::Uuid::new_v4().hyphenated().to_string().into());
+    event.insert("payload".into(), Value::Object(envelope));
+    // The daemon's own rules decide what is kept, so both ends agree.
+    let body = serde_json::to_vec(&event).map_err(|_| "the event cannot be serialized")?;
+    let accepted = bee_proto::events::accept(&body, |_| capture, bee_proto::time::now_unix_ms())
+        .map_err(|rejection| rejection.message())?;
+    Ok(Value::Object(accepted.body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_envelope_becomes_a_minimal_event_unless_captured() {
+        let envelope = json!({"session_id": "abc", "transcript_path": "/home/u/.claude/projects/x.jsonl",
+            "cwd": "/home/u/app", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf build"}, "tool_use_id": "toolu_1"})
+        .to_string();
+        let event = event_of(envelope.as_bytes(), true, "web", false).unwrap();
+        assert_eq!(
+            event["payload"],
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1"})
+        );
+        assert_eq!(
+            (event["tool_name"].clone(), event["hook_event_type"].clone()),
+            (json!("Bash"), json!("PreToolUse"))
+        );
+        assert!(!event.to_string().contains("rm -rf") && !event.to_string().contains("/home/u"));
+        let captured = event_of(envelope.as_bytes(), true, "web", true).unwrap();
+        assert_eq!(captured["payload"]["tool_input"]["command"], "rm -rf build");
+        assert!(event_of(b"not json", true, "web", false).is_err());
+        assert!(event_of(b"{\"hook_event_name\":\"Stop\"}", true, "web", false).is_err());
+        assert!(event_of(envelope.as_bytes(), false, "web", false).is_err());
+    }
+
+    #[test]
+    fn only_a_200_with_an_id_is_a_receipt() {
+        assert_eq!(receipt(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n{\"id\":42}"), Ok(42));
+        assert_eq!(receipt(b"HTTP/1.1 200 OK\r\n\r\n{\"ok\":true}"), Err(PostFailure::NoReceipt));
+        assert_eq!(receipt(b"HTTP/1.1 400 Bad Request\r\n\r\n{}"), Err(PostFailure::Refused { status: 400 }));
+        assert_eq!(receipt(b"garbage"), Err(PostFailure::NoReceipt));
+    }
+}

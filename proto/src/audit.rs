@@ -1,0 +1,191 @@
+//! The receipt audit: the evidence kept at each boundary of the hook event
+//! chain, the pinned manifest a run is judged against, and the nine-class
+//! classifier in the contract's priority order.
+
+use serde::{Deserialize, Serialize};
+
+crate::named! {
+    /// An audit verdict, in priority order: the first that applies wins.
+    pub enum AuditClass {
+        DeliveryFailedHidden => "delivery_failed_hidden",
+        PersistenceUnverified => "persistence_unverified",
+        DashboardStale => "dashboard_stale",
+        ManifestDrift => "manifest_drift",
+        CoverageGap => "coverage_gap",
+        Waiting => "waiting",
+        FalseComplete => "false_complete",
+        Stale => "stale",
+        Healthy => "healthy",
+    }
+}
+
+crate::named! {
+    /// The boundaries a receipt is kept for.
+    pub enum Boundary {
+        Configuration => "configuration",
+        Transport => "transport",
+        Persistence => "persistence",
+        Presentation => "presentation",
+        Coverage => "coverage",
+        Outcome => "outcome",
+    }
+}
+
+/// Evidence expires after this long unless the manifest says otherwise.
+pub const DEFAULT_EVIDENCE_TTL_SECONDS: u64 = 24 * 3600;
+/// A required event without its own deadline must arrive this long after
+/// the session's first event.
+pub const DEFAULT_EVENT_DEADLINE_SECONDS: u64 = 600;
+
+/// The pinned manifest: what a healthy run of this source app delivers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    pub schema_version: u32,
+    /// The Claude Code version the required events were pinned against.
+    pub claude_code_version: String,
+    /// The `--source-app` the hooks must be configured with.
+    pub source_app: String,
+    pub required_events: Vec<RequiredEvent>,
+    #[serde(default)]
+    pub evidence_ttl_seconds: Option<u64>,
+    /// Checks of the intended result, run outside the hook path.
+    #[serde(default)]
+    pub outcome: Vec<OutcomeCheck>,
+}
+
+/// One required event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequiredEvent {
+    pub event: String,
+    /// Seconds after the session's first event by which it must have arrived.
+    #[serde(default)]
+    pub deadline_seconds: Option<u64>,
+}
+
+/// A deterministic check of an outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum OutcomeCheck {
+    /// A regular file exists (relative paths from the audit's directory) and,
+    /// when given, contains the text.
+    File { path: String, contains: Option<String> },
+    /// A command (argv, no shell) exits 0.
+    Command { argv: Vec<String> },
+}
+
+/// What a receipt says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiptStatus {
+    /// Evidence for this boundary was found.
+    Pass,
+    /// Evidence against it was found.
+    Fail,
+    /// Not checked (no manifest, no live daemon, no outcome check): no claim.
+    Unknown,
+}
+
+/// One boundary's receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    pub boundary: Boundary,
+    pub status: ReceiptStatus,
+    /// What was seen: ids, event names, file names — never content.
+    pub evidence: String,
+}
+
+/// A permission request waiting for a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Wait {
+    pub owner: Option<String>,
+    /// Unix milliseconds.
+    pub deadline_ms: Option<i64>,
+}
+
+/// Everything the classifier looks at, boundary by boundary. Content-free.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Evidence {
+    /// Posts that never reached the server (spooled or pending in the spool).
+    pub undelivered: u64,
+    /// Posts the server accepted without returning a stored id.
+    pub unreceipted: u64,
+    /// Stored ids that a stream client did not get (replay or live); `None`
+    /// when the stream was not checked.
+    pub unpresented: Option<u64>,
+    /// Required events not configured in settings, or a pinned version that
+    /// differs from the installed one; `None` without a manifest.
+    pub drift: Option<Vec<String>>,
+    /// Configured required events that did not arrive by their deadline.
+    pub missing: Vec<String>,
+    /// A permission request still open (the last thing the session did).
+    pub waiting: Option<Wait>,
+    /// Whether a `Stop` arrived.
+    pub stopped: bool,
+    /// The outcome checks' verdict; `None` when none ran.
+    pub outcome: Option<bool>,
+    /// Unix milliseconds of the newest evidence; `None` when there is none.
+    pub newest_ms: Option<i64>,
+    pub evidence_ttl_seconds: u64,
+}
+
+impl Evidence {
+    /// The class of this evidence at `now_ms`: the first rule that applies.
+    pub fn classify(&self, now_ms: i64) -> AuditClass {
+        let owned_wait = self.waiting.as_ref().is_some_and(|wait| {
+            wait.owner.as_deref().is_some_and(|owner| !owner.trim().is_empty())
+                && wait.deadline_ms.is_some_and(|deadline| deadline > now_ms)
+        });
+        let expired = self.newest_ms.is_none_or(|newest| {
+            now_ms.saturating_sub(newest)
+                > i64::try_from(self.evidence_ttl_seconds.saturating_mul(1000)).unwrap_or(i64::MAX)
+        });
+        if self.undelivered > 0 {
+            AuditClass::DeliveryFailedHidden
+        } else if self.unreceipted > 0 {
+            AuditClass::PersistenceUnverified
+        } else if self.unpresented.is_some_and(|n| n > 0) {
+            AuditClass::DashboardStale
+        } else if self.drift.as_ref().is_some_and(|drift| !drift.is_empty()) {
+            AuditClass::ManifestDrift
+        } else if !self.missing.is_empty() && !owned_wait {
+            // An owned, unexpired wait holds the session legitimately; once
+            // its owner or deadline is gone the missing events are a gap.
+            AuditClass::CoverageGap
+        } else if owned_wait {
+            AuditClass::Waiting
+        } else if self.stopped && self.outcome != Some(true) {
+            AuditClass::FalseComplete
+        } else if expired {
+            AuditClass::Stale
+        } else {
+            AuditClass::Healthy
+        }
+    }
+}
+
+/// `beectl audit` for one session or canary: the receipts and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditReport {
+    pub schema_version: u32,
+    /// The session audited (the canary's throwaway session for a canary).
+    pub session_id: String,
+    pub class: AuditClass,
+    pub receipts: Vec<Receipt>,
+    pub evidence: Evidence,
+    pub checked_at_utc: String,
+}
+
+/// `beectl audit` without `--session`: every recent session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditSummary {
+    pub schema_version: u32,
+    pub sessions: Vec<AuditReport>,
+    pub issues: Vec<String>,
+}

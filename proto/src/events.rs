@@ -1,0 +1,303 @@
+//! The hook event pipeline's contract: the paths and bodies beed serves
+//! (wire-compatible with the public reference pipeline), what an event is
+//! reduced to before it is stored, and the spool line a sender keeps when
+//! a post fails.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `POST` an event; `GET` is not served.
+pub const EVENTS_PATH: &str = "/events";
+/// `GET ?limit=N`: the latest stored events, oldest first.
+pub const EVENTS_RECENT_PATH: &str = "/events/recent";
+/// `GET`: the distinct source apps, session ids and event types.
+pub const FILTER_OPTIONS_PATH: &str = "/events/filter-options";
+/// WebSocket: a replay of the latest events, then each new one.
+pub const STREAM_PATH: &str = "/stream";
+/// `GET`: a store write and read, proven and reported check by check.
+pub const HEALTH_PATH: &str = "/health";
+/// `GET`: the audit class of each recent session (the dashboard's verdicts).
+pub const AUDIT_SESSIONS_PATH: &str = "/v1/audit/sessions";
+
+/// Events a stream client is sent when it connects (the reference's figure).
+pub const REPLAY_EVENTS: usize = 300;
+/// `/events/recent` without a limit (the reference's default).
+pub const DEFAULT_RECENT: usize = 100;
+/// Largest `/events/recent` limit served.
+pub const MAX_RECENT: usize = 5_000;
+/// Largest event body accepted: room for an opted-in transcript.
+pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
+/// Longest source app, session id or event type.
+pub const MAX_NAME_CHARS: usize = 256;
+/// Spool file of events a sender could not deliver.
+pub const EVENTS_SPOOL_FILE: &str = "events.jsonl";
+/// Where unusable events spool lines are moved.
+pub const EVENTS_REJECTED_FILE: &str = "events.rejected.jsonl";
+/// Distinct session ids `/events/filter-options` lists (the reference's figure).
+pub const FILTER_SESSIONS: usize = 300;
+
+/// The reference's error answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventError {
+    pub error: String,
+}
+
+/// Why an event body was refused; the texts are the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventRejection {
+    /// `source_app`, `session_id`, `hook_event_type` or `payload` missing or empty.
+    MissingFields,
+    /// Not a JSON object, a field of the wrong type, a name over the limits.
+    Invalid,
+}
+
+impl EventRejection {
+    pub fn message(self) -> &'static str {
+        match self {
+            EventRejection::MissingFields => "Missing required fields",
+            EventRejection::Invalid => "Invalid request",
+        }
+    }
+
+    pub fn answer(self) -> EventError {
+        EventError { error: self.message().to_owned() }
+    }
+}
+
+/// Top-level fields kept when payload capture is off: names, ids and enums
+/// that tell events apart, never content (prompts, tool inputs and outputs,
+/// error text, transcripts, summaries).
+pub const KEPT_FIELDS: &[&str] = &[
+    "source_app",
+    "session_id",
+    "hook_event_type",
+    "timestamp",
+    "model_name",
+    "tool_name",
+    "tool_use_id",
+    "agent_id",
+    "agent_type",
+    "notification_type",
+    "source",
+    "reason",
+    "stop_hook_active",
+    "is_interrupt",
+    "owner",
+    "deadline",
+    EVENT_KEY_FIELD,
+];
+
+/// Top-level field carrying a sender's unique key for an event (bee-hook
+/// sets it), so an event posted late and also spooled is stored once.
+pub const EVENT_KEY_FIELD: &str = "bee_event_id";
+
+/// Payload fields kept when capture is off.
+pub const KEPT_PAYLOAD_FIELDS: &[&str] = &["hook_event_name", "tool_name", "tool_use_id", "agent_id", "agent_type"];
+
+/// An event ready to store: its indexed fields and the object the store
+/// keeps and answers with (everything but the id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub source_app: String,
+    pub session_id: String,
+    pub hook_event_type: String,
+    pub timestamp_ms: i64,
+    pub body: Map<String, Value>,
+}
+
+impl NewEvent {
+    /// The stored event as answered and streamed: the body with its `id`
+    /// (placed where a sender's own `id` field was, else last).
+    pub fn with_id(&self, id: i64) -> Map<String, Value> {
+        let mut event = self.body.clone();
+        event.insert("id".to_owned(), Value::from(id));
+        event
+    }
+
+    /// The sender's key for this event, when it gave one.
+    pub fn key(&self) -> Option<&str> {
+        self.body.get(EVENT_KEY_FIELD).and_then(Value::as_str)
+    }
+
+    /// The tool named, when there is one.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.body.get("tool_name").and_then(Value::as_str)
+    }
+}
+
+/// JavaScript truthiness, which the reference uses to decide "missing".
+fn truthy(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_) | Value::Object(_)) => true,
+    }
+}
+
+fn name(body: &Map<String, Value>, key: &str) -> Result<String, EventRejection> {
+    match body.get(key) {
+        Some(Value::String(text)) if text.chars().count() <= MAX_NAME_CHARS && !text.chars().any(char::is_control) => {
+            Ok(text.clone())
+        }
+        _ => Err(EventRejection::Invalid),
+    }
+}
+
+/// Validates a posted body and reduces it to what is stored: everything
+/// when `capture` is on for its source app, else [`KEPT_FIELDS`] and a
+/// payload of [`KEPT_PAYLOAD_FIELDS`]. A missing or zero `timestamp` is `now_ms`.
+pub fn accept(body: &[u8], capture: impl Fn(&str) -> bool, now_ms: i64) -> Result<NewEvent, EventRejection> {
+    let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(body) else {
+        return Err(EventRejection::Invalid);
+    };
+    let required = ["source_app", "session_id", "hook_event_type", "payload"];
+    if !required.iter().all(|key| truthy(body.get(*key))) {
+        return Err(EventRejection::MissingFields);
+    }
+    let source_app = name(&body, "source_app")?;
+    let session_id = name(&body, "session_id")?;
+    let hook_event_type = name(&body, "hook_event_type")?;
+    if !body.get("payload").is_some_and(Value::is_object) {
+        return Err(EventRejection::Invalid);
+    }
+    let timestamp_ms = match body.get("timestamp") {
+        None | Some(Value::Null) => now_ms,
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(0) => now_ms,
+            Some(ms) if ms > 0 => ms,
+            _ => return Err(EventRejection::Invalid),
+        },
+        Some(_) => return Err(EventRejection::Invalid),
+    };
+    if !capture(&source_app) {
+        body.retain(|key, _| KEPT_FIELDS.contains(&key.as_str()) || key == "payload");
+        if let Some(Value::Object(payload)) = body.get_mut("payload") {
+            payload.retain(|key, value| KEPT_PAYLOAD_FIELDS.contains(&key.as_str()) && value.is_string());
+        }
+    }
+    body.insert("timestamp".to_owned(), Value::from(timestamp_ms));
+    body.remove("id");
+    Ok(NewEvent { source_app, session_id, hook_event_type, timestamp_ms, body })
+}
+
+/// `GET /events/filter-options`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilterOptions {
+    pub source_apps: Vec<String>,
+    pub session_ids: Vec<String>,
+    pub hook_event_types: Vec<String>,
+}
+
+/// A stream message: `{"type":"initial","data":[…]}` then `{"type":"event","data":{…}}`.
+pub fn stream_message(kind: &str, data: &Value) -> String {
+    serde_json::json!({"type": kind, "data": data}).to_string()
+}
+
+/// How a sender's post ended, as its spool line records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PostFailure {
+    /// No daemon at the socket, or the connection failed.
+    Unreachable,
+    /// No answer within the deadline.
+    Late,
+    /// An answer other than 200; the event was not stored.
+    Refused { status: u16 },
+    /// 200 without a stored id: transport without a persistence receipt.
+    NoReceipt,
+}
+
+/// A spool line of the events spool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpooledEvent {
+    pub failure: PostFailure,
+    pub at_utc: String,
+    /// The body that was posted (already reduced by the sender).
+    pub event: Value,
+}
+
+/// `GET /health`: each check and what it proved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// `ok` when every check passed, else `failing`.
+    pub status: String,
+    pub checks: Vec<HealthCheck>,
+}
+
+/// One health check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthCheck {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    pub millis: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn accept_json(value: Value, capture: bool) -> Result<NewEvent, EventRejection> {
+        accept(value.to_string().as_bytes(), |_| capture, 1_000)
+    }
+
+    #[test]
+    fn required_fields_follow_the_reference_and_types_are_checked() {
+        let ok = json!({"source_app": "a", "session_id": "s", "hook_event_type": "Stop", "payload": {}});
+        assert!(accept_json(ok.clone(), false).is_ok(), "an empty payload object is present");
+        for key in ["source_app", "session_id", "hook_event_type", "payload"] {
+            let mut missing = ok.clone();
+            missing.as_object_mut().unwrap().remove(key);
+            assert_eq!(accept_json(missing, false), Err(EventRejection::MissingFields), "{key}");
+            let mut empty = ok.clone();
+            empty[key] = json!("");
+            assert_eq!(accept_json(empty, false), Err(EventRejection::MissingFields), "{key}");
+        }
+        for (key, bad) in [
+            ("source_app", json!(7)),
+            ("payload", json!("text")),
+            ("timestamp", json!("soon")),
+            ("timestamp", json!(-5)),
+            ("session_id", json!("a\u{0}b")),
+            ("hook_event_type", json!("x".repeat(MAX_NAME_CHARS + 1))),
+        ] {
+            let mut wrong = ok.clone();
+            wrong[key] = bad;
+            assert_eq!(accept_json(wrong, false), Err(EventRejection::Invalid), "{key}");
+        }
+        for garbage in [&b"not json"[..], b"[1,2]", b"\xff\xfe", b"", b"{\"source_app\":"] {
+            assert_eq!(accept(garbage, |_| true, 0), Err(EventRejection::Invalid));
+        }
+    }
+
+    #[test]
+    fn without_capture_only_metadata_is_kept() {
+        let event = accept_json(
+            json!({"source_app": "a", "session_id": "s", "hook_event_type": "PostToolUseFailure", "timestamp": 0,
+                   "payload": {"tool_name": "Bash", "tool_input": {"command": "cat ~/.ssh/id_rsa"}, "cwd": "/home/x"},
+                   "tool_name": "Bash", "error": "permission denied: secret", "chat": [{"role": "user"}],
+                   "summary": "read a key", "model_name": "claude-opus-4-1", "id": 99}),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(event.with_id(7)),
+            json!({"source_app": "a", "session_id": "s", "hook_event_type": "PostToolUseFailure", "timestamp": 1_000,
+                   "payload": {"tool_name": "Bash"}, "tool_name": "Bash", "model_name": "claude-opus-4-1", "id": 7})
+        );
+        let kept = accept_json(
+            json!({"source_app": "a", "session_id": "s", "hook_event_type": "X",
+            "payload": {"prompt": "p"}, "chat": [1], "timestamp": 5}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(kept.body["payload"], json!({"prompt": "p"}));
+        assert_eq!((kept.body["chat"].clone(), kept.timestamp_ms), (json!([1]), 5));
+    }
+}
