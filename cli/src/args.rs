@@ -122,6 +122,68 @@ enum CliCommand {
     /// The daemon.
     #[command(subcommand)]
     Daemon(DaemonCli),
+    /// Receipts per boundary of the hook event chain and the audit class of a
+    /// session (or of each session of the last day); `audit canary` proves the chain live.
+    #[command(args_conflicts_with_subcommands = true)]
+    Audit {
+        #[command(subcommand)]
+        canary: Option<AuditCli>,
+        /// The session to audit [default: every session of the last day].
+        #[arg(long, value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+        session: Option<String>,
+        #[command(flatten)]
+        pinned: PinnedCli,
+    },
+    /// Claude Code hook settings.
+    #[command(subcommand)]
+    Hooks(HooksCli),
+}
+
+#[derive(Debug, clap::Args)]
+struct PinnedCli {
+    /// The pinned manifest (required events, Claude Code version, source app, outcome checks).
+    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+    manifest: Option<String>,
+    /// Claude Code settings checked against the manifest [default: .claude/settings.json].
+    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+    settings: Option<String>,
+    /// json (the default) or table.
+    #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+    format: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCli {
+    /// Send one harmless, content-free event and prove every receipt for it.
+    Canary {
+        #[command(flatten)]
+        pinned: PinnedCli,
+        /// The stream a dashboard reads, as ws://127.0.0.1:PORT/stream [default: beed's socket].
+        #[arg(long, value_name = "URL", value_parser = NonEmptyStringValueParser::new())]
+        stream: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum HooksCli {
+    /// Merge `bee-hook event` hooks into Claude Code settings, keeping every hook already there.
+    Install {
+        /// The project whose .claude/settings.json is changed [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "user")]
+        project: Option<String>,
+        /// Change ~/.claude/settings.json instead.
+        #[arg(long)]
+        user: bool,
+        /// Comma-separated event names [default: the twelve the reference configures].
+        #[arg(long, value_name = "EVENTS", value_parser = NonEmptyStringValueParser::new())]
+        events: Option<String>,
+        /// The source app the hooks report as [default: the project directory's name].
+        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+        source_app: Option<String>,
+        /// Print the change as a diff; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -257,6 +319,30 @@ pub enum Command {
     Status(LedgerAsk),
     Usage(LedgerAsk, bee_proto::ledger::UsageGrouping),
     Daemon(DaemonCommand),
+    Audit(AuditArgs),
+    Canary(AuditArgs),
+    HooksInstall(InstallArgs),
+}
+
+/// `beectl audit` and `beectl audit canary`.
+#[derive(Debug, Default)]
+pub struct AuditArgs {
+    pub session: Option<String>,
+    pub manifest: Option<String>,
+    pub settings: Option<String>,
+    /// Canary only: the stream URL to prove presentation on.
+    pub stream: Option<String>,
+    pub table: bool,
+}
+
+/// `beectl hooks install`.
+#[derive(Debug)]
+pub struct InstallArgs {
+    /// `None`: the user's settings.
+    pub project: Option<String>,
+    pub events: Vec<String>,
+    pub source_app: Option<String>,
+    pub dry_run: bool,
 }
 
 #[derive(Debug)]
@@ -463,6 +549,42 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             },
         ),
         CliCommand::Ingest => Command::Ingest,
+        CliCommand::Audit { canary: None, session, pinned } => Command::Audit(AuditArgs {
+            session,
+            manifest: pinned.manifest,
+            settings: pinned.settings,
+            stream: None,
+            table: pinned.format.as_deref() == Some("table"),
+        }),
+        CliCommand::Audit { canary: Some(AuditCli::Canary { pinned, stream }), .. } => {
+            if let Some(url) = &stream
+                && !url.starts_with("ws://")
+            {
+                return Err("--stream: a ws:// URL".into());
+            }
+            Command::Canary(AuditArgs {
+                session: None,
+                manifest: pinned.manifest,
+                settings: pinned.settings,
+                stream,
+                table: pinned.format.as_deref() == Some("table"),
+            })
+        }
+        CliCommand::Hooks(HooksCli::Install { project, user, events, source_app, dry_run }) => {
+            let events: Vec<String> = match events {
+                Some(list) => list.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned).collect(),
+                None => Vec::new(),
+            };
+            if events.iter().any(|e| !e.chars().all(|c| c.is_ascii_alphanumeric())) {
+                return Err("--events: event names are letters and digits, comma-separated".into());
+            }
+            Command::HooksInstall(InstallArgs {
+                project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
+                events,
+                source_app,
+                dry_run,
+            })
+        }
         CliCommand::Run { provider } => Command::Run(RunArgs {
             provider: bee_proto::ledger::Provider::from_name(&provider).ok_or("--provider: claude or codex")?,
             command: Vec::new(),

@@ -6,9 +6,11 @@
 //! library, so both paths print the same bytes.
 
 mod ask;
+mod audit;
 mod budget;
 mod daemon;
 mod delivery;
+mod hooks;
 mod ingest;
 mod ledger_view;
 mod run;
@@ -57,5 +59,8 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Status(ask) => ledger_view::status(ask),
         args::Command::Usage(ask, by) => ledger_view::usage(ask, by),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
+        args::Command::Audit(audit) => audit::audit(audit),
+        args::Command::Canary(canary) => audit::canary(canary),
+        args::Command::HooksInstall(install) => hooks::install(install),
     }
 }

@@ -8,7 +8,8 @@
 
 use bee_proto::delivery::Issue;
 use bee_proto::events::{FILTER_SESSIONS, FilterOptions, NewEvent, PostFailure};
-use rusqlite::{Connection, OptionalExtension, params};
+pub use rusqlite::Connection;
+use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value};
 use std::path::Path;
 

@@ -22,6 +22,7 @@ pub mod server;
 pub mod spool_ingest;
 pub mod sqlite;
 pub mod store;
+pub mod stream_client;
 pub mod token_report;
 pub mod tokens;
 pub mod usage_logs;

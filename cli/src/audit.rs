@@ -1,0 +1,336 @@
+//! `beectl audit` and `beectl audit canary`: the receipts of the hook event
+//! chain boundary by boundary and the class of the spec's priority order.
+//!
+//! The audit reads the events store and the spool offline (the same library
+//! beed uses), asks a live beed's stream what it presents, checks the pinned
+//! manifest against the settings in place, and runs the outcome checks here,
+//! outside the hook path. The canary sends one harmless event through the
+//! real `bee-hook` and follows its id through every boundary.
+
+use bee_daemon::audit::{self, Context, Presented};
+use bee_daemon::events;
+use bee_daemon::rendered::Rendered;
+use bee_daemon::stream_client::{self, StreamTarget};
+use bee_proto::audit::{AuditReport, AuditSummary, Boundary, Manifest, Receipt, ReceiptStatus};
+use bee_proto::delivery::Issue;
+use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, REPLAY_EVENTS};
+use bee_proto::exit::Exit;
+use bee_proto::ledger::LedgerUnavailable;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use beectl::args::AuditArgs;
+
+/// Largest manifest or settings file read.
+const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+/// How long the canary waits for its event on the stream.
+const CANARY_LINGER: Duration = Duration::from_secs(3);
+/// The canary's source app: its events never mix with a real app's.
+pub const CANARY_APP: &str = "bee-canary";
+
+fn unavailable(issue: &str, message: String) -> Rendered {
+    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, Some(message)))
+}
+
+/// Reads a small JSON configuration file.
+pub fn read_json(path: &Path) -> Result<Value, String> {
+    let file = bee_daemon::fsutil::open_regular(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let mut text = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text).map_err(|err| format!("{}: {err}", path.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!("{} is over {MAX_CONFIG_BYTES} bytes", path.display()));
+    }
+    serde_json::from_slice(&text).map_err(|err| format!("{} is not JSON: {err}", path.display()))
+}
+
+struct Inputs {
+    manifest: Option<Manifest>,
+    settings: Option<Result<Value, String>>,
+}
+
+fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
+    let manifest = match &args.manifest {
+        Some(path) => {
+            let value = read_json(Path::new(path)).map_err(|err| unavailable("manifest_invalid", err))?;
+            let manifest: Manifest = serde_json::from_value(value)
+                .map_err(|err| unavailable("manifest_invalid", format!("{path}: {err}")))?;
+            if manifest.schema_version != 1 {
+                return Err(unavailable("manifest_invalid", format!("{path}: schemaVersion must be 1")));
+            }
+            Some(manifest)
+        }
+        None => None,
+    };
+    let settings = manifest.as_ref().map(|_| {
+        let path = args.settings.clone().unwrap_or_else(|| ".claude/settings.json".to_owned());
+        read_json(Path::new(&path))
+    });
+    Ok(Inputs { manifest, settings })
+}
+
+/// `claude --version`, when a `claude` runs here.
+fn installed_claude_version() -> Option<String> {
+    let output = Command::new("claude").arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    output.status.success().then(|| text.trim().to_owned()).filter(|t| !t.is_empty())
+}
+
+/// The events store read-only: `None` when there is none yet.
+fn events_store() -> Result<Option<events::Connection>, Rendered> {
+    let Some(dir) = bee_proto::paths::default_events_store() else {
+        return Err(unavailable("io", "neither BEE_HOME nor HOME is set".into()));
+    };
+    match events::open_reader(&dir) {
+        Ok(conn) => Ok(Some(conn)),
+        Err(Issue::Missing) => Ok(None),
+        Err(issue) => Err(unavailable(issue.as_str(), format!("events store at {}", dir.display()))),
+    }
+}
+
+fn socket() -> Option<PathBuf> {
+    bee_proto::paths::socket_path().filter(|socket| std::os::unix::net::UnixStream::connect(socket).is_ok())
+}
+
+/// What a stream client gets from `target` now (its replay, `linger` of live).
+fn presented(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Presented {
+    match stream_client::read(target, linger, until_seen) {
+        Ok(received) => Presented {
+            // A full replay covers only the newest events; a shorter one covers all.
+            oldest_replayed: if received.replayed.len() >= REPLAY_EVENTS {
+                received.replayed.iter().copied().min().unwrap_or(i64::MIN)
+            } else {
+                i64::MIN
+            },
+            ids: received.ids(),
+            failure: None,
+        },
+        Err(failure) => Presented { oldest_replayed: i64::MIN, ids: Default::default(), failure: Some(failure) },
+    }
+}
+
+pub fn audit(args: AuditArgs) -> Rendered {
+    let inputs = match inputs(&args) {
+        Ok(inputs) => inputs,
+        Err(rendered) => return rendered,
+    };
+    let conn = match events_store() {
+        Ok(conn) => conn,
+        Err(rendered) => return rendered,
+    };
+    let live = socket();
+    let presented = live.map(|socket| presented(&StreamTarget::Socket(socket), Duration::ZERO, None));
+    let spool = bee_proto::paths::spool_dir();
+    let cx = Context {
+        manifest: inputs.manifest.as_ref(),
+        settings: inputs.settings,
+        installed_version: inputs.manifest.as_ref().and_then(|_| installed_claude_version()),
+        spool_dir: spool.as_deref(),
+        presented: presented.as_ref(),
+        outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
+        now_ms: bee_proto::time::now_unix_ms(),
+    };
+    let result = match &args.session {
+        Some(session) => audit::audit_session(conn.as_ref(), session, &cx).map(|report| {
+            if args.table { text(report_table("audit", &report)) } else { Rendered::json(Exit::Success, &report) }
+        }),
+        None => {
+            let sessions = match &conn {
+                Some(conn) => events::recent_sessions(conn, cx.now_ms - 24 * 3_600_000, 300),
+                None => Ok(Vec::new()),
+            };
+            sessions.and_then(|sessions| {
+                let reports = sessions
+                    .iter()
+                    .map(|session| audit::audit_session(conn.as_ref(), session, &cx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut issues = Vec::new();
+                if conn.is_none() {
+                    issues.push("no_events_store".to_owned());
+                }
+                let summary = AuditSummary { schema_version: 1, sessions: reports, issues };
+                Ok(if args.table {
+                    text(summary.sessions.iter().map(|r| report_table("audit", r)).collect::<Vec<_>>().join("\n"))
+                } else {
+                    Rendered::json(Exit::Success, &summary)
+                })
+            })
+        }
+    };
+    result.unwrap_or_else(|err| unavailable("io", err.to_string()))
+}
+
+/// The `bee-hook` beside this beectl, else the one on PATH.
+fn bee_hook() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("bee-hook")))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from("bee-hook"))
+}
+
+/// What the canary's hook run said.
+struct HookRun {
+    exit: Option<i32>,
+    stored_id: Option<i64>,
+    said: String,
+}
+
+fn send_canary_event(session: &str) -> Result<HookRun, String> {
+    let envelope = serde_json::json!({
+        "session_id": session,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "bee_canary",
+        "tool_use_id": format!("toolu_bee_canary_{}", uuid::Uuid::new_v4().simple()),
+    });
+    let mut child = Command::new(bee_hook())
+        .args(["event", "--source-app", CANARY_APP])
+        .env("BEE_HOOK_DEBUG", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("cannot run bee-hook: {err}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(envelope.to_string().as_bytes());
+    }
+    let output = child.wait_with_output().map_err(|err| format!("bee-hook: {err}"))?;
+    let said = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let stored_id = said
+        .lines()
+        .find_map(|line| line.strip_prefix("bee-hook receipt: event "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|id| id.parse().ok());
+    Ok(HookRun { exit: output.status.code(), stored_id, said })
+}
+
+fn set(receipts: &mut [Receipt], boundary: Boundary, status: ReceiptStatus, evidence: String) {
+    if let Some(receipt) = receipts.iter_mut().find(|r| r.boundary == boundary) {
+        receipt.status = status;
+        receipt.evidence = evidence;
+    }
+}
+
+pub fn canary(args: AuditArgs) -> Rendered {
+    let inputs = match inputs(&args) {
+        Ok(inputs) => inputs,
+        Err(rendered) => return rendered,
+    };
+    let session = uuid::Uuid::new_v4().hyphenated().to_string();
+    let hook = match send_canary_event(&session) {
+        Ok(hook) => hook,
+        Err(err) => return unavailable("io", err),
+    };
+    let live = socket();
+    // Persistence: the exact id, as the server lists it.
+    let listed = match (hook.stored_id, &live) {
+        (Some(id), Some(socket)) => {
+            let path = format!("{EVENTS_RECENT_PATH}?limit={MAX_RECENT}");
+            bee_daemon::client::get(socket, &path, Duration::from_secs(5)).ok().map(|answer| {
+                serde_json::from_slice::<Vec<Value>>(&answer.body)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|event| event.get("id").and_then(Value::as_i64) == Some(id))
+            })
+        }
+        _ => None,
+    };
+    // Presentation: a fresh stream client must get the id (replay or live).
+    let target = match (&args.stream, &live) {
+        (Some(url), _) => Some(StreamTarget::Url(url.clone())),
+        (None, Some(socket)) => Some(StreamTarget::Socket(socket.clone())),
+        (None, None) => None,
+    };
+    let presented = match (hook.stored_id, &target) {
+        (Some(id), Some(target)) => Some(presented(target, CANARY_LINGER, Some(id))),
+        _ => None,
+    };
+    let conn = match events_store() {
+        Ok(conn) => conn,
+        Err(rendered) => return rendered,
+    };
+    let spool = bee_proto::paths::spool_dir();
+    let cx = Context {
+        manifest: inputs.manifest.as_ref(),
+        settings: inputs.settings,
+        installed_version: inputs.manifest.as_ref().and_then(|_| installed_claude_version()),
+        spool_dir: spool.as_deref(),
+        presented: presented.as_ref(),
+        outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
+        now_ms: bee_proto::time::now_unix_ms(),
+    };
+    let mut report = match audit::audit_session(conn.as_ref(), &session, &cx) {
+        Ok(report) => report,
+        Err(err) => return unavailable("io", err.to_string()),
+    };
+    canary_receipts(&mut report, &hook, listed, cx.now_ms);
+    if args.table { text(report_table("canary", &report)) } else { Rendered::json(Exit::Success, &report) }
+}
+
+/// The canary's own evidence over what the store and spool say.
+fn canary_receipts(report: &mut AuditReport, hook: &HookRun, listed: Option<bool>, now_ms: i64) {
+    let evidence = &mut report.evidence;
+    let hook_exit = hook.exit.map_or_else(|| "a signal".to_owned(), |code| code.to_string());
+    match hook.stored_id {
+        Some(id) => set(
+            &mut report.receipts,
+            Boundary::Transport,
+            ReceiptStatus::Pass,
+            format!("HTTP 200 with stored id {id} (bee-hook exited {hook_exit})"),
+        ),
+        None => {
+            evidence.undelivered = evidence.undelivered.max(1);
+            let said = if hook.said.is_empty() { "nothing" } else { hook.said.as_str() };
+            set(
+                &mut report.receipts,
+                Boundary::Transport,
+                ReceiptStatus::Fail,
+                format!("bee-hook exited {hook_exit} without a stored id; it said: {said}"),
+            );
+        }
+    }
+    match (hook.stored_id, listed) {
+        (Some(id), Some(true)) => {
+            set(&mut report.receipts, Boundary::Persistence, ReceiptStatus::Pass, format!("id {id} in recent events"))
+        }
+        (Some(id), _) => {
+            evidence.unreceipted = evidence.unreceipted.max(1);
+            set(
+                &mut report.receipts,
+                Boundary::Persistence,
+                ReceiptStatus::Fail,
+                format!("id {id} not in recent events"),
+            );
+        }
+        (None, _) => {}
+    }
+    // Coverage of the canary's known sequence: its one PreToolUse, stored.
+    if let Some(id) = hook.stored_id
+        && listed == Some(true)
+        && report.receipts.iter().any(|r| r.boundary == Boundary::Coverage && r.status == ReceiptStatus::Unknown)
+    {
+        set(&mut report.receipts, Boundary::Coverage, ReceiptStatus::Pass, format!("PreToolUse {id} arrived"));
+    }
+    report.class = evidence.classify(now_ms);
+}
+
+fn text(body: String) -> Rendered {
+    Rendered { exit: Exit::Success, bytes: body.into_bytes() }
+}
+
+fn report_table(what: &str, report: &AuditReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{what} session {}: {}", report.session_id, report.class.as_str());
+    for receipt in &report.receipts {
+        let status = match receipt.status {
+            ReceiptStatus::Pass => "pass",
+            ReceiptStatus::Fail => "FAIL",
+            ReceiptStatus::Unknown => "-",
+        };
+        let _ = writeln!(out, "  {:<14} {:<5} {}", receipt.boundary.as_str(), status, receipt.evidence);
+    }
+    out
+}

@@ -1,0 +1,125 @@
+//! A stream client for the audit: connects to `/stream` (over beed's unix
+//! socket, or a loopback `ws://` URL), reads the replay and, for a while,
+//! live messages, and reports which event ids it saw.
+
+use bee_proto::events::STREAM_PATH;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+
+/// Where the stream is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamTarget {
+    /// beed's unix socket.
+    Socket(PathBuf),
+    /// `ws://HOST:PORT/PATH` on loopback (what a dashboard connects to).
+    Url(String),
+}
+
+/// What a client received.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Received {
+    /// Ids in the `initial` replay.
+    pub replayed: Vec<i64>,
+    /// Ids of `event` messages after it.
+    pub live: Vec<i64>,
+}
+
+impl Received {
+    pub fn ids(&self) -> HashSet<i64> {
+        self.replayed.iter().chain(&self.live).copied().collect()
+    }
+}
+
+/// Connects, reads the replay, then live messages until `linger` passes
+/// (or until an id in `until_seen` arrives). Errors say what failed.
+pub fn read(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Result<Received, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| format!("no runtime: {err}"))?;
+    runtime.block_on(async {
+        tokio::time::timeout(linger + Duration::from_secs(3), read_async(target, linger, until_seen))
+            .await
+            .map_err(|_| "the stream sent no replay in time".to_owned())?
+    })
+}
+
+async fn read_async(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Result<Received, String> {
+    match target {
+        StreamTarget::Socket(socket) => {
+            let stream = tokio::net::UnixStream::connect(socket)
+                .await
+                .map_err(|err| format!("stream: cannot connect to {}: {err}", socket.display()))?;
+            let url = format!("ws://beed{STREAM_PATH}");
+            let (socket, _) = tokio_tungstenite::client_async(url, stream)
+                .await
+                .map_err(|err| format!("stream: handshake failed: {err}"))?;
+            collect(socket, linger, until_seen).await
+        }
+        StreamTarget::Url(url) => {
+            let authority = url
+                .strip_prefix("ws://")
+                .and_then(|rest| rest.split('/').next())
+                .ok_or_else(|| format!("stream: {url} is not a ws:// URL"))?;
+            let stream = tokio::net::TcpStream::connect(authority)
+                .await
+                .map_err(|err| format!("stream: cannot connect to {authority}: {err}"))?;
+            let (socket, _) = tokio_tungstenite::client_async(url.as_str(), stream)
+                .await
+                .map_err(|err| format!("stream: handshake failed: {err}"))?;
+            collect(socket, linger, until_seen).await
+        }
+    }
+}
+
+async fn collect<S>(
+    mut socket: tokio_tungstenite::WebSocketStream<S>,
+    linger: Duration,
+    until_seen: Option<i64>,
+) -> Result<Received, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::StreamExt;
+    let mut received = Received::default();
+    let mut initial = false;
+    let deadline = tokio::time::Instant::now() + linger;
+    loop {
+        let next = if initial {
+            match tokio::time::timeout_at(deadline, socket.next()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            }
+        } else {
+            socket.next().await
+        };
+        let text = match next {
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Close(_))) | None => break,
+            Some(Ok(_)) => continue,
+            Some(Err(err)) => return Err(format!("stream: {err}")),
+        };
+        let Ok(message) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+        let id = |event: &Value| event.get("id").and_then(Value::as_i64);
+        match message.get("type").and_then(Value::as_str) {
+            Some("initial") => {
+                initial = true;
+                received.replayed =
+                    message.get("data").and_then(Value::as_array).into_iter().flatten().filter_map(id).collect();
+            }
+            Some("event") => received.live.extend(message.get("data").and_then(id)),
+            _ => {}
+        }
+        if until_seen.is_some_and(|wanted| received.ids().contains(&wanted)) {
+            break;
+        }
+    }
+    let _ = socket.close(None).await;
+    if !initial {
+        return Err("stream: closed before its replay".to_owned());
+    }
+    Ok(received)
+}
