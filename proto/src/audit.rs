@@ -108,7 +108,7 @@ pub struct Wait {
 
 /// Everything the classifier looks at, boundary by boundary. Content-free.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Evidence {
     /// Posts that never reached the server (spooled or pending in the spool).
     pub undelivered: u64,

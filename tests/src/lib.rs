@@ -165,6 +165,13 @@ impl TestHome {
     pub fn start_daemon(&self) -> Daemon {
         Daemon::start(self, self.command(bin("beed")))
     }
+
+    /// Starts beed with extra arguments (`--http 127.0.0.1:0`, …).
+    pub fn start_daemon_with(&self, args: &[&str]) -> Daemon {
+        let mut command = self.command(bin("beed"));
+        command.args(args);
+        Daemon::start(self, command)
+    }
 }
 
 /// A running beed; stopped (SIGTERM, then SIGKILL) when dropped.
@@ -203,6 +210,13 @@ impl Daemon {
 
     pub fn pid(&self) -> i32 {
         self.child.as_ref().map(|c| c.id() as i32).expect("running daemon")
+    }
+
+    /// The loopback listener's address, as beed logged it.
+    pub fn http_addr(&self) -> String {
+        let log = self.log();
+        let line = log.lines().find(|l| l.contains("dashboard and event API on loopback")).expect("beed runs --http");
+        line.split("http=").nth(1).and_then(|rest| rest.split_whitespace().next()).expect("address").to_owned()
     }
 
     /// What beed logged so far.
@@ -381,6 +395,25 @@ pub fn raw_http(socket: &Path, request: &[u8]) -> (u16, String, Vec<u8>) {
     let head = String::from_utf8_lossy(&answer[..split]).into_owned();
     let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     (status, head, answer[split..].to_vec())
+}
+
+/// Sends one raw HTTP/1.1 request over TCP to `addr` and returns (status, head, body).
+pub fn tcp_http(addr: &str, request: &[u8]) -> (u16, String, Vec<u8>) {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to beed's listener");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    stream.write_all(request).expect("send request");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |p| p + 4);
+    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head, answer[split..].to_vec())
+}
+
+/// A `GET path` request with `connection: close` and extra header lines.
+pub fn get_request(path: &str, host: &str, extra_headers: &str) -> Vec<u8> {
+    format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n{extra_headers}connection: close\r\n\r\n").into_bytes()
 }
 
 /// A `POST path` request with `body`, `connection: close`, and extra header lines.

@@ -1,0 +1,474 @@
+//! The hook event pipeline end to end: the reference pipeline's senders and
+//! client against beed's loopback listener, `bee-hook event` with beed up
+//! and down, the audit and its canary, `hooks install`, hostile bodies.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::net::TcpStream;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::{self, Message};
+
+const REFERENCE_APP: &str = "cc-hook-multi-agent-obvs";
+
+fn json_of(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(bytes)))
+}
+
+/// The body the reference's `send_event.py` posts for a PreToolUse hook.
+fn reference_body(session: &str, timestamp: i64) -> Value {
+    let input = json!({
+        "session_id": session,
+        "transcript_path": format!("/home/dev/.claude/projects/-home-dev-app/{session}.jsonl"),
+        "cwd": "/home/dev/app",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "cargo test", "description": "Run the tests"},
+        "tool_use_id": "toolu_01ABCDEF"
+    });
+    json!({
+        "source_app": REFERENCE_APP,
+        "session_id": session,
+        "hook_event_type": "PreToolUse",
+        "payload": input,
+        "timestamp": timestamp,
+        "model_name": "claude-sonnet-4-5-20250929",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_01ABCDEF"
+    })
+}
+
+fn reference_post(addr: &str, body: &[u8]) -> (u16, Value) {
+    let request = format!(
+        "POST /events HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nUser-Agent: Claude-Code-Hook/1.0\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(body);
+    let (status, _, answer) = tcp_http(addr, &bytes);
+    (status, json_of(&answer))
+}
+
+fn get_json(addr: &str, path: &str) -> (u16, Value) {
+    let (status, _, body) = tcp_http(addr, &get_request(path, addr, ""));
+    (status, json_of(&body))
+}
+
+type Client = tungstenite::WebSocket<TcpStream>;
+
+fn stream_client(addr: &str) -> Client {
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tungstenite::client(format!("ws://{addr}/stream"), tcp).unwrap().0
+}
+
+fn next_message(client: &mut Client) -> Value {
+    loop {
+        match client.read().unwrap() {
+            Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
+            Message::Close(_) => panic!("stream closed"),
+            _ => {}
+        }
+    }
+}
+
+fn without_id(event: &Value) -> Value {
+    let mut event = event.clone();
+    event.as_object_mut().unwrap().remove("id");
+    event
+}
+
+#[test]
+fn the_reference_senders_and_client_work_unchanged_on_the_loopback_listener() {
+    let home = TestHome::new();
+    let daemon =
+        home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0", "--capture-payload", REFERENCE_APP]);
+    let addr = daemon.http_addr();
+    let mut watcher = stream_client(&addr);
+    assert_eq!(next_message(&mut watcher), json!({"type": "initial", "data": []}));
+
+    let session = "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d";
+    let first = reference_body(session, 1_796_000_000_000);
+    let (status, saved) = reference_post(&addr, first.to_string().as_bytes());
+    assert_eq!(status, 200);
+    assert!(saved["id"].as_i64().unwrap() > 0, "the stored id is the transport receipt");
+    assert_eq!(without_id(&saved), first, "the saved event is the input plus its id");
+    assert_eq!(next_message(&mut watcher), json!({"type": "event", "data": saved}));
+
+    // Without a timestamp the server stamps one; chat and summary (--add-chat, --summarize) are kept when opted in.
+    let mut second = reference_body(session, 0);
+    second.as_object_mut().unwrap().remove("timestamp");
+    second["hook_event_type"] = json!("Stop");
+    second["chat"] = json!([{"type": "user", "message": {"role": "user", "content": "run the tests"}}]);
+    second["summary"] = json!("Ran the test suite");
+    let (status, saved_second) = reference_post(&addr, second.to_string().as_bytes());
+    assert_eq!(status, 200);
+    assert!(saved_second["timestamp"].as_i64().unwrap() > 1_700_000_000_000);
+    assert_eq!(saved_second["chat"], second["chat"]);
+    assert_eq!(next_message(&mut watcher)["data"]["id"], saved_second["id"]);
+
+    for (body, error) in [
+        (
+            json!({"source_app": REFERENCE_APP, "session_id": session, "payload": {}}).to_string(),
+            "Missing required fields",
+        ),
+        (
+            json!({"source_app": "", "session_id": session, "hook_event_type": "Stop", "payload": {}}).to_string(),
+            "Missing required fields",
+        ),
+        ("{not json".to_owned(), "Invalid request"),
+    ] {
+        let (status, answer) = reference_post(&addr, body.as_bytes());
+        assert_eq!((status, answer), (400, json!({"error": error})), "{body}");
+    }
+
+    let (status, recent) = get_json(&addr, "/events/recent?limit=10");
+    assert_eq!(status, 200);
+    assert_eq!(recent, json!([saved, saved_second]), "oldest first");
+    assert_eq!(get_json(&addr, "/events/recent?limit=1").1, json!([saved_second]));
+    let (_, options) = get_json(&addr, "/events/filter-options");
+    assert_eq!(
+        options,
+        json!({"source_apps": [REFERENCE_APP], "session_ids": [session], "hook_event_types": ["PreToolUse", "Stop"]})
+    );
+    let mut late_client = stream_client(&addr);
+    assert_eq!(next_message(&mut late_client), json!({"type": "initial", "data": [saved, saved_second]}));
+
+    let (status, health) = get_json(&addr, "/health");
+    assert_eq!((status, health["status"].clone()), (200, json!("ok")));
+    let checks: Vec<&str> = health["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(checks, ["store_write", "store_read", "stream"]);
+    assert_eq!(tcp_http(&addr, &get_request("/no/such/path", &addr, "")).0, 404, "no catch-all 200");
+    let (status, head, page) = tcp_http(&addr, &get_request("/", &addr, ""));
+    assert_eq!(status, 200);
+    assert!(head.to_ascii_lowercase().contains("content-type: text/html"));
+    assert!(String::from_utf8_lossy(&page).contains("/stream"));
+
+    // CORS for loopback origins only; a foreign Host is refused (DNS rebinding).
+    let preflight = |origin: &str| {
+        let request = format!(
+            "OPTIONS /events HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n"
+        );
+        tcp_http(&addr, request.as_bytes()).1.to_ascii_lowercase()
+    };
+    assert!(preflight("http://localhost:5173").contains("access-control-allow-origin: http://localhost:5173"));
+    assert!(!preflight("http://evil.example").contains("access-control-allow-origin"));
+    assert_eq!(tcp_http(&addr, &get_request("/events/recent", "evil.example:4000", "")).0, 403);
+    // The socket's own API is not on the TCP listener.
+    assert_eq!(tcp_http(&addr, &get_request("/v1/status", &addr, "")).0, 404);
+    drop(daemon);
+}
+
+#[test]
+fn without_opt_in_only_metadata_is_stored() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let mut body = reference_body("s-private", 1_796_000_000_000);
+    body["chat"] = json!([{"content": "secret plans"}]);
+    body["error"] = json!("stack trace with /home/dev/secret");
+    let (status, saved) = reference_post(&addr, body.to_string().as_bytes());
+    assert_eq!(status, 200);
+    assert_eq!(
+        saved["payload"],
+        json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01ABCDEF"})
+    );
+    assert_eq!(saved["tool_name"], "Bash");
+    drop(daemon);
+    for (path, bytes) in home.bee_files() {
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in ["cargo test", "secret plans", "stack trace", "/home/dev/app"] {
+            assert!(!text.contains(secret), "{secret} stored in {}", path.display());
+        }
+    }
+}
+
+#[test]
+fn hostile_event_bodies_get_clear_errors_and_lose_nothing() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let good = reference_body("s-hostile", 1_796_000_000_000).to_string();
+    assert_eq!(reference_post(&addr, good.as_bytes()).0, 200);
+    let nested = "[".repeat(10_000) + &"]".repeat(10_000);
+    let huge = vec![b'x'; 4 * 1024 * 1024 + 1];
+    let cases: Vec<(Vec<u8>, u16)> = vec![
+        (b"\xff\xfe\x00garbage".to_vec(), 400),
+        (nested.into_bytes(), 400),
+        (br#"{"source_app":"a","session_id":"s","hook_event_type":"X","payload":{},"timestamp":1e400}"#.to_vec(), 400),
+        (br#"{"source_app":"a","session_id":"s","hook_event_type":"X","payload":[1]}"#.to_vec(), 400),
+        (huge, 413),
+    ];
+    for (body, expected) in cases {
+        let (status, _) = reference_post(&addr, &body);
+        assert_eq!(status, expected, "{}", String::from_utf8_lossy(&body[..body.len().min(80)]));
+    }
+    let (_, recent) = get_json(&addr, "/events/recent");
+    assert_eq!(recent.as_array().unwrap().len(), 1, "the stored event is still there, nothing else");
+    // Over the socket too, with the socket's protocol header on the answer.
+    let (status, head, _) = raw_http(&home.socket(), &post_request("/events", "", b"{}"));
+    assert_eq!(status, 400);
+    assert!(head.contains("bee-protocol: 1"));
+    drop(daemon);
+}
+
+fn hook_event(home: &TestHome, envelope: &[u8], extra: &[&str]) -> Output {
+    let mut command = home.command(bin("bee-hook"));
+    command.arg("event").args(extra).env("BEE_HOOK_DEBUG", "1");
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // A misconfigured bee-hook exits without reading its input.
+    let _ = child.stdin.take().unwrap().write_all(envelope);
+    child.wait_with_output().unwrap()
+}
+
+fn envelope(session: &str, event: &str) -> Vec<u8> {
+    json!({"session_id": session, "transcript_path": "/home/dev/.claude/projects/x.jsonl", "cwd": "/home/dev/app",
+           "permission_mode": "default", "hook_event_name": event, "tool_name": "Edit",
+           "tool_input": {"file_path": "/home/dev/app/src/main.rs", "old_string": "a", "new_string": "b"}, "tool_use_id": "toolu_9"})
+    .to_string()
+    .into_bytes()
+}
+
+fn audit(home: &TestHome, args: &[&str]) -> Value {
+    let mut full = vec!["audit"];
+    full.extend_from_slice(args);
+    let output = home.beectl(&full);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    parse_json_line(&output.stdout)
+}
+
+#[test]
+fn bee_hook_event_never_blocks_and_never_hides_a_failure() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let delivered = hook_event(&home, &envelope("s-up", "PreToolUse"), &["--source-app", "web"]);
+    assert_eq!((delivered.status.code(), delivered.stdout.as_slice()), (Some(0), &b""[..]), "prints nothing");
+    let said = String::from_utf8(delivered.stderr).unwrap();
+    let id: i64 =
+        said.trim().strip_prefix("bee-hook receipt: event ").unwrap().split(' ').next().unwrap().parse().unwrap();
+    let (_, _, recent) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
+    let recent = json_of(&recent);
+    assert_eq!(recent[0]["id"], id);
+    assert_eq!(recent[0]["hook_event_type"], "PreToolUse");
+    assert!(!recent.to_string().contains("old_string"), "tool input is not stored by default");
+    drop(daemon);
+
+    // beed down: still exit 0 and silent on stdout, but said and spooled.
+    let lost = hook_event(&home, &envelope("s-down", "Stop"), &["--source-app", "web"]);
+    assert_eq!((lost.status.code(), lost.stdout.as_slice()), (Some(0), &b""[..]));
+    let said = String::from_utf8(lost.stderr).unwrap();
+    assert!(said.contains("event not delivered: beed is not reachable; kept in the spool"), "{said}");
+    let spool = std::fs::read_to_string(home.spool_dir().join("events.jsonl")).unwrap();
+    assert!(spool.contains("\"failure\":\"unreachable\"") && spool.contains("s-down"));
+    assert_eq!(audit(&home, &["--session", "s-down"])["class"], "delivery_failed_hidden");
+    assert_eq!(audit(&home, &["--session", "s-up"])["class"], "healthy");
+
+    // Back up: the spooled event is stored, and the evidence of how it came stays.
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    assert!(eventually(Duration::from_secs(10), || !home.spool_dir().join("events.jsonl").exists()));
+    let report = audit(&home, &["--session", "s-down"]);
+    assert_eq!(report["class"], "delivery_failed_hidden");
+    assert!(report["receipts"].to_string().contains("arrived through the spool (unreachable)"), "{report}");
+
+    // Misconfigured or fed garbage: exit 0, a word on stderr, nothing spooled or stored.
+    for (input, args) in [
+        (b"\xff\xfe not json".to_vec(), vec!["--source-app", "web"]),
+        (b"{\"hook_event_name\":\"Stop\"}".to_vec(), vec!["--source-app", "web"]),
+        (envelope("s-x", "Stop"), vec![]),
+    ] {
+        let output = hook_event(&home, &input, &args);
+        assert_eq!((output.status.code(), output.stdout.as_slice()), (Some(0), &b""[..]));
+        assert!(!output.stderr.is_empty());
+    }
+    assert!(!home.spool_dir().join("events.jsonl").exists());
+    drop(daemon);
+}
+
+#[test]
+fn the_canary_proves_each_receipt_and_names_what_broke() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let healthy = audit(&home, &["canary"]);
+    assert_eq!(healthy["class"], "healthy", "{healthy}");
+    let receipts = healthy["receipts"].as_array().unwrap();
+    let status = |boundary: &str| receipts.iter().find(|r| r["boundary"] == boundary).unwrap()["status"].clone();
+    for boundary in ["transport", "persistence", "presentation", "coverage"] {
+        assert_eq!(status(boundary), "pass", "{boundary}: {healthy}");
+    }
+    let table = String::from_utf8(home.beectl(&["audit", "canary", "--format", "table"]).stdout).unwrap();
+    for boundary in ["configuration", "transport", "persistence", "presentation", "coverage", "outcome"] {
+        assert!(table.contains(boundary), "{table}");
+    }
+    // The dashboard's own stream proves presentation too.
+    let via_tcp = audit(&home, &["canary", "--stream", &format!("ws://{addr}/stream")]);
+    assert_eq!(via_tcp["class"], "healthy");
+    // A stream nobody serves: stored, not presented.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("ws://{}/stream", closed.local_addr().unwrap());
+    drop(closed);
+    let stale = audit(&home, &["canary", "--stream", &dead]);
+    assert_eq!(stale["class"], "dashboard_stale", "{stale}");
+    // The canary's event carries nothing but opaque fields.
+    let (_, _, recent) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
+    let canary_event = json_of(&recent).as_array().unwrap().last().unwrap().clone();
+    assert_eq!(canary_event["source_app"], "bee-canary");
+    assert_eq!(canary_event["payload"]["tool_name"], "bee_canary");
+    drop(daemon);
+
+    let hidden = audit(&home, &["canary"]);
+    assert_eq!(hidden["class"], "delivery_failed_hidden", "{hidden}");
+    assert!(hidden["receipts"].to_string().contains("kept in the spool"));
+}
+
+#[test]
+fn the_manifest_is_judged_against_settings_deadlines_and_outcomes() {
+    let home = TestHome::new();
+    let project = home.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let project_str = project.to_str().unwrap();
+    let installed = home.beectl(&[
+        "hooks",
+        "install",
+        "--project",
+        project_str,
+        "--events",
+        "PreToolUse,Stop,PermissionRequest",
+        "--source-app",
+        "web",
+    ]);
+    assert_eq!(installed.status.code(), Some(0));
+    let settings = project.join(".claude/settings.json");
+    let manifest = |required: Value, outcome: Value| {
+        let path = home.file(
+            &format!("manifest-{}.json", uuid::Uuid::new_v4().simple()),
+            json!({"schemaVersion": 1, "claudeCodeVersion": "2.0", "sourceApp": "web", "requiredEvents": required,
+                   "outcome": outcome})
+            .to_string()
+            .as_bytes(),
+        );
+        path.to_str().unwrap().to_owned()
+    };
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let session = "s-manifest";
+    hook_event(&home, &envelope(session, "PreToolUse"), &["--source-app", "web"]);
+    let judge = |manifest: &str| {
+        audit(&home, &["--session", session, "--manifest", manifest, "--settings", settings.to_str().unwrap()])
+    };
+    let drift = judge(&manifest(json!([{"event": "PreToolUse"}, {"event": "TeammateIdle"}]), json!([])));
+    assert_eq!(drift["class"], "manifest_drift");
+    assert_eq!(drift["evidence"]["drift"], json!(["not_configured:TeammateIdle"]));
+    let strict = manifest(
+        json!([{"event": "PreToolUse", "deadlineSeconds": 0}, {"event": "Stop", "deadlineSeconds": 0}]),
+        json!([]),
+    );
+    assert_eq!(judge(&strict)["class"], "coverage_gap");
+    let relaxed = manifest(json!([{"event": "PreToolUse"}, {"event": "Stop", "deadlineSeconds": 3600}]), json!([]));
+    assert_eq!(judge(&relaxed)["class"], "healthy", "Stop is not due yet");
+
+    // A permission request routed to a named owner with a deadline ahead.
+    let deadline = bee_proto::time::now_unix_ms() + 600_000;
+    let wait = json!({"source_app": "web", "session_id": session, "hook_event_type": "PermissionRequest",
+                      "payload": {"tool_name": "Bash"}, "owner": "release-manager", "deadline": deadline});
+    let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", wait.to_string().as_bytes()));
+    assert_eq!(status, 200);
+    assert_eq!(judge(&strict)["class"], "waiting");
+
+    hook_event(&home, &envelope(session, "Stop"), &["--source-app", "web"]);
+    let done = home.file("app/DONE", b"release notes written\n");
+    let with_outcome = |outcome: Value| manifest(json!([{"event": "PreToolUse"}, {"event": "Stop"}]), outcome);
+    let passing = with_outcome(
+        json!([{"file": {"path": done.to_str().unwrap(), "contains": "release notes"}}, {"command": {"argv": ["true"]}}]),
+    );
+    assert_eq!(judge(&passing)["class"], "healthy");
+    let failing = with_outcome(json!([{"command": {"argv": ["false"]}}]));
+    let report = judge(&failing);
+    assert_eq!(report["class"], "false_complete");
+    assert!(report["receipts"].to_string().contains("command false exited 1"));
+    assert_eq!(judge(&with_outcome(json!([])))["class"], "false_complete", "Stop without an outcome receipt");
+
+    let broken = home.file("broken.json", b"{\"schemaVersion\": 1, \"surprise\": true}");
+    let output = home.beectl(&["audit", "--manifest", broken.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(5));
+    assert_eq!(parse_json_line(&output.stdout)["issues"], json!(["manifest_invalid"]));
+    drop(daemon);
+}
+
+#[test]
+fn hooks_install_keeps_every_hook_and_a_second_run_changes_nothing() {
+    let home = TestHome::new();
+    let project = home.path().join("proj");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let original = json!({
+        "model": "opus",
+        "permissions": {"allow": ["Bash(cargo test:*)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "uv run .claude/hooks/send_event.py --source-app proj --event-type Stop"}]}]
+        }
+    });
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+    let project_str = project.to_str().unwrap();
+
+    let dry = home.beectl(&["hooks", "install", "--project", project_str, "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0));
+    let diff = String::from_utf8(dry.stdout).unwrap();
+    assert!(
+        diff.contains("+++")
+            && diff.contains("+            \"command\": \"")
+            && diff.contains("event --source-app proj"),
+        "{diff}"
+    );
+    assert_eq!(json_of(&std::fs::read(&settings).unwrap()), original, "a dry run writes nothing");
+
+    let first = parse_json_line(&home.beectl(&["hooks", "install", "--project", project_str]).stdout);
+    assert_eq!(first["changed"], true);
+    assert_eq!(first["added"].as_array().unwrap().len(), 12, "the reference's twelve groups");
+    let backup = first["backup"].as_str().unwrap();
+    assert_eq!(json_of(&std::fs::read(backup).unwrap()), original, "the backup is the file as it was");
+    let merged = json_of(&std::fs::read(&settings).unwrap());
+    assert_eq!(merged["model"], "opus");
+    assert_eq!(merged["permissions"], original["permissions"]);
+    assert_eq!(merged["hooks"]["PreToolUse"][0], original["hooks"]["PreToolUse"][0], "the user's hook stays first");
+    assert_eq!(merged["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
+    assert_eq!(merged["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+
+    let second = parse_json_line(&home.beectl(&["hooks", "install", "--project", project_str]).stdout);
+    assert_eq!((second["changed"].clone(), second["backup"].clone()), (json!(false), Value::Null));
+    assert_eq!(json_of(&std::fs::read(&settings).unwrap()), merged, "nothing changed");
+    let dry_again =
+        String::from_utf8(home.beectl(&["hooks", "install", "--project", project_str, "--dry-run"]).stdout).unwrap();
+    assert!(dry_again.starts_with("no change"), "{dry_again}");
+
+    // --user writes under HOME (a temp dir here); a file that is not JSON is never touched.
+    let user = parse_json_line(&home.beectl(&["hooks", "install", "--user", "--events", "Stop"]).stdout);
+    assert_eq!(user["added"], json!(["Stop"]));
+    assert!(user["settings"].as_str().unwrap().starts_with(home.path().to_str().unwrap()));
+    std::fs::write(&settings, b"{ not json").unwrap();
+    let refused = home.beectl(&["hooks", "install", "--project", project_str]);
+    assert_eq!(refused.status.code(), Some(5));
+    assert_eq!(std::fs::read(&settings).unwrap(), b"{ not json");
+    let bad = home.beectl(&["hooks", "install", "--project", project_str, "--events", "Stop;rm -rf"]);
+    assert_eq!(bad.status.code(), Some(4));
+}
+
+#[test]
+fn beed_stops_promptly_with_stream_clients_connected() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let mut clients: Vec<Client> = (0..3).map(|_| stream_client(&addr)).collect();
+    for client in &mut clients {
+        assert_eq!(next_message(client)["type"], "initial");
+    }
+    let started = std::time::Instant::now();
+    assert_eq!(daemon.stop(), Some(0));
+    assert!(started.elapsed() < Duration::from_secs(5), "open streams do not hold the stop");
+}
