@@ -1,0 +1,231 @@
+//! The dashboard in a real headless Chromium (Debian's chromium and
+//! chromium-driver, which `.ci/run` installs), driven over WebDriver: it
+//! opens the page beed serves, sees a posted event appear, filters, shows a
+//! lane per session with its audit verdict, loses its connection when beed
+//! restarts and shows the replay after it reconnects.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// A WebDriver session on a chromedriver we started; both end on drop.
+struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Option<Value> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    // chromedriver keeps the connection open: read the head, then exactly its body.
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let split = loop {
+        if let Some(at) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = stream.read(&mut buffer).ok()?;
+        if n == 0 {
+            return None;
+        }
+        answer.extend_from_slice(&buffer[..n]);
+    };
+    let head = String::from_utf8_lossy(&answer[..split]).to_ascii_lowercase();
+    let length: usize =
+        head.lines().find_map(|line| line.strip_prefix("content-length:")).and_then(|n| n.trim().parse().ok())?;
+    while answer.len() < split + length {
+        let n = stream.read(&mut buffer).ok()?;
+        if n == 0 {
+            return None;
+        }
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    let body = answer[split..split + length].to_vec();
+    serde_json::from_slice(&body).ok()
+}
+
+impl Browser {
+    fn start(home: &TestHome) -> Browser {
+        assert!(
+            std::path::Path::new(CHROMEDRIVER).exists() && std::path::Path::new(CHROMIUM).exists(),
+            "the dashboard test needs Debian's chromium and chromium-driver (.ci/run installs them)"
+        );
+        let port = free_port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .env("HOME", home.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let mut browser = Browser { driver, port, session: String::new() };
+        assert!(
+            eventually(Duration::from_secs(20), || http(port, "GET", "/status", None)
+                .is_some_and(|s| s["value"]["ready"] == true)),
+            "chromedriver did not become ready"
+        );
+        let profile = home.path().join("chromium-profile");
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": CHROMIUM, "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run", format!("--user-data-dir={}", profile.display())]}
+        }}});
+        let created = http(port, "POST", "/session", Some(&capabilities)).expect("new session");
+        browser.session = created["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+        browser
+    }
+
+    fn command(&self, method: &str, path: &str, body: Option<&Value>) -> Value {
+        let full = format!("/session/{}{path}", self.session);
+        http(self.port, method, &full, body).unwrap_or_else(|| panic!("webdriver {method} {path} failed"))
+    }
+
+    fn open(&self, url: &str) {
+        self.command("POST", "/url", Some(&json!({"url": url})));
+    }
+
+    fn eval(&self, script: &str) -> Value {
+        self.command("POST", "/execute/sync", Some(&json!({"script": script, "args": []})))["value"].clone()
+    }
+
+    /// Waits until `script` returns true; panics with the page state otherwise.
+    fn wait_for(&self, what: &str, script: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.eval(script) == Value::Bool(true) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let page = self.eval("return document.body.innerText");
+        panic!("{what}: not seen in time; the page shows:\n{page}");
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let _ = http(self.port, "DELETE", &format!("/session/{}", self.session), None);
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn post(addr: &str, event: &Value) -> i64 {
+    let body = event.to_string();
+    let request = format!(
+        "POST /events HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, _, answer) = tcp_http(addr, request.as_bytes());
+    assert_eq!(status, 200);
+    serde_json::from_slice::<Value>(&answer).unwrap()["id"].as_i64().unwrap()
+}
+
+fn event(session: &str, kind: &str, tool: &str) -> Value {
+    json!({"source_app": "web", "session_id": session, "hook_event_type": kind,
+           "payload": {"tool_name": tool}, "tool_name": tool})
+}
+
+fn shown(id: i64) -> String {
+    format!("return document.querySelector('#timeline li[data-id=\"{id}\"]') !== null")
+}
+
+#[test]
+fn the_dashboard_shows_live_events_filters_and_replays_after_a_reconnect() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let browser = Browser::start(&home);
+    browser.open(&format!("http://{addr}/"));
+    browser.wait_for("the live status", "return document.getElementById('status').textContent === 'live'");
+
+    let first = post(&addr, &event("session-a", "PreToolUse", "Bash"));
+    browser.wait_for("the posted event", &shown(first));
+    let row = browser.eval(&format!("return document.querySelector('#timeline li[data-id=\"{first}\"]').innerText"));
+    assert!(row.as_str().unwrap().contains("PreToolUse") && row.as_str().unwrap().contains("web"), "{row}");
+    let second = post(&addr, &event("session-b", "Stop", ""));
+    browser.wait_for("the second session's lane", "return document.querySelectorAll('#lanes .lane').length === 2");
+    browser.wait_for(
+        "each lane's audit verdict",
+        "return [...document.querySelectorAll('#lanes .verdict')].every(v => v.textContent !== 'unaudited')",
+    );
+    // Filters by event type, then by session.
+    browser.eval(
+        "const s = document.getElementById('filter-type'); s.value = 'Stop'; s.dispatchEvent(new Event('change')); return true",
+    );
+    browser.wait_for(
+        "the type filter",
+        &format!(
+            "return document.querySelectorAll('#timeline li').length === 1 && {}",
+            shown(second).trim_start_matches("return ")
+        ),
+    );
+    browser.eval(
+        "const t = document.getElementById('filter-type'); t.value = ''; t.dispatchEvent(new Event('change'));
+         const s = document.getElementById('filter-session'); s.value = 'session-a'; s.dispatchEvent(new Event('change')); return true",
+    );
+    browser.wait_for(
+        "the session filter",
+        &format!(
+            "return document.querySelectorAll('#timeline li').length === 1 && {}",
+            shown(first).trim_start_matches("return ")
+        ),
+    );
+    browser.eval("const s = document.getElementById('filter-session'); s.value = ''; s.dispatchEvent(new Event('change')); return true");
+
+    // The connection drops: beed stops. An event sent meanwhile is spooled by bee-hook.
+    drop(daemon);
+    browser.wait_for("the lost connection", "return document.getElementById('status').textContent === 'reconnecting'");
+    let mut hook = home.command(bin("bee-hook"));
+    hook.args(["event", "--source-app", "web"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = hook.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            json!({"session_id": "session-c", "hook_event_name": "SessionStart", "source": "startup"})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+
+    // beed comes back on the same address; the page reconnects and replays.
+    let daemon = home.start_daemon_with(&["--http", &addr, "--ingest-every", "0"]);
+    browser.wait_for(
+        "the reconnect",
+        "return window.bee.connects >= 2 && document.getElementById('status').textContent === 'live'",
+    );
+    browser.wait_for(
+        "the replayed spooled event",
+        "return [...document.querySelectorAll('#timeline li')].some(li => li.dataset.session === 'session-c')",
+    );
+    browser.wait_for("the events from before", &shown(first));
+    let third = post(&addr, &event("session-a", "PostToolUse", "Bash"));
+    browser.wait_for("a live event after the reconnect", &shown(third));
+    drop(browser);
+    drop(daemon);
+}
