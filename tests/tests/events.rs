@@ -210,6 +210,11 @@ fn hostile_event_bodies_get_clear_errors_and_lose_nothing() {
     }
     let (_, recent) = get_json(&addr, "/events/recent");
     assert_eq!(recent.as_array().unwrap().len(), 1, "the stored event is still there, nothing else");
+    for limit in ["abc", "-1", "1e3", "99999999999999999999999"] {
+        let (status, answer) = get_json(&addr, &format!("/events/recent?limit={limit}"));
+        assert_eq!((status, answer), (400, json!({"error": "Invalid request"})), "{limit}");
+    }
+    assert_eq!(get_json(&addr, "/events/recent?limit=0").1, json!([]));
     // Over the socket too, with the socket's protocol header on the answer.
     let (status, head, _) = raw_http(&home.socket(), &post_request("/events", "", b"{}"));
     assert_eq!(status, 400);
@@ -471,4 +476,14 @@ fn beed_stops_promptly_with_stream_clients_connected() {
     let started = std::time::Instant::now();
     assert_eq!(daemon.stop(), Some(0));
     assert!(started.elapsed() < Duration::from_secs(5), "open streams do not hold the stop");
+}
+
+#[test]
+fn the_contrib_snippet_configures_the_reference_events() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../contrib/claude-code/settings-events.json");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let configured = bee_daemon::claude_settings::configured_events(&settings, "my-app");
+    let reference: std::collections::BTreeSet<String> =
+        bee_daemon::claude_settings::REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect();
+    assert_eq!(configured, reference);
 }
