@@ -72,6 +72,20 @@ fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
     Ok(Inputs { manifest, settings })
 }
 
+/// The audit's context: the manifest's checks run here and now, from the
+/// current directory.
+fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<&'a Presented>) -> Context<'a> {
+    Context {
+        manifest: inputs.manifest.as_ref(),
+        settings: inputs.settings.clone(),
+        installed_version: inputs.manifest.as_ref().and_then(|_| installed_claude_version()),
+        spool_dir: spool,
+        presented,
+        outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
+        now_ms: bee_proto::time::now_unix_ms(),
+    }
+}
+
 /// `claude --version`, when a `claude` runs here.
 fn installed_claude_version() -> Option<String> {
     let output = Command::new("claude").arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
@@ -124,15 +138,7 @@ pub fn audit(args: AuditArgs) -> Rendered {
     let live = socket();
     let presented = live.map(|socket| presented(&StreamTarget::Socket(socket), Duration::ZERO, None));
     let spool = bee_proto::paths::spool_dir();
-    let cx = Context {
-        manifest: inputs.manifest.as_ref(),
-        settings: inputs.settings,
-        installed_version: inputs.manifest.as_ref().and_then(|_| installed_claude_version()),
-        spool_dir: spool.as_deref(),
-        presented: presented.as_ref(),
-        outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
-        now_ms: bee_proto::time::now_unix_ms(),
-    };
+    let cx = context(&inputs, spool.as_deref(), presented.as_ref());
     let result = match &args.session {
         Some(session) => audit::audit_session(conn.as_ref(), session, &cx).map(|report| {
             if args.table { text(report_table("audit", &report)) } else { Rendered::json(Exit::Success, &report) }
@@ -253,15 +259,7 @@ pub fn canary(args: AuditArgs) -> Rendered {
         Err(rendered) => return rendered,
     };
     let spool = bee_proto::paths::spool_dir();
-    let cx = Context {
-        manifest: inputs.manifest.as_ref(),
-        settings: inputs.settings,
-        installed_version: inputs.manifest.as_ref().and_then(|_| installed_claude_version()),
-        spool_dir: spool.as_deref(),
-        presented: presented.as_ref(),
-        outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
-        now_ms: bee_proto::time::now_unix_ms(),
-    };
+    let cx = context(&inputs, spool.as_deref(), presented.as_ref());
     let mut report = match audit::audit_session(conn.as_ref(), &session, &cx) {
         Ok(report) => report,
         Err(err) => return unavailable("io", err.to_string()),

@@ -404,7 +404,6 @@ pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) 
         ingested = CallSource::Ingested.as_str()
     ))?;
     let mut rows = statement.query(params![range.since_ms.saturating_sub(lookback), range.until_ms])?;
-    let count = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
     let mut calls = Vec::new();
     while let Some(row) = rows.next()? {
         // Borrowed, not allocated: a range may hold a million calls.
@@ -416,25 +415,30 @@ pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) 
             cost_usd: row.get(3)?,
             model: if details { row.get(4)? } else { None },
             session_id: if details { row.get(5)? } else { None },
-            tokens: if details {
-                Counters {
-                    input_tokens: count(row.get(6)?),
-                    cached_input_tokens: count(row.get(7)?),
-                    cache_creation_input_tokens: count(row.get(8)?),
-                    cache_read_input_tokens: count(row.get(9)?),
-                    output_tokens: count(row.get(10)?),
-                    reasoning_output_tokens: count(row.get(11)?),
-                    total_tokens: count(row.get(12)?),
-                }
-            } else {
-                Counters::default()
-            },
+            tokens: if details { counters_at(row, 6)? } else { Counters::default() },
         };
         if call.overlaps(range) {
             calls.push(call);
         }
     }
     Ok(calls)
+}
+
+/// The seven token counters in the columns from `first` on, in
+/// [`Counters`] order; NULL (or a negative number) is not reported.
+fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Counters> {
+    let at = |n: usize| -> rusqlite::Result<Option<u64>> {
+        Ok(row.get::<_, Option<i64>>(first + n)?.and_then(|v| u64::try_from(v).ok()))
+    };
+    Ok(Counters {
+        input_tokens: at(0)?,
+        cached_input_tokens: at(1)?,
+        cache_creation_input_tokens: at(2)?,
+        cache_read_input_tokens: at(3)?,
+        output_tokens: at(4)?,
+        reasoning_output_tokens: at(5)?,
+        total_tokens: at(6)?,
+    })
 }
 
 /// Recomputes every dirty hour from the records; returns how many.
@@ -606,18 +610,8 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) ->
          GROUP BY key",
     )?;
     let mut rows = statement.query(params![by.as_str(), full.since_ms, full.until_ms])?;
-    let tokens = |v: Option<i64>| v.and_then(|n| u64::try_from(n).ok());
     while let Some(row) = rows.next()? {
-        let counters = Counters {
-            input_tokens: tokens(row.get(2)?),
-            cached_input_tokens: tokens(row.get(3)?),
-            cache_creation_input_tokens: tokens(row.get(4)?),
-            cache_read_input_tokens: tokens(row.get(5)?),
-            output_tokens: tokens(row.get(6)?),
-            reasoning_output_tokens: tokens(row.get(7)?),
-            total_tokens: tokens(row.get(8)?),
-        };
-        summary.usage.insert(row.get(0)?, (count(row.get(1)?), counters));
+        summary.usage.insert(row.get(0)?, (count(row.get(1)?), counters_at(row, 2)?));
     }
     Ok(summary)
 }

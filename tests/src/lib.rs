@@ -385,23 +385,20 @@ impl TestHome {
 
 /// Sends one raw HTTP/1.1 request over the socket and returns (status, head, body).
 pub fn raw_http(socket: &Path, request: &[u8]) -> (u16, String, Vec<u8>) {
-    use std::io::Read;
-    let mut stream = UnixStream::connect(socket).expect("connect to beed");
+    let stream = UnixStream::connect(socket).expect("connect to beed");
     stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-    stream.write_all(request).expect("send request");
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |p| p + 4);
-    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, head, answer[split..].to_vec())
+    exchange(stream, request)
 }
 
 /// Sends one raw HTTP/1.1 request over TCP to `addr` and returns (status, head, body).
 pub fn tcp_http(addr: &str, request: &[u8]) -> (u16, String, Vec<u8>) {
-    use std::io::Read;
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect to beed's listener");
+    let stream = std::net::TcpStream::connect(addr).expect("connect to beed's listener");
     stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    exchange(stream, request)
+}
+
+/// Writes `request`, reads the answer to the end (`connection: close`).
+fn exchange(mut stream: impl std::io::Read + Write, request: &[u8]) -> (u16, String, Vec<u8>) {
     stream.write_all(request).expect("send request");
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
