@@ -165,8 +165,17 @@ fn the_dashboard_shows_live_events_filters_and_replays_after_a_reconnect() {
     browser.wait_for("the posted event", &shown(first));
     let row = browser.eval(&format!("return document.querySelector('#timeline li[data-id=\"{first}\"]').innerText"));
     assert!(row.as_str().unwrap().contains("PreToolUse") && row.as_str().unwrap().contains("web"), "{row}");
+    // Hostile fields are text, and a timestamp no clock can show breaks nothing.
+    let hostile = post(
+        &addr,
+        &json!({"source_app": "<img src=x onerror=\"window.owned=1\">", "session_id": "session-x",
+                "hook_event_type": "Notification", "payload": {}, "timestamp": i64::MAX}),
+    );
+    browser.wait_for("the hostile event, as text", &shown(hostile));
+    assert_eq!(browser.eval("return document.querySelectorAll('#timeline img').length"), json!(0));
+    assert_eq!(browser.eval("return window.owned === undefined"), json!(true));
     let second = post(&addr, &event("session-b", "Stop", ""));
-    browser.wait_for("the second session's lane", "return document.querySelectorAll('#lanes .lane').length === 2");
+    browser.wait_for("the second session's lane", "return document.querySelectorAll('#lanes .lane').length === 3");
     browser.wait_for(
         "each lane's audit verdict",
         "return [...document.querySelectorAll('#lanes .verdict')].every(v => v.textContent !== 'unaudited')",
