@@ -165,7 +165,9 @@ pub async fn serve(
         events: events.clone(),
     };
     spools.ingest().await;
-    let poller = tokio::spawn(spools.poll(config.spool_poll));
+    // Lost ledger writes from before this start are logged before "ready".
+    let lost = crate::record_failures::Watch::start();
+    let poller = tokio::spawn(spools.poll(config.spool_poll, lost));
     let ingester =
         config.ingest_every.map(|every| tokio::spawn(ingest_logs(ledger.clone(), config.log_roots.clone(), every)));
 
@@ -335,11 +337,10 @@ impl Spools {
         }
     }
 
-    async fn poll(self, every: Duration) {
+    async fn poll(self, every: Duration, mut lost: crate::record_failures::Watch) {
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
-        let mut lost = crate::record_failures::Watch::start();
         loop {
             ticks.tick().await;
             self.ingest().await;
