@@ -13,7 +13,7 @@ use bee_daemon::rendered::Rendered;
 use bee_daemon::stream_client::{self, StreamTarget};
 use bee_proto::audit::{AuditReport, AuditSummary, Boundary, Manifest, Receipt, ReceiptStatus};
 use bee_proto::delivery::Issue;
-use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, REPLAY_EVENTS};
+use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX, REPLAY_EVENTS};
 use bee_proto::exit::Exit;
 use bee_proto::ledger::LedgerUnavailable;
 use serde_json::Value;
@@ -207,7 +207,7 @@ fn send_canary_event(session: &str) -> Result<HookRun, String> {
     let said = String::from_utf8_lossy(&output.stderr).trim().to_owned();
     let stored_id = said
         .lines()
-        .find_map(|line| line.strip_prefix("bee-hook receipt: event "))
+        .find_map(|line| line.strip_prefix(RECEIPT_PREFIX))
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|id| id.parse().ok());
     Ok(HookRun { exit: output.status.code(), stored_id, said })

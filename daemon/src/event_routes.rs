@@ -145,7 +145,11 @@ async fn read<T: Send + 'static>(
     .map_err(unavailable)
 }
 
-async fn recent(State(state): State<Shared>, Query(query): Query<Vec<(String, String)>>) -> Response {
+async fn recent(
+    State(state): State<Shared>,
+    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else { return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid) };
     let limit = match query.iter().find(|(key, _)| key == "limit").map(|(_, value)| value.parse::<usize>()) {
         None => DEFAULT_RECENT,
         Some(Ok(limit)) => limit.min(MAX_RECENT),

@@ -390,7 +390,7 @@ pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) 
     // Stores from before the aggregates derive the measured sessions on the fly.
     let measured = if version < ROLLUP_SCHEMA {
         "WITH measured_session AS (SELECT DISTINCT provider, session_id FROM call
-                                   WHERE source != 'ingested' AND session_id IS NOT NULL) "
+                                   WHERE source != ?3 AND session_id IS NOT NULL) "
     } else {
         ""
     };
@@ -399,11 +399,14 @@ pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) 
                 cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
                 reasoning_output_tokens, total_tokens
          FROM call c WHERE started_at_ms >= ?1 AND started_at_ms < ?2
-           AND NOT (source = '{ingested}' AND session_id IS NOT NULL AND EXISTS (
-                SELECT 1 FROM measured_session m WHERE m.provider = c.provider AND m.session_id = c.session_id))",
-        ingested = CallSource::Ingested.as_str()
+           AND NOT (source = ?3 AND session_id IS NOT NULL AND EXISTS (
+                SELECT 1 FROM measured_session m WHERE m.provider = c.provider AND m.session_id = c.session_id))"
     ))?;
-    let mut rows = statement.query(params![range.since_ms.saturating_sub(lookback), range.until_ms])?;
+    let mut rows = statement.query(params![
+        range.since_ms.saturating_sub(lookback),
+        range.until_ms,
+        CallSource::Ingested.as_str()
+    ])?;
     let mut calls = Vec::new();
     while let Some(row) = rows.next()? {
         // Borrowed, not allocated: a range may hold a million calls.
@@ -782,12 +785,15 @@ mod tests {
         }
         drop(writer);
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 12 * HOUR_MS };
+        // A reader of the old store derives the measured sessions itself.
+        let old_store = ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary;
         let mut ledger = Ledger::open(&store).unwrap();
         let expected = from_records_only(&store, range, UsageGrouping::Model);
         assert_eq!(
             (expected.all.calls, expected.all.agent_ms, expected.all.without_duration),
             (3, 3 * HOUR_MS as u64 + 10, 1)
         );
+        assert!(same(&old_store, &expected), "{old_store:#?}");
         assert!(same(&ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
         ledger.settle();
         let conn = rusqlite::Connection::open(store.join(ledger::DB_FILE)).unwrap();

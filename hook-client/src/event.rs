@@ -5,7 +5,9 @@
 //! unreceipted post is said on stderr and kept in the spool, where beed
 //! stores it later and the audit finds it.
 
-use bee_proto::events::{EVENT_KEY_FIELD, EVENTS_PATH, EVENTS_SPOOL_FILE, KEPT_FIELDS, PostFailure, SpooledEvent};
+use bee_proto::events::{
+    EVENT_KEY_FIELD, EVENTS_PATH, EVENTS_SPOOL_FILE, KEPT_FIELDS, PostFailure, RECEIPT_PREFIX, SpooledEvent,
+};
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::process::ExitCode;
@@ -34,7 +36,7 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
             Ok(answer) => match receipt(&answer) {
                 Ok(id) => {
                     if std::env::var_os(prompt::DEBUG_ENV).is_some() {
-                        say(&format!("bee-hook receipt: event {id} stored"));
+                        say(&format!("{RECEIPT_PREFIX}{id} stored"));
                     }
                     return ExitCode::SUCCESS;
                 }

@@ -36,6 +36,10 @@ pub const EVENTS_REJECTED_FILE: &str = "events.rejected.jsonl";
 /// Distinct session ids `/events/filter-options` lists (the reference's figure).
 pub const FILTER_SESSIONS: usize = 300;
 
+/// How `bee-hook event` states its receipt on stderr (with `BEE_HOOK_DEBUG`):
+/// this prefix, the stored id, ` stored`.
+pub const RECEIPT_PREFIX: &str = "bee-hook receipt: event ";
+
 /// The reference's error answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventError {

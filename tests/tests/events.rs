@@ -210,7 +210,7 @@ fn hostile_event_bodies_get_clear_errors_and_lose_nothing() {
     }
     let (_, recent) = get_json(&addr, "/events/recent");
     assert_eq!(recent.as_array().unwrap().len(), 1, "the stored event is still there, nothing else");
-    for limit in ["abc", "-1", "1e3", "99999999999999999999999"] {
+    for limit in ["abc", "-1", "1e3", "99999999999999999999999", "%ZZ", "%FF%FE"] {
         let (status, answer) = get_json(&addr, &format!("/events/recent?limit={limit}"));
         assert_eq!((status, answer), (400, json!({"error": "Invalid request"})), "{limit}");
     }
@@ -255,8 +255,15 @@ fn bee_hook_event_never_blocks_and_never_hides_a_failure() {
     let delivered = hook_event(&home, &envelope("s-up", "PreToolUse"), &["--source-app", "web"]);
     assert_eq!((delivered.status.code(), delivered.stdout.as_slice()), (Some(0), &b""[..]), "prints nothing");
     let said = String::from_utf8(delivered.stderr).unwrap();
-    let id: i64 =
-        said.trim().strip_prefix("bee-hook receipt: event ").unwrap().split(' ').next().unwrap().parse().unwrap();
+    let id: i64 = said
+        .trim()
+        .strip_prefix(bee_proto::events::RECEIPT_PREFIX)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     let (_, _, recent) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
     let recent = json_of(&recent);
     assert_eq!(recent[0]["id"], id);
