@@ -200,10 +200,7 @@ struct RangeCli {
 }
 
 fn parse_time(text: &str) -> Result<i64, String> {
-    bee_proto::time::parse_rfc3339(text)
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| i64::try_from(d.as_millis()).ok())
-        .ok_or_else(|| format!("{text:?} is not an RFC 3339 UTC time (…Z)"))
+    bee_proto::time::parse_rfc3339_ms(text).ok_or_else(|| format!("{text:?} is not an RFC 3339 UTC time (…Z)"))
 }
 
 /// A time range in unix milliseconds, as asked.

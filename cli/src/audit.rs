@@ -169,15 +169,6 @@ pub fn audit(args: AuditArgs) -> Rendered {
     result.unwrap_or_else(|err| unavailable("io", err.to_string()))
 }
 
-/// The `bee-hook` beside this beectl, else the one on PATH.
-fn bee_hook() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("bee-hook")))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from("bee-hook"))
-}
-
 /// What the canary's hook run said.
 struct HookRun {
     exit: Option<i32>,
@@ -192,7 +183,7 @@ fn send_canary_event(session: &str) -> Result<HookRun, String> {
         "tool_name": "bee_canary",
         "tool_use_id": format!("toolu_bee_canary_{}", uuid::Uuid::new_v4().simple()),
     });
-    let mut child = Command::new(bee_hook())
+    let mut child = Command::new(crate::hooks::bee_hook())
         .args(["event", "--source-app", CANARY_APP])
         .env("BEE_HOOK_DEBUG", "1")
         .stdin(Stdio::piped())

@@ -33,6 +33,15 @@ fn failed(issue: &str, message: String) -> Rendered {
     Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, Some(message)))
 }
 
+/// The `bee-hook` installed beside this beectl, else the one on PATH.
+pub fn bee_hook() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("bee-hook")))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from("bee-hook"))
+}
+
 /// A word the shell keeps as one argument.
 fn shell_word(word: &str) -> String {
     if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
@@ -63,11 +72,7 @@ pub fn install(args: InstallArgs) -> Rendered {
     }
     let events: Vec<String> =
         if args.events.is_empty() { REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect() } else { args.events };
-    let bee_hook = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("bee-hook")))
-        .filter(|path| path.is_file())
-        .map_or_else(|| "bee-hook".to_owned(), |path| path.display().to_string());
+    let bee_hook = bee_hook().display().to_string();
     let command = format!("{} event --source-app {}", shell_word(&bee_hook), shell_word(&source_app));
 
     let before = match std::fs::symlink_metadata(&settings_path) {

@@ -203,7 +203,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
         None => unknown(Boundary::Outcome, "no outcome check configured"),
     });
 
-    let spooled_at = pending.iter().filter_map(|line| crate::ledger::unix_ms(&line.at_utc));
+    let spooled_at = pending.iter().filter_map(|line| bee_proto::time::parse_rfc3339_ms(&line.at_utc));
     evidence.newest_ms = stored.iter().map(|e| e.received_at_ms).chain(spooled_at).max();
     Ok(AuditReport {
         schema_version: 1,

@@ -541,7 +541,7 @@ impl CodexParser {
                     continue;
                 };
                 let minutes = window.get("window_minutes").and_then(|v| v.as_u64());
-                let base = crate::ledger::unix_ms(timestamp).map(|ms| ms / 1000);
+                let base = bee_proto::time::parse_rfc3339_ms(timestamp).map(|ms| ms / 1000);
                 let resets = window
                     .get("resets_at")
                     .and_then(|v| v.as_u64())
@@ -635,7 +635,7 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
     if let Some(open) = parser.open.take() {
         records.push(open.record);
     }
-    let within = |utc: &str| crate::ledger::unix_ms(utc).is_some_and(|ms| ms >= since_ms && ms <= until_ms);
+    let within = |utc: &str| bee_proto::time::parse_rfc3339_ms(utc).is_some_and(|ms| ms >= since_ms && ms <= until_ms);
     let mut span = Span {
         compactions: compactions.iter().filter(|ms| **ms >= since_ms && **ms <= until_ms).count() as u64,
         ..Span::default()
@@ -684,7 +684,7 @@ fn compaction_time(line: &[u8], session: &str) -> Option<i64> {
     if boundary.subtype != Some("compact_boundary") || boundary.session_id.is_some_and(|s| s != session) {
         return None;
     }
-    crate::ledger::unix_ms(boundary.timestamp?)
+    bee_proto::time::parse_rfc3339_ms(boundary.timestamp?)
 }
 
 #[cfg(test)]

@@ -14,9 +14,8 @@ use bee_proto::usage::WindowKind;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::UNIX_EPOCH;
 
-use crate::rollup::{self, CallRow, Range, Summary, Touched};
+use crate::rollup::{self, Range, Summary, Touched};
 use crate::sqlite::{self, DbError};
 
 /// Database file inside the ledger directory.
@@ -138,14 +137,8 @@ pub struct FileOffset {
 #[error("invalid ledger record: {0}")]
 pub struct InvalidRecord(pub &'static str);
 
-/// Unix milliseconds of an RFC 3339 UTC time.
-pub fn unix_ms(text: &str) -> Option<i64> {
-    let at = bee_proto::time::parse_rfc3339(text)?;
-    i64::try_from(at.duration_since(UNIX_EPOCH).ok()?.as_millis()).ok()
-}
-
 fn required_ms(text: &str, what: &'static str) -> Result<i64, InvalidRecord> {
-    unix_ms(text).ok_or(InvalidRecord(what))
+    bee_proto::time::parse_rfc3339_ms(text).ok_or(InvalidRecord(what))
 }
 
 fn optional_ms(text: Option<&str>, what: &'static str) -> Result<Option<i64>, InvalidRecord> {
@@ -337,16 +330,11 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             )? == 1;
             if inserted {
                 touched.call(
-                    &CallRow {
-                        started_ms: started,
-                        duration_ms: call.duration_ms.map(clamp),
-                        provider: call.provider,
-                        model: None,
-                        session_id: call.session_id.clone(),
-                        cost_usd: None,
-                        tokens: Default::default(),
-                    },
+                    call.provider,
                     call.source,
+                    call.session_id.as_deref(),
+                    started,
+                    call.duration_ms.map(clamp),
                 );
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;

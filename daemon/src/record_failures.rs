@@ -42,7 +42,7 @@ pub fn count_in(path: &Path, since_ms: i64, until_ms: i64) -> u64 {
     let Ok((entries, _)) = read(path, 0) else { return 0 };
     entries
         .iter()
-        .filter_map(|entry| crate::ledger::unix_ms(&entry.at_utc))
+        .filter_map(|entry| bee_proto::time::parse_rfc3339_ms(&entry.at_utc))
         .filter(|at| *at >= since_ms && *at < until_ms)
         .count() as u64
 }
@@ -105,7 +105,7 @@ mod tests {
         file.write_all(b"\n").unwrap();
         let (more, _) = read(&path, offset).unwrap();
         assert_eq!(more.len(), 1);
-        let nine = crate::ledger::unix_ms("2026-11-30T09:00:00.000Z").unwrap();
+        let nine = bee_proto::time::parse_rfc3339_ms("2026-11-30T09:00:00.000Z").unwrap();
         assert_eq!(count_in(&path, nine, nine + 3 * 3_600_000), 2);
         assert_eq!(count_in(&path, nine, nine + 3_600_000 + 1), 1);
         assert_eq!(count_in(&dir.path().join("missing"), 0, i64::MAX), 0);

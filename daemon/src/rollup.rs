@@ -127,6 +127,11 @@ fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
 
+/// `[start, end)` of a call, when its duration is known; at most [`MAX_CALL_MS`].
+fn interval(started_ms: i64, duration_ms: Option<i64>) -> Option<(i64, i64)> {
+    duration_ms.map(|d| (started_ms, started_ms.saturating_add(d.clamp(0, MAX_CALL_MS))))
+}
+
 /// A call as the views need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRow {
@@ -142,7 +147,7 @@ pub struct CallRow {
 impl CallRow {
     /// `[start, end)`, when the duration is known; at most [`MAX_CALL_MS`].
     fn interval(&self) -> Option<(i64, i64)> {
-        self.duration_ms.map(|d| (self.started_ms, self.started_ms.saturating_add(d.clamp(0, MAX_CALL_MS))))
+        interval(self.started_ms, self.duration_ms)
     }
 
     /// Whether the call started before `at` and was still running then.
@@ -312,16 +317,23 @@ pub struct Touched {
 
 impl Touched {
     /// A call was inserted.
-    pub fn call(&mut self, row: &CallRow, source: CallSource) {
-        let (start, end) = row.interval().unwrap_or((row.started_ms, row.started_ms));
+    pub fn call(
+        &mut self,
+        provider: Provider,
+        source: CallSource,
+        session: Option<&str>,
+        started_ms: i64,
+        duration_ms: Option<i64>,
+    ) {
+        let (start, end) = interval(started_ms, duration_ms).unwrap_or((started_ms, started_ms));
         self.longest = self.longest.max(end - start);
         self.mark(start, end);
-        if let Some(session) = &row.session_id {
+        if let Some(session) = session {
             if source == CallSource::Ingested {
-                let span = self.ingested.entry((row.provider, session.clone())).or_insert((start, end));
+                let span = self.ingested.entry((provider, session.to_owned())).or_insert((start, end));
                 *span = (span.0.min(start), span.1.max(end));
             } else {
-                self.measured.insert((row.provider, session.clone()));
+                self.measured.insert((provider, session.to_owned()));
             }
         }
     }

@@ -113,21 +113,29 @@ pub fn ingest_events(dir: &Path, events: &EventsState) -> io::Result<IngestSumma
     ingest_spool(
         dir,
         &EVENTS,
-        |line| serde_json::from_slice::<SpooledEvent>(line).ok(),
+        // A line whose event beed would refuse goes to the rejected file, like any unusable line.
+        |line| {
+            serde_json::from_slice::<SpooledEvent>(line).ok().filter(|spooled| {
+                spooled
+                    .event
+                    .as_object()
+                    .is_some_and(|event| bee_proto::events::accept_object(event.clone(), |_| false, 0).is_ok())
+            })
+        },
         |lines, summary| {
             let mut settled = true;
             for line in lines {
-                let body = line.event.to_string();
-                let Ok(event) = bee_proto::events::accept(
-                    body.as_bytes(),
-                    |app| events.captures(app),
-                    bee_proto::time::now_unix_ms(),
-                ) else {
+                let serde_json::Value::Object(body) = line.event else {
+                    summary.rejected_lines += 1;
+                    continue;
+                };
+                let now = bee_proto::time::now_unix_ms();
+                let Ok(event) = bee_proto::events::accept_object(body, |app| events.captures(app), now) else {
                     summary.rejected_lines += 1;
                     continue;
                 };
                 let stored = if line.failure == PostFailure::NoReceipt {
-                    let at_ms = crate::ledger::unix_ms(&line.at_utc).unwrap_or(event.timestamp_ms);
+                    let at_ms = bee_proto::time::parse_rfc3339_ms(&line.at_utc).unwrap_or(event.timestamp_ms);
                     let issue = EventWrite::ReceiptIssue {
                         session_id: event.session_id,
                         hook_event_type: event.hook_event_type,

@@ -105,8 +105,7 @@ fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Resul
     event.insert(EVENT_KEY_FIELD.into(), uuid::Uuid::new_v4().hyphenated().to_string().into());
     event.insert("payload".into(), Value::Object(envelope));
     // The daemon's own rules decide what is kept, so both ends agree.
-    let body = serde_json::to_vec(&event).map_err(|_| "the event cannot be serialized")?;
-    let accepted = bee_proto::events::accept(&body, |_| capture, bee_proto::time::now_unix_ms())
+    let accepted = bee_proto::events::accept_object(event, |_| capture, bee_proto::time::now_unix_ms())
         .map_err(|rejection| rejection.message())?;
     Ok(Value::Object(accepted.body))
 }

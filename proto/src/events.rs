@@ -153,9 +153,18 @@ fn name(body: &Map<String, Value>, key: &str) -> Result<String, EventRejection> 
 /// when `capture` is on for its source app, else [`KEPT_FIELDS`] and a
 /// payload of [`KEPT_PAYLOAD_FIELDS`]. A missing or zero `timestamp` is `now_ms`.
 pub fn accept(body: &[u8], capture: impl Fn(&str) -> bool, now_ms: i64) -> Result<NewEvent, EventRejection> {
-    let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(body) else {
+    let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(body) else {
         return Err(EventRejection::Invalid);
     };
+    accept_object(body, capture, now_ms)
+}
+
+/// [`accept`] of a body already parsed (a sender's own event, a spool line's).
+pub fn accept_object(
+    mut body: Map<String, Value>,
+    capture: impl Fn(&str) -> bool,
+    now_ms: i64,
+) -> Result<NewEvent, EventRejection> {
     let required = ["source_app", "session_id", "hook_event_type", "payload"];
     if !required.iter().all(|key| truthy(body.get(*key))) {
         return Err(EventRejection::MissingFields);

@@ -34,6 +34,12 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339(text).ok()
 }
 
+/// Unix milliseconds of an RFC 3339 UTC time.
+pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    let at = parse_rfc3339(text)?;
+    i64::try_from(at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
+}
+
 /// Unix milliseconds now (0 before 1970, which no clock here reads).
 pub fn now_unix_ms() -> i64 {
     SystemTime::now()
