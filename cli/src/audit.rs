@@ -7,10 +7,10 @@
 //! outside the hook path. The canary sends one harmless event through the
 //! real `bee-hook` and follows its id through every boundary.
 
-use bee_daemon::audit::{self, Context, Presented};
-use bee_daemon::events;
+use bee_daemon::client::stream::{self, StreamTarget};
+use bee_daemon::events::audit::{self, Context, Presented};
+use bee_daemon::events::store;
 use bee_daemon::rendered::Rendered;
-use bee_daemon::stream_client::{self, StreamTarget};
 use bee_proto::audit::{AuditReport, AuditSummary, Boundary, Manifest, Receipt, ReceiptStatus};
 use bee_proto::delivery::Issue;
 use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX, REPLAY_EVENTS};
@@ -38,7 +38,7 @@ fn unavailable(issue: &str, message: String) -> Rendered {
 
 /// Reads a small JSON configuration file.
 pub fn read_json(path: &Path) -> Result<Value, String> {
-    let file = bee_daemon::fsutil::open_regular(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let file = bee_daemon::storage::files::open_regular(path).map_err(|err| format!("{}: {err}", path.display()))?;
     let mut text = Vec::new();
     file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text).map_err(|err| format!("{}: {err}", path.display()))?;
     if text.len() as u64 > MAX_CONFIG_BYTES {
@@ -94,11 +94,11 @@ fn installed_claude_version() -> Option<String> {
 }
 
 /// The events store read-only: `None` when there is none yet.
-fn events_store() -> Result<Option<events::Connection>, Rendered> {
+fn events_store() -> Result<Option<store::Connection>, Rendered> {
     let Some(dir) = bee_proto::paths::default_events_store() else {
         return Err(unavailable("io", "neither BEE_HOME nor HOME is set".into()));
     };
-    match events::open_reader(&dir) {
+    match store::open_reader(&dir) {
         Ok(conn) => Ok(Some(conn)),
         Err(Issue::Missing) => Ok(None),
         Err(issue) => Err(unavailable(issue.as_str(), format!("events store at {}", dir.display()))),
@@ -111,7 +111,7 @@ fn socket() -> Option<PathBuf> {
 
 /// What a stream client gets from `target` now (its replay, `linger` of live).
 fn presented(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Presented {
-    match stream_client::read(target, linger, until_seen) {
+    match stream::read(target, linger, until_seen) {
         Ok(received) => Presented {
             // A full replay covers only the newest events; a shorter one covers all.
             oldest_replayed: if received.replayed.len() >= REPLAY_EVENTS {
@@ -145,7 +145,7 @@ pub fn audit(args: AuditArgs) -> Rendered {
         }),
         None => {
             let sessions = match &conn {
-                Some(conn) => events::recent_sessions(conn, cx.now_ms - 24 * 3_600_000, 300),
+                Some(conn) => store::recent_sessions(conn, cx.now_ms - 24 * 3_600_000, 300),
                 None => Ok(Vec::new()),
             };
             sessions.and_then(|sessions| {

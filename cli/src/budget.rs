@@ -15,7 +15,7 @@ pub fn measured(args: BudgetArgs) -> Rendered {
         Err(code) => return failure(Exit::Unavailable, code),
     };
     let session = args.session.hyphenated().to_string();
-    let usage = match bee_daemon::usage_logs::read_session(args.harness, file, &session) {
+    let usage = match bee_daemon::ledger::budget::read_session(args.harness, file, &session) {
         Ok(usage) => usage,
         Err(_) => return failure(Exit::Unavailable, "io"),
     };
@@ -79,5 +79,5 @@ fn open_physical(log: &str) -> Result<fs::File, &'static str> {
         Ok(_) => return Err("not_regular_file"),
         Err(_) => return Err("missing"),
     }
-    bee_daemon::fsutil::open_regular(path).map_err(|_| "io")
+    bee_daemon::storage::files::open_regular(path).map_err(|_| "io")
 }

@@ -51,7 +51,7 @@ pub fn status() -> Rendered {
             }
             report.message = Some(err.to_string());
             report.stores = bee_proto::paths::default_delivery_store()
-                .map(|store| vec![bee_daemon::delivery::store_status(&store)])
+                .map(|store| vec![bee_daemon::delivery::report::store_status(&store)])
                 .unwrap_or_default();
             Rendered::json(Exit::Unavailable, &report)
         }

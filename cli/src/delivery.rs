@@ -1,6 +1,6 @@
 //! `beectl delivery report | read`: ask beed, else read the store offline.
 
-use bee_daemon::delivery::{self as reader, ReportQuery};
+use bee_daemon::delivery::report::{self as reader, ReportQuery};
 use bee_daemon::rendered::Rendered;
 use bee_proto::api::{DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DeliveryReadRequest, DeliveryReportRequest};
 use serde::Serialize;

@@ -4,7 +4,7 @@
 //! is left alone, so a second run changes nothing. A change is written
 //! atomically after a backup of the old file; `--dry-run` prints the diff.
 
-use bee_daemon::claude_settings::{self, REFERENCE_EVENTS};
+use bee_daemon::events::claude_settings::{self, REFERENCE_EVENTS};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::LedgerUnavailable;

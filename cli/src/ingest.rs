@@ -2,10 +2,10 @@
 //! beed is the ledger's only writer while it runs, so then beed does the
 //! pass; otherwise beectl does it here, with a progress bar on a terminal.
 
-use bee_daemon::ingest::{self, Roots};
-use bee_daemon::ledger::Ledger;
+use bee_daemon::ledger::ingest::{self, Roots};
+use bee_daemon::ledger::store::Ledger;
 use bee_daemon::rendered::Rendered;
-use bee_daemon::sqlite::DbError;
+use bee_daemon::storage::sqlite::DbError;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{IngestReport, IngestedBy, LEDGER_INGEST_PATH, LedgerUnavailable, PassSummary};
 use std::io::{IsTerminal, Write};

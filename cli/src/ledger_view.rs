@@ -1,8 +1,8 @@
 //! `beectl quota`, `beectl status` and `beectl usage`: the ledger read
 //! read-only (beed stays its only writer), JSON by default, a table for people.
 
-use bee_daemon::ledger::{self, LedgerView};
-use bee_daemon::quota::{self, Range};
+use bee_daemon::ledger::quota::{self, Range};
+use bee_daemon::ledger::store::{self, LedgerView};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport, UsageGrouping, UsageReport};
@@ -19,8 +19,9 @@ pub fn quota(ask: LedgerAsk) -> Rendered {
 
 pub fn status(ask: LedgerAsk) -> Rendered {
     with_view(&ask, None, |view, range| {
-        let lost = bee_daemon::record_failures::journal()
-            .map_or(0, |journal| bee_daemon::record_failures::count_in(&journal, range.since_ms, range.until_ms));
+        let lost = bee_daemon::ledger::record_failures::journal().map_or(0, |journal| {
+            bee_daemon::ledger::record_failures::count_in(&journal, range.since_ms, range.until_ms)
+        });
         let report = quota::status(view, range, lost);
         if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
@@ -49,7 +50,7 @@ fn with_view(
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
         return unavailable("io");
     };
-    match ledger::read_range(&dir, range, by) {
+    match store::read_range(&dir, range, by) {
         Ok(view) => answer(&view, range),
         Err(issue) => unavailable(issue.as_str()),
     }

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(args::Usage { family: args::Family::Token, .. }) => {
-            bee_daemon::token_report::failure(bee_proto::tokens::TokenErrorCode::InvalidUsage, None)
+            bee_daemon::tokens::report::failure(bee_proto::tokens::TokenErrorCode::InvalidUsage, None)
         }
         Err(args::Usage { family: args::Family::Budget, .. }) => {
             budget::failure(budget::Exit::InvalidUsage, "invalid_usage")

@@ -3,8 +3,8 @@
 //! running, and print the one report both paths share.
 
 use bee_daemon::rendered::Rendered;
-use bee_daemon::token_report::{self, Ask, Measured};
-use bee_daemon::tokens::{CountFailure, Encoders};
+use bee_daemon::tokens::encoders::{CountFailure, Encoders};
+use bee_daemon::tokens::report::{self, Ask, Measured};
 use bee_proto::tokens::{COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, InputKind, TOKEN_COUNT_PATH};
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ pub fn estimate(args: EstimateArgs) -> Rendered {
     let deadline = Instant::now() + Duration::from_millis(COMMAND_MILLIS);
     let inputs = match token_input::read_all(args.root.as_deref(), &args.selections) {
         Ok(inputs) => inputs,
-        Err((code, ordinal)) => return token_report::failure(code, ordinal),
+        Err((code, ordinal)) => return report::failure(code, ordinal),
     };
     let measured: Vec<Measured> = inputs
         .iter()
@@ -39,8 +39,8 @@ pub fn estimate(args: EstimateArgs) -> Rendered {
     };
     let ask = Ask { encoding: args.encoding, calls: args.calls, output_budget: args.output_budget, limit: args.limit };
     match counts {
-        Ok(counts) => token_report::complete(ask, &measured, &counts),
-        Err(failure) => token_report::failure(failure.code, failure.input.map(|index| index as u64 + 1)),
+        Ok(counts) => report::complete(ask, &measured, &counts),
+        Err(failure) => report::failure(failure.code, failure.input.map(|index| index as u64 + 1)),
     }
 }
 

@@ -92,7 +92,7 @@ fn read_file(root: &Path, relative: &str, seen: &mut Vec<(u64, u64)>) -> Result<
         return Err(TokenErrorCode::FileByteLimit);
     }
     // A FIFO or link swapped in after the checks is refused, never waited on.
-    let mut file = bee_daemon::fsutil::open_regular(&path).map_err(|err| match err.kind() {
+    let mut file = bee_daemon::storage::files::open_regular(&path).map_err(|err| match err.kind() {
         io::ErrorKind::InvalidInput => TokenErrorCode::InputChanged,
         _ => not_found_as_missing(err),
     })?;

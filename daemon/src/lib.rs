@@ -1,29 +1,29 @@
-//! beed's library: the delivery store, the report and read logic, the socket
-//! server, spool ingestion and the socket client.
+//! beed's library, one room per domain. `beectl` links it so that reading a
+//! store offline runs exactly the code the daemon runs: both paths print
+//! byte-identical answers.
 //!
-//! `beectl` links this library so that reading a store offline runs exactly
-//! the code the daemon runs: both paths print byte-identical answers.
+//! - [`storage`]: SQLite opening, the single-writer thread, private files,
+//!   the bounded line reader. Uses nothing else of this crate.
+//! - [`delivery`]: the delivery store and its report and read (spec/10).
+//! - [`tokens`]: the token counters and the estimate report (spec/20).
+//! - [`ledger`]: the ledger store, the provider-log readers and their
+//!   ingestion, aggregates, quota words and usage views (spec/30).
+//! - [`events`]: the hook events store, the audit, Claude Code's settings
+//!   (spec/40).
+//! - [`client`]: the socket and stream clients of a running beed.
+//! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
+//!   routes for every domain, spool ingestion and the loopback listener.
+//! - [`rendered`]: a finished answer (bytes and exit status), shared by the
+//!   domains' reports and both the daemon and offline paths.
+//!
+//! Dependencies point one way: `server` → domains → `storage`. A domain never
+//! uses `server` or `client`; `tests/tests/layering.rs` checks it.
 
-pub mod audit;
-pub mod claude_settings;
 pub mod client;
 pub mod delivery;
-pub mod event_routes;
 pub mod events;
-pub mod fsutil;
-pub mod ingest;
 pub mod ledger;
-pub mod lines;
-pub mod quota;
-pub mod record_failures;
 pub mod rendered;
-pub mod rollup;
 pub mod server;
-pub mod spool_ingest;
-pub mod sqlite;
-pub mod store;
-pub mod stream_client;
-pub mod token_report;
+pub mod storage;
 pub mod tokens;
-pub mod usage_logs;
-pub mod writer;

@@ -2,7 +2,7 @@
 //! and merge give exactly tiktoken-rs `encode_ordinary`'s token count.
 #![no_main]
 
-use bee_daemon::tokens::Encoders;
+use bee_daemon::tokens::encoders::Encoders;
 use bee_proto::tokens::Encoding;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;

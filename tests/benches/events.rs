@@ -77,14 +77,15 @@ fn throughput_round() -> f64 {
 
 fn in_process_round() -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = bee_daemon::events::EventStore::open(&dir.path().join("events")).unwrap();
+    let mut store = bee_daemon::events::store::EventStore::open(&dir.path().join("events")).unwrap();
     let events: Vec<_> = (0..SENDERS * PER_SENDER)
         .map(|n| bee_proto::events::accept(&event(n % SENDERS, n), |_| false, 1_796_000_000_000).unwrap())
         .collect();
     let started = Instant::now();
     for event in events {
-        use bee_daemon::writer::BatchStore;
-        let write = bee_daemon::events::EventWrite::Event(Box::new(event), bee_daemon::events::Arrival::Direct);
+        use bee_daemon::storage::writer::BatchStore;
+        let write =
+            bee_daemon::events::store::EventWrite::Event(Box::new(event), bee_daemon::events::store::Arrival::Direct);
         assert!(store.append_batch(std::slice::from_ref(&write))[0].is_ok());
     }
     (SENDERS * PER_SENDER) as f64 / started.elapsed().as_secs_f64()

@@ -11,8 +11,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use bee_daemon::ingest::{self, Roots};
-use bee_daemon::ledger::Ledger;
+use bee_daemon::ledger::ingest::{self, Roots};
+use bee_daemon::ledger::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, Provider};
 use bee_proto::usage::Counters;
 use bee_tests::*;

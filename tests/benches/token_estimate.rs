@@ -11,7 +11,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use bee_daemon::tokens::Encoders;
+use bee_daemon::tokens::encoders::Encoders;
 use bee_proto::tokens::Encoding;
 use bee_tests::*;
 use std::process::Stdio;

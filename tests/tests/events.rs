@@ -489,8 +489,8 @@ fn beed_stops_promptly_with_stream_clients_connected() {
 fn the_contrib_snippet_configures_the_reference_events() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../contrib/claude-code/settings-events.json");
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let configured = bee_daemon::claude_settings::configured_events(&settings, "my-app");
+    let configured = bee_daemon::events::claude_settings::configured_events(&settings, "my-app");
     let reference: std::collections::BTreeSet<String> =
-        bee_daemon::claude_settings::REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect();
+        bee_daemon::events::claude_settings::REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect();
     assert_eq!(configured, reference);
 }

@@ -13,8 +13,8 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value};
 use std::path::Path;
 
-use crate::sqlite::{self, DbError};
-use crate::writer::BatchStore;
+use crate::storage::sqlite::{self, DbError};
+use crate::storage::writer::BatchStore;
 
 /// Database file inside the events store directory.
 pub const DB_FILE: &str = "events.sqlite3";

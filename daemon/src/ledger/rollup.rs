@@ -18,7 +18,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::ledger::clamp;
+use crate::ledger::store::clamp;
 
 /// The aggregates' granularity.
 pub const HOUR_MS: i64 = 3_600_000;
@@ -634,7 +634,7 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{self, Ledger};
+    use crate::ledger::store::{self, Ledger};
     use bee_proto::ledger::{CallRecord, LedgerRecord};
 
     struct Random(u64);
@@ -686,7 +686,7 @@ mod tests {
 
     /// The figures computed from the records alone, for comparison.
     fn from_records_only(dir: &std::path::Path, range: Range, by: UsageGrouping) -> Summary {
-        let conn = rusqlite::Connection::open(dir.join(ledger::DB_FILE)).unwrap();
+        let conn = rusqlite::Connection::open(dir.join(store::DB_FILE)).unwrap();
         let calls = load_calls(&conn, ROLLUP_SCHEMA, range, true).unwrap();
         Summary::of_calls(&calls, range, Some(by))
     }
@@ -720,7 +720,7 @@ mod tests {
                 let until = since + 1 + random.below(40 * HOUR_MS as u64) as i64;
                 let range = Range { since_ms: since, until_ms: until };
                 let by = [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model][random.below(3) as usize];
-                let view = ledger::read_range(&store, range, Some(by)).unwrap();
+                let view = store::read_range(&store, range, Some(by)).unwrap();
                 let expected = from_records_only(&store, range, by);
                 assert!(
                     same(&view.summary, &expected),
@@ -762,11 +762,11 @@ mod tests {
             (0..3).map(|h| record(CallSource::Ingested, base + h * HOUR_MS + 60_000, h as u128 + 1)).collect();
         ledger.append(&ingested).unwrap();
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 5 * HOUR_MS };
-        let before = ledger::read_range(&store, range, None).unwrap().summary;
+        let before = store::read_range(&store, range, None).unwrap().summary;
         assert_eq!((before.all.calls, before.all.agent_ms), (3, 1_800_000));
         // A hook turn of the same session: its ingested calls no longer count.
         ledger.append(&[record(CallSource::HookTurn, base + 30 * 60_000, 99)]).unwrap();
-        let after = ledger::read_range(&store, range, None).unwrap().summary;
+        let after = store::read_range(&store, range, None).unwrap().summary;
         assert_eq!((after.all.calls, after.all.agent_ms), (1, 600_000));
     }
 
@@ -774,8 +774,8 @@ mod tests {
     fn upgrading_a_store_marks_its_hours_dirty_and_settles_them() {
         let dir = tempfile::tempdir().unwrap();
         let store = dir.path().join("ledger");
-        let before = &ledger::MIGRATIONS[..ROLLUP_SCHEMA as usize - 1];
-        let writer = crate::sqlite::open_writer(&store, ledger::DB_FILE, before).unwrap();
+        let before = &store::MIGRATIONS[..ROLLUP_SCHEMA as usize - 1];
+        let writer = crate::storage::sqlite::open_writer(&store, store::DB_FILE, before).unwrap();
         let base = 1_764_000_000_000i64;
         for (n, (source, at, duration, session)) in [
             ("run", base, Some(3 * HOUR_MS), Some("a")),
@@ -798,7 +798,7 @@ mod tests {
         drop(writer);
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 12 * HOUR_MS };
         // A reader of the old store derives the measured sessions itself.
-        let old_store = ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary;
+        let old_store = store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary;
         let mut ledger = Ledger::open(&store).unwrap();
         let expected = from_records_only(&store, range, UsageGrouping::Model);
         assert_eq!(
@@ -806,11 +806,11 @@ mod tests {
             (3, 3 * HOUR_MS as u64 + 10, 1)
         );
         assert!(same(&old_store, &expected), "{old_store:#?}");
-        assert!(same(&ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
+        assert!(same(&store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
         ledger.settle();
-        let conn = rusqlite::Connection::open(store.join(ledger::DB_FILE)).unwrap();
+        let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();
         let dirty: i64 = conn.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |r| r.get(0)).unwrap();
         assert_eq!(dirty, 0);
-        assert!(same(&ledger::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
+        assert!(same(&store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
     }
 }

@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::fsutil::{self, PathKind};
+use crate::storage::files::{self, PathKind};
 
 /// Lock file the writer holds for as long as it runs.
 pub const WRITER_LOCK_FILE: &str = "writer.lock";
@@ -47,21 +47,21 @@ pub struct Writer {
 /// Opens `dir/db_file` for writing, creating it (0700/0600) and applying
 /// `migrations` (entry `n` takes the schema from version `n` to `n + 1`).
 pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Writer, DbError> {
-    match fsutil::classify(dir)? {
-        PathKind::Missing | PathKind::Directory => fsutil::ensure_private_dir(dir)?,
+    match files::classify(dir)? {
+        PathKind::Missing | PathKind::Directory => files::ensure_private_dir(dir)?,
         _ => return Err(DbError::Unsupported(dir.to_owned())),
     }
-    let lock = fsutil::open_private_file(&dir.join(WRITER_LOCK_FILE))?;
+    let lock = files::open_private_file(&dir.join(WRITER_LOCK_FILE))?;
     match lock.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => return Err(DbError::Locked(dir.to_owned())),
         Err(std::fs::TryLockError::Error(err)) => return Err(err.into()),
     }
     let db = dir.join(db_file);
-    match fsutil::classify(&db)? {
+    match files::classify(&db)? {
         // Created here so that it is 0600 from the start; SQLite gives its
         // -wal and -shm files the database file's mode.
-        PathKind::Missing | PathKind::RegularFile => drop(fsutil::open_private_file(&db)?),
+        PathKind::Missing | PathKind::RegularFile => drop(files::open_private_file(&db)?),
         _ => return Err(DbError::Unsupported(db)),
     }
     let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
@@ -97,8 +97,8 @@ fn migrate(conn: &Connection, migrations: &[&str]) -> Result<(), DbError> {
 /// database never migrated is `missing` (no evidence yet).
 pub fn open_reader(dir: &Path, db_file: &str, known: usize) -> Result<(Connection, u32), Issue> {
     let db = dir.join(db_file);
-    let located = fsutil::classify(dir).and_then(|kind| match kind {
-        PathKind::Directory => fsutil::classify(&db),
+    let located = files::classify(dir).and_then(|kind| match kind {
+        PathKind::Directory => files::classify(&db),
         other => Ok(other),
     });
     match located {

@@ -16,12 +16,12 @@ use std::io::{self, BufReader};
 use std::path::Path;
 use std::sync::Mutex;
 
-use crate::event_routes::EventsState;
-use crate::events::{Arrival, EventWrite};
-use crate::ledger::Ledger;
-use crate::lines::{self, Line};
-use crate::store::{AppendRefusal, WritableStore};
-use crate::writer::WriterHandle;
+use crate::delivery::store::{AppendRefusal, WritableStore};
+use crate::events::store::{Arrival, EventWrite};
+use crate::ledger::store::Ledger;
+use crate::server::events::EventsState;
+use crate::storage::lines::{self, Line};
+use crate::storage::writer::WriterHandle;
 
 /// What one ingestion pass did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -88,7 +88,7 @@ pub fn ingest_ledger(dir: &Path, ledger: &Mutex<Ledger>) -> io::Result<IngestSum
     ingest_spool(
         dir,
         &LEDGER,
-        |line| serde_json::from_slice::<LedgerRecord>(line).ok().filter(|r| crate::ledger::validate(r).is_ok()),
+        |line| serde_json::from_slice::<LedgerRecord>(line).ok().filter(|r| crate::ledger::store::validate(r).is_ok()),
         |records, summary| {
             let Ok(mut ledger) = ledger.lock() else { return false };
             match ledger.append(&records) {

@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use crate::sqlite;
+use crate::storage::sqlite;
 
 /// Database file inside the store directory.
 pub const DB_FILE: &str = "delivery.sqlite3";
@@ -46,7 +46,7 @@ const MIGRATIONS: &[&str] = &[r#"
     INSERT INTO meta (key, value) VALUES ('capacity', '2048');
 "#];
 
-pub use crate::sqlite::DbError as StoreError;
+pub use crate::storage::sqlite::DbError as StoreError;
 
 /// Why one observation was not appended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,9 +26,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::ledger::{FileOffset, Ledger};
-use crate::lines::{self, Line};
-use crate::sqlite::DbError;
+use crate::ledger::store::{FileOffset, Ledger};
+use crate::storage::lines::{self, Line};
+use crate::storage::sqlite::DbError;
 
 /// Longest line looked at; a longer one (a huge tool result) is skipped.
 const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
@@ -611,7 +611,7 @@ pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> 
     if !path.is_absolute() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "transcript path is not absolute"));
     }
-    let file = crate::fsutil::open_regular(path)?;
+    let file = crate::storage::files::open_regular(path)?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut parser = ClaudeParser { start: FileOffset::default(), open: None };
     let mut records = Vec::new();

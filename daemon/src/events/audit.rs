@@ -14,8 +14,8 @@ use std::collections::{BTreeSet, HashSet};
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use crate::events::{self, SessionEvent};
-use crate::lines::{self, Line};
+use crate::events::store::{self, SessionEvent};
+use crate::storage::lines::{self, Line};
 
 /// What a stream client received: the ids, and the oldest id the replay
 /// covered (older events are outside what a stream owes).
@@ -48,7 +48,7 @@ const MAX_SPOOL_LINE: u64 = bee_proto::events::MAX_EVENT_BYTES as u64 + 4096;
 
 /// The sender spool's pending lines for `session`.
 pub fn spooled(spool_dir: &Path, session: &str) -> Vec<SpooledEvent> {
-    let Ok(file) = crate::fsutil::open_regular(&spool_dir.join(EVENTS_SPOOL_FILE)) else { return Vec::new() };
+    let Ok(file) = crate::storage::files::open_regular(&spool_dir.join(EVENTS_SPOOL_FILE)) else { return Vec::new() };
     let mut reader = BufReader::new(file.take(1 << 30));
     let (mut found, mut line) = (Vec::new(), Vec::new());
     while let Ok((kind, _)) = lines::next(&mut reader, MAX_SPOOL_LINE, &mut line) {
@@ -70,11 +70,11 @@ pub fn spooled(spool_dir: &Path, session: &str) -> Vec<SpooledEvent> {
 /// Audits `session` from the events store (`None`: no store yet) and `cx`.
 pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>) -> rusqlite::Result<AuditReport> {
     let stored = match conn {
-        Some(conn) => events::session_events(conn, session)?,
+        Some(conn) => store::session_events(conn, session)?,
         None => Vec::new(),
     };
     let issues = match conn {
-        Some(conn) => events::receipt_issues(conn, session)?,
+        Some(conn) => store::receipt_issues(conn, session)?,
         None => Vec::new(),
     };
     let pending = cx.spool_dir.map(|dir| spooled(dir, session)).unwrap_or_default();
@@ -87,7 +87,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
     // Configuration: the pinned manifest against the settings actually in place.
     let configured: Option<BTreeSet<String>> = match (cx.manifest, &cx.settings) {
         (Some(manifest), Some(Ok(settings))) => {
-            Some(crate::claude_settings::configured_events(settings, &manifest.source_app))
+            Some(crate::events::claude_settings::configured_events(settings, &manifest.source_app))
         }
         _ => None,
     };
@@ -136,7 +136,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
             pending
                 .iter()
                 .filter(|line| line.failure != PostFailure::NoReceipt)
-                .map(|line| format!("a post still in the spool ({})", events::failure_name(&line.failure))),
+                .map(|line| format!("a post still in the spool ({})", store::failure_name(&line.failure))),
         )
         .collect();
     evidence.undelivered = undelivered.len() as u64;
@@ -211,7 +211,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
         class: evidence.classify(cx.now_ms),
         receipts,
         evidence,
-        checked_at_utc: crate::rollup::utc(cx.now_ms),
+        checked_at_utc: crate::ledger::rollup::utc(cx.now_ms),
     })
 }
 
@@ -260,7 +260,7 @@ pub fn run_outcome_checks(checks: &[OutcomeCheck], dir: &Path) -> Option<(bool, 
         let (passed, what) = match check {
             OutcomeCheck::File { path, contains } => {
                 let full = dir.join(path);
-                let content = crate::fsutil::open_regular(&full).and_then(|mut file| {
+                let content = crate::storage::files::open_regular(&full).and_then(|mut file| {
                     let mut text = Vec::new();
                     file.read_to_end(&mut text).map(|_| text)
                 });

@@ -6,8 +6,8 @@ use bee_proto::ledger::{MAX_RECORD_FAILURE_BYTES, RECORD_FAILED, RECORD_FAILURES
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::fsutil;
-use crate::lines::{self, Line};
+use crate::storage::files;
+use crate::storage::lines::{self, Line};
 
 /// The journal: `${BEE_HOME:-$HOME}/.bee/usage/record-failures.jsonl`.
 pub fn journal() -> Option<PathBuf> {
@@ -17,7 +17,7 @@ pub fn journal() -> Option<PathBuf> {
 /// The entries from byte `from` on, and the offset after the last whole line.
 /// Lines that are not entries (torn, oversized, hostile) are passed over.
 pub fn read(path: &Path, from: u64) -> io::Result<(Vec<RecordFailure>, u64)> {
-    let mut file = match fsutil::open_regular(path) {
+    let mut file = match files::open_regular(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(err) => return Err(err),

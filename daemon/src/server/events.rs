@@ -27,8 +27,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::broadcast;
 
-use crate::events::{self, Arrival, EventStore, EventWrite, Stored};
-use crate::writer::WriterHandle;
+use crate::events::store::{self, Arrival, EventStore, EventWrite, Stored};
+use crate::storage::writer::WriterHandle;
 
 /// The dashboard: one page, its script and style inline, built into beed.
 const DASHBOARD: &str = include_str!("dashboard.html");
@@ -137,7 +137,7 @@ async fn read<T: Send + 'static>(
     let dir = state.store.clone();
     let unavailable = |error: String| (StatusCode::SERVICE_UNAVAILABLE, Json(EventError { error })).into_response();
     tokio::task::spawn_blocking(move || {
-        let conn = events::open_reader(&dir).map_err(|issue| format!("events store {}", issue.as_str()))?;
+        let conn = store::open_reader(&dir).map_err(|issue| format!("events store {}", issue.as_str()))?;
         work(&conn).map_err(|err| err.to_string())
     })
     .await
@@ -155,14 +155,14 @@ async fn recent(
         Some(Ok(limit)) => limit.min(MAX_RECENT),
         Some(Err(_)) => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
     };
-    match read(&state, move |conn| events::recent(conn, limit)).await {
+    match read(&state, move |conn| store::recent(conn, limit)).await {
         Ok(events) => Json(events).into_response(),
         Err(response) => response,
     }
 }
 
 async fn filter_options(State(state): State<Shared>) -> Response {
-    match read(&state, events::filter_options).await {
+    match read(&state, store::filter_options).await {
         Ok(options) => Json(options).into_response(),
         Err(response) => response,
     }
@@ -178,7 +178,7 @@ async fn stream(State(state): State<Shared>, upgrade: WebSocketUpgrade) -> Respo
 async fn serve_stream(mut socket: WebSocket, state: Shared) {
     let mut live = state.live.subscribe();
     let mut stopping = state.stopping.clone();
-    let replay: Vec<Value> = read(&state, |conn| events::recent(conn, REPLAY_EVENTS)).await.unwrap_or_default();
+    let replay: Vec<Value> = read(&state, |conn| store::recent(conn, REPLAY_EVENTS)).await.unwrap_or_default();
     let replayed_up_to = replay.iter().filter_map(|e| e.get("id").and_then(Value::as_i64)).max().unwrap_or(0);
     let initial = stream_message("initial", &Value::Array(replay));
     if socket.send(Message::Text(initial.into())).await.is_err() {
@@ -230,7 +230,7 @@ async fn health(State(state): State<Shared>) -> Response {
         None => check("store_write", false, "events writer stopped or full".into(), None),
     };
     let started = Instant::now();
-    let read_back = read(&state, events::probe).await;
+    let read_back = read(&state, store::probe).await;
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
     let read = match read_back {
         Ok(Some(found)) if found == nonce => {
@@ -256,11 +256,11 @@ async fn audit_sessions(State(state): State<Shared>) -> Response {
     let spool = state.spool_dir.clone();
     let summary = read(&state, move |conn| {
         let now_ms = bee_proto::time::now_unix_ms();
-        let cx = crate::audit::Context { spool_dir: Some(&spool), now_ms, ..Default::default() };
-        let sessions = events::recent_sessions(conn, now_ms - 24 * 3_600_000, 300)?;
+        let cx = crate::events::audit::Context { spool_dir: Some(&spool), now_ms, ..Default::default() };
+        let sessions = store::recent_sessions(conn, now_ms - 24 * 3_600_000, 300)?;
         let sessions = sessions
             .iter()
-            .map(|session| crate::audit::audit_session(Some(conn), session, &cx))
+            .map(|session| crate::events::audit::audit_session(Some(conn), session, &cx))
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(AuditSummary { schema_version: 1, sessions, issues: Vec::new() })
     })

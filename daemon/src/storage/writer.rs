@@ -10,7 +10,7 @@ use bee_proto::delivery::Observation;
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{AppendRefusal, WritableStore};
+use crate::delivery::store::{AppendRefusal, WritableStore};
 
 /// Most appends committed in one transaction.
 pub const MAX_BATCH: usize = 512;

@@ -15,8 +15,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::rollup::{self, Range, Summary, Touched};
-use crate::sqlite::{self, DbError};
+use crate::ledger::rollup::{self, Range, Summary, Touched};
+use crate::storage::sqlite::{self, DbError};
 
 /// Database file inside the ledger directory.
 pub const DB_FILE: &str = "ledger.sqlite3";
@@ -439,7 +439,7 @@ fn close_turn(
     let span = stop
         .transcript_path
         .as_deref()
-        .map(|path| crate::ingest::claude_span(Path::new(path), &stop.session_id, start_ms, stop_ms))
+        .map(|path| crate::ledger::ingest::claude_span(Path::new(path), &stop.session_id, start_ms, stop_ms))
         .transpose()
         .unwrap_or_else(|err| {
             tracing::warn!(error = %err, "transcript of a turn not readable; tokens unknown");

@@ -6,6 +6,9 @@
 //! `READY=1`. Shutdown stops accepting, lets in-flight requests finish (their
 //! appends commit), drains the writer and removes the socket it bound.
 
+pub mod events;
+pub mod spool;
+
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
@@ -36,17 +39,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::delivery::{self, ReportQuery};
-use crate::event_routes::{self, EventsState};
-use crate::events::EventStore;
-use crate::fsutil;
-use crate::ingest::{self, Roots};
-use crate::ledger::Ledger;
+use crate::delivery::report::{self, ReportQuery};
+use crate::delivery::store::{AppendRefusal, StoreError, WritableStore};
+use crate::events::store::EventStore;
+use crate::ledger::ingest::{self, Roots};
+use crate::ledger::store::Ledger;
 use crate::rendered::Rendered;
-use crate::spool_ingest;
-use crate::store::{AppendRefusal, StoreError, WritableStore};
-use crate::tokens::Encoders;
-use crate::writer::{self, WriterHandle};
+use crate::storage::files;
+use crate::storage::writer::{self, WriterHandle};
+use crate::tokens::encoders::Encoders;
+use events::EventsState;
 
 /// How beed is set up.
 #[derive(Debug, Clone)]
@@ -126,7 +128,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
     let socket_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
-    fsutil::ensure_private_dir(&socket_dir)?;
+    files::ensure_private_dir(&socket_dir)?;
     let _instance_lock = take_instance_lock(&config.socket)?;
 
     let store = WritableStore::open(&config.delivery_store)?;
@@ -144,7 +146,7 @@ pub async fn serve(
     let events = Arc::new(EventsState {
         writer: events_writer,
         store: config.events_store.clone(),
-        live: tokio::sync::broadcast::channel(event_routes::LIVE_BACKLOG).0,
+        live: tokio::sync::broadcast::channel(events::LIVE_BACKLOG).0,
         capture: config.capture_payload.clone(),
         spool_dir: config.spool_dir.clone(),
         stopping: stop_seen.clone(),
@@ -166,7 +168,7 @@ pub async fn serve(
     };
     spools.ingest().await;
     // Lost ledger writes from before this start are logged before "ready".
-    let lost = crate::record_failures::Watch::start();
+    let lost = crate::ledger::record_failures::Watch::start();
     let poller = tokio::spawn(spools.poll(config.spool_poll, lost));
     let ingester =
         config.ingest_every.map(|every| tokio::spawn(ingest_logs(ledger.clone(), config.log_roots.clone(), every)));
@@ -252,7 +254,7 @@ pub async fn serve(
 fn take_instance_lock(socket: &Path) -> Result<std::fs::File, StartError> {
     let mut lock_path = socket.as_os_str().to_owned();
     lock_path.push(".lock");
-    let mut lock = fsutil::open_private_file(Path::new(&lock_path))?;
+    let mut lock = files::open_private_file(Path::new(&lock_path))?;
     match lock.try_lock() {
         Ok(()) => {
             lock.set_len(0)?;
@@ -325,9 +327,9 @@ impl Spools {
         let spools = self.clone();
         let shown = self.dir.display().to_string();
         let done = tokio::task::spawn_blocking(move || {
-            spool_ingest::ingest(&spools.dir, &spools.writer)
-                .and_then(|_| spool_ingest::ingest_ledger(&spools.dir, &spools.ledger))
-                .and_then(|_| spool_ingest::ingest_events(&spools.dir, &spools.events))
+            spool::ingest(&spools.dir, &spools.writer)
+                .and_then(|_| spool::ingest_ledger(&spools.dir, &spools.ledger))
+                .and_then(|_| spool::ingest_events(&spools.dir, &spools.events))
         })
         .await;
         match done {
@@ -337,7 +339,7 @@ impl Spools {
         }
     }
 
-    async fn poll(self, every: Duration, mut lost: crate::record_failures::Watch) {
+    async fn poll(self, every: Duration, mut lost: crate::ledger::record_failures::Watch) {
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
@@ -392,7 +394,7 @@ fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .with_state(state);
-    api.merge(event_routes::router(events))
+    api.merge(events::router(events))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(middleware::from_fn(protocol_layer))
@@ -401,11 +403,11 @@ fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
 /// The loopback TCP listener: the event API and the dashboard, nothing of
 /// the stores' own API (that stays behind the socket's peer-uid check).
 fn tcp_router(events: Arc<EventsState>) -> Router {
-    event_routes::router(events)
-        .route("/", get(event_routes::dashboard))
+    events::router(events)
+        .route("/", get(events::dashboard))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(event_routes::loopback_only))
+        .layer(middleware::from_fn(events::loopback_only))
 }
 
 /// Refuses requests of another protocol; stamps every answer with ours.
@@ -517,14 +519,14 @@ async fn report(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRej
         .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     let query = ReportQuery { session, limit: request.limit };
     tracing::debug!(limit = query.limit, session = query.session.is_some(), "served delivery report");
-    answer_blocking(move || delivery::report(&store, &query)).await
+    answer_blocking(move || report::report(&store, &query)).await
 }
 
 async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
     let request: DeliveryReadRequest = parse_body(body)?;
     let store = served_store(&state, &request.store)?;
     tracing::debug!("served delivery read");
-    answer_blocking(move || delivery::read(&store, request.event)).await
+    answer_blocking(move || report::read(&store, request.event)).await
 }
 
 /// Largest ledger append: a run's call plus its limits, with room to spare.
@@ -536,7 +538,8 @@ async fn append_ledger(
 ) -> Result<Json<LedgerAppended>, Failure> {
     let request: LedgerAppend = parse_body(body)?;
     for record in &request.records {
-        crate::ledger::validate(record).map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
+        crate::ledger::store::validate(record)
+            .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     }
     let ledger = state.ledger.clone();
     let appended = tokio::task::spawn_blocking(move || match ledger.lock() {
@@ -596,7 +599,7 @@ async fn count(
 
 async fn status(State(state): State<Arc<AppState>>) -> Result<Json<DaemonStatus>, Failure> {
     let store = state.delivery_store.clone();
-    let stores = tokio::task::spawn_blocking(move || vec![delivery::store_status(&store)])
+    let stores = tokio::task::spawn_blocking(move || vec![report::store_status(&store)])
         .await
         .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
     Ok(Json(DaemonStatus {

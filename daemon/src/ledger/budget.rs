@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{self, Read};
 
-use crate::lines::{self, Line};
+use crate::storage::lines::{self, Line};
 use std::time::UNIX_EPOCH;
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this

@@ -1,8 +1,14 @@
-//! The socket client `beectl` uses to ask beed.
+//! Clients of a running beed: this module is the socket client `beectl`
+//! asks beed with; [`stream`] is the stream client the audit uses for its
+//! presentation receipt.
 //!
 //! Every answer is checked for the daemon's protocol version before its body
 //! is trusted; "not running" is told apart from "running but failing" so the
 //! caller can decide to read the store offline.
+//!
+//! May use: `bee_proto` only.
+
+pub mod stream;
 
 use bee_proto::api::{ApiError, EXIT_CODE_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION};
 use bee_proto::exit::Exit;

@@ -7,8 +7,8 @@ use bee_proto::ledger::{
 };
 use std::collections::BTreeMap;
 
-use crate::ledger::LedgerView;
-pub use crate::rollup::{Range, utc};
+pub use crate::ledger::rollup::{Range, utc};
+use crate::ledger::store::LedgerView;
 
 /// `beectl quota` over `view` for `range`, optionally one provider.
 pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaReport {
@@ -126,8 +126,8 @@ pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::SnapshotRow;
-    use crate::rollup::{CallRow, Summary};
+    use crate::ledger::rollup::{CallRow, Summary};
+    use crate::ledger::store::SnapshotRow;
     use bee_proto::usage::{Counters, WindowKind};
 
     const H: i64 = 3_600_000;

@@ -10,8 +10,8 @@ use bee_proto::exit::Exit;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::delivery::store::{self, VerifiedStore};
 use crate::rendered::Rendered;
-use crate::store::{self, VerifiedStore};
 
 /// What a report is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,13 @@
+//! The ledger (spec/30): the append-only store of calls, limits and work,
+//! the provider-log readers (Claude Code transcripts, Codex rollouts) and
+//! their incremental ingestion, the hourly aggregates, the quota words and
+//! usage views, and the journal of ledger writes that were lost.
+//!
+//! May use: `storage`, `bee_proto`. Never `server` or `client`.
+
+pub mod budget;
+pub mod ingest;
+pub mod quota;
+pub mod record_failures;
+pub mod rollup;
+pub mod store;

@@ -1,0 +1,11 @@
+//! Storage plumbing every store shares, and nothing domain-specific: opening
+//! SQLite stores (one writer, readers that create nothing), the single-writer
+//! thread with group commits, private files and directories, and the bounded
+//! line reader for spools and logs.
+//!
+//! May use: `bee_proto` only. Every other room may use this one.
+
+pub mod files;
+pub mod lines;
+pub mod sqlite;
+pub mod writer;
