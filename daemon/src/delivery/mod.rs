@@ -4,4 +4,5 @@
 //! May use: `storage`, `rendered`, `bee_proto`. Never `server` or `client`.
 
 pub mod report;
+pub mod spool;
 pub mod store;

@@ -6,4 +6,6 @@
 
 pub mod audit;
 pub mod claude_settings;
+pub mod intake;
+pub mod spool;
 pub mod store;

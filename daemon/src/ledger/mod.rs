@@ -10,4 +10,5 @@ pub mod ingest;
 pub mod quota;
 pub mod record_failures;
 pub mod rollup;
+pub mod spool;
 pub mod store;

@@ -16,74 +16,23 @@ use axum::{Json, Router};
 use bee_proto::audit::AuditSummary;
 use bee_proto::events::{
     AUDIT_SESSIONS_PATH, DEFAULT_RECENT, EVENTS_PATH, EVENTS_RECENT_PATH, EventError, EventRejection,
-    FILTER_OPTIONS_PATH, HEALTH_PATH, Health, HealthCheck, MAX_EVENT_BYTES, MAX_RECENT, NewEvent, REPLAY_EVENTS,
-    STREAM_PATH, accept, stream_message,
+    FILTER_OPTIONS_PATH, HEALTH_PATH, Health, HealthCheck, MAX_EVENT_BYTES, MAX_RECENT, REPLAY_EVENTS, STREAM_PATH,
+    accept, stream_message,
 };
 use hyper::body::Bytes;
 use serde_json::Value;
-use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::broadcast;
 
-use crate::events::store::{self, Arrival, EventStore, EventWrite, Stored};
-use crate::storage::writer::WriterHandle;
+use crate::events::intake::EventsState;
+use crate::events::store::{self, Arrival, EventWrite};
 
 /// The dashboard: one page, its script and style inline, built into beed.
 const DASHBOARD: &str = include_str!("dashboard.html");
 /// Messages a slow stream client may fall behind before it is dropped (it
 /// reconnects and gets the replay).
 pub const LIVE_BACKLOG: usize = 4_096;
-
-/// A stored event on its way to stream clients.
-#[derive(Debug, Clone)]
-pub struct Live {
-    pub id: i64,
-    pub message: Arc<str>,
-}
-
-/// What the event routes share.
-pub struct EventsState {
-    pub writer: WriterHandle<EventStore>,
-    pub store: PathBuf,
-    pub live: broadcast::Sender<Live>,
-    /// Source apps whose full payload is stored (opt-in).
-    pub capture: HashSet<String>,
-    pub spool_dir: PathBuf,
-    /// Becomes true when beed begins to stop: stream clients are closed.
-    pub stopping: tokio::sync::watch::Receiver<bool>,
-}
-
-impl EventsState {
-    /// Stores `event` as arrived; broadcasts it when new. The stored record.
-    pub async fn store(&self, event: NewEvent, arrival: Arrival) -> Option<Value> {
-        let body = event.clone();
-        let Stored { id, fresh } = self.writer.submit(EventWrite::Event(Box::new(event), arrival)).await?.ok()?;
-        Some(self.stored(&body, id, fresh))
-    }
-
-    /// [`EventsState::store`] from outside the runtime (spool ingestion).
-    pub fn store_blocking(&self, event: NewEvent, arrival: Arrival) -> Option<Value> {
-        let body = event.clone();
-        let Stored { id, fresh } =
-            self.writer.submit_blocking(EventWrite::Event(Box::new(event), arrival)).wait()?.ok()?;
-        Some(self.stored(&body, id, fresh))
-    }
-
-    fn stored(&self, event: &NewEvent, id: i64, fresh: bool) -> Value {
-        let stored = Value::Object(event.with_id(id));
-        if fresh {
-            // No receiver is fine: nobody is watching.
-            let _ = self.live.send(Live { id, message: stream_message("event", &stored).into() });
-        }
-        stored
-    }
-
-    pub fn captures(&self, source_app: &str) -> bool {
-        self.capture.contains(source_app)
-    }
-}
 
 type Shared = Arc<EventsState>;
 

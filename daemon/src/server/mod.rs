@@ -7,7 +7,6 @@
 //! appends commit), drains the writer and removes the socket it bound.
 
 pub mod events;
-pub mod spool;
 
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -41,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use crate::delivery::report::{self, ReportQuery};
 use crate::delivery::store::{AppendRefusal, StoreError, WritableStore};
+use crate::events::intake::EventsState;
 use crate::events::store::EventStore;
 use crate::ledger::ingest::{self, Roots};
 use crate::ledger::store::Ledger;
@@ -48,7 +48,6 @@ use crate::rendered::Rendered;
 use crate::storage::files;
 use crate::storage::writer::{self, WriterHandle};
 use crate::tokens::encoders::Encoders;
-use events::EventsState;
 
 /// How beed is set up.
 #[derive(Debug, Clone)]
@@ -327,9 +326,9 @@ impl Spools {
         let spools = self.clone();
         let shown = self.dir.display().to_string();
         let done = tokio::task::spawn_blocking(move || {
-            spool::ingest(&spools.dir, &spools.writer)
-                .and_then(|_| spool::ingest_ledger(&spools.dir, &spools.ledger))
-                .and_then(|_| spool::ingest_events(&spools.dir, &spools.events))
+            crate::delivery::spool::ingest(&spools.dir, &spools.writer)
+                .and_then(|_| crate::ledger::spool::ingest(&spools.dir, &spools.ledger))
+                .and_then(|_| crate::events::spool::ingest(&spools.dir, &spools.events))
         })
         .await;
         match done {

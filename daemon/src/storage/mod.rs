@@ -7,5 +7,6 @@
 
 pub mod files;
 pub mod lines;
+pub mod spool;
 pub mod sqlite;
 pub mod writer;
