@@ -26,6 +26,11 @@ pub fn format_unix_seconds(seconds: u64) -> Option<String> {
     std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(seconds)).map(format_rfc3339)
 }
 
+/// RFC 3339 UTC of unix milliseconds (a time before 1970 is read as 1970).
+pub fn format_unix_ms(ms: i64) -> String {
+    format_rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64))
+}
+
 /// Parses an RFC 3339 UTC timestamp (with `Z`).
 pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     if !text.ends_with('Z') {

@@ -211,7 +211,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
         class: evidence.classify(cx.now_ms),
         receipts,
         evidence,
-        checked_at_utc: crate::ledger::rollup::utc(cx.now_ms),
+        checked_at_utc: bee_proto::time::format_unix_ms(cx.now_ms),
     })
 }
 

@@ -5,8 +5,8 @@
 //!
 //! May use: `storage`, `bee_proto`. Never `server` or `client`.
 
-pub mod budget;
 pub mod ingest;
+pub mod logs;
 pub mod quota;
 pub mod record_failures;
 pub mod rollup;

@@ -7,8 +7,9 @@ use bee_proto::ledger::{
 };
 use std::collections::BTreeMap;
 
-pub use crate::ledger::rollup::{Range, utc};
+pub use crate::ledger::rollup::Range;
 use crate::ledger::store::LedgerView;
+use bee_proto::time::format_unix_ms;
 
 /// `beectl quota` over `view` for `range`, optionally one provider.
 pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaReport {
@@ -45,8 +46,8 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     }
     QuotaReport {
         schema_version: 1,
-        since_utc: utc(range.since_ms),
-        until_utc: utc(range.until_ms),
+        since_utc: format_unix_ms(range.since_ms),
+        until_utc: format_unix_ms(range.until_ms),
         provider: only,
         agent_time_ms: overall.agent_ms,
         used_ms: overall.used_ms,
@@ -79,7 +80,7 @@ fn windows(view: &LedgerView, provider: Provider) -> Vec<QuotaWindow> {
             QuotaWindow {
                 window: kinds[&key],
                 window_minutes: minutes.and_then(|m| u64::try_from(m).ok()),
-                resets_at_utc: resets.map(utc),
+                resets_at_utc: resets.map(format_unix_ms),
                 peak_percent: used.iter().copied().fold(0.0, f64::max),
                 snapshots: used.len() as u64,
                 exhausted: bounds
@@ -110,8 +111,8 @@ pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport 
     UsageReport {
         schema_version: 1,
         by,
-        since_utc: utc(range.since_ms),
-        until_utc: utc(range.until_ms),
+        since_utc: format_unix_ms(range.since_ms),
+        until_utc: format_unix_ms(range.until_ms),
         source: "provider_reported_counters".to_owned(),
         rows: view
             .summary

@@ -13,12 +13,12 @@
 //! so the union over a range is the sum of the unions within its hours.
 
 use bee_proto::ledger::{CallSource, Provider, UsageGrouping};
+use bee_proto::time::format_unix_ms;
 use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::time::{Duration, UNIX_EPOCH};
 
-use crate::ledger::store::clamp;
+use crate::storage::sqlite::sql_integer;
 
 /// The aggregates' granularity.
 pub const HOUR_MS: i64 = 3_600_000;
@@ -118,11 +118,6 @@ impl Range {
     }
 }
 
-/// RFC 3339 UTC (milliseconds) of unix milliseconds.
-pub fn utc(ms: i64) -> String {
-    bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
-}
-
 fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
@@ -165,7 +160,7 @@ impl CallRow {
 
     fn usage_key(&self, by: UsageGrouping) -> Option<String> {
         match by {
-            UsageGrouping::Day => Some(utc(self.started_ms)[..10].to_owned()),
+            UsageGrouping::Day => Some(format_unix_ms(self.started_ms)[..10].to_owned()),
             UsageGrouping::Session => self.session_id.clone(),
             UsageGrouping::Model => self.model.clone(),
         }
@@ -503,12 +498,12 @@ fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow]) -> rusqlite::Resu
         insert.execute(params![
             hour.since_ms,
             provider,
-            clamp(tally.calls),
-            clamp(tally.without_duration),
-            clamp(tally.agent_ms),
-            clamp(tally.used_ms),
+            sql_integer(tally.calls),
+            sql_integer(tally.without_duration),
+            sql_integer(tally.agent_ms),
+            sql_integer(tally.used_ms),
             tally.cost_usd,
-            clamp(tally.cost_calls)
+            sql_integer(tally.cost_calls)
         ])?;
     }
     let mut insert = tx.prepare_cached(
@@ -520,12 +515,12 @@ fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow]) -> rusqlite::Resu
         let mut groups = UsageGroups::new();
         usage_of(calls.iter(), hour, by, &mut groups);
         for (key, (count, t)) in groups {
-            let n = |v: Option<u64>| v.map(clamp);
+            let n = |v: Option<u64>| v.map(sql_integer);
             insert.execute(params![
                 by.as_str(),
                 hour.since_ms,
                 key,
-                clamp(count),
+                sql_integer(count),
                 n(t.input_tokens),
                 n(t.cached_input_tokens),
                 n(t.cache_creation_input_tokens),
@@ -664,7 +659,7 @@ mod tests {
             ),
             source,
             provider: if random.below(3) == 0 { Provider::Codex } else { Provider::Claude },
-            started_at_utc: utc(at),
+            started_at_utc: format_unix_ms(at),
             duration_ms: duration,
             success: Some(true),
             model: (random.below(5) != 0).then(|| format!("model-{}", random.below(3))),
@@ -742,7 +737,7 @@ mod tests {
                 record_id: uuid::Uuid::from_u128(id),
                 source,
                 provider: Provider::Claude,
-                started_at_utc: utc(at),
+                started_at_utc: format_unix_ms(at),
                 duration_ms: Some(600_000),
                 success: None,
                 model: None,
@@ -791,7 +786,7 @@ mod tests {
                 .execute(
                     "INSERT INTO call (record_id, source, provider, started_at_utc, started_at_ms, duration_ms, session_id)
                      VALUES (?1, ?2, 'claude', ?3, ?4, ?5, ?6)",
-                    params![n.to_string(), source, utc(at), at, duration, session],
+                    params![n.to_string(), source, format_unix_ms(at), at, duration, session],
                 )
                 .unwrap();
         }

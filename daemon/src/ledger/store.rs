@@ -15,7 +15,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::ledger::logs::FileOffset;
 use crate::ledger::rollup::{self, Range, Summary, Touched};
+use crate::storage::sqlite::sql_integer;
 use crate::storage::sqlite::{self, DbError};
 
 /// Database file inside the ledger directory.
@@ -119,18 +121,6 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 "#,
     rollup::MIGRATION,
 ];
-
-/// Where ingestion resumes in one log file, and what it learnt there.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FileOffset {
-    pub dev: u64,
-    pub ino: u64,
-    pub offset: u64,
-    /// Codex: the session the rollout belongs to (from its first line).
-    pub session_id: Option<String>,
-    /// Codex: the model of the current turn.
-    pub model: Option<String>,
-}
 
 /// Why a record is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -309,22 +299,22 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     call.provider.as_str(),
                     call.started_at_utc,
                     started,
-                    call.duration_ms.map(clamp),
+                    call.duration_ms.map(sql_integer),
                     call.success,
                     call.model,
                     call.project_path,
                     call.cost_usd,
-                    tokens.input_tokens.map(clamp),
-                    tokens.cached_input_tokens.map(clamp),
-                    tokens.cache_creation_input_tokens.map(clamp),
-                    tokens.cache_read_input_tokens.map(clamp),
-                    tokens.output_tokens.map(clamp),
-                    tokens.reasoning_output_tokens.map(clamp),
-                    tokens.total_tokens.map(clamp),
-                    call.model_invocations.map(clamp),
-                    call.context_window.map(clamp),
-                    call.context_tokens.map(clamp),
-                    call.compactions.map(clamp),
+                    tokens.input_tokens.map(sql_integer),
+                    tokens.cached_input_tokens.map(sql_integer),
+                    tokens.cache_creation_input_tokens.map(sql_integer),
+                    tokens.cache_read_input_tokens.map(sql_integer),
+                    tokens.output_tokens.map(sql_integer),
+                    tokens.reasoning_output_tokens.map(sql_integer),
+                    tokens.total_tokens.map(sql_integer),
+                    call.model_invocations.map(sql_integer),
+                    call.context_window.map(sql_integer),
+                    call.context_tokens.map(sql_integer),
+                    call.compactions.map(sql_integer),
                     call.session_id,
                 ],
             )? == 1;
@@ -334,7 +324,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     call.source,
                     call.session_id.as_deref(),
                     started,
-                    call.duration_ms.map(clamp),
+                    call.duration_ms.map(sql_integer),
                 );
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
@@ -439,7 +429,7 @@ fn close_turn(
     let span = stop
         .transcript_path
         .as_deref()
-        .map(|path| crate::ledger::ingest::claude_span(Path::new(path), &stop.session_id, start_ms, stop_ms))
+        .map(|path| crate::ledger::logs::claude::claude_span(Path::new(path), &stop.session_id, start_ms, stop_ms))
         .transpose()
         .unwrap_or_else(|err| {
             tracing::warn!(error = %err, "transcript of a turn not readable; tokens unknown");
@@ -479,10 +469,6 @@ fn exec(tx: &rusqlite::Transaction<'_>, sql: &str, params: impl rusqlite::Params
     tx.prepare_cached(sql)?.execute(params)
 }
 
-pub(crate) fn clamp(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
 fn insert_snapshot(
     tx: &rusqlite::Transaction<'_>,
     call: Option<&str>,
@@ -502,7 +488,7 @@ fn insert_snapshot(
             snapshot.observed_at_utc,
             observed,
             snapshot.window.as_str(),
-            snapshot.window_minutes.map(clamp),
+            snapshot.window_minutes.map(sql_integer),
             snapshot.used_percent,
             snapshot.resets_at_utc,
             resets

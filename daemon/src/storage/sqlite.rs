@@ -129,3 +129,8 @@ pub fn issue_of(err: &rusqlite::Error) -> Issue {
         _ => Issue::Io,
     }
 }
+
+/// A count as an SQLite INTEGER, which is signed 64-bit: larger counts saturate.
+pub fn sql_integer(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,268 @@
+//! Codex rollout logs (`~/.codex/sessions/**/rollout-*.jsonl`): the
+//! incremental parser ingestion uses and `budget --measured`'s per-session
+//! state.
+
+use bee_proto::ledger::{CallRecord, CallSource, Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
+use bee_proto::usage::{Counters, HistoryStream, LimitHit, RateLimitSnapshot, ResponseStream, UsageIssue, WindowKind};
+use serde::Deserialize;
+use serde_json::Value;
+use std::time::UNIX_EPOCH;
+
+use super::{FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, record_id};
+
+#[derive(Deserialize)]
+struct CodexLine {
+    timestamp: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    payload: Option<serde_json::Value>,
+}
+
+pub(crate) struct CodexParser {
+    pub(super) start: FileOffset,
+}
+
+impl CodexParser {
+    pub(super) fn line(&mut self, line: &[u8], out: &mut Vec<LedgerRecord>) -> bool {
+        let marked = contains(line, b"token_count")
+            || contains(line, b"session_meta")
+            || contains(line, b"turn_context")
+            || contains_ignoring_case(line, b"usage limit");
+        if !marked {
+            return true;
+        }
+        let Ok(parsed) = serde_json::from_slice::<CodexLine>(line) else { return false };
+        let payload = parsed.payload.unwrap_or_default();
+        match parsed.kind.as_deref() {
+            Some("session_meta") if self.start.session_id.is_none() => {
+                self.start.session_id = payload.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+            }
+            Some("turn_context") => {
+                if let Some(model) = payload.get("model").and_then(|v| v.as_str()) {
+                    self.start.model = Some(model.to_owned());
+                }
+            }
+            Some("event_msg") => {
+                let (Some(session), Some(timestamp)) = (self.start.session_id.clone(), parsed.timestamp) else {
+                    return true;
+                };
+                if !bee_proto::time::is_rfc3339_utc(&timestamp) {
+                    return false;
+                }
+                match payload.get("type").and_then(|v| v.as_str()) {
+                    Some("token_count") => self.token_count(&payload, &session, &timestamp, out),
+                    Some("error") => {
+                        let message = payload.get("message").and_then(|v| v.as_str()).unwrap_or("");
+                        if bee_proto::usage::codex_limit_notice(message) {
+                            let id = record_id(&["codex-limit", &session, &timestamp]);
+                            out.push(LedgerRecord::Limit(LimitRecord::new(
+                                id,
+                                timestamp,
+                                Provider::Codex,
+                                None,
+                                Detection::Text,
+                            )));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn token_count(&self, payload: &serde_json::Value, session: &str, timestamp: &str, out: &mut Vec<LedgerRecord>) {
+        let mut snapshots = Vec::new();
+        if let Some(limits) = payload.get("rate_limits").filter(|l| l.is_object()) {
+            for name in ["primary", "secondary"] {
+                let Some(window) = limits.get(name).filter(|w| w.is_object()) else { continue };
+                let Some(used) =
+                    window.get("used_percent").and_then(|v| v.as_f64()).filter(|p| p.is_finite() && *p >= 0.0)
+                else {
+                    continue;
+                };
+                let minutes = window.get("window_minutes").and_then(|v| v.as_u64());
+                let base = bee_proto::time::parse_rfc3339_ms(timestamp).map(|ms| ms / 1000);
+                let resets = window
+                    .get("resets_at")
+                    .and_then(|v| v.as_u64())
+                    .or_else(|| Some(base?.checked_add(window.get("resets_in_seconds")?.as_u64()? as i64)? as u64))
+                    .and_then(bee_proto::time::format_unix_seconds);
+                snapshots.push(QuotaSnapshot {
+                    observed_at_utc: timestamp.to_owned(),
+                    window: WindowKind::from_minutes(minutes),
+                    window_minutes: minutes,
+                    used_percent: used,
+                    resets_at_utc: resets,
+                });
+            }
+        }
+        let info = payload.get("info").filter(|i| i.is_object());
+        let Some(info) = info else {
+            // Snapshots without counters are still evidence for peaks.
+            out.extend(
+                snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
+            );
+            return;
+        };
+        let total = info.get("total_token_usage").map(Counters::from_codex).unwrap_or_default();
+        // The same token_count once per rate-limit bucket shares its
+        // cumulative total: the same record id, so it is stored once.
+        let identity = serde_json::to_string(&total).unwrap_or_default();
+        out.push(LedgerRecord::Call(Box::new(CallRecord {
+            record_id: record_id(&["codex", session, &identity]),
+            source: CallSource::Ingested,
+            provider: Provider::Codex,
+            started_at_utc: timestamp.to_owned(),
+            duration_ms: None,
+            success: None,
+            model: self.start.model.clone(),
+            project_path: None,
+            cost_usd: None,
+            tokens: info.get("last_token_usage").map(Counters::from_codex),
+            quota_snapshots: Vec::new(),
+            model_invocations: Some(1),
+            context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
+            context_tokens: None,
+            compactions: None,
+            session_id: Some(session.to_owned()),
+        })));
+        out.extend(
+            snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
+        );
+    }
+}
+
+#[derive(Default)]
+pub(super) struct CodexState {
+    /// The session the log is about (its first `session_meta`), once seen.
+    log_session: Option<String>,
+    responses: u64,
+    response_counters: Option<Counters>,
+    last_total: Option<Counters>,
+    context_window: Option<u64>,
+    models: Vec<String>,
+}
+
+impl CodexState {
+    pub(super) fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool {
+        let payload = value.get("payload");
+        let kind = value.get("type").and_then(Value::as_str);
+        if kind == Some("session_meta") && self.log_session.is_none() {
+            self.log_session = payload.and_then(|p| p.get("id")).and_then(Value::as_str).map(str::to_owned);
+        }
+        if self.log_session.as_deref() != Some(session) {
+            return false;
+        }
+        if kind == Some("turn_context")
+            && let Some(model) = payload.and_then(|p| p.get("model")).and_then(Value::as_str)
+            && !self.models.iter().any(|m| m == model)
+        {
+            self.models.push(model.to_owned());
+        }
+        if kind != Some("event_msg") {
+            return true;
+        }
+        let Some(payload) = payload else { return true };
+        match payload.get("type").and_then(Value::as_str) {
+            Some("token_count") => self.token_count(value, payload, number, usage),
+            Some("error") => {
+                let message = payload.get("message").and_then(Value::as_str).unwrap_or("");
+                if bee_proto::usage::codex_limit_notice(message) {
+                    usage.limits.push(LimitHit {
+                        line: number,
+                        observed_at_utc: line_time(value),
+                        resets_at_utc: None,
+                        detection: Detection::Text,
+                    });
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn token_count(&mut self, line: &Value, payload: &Value, number: u64, usage: &mut SessionUsage) {
+        if let Some(info) = payload.get("info").filter(|i| i.is_object()) {
+            let total = info.get("total_token_usage").map(|u| codex_counters(u, number, &mut usage.issues));
+            // Some versions write the same token_count once per rate-limit
+            // bucket: an unchanged cumulative total is not a new response.
+            let repeated = total.is_some() && total == self.last_total;
+            if !repeated {
+                if let Some(last) = info.get("last_token_usage").map(|u| codex_counters(u, number, &mut usage.issues)) {
+                    self.responses += 1;
+                    self.response_counters.get_or_insert_with(Counters::default).add(&last);
+                }
+                if total.is_some() {
+                    self.last_total = total;
+                }
+            }
+            if let Some(window) = counter(info.get("model_context_window"), number, &mut usage.issues) {
+                self.context_window = Some(window);
+            }
+        }
+        let Some(limits) = payload.get("rate_limits").filter(|r| r.is_object()) else { return };
+        let observed = line_time(line);
+        for name in ["primary", "secondary"] {
+            let Some(window) = limits.get(name).filter(|w| w.is_object()) else { continue };
+            let minutes = counter(window.get("window_minutes"), number, &mut usage.issues);
+            let used = window.get("used_percent").and_then(Value::as_f64).filter(|p| p.is_finite() && *p >= 0.0);
+            let resets_at = match counter(window.get("resets_at"), number, &mut usage.issues) {
+                Some(at) => bee_proto::time::format_unix_seconds(at),
+                None => {
+                    let relative = counter(window.get("resets_in_seconds"), number, &mut usage.issues);
+                    let base = observed.as_deref().and_then(unix_seconds);
+                    match (relative, base) {
+                        (Some(seconds), Some(base)) => {
+                            base.checked_add(seconds).and_then(bee_proto::time::format_unix_seconds)
+                        }
+                        _ => None,
+                    }
+                }
+            };
+            let snapshot = RateLimitSnapshot {
+                line: number,
+                observed_at_utc: observed.clone(),
+                window: WindowKind::from_minutes(minutes),
+                window_minutes: minutes,
+                used_percent: used,
+                resets_at_utc: resets_at.clone(),
+            };
+            if used.is_some_and(|p| p >= 100.0) {
+                usage.limits.push(LimitHit {
+                    line: number,
+                    observed_at_utc: observed.clone(),
+                    resets_at_utc: resets_at,
+                    detection: Detection::Structured,
+                });
+            }
+            usage.rate_limits.push(snapshot);
+        }
+    }
+
+    pub(super) fn finish(self, usage: &mut SessionUsage) {
+        usage.response =
+            Some(ResponseStream { responses: self.responses, counters: self.response_counters, models: self.models });
+        usage.history = Some(HistoryStream {
+            total_counters: self.last_total,
+            model_context_window: self.context_window,
+            last_context_tokens: None,
+        });
+    }
+}
+
+fn unix_seconds(text: &str) -> Option<u64> {
+    bee_proto::time::parse_rfc3339(text).and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs())
+}
+
+fn codex_counters(usage: &Value, line: u64, issues: &mut Vec<UsageIssue>) -> Counters {
+    Counters {
+        input_tokens: counter(usage.get("input_tokens"), line, issues),
+        cached_input_tokens: counter(usage.get("cached_input_tokens"), line, issues),
+        output_tokens: counter(usage.get("output_tokens"), line, issues),
+        reasoning_output_tokens: counter(usage.get("reasoning_output_tokens"), line, issues),
+        total_tokens: counter(usage.get("total_tokens"), line, issues),
+        ..Counters::default()
+    }
+}

@@ -1,0 +1,225 @@
+//! Readers of the provider CLIs' own logs, one file per provider: Claude Code
+//! transcripts ([`claude`]) and Codex rollout logs ([`codex`]). They extract
+//! what the provider reported — token counters, rate-limit snapshots,
+//! usage-limit hits — and nothing is estimated.
+//!
+//! Two readers share them: ingestion's incremental parsers ([`LogParser`],
+//! driven by `ledger::ingest`), and `budget --measured`'s whole-log reader
+//! ([`read_session`]), which accounts for every line: matched to the
+//! session, to another session, or unparseable with its line number.
+
+pub mod claude;
+pub mod codex;
+
+use bee_proto::ledger::{LedgerRecord, Provider};
+use bee_proto::usage::{
+    Harness, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue, UsageIssueCode,
+};
+use serde_json::Value;
+use std::io::{self, Read};
+
+use crate::storage::lines::{self, Line};
+use claude::{ClaudeParser, ClaudeState};
+use codex::{CodexParser, CodexState};
+
+/// Longest line parsed; Claude transcripts carry tool output inline, so this
+/// is generous, and a longer line is reported (or skipped), not parsed.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+/// Namespace of the record ids derived from provider ids.
+const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_6c65_6467_6572_2d69_6e67_6573);
+
+/// Where ingestion resumes in one log file, and what it learnt there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOffset {
+    pub dev: u64,
+    pub ino: u64,
+    pub offset: u64,
+    /// Codex: the session the rollout belongs to (from its first line).
+    pub session_id: Option<String>,
+    /// Codex: the model of the current turn.
+    pub model: Option<String>,
+}
+
+pub(crate) fn record_id(parts: &[&str]) -> uuid::Uuid {
+    uuid::Uuid::new_v5(&NAMESPACE, parts.join("\u{1f}").as_bytes())
+}
+
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// `contains` ignoring ASCII case; `needle` is lowercase and starts with a letter.
+pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else { return true };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack)
+        .any(|at| haystack.get(at..at + needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
+}
+
+/// Ingestion's per-provider parser of one file.
+pub(crate) enum LogParser {
+    Claude(ClaudeParser),
+    Codex(CodexParser),
+}
+
+impl LogParser {
+    pub(crate) fn new(provider: Provider, start: FileOffset) -> LogParser {
+        match provider {
+            Provider::Claude => LogParser::Claude(ClaudeParser { start, open: None }),
+            Provider::Codex => LogParser::Codex(CodexParser { start }),
+        }
+    }
+
+    /// Reads one complete line; `false` when it had a marker but did not parse.
+    pub(crate) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<LedgerRecord>) -> bool {
+        match self {
+            LogParser::Claude(claude) => claude.line(line, at, out),
+            LogParser::Codex(codex) => codex.line(line, out),
+        }
+    }
+
+    pub(crate) fn finish(&mut self, settled: bool, out: &mut Vec<LedgerRecord>) {
+        if let LogParser::Claude(claude) = self
+            && settled
+            && let Some(open) = claude.open.take()
+        {
+            out.push(open.record);
+        }
+    }
+
+    /// Where the next pass resumes: after everything read, except a Claude
+    /// response still open (its first line is read again).
+    pub(crate) fn resume_point(&self, offset: u64, settled: bool) -> FileOffset {
+        match self {
+            LogParser::Claude(claude) => {
+                let at = match (&claude.open, settled) {
+                    (Some(open), false) => open.first_offset,
+                    _ => offset,
+                };
+                FileOffset { offset: at, ..claude.start.clone() }
+            }
+            LogParser::Codex(codex) => FileOffset { offset, ..codex.start.clone() },
+        }
+    }
+}
+
+/// What one log says about one session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionUsage {
+    pub lines: LineCounts,
+    pub response: Option<ResponseStream>,
+    pub history: Option<HistoryStream>,
+    pub rate_limits: Vec<RateLimitSnapshot>,
+    pub limits: Vec<LimitHit>,
+    pub issues: Vec<UsageIssue>,
+}
+
+/// Reads `log` (a whole file) for `session`.
+pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Result<SessionUsage> {
+    let mut reader = io::BufReader::with_capacity(1 << 16, log);
+    let mut state = match harness {
+        Harness::Claude => SessionState::Claude(ClaudeState::default()),
+        Harness::Codex => SessionState::Codex(CodexState::default()),
+    };
+    let mut usage = SessionUsage::default();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        let (kind, _) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
+        if kind == Line::End {
+            break;
+        }
+        number += 1;
+        usage.lines.read += 1;
+        match kind {
+            Line::Oversized { .. } => {
+                usage.issues.push(issue(UsageIssueCode::OversizedLine, number));
+                usage.lines.unparseable += 1;
+                continue;
+            }
+            Line::Partial => usage.issues.push(issue(UsageIssueCode::TruncatedLastLine, number)),
+            Line::Complete | Line::End => {}
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            usage.lines.other_session += 1;
+            continue;
+        }
+        let value = match serde_json::from_slice::<Value>(text) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => {
+                usage.lines.unparseable += 1;
+                usage.issues.push(issue(UsageIssueCode::UnparseableLine, number));
+                continue;
+            }
+        };
+        let matched = match &mut state {
+            SessionState::Claude(claude) => claude.line(&value, number, session, &mut usage),
+            SessionState::Codex(codex) => codex.line(&value, number, session, &mut usage),
+        };
+        if matched {
+            usage.lines.matched_session += 1;
+        } else {
+            usage.lines.other_session += 1;
+        }
+    }
+    match state {
+        SessionState::Claude(claude) => claude.finish(&mut usage),
+        SessionState::Codex(codex) => codex.finish(&mut usage),
+    }
+    if usage.lines.matched_session == 0 {
+        usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoMatchingSession, line: None });
+    } else if usage.response.as_ref().is_none_or(|r| r.counters.is_none()) {
+        usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoTokenCount, line: None });
+    }
+    Ok(usage)
+}
+
+/// `read_session`'s per-provider state.
+enum SessionState {
+    Claude(ClaudeState),
+    Codex(CodexState),
+}
+
+pub(crate) fn issue(code: UsageIssueCode, line: u64) -> UsageIssue {
+    UsageIssue { code, line: Some(line) }
+}
+
+/// A counter: a non-negative integer that fits, else an issue and `None`.
+pub(crate) fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIssue>) -> Option<u64> {
+    match value? {
+        Value::Null => None,
+        Value::Number(n) => match n.as_u64() {
+            Some(n) => Some(n),
+            None => {
+                issues.push(issue(UsageIssueCode::InvalidCounter, line));
+                None
+            }
+        },
+        _ => {
+            issues.push(issue(UsageIssueCode::InvalidCounter, line));
+            None
+        }
+    }
+}
+
+pub(crate) fn line_time(value: &Value) -> Option<String> {
+    value.get("timestamp").and_then(Value::as_str).filter(|t| bee_proto::time::is_rfc3339_utc(t)).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_codex_limit_prefilter_ignores_case_like_the_notice_reader() {
+        for text in ["You've hit your usage limit.", "You've hit your Usage Limit", "USAGE LIMIT reached"] {
+            let line =
+                serde_json::json!({"type": "event_msg", "payload": {"type": "error", "message": text}}).to_string();
+            assert!(contains_ignoring_case(line.as_bytes(), b"usage limit"), "{text}");
+            assert!(bee_proto::usage::codex_limit_notice(text));
+        }
+        assert!(!contains_ignoring_case(b"usage: limited", b"usage limit"));
+        assert!(!contains_ignoring_case(b"usage limi", b"usage limit"), "a needle running past the end");
+    }
+}
