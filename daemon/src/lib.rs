@@ -24,6 +24,7 @@ pub mod delivery;
 pub mod events;
 pub mod ledger;
 pub mod rendered;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod storage;
 pub mod tokens;

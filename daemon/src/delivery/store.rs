@@ -6,6 +6,7 @@
 //! Every record carries a checksum over its metadata; readers keep the verified
 //! prefix and name `corrupt` at the first record that does not verify.
 
+use bee_proto::api::AppendAnswer;
 use bee_proto::delivery::{
     AppendOutcome, DEFAULT_CAPACITY, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Issue, Observation, ObservationKind,
     RecordedObservation, SCHEMA_VERSION, StoredObservation, Surface,
@@ -16,6 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use crate::storage::sqlite;
+use crate::storage::writer::{BatchStore, WriterHandle};
 
 /// Database file inside the store directory.
 pub const DB_FILE: &str = "delivery.sqlite3";
@@ -88,7 +90,7 @@ impl WritableStore {
     /// Appends `batch` in one transaction (one sync), answering each entry.
     ///
     /// An error of the whole transaction refuses every entry of the batch.
-    pub fn append_batch(&mut self, batch: &[Observation]) -> Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>> {
+    pub fn append_batch(&mut self, batch: &[Observation]) -> Vec<Result<AppendAnswer, AppendRefusal>> {
         let records_before = self.records;
         let sessions_before = self.session_records.clone();
         match self.try_append_batch(batch) {
@@ -106,7 +108,7 @@ impl WritableStore {
     fn try_append_batch(
         &mut self,
         batch: &[Observation],
-    ) -> Result<Vec<Result<bee_proto::api::AppendAnswer, AppendRefusal>>, rusqlite::Error> {
+    ) -> Result<Vec<Result<AppendAnswer, AppendRefusal>>, rusqlite::Error> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut answers = Vec::with_capacity(batch.len());
         for observation in batch {
@@ -133,7 +135,7 @@ impl WritableStore {
             }
             self.records = sequence;
             self.session_records.insert(session_key, session_sequence);
-            answers.push(Ok(bee_proto::api::AppendAnswer { outcome: AppendOutcome::Recorded, sequence }));
+            answers.push(Ok(AppendAnswer { outcome: AppendOutcome::Recorded, sequence }));
         }
         tx.commit()?;
         Ok(answers)
@@ -150,7 +152,7 @@ fn session_counts(records: &[RecordedObservation]) -> HashMap<(Identity, Identit
 }
 
 /// The answer for `observation` if its event id is already stored.
-fn repeat_of(conn: &Connection, observation: &Observation) -> rusqlite::Result<Option<bee_proto::api::AppendAnswer>> {
+fn repeat_of(conn: &Connection, observation: &Observation) -> rusqlite::Result<Option<AppendAnswer>> {
     Ok(find_by_event(conn, &observation.event_id)?.map(|(sequence, existing)| {
         let outcome = if existing.same_metadata(observation) {
             AppendOutcome::Duplicate
@@ -158,7 +160,7 @@ fn repeat_of(conn: &Connection, observation: &Observation) -> rusqlite::Result<O
             tracing::warn!(event = %observation.event_id, "conflicting repeat of an event id; first record kept");
             AppendOutcome::ConflictKeptFirst
         };
-        bee_proto::api::AppendAnswer { outcome, sequence }
+        AppendAnswer { outcome, sequence }
     }))
 }
 
@@ -389,6 +391,25 @@ fn verify(conn: &Connection) -> Verification {
         verification.failure.get_or_insert((sqlite::issue_of(&err), err.to_string()));
     }
     verification
+}
+
+// The delivery store behind beed's single writer thread.
+impl BatchStore for WritableStore {
+    type Item = Observation;
+    type Answer = Result<AppendAnswer, AppendRefusal>;
+
+    fn append_batch(&mut self, items: &[Observation]) -> Vec<Self::Answer> {
+        WritableStore::append_batch(self, items)
+    }
+}
+
+impl WriterHandle<WritableStore> {
+    /// Appends `observation` and waits until it is committed (or refused).
+    pub async fn append(&self, observation: Observation) -> Result<AppendAnswer, AppendRefusal> {
+        self.submit(observation)
+            .await
+            .unwrap_or_else(|| Err(AppendRefusal::Io("writer queue is full or stopped".into())))
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,9 @@
-//! beed's lifecycle and socket API.
+//! beed: its lifecycle here, its socket in [`socket`], the `/v1/` API in
+//! [`api`], the event routes and loopback listener in [`events`], and the
+//! background ingestion in [`background`]. Behind the `server` feature, so
+//! `beectl` links the domains without axum.
+//!
+//! May use: every domain, `storage`, `rendered`. Never `client`.
 //!
 //! Start-up order: single-instance lock beside the socket, store (refuse to
 //! start on a store we cannot trust), socket (inherited from systemd or bound
@@ -6,48 +11,30 @@
 //! `READY=1`. Shutdown stops accepting, lets in-flight requests finish (their
 //! appends commit), drains the writer and removes the socket it bound.
 
+mod api;
+mod background;
 pub mod events;
+mod socket;
 
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use bee_proto::api::{
-    ApiError, ApiErrorCode, DELIVERY_OBSERVATIONS_PATH, DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DaemonStatus,
-    DeliveryReadRequest, DeliveryReportRequest, EXIT_CODE_HEADER, MAX_REQUEST_BODY_BYTES, PROTOCOL_HEADER,
-    PROTOCOL_VERSION, STATUS_PATH,
-};
-use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
-use bee_proto::ledger::{
-    LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES,
-};
-use bee_proto::tokens::{
-    COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS,
-    MAX_TOTAL_BYTES, TOKEN_COUNT_PATH,
-};
-use hyper::body::Bytes;
-use serde::de::DeserializeOwned;
+use bee_proto::tokens::Encoding;
 use std::collections::HashSet;
 use std::future::Future;
-use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::delivery::report::{self, ReportQuery};
-use crate::delivery::store::{AppendRefusal, StoreError, WritableStore};
+use crate::delivery::store::{StoreError, WritableStore};
 use crate::events::intake::EventsState;
 use crate::events::store::EventStore;
-use crate::ledger::ingest::{self, Roots};
+use crate::ledger::ingest::Roots;
 use crate::ledger::store::Ledger;
-use crate::rendered::Rendered;
 use crate::storage::files;
-use crate::storage::writer::{self, WriterHandle};
+use crate::storage::writer;
 use crate::tokens::encoders::Encoders;
+use api::{AppState, router, tcp_router};
+use background::{Spools, ingest_logs};
+use socket::{SameUserListener, listen, take_instance_lock};
 
 /// How beed is set up.
 #[derive(Debug, Clone)]
@@ -107,18 +94,6 @@ pub enum StartError {
     Store(#[from] StoreError),
     #[error("I/O error: {0}")]
     Io(#[from] io::Error),
-}
-
-struct AppState {
-    writer: WriterHandle<WritableStore>,
-    ledger: Arc<Mutex<Ledger>>,
-    log_roots: Roots,
-    /// BPE encoders, built once and kept for the daemon's lifetime.
-    encoders: Arc<Encoders>,
-    delivery_store: PathBuf,
-    socket: PathBuf,
-    started_at_utc: String,
-    socket_activated: bool,
 }
 
 /// Runs beed until `shutdown` resolves.
@@ -247,367 +222,4 @@ pub async fn serve(
     served?;
     tracing::info!("beed stopped");
     Ok(())
-}
-
-/// Holds `<socket>.lock` exclusively for the daemon's lifetime.
-fn take_instance_lock(socket: &Path) -> Result<std::fs::File, StartError> {
-    let mut lock_path = socket.as_os_str().to_owned();
-    lock_path.push(".lock");
-    let mut lock = files::open_private_file(Path::new(&lock_path))?;
-    match lock.try_lock() {
-        Ok(()) => {
-            lock.set_len(0)?;
-            write!(lock, "{}", std::process::id())?;
-            Ok(lock)
-        }
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let mut pid = String::new();
-            let _ = lock.rewind().and_then(|_| lock.read_to_string(&mut pid));
-            Err(StartError::AlreadyRunning { socket: socket.to_owned(), pid: pid.trim().parse().ok() })
-        }
-        Err(std::fs::TryLockError::Error(err)) => Err(err.into()),
-    }
-}
-
-/// The listening socket: inherited from systemd, or bound here.
-fn listen(socket: &Path) -> Result<(tokio::net::UnixListener, bool), StartError> {
-    let mut inherited = listenfd::ListenFd::from_env();
-    if let Some(std_listener) = inherited.take_unix_listener(0)? {
-        std_listener.set_nonblocking(true)?;
-        return Ok((tokio::net::UnixListener::from_std(std_listener)?, true));
-    }
-    match std::fs::symlink_metadata(socket) {
-        Ok(meta) if meta.file_type().is_socket() => {
-            if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-                return Err(StartError::AlreadyRunning { socket: socket.to_owned(), pid: None });
-            }
-            tracing::info!(socket = %socket.display(), "replacing a stale socket");
-            std::fs::remove_file(socket)?;
-        }
-        Ok(_) => return Err(StartError::NotASocket(socket.to_owned())),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(err) => return Err(err.into()),
-    }
-    let listener = tokio::net::UnixListener::bind(socket)?;
-    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
-    Ok((listener, false))
-}
-
-/// How long a transcript must be untouched before its last response is final.
-const QUIET: Duration = Duration::from_secs(30);
-
-/// Ingests the provider logs now and then every `every`.
-async fn ingest_logs(ledger: Arc<Mutex<Ledger>>, roots: Roots, every: Duration) {
-    let mut ticks = tokio::time::interval(every);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let (ledger, roots) = (ledger.clone(), roots.clone());
-        match tokio::task::spawn_blocking(move || ingest::pass(&ledger, &roots, QUIET, 2, &|_, _| {})).await {
-            Ok(Ok(summary)) if summary.files_read > 0 => tracing::info!(?summary, "ingested provider logs"),
-            Ok(Ok(_)) => {}
-            Ok(Err(err)) => tracing::warn!(error = %err, "log ingestion failed"),
-            Err(err) => tracing::error!(error = %err, "log ingestion panicked"),
-        }
-    }
-}
-
-/// Everything the spool ingestion needs.
-#[derive(Clone)]
-struct Spools {
-    dir: PathBuf,
-    writer: WriterHandle<WritableStore>,
-    ledger: Arc<Mutex<Ledger>>,
-    events: Arc<EventsState>,
-}
-
-impl Spools {
-    async fn ingest(&self) {
-        let spools = self.clone();
-        let shown = self.dir.display().to_string();
-        let done = tokio::task::spawn_blocking(move || {
-            crate::delivery::spool::ingest(&spools.dir, &spools.writer)
-                .and_then(|_| crate::ledger::spool::ingest(&spools.dir, &spools.ledger))
-                .and_then(|_| crate::events::spool::ingest(&spools.dir, &spools.events))
-        })
-        .await;
-        match done {
-            Ok(Ok(_)) => {}
-            Ok(Err(err)) => tracing::warn!(spool = %shown, error = %err, "spool ingestion failed"),
-            Err(err) => tracing::error!(error = %err, "spool ingestion panicked"),
-        }
-    }
-
-    async fn poll(self, every: Duration, mut lost: crate::ledger::record_failures::Watch) {
-        let mut ticks = tokio::time::interval(every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticks.tick().await;
-        loop {
-            ticks.tick().await;
-            self.ingest().await;
-            lost.poll();
-        }
-    }
-}
-
-/// Accepts only peers running as the daemon's own user.
-struct SameUserListener {
-    inner: tokio::net::UnixListener,
-    uid: u32,
-}
-
-impl axum::serve::Listener for SameUserListener {
-    type Io = tokio::net::UnixStream;
-    type Addr = tokio::net::unix::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.inner.accept().await {
-                Ok((stream, addr)) => match stream.peer_cred() {
-                    Ok(cred) if cred.uid() == self.uid => return (stream, addr),
-                    Ok(cred) => tracing::warn!(peer_uid = cred.uid(), "refused a peer of another user"),
-                    Err(err) => tracing::warn!(error = %err, "refused a peer without credentials"),
-                },
-                Err(err) => {
-                    // Out of descriptors and the like: back off instead of spinning.
-                    tracing::warn!(error = %err, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.inner.local_addr()
-    }
-}
-
-fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
-    let api = Router::new()
-        .route(STATUS_PATH, get(status))
-        .route(DELIVERY_OBSERVATIONS_PATH, post(append))
-        .route(DELIVERY_REPORT_PATH, post(report))
-        .route(DELIVERY_READ_PATH, post(read))
-        .route(LEDGER_RECORDS_PATH, post(append_ledger).layer(DefaultBodyLimit::max(MAX_LEDGER_APPEND_BYTES)))
-        .route(LEDGER_INGEST_PATH, post(ingest_now))
-        .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
-        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
-        .with_state(state);
-    api.merge(events::router(events))
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(protocol_layer))
-}
-
-/// The loopback TCP listener: the event API and the dashboard, nothing of
-/// the stores' own API (that stays behind the socket's peer-uid check).
-fn tcp_router(events: Arc<EventsState>) -> Router {
-    events::router(events)
-        .route("/", get(events::dashboard))
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(events::loopback_only))
-}
-
-/// Refuses requests of another protocol; stamps every answer with ours.
-async fn protocol_layer(request: Request, next: Next) -> Response {
-    let ours = HeaderValue::from(PROTOCOL_VERSION);
-    let mismatch = request.headers().get(PROTOCOL_HEADER).is_some_and(|theirs| theirs != ours);
-    let mut response = if mismatch {
-        Failure::new(ApiErrorCode::ProtocolMismatch, format!("this beed speaks protocol {PROTOCOL_VERSION}"))
-            .into_response()
-    } else {
-        next.run(request).await
-    };
-    response.headers_mut().insert(PROTOCOL_HEADER, ours);
-    response
-}
-
-/// An error answer: its code decides the HTTP status.
-struct Failure {
-    code: ApiErrorCode,
-    message: String,
-}
-
-impl Failure {
-    fn new(code: ApiErrorCode, message: impl Into<String>) -> Failure {
-        Failure { code, message: message.into() }
-    }
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        let status = match self.code {
-            ApiErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,
-            ApiErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiErrorCode::ProtocolMismatch => StatusCode::CONFLICT,
-            ApiErrorCode::Capacity => StatusCode::INSUFFICIENT_STORAGE,
-            ApiErrorCode::Io => StatusCode::SERVICE_UNAVAILABLE,
-            ApiErrorCode::StoreNotServed | ApiErrorCode::NotFound => StatusCode::NOT_FOUND,
-        };
-        (status, Json(ApiError { error_code: self.code, message: self.message })).into_response()
-    }
-}
-
-async fn not_found() -> Failure {
-    Failure::new(ApiErrorCode::NotFound, "no such API path or method")
-}
-
-/// Parses a JSON body, answering what was wrong with it.
-fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, Failure> {
-    let body = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            Failure::new(ApiErrorCode::PayloadTooLarge, format!("body is over {MAX_REQUEST_BODY_BYTES} bytes"))
-        } else {
-            Failure::new(ApiErrorCode::InvalidRequest, rejection.body_text())
-        }
-    })?;
-    serde_json::from_slice(&body).map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))
-}
-
-async fn append(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
-    // An observation is metadata only; its frame is bounded like a spool line.
-    if body.as_ref().is_ok_and(|bytes| bytes.len() > MAX_RECORD_BYTES) {
-        return Err(Failure::new(
-            ApiErrorCode::PayloadTooLarge,
-            format!("an observation is at most {MAX_RECORD_BYTES} bytes"),
-        ));
-    }
-    let observation: Observation = parse_body(body)?;
-    observation.validate().map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
-    match state.writer.append(observation).await {
-        Ok(answer) => Ok(Json(answer).into_response()),
-        Err(AppendRefusal::Capacity(capacity)) => {
-            Err(Failure::new(ApiErrorCode::Capacity, format!("store is at capacity ({capacity} observations)")))
-        }
-        Err(AppendRefusal::Io(reason)) => Err(Failure::new(ApiErrorCode::Io, reason)),
-    }
-}
-
-fn served_store(state: &AppState, requested: &str) -> Result<PathBuf, Failure> {
-    if Path::new(requested) == state.delivery_store {
-        Ok(state.delivery_store.clone())
-    } else {
-        Err(Failure::new(ApiErrorCode::StoreNotServed, "this beed does not serve that store"))
-    }
-}
-
-async fn answer_blocking(work: impl FnOnce() -> Rendered + Send + 'static) -> Result<Response, Failure> {
-    let rendered =
-        tokio::task::spawn_blocking(work).await.map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
-    Ok((
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            (HeaderName::from_static(EXIT_CODE_HEADER), HeaderValue::from(u16::from(rendered.exit.code()))),
-        ],
-        rendered.bytes,
-    )
-        .into_response())
-}
-
-async fn report(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
-    let request: DeliveryReportRequest = parse_body(body)?;
-    let store = served_store(&state, &request.store)?;
-    if request.limit > MAX_GROUP_LIMIT {
-        return Err(Failure::new(ApiErrorCode::InvalidRequest, "limit is over 100"));
-    }
-    let session = request
-        .session
-        .map(|s| SessionSelector::new(s.kind, s.id))
-        .transpose()
-        .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
-    let query = ReportQuery { session, limit: request.limit };
-    tracing::debug!(limit = query.limit, session = query.session.is_some(), "served delivery report");
-    answer_blocking(move || report::report(&store, &query)).await
-}
-
-async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
-    let request: DeliveryReadRequest = parse_body(body)?;
-    let store = served_store(&state, &request.store)?;
-    tracing::debug!("served delivery read");
-    answer_blocking(move || report::read(&store, request.event)).await
-}
-
-/// Largest ledger append: a run's call plus its limits, with room to spare.
-const MAX_LEDGER_APPEND_BYTES: usize = 64 * MAX_LEDGER_RECORD_BYTES;
-
-async fn append_ledger(
-    State(state): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<LedgerAppended>, Failure> {
-    let request: LedgerAppend = parse_body(body)?;
-    for record in &request.records {
-        crate::ledger::store::validate(record)
-            .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
-    }
-    let ledger = state.ledger.clone();
-    let appended = tokio::task::spawn_blocking(move || match ledger.lock() {
-        Ok(mut ledger) => ledger.append(&request.records).map_err(|err| err.to_string()),
-        Err(_) => Err("ledger lock poisoned".to_owned()),
-    })
-    .await
-    .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
-    .map_err(|reason| {
-        tracing::warn!(code = bee_proto::ledger::RECORD_FAILED, error = %reason, "ledger append failed");
-        Failure::new(ApiErrorCode::Io, reason)
-    })?;
-    tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
-    Ok(Json(appended))
-}
-
-/// Runs one ingestion pass now (for `beectl ingest` while beed runs).
-async fn ingest_now(State(state): State<Arc<AppState>>) -> Result<Json<ingest::PassSummary>, Failure> {
-    let (ledger, roots) = (state.ledger.clone(), state.log_roots.clone());
-    let summary = tokio::task::spawn_blocking(move || ingest::pass(&ledger, &roots, QUIET, 2, &|_, _| {}))
-        .await
-        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
-        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
-    Ok(Json(summary))
-}
-
-async fn count(
-    State(state): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<CountAnswer>, Failure> {
-    let request: CountRequest = parse_body(body)?;
-    let sizes: Vec<u64> = request.inputs.iter().map(|text| text.len() as u64).collect();
-    if sizes.len() > MAX_INPUTS
-        || sizes.iter().any(|&size| size > MAX_INPUT_BYTES)
-        || sizes.iter().sum::<u64>() > MAX_TOTAL_BYTES
-    {
-        return Err(Failure::new(ApiErrorCode::InvalidRequest, "inputs exceed the token estimate limits"));
-    }
-    let budget = Duration::from_millis(request.budget_millis.min(COMMAND_MILLIS));
-    tracing::debug!(encoding = ?request.encoding, inputs = request.inputs.len(), "counted tokens");
-    let encoders = state.encoders.clone();
-    let answer = tokio::task::spawn_blocking(move || {
-        let deadline = Instant::now() + budget;
-        match encoders.count(request.encoding, &request.inputs, deadline) {
-            Ok(counts) => CountAnswer { counts: Some(counts), error_code: None, error_input_ordinal: None },
-            Err(failure) => CountAnswer {
-                counts: None,
-                error_code: Some(failure.code),
-                error_input_ordinal: failure.input.map(|index| index as u64 + 1),
-            },
-        }
-    })
-    .await
-    .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
-    Ok(Json(answer))
-}
-
-async fn status(State(state): State<Arc<AppState>>) -> Result<Json<DaemonStatus>, Failure> {
-    let store = state.delivery_store.clone();
-    let stores = tokio::task::spawn_blocking(move || vec![report::store_status(&store)])
-        .await
-        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
-    Ok(Json(DaemonStatus {
-        protocol_version: PROTOCOL_VERSION,
-        daemon_version: env!("CARGO_PKG_VERSION").to_owned(),
-        pid: std::process::id(),
-        socket: state.socket.display().to_string(),
-        started_at_utc: state.started_at_utc.clone(),
-        socket_activated: state.socket_activated,
-        stores,
-    }))
 }

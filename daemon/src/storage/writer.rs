@@ -5,12 +5,8 @@
 //! request. Concurrent producers therefore share commits instead of paying
 //! one each, and an answer always means "committed".
 
-use bee_proto::api::AppendAnswer;
-use bee_proto::delivery::Observation;
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
-
-use crate::delivery::store::{AppendRefusal, WritableStore};
 
 /// Most appends committed in one transaction.
 pub const MAX_BATCH: usize = 512;
@@ -23,15 +19,6 @@ pub trait BatchStore: Send + 'static {
     type Answer: Send + 'static;
     /// Appends `items` together; one answer per item, in order.
     fn append_batch(&mut self, items: &[Self::Item]) -> Vec<Self::Answer>;
-}
-
-impl BatchStore for WritableStore {
-    type Item = Observation;
-    type Answer = Result<AppendAnswer, AppendRefusal>;
-
-    fn append_batch(&mut self, items: &[Observation]) -> Vec<Self::Answer> {
-        WritableStore::append_batch(self, items)
-    }
 }
 
 type Queue<S> = mpsc::Sender<(<S as BatchStore>::Item, oneshot::Sender<<S as BatchStore>::Answer>)>;
@@ -65,15 +52,6 @@ impl<S: BatchStore> WriterHandle<S> {
             Ok(()) => Pending(Some(answer)),
             Err(_) => Pending(None),
         }
-    }
-}
-
-impl WriterHandle<WritableStore> {
-    /// Appends `observation` and waits until it is committed (or refused).
-    pub async fn append(&self, observation: Observation) -> Result<AppendAnswer, AppendRefusal> {
-        self.submit(observation)
-            .await
-            .unwrap_or_else(|| Err(AppendRefusal::Io("writer queue is full or stopped".into())))
     }
 }
 
