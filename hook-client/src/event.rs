@@ -9,7 +9,6 @@ use bee_proto::events::{
     EVENT_KEY_FIELD, EVENTS_PATH, EVENTS_SPOOL_FILE, KEPT_FIELDS, PostFailure, RECEIPT_PREFIX, SpooledEvent,
 };
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -24,7 +23,7 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
     let event = match event_of(&input, whole, source_app, capture) {
         Ok(event) => event,
         Err(why) => {
-            say(&format!("bee-hook: event not sent: {why}"));
+            say!("bee-hook: event not sent: {why}");
             return ExitCode::SUCCESS;
         }
     };
@@ -36,7 +35,7 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
             Ok(answer) => match receipt(&answer) {
                 Ok(id) => {
                     if std::env::var_os(prompt::DEBUG_ENV).is_some() {
-                        say(&format!("{RECEIPT_PREFIX}{id} stored"));
+                        say!("{RECEIPT_PREFIX}{id} stored");
                     }
                     return ExitCode::SUCCESS;
                 }
@@ -57,12 +56,8 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
         PostFailure::NoReceipt => "beed answered without a stored id".to_owned(),
     };
     let spooled = if kept { "kept in the spool for beed and the audit" } else { "and the spool could not keep it" };
-    say(&format!("bee-hook: event not delivered: {what}; {spooled}"));
+    say!("bee-hook: event not delivered: {what}; {spooled}");
     ExitCode::SUCCESS
-}
-
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// The stored id in a 200 answer, or how the post failed.

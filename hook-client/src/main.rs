@@ -7,6 +7,19 @@
 //! to the local spool. Usage errors never block the prompt: they exit 1
 //! (Claude Code's non-blocking error), never 2.
 
+// stderr may be closed or full (`2>/dev/full`): a failed diagnostic must
+// never panic the hook, so every message goes through `say!`.
+#![deny(clippy::print_stderr)]
+
+/// Writes one line to stderr, ignoring failure: the hook's own output and
+/// exit status matter more than any diagnostic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod commit;
 mod event;
 mod ledger;
@@ -97,7 +110,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // A misconfigured hook must not take the user's own hook down with
             // it: when a wrapped command is present, it still runs untouched.
-            eprintln!("bee-hook: {}; not observed", err.kind());
+            say!("bee-hook: {}; not observed", err.kind());
             let _ = err.print();
             match raw.iter().position(|arg| arg == "--") {
                 Some(at) if at + 1 < raw.len() => prompt::pass_through(&raw[at + 1..]),

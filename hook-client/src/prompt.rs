@@ -52,7 +52,7 @@ pub fn run(args: PromptArgs) -> ExitCode {
     let settings = match settings(&args) {
         Ok(settings) => settings,
         Err(message) => {
-            eprintln!("bee-hook: {message}; not observed");
+            say!("bee-hook: {message}; not observed");
             return if args.command.is_empty() { ExitCode::from(1) } else { pass_through(&args.command) };
         }
     };
@@ -64,7 +64,7 @@ pub fn run(args: PromptArgs) -> ExitCode {
     let Produced { bytes, status } = match produced {
         Ok(produced) => produced,
         Err(failure) => {
-            eprintln!("bee-hook: {}", failure.message);
+            say!("bee-hook: {}", failure.message);
             return ExitCode::from(failure.status);
         }
     };
@@ -96,14 +96,14 @@ fn account(
         Ok(session) => session,
         Err(not_observed) => {
             if debug {
-                eprintln!("bee-hook: not observed: {}", not_observed.reason());
+                say!("bee-hook: not observed: {}", not_observed.reason());
             }
             return;
         }
     };
     let Ok(text) = std::str::from_utf8(output) else {
         if debug {
-            eprintln!("bee-hook: not observed: output is not UTF-8");
+            say!("bee-hook: not observed: output is not UTF-8");
         }
         return;
     };
@@ -149,7 +149,7 @@ fn account(
         }
     };
     if debug {
-        eprintln!("bee-hook: observation {} {receipt}", observation.event_id);
+        say!("bee-hook: observation {} {receipt}", observation.event_id);
     }
 }
 
@@ -248,7 +248,7 @@ pub fn pass_through(command: &[OsString]) -> ExitCode {
             Err(_) => ExitCode::from(1),
         },
         Err(failure) => {
-            eprintln!("bee-hook: {}", failure.message);
+            say!("bee-hook: {}", failure.message);
             ExitCode::from(failure.status)
         }
     }

@@ -16,7 +16,7 @@ pub fn run(command: &[OsString]) -> ExitCode {
     let produced = match prompt::wrapped_output(command, &input, whole) {
         Ok(produced) => produced,
         Err(failure) => {
-            eprintln!("bee-hook: {}", failure.message);
+            say!("bee-hook: {}", failure.message);
             return ExitCode::from(failure.status);
         }
     };

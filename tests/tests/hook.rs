@@ -258,3 +258,51 @@ fn fifty_parallel_hooks_are_each_recorded_exactly_once() {
     }
     drop(daemon);
 }
+
+/// Runs bee-hook with its stderr on `/dev/full`: every write to it fails.
+fn hook_with_full_stderr(home: &TestHome, args: &[&str], envelope: &[u8], debug: bool) -> Output {
+    use std::io::Write;
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let mut command = home.command(bin("bee-hook"));
+    if debug {
+        command.env("BEE_HOOK_DEBUG", "1");
+    }
+    let mut child = command
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(full)
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(envelope).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_unwritable_stderr_never_changes_the_exit_status_or_the_output() {
+    let home = TestHome::new();
+    let block = home.file("block.md", BLOCK);
+    let envelope = prompt_envelope(SESSION, "x");
+    let args = block_args(&block);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    // beed down and BEE_HOOK_DEBUG on: the receipt line fails, the hook does not.
+    let output = hook_with_full_stderr(&home, &args, &envelope, true);
+    assert_eq!((output.stdout.as_slice(), output.status.code()), (BLOCK, Some(0)));
+    // A missing wrapped command is still a shell's 127, not a panic's 101.
+    let output =
+        hook_with_full_stderr(&home, &["prompt", "--surface", "plain", "--", "/nonexistent/hook"], &envelope, false);
+    assert_eq!(output.status.code(), Some(127));
+    // Our own usage errors stay 1; a misconfigured hook still runs the command.
+    let output = hook_with_full_stderr(&home, &["prompt", "--surface", "plain"], &envelope, false);
+    assert_eq!(output.status.code(), Some(1));
+    let output =
+        hook_with_full_stderr(&home, &["prompt", "--bogus", "--", "sh", "-c", "cat; exit 3"], &envelope, false);
+    assert_eq!((output.stdout.as_slice(), output.status.code()), (envelope.as_slice(), Some(3)));
+    // Monitoring never blocks the agent: `event` exits 0 with beed down.
+    let event = serde_json::to_vec(&json!({"session_id": SESSION, "hook_event_name": "Stop"})).unwrap();
+    let output = hook_with_full_stderr(&home, &["event", "--source-app", "app"], &event, true);
+    assert_eq!((output.stdout.as_slice(), output.status.code()), (&b""[..], Some(0)));
+    let output = hook_with_full_stderr(&home, &["event"], &event, false);
+    assert_eq!(output.status.code(), Some(0));
+}
