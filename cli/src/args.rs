@@ -122,6 +122,9 @@ enum CliCommand {
     /// The daemon.
     #[command(subcommand)]
     Daemon(DaemonCli),
+    /// The URL of the running beed's dashboard (it carries the per-user read
+    /// secret: open it, do not share it).
+    Dashboard,
     /// Receipts per boundary of the hook event chain and the audit class of a
     /// session (or of each session of the last day); `audit canary` proves the chain live.
     #[command(args_conflicts_with_subcommands = true)]
@@ -316,6 +319,7 @@ pub enum Command {
     Status(LedgerAsk),
     Usage(LedgerAsk, bee_proto::ledger::UsageGrouping),
     Daemon(DaemonCommand),
+    Dashboard,
     Audit(AuditArgs),
     Canary(AuditArgs),
     HooksInstall(InstallArgs),
@@ -527,6 +531,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
         CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+        CliCommand::Dashboard => Command::Dashboard,
         CliCommand::Quota { range, provider, format } => Command::Quota(LedgerAsk {
             range: range.ask(Some(24 * 3_600_000)),
             provider: provider.as_deref().and_then(bee_proto::ledger::Provider::from_name),

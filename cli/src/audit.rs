@@ -237,7 +237,7 @@ pub fn canary(args: AuditArgs) -> Rendered {
     };
     // Presentation: a fresh stream client must get the id (replay or live).
     let target = match (&args.stream, &live) {
-        (Some(url), _) => Some(StreamTarget::Url(url.clone())),
+        (Some(url), _) => Some(StreamTarget::Url { url: url.clone(), secret: http_read_secret() }),
         (None, Some(socket)) => Some(StreamTarget::Socket(socket.clone())),
         (None, None) => None,
     };
@@ -322,4 +322,12 @@ fn report_table(what: &str, report: &AuditReport) -> String {
         let _ = writeln!(out, "  {:<14} {:<5} {}", receipt.boundary.as_str(), status, receipt.evidence);
     }
     out
+}
+
+/// The loopback listener's read secret, kept beside beed's socket.
+fn http_read_secret() -> Option<String> {
+    let path = bee_proto::paths::socket_path()?.parent()?.join(bee_proto::events::HTTP_TOKEN_FILE);
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut bee_daemon::storage::files::open_regular(&path).ok()?, &mut text).ok()?;
+    Some(text.trim().to_owned()).filter(|secret| !secret.is_empty())
 }

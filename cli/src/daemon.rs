@@ -1,9 +1,11 @@
 //! `beectl daemon status`: what beed says about itself, or what can be seen
-//! offline when it does not run (exit 5).
+//! offline when it does not run (exit 5); `beectl dashboard`: the URL of the
+//! running beed's dashboard, with the read secret.
 
 use bee_daemon::client::{self, ClientError};
 use bee_daemon::rendered::Rendered;
 use bee_proto::api::{DaemonState, DaemonStatus, PROTOCOL_VERSION, STATUS_PATH, SpoolStatus, StatusReport};
+use bee_proto::events::{DASHBOARD_URL_FILE, DashboardUnavailable};
 use bee_proto::exit::Exit;
 use std::time::Duration;
 
@@ -55,5 +57,28 @@ pub fn status() -> Rendered {
                 .unwrap_or_default();
             Rendered::json(Exit::Unavailable, &report)
         }
+    }
+}
+
+/// The dashboard URL the running beed wrote beside its socket (with the read
+/// secret, unless reads are open); exit 5 when there is none to open.
+pub fn dashboard() -> Rendered {
+    let unavailable = |message: String| Rendered::json(Exit::Unavailable, &DashboardUnavailable::new(message));
+    let Some(socket) = bee_proto::paths::socket_path() else {
+        return unavailable("neither BEE_HOME nor HOME is set".into());
+    };
+    if let Err(err) = client::get(&socket, STATUS_PATH, Duration::from_secs(3)) {
+        return unavailable(format!("beed is not running on {}: {err}", socket.display()));
+    }
+    let url_file = socket.parent().map(|run| run.join(DASHBOARD_URL_FILE)).unwrap_or_default();
+    let url = bee_daemon::storage::files::open_regular(&url_file).and_then(|mut file| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map(|_| text.trim().to_owned())
+    });
+    match url {
+        Ok(url) if url.starts_with("http://") => {
+            Rendered { exit: Exit::Success, bytes: format!("{url}\n").into_bytes() }
+        }
+        _ => unavailable("beed serves no loopback listener: start it with --http 127.0.0.1:PORT (or BEE_HTTP)".into()),
     }
 }

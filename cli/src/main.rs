@@ -59,6 +59,7 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Status(ask) => ledger_view::status(ask),
         args::Command::Usage(ask, by) => ledger_view::usage(ask, by),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
+        args::Command::Dashboard => daemon::dashboard(),
         args::Command::Audit(audit) => audit::audit(audit),
         args::Command::Canary(canary) => audit::canary(canary),
         args::Command::HooksInstall(install) => hooks::install(install),

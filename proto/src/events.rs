@@ -36,6 +36,32 @@ pub const EVENTS_REJECTED_FILE: &str = "events.rejected.jsonl";
 /// Distinct session ids `/events/filter-options` lists (the reference's figure).
 pub const FILTER_SESSIONS: usize = 300;
 
+/// Beside beed's socket (0600): the secret reads on the loopback listener need.
+pub const HTTP_TOKEN_FILE: &str = "http-token";
+/// Beside beed's socket (0600): the dashboard URL `beectl dashboard` prints.
+pub const DASHBOARD_URL_FILE: &str = "dashboard-url";
+/// The cookie the dashboard URL sets, carrying the read secret.
+pub const DASHBOARD_COOKIE: &str = "bee_dashboard";
+
+/// `beectl dashboard` when there is no dashboard to open (exit 5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DashboardUnavailable {
+    pub status: String,
+    pub error_code: String,
+    pub message: String,
+}
+
+impl DashboardUnavailable {
+    pub fn new(message: impl Into<String>) -> DashboardUnavailable {
+        DashboardUnavailable {
+            status: "unavailable".to_owned(),
+            error_code: "no_dashboard".to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
 /// How `bee-hook event` states its receipt on stderr (with `BEE_HOOK_DEBUG`):
 /// this prefix, the stored id, ` stored`.
 pub const RECEIPT_PREFIX: &str = "bee-hook receipt: event ";

@@ -219,6 +219,17 @@ impl Daemon {
         line.split("http=").nth(1).and_then(|rest| rest.split_whitespace().next()).expect("address").to_owned()
     }
 
+    /// The loopback listener's read secret (none when reads are open).
+    pub fn http_secret(&self) -> Option<String> {
+        let path = self.socket.parent()?.join(bee_proto::events::HTTP_TOKEN_FILE);
+        std::fs::read_to_string(path).ok().map(|text| text.trim().to_owned())
+    }
+
+    /// The header a reader of the loopback listener presents (empty when reads are open).
+    pub fn read_header(&self) -> String {
+        self.http_secret().map(|secret| format!("Authorization: Bearer {secret}\r\n")).unwrap_or_default()
+    }
+
     /// What beed logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -2,7 +2,8 @@
 //! chromium-driver, which `.ci/run` installs), driven over WebDriver: it
 //! opens the page beed serves, sees a posted event appear, filters, shows a
 //! lane per session with its audit verdict, loses its connection when beed
-//! restarts and shows the replay after it reconnects.
+//! restarts and shows the replay after it reconnects. A page of another
+//! origin in the same browser can neither read the stream nor post.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -88,7 +89,11 @@ impl Browser {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": CHROMIUM, "args": [
                 "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--no-first-run", format!("--user-data-dir={}", profile.display())]}
+                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-quic",
+                // A "foreign" site that is served from this machine.
+                "--host-resolver-rules=MAP evil.example 127.0.0.1",
+                format!("--user-data-dir={}", profile.display())]}
         }}});
         let created = http(port, "POST", "/session", Some(&capabilities)).expect("new session");
         browser.session = created["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
@@ -158,7 +163,9 @@ fn the_dashboard_shows_live_events_filters_and_replays_after_a_reconnect() {
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
     let addr = daemon.http_addr();
     let browser = Browser::start(&home);
-    browser.open(&format!("http://{addr}/"));
+    let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
+    assert!(url.starts_with(&format!("http://{addr}/?token=")), "{url}");
+    browser.open(url.trim());
     browser.wait_for("the live status", "return document.getElementById('status').textContent === 'live'");
 
     let first = post(&addr, &event("session-a", "PreToolUse", "Bash"));
@@ -235,6 +242,101 @@ fn the_dashboard_shows_live_events_filters_and_replays_after_a_reconnect() {
     browser.wait_for("the events from before", &shown(first));
     let third = post(&addr, &event("session-a", "PostToolUse", "Bash"));
     browser.wait_for("a live event after the reconnect", &shown(third));
+    drop(browser);
+    drop(daemon);
+}
+
+/// Serves `page` to every request on a loopback port until dropped.
+struct Site {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Site {
+    fn serve(page: String) -> Site {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head);
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        Site { port, stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_page_of_another_origin_can_neither_read_the_stream_nor_post() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let planted = post(&addr, &event("session-real", "PreToolUse", "Bash"));
+    let browser = Browser::start(&home);
+    // The user has the dashboard open: the browser holds its cookie.
+    let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
+    browser.open(url.trim());
+    browser.wait_for("the dashboard", &shown(planted));
+
+    let forged = json!({"source_app": "web", "session_id": "session-forged", "hook_event_type": "Stop", "payload": {}});
+    let page = format!(
+        r#"<!doctype html><title>evil</title><script>
+        window.results = {{ws: 'pending', messages: 0, simplePost: 'pending', jsonPost: 'pending'}};
+        const ws = new WebSocket('ws://{addr}/stream');
+        ws.onopen = () => results.ws = 'open';
+        ws.onmessage = () => results.messages++;
+        ws.onclose = () => {{ if (results.ws !== 'open') results.ws = 'refused'; }};
+        const body = JSON.stringify({forged});
+        fetch('http://{addr}/events', {{method: 'POST', mode: 'no-cors', headers: {{'Content-Type': 'text/plain'}}, body}})
+            .then(() => results.simplePost = 'sent', () => results.simplePost = 'failed');
+        fetch('http://{addr}/events', {{method: 'POST', headers: {{'Content-Type': 'application/json'}}, body}})
+            .then(r => results.jsonPost = 'status ' + r.status, () => results.jsonPost = 'blocked');
+        fetch('http://{addr}/events/recent', {{credentials: 'include'}})
+            .then(r => r.text()).then(t => results.read = t, () => results.read = 'blocked');
+        </script>"#
+    );
+    let site = Site::serve(page);
+    browser.open(&format!("http://evil.example:{}/", site.port));
+    browser.wait_for(
+        "the foreign page's attempts to finish",
+        "return window.results && results.ws !== 'pending' && results.simplePost !== 'pending' && results.jsonPost !== 'pending' && results.read !== undefined",
+    );
+    let results = browser.eval("return window.results");
+    assert_eq!(results["ws"], "refused", "{results}");
+    assert_eq!(results["messages"], 0, "{results}");
+    assert_eq!(results["jsonPost"], "blocked", "the preflight is not granted: {results}");
+    assert_eq!(results["read"], "blocked", "{results}");
+    // The simple POST left the browser; beed refused it and stored nothing.
+    let (status, _, recent) = raw_http(&home.socket(), &get_request("/events/recent?limit=100", "localhost", ""));
+    assert_eq!(status, 200);
+    let recent: Value = serde_json::from_slice(&recent).unwrap();
+    assert_eq!(recent.as_array().unwrap().len(), 1, "only the real event is stored: {recent}");
+    assert_eq!(recent[0]["session_id"], "session-real");
+    drop(site);
     drop(browser);
     drop(daemon);
 }

@@ -54,17 +54,24 @@ fn reference_post(addr: &str, body: &[u8]) -> (u16, Value) {
     (status, json_of(&answer))
 }
 
-fn get_json(addr: &str, path: &str) -> (u16, Value) {
-    let (status, _, body) = tcp_http(addr, &get_request(path, addr, ""));
+fn get_json(daemon: &Daemon, path: &str) -> (u16, Value) {
+    let addr = daemon.http_addr();
+    let (status, _, body) = tcp_http(&addr, &get_request(path, &addr, &daemon.read_header()));
     (status, json_of(&body))
 }
 
 type Client = tungstenite::WebSocket<TcpStream>;
 
-fn stream_client(addr: &str) -> Client {
-    let tcp = TcpStream::connect(addr).unwrap();
+fn stream_client(daemon: &Daemon) -> Client {
+    use tungstenite::client::IntoClientRequest;
+    let addr = daemon.http_addr();
+    let tcp = TcpStream::connect(&addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    tungstenite::client(format!("ws://{addr}/stream"), tcp).unwrap().0
+    let mut request = format!("ws://{addr}/stream").into_client_request().unwrap();
+    if let Some(secret) = daemon.http_secret() {
+        request.headers_mut().insert("Authorization", format!("Bearer {secret}").parse().unwrap());
+    }
+    tungstenite::client(request, tcp).unwrap().0
 }
 
 fn next_message(client: &mut Client) -> Value {
@@ -86,10 +93,18 @@ fn without_id(event: &Value) -> Value {
 #[test]
 fn the_reference_senders_and_client_work_unchanged_on_the_loopback_listener() {
     let home = TestHome::new();
-    let daemon =
-        home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0", "--capture-payload", REFERENCE_APP]);
+    // The reference client sends no secret: it needs open reads.
+    let daemon = home.start_daemon_with(&[
+        "--http",
+        "127.0.0.1:0",
+        "--http-open-reads",
+        "--ingest-every",
+        "0",
+        "--capture-payload",
+        REFERENCE_APP,
+    ]);
     let addr = daemon.http_addr();
-    let mut watcher = stream_client(&addr);
+    let mut watcher = stream_client(&daemon);
     assert_eq!(next_message(&mut watcher), json!({"type": "initial", "data": []}));
 
     let session = "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d";
@@ -127,19 +142,19 @@ fn the_reference_senders_and_client_work_unchanged_on_the_loopback_listener() {
         assert_eq!((status, answer), (400, json!({"error": error})), "{body}");
     }
 
-    let (status, recent) = get_json(&addr, "/events/recent?limit=10");
+    let (status, recent) = get_json(&daemon, "/events/recent?limit=10");
     assert_eq!(status, 200);
     assert_eq!(recent, json!([saved, saved_second]), "oldest first");
-    assert_eq!(get_json(&addr, "/events/recent?limit=1").1, json!([saved_second]));
-    let (_, options) = get_json(&addr, "/events/filter-options");
+    assert_eq!(get_json(&daemon, "/events/recent?limit=1").1, json!([saved_second]));
+    let (_, options) = get_json(&daemon, "/events/filter-options");
     assert_eq!(
         options,
         json!({"source_apps": [REFERENCE_APP], "session_ids": [session], "hook_event_types": ["PreToolUse", "Stop"]})
     );
-    let mut late_client = stream_client(&addr);
+    let mut late_client = stream_client(&daemon);
     assert_eq!(next_message(&mut late_client), json!({"type": "initial", "data": [saved, saved_second]}));
 
-    let (status, health) = get_json(&addr, "/health");
+    let (status, health) = get_json(&daemon, "/health");
     assert_eq!((status, health["status"].clone()), (200, json!("ok")));
     let checks: Vec<&str> = health["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(checks, ["store_write", "store_read", "stream"]);
@@ -208,13 +223,13 @@ fn hostile_event_bodies_get_clear_errors_and_lose_nothing() {
         let (status, _) = reference_post(&addr, &body);
         assert_eq!(status, expected, "{}", String::from_utf8_lossy(&body[..body.len().min(80)]));
     }
-    let (_, recent) = get_json(&addr, "/events/recent");
+    let (_, recent) = get_json(&daemon, "/events/recent");
     assert_eq!(recent.as_array().unwrap().len(), 1, "the stored event is still there, nothing else");
     for limit in ["abc", "-1", "1e3", "99999999999999999999999", "%ZZ", "%FF%FE"] {
-        let (status, answer) = get_json(&addr, &format!("/events/recent?limit={limit}"));
+        let (status, answer) = get_json(&daemon, &format!("/events/recent?limit={limit}"));
         assert_eq!((status, answer), (400, json!({"error": "Invalid request"})), "{limit}");
     }
-    assert_eq!(get_json(&addr, "/events/recent?limit=0").1, json!([]));
+    assert_eq!(get_json(&daemon, "/events/recent?limit=0").1, json!([]));
     // Over the socket too, with the socket's protocol header on the answer.
     let (status, head, _) = raw_http(&home.socket(), &post_request("/events", "", b"{}"));
     assert_eq!(status, 400);
@@ -475,8 +490,7 @@ fn hooks_install_keeps_every_hook_and_a_second_run_changes_nothing() {
 fn beed_stops_promptly_with_stream_clients_connected() {
     let home = TestHome::new();
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
-    let addr = daemon.http_addr();
-    let mut clients: Vec<Client> = (0..3).map(|_| stream_client(&addr)).collect();
+    let mut clients: Vec<Client> = (0..3).map(|_| stream_client(&daemon)).collect();
     for client in &mut clients {
         assert_eq!(next_message(client)["type"], "initial");
     }

@@ -29,6 +29,12 @@ struct Args {
     /// (e.g. 127.0.0.1:4000) [default: $BEE_HTTP, else off]
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
+    /// Serve reads on the loopback listener (recent events, filter options,
+    /// the stream, the verdicts) without the per-user secret, as the
+    /// reference client expects. Every local user and every web page the user
+    /// opens can then read the stored events.
+    #[arg(long)]
+    http_open_reads: bool,
     /// Store the full event payload (prompts, tool inputs, transcripts) for
     /// this source app; repeatable. Off by default: a privacy trade-off.
     #[arg(long, value_name = "APP")]
@@ -58,6 +64,7 @@ fn main() -> ExitCode {
             }
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
             config.capture_payload = args.capture_payload.into_iter().collect();
+            config.http_open_reads = args.http_open_reads;
             match args.http.map(Ok).or_else(|| {
                 std::env::var("BEE_HTTP").ok().filter(|v| !v.is_empty()).map(|v| v.parse::<std::net::SocketAddr>())
             }) {

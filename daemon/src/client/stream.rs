@@ -14,8 +14,9 @@ use tokio_tungstenite::tungstenite::Message;
 pub enum StreamTarget {
     /// beed's unix socket.
     Socket(PathBuf),
-    /// `ws://HOST:PORT/PATH` on loopback (what a dashboard connects to).
-    Url(String),
+    /// `ws://HOST:PORT/PATH` on loopback (what a dashboard connects to),
+    /// with the read secret the listener asks for (none when reads are open).
+    Url { url: String, secret: Option<String> },
 }
 
 /// What a client received.
@@ -59,7 +60,7 @@ async fn read_async(target: &StreamTarget, linger: Duration, until_seen: Option<
                 .map_err(|err| format!("stream: handshake failed: {err}"))?;
             collect(socket, linger, until_seen).await
         }
-        StreamTarget::Url(url) => {
+        StreamTarget::Url { url, secret } => {
             let authority = url
                 .strip_prefix("ws://")
                 .and_then(|rest| rest.split('/').next())
@@ -67,7 +68,15 @@ async fn read_async(target: &StreamTarget, linger: Duration, until_seen: Option<
             let stream = tokio::net::TcpStream::connect(authority)
                 .await
                 .map_err(|err| format!("stream: cannot connect to {authority}: {err}"))?;
-            let (socket, _) = tokio_tungstenite::client_async(url.as_str(), stream)
+            let mut request =
+                tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url.as_str())
+                    .map_err(|err| format!("stream: {url} is not a stream URL: {err}"))?;
+            if let Some(secret) = secret
+                && let Ok(bearer) = format!("Bearer {secret}").parse()
+            {
+                request.headers_mut().insert("Authorization", bearer);
+            }
+            let (socket, _) = tokio_tungstenite::client_async(request, stream)
                 .await
                 .map_err(|err| format!("stream: handshake failed: {err}"))?;
             collect(socket, linger, until_seen).await

@@ -71,12 +71,10 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
 
 /// The loopback TCP listener: the event API and the dashboard, nothing of
 /// the stores' own API (that stays behind the socket's peer-uid check).
-pub(super) fn tcp_router(events: Arc<EventsState>) -> Router {
-    events::router(events)
-        .route("/", get(events::dashboard))
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(events::loopback_only))
+pub(super) fn tcp_router(events: Arc<EventsState>, options: super::http::HttpOptions) -> Router {
+    // The fallbacks go in before the guard's layer, so they are guarded too.
+    let routes = events::router(events).fallback(not_found).method_not_allowed_fallback(not_found);
+    super::http::router(routes, options)
 }
 
 /// Refuses requests of another protocol; stamps every answer with ours.

@@ -8,8 +8,7 @@
 use axum::extract::rejection::BytesRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Query, State};
-use axum::http::{HeaderValue, Method, Request, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -217,59 +216,5 @@ async fn audit_sessions(State(state): State<Shared>) -> Response {
     match summary {
         Ok(summary) => Json(summary).into_response(),
         Err(response) => response,
-    }
-}
-
-/// Whether `host` (a Host header or an Origin's host) names this machine.
-fn is_loopback_host(host: &str) -> bool {
-    let name = match host.rsplit_once(':') {
-        Some((name, port)) if !name.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => name,
-        _ => host,
-    };
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The TCP listener's guard: requests must name a loopback host (no DNS
-/// rebinding), and CORS is granted to loopback origins only.
-pub async fn loopback_only(request: Request<axum::body::Body>, next: Next) -> Response {
-    let host_ok = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).is_some_and(is_loopback_host);
-    if !host_ok {
-        return (StatusCode::FORBIDDEN, Json(EventError { error: "Forbidden host".into() })).into_response();
-    }
-    let origin = request.headers().get(header::ORIGIN).cloned();
-    let allowed = origin.as_ref().and_then(|o| o.to_str().ok()).is_some_and(|origin| {
-        origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"))
-            .is_some_and(|rest| is_loopback_host(rest.trim_end_matches('/')))
-    });
-    let mut response = if request.method() == Method::OPTIONS {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        next.run(request).await
-    };
-    if let (true, Some(origin)) = (allowed, origin) {
-        let headers = response.headers_mut();
-        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        headers.insert(header::VARY, HeaderValue::from_static("Origin"));
-        headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
-        headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Content-Type"));
-    }
-    response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_loopback_names_are_loopback() {
-        for host in ["localhost", "localhost:4000", "127.0.0.1:4000", "[::1]:4000", "127.9.9.9", "LOCALHOST"] {
-            assert!(is_loopback_host(host), "{host}");
-        }
-        for host in ["evil.example:4000", "10.0.0.1:4000", "localhost.evil.example", "", "0.0.0.0:4000"] {
-            assert!(!is_loopback_host(host), "{host}");
-        }
     }
 }

@@ -14,6 +14,7 @@
 mod api;
 mod background;
 pub mod events;
+pub mod http;
 mod socket;
 
 use bee_proto::tokens::Encoding;
@@ -52,6 +53,8 @@ pub struct DaemonConfig {
     pub events_store: PathBuf,
     /// The optional loopback TCP listener (dashboard, reference senders).
     pub http: Option<std::net::SocketAddr>,
+    /// Reads on the loopback listener without the per-user secret.
+    pub http_open_reads: bool,
     /// Source apps whose full event payload is stored (opt-in).
     pub capture_payload: HashSet<String>,
 }
@@ -74,6 +77,7 @@ impl DaemonConfig {
             ingest_every: Some(Duration::from_secs(10)),
             events_store: std::path::absolute(bee_proto::paths::default_events_store().ok_or(StartError::NoHome)?)?,
             http: None,
+            http_open_reads: false,
             capture_payload: HashSet::new(),
         })
     }
@@ -159,19 +163,18 @@ pub async fn serve(
         socket_activated,
     });
     let app = router(state, events.clone());
+    let run_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
     let http_server = match tcp {
         Some(tcp) => {
             let local = tcp.local_addr()?;
-            tracing::info!(http = %local, "dashboard and event API on loopback");
-            let mut stop = stop_seen.clone();
-            let app = tcp_router(events.clone());
-            Some(tokio::spawn(async move {
-                axum::serve(tcp, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = stop.wait_for(|stopping| *stopping).await;
-                    })
-                    .await
-            }))
+            let read_secret = if config.http_open_reads { None } else { Some(http::read_secret(&run_dir)?) };
+            let url_file = http::write_dashboard_url(&run_dir, local, read_secret.as_deref())?;
+            if read_secret.is_none() {
+                tracing::warn!(http = %local, "reads on the loopback listener are open to every local user and page");
+            }
+            tracing::info!(http = %local, url_file = %url_file.display(), "dashboard and event API on loopback");
+            let app = tcp_router(events.clone(), http::HttpOptions { read_secret });
+            Some((tokio::spawn(http::serve(tcp, app, stop_seen.clone())), url_file))
         }
         None => None,
     };
@@ -196,10 +199,9 @@ pub async fn serve(
         let _ = stopping.send(true);
     };
     let served = axum::serve(SameUserListener { inner: listener, uid }, app).with_graceful_shutdown(shutdown).await;
-    if let Some(http_server) = http_server
-        && let Ok(Err(err)) = http_server.await
-    {
-        tracing::warn!(error = %err, "loopback listener ended with an error");
+    if let Some((http_server, url_file)) = http_server {
+        let _ = http_server.await;
+        let _ = std::fs::remove_file(url_file);
     }
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     tracing::info!("shutting down: draining the writer");

@@ -2,7 +2,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// What a path turned out to be when we looked without following links.
@@ -26,14 +26,44 @@ pub fn classify(path: &Path) -> io::Result<PathKind> {
     }
 }
 
-/// Creates `dir` and missing parents with mode 0700; an existing `dir` must be
-/// a real directory and is tightened to 0700.
+/// Creates `dir` and missing parents with mode 0700. An existing `dir` must be
+/// a real directory of ours and is tightened to 0700, and so is every
+/// directory between it and `.bee` (itself included): a `.bee` or `usage/`
+/// left 0755 or 0777 would show the stores' names and sizes to everyone.
 pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     bee_proto::spool::create_private_dir(dir)?;
-    match classify(dir)? {
-        PathKind::Directory => fs::set_permissions(dir, fs::Permissions::from_mode(0o700)),
-        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a directory", dir.display()))),
+    let bee_dir = bee_proto::paths::bee_dir().and_then(|bee| std::path::absolute(bee).ok());
+    let dir = std::path::absolute(dir)?;
+    tighten(&dir)?;
+    if let Some(bee_dir) = bee_dir.filter(|bee| dir.starts_with(bee)) {
+        for ancestor in dir.ancestors().skip(1).take_while(|a| a.starts_with(&bee_dir)) {
+            tighten(ancestor)?;
+        }
     }
+    Ok(())
+}
+
+/// Makes a directory of ours 0700; refuses one that is not ours.
+fn tighten(dir: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(dir)?;
+    if !meta.file_type().is_dir() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a directory", dir.display())));
+    }
+    let us = rustix::process::geteuid().as_raw();
+    if meta.uid() != us {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} belongs to uid {}, not to this user (uid {us}); refusing to keep Bee's files there",
+                dir.display(),
+                meta.uid()
+            ),
+        ));
+    }
+    if meta.mode() & 0o777 != 0o700 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// Opens `path` for reading only if it is a regular file reached without

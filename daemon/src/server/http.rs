@@ -1,0 +1,406 @@
+//! The optional loopback TCP listener (`beed --http 127.0.0.1:PORT`): the
+//! event API and the dashboard, for browsers and the reference senders.
+//!
+//! Every local user and every web page the user opens can reach it, so:
+//! - the Host must name loopback (no DNS rebinding), and a request whose
+//!   `Origin` is not a loopback origin is refused — browsers apply no CORS to
+//!   WebSocket upgrades nor to "simple" POSTs, so the server must;
+//! - a POST must be `Content-Type: application/json`, which a browser cannot
+//!   send cross-site without a preflight that this listener does not grant;
+//! - reads (recent events, filter options, the stream, the verdicts) need
+//!   the per-user secret kept 0600 beside the socket — as the cookie the
+//!   dashboard URL sets, a bearer token or `?token=` — unless beed runs with
+//!   `--http-open-reads`;
+//! - a header-read timeout (idle keep-alive included), a cap on open
+//!   connections (streams included) and a per-IP request rate keep a flood
+//!   on TCP from taking the descriptors and threads the unix socket needs.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Extension, Json, Router};
+use bee_proto::events::{
+    AUDIT_SESSIONS_PATH, DASHBOARD_COOKIE, DASHBOARD_URL_FILE, EVENTS_RECENT_PATH, EventError, FILTER_OPTIONS_PATH,
+    HTTP_TOKEN_FILE, STREAM_PATH,
+};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+
+use crate::storage::files;
+
+/// Longest a client may take to send a request's headers, and longest an
+/// idle keep-alive connection is kept.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Open TCP connections at most, stream clients included; more are closed
+/// as soon as they are accepted.
+pub const MAX_TCP_CONNECTIONS: usize = 512;
+/// Requests per second one address may make, sustained…
+pub const RATE_PER_SECOND: f64 = 500.0;
+/// …and in a burst.
+pub const RATE_BURST: f64 = 1_000.0;
+/// How long a stop waits for requests in flight on TCP.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How the listener guards reads.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// `None` when reads are open (`--http-open-reads`).
+    pub read_secret: Option<String>,
+}
+
+/// The peer of a TCP connection, for the rate limit.
+#[derive(Debug, Clone, Copy)]
+struct Peer(IpAddr);
+
+/// A token bucket per peer address.
+#[derive(Default)]
+struct RateLimit {
+    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+}
+
+impl RateLimit {
+    fn allow(&self, ip: IpAddr) -> bool {
+        let Ok(mut buckets) = self.buckets.lock() else { return false };
+        let now = Instant::now();
+        if buckets.len() > 4_096 {
+            // Loopback has few addresses in use; forget the idle ones.
+            buckets.retain(|_, (_, at)| now.duration_since(*at) < Duration::from_secs(10));
+        }
+        let (tokens, at) = buckets.entry(ip).or_insert((RATE_BURST, now));
+        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * RATE_PER_SECOND).min(RATE_BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+struct Guard {
+    options: HttpOptions,
+    rate: RateLimit,
+}
+
+/// Whether `host` (a Host header or an Origin's host) names this machine.
+pub fn is_loopback_host(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether an `Origin` header value is a loopback origin (any port).
+pub fn is_loopback_origin(origin: &str) -> bool {
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
+        return false;
+    };
+    let host = rest.strip_suffix('/').unwrap_or(rest);
+    !host.contains('/') && is_loopback_host(host)
+}
+
+/// Paths whose answers carry stored events: they need the read secret.
+fn is_read(path: &str) -> bool {
+    [EVENTS_RECENT_PATH, FILTER_OPTIONS_PATH, STREAM_PATH, AUDIT_SESSIONS_PATH].contains(&path)
+}
+
+fn forbidden(status: StatusCode, error: &str) -> Response {
+    (status, Json(EventError { error: error.to_owned() })).into_response()
+}
+
+/// The secret a request presents: bearer token, the dashboard cookie, or `?token=`.
+fn presented_secret(request: &Request) -> Option<String> {
+    let headers = request.headers();
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let cookie = || {
+        headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|cookies| {
+            cookies.split(';').find_map(|pair| {
+                let (name, value) = pair.trim().split_once('=')?;
+                (name == DASHBOARD_COOKIE).then(|| value.to_owned())
+            })
+        })
+    };
+    bearer.or_else(cookie).or_else(|| token_in_query(request.uri().query()))
+}
+
+fn token_in_query(query: Option<&str>) -> Option<String> {
+    query?.split('&').find_map(|pair| pair.strip_prefix("token=")).map(str::to_owned)
+}
+
+/// Compares without an early exit, so the time taken tells nothing.
+fn same_secret(presented: &str, secret: &str) -> bool {
+    presented.len() == secret.len()
+        && presented.bytes().zip(secret.bytes()).fold(0u8, |diff, (a, b)| diff | (a ^ b)) == 0
+}
+
+async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if let Some(Peer(ip)) = request.extensions().get::<Peer>().copied()
+        && !guard.rate.allow(ip)
+    {
+        return forbidden(StatusCode::TOO_MANY_REQUESTS, "Too many requests");
+    }
+    let host_ok = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).is_some_and(is_loopback_host);
+    if !host_ok {
+        return forbidden(StatusCode::FORBIDDEN, "Forbidden host");
+    }
+    let origin = request.headers().get(header::ORIGIN).cloned();
+    let origin_ok = match &origin {
+        None => true,
+        Some(origin) => origin.to_str().is_ok_and(is_loopback_origin),
+    };
+    if !origin_ok {
+        return forbidden(StatusCode::FORBIDDEN, "Forbidden origin");
+    }
+    if request.method() == Method::POST {
+        let json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return forbidden(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+        }
+    }
+    if let Some(secret) = &guard.options.read_secret
+        && request.method() != Method::OPTIONS
+        && is_read(request.uri().path())
+        && !presented_secret(&request).is_some_and(|presented| same_secret(&presented, secret))
+    {
+        return forbidden(StatusCode::UNAUTHORIZED, "Reads need the dashboard URL that `beectl dashboard` prints");
+    }
+    let mut response = if request.method() == Method::OPTIONS {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        next.run(request).await
+    };
+    if let Some(origin) = origin {
+        // Only loopback origins get here.
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+        headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+        headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Content-Type, Authorization"));
+    }
+    response
+}
+
+/// The dashboard page. Opened with `?token=SECRET`, it sets the read cookie
+/// and sends the browser on to `/`, so the secret leaves the address bar.
+async fn dashboard(State(guard): State<Arc<Guard>>, request: Request) -> Response {
+    if let (Some(secret), Some(presented)) = (&guard.options.read_secret, token_in_query(request.uri().query())) {
+        if !same_secret(&presented, secret) {
+            return forbidden(StatusCode::UNAUTHORIZED, "This dashboard URL is out of date: run `beectl dashboard`");
+        }
+        let cookie = format!("{DASHBOARD_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Strict");
+        let mut response = Redirect::to("/").into_response();
+        if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().insert(header::SET_COOKIE, cookie);
+        }
+        return response;
+    }
+    super::events::dashboard().await.into_response()
+}
+
+/// The TCP router: the event routes plus the dashboard, behind the guard.
+pub fn router(events: Router, options: HttpOptions) -> Router {
+    let guard = Arc::new(Guard { options, rate: RateLimit::default() });
+    events
+        .route("/", get(dashboard).with_state(guard.clone()))
+        .layer(middleware::from_fn_with_state(guard, check_request))
+}
+
+/// A connection's stream, holding its place under the connection cap until
+/// it closes (an upgraded stream client keeps it too).
+struct Counted {
+    inner: tokio::net::TcpStream,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Serves `app` on `listener` until `stop` turns true, then lets requests in
+/// flight finish for a few seconds.
+pub async fn serve(listener: TcpListener, app: Router<()>, mut stop: watch::Receiver<bool>) {
+    let places = Arc::new(Semaphore::new(MAX_TCP_CONNECTIONS));
+    let mut connections = tokio::task::JoinSet::new();
+    let mut refused = 0u64;
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = async { drop(stop.wait_for(|stopping| *stopping).await) } => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                // Out of descriptors and the like: back off instead of spinning.
+                tracing::warn!(error = %err, "loopback accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = places.clone().try_acquire_owned() else {
+            refused += 1;
+            if refused.is_power_of_two() {
+                tracing::warn!(refused, cap = MAX_TCP_CONNECTIONS, "loopback connection cap reached; closing new ones");
+            }
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone().layer(Extension(Peer(peer.ip()))));
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+        let connection =
+            builder.serve_connection(TokioIo::new(Counted { inner: stream, _permit: permit }), service).with_upgrades();
+        let mut stopping = stop.clone();
+        connections.spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                () = async { drop(stopping.wait_for(|stopping| *stopping).await) } => {
+                    // Finish what is in flight, take nothing new.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(err) = ended {
+                tracing::debug!(error = %err, "loopback connection ended");
+            }
+        });
+        // Reap finished connections so the set does not grow with history.
+        while connections.try_join_next().is_some() {}
+    }
+    drop(listener);
+    let drained = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(STOP_GRACE, drained).await.is_err() {
+        tracing::warn!("loopback requests still running at stop; closed");
+        connections.abort_all();
+    }
+}
+
+/// The per-user read secret beside the socket: read when it is a private
+/// regular file of ours, else made anew (0600).
+pub fn read_secret(run_dir: &Path) -> io::Result<String> {
+    let path = run_dir.join(HTTP_TOKEN_FILE);
+    if let Ok(mut file) = files::open_regular(&path) {
+        let meta = file.metadata()?;
+        let ours = meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0;
+        let mut text = String::new();
+        if ours && file.read_to_string(&mut text).is_ok() {
+            let secret = text.trim();
+            if secret.len() == 64 && secret.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Ok(secret.to_owned());
+            }
+        }
+        std::fs::remove_file(&path)?;
+    }
+    let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    write_private(&path, &secret)?;
+    Ok(secret)
+}
+
+/// Writes the URL `beectl dashboard` prints (0600: it carries the secret).
+pub fn write_dashboard_url(run_dir: &Path, addr: SocketAddr, secret: Option<&str>) -> io::Result<PathBuf> {
+    let url = match secret {
+        Some(secret) => format!("http://{addr}/?token={secret}"),
+        None => format!("http://{addr}/"),
+    };
+    let path = run_dir.join(DASHBOARD_URL_FILE);
+    let _ = std::fs::remove_file(&path);
+    write_private(&path, &url)?;
+    Ok(path)
+}
+
+fn write_private(path: &Path, text: &str) -> io::Result<()> {
+    let mut file = files::open_private_file(path)?;
+    file.set_len(0)?;
+    file.write_all(text.as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_names_are_loopback() {
+        for host in ["localhost", "localhost:4000", "127.0.0.1:4000", "[::1]:4000", "127.9.9.9", "LOCALHOST"] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in ["evil.example:4000", "10.0.0.1:4000", "localhost.evil.example", "", "0.0.0.0:4000"] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn only_loopback_origins_are_loopback() {
+        for origin in ["http://localhost:5173", "http://127.0.0.1", "https://[::1]:8443", "http://localhost/"] {
+            assert!(is_loopback_origin(origin), "{origin}");
+        }
+        for origin in [
+            "https://evil.example",
+            "http://localhost.evil.example",
+            "null",
+            "file://",
+            "http://127.0.0.1.evil.example",
+            "http://localhost:80/x",
+            "",
+        ] {
+            assert!(!is_loopback_origin(origin), "{origin}");
+        }
+    }
+
+    #[test]
+    fn the_rate_limit_allows_a_burst_then_refuses() {
+        let limit = RateLimit::default();
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        let allowed = (0..(RATE_BURST as usize + 100)).filter(|_| limit.allow(ip)).count();
+        assert!(allowed >= RATE_BURST as usize && allowed < RATE_BURST as usize + 100, "{allowed}");
+        assert!(limit.allow([127, 0, 0, 2].into()), "another address has its own bucket");
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abd", "abc"));
+        assert!(!same_secret("ab", "abc"));
+    }
+}

@@ -1,0 +1,181 @@
+//! The loopback listener against web pages and other local users: foreign
+//! origins refused on upgrades and posts, posts only as JSON, reads only with
+//! the per-user secret (or `--http-open-reads`), the secret and the dashboard
+//! URL private, and `.bee` directories tightened.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+fn upgrade(addr: &str, extra: &str) -> u16 {
+    let request = format!(
+        "GET /stream HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
+    );
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    use std::io::{Read, Write};
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 512];
+    let n = stream.read(&mut head).unwrap();
+    let text = String::from_utf8_lossy(&head[..n]);
+    text.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap()
+}
+
+fn post_raw(addr: &str, content_type: &str, extra: &str, body: &str) -> (u16, Vec<u8>) {
+    let request = format!(
+        "POST /events HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, _, answer) = tcp_http(addr, request.as_bytes());
+    (status, answer)
+}
+
+fn stored_sessions(home: &TestHome) -> Vec<String> {
+    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent?limit=100", "localhost", ""));
+    let events: Value = serde_json::from_slice(&body).unwrap();
+    events.as_array().unwrap().iter().map(|e| e["session_id"].as_str().unwrap().to_owned()).collect()
+}
+
+fn event(session: &str) -> String {
+    json!({"source_app": "app", "session_id": session, "hook_event_type": "Stop", "payload": {}}).to_string()
+}
+
+#[test]
+fn foreign_origins_are_refused_and_posts_must_be_json() {
+    let home = TestHome::new();
+    // Open reads: the origin check alone must refuse a foreign page's stream.
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--http-open-reads", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    assert_eq!(upgrade(&addr, "Origin: https://evil.example\r\n"), 403);
+    assert_eq!(upgrade(&addr, "Origin: null\r\n"), 403);
+    assert_eq!(upgrade(&addr, "Origin: http://localhost.evil.example\r\n"), 403);
+    assert_eq!(upgrade(&addr, "Origin: http://localhost:5173\r\n"), 101, "the reference client's own port");
+    assert_eq!(upgrade(&addr, ""), 101, "no Origin: not a browser page");
+
+    // A "simple" cross-site POST: refused, stored nowhere.
+    let (status, _) = post_raw(&addr, "text/plain", "Origin: https://evil.example\r\n", &event("forged-1"));
+    assert_eq!(status, 403);
+    let (status, _) = post_raw(&addr, "application/json", "Origin: https://evil.example\r\n", &event("forged-2"));
+    assert_eq!(status, 403);
+    let (status, answer) = post_raw(&addr, "text/plain", "", &event("forged-3"));
+    assert_eq!(status, 415, "{}", String::from_utf8_lossy(&answer));
+    let (status, _) = post_raw(&addr, "application/x-www-form-urlencoded", "", &event("forged-4"));
+    assert_eq!(status, 415);
+    // The reference senders: JSON, no Origin.
+    assert_eq!(post_raw(&addr, "application/json", "", &event("real-1")).0, 200);
+    assert_eq!(
+        post_raw(&addr, "application/json; charset=utf-8", "Origin: http://127.0.0.1:3000\r\n", &event("real-2")).0,
+        200
+    );
+    assert_eq!(stored_sessions(&home), ["real-1", "real-2"]);
+    // Open reads write no secret anywhere.
+    assert!(daemon.http_secret().is_none());
+    drop(daemon);
+}
+
+#[test]
+fn reads_need_the_per_user_secret_and_the_dashboard_url_sets_it() {
+    let home = TestHome::new();
+    assert_eq!(home.beectl(&["dashboard"]).status.code(), Some(5), "beed not running");
+    let plain = home.start_daemon_with(&["--ingest-every", "0"]);
+    let answer = home.beectl(&["dashboard"]);
+    assert_eq!(answer.status.code(), Some(5));
+    assert_eq!(parse_json_line(&answer.stdout)["errorCode"], "no_dashboard");
+    drop(plain);
+
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let secret = daemon.http_secret().expect("a secret beside the socket");
+    assert_eq!(secret.len(), 64);
+    let run = home.socket().parent().unwrap().to_owned();
+    for file in ["http-token", "dashboard-url"] {
+        let mode = std::fs::metadata(run.join(file)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{file}");
+    }
+    assert_eq!(post_raw(&addr, "application/json", "", &event("s-1")).0, 200, "writes stay open to senders");
+
+    let get = |path: &str, extra: &str| tcp_http(&addr, &get_request(path, &addr, extra));
+    for path in ["/events/recent", "/events/filter-options", "/v1/audit/sessions"] {
+        assert_eq!(get(path, "").0, 401, "{path}");
+        assert_eq!(get(path, "Authorization: Bearer 00\r\n").0, 401, "{path}");
+        assert_eq!(get(path, &format!("Authorization: Bearer {secret}\r\n")).0, 200, "{path}");
+        assert_eq!(get(path, &format!("Cookie: other=1; bee_dashboard={secret}\r\n")).0, 200, "{path}");
+    }
+    assert_eq!(get(&format!("/events/recent?limit=5&token={secret}"), "").0, 200);
+    assert_eq!(upgrade(&addr, ""), 401, "the stream is a read");
+    assert_eq!(upgrade(&addr, &format!("Authorization: Bearer {secret}\r\n")), 101);
+    assert_eq!(get("/health", "").0, 200, "health shows no events");
+    assert_eq!(get("/", "").0, 200, "the page itself carries no data");
+
+    // The URL beectl prints sets the cookie and leaves the address bar clean.
+    let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
+    assert_eq!(url, format!("http://{addr}/?token={secret}\n"));
+    let (status, head, _) = get(&format!("/?token={secret}"), "");
+    let head = head.to_ascii_lowercase();
+    assert_eq!(status, 303, "{head}");
+    assert!(head.contains("location: /\r\n"), "{head}");
+    assert!(head.contains(&format!("set-cookie: bee_dashboard={secret}; path=/; httponly; samesite=strict")), "{head}");
+    assert_eq!(get("/?token=0123", "").0, 401, "an old URL is refused, not silently open");
+
+    // The secret survives a restart, so an open dashboard reconnects.
+    drop(daemon);
+    assert!(!run.join("dashboard-url").exists(), "the URL goes with the listener");
+    let daemon = home.start_daemon_with(&["--http", &addr, "--ingest-every", "0"]);
+    assert_eq!(daemon.http_secret().as_deref(), Some(secret.as_str()));
+    drop(daemon);
+}
+
+/// Runs `script` in bash as the unprivileged `nobody` user (the test runs as
+/// root in CI); `None` when this machine cannot switch users.
+fn as_other_user(script: &str) -> Option<String> {
+    if !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", script])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[test]
+fn another_local_user_reads_nothing_and_loose_directories_are_tightened() {
+    let home = TestHome::new();
+    // Directories made loose before beed ever ran.
+    let bee = home.bee_dir();
+    std::fs::create_dir_all(bee.join("usage")).unwrap();
+    std::fs::set_permissions(&bee, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(bee.join("usage"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Traversable home, so only Bee's own modes keep the other user out.
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    for dir in [bee.clone(), bee.join("usage"), bee.join("run")] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+    let addr = daemon.http_addr();
+    assert_eq!(post_raw(&addr, "application/json", "", &event("victim")).0, 200);
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let request = |path: &str| {
+        format!(
+            "exec 3<>/dev/tcp/{host}/{port}; printf 'GET {path} HTTP/1.1\\r\\nHost: {addr}\\r\\nConnection: close\\r\\n\\r\\n' >&3; head -c 200 <&3"
+        )
+    };
+    let Some(recent) = as_other_user(&request("/events/recent")) else {
+        eprintln!("not root: the second-user half of this test needs root to switch users");
+        return;
+    };
+    assert!(recent.starts_with("HTTP/1.1 401"), "{recent}");
+    let token = home.socket().parent().unwrap().join("http-token");
+    let stolen = as_other_user(&format!("cat '{}' 2>&1; ls '{}' 2>&1", token.display(), bee.display())).unwrap();
+    assert!(stolen.contains("Permission denied") && !stolen.contains(&daemon.http_secret().unwrap()), "{stolen}");
+    let verdicts = as_other_user(&request("/v1/audit/sessions")).unwrap();
+    assert!(verdicts.starts_with("HTTP/1.1 401"), "{verdicts}");
+    drop(daemon);
+}
