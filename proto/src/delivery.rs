@@ -99,7 +99,14 @@ pub enum ObservationError {
     Session(IdentityError),
     Timestamp,
     Estimates,
+    /// A byte count no hook output can have, or an estimate its bytes cannot give.
+    Counts,
 }
+
+/// Most bytes one hook output is taken to have: far beyond anything an agent
+/// reads as context, and small enough that the store's totals (2,048 records
+/// by default) can never overflow.
+pub const MAX_OBSERVED_UTF8_BYTES: u64 = 1 << 30;
 
 impl std::fmt::Display for ObservationError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -110,6 +117,10 @@ impl std::fmt::Display for ObservationError {
             ObservationError::Estimates => {
                 f.write_str("estimates must be exactly one utf16-ceil-div4 version 1 estimate")
             }
+            ObservationError::Counts => write!(
+                f,
+                "utf8Bytes must be at most {MAX_OBSERVED_UTF8_BYTES} and the estimate at most a quarter of them, rounded up"
+            ),
         }
     }
 }
@@ -126,10 +137,16 @@ impl Observation {
         if !crate::time::is_rfc3339_utc(&self.observed_at_utc) {
             return Err(ObservationError::Timestamp);
         }
-        match self.estimates.as_slice() {
-            [only] if only.estimator == ESTIMATOR_ID && only.version == ESTIMATOR_VERSION => Ok(()),
-            _ => Err(ObservationError::Estimates),
+        let estimate = match self.estimates.as_slice() {
+            [only] if only.estimator == ESTIMATOR_ID && only.version == ESTIMATOR_VERSION => only,
+            _ => return Err(ObservationError::Estimates),
+        };
+        // UTF-16 code units never outnumber UTF-8 bytes, so ceil(units / 4)
+        // is at most ceil(bytes / 4).
+        if self.utf8_bytes > MAX_OBSERVED_UTF8_BYTES || estimate.estimated_tokens > self.utf8_bytes.div_ceil(4) {
+            return Err(ObservationError::Counts);
         }
+        Ok(())
     }
 }
 

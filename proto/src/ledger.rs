@@ -16,6 +16,22 @@ pub const LEDGER_REJECTED_FILE: &str = "ledger-v1.rejected.jsonl";
 /// Bound on one serialized record.
 pub const MAX_LEDGER_RECORD_BYTES: usize = 16 * 1024;
 
+/// Bounds a record's figures must keep to be stored. Each is far beyond what
+/// one provider call reports, and small enough that no total over a ledger
+/// can overflow: a record outside them is refused at the door, never stored.
+pub mod bounds {
+    /// One token counter of one call.
+    pub const MAX_CALL_TOKENS: u64 = 10_000_000_000;
+    /// A call's duration: 30 days.
+    pub const MAX_CALL_DURATION_MS: u64 = 30 * 24 * 3_600_000;
+    /// A call's reported cost, in US dollars.
+    pub const MAX_CALL_COST_USD: f64 = 1_000_000.0;
+    /// Model invocations or compactions of one call.
+    pub const MAX_CALL_COUNT: u64 = 1_000_000;
+    /// A quota window's used percent (providers report a little over 100).
+    pub const MAX_USED_PERCENT: f64 = 10_000.0;
+}
+
 named! {
     /// A provider CLI.
     pub enum Provider {

@@ -58,10 +58,17 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, record: &RecordedObservation) {
-        self.events += 1;
-        self.bytes += record.observation.utf8_bytes;
-        self.tokens += record.observation.labelled_tokens();
+    /// Adds `record`; `false` (and nothing added) when a total would overflow.
+    #[must_use]
+    fn add(&mut self, record: &RecordedObservation) -> bool {
+        let sums = (
+            self.events.checked_add(1),
+            self.bytes.checked_add(record.observation.utf8_bytes),
+            self.tokens.checked_add(record.observation.labelled_tokens()),
+        );
+        let (Some(events), Some(bytes), Some(tokens)) = sums else { return false };
+        *self = Tally { events, bytes, tokens };
+        true
     }
 }
 
@@ -72,6 +79,7 @@ pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
     let mut kinds = EventKinds::default();
     let mut delivered = Tally::default();
     let mut views: [BTreeMap<(String, String), Tally>; 3] = Default::default();
+    let mut overflowed = false;
     for record in matching {
         let observation = &record.observation;
         match observation.kind {
@@ -83,14 +91,20 @@ pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
         if observation.kind != ObservationKind::Delivered {
             continue;
         }
-        delivered.add(record);
+        // Validated counts cannot overflow a total; a store that makes one
+        // overflow is not one Bee wrote: keep the prefix, name it corrupt.
+        if !delivered.add(record) {
+            overflowed = true;
+            break;
+        }
         let keys = [
             (observation.item_id.to_string(), observation.item_version.to_string()),
             (observation.surface.as_str().to_owned(), SURFACE_VERSION.to_owned()),
             (observation.session_id.to_string(), observation.session_kind.to_string()),
         ];
         for (view, key) in views.iter_mut().zip(keys) {
-            view.entry(key).or_default().add(record);
+            // Each view's tally is at most the delivered total, which fit.
+            let _fits = view.entry(key).or_default().add(record);
         }
     }
     let observed = kinds.delivered + kinds.write_failed + kinds.partial_write;
@@ -123,6 +137,9 @@ pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
     }
 
     let mut issues = verified.issues.clone();
+    if overflowed {
+        issues.insert(Issue::Corrupt);
+    }
     if observed == 0 {
         issues.insert(Issue::Missing);
     }

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::ledger::logs::{FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::store::Ledger;
+use crate::ledger::store::{Ledger, validate};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
@@ -165,12 +165,21 @@ struct Committer<'a> {
 }
 
 impl Committer<'_> {
-    /// Queues `records` read from `path` up to `at`; commits when enough are queued.
-    fn push(&self, records: &mut Vec<LedgerRecord>, path: &str, at: FileOffset) -> Result<(), DbError> {
+    /// Queues `records` read from `path` up to `at`; commits when enough are
+    /// queued. A record outside the ledger's bounds (a hostile or broken log
+    /// line) is dropped here, so it can never hold a whole batch back: the
+    /// number dropped.
+    fn push(&self, records: &mut Vec<LedgerRecord>, path: &str, at: FileOffset) -> Result<u64, DbError> {
+        let before = records.len();
+        records.retain(|record| validate(record).is_ok());
+        let dropped = (before - records.len()) as u64;
         let mut pending = lock(&self.pending)?;
         pending.records.append(records);
         pending.offsets.push((path.to_owned(), at));
-        if pending.records.len() >= RECORDS_PER_COMMIT { self.commit(&mut pending) } else { Ok(()) }
+        if pending.records.len() >= RECORDS_PER_COMMIT {
+            self.commit(&mut pending)?;
+        }
+        Ok(dropped)
     }
 
     fn flush(&self) -> Result<(), DbError> {
@@ -283,10 +292,10 @@ fn read_file(
             summary.unparseable += 1;
         }
         if pending.len() >= RECORDS_PER_COMMIT / 4 {
-            committer.push(&mut pending, &key, state.resume_point(offset, false))?;
+            summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, false))?;
         }
     }
     state.finish(settled, &mut pending);
-    committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
+    summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
     Ok(summary)
 }

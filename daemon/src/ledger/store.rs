@@ -7,6 +7,7 @@
 //! is NULL.
 
 use bee_proto::delivery::Issue;
+use bee_proto::ledger::bounds;
 use bee_proto::ledger::{
     CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark, UsageGrouping,
 };
@@ -17,8 +18,7 @@ use std::path::Path;
 
 use crate::ledger::logs::FileOffset;
 use crate::ledger::rollup::{self, Range, Summary, Touched};
-use crate::storage::sqlite::sql_integer;
-use crate::storage::sqlite::{self, DbError};
+use crate::storage::sqlite::{self, DbError, sql_integer};
 
 /// Database file inside the ledger directory.
 pub const DB_FILE: &str = "ledger.sqlite3";
@@ -140,8 +140,28 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
     match record {
         LedgerRecord::Call(call) => {
             required_ms(&call.started_at_utc, "startedAtUtc")?;
-            if call.cost_usd.is_some_and(|c| !c.is_finite() || c < 0.0) {
+            if call.cost_usd.is_some_and(|c| !c.is_finite() || !(0.0..=bounds::MAX_CALL_COST_USD).contains(&c)) {
                 return Err(InvalidRecord("costUsd"));
+            }
+            if call.duration_ms.is_some_and(|d| d > bounds::MAX_CALL_DURATION_MS) {
+                return Err(InvalidRecord("durationMs"));
+            }
+            let tokens = call.tokens.iter().flat_map(|t| {
+                [
+                    t.input_tokens,
+                    t.cached_input_tokens,
+                    t.cache_creation_input_tokens,
+                    t.cache_read_input_tokens,
+                    t.output_tokens,
+                    t.reasoning_output_tokens,
+                    t.total_tokens,
+                ]
+            });
+            if tokens.chain([call.context_window, call.context_tokens]).flatten().any(|n| n > bounds::MAX_CALL_TOKENS) {
+                return Err(InvalidRecord("token counter"));
+            }
+            if [call.model_invocations, call.compactions].into_iter().flatten().any(|n| n > bounds::MAX_CALL_COUNT) {
+                return Err(InvalidRecord("modelInvocations or compactions"));
             }
             for snapshot in &call.quota_snapshots {
                 validate_snapshot(snapshot)?;
@@ -185,7 +205,7 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
 fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
     required_ms(&snapshot.observed_at_utc, "observedAtUtc")?;
     optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc")?;
-    if !snapshot.used_percent.is_finite() || snapshot.used_percent < 0.0 {
+    if !snapshot.used_percent.is_finite() || !(0.0..=bounds::MAX_USED_PERCENT).contains(&snapshot.used_percent) {
         return Err(InvalidRecord("usedPercent"));
     }
     Ok(())
