@@ -128,9 +128,11 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
     }
 
     // Transport: every post answered; none left to or taken from the spool.
+    // A post answered without an id did cross transport: persistence says so.
+    let answered = |delivery: &str| delivery == "direct" || delivery == store::failure_name(&PostFailure::NoReceipt);
     let undelivered: Vec<String> = stored
         .iter()
-        .filter(|event| event.delivery != "direct")
+        .filter(|event| !answered(&event.delivery))
         .map(|event| format!("event {} arrived through the spool ({})", event.id, event.delivery))
         .chain(
             pending

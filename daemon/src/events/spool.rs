@@ -1,6 +1,7 @@
 //! Ingesting the event senders' spool: events `bee-hook event` could not
-//! deliver are stored now, marked with how their post failed (the audit's
-//! transport evidence).
+//! deliver are stored now, once (by their key), marked with how their post
+//! failed (the audit's transport evidence). The spool's line bound is the
+//! live body limit: what beed would take live, it takes from the spool.
 
 use bee_proto::events::{EVENTS_REJECTED_FILE, EVENTS_SPOOL_FILE, MAX_EVENT_BYTES, PostFailure, SpooledEvent};
 use std::io;
@@ -41,18 +42,21 @@ pub fn ingest(dir: &Path, events: &EventsState) -> io::Result<IngestSummary> {
                     summary.rejected_lines += 1;
                     continue;
                 };
-                let stored = if line.failure == PostFailure::NoReceipt {
+                // A post answered without a stored id may or may not have been
+                // stored: keep the sender's report as evidence, and store the
+                // event itself (once, by its key) so it is never lost.
+                let mut stored = true;
+                if line.failure == PostFailure::NoReceipt {
                     let at_ms = bee_proto::time::parse_rfc3339_ms(&line.at_utc).unwrap_or(event.timestamp_ms);
                     let issue = EventWrite::ReceiptIssue {
-                        session_id: event.session_id,
-                        hook_event_type: event.hook_event_type,
-                        failure: line.failure,
+                        session_id: event.session_id.clone(),
+                        hook_event_type: event.hook_event_type.clone(),
+                        failure: line.failure.clone(),
                         at_ms,
                     };
-                    events.writer.submit_blocking(issue).wait().is_some_and(|answer| answer.is_ok())
-                } else {
-                    events.store_blocking(event, Arrival::Spooled(line.failure)).is_some()
-                };
+                    stored = events.writer.submit_blocking(issue).wait().is_some_and(|answer| answer.is_ok());
+                }
+                let stored = stored && events.store_blocking(event, Arrival::Spooled(line.failure)).is_some();
                 if stored {
                     summary.recorded += 1;
                 } else {

@@ -72,7 +72,7 @@ fn read_lines<T>(path: &Path, max_line: usize, parse: &impl Fn(&[u8]) -> Option<
     loop {
         // Read generously so that a line over the record bound is still kept
         // whole in the rejected file; only a giant one is merely noted.
-        match lines::next(&mut reader, MAX_KEPT_LINE, &mut line)?.0 {
+        match lines::next(&mut reader, MAX_KEPT_LINE.max(max_line as u64 + 2), &mut line)?.0 {
             Line::End => break,
             Line::Complete if line.len() > max_line + 1 => rejected.extend_from_slice(&line),
             Line::Complete => match parse(&line[..line.len() - 1]) {
