@@ -27,6 +27,14 @@ pub const DEFAULT_RECENT: usize = 100;
 pub const MAX_RECENT: usize = 5_000;
 /// Largest event body accepted: room for an opted-in transcript.
 pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
+/// Longest kept metadata field when payload capture is off: a longer string
+/// keeps its first bytes and a marker saying how many were dropped; a longer
+/// object or array becomes the marker alone. Metadata names things; it never
+/// needs to be large, and a 4 MiB `reason` must not cost 4 MiB per reader.
+pub const MAX_KEPT_FIELD_BYTES: usize = 1024;
+/// Most bytes of stored events one `/events/recent` answer or stream replay
+/// carries; older events beyond it are left out (the newest are kept).
+pub const MAX_EVENTS_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 /// Longest source app, session id or event type.
 pub const MAX_NAME_CHARS: usize = 256;
 /// Spool file of events a sender could not deliver.
@@ -212,13 +220,41 @@ pub fn accept_object(
     };
     if !capture(&source_app) {
         body.retain(|key, _| KEPT_FIELDS.contains(&key.as_str()) || key == "payload");
+        for (key, value) in body.iter_mut() {
+            if key != "payload" {
+                cap_field(value);
+            }
+        }
         if let Some(Value::Object(payload)) = body.get_mut("payload") {
             payload.retain(|key, value| KEPT_PAYLOAD_FIELDS.contains(&key.as_str()) && value.is_string());
+            payload.values_mut().for_each(cap_field);
         }
     }
     body.insert("timestamp".to_owned(), Value::from(timestamp_ms));
     body.remove("id");
     Ok(NewEvent { source_app, session_id, hook_event_type, timestamp_ms, body })
+}
+
+/// Holds a kept field to [`MAX_KEPT_FIELD_BYTES`], marking what was dropped.
+fn cap_field(value: &mut Value) {
+    match value {
+        Value::String(text) if text.len() > MAX_KEPT_FIELD_BYTES => {
+            let mut end = MAX_KEPT_FIELD_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let dropped = text.len() - end;
+            text.truncate(end);
+            text.push_str(&format!("…[{dropped} bytes dropped]"));
+        }
+        Value::Array(_) | Value::Object(_) => {
+            let size = value.to_string().len();
+            if size > MAX_KEPT_FIELD_BYTES {
+                *value = Value::String(format!("[{size} bytes dropped]"));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `GET /events/filter-options`.

@@ -10,7 +10,7 @@ use bee_proto::delivery::Issue;
 use bee_proto::events::{FILTER_SESSIONS, FilterOptions, NewEvent, PostFailure};
 pub use rusqlite::Connection;
 use rusqlite::{OptionalExtension, params};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::Path;
 
 use crate::storage::sqlite::{self, DbError};
@@ -177,19 +177,65 @@ pub fn open_reader(dir: &Path) -> Result<Connection, Issue> {
     Ok(sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?.0)
 }
 
-fn event_of(id: i64, body: &str) -> Value {
-    let mut event: Map<String, Value> = serde_json::from_str(body).unwrap_or_default();
-    event.insert("id".to_owned(), Value::from(id));
-    Value::Object(event)
+/// The latest events as one JSON array, oldest first, and the newest id in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recent {
+    pub json: String,
+    pub newest_id: i64,
+    pub count: usize,
 }
 
-/// The latest `limit` events, oldest first.
-pub fn recent(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Value>> {
-    let mut statement = conn.prepare_cached("SELECT id, body FROM event ORDER BY id DESC LIMIT ?1")?;
-    let rows = statement.query_map([limit as i64], |row| Ok(event_of(row.get(0)?, row.get_ref(1)?.as_str()?)))?;
-    let mut events = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-    events.reverse();
-    Ok(events)
+/// The latest `limit` events, oldest first, holding to `max_bytes` of
+/// stored events (the newest are kept, with no gap). Each is the stored text
+/// with its id appended — the bytes a parse, insert and print would give —
+/// written straight into the answer: one copy of the answer in memory.
+pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Result<Recent> {
+    // Sizes first, newest first, to find where the budget ends…
+    let mut sizes =
+        conn.prepare_cached("SELECT id, length(CAST(body AS BLOB)) FROM event ORDER BY id DESC LIMIT ?1")?;
+    let mut rows = sizes.query([limit as i64])?;
+    let (mut bytes, mut oldest, mut newest_id, mut count) = (2usize, None, 0i64, 0usize);
+    while let Some(row) = rows.next()? {
+        let (id, size): (i64, i64) = (row.get(0)?, row.get(1)?);
+        // The text grows by `,"id":N` and a separating comma.
+        let grown = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(8 + 20);
+        if bytes.saturating_add(grown) > max_bytes {
+            break;
+        }
+        bytes += grown;
+        oldest = Some(id);
+        newest_id = newest_id.max(id);
+        count += 1;
+    }
+    drop(rows);
+    let mut json = String::with_capacity(bytes);
+    json.push('[');
+    if let Some(oldest) = oldest {
+        // …then the bodies, oldest first, within exactly those ids.
+        let mut bodies = conn.prepare_cached("SELECT id, body FROM event WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
+        let mut rows = bodies.query([oldest, newest_id])?;
+        let mut first = true;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let Some(fields) = row.get_ref(1)?.as_str()?.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
+                continue;
+            };
+            if !first {
+                json.push(',');
+            }
+            first = false;
+            json.push('{');
+            json.push_str(fields);
+            if !fields.is_empty() {
+                json.push(',');
+            }
+            json.push_str("\"id\":");
+            json.push_str(&id.to_string());
+            json.push('}');
+        }
+    }
+    json.push(']');
+    Ok(Recent { json, newest_id, count })
 }
 
 /// The distinct values the dashboard filters on.

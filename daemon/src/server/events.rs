@@ -8,18 +8,17 @@
 use axum::extract::rejection::BytesRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Query, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bee_proto::audit::AuditSummary;
 use bee_proto::events::{
     AUDIT_SESSIONS_PATH, DEFAULT_RECENT, EVENTS_PATH, EVENTS_RECENT_PATH, EventError, EventRejection,
-    FILTER_OPTIONS_PATH, HEALTH_PATH, Health, HealthCheck, MAX_EVENT_BYTES, MAX_RECENT, REPLAY_EVENTS, STREAM_PATH,
-    accept, stream_message,
+    FILTER_OPTIONS_PATH, HEALTH_PATH, Health, HealthCheck, MAX_EVENT_BYTES, MAX_EVENTS_ANSWER_BYTES, MAX_RECENT,
+    REPLAY_EVENTS, STREAM_PATH, accept,
 };
 use hyper::body::Bytes;
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::broadcast;
@@ -103,8 +102,8 @@ async fn recent(
         Some(Ok(limit)) => limit.min(MAX_RECENT),
         Some(Err(_)) => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
     };
-    match read(&state, move |conn| store::recent(conn, limit)).await {
-        Ok(events) => Json(events).into_response(),
+    match read(&state, move |conn| store::recent(conn, limit, MAX_EVENTS_ANSWER_BYTES)).await {
+        Ok(recent) => ([(header::CONTENT_TYPE, "application/json")], recent.json).into_response(),
         Err(response) => response,
     }
 }
@@ -126,9 +125,13 @@ async fn stream(State(state): State<Shared>, upgrade: WebSocketUpgrade) -> Respo
 async fn serve_stream(mut socket: WebSocket, state: Shared) {
     let mut live = state.live.subscribe();
     let mut stopping = state.stopping.clone();
-    let replay: Vec<Value> = read(&state, |conn| store::recent(conn, REPLAY_EVENTS)).await.unwrap_or_default();
-    let replayed_up_to = replay.iter().filter_map(|e| e.get("id").and_then(Value::as_i64)).max().unwrap_or(0);
-    let initial = stream_message("initial", &Value::Array(replay));
+    let replay = read(&state, |conn| store::recent(conn, REPLAY_EVENTS, MAX_EVENTS_ANSWER_BYTES)).await;
+    let (replay, replayed_up_to) = match replay {
+        Ok(recent) => (recent.json, recent.newest_id),
+        Err(_) => ("[]".to_owned(), 0),
+    };
+    // The reference's `{"type":"initial","data":[…]}`, around text already JSON.
+    let initial = format!("{{\"type\":\"initial\",\"data\":{replay}}}");
     if socket.send(Message::Text(initial.into())).await.is_err() {
         return;
     }

@@ -105,6 +105,8 @@ pub async fn serve(
     config: DaemonConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
+    let open_files = socket::raise_open_file_limit();
+    tracing::debug!(?open_files, "open-file limit");
     let socket_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
     files::ensure_private_dir(&socket_dir)?;
     let _instance_lock = take_instance_lock(&config.socket)?;

@@ -85,3 +85,19 @@ impl axum::serve::Listener for SameUserListener {
         self.inner.local_addr()
     }
 }
+
+/// Raises the open-file limit to its hard maximum: every connection costs a
+/// descriptor, and the default soft limit (often 1,024) is what a flood on
+/// the loopback listener would otherwise exhaust. The soft limit reached.
+pub(super) fn raise_open_file_limit() -> Option<u64> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    // An unlimited hard limit still has the kernel's ceiling; 1 Mi is plenty.
+    let target = limit.maximum.unwrap_or(1 << 20);
+    if limit.current.is_some_and(|current| current < target) {
+        if let Err(err) = setrlimit(Resource::Nofile, Rlimit { current: Some(target), maximum: limit.maximum }) {
+            tracing::warn!(error = %err, "cannot raise the open-file limit");
+        }
+    }
+    getrlimit(Resource::Nofile).current
+}
