@@ -94,10 +94,10 @@ pub(super) fn raise_open_file_limit() -> Option<u64> {
     let limit = getrlimit(Resource::Nofile);
     // An unlimited hard limit still has the kernel's ceiling; 1 Mi is plenty.
     let target = limit.maximum.unwrap_or(1 << 20);
-    if limit.current.is_some_and(|current| current < target) {
-        if let Err(err) = setrlimit(Resource::Nofile, Rlimit { current: Some(target), maximum: limit.maximum }) {
-            tracing::warn!(error = %err, "cannot raise the open-file limit");
-        }
+    if limit.current.is_some_and(|current| current < target)
+        && let Err(err) = setrlimit(Resource::Nofile, Rlimit { current: Some(target), maximum: limit.maximum })
+    {
+        tracing::warn!(error = %err, "cannot raise the open-file limit");
     }
     getrlimit(Resource::Nofile).current
 }
