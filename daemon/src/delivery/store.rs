@@ -16,8 +16,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use crate::storage::sqlite;
 use crate::storage::writer::{BatchStore, WriterHandle};
+use crate::storage::{files, sqlite};
 
 /// Database file inside the store directory.
 pub const DB_FILE: &str = "delivery.sqlite3";
@@ -59,9 +59,16 @@ pub enum AppendRefusal {
     Io(String),
 }
 
+/// Beside the database: the highest sequence beed has acknowledged, written
+/// and synced after each commit, outside the WAL. A store holding fewer
+/// records than this lost acknowledged ones (a damaged WAL frame makes SQLite
+/// drop that frame and every later one, silently): readers name it `corrupt`.
+pub const ACKNOWLEDGED_FILE: &str = "acknowledged";
+
 /// The store as a writer holds it.
 pub struct WritableStore {
     db: sqlite::Writer,
+    acknowledged: std::fs::File,
     capacity: u64,
     records: u64,
     /// Records per (session kind, session id), so that numbering a session's
@@ -77,9 +84,21 @@ impl WritableStore {
         if let Some((_, reason)) = verified.failure {
             return Err(StoreError::Corrupt { path: dir.to_owned(), reason });
         }
+        let records = verified.records.len() as u64;
+        if let Some(mark) = acknowledged_mark(dir)
+            && mark > records
+        {
+            return Err(StoreError::Corrupt {
+                path: dir.to_owned(),
+                reason: format!("{mark} observations were acknowledged but the store holds {records}"),
+            });
+        }
+        let acknowledged = files::open_private_file(&dir.join(ACKNOWLEDGED_FILE))?;
         let capacity = verified.capacity.unwrap_or(DEFAULT_CAPACITY);
         let session_records = session_counts(&verified.records);
-        Ok(WritableStore { db, capacity, records: verified.records.len() as u64, session_records })
+        let mut store = WritableStore { db, acknowledged, capacity, records, session_records };
+        store.acknowledge();
+        Ok(store)
     }
 
     /// Records held.
@@ -138,8 +157,32 @@ impl WritableStore {
             answers.push(Ok(AppendAnswer { outcome: AppendOutcome::Recorded, sequence }));
         }
         tx.commit()?;
+        self.acknowledge();
         Ok(answers)
     }
+
+    /// Writes and syncs the acknowledged mark (the records committed so
+    /// far), before any answer goes out. A failure is logged: the records
+    /// are safe, only the loss check is weaker until the next commit.
+    fn acknowledge(&mut self) {
+        use std::io::{Seek, Write};
+        let mark = format!("{:020}\n", self.records);
+        let written = self
+            .acknowledged
+            .rewind()
+            .and_then(|()| self.acknowledged.write_all(mark.as_bytes()))
+            .and_then(|()| self.acknowledged.sync_data());
+        if let Err(err) = written {
+            tracing::warn!(error = %err, "acknowledged mark not written");
+        }
+    }
+}
+
+/// The acknowledged mark beside the store at `dir`, when there is one.
+pub fn acknowledged_mark(dir: &Path) -> Option<u64> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut files::open_regular(&dir.join(ACKNOWLEDGED_FILE)).ok()?, &mut text).ok()?;
+    text.trim().parse().ok()
 }
 
 fn session_counts(records: &[RecordedObservation]) -> HashMap<(Identity, Identity), u64> {
@@ -328,7 +371,10 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
             conn
         }
         Err(issue) => {
-            store.issues.insert(issue);
+            // A store that acknowledged records and now shows none (or no
+            // schema) lost them: that is damage, not an absence of evidence.
+            let lost = issue == Issue::Missing && acknowledged_mark(dir).is_some_and(|mark| mark > 0);
+            store.issues.insert(if lost { Issue::Corrupt } else { issue });
             return store;
         }
     };
@@ -338,6 +384,9 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
     }
     store.records = verification.records;
     store.capacity = verification.capacity;
+    if verification.failure.is_none() && acknowledged_mark(dir).is_some_and(|mark| mark > store.records.len() as u64) {
+        store.issues.insert(Issue::Corrupt);
+    }
     if let Some(capacity) = store.capacity
         && store.records.len() as u64 >= capacity
     {

@@ -113,10 +113,18 @@ pub fn open_reader(dir: &Path, db_file: &str, known: usize) -> Result<(Connectio
     let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|err| issue_of(&err))?;
     conn.busy_timeout(Duration::from_millis(1_000)).map_err(|_| Issue::Io)?;
-    match conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0)) {
-        Ok(0) => Err(Issue::Missing),
-        Ok(version) if version <= known as i64 => Ok((conn, version as u32)),
-        Ok(_) => Err(Issue::Io),
+    let version = match conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0)) {
+        Ok(0) => return Err(Issue::Missing),
+        Ok(version) if version <= known as i64 => version as u32,
+        Ok(_) => return Err(Issue::Io),
+        Err(err) => return Err(issue_of(&err)),
+    };
+    // A migrated store has tables. A schema that cannot be read, or that
+    // lost them, is damage: `corrupt`, never `missing`.
+    match conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |row| row.get::<_, i64>(0)) {
+        Ok(tables) if tables > 0 => Ok((conn, version)),
+        Ok(_) => Err(Issue::Corrupt),
+        Err(err) if err.sqlite_error_code() == Some(ErrorCode::Unknown) => Err(Issue::Corrupt),
         Err(err) => Err(issue_of(&err)),
     }
 }

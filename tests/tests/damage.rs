@@ -1,0 +1,71 @@
+//! Damage a store cannot hide: acknowledged observations lost with a damaged
+//! WAL frame, and a damaged schema page, are both `corrupt` — never a smaller
+//! total that looks exact, never only `missing` (which alone would read as
+//! "nothing was ever observed").
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use std::io::{Seek, SeekFrom, Write};
+
+const BLOCK: &[u8] = b"Keep commits small.\n";
+
+/// Fires `n` observed prompt hooks, each acknowledged by beed.
+fn acknowledged(home: &TestHome, n: usize) {
+    let block = home.file("block.md", BLOCK);
+    for _ in 0..n {
+        let (_, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "x"));
+        assert_eq!(receipt.unwrap().1, "accepted by beed");
+    }
+}
+
+fn flip_byte(path: &std::path::Path, at: u64) {
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+    let mut byte = [0u8; 1];
+    file.seek(SeekFrom::Start(at)).unwrap();
+    std::io::Read::read_exact(&mut file, &mut byte).unwrap();
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.write_all(&[byte[0] ^ 0x10]).unwrap();
+}
+
+#[test]
+fn acknowledged_observations_lost_with_a_damaged_wal_frame_are_corrupt() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    acknowledged(&home, 20);
+    let (_, before) = home.report(&[]);
+    assert_eq!(before["observedEvents"], 20);
+    // beed dies with the records in the WAL; one bit of its first frame flips.
+    daemon.kill9();
+    let wal = home.store().join("delivery.sqlite3-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 32 + 24, "the records are in the WAL");
+    flip_byte(&wal, 32 + 24 + 200);
+    let (code, report) = home.report(&[]);
+    let issues = report["issues"].as_array().unwrap();
+    assert!(issues.contains(&"corrupt".into()), "{report}");
+    assert!(report["observedEvents"].as_u64().unwrap() < 20, "the loss is real: {report}");
+    assert!(code == 0 || code == 5, "{code}");
+    // beed will not append to a store that lost what it acknowledged.
+    let mut beed = home.command(bin("beed"));
+    let out = beed.stdin(std::process::Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("acknowledged"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_damaged_schema_page_is_corrupt_not_only_missing() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    acknowledged(&home, 3);
+    // A clean stop checkpoints the WAL into the database file.
+    assert_eq!(daemon.stop(), Some(0));
+    let db = home.store().join("delivery.sqlite3");
+    // Page 1 holds the schema (sqlite_master) after the 100-byte header.
+    let mut file = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+    file.seek(SeekFrom::Start(100)).unwrap();
+    file.write_all(&[0xA5; 3_000]).unwrap();
+    drop(file);
+    let (code, report) = home.report(&[]);
+    assert_eq!(code, 5);
+    assert_eq!(report["issues"], serde_json::json!(["missing", "corrupt", "observation_window_open"]), "{report}");
+}
