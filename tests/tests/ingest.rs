@@ -256,3 +256,25 @@ fn a_100_mb_set_is_ingested_with_bounded_memory() {
     assert!(rss_kb < 80 * 1024, "ingesting 100 MB took {rss_kb} KiB of memory");
     assert_eq!(parse_json_line(&output.stdout)["summary"]["recordsAppended"], expected);
 }
+
+#[test]
+fn beed_waits_for_an_offline_ingestion_instead_of_exiting() {
+    let home = TestHome::new();
+    // An offline `beectl ingest` holds the ledger's writer lock.
+    let ledger = home.bee_dir().join("usage/ledger-v1");
+    std::fs::create_dir_all(&ledger).unwrap();
+    let lock = std::fs::File::create(ledger.join("writer.lock")).unwrap();
+    lock.lock().unwrap();
+    let mut command = home.command(bin("beed"));
+    command.args(["--ingest-every", "0"]);
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1_500));
+        drop(lock);
+    });
+    // Daemon::start panics if beed exits before it is ready.
+    let daemon = Daemon::start(&home, command);
+    releaser.join().unwrap();
+    assert!(daemon.log().contains("an offline ingestion holds the ledger; waiting"), "{}", daemon.log());
+    assert_eq!(ingest(&home)["by"], "beed", "beed now owns the ledger");
+    drop(daemon);
+}

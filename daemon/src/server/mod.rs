@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::delivery::store::{StoreError, WritableStore};
+use crate::storage::sqlite::DbError;
 use crate::events::intake::EventsState;
 use crate::events::store::EventStore;
 use crate::ledger::ingest::Roots;
@@ -100,6 +101,29 @@ pub enum StartError {
     Io(#[from] io::Error),
 }
 
+/// Longest beed waits for an offline `beectl ingest` to let go of the ledger.
+const LEDGER_WAIT: Duration = Duration::from_secs(600);
+
+/// Opens the ledger, waiting while an offline `beectl ingest` holds it — a
+/// first import under socket activation is the common case — instead of
+/// failing the start (and being restarted in a loop).
+async fn open_ledger(dir: &Path) -> Result<Ledger, StartError> {
+    let deadline = std::time::Instant::now() + LEDGER_WAIT;
+    let mut said = false;
+    loop {
+        match Ledger::open(dir) {
+            Err(DbError::Locked(_)) if std::time::Instant::now() < deadline => {
+                if !said {
+                    tracing::info!(ledger = %dir.display(), "an offline ingestion holds the ledger; waiting for it to finish");
+                    said = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            opened => return Ok(opened?),
+        }
+    }
+}
+
 /// Runs beed until `shutdown` resolves.
 pub async fn serve(
     config: DaemonConfig,
@@ -114,7 +138,7 @@ pub async fn serve(
     let store = WritableStore::open(&config.delivery_store)?;
     tracing::info!(store = %config.delivery_store.display(), records = store.records(), "delivery store open");
     let (writer, writer_thread) = writer::spawn(store, "bee-writer")?;
-    let ledger = Arc::new(Mutex::new(Ledger::open(&config.ledger_store)?));
+    let ledger = Arc::new(Mutex::new(open_ledger(&config.ledger_store).await?));
     tracing::info!(ledger = %config.ledger_store.display(), "ledger open");
     if let Some(addr) = config.http
         && !addr.ip().is_loopback()
