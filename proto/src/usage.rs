@@ -219,6 +219,29 @@ pub struct UsageIssue {
     pub code: UsageIssueCode,
     /// 1-based line, where one line is to blame.
     pub line: Option<u64>,
+    /// On the one issue without a line that follows the first
+    /// [`MAX_LINE_ISSUES`] of a code: how many more lines had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<u64>,
+}
+
+/// Issues of one code listed with their line numbers; later lines of that
+/// code are only counted (in `omitted`), so a log of ten million bad lines
+/// gives a short answer — `lines.unparseable` stays the exact count.
+pub const MAX_LINE_ISSUES: usize = 100;
+
+/// Notes an issue of `code` at `line`, listing at most [`MAX_LINE_ISSUES`]
+/// lines per code and counting the rest.
+pub fn note_line_issue(issues: &mut Vec<UsageIssue>, code: UsageIssueCode, line: u64) {
+    let listed = issues.iter().filter(|issue| issue.code == code && issue.line.is_some()).count();
+    if listed < MAX_LINE_ISSUES {
+        issues.push(UsageIssue { code, line: Some(line), omitted: None });
+        return;
+    }
+    match issues.iter_mut().find(|issue| issue.code == code && issue.omitted.is_some()) {
+        Some(more) => more.omitted = more.omitted.map(|n| n.saturating_add(1)),
+        None => issues.push(UsageIssue { code, line: None, omitted: Some(1) }),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -315,3 +315,29 @@ fn a_huge_line_is_reported_not_parsed() {
     assert_eq!(value["lines"]["read"], 15);
     assert_eq!(value["response"]["responses"], 5);
 }
+
+#[test]
+fn a_log_of_many_bad_lines_gives_a_short_answer_with_exact_counts() {
+    let home = TestHome::new();
+    let mut log = claude_assistant(
+        "msg_01A",
+        Some("req_01A"),
+        "claude-sonnet-4-5",
+        json!({"input_tokens": 3, "output_tokens": 4}),
+        json!({}),
+    );
+    log.push('\n');
+    log.push_str(&"not json at all\n".repeat(50_000));
+    let path = home.file("session.jsonl", log.as_bytes());
+    let (code, answer) = budget(&home, "claude", CLAUDE_SESSION, path.to_str().unwrap());
+    assert_eq!(code, 0);
+    assert_eq!(answer["lines"]["unparseable"], 50_000, "the count stays exact");
+    let issues = answer["issues"].as_array().unwrap();
+    let listed = issues.iter().filter(|i| i["code"] == "unparseable_line" && i["line"].is_u64()).count();
+    assert_eq!(listed, 100);
+    let more: Vec<&Value> = issues.iter().filter(|i| i["code"] == "unparseable_line" && i["line"].is_null()).collect();
+    assert_eq!(more.len(), 1, "{more:?}");
+    assert_eq!(more[0]["omitted"], 49_900);
+    let bytes = serde_json::to_vec(&answer).unwrap().len();
+    assert!(bytes < 16 * 1024, "{bytes} bytes");
+}

@@ -211,6 +211,17 @@ fn the_dashboard_shows_live_events_filters_and_replays_after_a_reconnect() {
     );
     browser.eval("const s = document.getElementById('filter-session'); s.value = ''; s.dispatchEvent(new Event('change')); return true");
 
+    // A burst of events asks for verdicts about once a second, not per event.
+    let fetches_before = browser.eval("return window.bee.verdictFetches").as_u64().unwrap();
+    let mut last = 0;
+    for _ in 0..40 {
+        last = post(&addr, &event("session-a", "PostToolUse", "Read"));
+    }
+    browser.wait_for("the burst", &shown(last));
+    std::thread::sleep(Duration::from_millis(1_200));
+    let fetched = browser.eval("return window.bee.verdictFetches").as_u64().unwrap() - fetches_before;
+    assert!((1..=4).contains(&fetched), "{fetched} verdict requests for a burst of 40 events");
+
     // The connection drops: beed stops. An event sent meanwhile is spooled by bee-hook.
     drop(daemon);
     browser.wait_for("the lost connection", "return document.getElementById('status').textContent === 'reconnecting'");

@@ -26,12 +26,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::delivery::store::{StoreError, WritableStore};
-use crate::storage::sqlite::DbError;
 use crate::events::intake::EventsState;
 use crate::events::store::EventStore;
 use crate::ledger::ingest::Roots;
 use crate::ledger::store::Ledger;
 use crate::storage::files;
+use crate::storage::sqlite::DbError;
 use crate::storage::writer;
 use crate::tokens::encoders::Encoders;
 use api::{AppState, router, tcp_router};

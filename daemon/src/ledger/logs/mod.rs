@@ -14,6 +14,7 @@ pub mod codex;
 use bee_proto::ledger::{LedgerRecord, Provider};
 use bee_proto::usage::{
     Harness, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue, UsageIssueCode,
+    note_line_issue,
 };
 use serde_json::Value;
 use std::io::{self, Read};
@@ -132,11 +133,11 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
         usage.lines.read += 1;
         match kind {
             Line::Oversized { .. } => {
-                usage.issues.push(issue(UsageIssueCode::OversizedLine, number));
+                note_line_issue(&mut usage.issues, UsageIssueCode::OversizedLine, number);
                 usage.lines.unparseable += 1;
                 continue;
             }
-            Line::Partial => usage.issues.push(issue(UsageIssueCode::TruncatedLastLine, number)),
+            Line::Partial => note_line_issue(&mut usage.issues, UsageIssueCode::TruncatedLastLine, number),
             Line::Complete | Line::End => {}
         }
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
@@ -149,7 +150,7 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
             Ok(value @ Value::Object(_)) => value,
             _ => {
                 usage.lines.unparseable += 1;
-                usage.issues.push(issue(UsageIssueCode::UnparseableLine, number));
+                note_line_issue(&mut usage.issues, UsageIssueCode::UnparseableLine, number);
                 continue;
             }
         };
@@ -168,9 +169,9 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
         SessionState::Codex(codex) => codex.finish(&mut usage),
     }
     if usage.lines.matched_session == 0 {
-        usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoMatchingSession, line: None });
+        usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoMatchingSession, line: None, omitted: None });
     } else if usage.response.as_ref().is_none_or(|r| r.counters.is_none()) {
-        usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoTokenCount, line: None });
+        usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoTokenCount, line: None, omitted: None });
     }
     Ok(usage)
 }
@@ -181,10 +182,6 @@ enum SessionState {
     Codex(CodexState),
 }
 
-pub(crate) fn issue(code: UsageIssueCode, line: u64) -> UsageIssue {
-    UsageIssue { code, line: Some(line) }
-}
-
 /// A counter: a non-negative integer that fits, else an issue and `None`.
 pub(crate) fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIssue>) -> Option<u64> {
     match value? {
@@ -192,12 +189,12 @@ pub(crate) fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIs
         Value::Number(n) => match n.as_u64() {
             Some(n) => Some(n),
             None => {
-                issues.push(issue(UsageIssueCode::InvalidCounter, line));
+                note_line_issue(issues, UsageIssueCode::InvalidCounter, line);
                 None
             }
         },
         _ => {
-            issues.push(issue(UsageIssueCode::InvalidCounter, line));
+            note_line_issue(issues, UsageIssueCode::InvalidCounter, line);
             None
         }
     }
