@@ -118,23 +118,41 @@ pub fn claim(dir: &Path, file_name: &str) -> io::Result<Vec<PathBuf>> {
     Ok(claimed)
 }
 
-/// Number of complete lines waiting in the live and claimed spool files.
-pub fn pending_lines(dir: &Path, file_name: &str) -> io::Result<u64> {
+/// The spool files waiting to be ingested, in the order beed takes them:
+/// claimed files (oldest claim first), then the live file. Nothing is
+/// claimed or locked: a reader only looks.
+pub fn pending_files(dir: &Path, file_name: &str) -> io::Result<Vec<PathBuf>> {
     let prefix = format!("{file_name}{CLAIMED_MARKER}");
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(err),
     };
-    let mut lines = 0;
+    let (mut claimed, mut live) = (Vec::new(), None);
     for entry in entries {
         let entry = entry?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if (name == file_name || name.starts_with(&prefix)) && entry.file_type()?.is_file() {
-            let bytes = fs::read(entry.path())?;
-            lines += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        if !entry.file_type()?.is_file() {
+            continue;
         }
+        if name == file_name {
+            live = Some(entry.path());
+        } else if name.starts_with(&prefix) {
+            claimed.push(entry.path());
+        }
+    }
+    claimed.sort();
+    claimed.extend(live);
+    Ok(claimed)
+}
+
+/// Number of complete lines waiting in the live and claimed spool files.
+pub fn pending_lines(dir: &Path, file_name: &str) -> io::Result<u64> {
+    let mut lines = 0;
+    for path in pending_files(dir, file_name)? {
+        let bytes = fs::read(path)?;
+        lines += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     }
     Ok(lines)
 }

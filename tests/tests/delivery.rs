@@ -339,3 +339,48 @@ fn invalid_usage_is_exit_4_with_an_invalid_usage_document() {
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("beectl "));
     assert!(!home.bee_dir().exists());
 }
+
+#[test]
+fn with_beed_never_started_the_report_includes_the_spool_exactly_as_beed_will_store_it() {
+    let home = TestHome::new();
+    let block = home.file("block.md", b"Run the linter before committing.\n");
+    let mut events = Vec::new();
+    for (session, prompt) in [(SESSION, "a"), (OTHER_SESSION, "b"), (SESSION, "c")] {
+        let (output, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(session, prompt));
+        assert_eq!(output.status.code(), Some(0));
+        let (event, outcome) = receipt.unwrap();
+        assert!(outcome.starts_with("spooled"), "{outcome}");
+        events.push(event);
+    }
+    // A line a crash cut short, and a repeat of a spooled event: neither counts twice.
+    let spool = home.spool_dir().join("delivery-v1.jsonl");
+    let first_line = std::fs::read_to_string(&spool).unwrap().lines().next().unwrap().to_owned();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&spool).unwrap();
+    use std::io::Write;
+    writeln!(file, "{first_line}").unwrap();
+    write!(file, "{{\"kind\":\"Deliv").unwrap();
+    drop(file);
+
+    let (code, before) = home.report(&[]);
+    assert_eq!(code, 0, "{before}");
+    assert_eq!(before["observedEvents"], 3, "{before}");
+    assert_eq!(before["issues"], serde_json::json!(["observation_window_open"]), "{before}");
+    assert!(!home.store().exists(), "reporting created nothing");
+    let reads: Vec<(i32, serde_json::Value)> = events.iter().map(|event| home.read_event(event)).collect();
+    assert_eq!(reads[2].0, 0);
+    assert_eq!(reads[2].1["observation"]["sequence"], 3);
+    assert_eq!(reads[2].1["observation"]["observation"]["sessionSequence"], 2);
+
+    // beed takes the spool: the answers do not change by a byte.
+    let daemon = home.start_daemon();
+    assert!(eventually(std::time::Duration::from_secs(10), || home
+        .bee_files()
+        .iter()
+        .any(|(path, _)| path.ends_with("delivery-v1.rejected.jsonl"))));
+    home.settle();
+    assert_eq!(home.report(&[]), (code, before));
+    for (event, read) in events.iter().zip(reads) {
+        assert_eq!(home.read_event(event), read, "{event}");
+    }
+    drop(daemon);
+}

@@ -23,19 +23,30 @@ pub struct ReportQuery {
 
 /// `beectl delivery report` over the store at `dir`.
 pub fn report(dir: &Path, query: &ReportQuery) -> Rendered {
-    let verified = store::read_verified(dir);
+    let verified = verified_with_pending(dir);
     render_report(&build_report(&verified, query), REPORT_CAP_BYTES)
 }
 
 /// `beectl delivery read` of `event` in the store at `dir`.
 pub fn read(dir: &Path, event: uuid::Uuid) -> Rendered {
-    let verified = store::read_verified(dir);
+    let verified = verified_with_pending(dir);
     match verified.records.into_iter().find(|r| r.observation.event_id == event) {
         Some(record) => Rendered::json(
             Exit::Success,
             &ReadAnswer { status: ReadStatus::RecordedObservation, observation: Some(record) },
         ),
         None => Rendered::json(Exit::Unavailable, &ReadAnswer { status: ReadStatus::Unavailable, observation: None }),
+    }
+}
+
+/// The store's records, and — for the default store, the one the hooks'
+/// spool belongs to — the observations still waiting in that spool.
+fn verified_with_pending(dir: &Path) -> store::VerifiedStore {
+    let default = bee_proto::paths::default_delivery_store().and_then(|d| std::path::absolute(d).ok());
+    let asked = std::path::absolute(dir).ok();
+    match (default, asked, bee_proto::paths::spool_dir()) {
+        (Some(default), Some(asked), Some(spool)) if default == asked => store::read_verified_with_spool(dir, &spool),
+        _ => store::read_verified(dir),
     }
 }
 
