@@ -26,6 +26,9 @@ pub enum NotObserved {
     Malformed,
     NotPromptEvent,
     NoValidSession,
+    /// `CLAUDE_CODE_SESSION_ID` is unset or not a session id: the hook was
+    /// not run by Claude Code (Codex and others reuse hooks without it).
+    NotClaudeCode,
 }
 
 impl NotObserved {
@@ -36,6 +39,7 @@ impl NotObserved {
             NotObserved::Malformed => "envelope is not a well-formed JSON object",
             NotObserved::NotPromptEvent => "not a UserPromptSubmit envelope",
             NotObserved::NoValidSession => "no valid native session id",
+            NotObserved::NotClaudeCode => "CLAUDE_CODE_SESSION_ID is not a valid session id: not run by Claude Code",
         }
     }
 }
@@ -51,13 +55,15 @@ pub fn session_of(raw: &[u8], env_session: Option<&str>) -> Result<(Identity, Id
     if envelope.hook_event_name.as_deref() != Some(PROMPT_EVENT) {
         return Err(NotObserved::NotPromptEvent);
     }
+    // Claude Code sets its session id for every hook process; a harness
+    // that reuses the hook (Codex, Hermes) does not. Both must be there.
+    let env_session = env_session.and_then(parse_hyphenated_uuid).ok_or(NotObserved::NotClaudeCode)?;
     // An envelope that names a session decides; an invalid one is not
-    // replaced by the environment's, which may belong to another harness.
+    // replaced by the environment's.
     let session = match envelope.session_id.as_deref() {
-        Some(id) => id,
-        None => env_session.ok_or(NotObserved::NoValidSession)?,
+        Some(id) => parse_hyphenated_uuid(id).ok_or(NotObserved::NoValidSession)?,
+        None => env_session,
     };
-    let session = parse_hyphenated_uuid(session).ok_or(NotObserved::NoValidSession)?;
     let kind = Identity::parse(NATIVE_SESSION_KIND).map_err(|_| NotObserved::NoValidSession)?;
     let id = Identity::parse(&session.hyphenated().to_string()).map_err(|_| NotObserved::NoValidSession)?;
     Ok((kind, id))
@@ -87,7 +93,16 @@ mod tests {
         let raw = r#"{"hook_event_name":"UserPromptSubmit","prompt":"x"}"#;
         let (_, id) = session_of(raw.as_bytes(), Some(SID)).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(id.as_str(), SID);
-        assert_eq!(session_of(raw.as_bytes(), None), Err(NotObserved::NoValidSession));
+        assert_eq!(session_of(raw.as_bytes(), None), Err(NotObserved::NotClaudeCode));
+    }
+
+    #[test]
+    fn the_envelope_alone_is_not_claude_code() {
+        // Codex and other harnesses send the same envelope without the variable.
+        assert_eq!(session_of(envelope(SID).as_bytes(), None), Err(NotObserved::NotClaudeCode));
+        for bogus in ["", "not-a-uuid", "00000000-0000-0000-0000-000000000000", "3F2B8C1E6A4D4E9B9C7A1D2E3F4A5B6C"] {
+            assert_eq!(session_of(envelope(SID).as_bytes(), Some(bogus)), Err(NotObserved::NotClaudeCode), "{bogus}");
+        }
     }
 
     #[test]
@@ -99,20 +114,20 @@ mod tests {
         assert_eq!(session_of(b"[]", Some(SID)), Err(NotObserved::Malformed));
         assert_eq!(session_of(b"", Some(SID)), Err(NotObserved::Malformed));
         let twice = format!(r#"{{"session_id":"{SID}","session_id":"{SID}","hook_event_name":"UserPromptSubmit"}}"#);
-        assert_eq!(session_of(twice.as_bytes(), None), Err(NotObserved::Malformed));
+        assert_eq!(session_of(twice.as_bytes(), Some(SID)), Err(NotObserved::Malformed));
         let wrong_type = r#"{"session_id":42,"hook_event_name":"UserPromptSubmit"}"#;
         assert_eq!(session_of(wrong_type.as_bytes(), Some(SID)), Err(NotObserved::Malformed));
         let pre_tool = envelope(SID).replace("UserPromptSubmit", "PreToolUse");
-        assert_eq!(session_of(pre_tool.as_bytes(), None), Err(NotObserved::NotPromptEvent));
+        assert_eq!(session_of(pre_tool.as_bytes(), Some(SID)), Err(NotObserved::NotPromptEvent));
         let deep = "[".repeat(60_000);
-        assert_eq!(session_of(deep.as_bytes(), None), Err(NotObserved::Malformed));
+        assert_eq!(session_of(deep.as_bytes(), Some(SID)), Err(NotObserved::Malformed));
     }
 
     #[test]
     fn envelope_size_is_counted_in_utf16_units() {
         let fits = envelope(SID).replace("fix the tests", &"é".repeat(65_536 - envelope(SID).len() + 13));
-        assert!(session_of(fits.as_bytes(), None).is_ok());
+        assert!(session_of(fits.as_bytes(), Some(SID)).is_ok());
         let over = envelope(SID).replace("fix the tests", &"😀".repeat(32_768));
-        assert_eq!(session_of(over.as_bytes(), None), Err(NotObserved::Oversized));
+        assert_eq!(session_of(over.as_bytes(), Some(SID)), Err(NotObserved::Oversized));
     }
 }

@@ -113,7 +113,18 @@ impl TestHome {
     }
 
     /// Like [`TestHome::hook`] with a prepared command (extra env and so on).
+    ///
+    /// As Claude Code does for every hook process, `CLAUDE_CODE_SESSION_ID`
+    /// is set to the envelope's session, unless the command sets it itself
+    /// (to `""` for a hook run by another harness).
     pub fn hook_with(&self, mut command: Command, args: &[&str], stdin: &[u8]) -> (Output, Duration) {
+        let explicit = command.get_envs().any(|(key, value)| key == "CLAUDE_CODE_SESSION_ID" && value.is_some());
+        let session = serde_json::from_slice::<serde_json::Value>(stdin)
+            .ok()
+            .and_then(|envelope| envelope.get("session_id").and_then(|s| s.as_str()).map(str::to_owned));
+        if let (false, Some(session)) = (explicit, session) {
+            command.env("CLAUDE_CODE_SESSION_ID", session);
+        }
         let started = Instant::now();
         let mut child = command
             .args(args)

@@ -79,6 +79,18 @@ fn envelopes_that_are_not_observed_leave_the_output_untouched() {
     let (_, mine) = home.report(&["--session-kind", "claude-native-session", "--session", SESSION]);
     let (_, env) = home.report(&["--session-kind", "claude-native-session", "--session", OTHER_SESSION]);
     assert_eq!((mine["observedEvents"].clone(), env["observedEvents"].clone()), (json!(1), json!(1)));
+
+    // The envelope alone is not Claude Code: Codex and other harnesses reuse
+    // the hook without the variable, and are not observed.
+    for not_claude in ["", "codex", "00000000-0000-0000-0000-000000000000"] {
+        let mut other_harness = home.command(bin("bee-hook"));
+        other_harness.env("CLAUDE_CODE_SESSION_ID", not_claude).env("BEE_HOOK_DEBUG", "1");
+        let (output, _) = home.hook_with(other_harness, &args, &valid);
+        assert_eq!(output.stdout, BLOCK, "the hook still works");
+        assert!(String::from_utf8_lossy(&output.stderr).contains("not run by Claude Code"), "{not_claude:?}");
+    }
+    home.settle();
+    assert_eq!(home.report(&[]).1["observedEvents"], 2, "nothing more observed");
     drop(daemon);
 }
 
@@ -219,6 +231,7 @@ fn a_failed_write_is_recorded_but_never_counted_as_delivered() {
     let mut child = home
         .command(bin("bee-hook"))
         .args(block_args(&block))
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .stdin(std::process::Stdio::piped())
         .stdout(writer)
         .spawn()
@@ -267,6 +280,7 @@ fn hook_with_full_stderr(home: &TestHome, args: &[&str], envelope: &[u8], debug:
     if debug {
         command.env("BEE_HOOK_DEBUG", "1");
     }
+    command.env("CLAUDE_CODE_SESSION_ID", SESSION);
     let mut child = command
         .args(args)
         .stdin(std::process::Stdio::piped())
@@ -274,7 +288,8 @@ fn hook_with_full_stderr(home: &TestHome, args: &[&str], envelope: &[u8], debug:
         .stderr(full)
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(envelope).unwrap();
+    // A usage error may exit before reading its input.
+    let _ = child.stdin.take().unwrap().write_all(envelope);
     child.wait_with_output().unwrap()
 }
 
