@@ -69,3 +69,32 @@ fn a_damaged_schema_page_is_corrupt_not_only_missing() {
     assert_eq!(code, 5);
     assert_eq!(report["issues"], serde_json::json!(["missing", "corrupt", "observation_window_open"]), "{report}");
 }
+
+#[test]
+fn a_flipped_bit_in_a_stored_event_is_named_not_believed() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    for tool in ["toolu_FIRST", "toolu_MARKED", "toolu_LAST"] {
+        let body = serde_json::json!({"source_app": "app", "session_id": "s-flip", "hook_event_type": "PreToolUse",
+                                      "payload": {}, "tool_use_id": tool});
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", body.to_string().as_bytes()));
+        assert_eq!(status, 200);
+    }
+    assert_eq!(daemon.stop(), Some(0));
+    let db = home.bee_dir().join("usage/events-v1/events.sqlite3");
+    let bytes = std::fs::read(&db).unwrap();
+    let at = bytes.windows(12).position(|w| w == b"toolu_MARKED").expect("the event on disk");
+    flip_byte(&db, at as u64 + 6);
+
+    let audit = parse_json_line(&home.beectl(&["audit", "--session", "s-flip"]).stdout);
+    assert_eq!(audit["class"], "persistence_unverified", "{audit}");
+    let persistence = audit["receipts"].as_array().unwrap().iter().find(|r| r["boundary"] == "persistence").unwrap();
+    assert!(persistence["evidence"].as_str().unwrap().contains("fail their checksum"), "{persistence}");
+
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent", "localhost", ""));
+    let recent: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let tools: Vec<&str> = recent.as_array().unwrap().iter().map(|e| e["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["toolu_FIRST", "toolu_LAST"], "the damaged event is not shown as evidence");
+    drop(daemon);
+}

@@ -69,10 +69,12 @@ pub fn spooled(spool_dir: &Path, session: &str) -> Vec<SpooledEvent> {
 
 /// Audits `session` from the events store (`None`: no store yet) and `cx`.
 pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>) -> rusqlite::Result<AuditReport> {
-    let stored = match conn {
+    let (stored, damaged): (Vec<_>, Vec<_>) = match conn {
         Some(conn) => store::session_events(conn, session)?,
         None => Vec::new(),
-    };
+    }
+    .into_iter()
+    .partition(|event| event.verified);
     let issues = match conn {
         Some(conn) => store::receipt_issues(conn, session)?,
         None => Vec::new(),
@@ -149,9 +151,18 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
     });
 
     // Persistence: the ids are in the store; no post accepted without one.
-    let unreceipted = issues.len() + pending.iter().filter(|line| line.failure == PostFailure::NoReceipt).count();
+    // A stored event that fails its checksum is no receipt either.
+    let unreceipted =
+        issues.len() + damaged.len() + pending.iter().filter(|line| line.failure == PostFailure::NoReceipt).count();
     evidence.unreceipted = unreceipted as u64;
     receipts.push(match (unreceipted, stored.first(), stored.last()) {
+        (_, _, _) if !damaged.is_empty() => fail(
+            Boundary::Persistence,
+            format!(
+                "stored events {:?} fail their checksum (corrupt)",
+                damaged.iter().map(|event| event.id).collect::<Vec<_>>()
+            ),
+        ),
         (0, Some(first), Some(last)) => {
             pass(Boundary::Persistence, format!("ids {}..{} stored ({} events)", first.id, last.id, stored.len()))
         }

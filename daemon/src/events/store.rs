@@ -51,7 +51,40 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX event_received ON event (received_at_ms);
 "#,
+    // A checksum per event over every column, so a flipped bit is named, not
+    // believed. Rows from before it have none: unverifiable, not corrupt.
+    r#"
+    ALTER TABLE event ADD COLUMN crc INTEGER;
+"#,
 ];
+
+/// The columns an event's checksum covers, in order.
+const CRC_COLUMNS: &str =
+    "id, source_app, session_id, hook_event_type, timestamp_ms, tool_name, event_key, delivery, received_at_ms, body";
+
+/// The checksum of an event row: CRC-32 over each column, length-prefixed.
+fn row_crc(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<i64> {
+    use rusqlite::types::ValueRef;
+    let mut hasher = crc32fast::Hasher::new();
+    for column in first..first + 10 {
+        let bytes: Vec<u8> = match row.get_ref(column)? {
+            ValueRef::Null => b"\0null".to_vec(),
+            ValueRef::Integer(n) => n.to_le_bytes().to_vec(),
+            ValueRef::Real(f) => f.to_le_bytes().to_vec(),
+            ValueRef::Text(t) | ValueRef::Blob(t) => t.to_vec(),
+        };
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Ok(i64::from(hasher.finalize()))
+}
+
+/// Whether the event row holding [`CRC_COLUMNS`] from `first`, then its
+/// stored `crc`, verifies (a row without a checksum predates them).
+fn verifies(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<bool> {
+    let stored: Option<i64> = row.get(first + 10)?;
+    Ok(stored.is_none_or(|stored| row_crc(row, first).is_ok_and(|crc| crc == stored)))
+}
 
 /// How an event reached the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,7 +164,12 @@ impl EventStore {
                         body
                     ])?;
                 if inserted == 1 {
-                    return Ok(Stored { id: tx.last_insert_rowid(), fresh: true });
+                    let id = tx.last_insert_rowid();
+                    let crc = tx
+                        .prepare_cached(&format!("SELECT {CRC_COLUMNS} FROM event WHERE id = ?1"))?
+                        .query_row([id], |row| row_crc(row, 0))?;
+                    tx.prepare_cached("UPDATE event SET crc = ?1 WHERE id = ?2")?.execute([crc, id])?;
+                    return Ok(Stored { id, fresh: true });
                 }
                 // Stored before (a late post that was also spooled): its id.
                 let id = tx
@@ -218,11 +256,18 @@ pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Re
     json.push('[');
     if let Some(oldest) = oldest {
         // …then the bodies, oldest first, within exactly those ids.
-        let mut bodies = conn.prepare_cached("SELECT id, body FROM event WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
+        let mut bodies = conn.prepare_cached(&format!(
+            "SELECT id, body, {CRC_COLUMNS}, crc FROM event WHERE id BETWEEN ?1 AND ?2 ORDER BY id"
+        ))?;
         let mut rows = bodies.query([oldest, newest_id])?;
         let mut first = true;
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
+            if !verifies(row, 2)? {
+                // A damaged row is not shown as an event; the audit names it.
+                tracing::warn!(id, "stored event does not match its checksum; left out");
+                continue;
+            }
             let Some(fields) = row.get_ref(1)?.as_str()?.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
                 continue;
             };
@@ -270,15 +315,17 @@ pub struct SessionEvent {
     /// `owner` and `deadline` of a permission request, when sent.
     pub owner: Option<String>,
     pub deadline_ms: Option<i64>,
+    /// False when the row does not match its checksum: damaged, not evidence.
+    pub verified: bool,
 }
 
 /// The events of `session`, in the order they were stored.
 pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<SessionEvent>> {
-    let mut statement = conn.prepare_cached(
+    let mut statement = conn.prepare_cached(&format!(
         "SELECT id, source_app, hook_event_type, timestamp_ms, received_at_ms, delivery,
-                json_extract(body, '$.owner'), json_extract(body, '$.deadline')
-         FROM event WHERE session_id = ?1 ORDER BY id",
-    )?;
+                    json_extract(body, '$.owner'), json_extract(body, '$.deadline'), {CRC_COLUMNS}, crc
+             FROM event WHERE session_id = ?1 ORDER BY id"
+    ))?;
     let rows = statement.query_map([session], |row| {
         Ok(SessionEvent {
             id: row.get(0)?,
@@ -295,6 +342,7 @@ pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<
                 rusqlite::types::Value::Integer(ms) => Some(ms),
                 _ => None,
             }),
+            verified: verifies(row, 8)?,
         })
     })?;
     rows.collect()
