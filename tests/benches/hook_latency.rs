@@ -1,6 +1,8 @@
 //! Wall time of `bee-hook prompt --block FILE` against `cat FILE`, timed the
-//! same way, interleaved, in the same run: with beed up, with beed down (no
-//! socket), and with beed frozen (the 100 ms deadline bounds the hook).
+//! same way, interleaved, in the same run: with beed up, with beed up while
+//! 1,100 idle connections are held on its loopback listener (a flood must not
+//! slow the hooks on the unix socket), with beed down (no socket), and with
+//! beed frozen (the 100 ms deadline bounds the hook).
 //!
 //! `cargo bench -p bee-tests --bench hook_latency [-- RUNS]`
 
@@ -37,6 +39,31 @@ fn main() {
     let recorded = home.report(&["--limit", "0"]).1["observedEvents"].as_u64().unwrap();
     drop(daemon);
     println!("  observations recorded with beed up: {recorded}");
+
+    // This process holds 1,100 sockets.
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let wanted = Some(4096.min(limit.maximum.unwrap_or(4096)));
+    rustix::process::setrlimit(
+        rustix::process::Resource::Nofile,
+        rustix::process::Rlimit { current: wanted, maximum: limit.maximum },
+    )
+    .unwrap();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0"]);
+    let addr = daemon.http_addr();
+    let held: Vec<std::net::TcpStream> = (0..1_100)
+        .filter_map(|_| {
+            let mut stream = std::net::TcpStream::connect(&addr).ok()?;
+            // Half a request: the connection stays open until the header timeout.
+            std::io::Write::write_all(&mut stream, format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+                .ok()?;
+            Some(stream)
+        })
+        .collect();
+    let flood_runs = runs.min(200);
+    let (cat_flood, hook_flood) = interleave(flood_runs, &cat, &hook);
+    report(&format!("beed up, {} idle TCP connections held", held.len()), &cat_flood, &hook_flood);
+    drop(held);
+    drop(daemon);
 
     let (cat_down, hook_down) = interleave(runs, &cat, &hook);
     report("beed down (no socket)", &cat_down, &hook_down);
