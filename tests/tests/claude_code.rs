@@ -25,11 +25,14 @@ fn claude_binary() -> PathBuf {
     path
 }
 
+/// Each request the mock served: its path and body.
+type Served = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// A provider API that answers every `/v1/messages` request with one
 /// streamed response and keeps each request body it served.
 struct MockProvider {
     port: u16,
-    requests: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    requests: Served,
 }
 
 const ANSWER: &str = "Hello from the mock provider.";
