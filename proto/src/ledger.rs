@@ -16,6 +16,10 @@ pub const LEDGER_REJECTED_FILE: &str = "ledger-v1.rejected.jsonl";
 /// Bound on one serialized record.
 pub const MAX_LEDGER_RECORD_BYTES: usize = 16 * 1024;
 
+/// A view's issue when ledger records fail their checksum: they are left out
+/// of every figure, so the figures are a lower bound.
+pub const CORRUPT_ISSUE: &str = "corrupt";
+
 /// Bounds a record's figures must keep to be stored. Each is far beyond what
 /// one provider call reports, and small enough that no total over a ledger
 /// can overflow: a record outside them is refused at the door, never stored.

@@ -98,3 +98,39 @@ fn a_flipped_bit_in_a_stored_event_is_named_not_believed() {
     assert_eq!(tools, ["toolu_FIRST", "toolu_LAST"], "the damaged event is not shown as evidence");
     drop(daemon);
 }
+
+#[test]
+fn a_flipped_bit_in_a_ledger_record_is_named_not_counted() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    for (n, model) in ["claude-sonnet-FIRST", "claude-sonnet-MARKED"].iter().enumerate() {
+        let call = serde_json::json!({"kind": "call", "recordId": format!("7d2b8f63-1c6e-4d4f-8a2b-3c4d5e6f7c0{n}"),
+            "source": "run", "provider": "claude", "startedAtUtc": format!("2026-11-30T10:1{n}:00.000Z"),
+            "durationMs": 60_000, "success": true, "model": model,
+            "tokens": {"inputTokens": 100, "outputTokens": 10}, "quotaSnapshots": []});
+        let body = serde_json::json!({"records": [call]}).to_string();
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/v1/ledger/records", "", body.as_bytes()));
+        assert_eq!(status, 200);
+    }
+    assert_eq!(daemon.stop(), Some(0));
+    let db = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
+    let bytes = std::fs::read(&db).unwrap();
+    let at = bytes.windows(20).position(|w| w == b"claude-sonnet-MARKED").expect("the call on disk");
+    flip_byte(&db, at as u64 + 14);
+
+    // A range the records answer (not whole hours): the damaged call is left
+    // out and named.
+    let usage = |by: &str| {
+        let output =
+            home.beectl(&["usage", "--by", by, "--since", "2026-11-30T10:05:00Z", "--until", "2026-11-30T10:55:00Z"]);
+        parse_json_line(&output.stdout)
+    };
+    let report = usage("model");
+    assert_eq!(report["issues"], serde_json::json!(["corrupt"]), "{report}");
+    let models: Vec<&str> = report["rows"].as_array().unwrap().iter().filter_map(|r| r["key"].as_str()).collect();
+    assert_eq!(models, ["claude-sonnet-FIRST"], "{report}");
+    let status = parse_json_line(
+        &home.beectl(&["status", "--since", "2026-11-30T10:05:00Z", "--until", "2026-11-30T10:55:00Z"]).stdout,
+    );
+    assert!(status["issues"].as_array().unwrap().contains(&"corrupt".into()), "{status}");
+}

@@ -62,29 +62,8 @@ const MIGRATIONS: &[&str] = &[
 const CRC_COLUMNS: &str =
     "id, source_app, session_id, hook_event_type, timestamp_ms, tool_name, event_key, delivery, received_at_ms, body";
 
-/// The checksum of an event row: CRC-32 over each column, length-prefixed.
-fn row_crc(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<i64> {
-    use rusqlite::types::ValueRef;
-    let mut hasher = crc32fast::Hasher::new();
-    for column in first..first + 10 {
-        let bytes: Vec<u8> = match row.get_ref(column)? {
-            ValueRef::Null => b"\0null".to_vec(),
-            ValueRef::Integer(n) => n.to_le_bytes().to_vec(),
-            ValueRef::Real(f) => f.to_le_bytes().to_vec(),
-            ValueRef::Text(t) | ValueRef::Blob(t) => t.to_vec(),
-        };
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
-    }
-    Ok(i64::from(hasher.finalize()))
-}
-
-/// Whether the event row holding [`CRC_COLUMNS`] from `first`, then its
-/// stored `crc`, verifies (a row without a checksum predates them).
-fn verifies(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<bool> {
-    let stored: Option<i64> = row.get(first + 10)?;
-    Ok(stored.is_none_or(|stored| row_crc(row, first).is_ok_and(|crc| crc == stored)))
-}
+/// Columns in [`CRC_COLUMNS`].
+const CRC_COLUMN_COUNT: usize = 10;
 
 /// How an event reached the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,9 +144,14 @@ impl EventStore {
                     ])?;
                 if inserted == 1 {
                     let id = tx.last_insert_rowid();
-                    let crc = tx
-                        .prepare_cached(&format!("SELECT {CRC_COLUMNS} FROM event WHERE id = ?1"))?
-                        .query_row([id], |row| row_crc(row, 0))?;
+                    let crc = tx.prepare_cached(&format!("SELECT {CRC_COLUMNS} FROM event WHERE id = ?1"))?.query_row(
+                        [id],
+                        |row| {
+                            let values =
+                                (0..CRC_COLUMN_COUNT).map(|c| row.get_ref(c)).collect::<rusqlite::Result<Vec<_>>>()?;
+                            Ok(sqlite::values_crc(values))
+                        },
+                    )?;
                     tx.prepare_cached("UPDATE event SET crc = ?1 WHERE id = ?2")?.execute([crc, id])?;
                     return Ok(Stored { id, fresh: true });
                 }
@@ -263,7 +247,7 @@ pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Re
         let mut first = true;
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
-            if !verifies(row, 2)? {
+            if !sqlite::row_verifies(row, 2, CRC_COLUMN_COUNT)? {
                 // A damaged row is not shown as an event; the audit names it.
                 tracing::warn!(id, "stored event does not match its checksum; left out");
                 continue;
@@ -342,7 +326,7 @@ pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<
                 rusqlite::types::Value::Integer(ms) => Some(ms),
                 _ => None,
             }),
-            verified: verifies(row, 8)?,
+            verified: sqlite::row_verifies(row, 8, CRC_COLUMN_COUNT)?,
         })
     })?;
     rows.collect()

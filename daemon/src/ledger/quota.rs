@@ -44,6 +44,9 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     if overall.without_duration > 0 {
         issues.push("calls_without_duration".to_owned());
     }
+    if view.summary.damaged_records > 0 {
+        issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
+    }
     QuotaReport {
         schema_version: 1,
         since_utc: format_unix_ms(range.since_ms),
@@ -120,7 +123,11 @@ pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport 
             .iter()
             .map(|(key, (calls, tokens))| UsageRow { key: key.clone(), calls: *calls, tokens: tokens.clone() })
             .collect(),
-        issues: Vec::new(),
+        issues: if view.summary.damaged_records > 0 {
+            vec![bee_proto::ledger::CORRUPT_ISSUE.to_owned()]
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -18,7 +18,7 @@ use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::storage::sqlite::sql_integer;
+use crate::storage::sqlite::{self, sql_integer};
 
 /// The aggregates' granularity.
 pub const HOUR_MS: i64 = 3_600_000;
@@ -30,6 +30,16 @@ pub const MAX_CALL_MS: i64 = 7 * 24 * HOUR_MS;
 
 /// Schema version from which the aggregates exist.
 pub const ROLLUP_SCHEMA: u32 = 4;
+/// Schema version from which every record carries a checksum.
+pub const CHECKSUM_SCHEMA: u32 = 5;
+
+/// Columns of a `call` record, in the order its checksum covers them.
+pub const CALL_COLUMNS: &str = "record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
+     model, project_path, cost_usd, input_tokens, cached_input_tokens, cache_creation_input_tokens,
+     cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
+     model_invocations, context_window, context_tokens, compactions, session_id";
+/// Number of [`CALL_COLUMNS`].
+const CALL_COLUMN_COUNT: usize = 22;
 
 /// Adds the aggregates and marks every hour already in the ledger dirty.
 pub const MIGRATION: &str = r#"
@@ -262,6 +272,9 @@ pub struct Summary {
     pub providers: BTreeMap<Provider, Tally>,
     /// Filled when a grouping was asked for.
     pub usage: UsageGroups,
+    /// Records that fail their checksum: read in the range, or found by the
+    /// writer anywhere in the ledger. Not counted in any figure.
+    pub damaged_records: u64,
 }
 
 impl Summary {
@@ -289,6 +302,7 @@ impl Summary {
 
     fn add(&mut self, other: Summary) {
         self.all.add(&other.all);
+        self.damaged_records += other.damaged_records;
         for (provider, tally) in other.providers {
             self.providers.entry(provider).or_default().add(&tally);
         }
@@ -391,8 +405,14 @@ fn lookback(conn: &Connection, version: u32) -> rusqlite::Result<i64> {
 }
 
 /// Calls overlapping `range`, without the ingested calls of sessions a
-/// producer measured (they would count the same work twice).
-pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) -> rusqlite::Result<Vec<CallRow>> {
+/// producer measured (they would count the same work twice), and the record
+/// ids of calls that fail their checksum (left out: damaged, not evidence).
+pub fn load_calls(
+    conn: &Connection,
+    version: u32,
+    range: Range,
+    details: bool,
+) -> rusqlite::Result<(Vec<CallRow>, Vec<String>)> {
     let lookback = lookback(conn, version)?;
     // Stores from before the aggregates derive the measured sessions on the fly.
     let measured = if version < ROLLUP_SCHEMA {
@@ -401,10 +421,9 @@ pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) 
     } else {
         ""
     };
+    let crc = if version < CHECKSUM_SCHEMA { "NULL" } else { "crc" };
     let mut statement = conn.prepare_cached(&format!(
-        "{measured}SELECT started_at_ms, duration_ms, provider, cost_usd, model, session_id, input_tokens,
-                cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
-                reasoning_output_tokens, total_tokens
+        "{measured}SELECT {CALL_COLUMNS}, {crc}
          FROM call c WHERE started_at_ms >= ?1 AND started_at_ms < ?2
            AND NOT (source = ?3 AND session_id IS NOT NULL AND EXISTS (
                 SELECT 1 FROM measured_session m WHERE m.provider = c.provider AND m.session_id = c.session_id))"
@@ -414,24 +433,28 @@ pub fn load_calls(conn: &Connection, version: u32, range: Range, details: bool) 
         range.until_ms,
         CallSource::Ingested.as_str()
     ])?;
-    let mut calls = Vec::new();
+    let (mut calls, mut damaged) = (Vec::new(), Vec::new());
     while let Some(row) = rows.next()? {
+        if !sqlite::row_verifies(row, 0, CALL_COLUMN_COUNT)? {
+            damaged.push(row.get_ref(0)?.as_str().unwrap_or_default().to_owned());
+            continue;
+        }
         // Borrowed, not allocated: a range may hold a million calls.
         let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
         let call = CallRow {
-            started_ms: row.get(0)?,
-            duration_ms: row.get(1)?,
+            started_ms: row.get(4)?,
+            duration_ms: row.get(5)?,
             provider,
-            cost_usd: row.get(3)?,
-            model: if details { row.get(4)? } else { None },
-            session_id: if details { row.get(5)? } else { None },
-            tokens: if details { counters_at(row, 6)? } else { Counters::default() },
+            cost_usd: row.get(9)?,
+            model: if details { row.get(7)? } else { None },
+            session_id: if details { row.get(21)? } else { None },
+            tokens: if details { counters_at(row, 10)? } else { Counters::default() },
         };
         if call.overlaps(range) {
             calls.push(call);
         }
     }
-    Ok(calls)
+    Ok((calls, damaged))
 }
 
 /// The seven token counters in the columns from `first` on, in
@@ -471,7 +494,14 @@ pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
     for chunk in chunks {
         let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { continue };
         let tx = conn.unchecked_transaction()?;
-        let calls = load_calls(&tx, ROLLUP_SCHEMA, Range { since_ms: first, until_ms: last + HOUR_MS }, true)?;
+        let (calls, damaged) =
+            load_calls(&tx, CHECKSUM_SCHEMA, Range { since_ms: first, until_ms: last + HOUR_MS }, true)?;
+        // Named once, so every view of the ledger can say `corrupt`.
+        for record in damaged {
+            tracing::warn!(record = %record, "a ledger call fails its checksum; left out of the aggregates");
+            tx.prepare_cached("INSERT OR IGNORE INTO damaged_record (tbl, key, found_ms) VALUES ('call', ?1, ?2)")?
+                .execute(params![record, bee_proto::time::now_unix_ms()])?;
+        }
         for hour in chunk {
             let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
             let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
@@ -569,6 +599,10 @@ pub fn summarize(
     for part in raw {
         summary.add(from_records(conn, version, part, by, part.since_ms == range.since_ms)?);
     }
+    if version >= CHECKSUM_SCHEMA {
+        let found: i64 = conn.query_row("SELECT COUNT(*) FROM damaged_record", [], |row| row.get(0))?;
+        summary.damaged_records = summary.damaged_records.max(u64::try_from(found).unwrap_or(0));
+    }
     Ok(summary)
 }
 
@@ -579,8 +613,10 @@ fn from_records(
     by: Option<UsageGrouping>,
     count_earlier: bool,
 ) -> rusqlite::Result<Summary> {
-    let calls = load_calls(conn, version, range, by.is_some())?;
-    Ok(Summary::of(&calls, range, by, count_earlier))
+    let (calls, damaged) = load_calls(conn, version, range, by.is_some())?;
+    let mut summary = Summary::of(&calls, range, by, count_earlier);
+    summary.damaged_records = damaged.len() as u64;
+    Ok(summary)
 }
 
 fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) -> rusqlite::Result<Summary> {
@@ -682,7 +718,7 @@ mod tests {
     /// The figures computed from the records alone, for comparison.
     fn from_records_only(dir: &std::path::Path, range: Range, by: UsageGrouping) -> Summary {
         let conn = rusqlite::Connection::open(dir.join(store::DB_FILE)).unwrap();
-        let calls = load_calls(&conn, ROLLUP_SCHEMA, range, true).unwrap();
+        let (calls, _) = load_calls(&conn, CHECKSUM_SCHEMA, range, true).unwrap();
         Summary::of_calls(&calls, range, Some(by))
     }
 

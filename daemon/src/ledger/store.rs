@@ -120,7 +120,46 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER turn_mark_no_delete BEFORE DELETE ON turn_mark BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 "#,
     rollup::MIGRATION,
+    // A checksum per record, checked whenever the record is read; records a
+    // writer found damaged are listed, so every view can say `corrupt`.
+    r#"
+    ALTER TABLE call ADD COLUMN crc INTEGER;
+    ALTER TABLE quota_snapshot ADD COLUMN crc INTEGER;
+    ALTER TABLE limit_hit ADD COLUMN crc INTEGER;
+    ALTER TABLE work ADD COLUMN crc INTEGER;
+    ALTER TABLE turn_mark ADD COLUMN crc INTEGER;
+    CREATE TABLE damaged_record (
+        tbl       TEXT NOT NULL,
+        key       TEXT NOT NULL,
+        found_ms  INTEGER NOT NULL,
+        PRIMARY KEY (tbl, key)
+    ) STRICT, WITHOUT ROWID;
+"#,
 ];
+
+/// Columns of a `limit_hit`, `work`, `quota_snapshot` and `turn_mark` record.
+pub const LIMIT_COLUMNS: &str = "record_id, provider, at_utc, at_ms, resets_at_utc, detection, window";
+pub const WORK_COLUMNS: &str = "record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id";
+pub const SNAPSHOT_COLUMNS: &str = "call_record_id, provider, observed_at_utc, observed_at_ms, window,
+     window_minutes, used_percent, resets_at_utc, resets_at_ms";
+pub const TURN_MARK_COLUMNS: &str = "edge, session_id, at_utc, at_ms, transcript_path, cwd";
+
+/// Appends one record row with its checksum: `INSERT INTO table (columns,
+/// crc) VALUES (…) suffix`. The number of rows inserted.
+fn insert_row(
+    tx: &rusqlite::Transaction<'_>,
+    table: &str,
+    columns: &str,
+    values: &[&dyn rusqlite::ToSql],
+    suffix: &str,
+) -> rusqlite::Result<usize> {
+    let crc = sqlite::params_crc(values)?;
+    let placeholders: Vec<String> = (1..=values.len() + 1).map(|n| format!("?{n}")).collect();
+    let sql = format!("INSERT INTO {table} ({columns}, crc) VALUES ({}) {suffix}", placeholders.join(", "));
+    let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
+    all.push(&crc);
+    tx.prepare_cached(&sql)?.execute(all.as_slice())
+}
 
 /// Why a record is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -305,14 +344,10 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let started = required_ms(&call.started_at_utc, "startedAtUtc").map_err(invalid)?;
             let tokens = call.tokens.clone().unwrap_or_default();
             let id = call.record_id.hyphenated().to_string();
-            let inserted = exec(
+            let inserted = insert_row(
                 tx,
-                "INSERT INTO call (record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
-                     model, project_path, cost_usd, input_tokens, cached_input_tokens, cache_creation_input_tokens,
-                     cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
-                     model_invocations, context_window, context_tokens, compactions, session_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
-                 ON CONFLICT (record_id) DO NOTHING",
+                "call",
+                rollup::CALL_COLUMNS,
                 params![
                     id,
                     call.source.as_str(),
@@ -337,6 +372,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     call.compactions.map(sql_integer),
                     call.session_id,
                 ],
+                "ON CONFLICT (record_id) DO NOTHING",
             )? == 1;
             if inserted {
                 touched.call(
@@ -354,10 +390,10 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
         }
         LedgerRecord::Limit(limit) => {
             let at = required_ms(&limit.at_utc, "atUtc").map_err(invalid)?;
-            Ok(exec(
+            Ok(insert_row(
                 tx,
-                "INSERT INTO limit_hit (record_id, provider, at_utc, at_ms, resets_at_utc, detection, window)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_id) DO NOTHING",
+                "limit_hit",
+                LIMIT_COLUMNS,
                 params![
                     limit.record_id.hyphenated().to_string(),
                     limit.provider.as_str(),
@@ -367,14 +403,15 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     limit.detection.as_str(),
                     limit.window.map(WindowKind::as_str),
                 ],
+                "ON CONFLICT (record_id) DO NOTHING",
             )? == 1)
         }
         LedgerRecord::Work(work) => {
             let at = required_ms(&work.at_utc, "atUtc").map_err(invalid)?;
-            Ok(exec(
+            Ok(insert_row(
                 tx,
-                "INSERT INTO work (record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (record_id) DO NOTHING",
+                "work",
+                WORK_COLUMNS,
                 params![
                     work.record_id.hyphenated().to_string(),
                     work.provider.as_str(),
@@ -384,14 +421,17 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     work.run_mode,
                     work.task_id
                 ],
+                "ON CONFLICT (record_id) DO NOTHING",
             )? == 1)
         }
         LedgerRecord::TurnMark(mark) => {
             let at = required_ms(&mark.at_utc, "atUtc").map_err(invalid)?;
-            exec(
+            insert_row(
                 tx,
-                "INSERT INTO turn_mark (edge, session_id, at_utc, at_ms, transcript_path, cwd) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "turn_mark",
+                TURN_MARK_COLUMNS,
                 params![mark.edge.as_str(), mark.session_id, mark.at_utc, at, mark.transcript_path, mark.cwd],
+                "",
             )?;
             if mark.edge == TurnEdge::Stop {
                 close_turn(tx, mark, at, touched)?;
@@ -497,11 +537,10 @@ fn insert_snapshot(
 ) -> Result<(), DbError> {
     let observed = required_ms(&snapshot.observed_at_utc, "observedAtUtc").map_err(|e| DbError::Invalid(e.0))?;
     let resets = optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc").map_err(|e| DbError::Invalid(e.0))?;
-    exec(
+    insert_row(
         tx,
-        "INSERT INTO quota_snapshot (call_record_id, provider, observed_at_utc, observed_at_ms, window,
-                 window_minutes, used_percent, resets_at_utc, resets_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "quota_snapshot",
+        SNAPSHOT_COLUMNS,
         params![
             call,
             provider.as_str(),
@@ -513,6 +552,7 @@ fn insert_snapshot(
             snapshot.resets_at_utc,
             resets
         ],
+        "",
     )?;
     Ok(())
 }
@@ -548,30 +588,40 @@ pub fn read_range(dir: &Path, range: Range, by: Option<UsageGrouping>) -> Result
 
 fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>) -> rusqlite::Result<LedgerView> {
     let mut view = LedgerView { summary: rollup::summarize(conn, version, range, by)?, ..LedgerView::default() };
-    for (table, into) in [("limit_hit", &mut view.limits), ("work", &mut view.work)] {
+    let crc = if version < rollup::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
+    for (table, columns, into) in
+        [("limit_hit", LIMIT_COLUMNS, &mut view.limits), ("work", WORK_COLUMNS, &mut view.work)]
+    {
         let mut statement =
-            conn.prepare_cached(&format!("SELECT provider, at_ms FROM {table} WHERE at_ms >= ?1 AND at_ms < ?2"))?;
+            conn.prepare_cached(&format!("SELECT {columns}, {crc} FROM {table} WHERE at_ms >= ?1 AND at_ms < ?2"))?;
         let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
         while let Some(row) = rows.next()? {
-            if let Some(provider) = Provider::from_name(row.get_ref(0)?.as_str()?) {
-                into.push((provider, row.get(1)?));
+            if !sqlite::row_verifies(row, 0, 7)? {
+                view.summary.damaged_records += 1;
+                continue;
+            }
+            if let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) {
+                into.push((provider, row.get(3)?));
             }
         }
     }
-    let mut statement = conn.prepare_cached(
-        "SELECT provider, observed_at_ms, window, window_minutes, used_percent, resets_at_ms
-         FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2",
-    )?;
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {SNAPSHOT_COLUMNS}, {crc} FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2"
+    ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     while let Some(row) = rows.next()? {
-        let Some(provider) = Provider::from_name(row.get_ref(0)?.as_str()?) else { continue };
+        if !sqlite::row_verifies(row, 0, 9)? {
+            view.summary.damaged_records += 1;
+            continue;
+        }
+        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
         view.snapshots.push(SnapshotRow {
             provider,
-            observed_ms: row.get(1)?,
-            window: WindowKind::from_name(row.get_ref(2)?.as_str()?).unwrap_or(WindowKind::Other),
-            window_minutes: row.get(3)?,
-            used_percent: row.get(4)?,
-            resets_ms: row.get(5)?,
+            observed_ms: row.get(3)?,
+            window: WindowKind::from_name(row.get_ref(4)?.as_str()?).unwrap_or(WindowKind::Other),
+            window_minutes: row.get(5)?,
+            used_percent: row.get(6)?,
+            resets_ms: row.get(8)?,
         });
     }
     Ok(view)

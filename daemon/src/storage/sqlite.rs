@@ -142,3 +142,46 @@ pub fn issue_of(err: &rusqlite::Error) -> Issue {
 pub fn sql_integer(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
+
+/// A record's checksum: CRC-32 over each value, length-prefixed, in order.
+/// Written with the record and checked whenever it is read, so a flipped
+/// bit is named `corrupt` instead of believed.
+pub fn values_crc<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'a>>) -> i64 {
+    use rusqlite::types::ValueRef;
+    let mut hasher = crc32fast::Hasher::new();
+    for value in values {
+        let (tag, bytes): (u8, std::borrow::Cow<'_, [u8]>) = match value {
+            ValueRef::Null => (0, (&[][..]).into()),
+            ValueRef::Integer(n) => (1, n.to_le_bytes().to_vec().into()),
+            ValueRef::Real(f) => (2, f.to_le_bytes().to_vec().into()),
+            ValueRef::Text(t) => (3, t.into()),
+            ValueRef::Blob(b) => (4, b.into()),
+        };
+        hasher.update(&[tag]);
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    i64::from(hasher.finalize())
+}
+
+/// The checksum of `params` as they will be stored.
+pub fn params_crc(params: &[&dyn rusqlite::ToSql]) -> rusqlite::Result<i64> {
+    use rusqlite::types::ToSqlOutput;
+    let outputs = params.iter().map(|param| param.to_sql()).collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(values_crc(outputs.iter().map(|output| match output {
+        ToSqlOutput::Borrowed(value) => *value,
+        ToSqlOutput::Owned(value) => value.into(),
+        // Zero blobs and the like are not used by Bee's stores.
+        _ => rusqlite::types::ValueRef::Null,
+    })))
+}
+
+/// Whether the `count` columns of `row` from `first` on, followed by their
+/// stored checksum, verify. A row without a checksum predates them: it is
+/// unverifiable, not corrupt.
+pub fn row_verifies(row: &rusqlite::Row<'_>, first: usize, count: usize) -> rusqlite::Result<bool> {
+    let stored: Option<i64> = row.get(first + count)?;
+    let Some(stored) = stored else { return Ok(true) };
+    let values = (first..first + count).map(|column| row.get_ref(column)).collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(values_crc(values) == stored)
+}
