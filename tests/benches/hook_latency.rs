@@ -41,13 +41,7 @@ fn main() {
     println!("  observations recorded with beed up: {recorded}");
 
     // This process holds 1,100 sockets.
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    let wanted = Some(4096.min(limit.maximum.unwrap_or(4096)));
-    rustix::process::setrlimit(
-        rustix::process::Resource::Nofile,
-        rustix::process::Rlimit { current: wanted, maximum: limit.maximum },
-    )
-    .unwrap();
+    allow_open_files(4096);
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0"]);
     let addr = daemon.http_addr();
     let held: Vec<std::net::TcpStream> = (0..1_100)

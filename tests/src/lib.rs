@@ -545,3 +545,12 @@ impl TestHome {
         assert!(reached, "the store never reached {records} records");
     }
 }
+
+/// Lets this process hold `wanted` descriptors (up to the hard limit), for
+/// tests and benchmarks that open many connections themselves.
+pub fn allow_open_files(wanted: u64) {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let current = Some(wanted.min(limit.maximum.unwrap_or(wanted)));
+    setrlimit(Resource::Nofile, Rlimit { current, maximum: limit.maximum }).expect("raise the open-file limit");
+}

@@ -112,13 +112,7 @@ fn memory_stays_bounded_while_huge_metadata_is_posted_and_read_by_many() {
 fn a_flood_of_half_sent_connections_never_starves_the_unix_socket() {
     let home = TestHome::new();
     // The test itself holds 1,100 sockets.
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    let wanted = Some(4096.min(limit.maximum.unwrap_or(4096)));
-    rustix::process::setrlimit(
-        rustix::process::Resource::Nofile,
-        rustix::process::Rlimit { current: wanted, maximum: limit.maximum },
-    )
-    .unwrap();
+    allow_open_files(4096);
     // beed starts with the common soft limit of 1,024 descriptors.
     let mut command = home.command("bash");
     command.args(["-c", "ulimit -Sn 1024 && exec \"$0\" --http 127.0.0.1:0 --ingest-every 0"]).arg(bin("beed"));
