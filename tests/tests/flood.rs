@@ -55,13 +55,6 @@ fn memory_stays_bounded_while_huge_metadata_is_posted_and_read_by_many() {
     let addr = daemon.http_addr();
     let auth = daemon.read_header();
     let baseline = status_kb(daemon.pid(), "VmRSS:");
-    // Three captured events of 3 MiB: more than one answer's byte budget.
-    let big = "c".repeat(3 * 1024 * 1024);
-    for n in 0..3 {
-        let body = json!({"source_app": "cap", "session_id": format!("c-{n}"), "hook_event_type": "PostToolUse",
-                          "payload": {"tool_response": big}});
-        assert_eq!(post(&addr, body.to_string().as_bytes()), 200);
-    }
     // 61 events whose kept metadata fills the 4 MiB body limit.
     let filler = "r".repeat(4 * 1024 * 1024 - 300);
     for n in 0..61 {
@@ -90,21 +83,33 @@ fn memory_stays_bounded_while_huge_metadata_is_posted_and_read_by_many() {
         })
         .collect();
     let sizes: Vec<usize> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    // Kept metadata is capped, with a marker saying how much was dropped.
+    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent?limit=1", "localhost", ""));
+    let newest: Vec<Value> = serde_json::from_slice(&body).unwrap();
+    let reason = newest[0]["reason"].as_str().unwrap();
+    assert!(reason.len() < 1_100 && reason.ends_with(" bytes dropped]"), "{}", reason.len());
     let peak = status_kb(daemon.pid(), "VmHWM:");
     eprintln!(
         "beed RSS: {baseline} kB at start, peak {after_posts} kB after the posts, {peak} kB after the readers; answers {sizes:?} bytes"
     );
-    assert!(sizes.iter().all(|&size| size > 1_000 && size < 9 * 1024 * 1024), "{sizes:?}");
+    assert!(sizes.iter().all(|&size| size > 1_000 && size < 1024 * 1024), "{sizes:?}");
     assert!(peak < 256 * 1024, "beed peaked at {peak} kB");
 
-    // Kept metadata is capped, with a marker; the byte budget keeps the newest.
+    // Three captured events of 3 MiB: more than one answer's byte budget.
+    let big = "c".repeat(3 * 1024 * 1024);
+    for n in 0..3 {
+        let body = json!({"source_app": "cap", "session_id": format!("c-{n}"), "hook_event_type": "PostToolUse",
+                          "payload": {"tool_response": big}});
+        assert_eq!(post(&addr, body.to_string().as_bytes()), 200);
+    }
+
+    // The byte budget keeps the newest events, without a gap.
     let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent?limit=5000", "localhost", ""));
     let events: Vec<Value> = serde_json::from_slice(&body).unwrap();
-    let reason = events.iter().find(|e| e["session_id"] == "s-60").unwrap()["reason"].as_str().unwrap().to_owned();
-    assert!(reason.len() < 1_100 && reason.ends_with(" bytes dropped]"), "{}", reason.len());
     let captured: Vec<&str> =
         events.iter().filter_map(|e| e["session_id"].as_str()).filter(|s| s.starts_with("c-")).collect();
     assert_eq!(captured, ["c-1", "c-2"], "8 MiB hold the two newest captured events");
+    assert!(events.iter().all(|e| e["session_id"] != "s-60"), "older events beyond the budget are left out, no gap");
     drop(daemon);
 }
 
@@ -165,5 +170,61 @@ fn a_flood_of_half_sent_connections_never_starves_the_unix_socket() {
     }
     assert_eq!(closed, held.len(), "every half-sent connection was closed");
     drop(held);
+
+    // 600 legitimate stream clients: at most the cap is served, the unix socket still is.
+    let auth = daemon.read_header();
+    let mut streams = Vec::new();
+    let mut upgraded = 0;
+    for _ in 0..600 {
+        let Ok(mut stream) = TcpStream::connect(&addr) else { continue };
+        let request = format!(
+            "GET /stream HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: Upgrade\r\nUpgrade: websocket\r\n\
+             Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        );
+        if stream.write_all(request.as_bytes()).is_err() {
+            continue;
+        }
+        stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        let mut head = [0u8; 12];
+        if stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.1 101") {
+            upgraded += 1;
+        }
+        streams.push(stream);
+    }
+    eprintln!("{upgraded} of 600 stream clients served");
+    assert!((400..=512).contains(&upgraded), "{upgraded} stream clients upgraded");
+    let (status, _, _) = raw_http(&home.socket(), &get_request("/health", "localhost", ""));
+    assert_eq!(status, 200);
+    drop(streams);
+    drop(daemon);
+}
+
+#[test]
+fn one_address_is_held_to_its_request_rate() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    // 1,500 pipelined requests on one connection, far faster than 500 a second.
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    let one = format!("GET /no/such/path HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let last = format!("GET /no/such/path HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let writer = {
+        let mut stream = stream.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let _ = stream.write_all(one.repeat(1_499).as_bytes());
+            let _ = stream.write_all(last.as_bytes());
+        })
+    };
+    let mut answers = String::new();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = stream.read_to_string(&mut answers);
+    writer.join().unwrap();
+    let limited = answers.matches("HTTP/1.1 429").count();
+    let served = answers.matches("HTTP/1.1 404").count();
+    eprintln!("{served} answered, {limited} refused with 429");
+    assert!(limited >= 300 && served >= 1_000, "{served} answered, {limited} limited");
+    // The unix socket knows no such limit.
+    let (status, _, _) = raw_http(&home.socket(), &get_request("/health", "localhost", ""));
+    assert_eq!(status, 200);
     drop(daemon);
 }

@@ -88,10 +88,17 @@ impl WritableStore {
         if let Some(mark) = acknowledged_mark(dir)
             && mark > records
         {
-            return Err(StoreError::Corrupt {
-                path: dir.to_owned(),
-                reason: format!("{mark} observations were acknowledged but the store holds {records}"),
-            });
+            // Acknowledged observations are gone (a damaged WAL frame, or a
+            // power loss under synchronous=NORMAL). The loss is written down
+            // for good — every report names it `corrupt` from now on — and
+            // appending goes on, so hooks are not left spooling forever.
+            tracing::error!(
+                store = %dir.display(),
+                acknowledged = mark,
+                held = records,
+                "acknowledged observations are missing from the store; recorded as lost"
+            );
+            note_lost(dir, mark, records)?;
         }
         let acknowledged = files::open_private_file(&dir.join(ACKNOWLEDGED_FILE))?;
         let capacity = verified.capacity.unwrap_or(DEFAULT_CAPACITY);
@@ -176,6 +183,27 @@ impl WritableStore {
             tracing::warn!(error = %err, "acknowledged mark not written");
         }
     }
+}
+
+/// Beside the database: one line per time beed found acknowledged
+/// observations missing (how many were acknowledged, how many were held).
+pub const LOST_FILE: &str = "acknowledged-lost";
+
+fn note_lost(dir: &Path, acknowledged: u64, held: u64) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    let mut file = files::open_private_file(&dir.join(LOST_FILE))?;
+    file.seek(std::io::SeekFrom::End(0))?;
+    let line =
+        serde_json::json!({"acknowledged": acknowledged, "held": held, "foundAtUtc": bee_proto::time::now_rfc3339()});
+    writeln!(file, "{line}")?;
+    file.sync_all()
+}
+
+/// Whether acknowledged observations of the store at `dir` were lost: the
+/// mark is above what the store holds, or a loss was written down before.
+fn lost_acknowledged(dir: &Path, held: u64) -> bool {
+    acknowledged_mark(dir).is_some_and(|mark| mark > held)
+        || std::fs::symlink_metadata(dir.join(LOST_FILE)).is_ok_and(|meta| meta.is_file() && meta.len() > 0)
 }
 
 /// The acknowledged mark beside the store at `dir`, when there is one.
@@ -433,7 +461,7 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
         Err(issue) => {
             // A store that acknowledged records and now shows none (or no
             // schema) lost them: that is damage, not an absence of evidence.
-            let lost = issue == Issue::Missing && acknowledged_mark(dir).is_some_and(|mark| mark > 0);
+            let lost = issue == Issue::Missing && lost_acknowledged(dir, 0);
             store.issues.insert(if lost { Issue::Corrupt } else { issue });
             return store;
         }
@@ -444,7 +472,7 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
     }
     store.records = verification.records;
     store.capacity = verification.capacity;
-    if verification.failure.is_none() && acknowledged_mark(dir).is_some_and(|mark| mark > store.records.len() as u64) {
+    if verification.failure.is_none() && lost_acknowledged(dir, store.records.len() as u64) {
         store.issues.insert(Issue::Corrupt);
     }
     if let Some(capacity) = store.capacity
