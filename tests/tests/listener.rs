@@ -106,6 +106,13 @@ fn reads_need_the_per_user_secret_and_the_dashboard_url_sets_it() {
         assert_eq!(get(path, &format!("Cookie: other=1; bee_dashboard={secret}\r\n")).0, 200, "{path}");
     }
     assert_eq!(get(&format!("/events/recent?limit=5&token={secret}"), "").0, 200);
+    // The cookie comes with any page on this host, any port: with it, only
+    // the dashboard's own origin reads (a local user's page on another port does not).
+    let cookie = format!("Cookie: bee_dashboard={secret}\r\n");
+    assert_eq!(get("/events/recent", &format!("{cookie}Origin: http://{addr}\r\n")).0, 200);
+    assert_eq!(get("/events/recent", &format!("{cookie}Origin: http://127.0.0.1:1\r\n")).0, 403);
+    assert_eq!(upgrade(&addr, &format!("{cookie}Origin: http://localhost:8888\r\n")), 403);
+    assert_eq!(upgrade(&addr, &format!("{cookie}Origin: http://{addr}\r\n")), 101);
     assert_eq!(upgrade(&addr, ""), 401, "the stream is a read");
     assert_eq!(upgrade(&addr, &format!("Authorization: Bearer {secret}\r\n")), 101);
     assert_eq!(get("/health", "").0, 200, "health shows no events");

@@ -125,8 +125,17 @@ fn forbidden(status: StatusCode, error: &str) -> Response {
     (status, Json(EventError { error: error.to_owned() })).into_response()
 }
 
+/// How a request presented the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presented {
+    /// A bearer token or `?token=`: the client knew the secret.
+    Known,
+    /// The dashboard cookie: the browser attached it on its own.
+    Cookie,
+}
+
 /// The secret a request presents: bearer token, the dashboard cookie, or `?token=`.
-fn presented_secret(request: &Request) -> Option<String> {
+fn presented_secret(request: &Request) -> Option<(String, Presented)> {
     let headers = request.headers();
     let bearer = headers
         .get(header::AUTHORIZATION)
@@ -141,7 +150,10 @@ fn presented_secret(request: &Request) -> Option<String> {
             })
         })
     };
-    bearer.or_else(cookie).or_else(|| token_in_query(request.uri().query()))
+    bearer
+        .map(|secret| (secret, Presented::Known))
+        .or_else(|| cookie().map(|secret| (secret, Presented::Cookie)))
+        .or_else(|| token_in_query(request.uri().query()).map(|secret| (secret, Presented::Known)))
 }
 
 fn token_in_query(query: Option<&str>) -> Option<String> {
@@ -186,9 +198,29 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
     if let Some(secret) = &guard.options.read_secret
         && request.method() != Method::OPTIONS
         && is_read(request.uri().path())
-        && !presented_secret(&request).is_some_and(|presented| same_secret(&presented, secret))
     {
-        return forbidden(StatusCode::UNAUTHORIZED, "Reads need the dashboard URL that `beectl dashboard` prints");
+        match presented_secret(&request) {
+            Some((presented, how)) if same_secret(&presented, secret) => {
+                // A browser sends the cookie from any page on this host, any
+                // port — another local user's page included. With the cookie,
+                // only the dashboard's own origin may read.
+                let own_origin = origin.as_ref().is_none_or(|origin| {
+                    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+                    origin
+                        .to_str()
+                        .is_ok_and(|o| o.strip_prefix("http://").or_else(|| o.strip_prefix("https://")) == Some(host))
+                });
+                if how == Presented::Cookie && !own_origin {
+                    return forbidden(StatusCode::FORBIDDEN, "The dashboard cookie is for the dashboard's own page");
+                }
+            }
+            _ => {
+                return forbidden(
+                    StatusCode::UNAUTHORIZED,
+                    "Reads need the dashboard URL that `beectl dashboard` prints",
+                );
+            }
+        }
     }
     let mut response = if request.method() == Method::OPTIONS {
         StatusCode::NO_CONTENT.into_response()
