@@ -15,6 +15,7 @@ use bee_proto::usage::WindowKind;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::ledger::logs::FileOffset;
 use crate::ledger::rollup::{self, Range, Summary, Touched};
@@ -144,21 +145,29 @@ pub const SNAPSHOT_COLUMNS: &str = "call_record_id, provider, observed_at_utc, o
      window_minutes, used_percent, resets_at_utc, resets_at_ms";
 pub const TURN_MARK_COLUMNS: &str = "edge, session_id, at_utc, at_ms, transcript_path, cwd";
 
-/// Appends one record row with its checksum: `INSERT INTO table (columns,
-/// crc) VALUES (…) suffix`. The number of rows inserted.
-fn insert_row(
-    tx: &rusqlite::Transaction<'_>,
-    table: &str,
-    columns: &str,
-    values: &[&dyn rusqlite::ToSql],
-    suffix: &str,
-) -> rusqlite::Result<usize> {
+/// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`, built once per table.
+fn insert_sql(table: &str, columns: &str, suffix: &str) -> String {
+    let count = columns.split(',').count();
+    let placeholders: Vec<String> = (1..=count + 1).map(|n| format!("?{n}")).collect();
+    format!("INSERT INTO {table} ({columns}, crc) VALUES ({}) {suffix}", placeholders.join(", "))
+}
+
+static INSERT_CALL: LazyLock<String> =
+    LazyLock::new(|| insert_sql("call", rollup::CALL_COLUMNS, "ON CONFLICT (record_id) DO NOTHING"));
+static INSERT_LIMIT: LazyLock<String> =
+    LazyLock::new(|| insert_sql("limit_hit", LIMIT_COLUMNS, "ON CONFLICT (record_id) DO NOTHING"));
+static INSERT_WORK: LazyLock<String> =
+    LazyLock::new(|| insert_sql("work", WORK_COLUMNS, "ON CONFLICT (record_id) DO NOTHING"));
+static INSERT_SNAPSHOT: LazyLock<String> = LazyLock::new(|| insert_sql("quota_snapshot", SNAPSHOT_COLUMNS, ""));
+static INSERT_TURN_MARK: LazyLock<String> = LazyLock::new(|| insert_sql("turn_mark", TURN_MARK_COLUMNS, ""));
+
+/// Appends one record row (`sql` from [`insert_sql`]) with the checksum of
+/// its values. The number of rows inserted.
+fn insert_row(tx: &rusqlite::Transaction<'_>, sql: &str, values: &[&dyn rusqlite::ToSql]) -> rusqlite::Result<usize> {
     let crc = sqlite::params_crc(values)?;
-    let placeholders: Vec<String> = (1..=values.len() + 1).map(|n| format!("?{n}")).collect();
-    let sql = format!("INSERT INTO {table} ({columns}, crc) VALUES ({}) {suffix}", placeholders.join(", "));
     let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
     all.push(&crc);
-    tx.prepare_cached(&sql)?.execute(all.as_slice())
+    tx.prepare_cached(sql)?.execute(all.as_slice())
 }
 
 /// Why a record is refused.
@@ -346,8 +355,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let id = call.record_id.hyphenated().to_string();
             let inserted = insert_row(
                 tx,
-                "call",
-                rollup::CALL_COLUMNS,
+                &INSERT_CALL,
                 params![
                     id,
                     call.source.as_str(),
@@ -372,7 +380,6 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     call.compactions.map(sql_integer),
                     call.session_id,
                 ],
-                "ON CONFLICT (record_id) DO NOTHING",
             )? == 1;
             if inserted {
                 touched.call(
@@ -392,8 +399,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let at = required_ms(&limit.at_utc, "atUtc").map_err(invalid)?;
             Ok(insert_row(
                 tx,
-                "limit_hit",
-                LIMIT_COLUMNS,
+                &INSERT_LIMIT,
                 params![
                     limit.record_id.hyphenated().to_string(),
                     limit.provider.as_str(),
@@ -403,15 +409,13 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     limit.detection.as_str(),
                     limit.window.map(WindowKind::as_str),
                 ],
-                "ON CONFLICT (record_id) DO NOTHING",
             )? == 1)
         }
         LedgerRecord::Work(work) => {
             let at = required_ms(&work.at_utc, "atUtc").map_err(invalid)?;
             Ok(insert_row(
                 tx,
-                "work",
-                WORK_COLUMNS,
+                &INSERT_WORK,
                 params![
                     work.record_id.hyphenated().to_string(),
                     work.provider.as_str(),
@@ -421,17 +425,14 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     work.run_mode,
                     work.task_id
                 ],
-                "ON CONFLICT (record_id) DO NOTHING",
             )? == 1)
         }
         LedgerRecord::TurnMark(mark) => {
             let at = required_ms(&mark.at_utc, "atUtc").map_err(invalid)?;
             insert_row(
                 tx,
-                "turn_mark",
-                TURN_MARK_COLUMNS,
+                &INSERT_TURN_MARK,
                 params![mark.edge.as_str(), mark.session_id, mark.at_utc, at, mark.transcript_path, mark.cwd],
-                "",
             )?;
             if mark.edge == TurnEdge::Stop {
                 close_turn(tx, mark, at, touched)?;
@@ -539,8 +540,7 @@ fn insert_snapshot(
     let resets = optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc").map_err(|e| DbError::Invalid(e.0))?;
     insert_row(
         tx,
-        "quota_snapshot",
-        SNAPSHOT_COLUMNS,
+        &INSERT_SNAPSHOT,
         params![
             call,
             provider.as_str(),
@@ -552,7 +552,6 @@ fn insert_snapshot(
             snapshot.resets_at_utc,
             resets
         ],
-        "",
     )?;
     Ok(())
 }
