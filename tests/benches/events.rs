@@ -98,15 +98,19 @@ fn latency() {
     let home = TestHome::new();
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
     let addr = daemon.http_addr();
+    let secret = daemon.http_secret().expect("the read secret");
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let arrivals: Arrivals = Arc::default();
     let connected = Arc::new(std::sync::Barrier::new(CLIENTS + 1));
     for _ in 0..CLIENTS {
-        let (addr, arrivals, connected) = (addr.clone(), arrivals.clone(), connected.clone());
+        let (addr, arrivals, connected, secret) = (addr.clone(), arrivals.clone(), connected.clone(), secret.clone());
         runtime.spawn(async move {
+            use tokio_tungstenite::tungstenite::client::IntoClientRequest;
             let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
             tcp.set_nodelay(true).unwrap();
-            let (mut socket, _) = tokio_tungstenite::client_async(format!("ws://{addr}/stream"), tcp).await.unwrap();
+            let mut request = format!("ws://{addr}/stream").into_client_request().unwrap();
+            request.headers_mut().insert("Authorization", format!("Bearer {secret}").parse().unwrap());
+            let (mut socket, _) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
             let _initial = socket.next().await;
             tokio::task::spawn_blocking(move || connected.wait()).await.unwrap();
             while let Some(Ok(message)) = socket.next().await {
