@@ -233,14 +233,17 @@ pub const MAX_LINE_ISSUES: usize = 100;
 /// Notes an issue of `code` at `line`, listing at most [`MAX_LINE_ISSUES`]
 /// lines per code and counting the rest.
 pub fn note_line_issue(issues: &mut Vec<UsageIssue>, code: UsageIssueCode, line: u64) {
+    // Once a code is past its list, its count is usually the last issue: a
+    // log of millions of bad lines costs one look per line, not a scan.
+    if let Some(more) = issues.iter_mut().rev().find(|issue| issue.code == code && issue.omitted.is_some()) {
+        more.omitted = more.omitted.map(|n| n.saturating_add(1));
+        return;
+    }
     let listed = issues.iter().filter(|issue| issue.code == code && issue.line.is_some()).count();
     if listed < MAX_LINE_ISSUES {
         issues.push(UsageIssue { code, line: Some(line), omitted: None });
-        return;
-    }
-    match issues.iter_mut().find(|issue| issue.code == code && issue.omitted.is_some()) {
-        Some(more) => more.omitted = more.omitted.map(|n| n.saturating_add(1)),
-        None => issues.push(UsageIssue { code, line: None, omitted: Some(1) }),
+    } else {
+        issues.push(UsageIssue { code, line: None, omitted: Some(1) });
     }
 }
 
