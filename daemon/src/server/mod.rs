@@ -1,6 +1,7 @@
 //! beed: its lifecycle here, its socket in [`socket`], the `/v1/` API in
-//! [`api`], the event routes and loopback listener in [`events`], and the
-//! background ingestion in [`background`]. Behind the `server` feature, so
+//! [`api`], the event routes and dashboard in [`events`], the loopback TCP
+//! listener's guard and accept loop in [`http`], and the background
+//! ingestion in [`background`]. Behind the `server` feature, so
 //! `beectl` links the domains without axum.
 //!
 //! May use: every domain, `storage`, `rendered`. Never `client`.
