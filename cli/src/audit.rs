@@ -326,8 +326,6 @@ fn report_table(what: &str, report: &AuditReport) -> String {
 
 /// The loopback listener's read secret, kept beside beed's socket.
 fn http_read_secret() -> Option<String> {
-    let path = bee_proto::paths::socket_path()?.parent()?.join(bee_proto::events::HTTP_TOKEN_FILE);
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut bee_daemon::storage::files::open_regular(&path).ok()?, &mut text).ok()?;
-    Some(text.trim().to_owned()).filter(|secret| !secret.is_empty())
+    let path = bee_proto::paths::beside_socket(bee_proto::events::HTTP_TOKEN_FILE)?;
+    bee_daemon::storage::files::read_small_text(&path).ok().filter(|secret| !secret.is_empty())
 }

@@ -70,11 +70,8 @@ pub fn dashboard() -> Rendered {
     if let Err(err) = client::get(&socket, STATUS_PATH, Duration::from_secs(3)) {
         return unavailable(format!("beed is not running on {}: {err}", socket.display()));
     }
-    let url_file = socket.parent().map(|run| run.join(DASHBOARD_URL_FILE)).unwrap_or_default();
-    let url = bee_daemon::storage::files::open_regular(&url_file).and_then(|mut file| {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut file, &mut text).map(|_| text.trim().to_owned())
-    });
+    let url_file = bee_proto::paths::beside_socket(DASHBOARD_URL_FILE).unwrap_or_default();
+    let url = bee_daemon::storage::files::read_small_text(&url_file);
     match url {
         Ok(url) if url.starts_with("http://") => {
             Rendered { exit: Exit::Success, bytes: format!("{url}\n").into_bytes() }

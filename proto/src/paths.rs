@@ -23,6 +23,12 @@ pub fn socket_path() -> Option<PathBuf> {
     non_empty_env(BEE_SOCKET_ENV).map(PathBuf::from).or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))
 }
 
+/// A file beside the daemon socket (in `run/`): the loopback listener's read
+/// secret and dashboard URL live there.
+pub fn beside_socket(file_name: &str) -> Option<PathBuf> {
+    socket_path()?.parent().map(|run| run.join(file_name))
+}
+
 /// Where the stores live: `${BEE_HOME:-$HOME}/.bee/usage`.
 pub fn usage_dir() -> Option<PathBuf> {
     bee_dir().map(|dir| dir.join("usage"))

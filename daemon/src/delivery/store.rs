@@ -208,9 +208,7 @@ fn lost_acknowledged(dir: &Path, held: u64) -> bool {
 
 /// The acknowledged mark beside the store at `dir`, when there is one.
 pub fn acknowledged_mark(dir: &Path) -> Option<u64> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut files::open_regular(&dir.join(ACKNOWLEDGED_FILE)).ok()?, &mut text).ok()?;
-    text.trim().parse().ok()
+    files::read_small_text(&dir.join(ACKNOWLEDGED_FILE)).ok()?.parse().ok()
 }
 
 fn session_counts(records: &[RecordedObservation]) -> HashMap<(Identity, Identity), u64> {

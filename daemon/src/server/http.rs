@@ -28,7 +28,7 @@ use bee_proto::events::{
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -351,15 +351,14 @@ pub async fn serve(listener: TcpListener, app: Router<()>, mut stop: watch::Rece
 /// regular file of ours, else made anew (0600).
 pub fn read_secret(run_dir: &Path) -> io::Result<String> {
     let path = run_dir.join(HTTP_TOKEN_FILE);
-    if let Ok(mut file) = files::open_regular(&path) {
-        let meta = file.metadata()?;
-        let ours = meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0;
-        let mut text = String::new();
-        if ours && file.read_to_string(&mut text).is_ok() {
-            let secret = text.trim();
-            if secret.len() == 64 && secret.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Ok(secret.to_owned());
-            }
+    if let Ok(meta) = std::fs::symlink_metadata(&path) {
+        let ours = meta.is_file() && meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0;
+        if ours
+            && let Ok(secret) = files::read_small_text(&path)
+            && secret.len() == 64
+            && secret.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return Ok(secret);
         }
         std::fs::remove_file(&path)?;
     }

@@ -77,6 +77,15 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// The trimmed text of a small regular file Bee wrote (a mark, a secret, a
+/// URL), read without following a link; at most 4 KiB is read.
+pub fn read_small_text(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    open_regular(path)?.take(4096).read_to_string(&mut text)?;
+    Ok(text.trim().to_owned())
+}
+
 /// Opens (creating with 0600 if needed) a regular file for reading and writing,
 /// refusing to follow a symlink.
 pub fn open_private_file(path: &Path) -> io::Result<File> {
