@@ -14,30 +14,39 @@ use crate::storage::writer::WriterHandle;
 const DELIVERY: Spool =
     Spool { name: "delivery", file: DELIVERY_SPOOL_FILE, rejected: DELIVERY_REJECTED_FILE, max_line: MAX_RECORD_BYTES };
 
+/// A spool line as beed takes it: an observation that validates.
+fn parse_line(line: &[u8]) -> Option<Observation> {
+    serde_json::from_slice::<Observation>(line).ok().filter(|o| o.validate().is_ok())
+}
+
+/// The observations waiting in the spool at `dir`, in the order beed will
+/// take them, parsed as beed will parse them; nothing is claimed or moved.
+pub fn pending(dir: &Path) -> Vec<Observation> {
+    let files = bee_proto::spool::pending_files(dir, DELIVERY_SPOOL_FILE).unwrap_or_default();
+    files
+        .iter()
+        .filter_map(|path| spool::read_lines(path, DELIVERY.max_line, &parse_line).ok())
+        .flat_map(|(o, _)| o)
+        .collect()
+}
+
 /// Claims the delivery spool in `dir` and ingests every claimed file.
 pub fn ingest(dir: &Path, writer: &WriterHandle<WritableStore>) -> io::Result<IngestSummary> {
-    spool::ingest_spool(
-        dir,
-        &DELIVERY,
-        |line| serde_json::from_slice::<Observation>(line).ok().filter(|o| o.validate().is_ok()),
-        |observations, summary| {
-            // Queue every append first, then wait: one group commit, not one per line.
-            let pending: Vec<_> = observations.into_iter().map(|o| writer.submit_blocking(o)).collect();
-            let mut settled = true;
-            for answer in pending {
-                match answer.wait().unwrap_or_else(|| Err(AppendRefusal::Io("writer stopped".into()))) {
-                    Ok(answer) if answer.outcome == bee_proto::delivery::AppendOutcome::Recorded => {
-                        summary.recorded += 1
-                    }
-                    Ok(_) => summary.duplicates += 1,
-                    Err(AppendRefusal::Capacity(_)) => summary.refused_capacity += 1,
-                    Err(AppendRefusal::Io(reason)) => {
-                        tracing::warn!(%reason, "delivery spool ingestion failed; kept for later");
-                        settled = false;
-                    }
+    spool::ingest_spool(dir, &DELIVERY, parse_line, |observations, summary| {
+        // Queue every append first, then wait: one group commit, not one per line.
+        let pending: Vec<_> = observations.into_iter().map(|o| writer.submit_blocking(o)).collect();
+        let mut settled = true;
+        for answer in pending {
+            match answer.wait().unwrap_or_else(|| Err(AppendRefusal::Io("writer stopped".into()))) {
+                Ok(answer) if answer.outcome == bee_proto::delivery::AppendOutcome::Recorded => summary.recorded += 1,
+                Ok(_) => summary.duplicates += 1,
+                Err(AppendRefusal::Capacity(_)) => summary.refused_capacity += 1,
+                Err(AppendRefusal::Io(reason)) => {
+                    tracing::warn!(%reason, "delivery spool ingestion failed; kept for later");
+                    settled = false;
                 }
             }
-            settled
-        },
-    )
+        }
+        settled
+    })
 }

@@ -399,40 +399,27 @@ pub fn read_verified_with_spool(dir: &Path, spool_dir: &Path) -> VerifiedStore {
         store.records.iter().map(|record| record.observation.event_id).collect();
     let mut sessions = session_counts(&store.records);
     let mut taken = 0usize;
-    for path in bee_proto::spool::pending_files(spool_dir, bee_proto::spool::DELIVERY_SPOOL_FILE).unwrap_or_default() {
-        let Ok(file) = files::open_regular(&path) else { continue };
-        let mut reader = std::io::BufReader::new(file);
-        let mut line = Vec::new();
-        loop {
-            match crate::storage::lines::next(&mut reader, bee_proto::delivery::MAX_RECORD_BYTES as u64 + 1, &mut line)
-            {
-                Ok((crate::storage::lines::Line::Complete, _)) => {}
-                Ok((crate::storage::lines::Line::End, _)) | Err(_) => break,
-                // A line being written, or one beed will set aside.
-                Ok(_) => continue,
-            }
-            let Ok(observation) = serde_json::from_slice::<Observation>(&line[..line.len() - 1]) else { continue };
-            if observation.validate().is_err() || !seen.insert(observation.event_id) {
-                continue;
-            }
-            if store.records.len() as u64 >= capacity {
-                store.issues.insert(Issue::Capacity);
-                continue;
-            }
-            let key = (observation.session_kind.clone(), observation.session_id.clone());
-            let session_sequence = sessions.get(&key).copied().unwrap_or(0) + 1;
-            sessions.insert(key, session_sequence);
-            let sequence = store.records.len() as u64 + 1;
-            let stored = StoredObservation::new(observation, session_sequence);
-            let checksum = checksum(sequence, &stored);
-            store.records.push(RecordedObservation {
-                schema_version: SCHEMA_VERSION,
-                sequence,
-                observation: stored,
-                checksum,
-            });
-            taken += 1;
+    for observation in crate::delivery::spool::pending(spool_dir) {
+        if !seen.insert(observation.event_id) {
+            continue;
         }
+        if store.records.len() as u64 >= capacity {
+            store.issues.insert(Issue::Capacity);
+            continue;
+        }
+        let key = (observation.session_kind.clone(), observation.session_id.clone());
+        let session_sequence = sessions.get(&key).copied().unwrap_or(0) + 1;
+        sessions.insert(key, session_sequence);
+        let sequence = store.records.len() as u64 + 1;
+        let stored = StoredObservation::new(observation, session_sequence);
+        let checksum = checksum(sequence, &stored);
+        store.records.push(RecordedObservation {
+            schema_version: SCHEMA_VERSION,
+            sequence,
+            observation: stored,
+            checksum,
+        });
+        taken += 1;
     }
     if taken > 0 {
         // The evidence exists, in the spool, even where no store file does yet.

@@ -6,10 +6,10 @@
 //! again on the next pass.
 
 use bee_proto::spool;
-use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
 
+use crate::storage::files;
 use crate::storage::lines::{self, Line};
 
 /// What one ingestion pass over a spool did.
@@ -63,9 +63,14 @@ pub fn ingest_spool<T>(
     Ok(summary)
 }
 
-/// The records of one claimed file, and its unusable lines (each ending in a newline).
-fn read_lines<T>(path: &Path, max_line: usize, parse: &impl Fn(&[u8]) -> Option<T>) -> io::Result<(Vec<T>, Vec<u8>)> {
-    let mut reader = BufReader::new(File::open(path)?);
+/// The records of one spool file, and its unusable lines (each ending in a
+/// newline): what ingestion stores and what it sets aside.
+pub fn read_lines<T>(
+    path: &Path,
+    max_line: usize,
+    parse: &impl Fn(&[u8]) -> Option<T>,
+) -> io::Result<(Vec<T>, Vec<u8>)> {
+    let mut reader = BufReader::new(files::open_regular(path)?);
     let mut records = Vec::new();
     let mut rejected = Vec::new();
     let mut line = Vec::with_capacity(max_line + 2);
