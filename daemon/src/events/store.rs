@@ -125,6 +125,7 @@ impl EventStore {
         match item {
             EventWrite::Event(event, arrival) => {
                 let body = Value::Object(event.body.clone()).to_string();
+                let (delivery, received_at_ms) = (arrival.as_text(), bee_proto::time::now_unix_ms());
                 let inserted = tx
                     .prepare_cached(
                         "INSERT INTO event (source_app, session_id, hook_event_type, timestamp_ms, tool_name, event_key,
@@ -138,20 +139,26 @@ impl EventStore {
                         event.timestamp_ms,
                         event.tool_name(),
                         event.key(),
-                        arrival.as_text(),
-                        bee_proto::time::now_unix_ms(),
+                        delivery,
+                        received_at_ms,
                         body
                     ])?;
                 if inserted == 1 {
+                    // The checksum covers the id, known only now: from the
+                    // values just written, in [`CRC_COLUMNS`] order.
                     let id = tx.last_insert_rowid();
-                    let crc = tx.prepare_cached(&format!("SELECT {CRC_COLUMNS} FROM event WHERE id = ?1"))?.query_row(
-                        [id],
-                        |row| {
-                            let values =
-                                (0..CRC_COLUMN_COUNT).map(|c| row.get_ref(c)).collect::<rusqlite::Result<Vec<_>>>()?;
-                            Ok(sqlite::values_crc(values))
-                        },
-                    )?;
+                    let crc = sqlite::params_crc(params![
+                        id,
+                        event.source_app,
+                        event.session_id,
+                        event.hook_event_type,
+                        event.timestamp_ms,
+                        event.tool_name(),
+                        event.key(),
+                        delivery,
+                        received_at_ms,
+                        body
+                    ])?;
                     tx.prepare_cached("UPDATE event SET crc = ?1 WHERE id = ?2")?.execute([crc, id])?;
                     return Ok(Stored { id, fresh: true });
                 }
