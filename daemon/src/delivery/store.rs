@@ -69,6 +69,8 @@ pub const ACKNOWLEDGED_FILE: &str = "acknowledged";
 pub struct WritableStore {
     db: sqlite::Writer,
     acknowledged: std::fs::File,
+    /// The mark last written: a batch that recorded nothing costs no sync.
+    marked: Option<u64>,
     capacity: u64,
     records: u64,
     /// Records per (session kind, session id), so that numbering a session's
@@ -103,7 +105,7 @@ impl WritableStore {
         let acknowledged = files::open_private_file(&dir.join(ACKNOWLEDGED_FILE))?;
         let capacity = verified.capacity.unwrap_or(DEFAULT_CAPACITY);
         let session_records = session_counts(&verified.records);
-        let mut store = WritableStore { db, acknowledged, capacity, records, session_records };
+        let mut store = WritableStore { db, acknowledged, marked: None, capacity, records, session_records };
         store.acknowledge();
         Ok(store)
     }
@@ -173,14 +175,18 @@ impl WritableStore {
     /// are safe, only the loss check is weaker until the next commit.
     fn acknowledge(&mut self) {
         use std::io::{Seek, Write};
+        if self.marked == Some(self.records) {
+            return;
+        }
         let mark = format!("{:020}\n", self.records);
         let written = self
             .acknowledged
             .rewind()
             .and_then(|()| self.acknowledged.write_all(mark.as_bytes()))
             .and_then(|()| self.acknowledged.sync_data());
-        if let Err(err) = written {
-            tracing::warn!(error = %err, "acknowledged mark not written");
+        match written {
+            Ok(()) => self.marked = Some(self.records),
+            Err(err) => tracing::warn!(error = %err, "acknowledged mark not written"),
         }
     }
 }
