@@ -435,6 +435,16 @@ pub fn get_request(path: &str, host: &str, extra_headers: &str) -> Vec<u8> {
     format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n{extra_headers}connection: close\r\n\r\n").into_bytes()
 }
 
+/// A WebSocket upgrade of `/stream`, as a browser or the reference client
+/// sends it, with extra header lines (a secret, an Origin).
+pub fn stream_upgrade_request(host: &str, extra_headers: &str) -> Vec<u8> {
+    format!(
+        "GET /stream HTTP/1.1\r\nHost: {host}\r\n{extra_headers}Connection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .into_bytes()
+}
+
 /// A `POST path` request with `body`, `connection: close`, and extra header lines.
 pub fn post_request(path: &str, extra_headers: &str, body: &[u8]) -> Vec<u8> {
     let mut request = format!(

@@ -70,14 +70,11 @@ fn memory_stays_bounded_while_huge_metadata_is_posted_and_read_by_many() {
             std::thread::spawn(move || {
                 let mut stream = TcpStream::connect(&addr).unwrap();
                 let request = if n % 2 == 0 {
-                    format!("GET /events/recent?limit=5000 HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n")
+                    get_request("/events/recent?limit=5000", &addr, &auth)
                 } else {
-                    format!(
-                        "GET /stream HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: Upgrade\r\nUpgrade: websocket\r\n\
-                         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-                    )
+                    stream_upgrade_request(&addr, &auth)
                 };
-                stream.write_all(request.as_bytes()).unwrap();
+                stream.write_all(&request).unwrap();
                 drain(stream, if n % 2 == 0 { b"" } else { b"]}" })
             })
         })
@@ -177,11 +174,7 @@ fn a_flood_of_half_sent_connections_never_starves_the_unix_socket() {
     let mut upgraded = 0;
     for _ in 0..600 {
         let Ok(mut stream) = TcpStream::connect(&addr) else { continue };
-        let request = format!(
-            "GET /stream HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: Upgrade\r\nUpgrade: websocket\r\n\
-             Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-        );
-        if stream.write_all(request.as_bytes()).is_err() {
+        if stream.write_all(&stream_upgrade_request(&addr, &auth)).is_err() {
             continue;
         }
         stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();

@@ -11,14 +11,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 fn upgrade(addr: &str, extra: &str) -> u16 {
-    let request = format!(
-        "GET /stream HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
-         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
-    );
+    let request = stream_upgrade_request(addr, extra);
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     use std::io::{Read, Write};
-    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(&request).unwrap();
     let mut head = [0u8; 512];
     let n = stream.read(&mut head).unwrap();
     let text = String::from_utf8_lossy(&head[..n]);
