@@ -61,9 +61,8 @@ const MIGRATIONS: &[&str] = &[
 /// The columns an event's checksum covers, in order.
 const CRC_COLUMNS: &str =
     "id, source_app, session_id, hook_event_type, timestamp_ms, tool_name, event_key, delivery, received_at_ms, body";
-
-/// Columns in [`CRC_COLUMNS`].
-const CRC_COLUMN_COUNT: usize = 10;
+/// Number of [`CRC_COLUMNS`].
+const CRC_COLUMN_COUNT: usize = sqlite::column_count(CRC_COLUMNS);
 
 /// How an event reached the store.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -39,7 +39,7 @@ pub const CALL_COLUMNS: &str = "record_id, source, provider, started_at_utc, sta
      cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
      model_invocations, context_window, context_tokens, compactions, session_id";
 /// Number of [`CALL_COLUMNS`].
-const CALL_COLUMN_COUNT: usize = 22;
+const CALL_COLUMN_COUNT: usize = sqlite::column_count(CALL_COLUMNS);
 
 /// Adds the aggregates and marks every hour already in the ledger dirty.
 pub const MIGRATION: &str = r#"

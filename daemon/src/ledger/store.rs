@@ -147,7 +147,7 @@ pub const TURN_MARK_COLUMNS: &str = "edge, session_id, at_utc, at_ms, transcript
 
 /// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`, built once per table.
 fn insert_sql(table: &str, columns: &str, suffix: &str) -> String {
-    let count = columns.split(',').count();
+    let count = sqlite::column_count(columns);
     let placeholders: Vec<String> = (1..=count + 1).map(|n| format!("?{n}")).collect();
     format!("INSERT INTO {table} ({columns}, crc) VALUES ({}) {suffix}", placeholders.join(", "))
 }
@@ -594,8 +594,9 @@ fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>
         let mut statement =
             conn.prepare_cached(&format!("SELECT {columns}, {crc} FROM {table} WHERE at_ms >= ?1 AND at_ms < ?2"))?;
         let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+        let count = sqlite::column_count(columns);
         while let Some(row) = rows.next()? {
-            if !sqlite::row_verifies(row, 0, 7)? {
+            if !sqlite::row_verifies(row, 0, count)? {
                 view.summary.damaged_records += 1;
                 continue;
             }
@@ -609,7 +610,7 @@ fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>
     ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     while let Some(row) = rows.next()? {
-        if !sqlite::row_verifies(row, 0, 9)? {
+        if !sqlite::row_verifies(row, 0, const { sqlite::column_count(SNAPSHOT_COLUMNS) })? {
             view.summary.damaged_records += 1;
             continue;
         }

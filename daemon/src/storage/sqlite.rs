@@ -176,6 +176,20 @@ pub fn params_crc(params: &[&dyn rusqlite::ToSql]) -> rusqlite::Result<i64> {
     })))
 }
 
+/// How many columns a comma-separated column list names (at compile time
+/// for the constant lists, so a checksum never covers a stale count).
+pub const fn column_count(columns: &str) -> usize {
+    let bytes = columns.as_bytes();
+    let (mut at, mut commas) = (0, 0);
+    while at < bytes.len() {
+        if bytes[at] == b',' {
+            commas += 1;
+        }
+        at += 1;
+    }
+    commas + 1
+}
+
 /// Whether the `count` columns of `row` from `first` on, followed by their
 /// stored checksum, verify. A row without a checksum predates them: it is
 /// unverifiable, not corrupt.
