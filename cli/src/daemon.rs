@@ -5,7 +5,8 @@
 use bee_daemon::client::{self, ClientError};
 use bee_daemon::rendered::Rendered;
 use bee_proto::api::{DaemonState, DaemonStatus, PROTOCOL_VERSION, STATUS_PATH, SpoolStatus, StatusReport};
-use bee_proto::events::{DASHBOARD_URL_FILE, DashboardUnavailable};
+use bee_proto::delivery::CommandError;
+use bee_proto::events::{DASHBOARD_URL_FILE, NO_DASHBOARD};
 use bee_proto::exit::Exit;
 use std::time::Duration;
 
@@ -63,7 +64,8 @@ pub fn status() -> Rendered {
 /// The dashboard URL the running beed wrote beside its socket (with the read
 /// secret, unless reads are open); exit 5 when there is none to open.
 pub fn dashboard() -> Rendered {
-    let unavailable = |message: String| Rendered::json(Exit::Unavailable, &DashboardUnavailable::new(message));
+    let unavailable =
+        |message: String| Rendered::json(Exit::Unavailable, &CommandError::unavailable(NO_DASHBOARD, message));
     let Some(socket) = bee_proto::paths::socket_path() else {
         return unavailable("neither BEE_HOME nor HOME is set".into());
     };

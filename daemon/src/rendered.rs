@@ -2,7 +2,7 @@
 //! Every report path (daemon or offline) ends in one of these, which is how
 //! the two print the same bytes.
 
-use bee_proto::delivery::InvalidUsage;
+use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
 use serde::Serialize;
 
@@ -27,6 +27,6 @@ impl Rendered {
 
     /// The invalid-usage answer (exit 4).
     pub fn invalid_usage(message: impl Into<String>) -> Rendered {
-        Rendered::json(Exit::InvalidUsage, &InvalidUsage::new(message))
+        Rendered::json(Exit::InvalidUsage, &CommandError::invalid_usage(message))
     }
 }

@@ -394,18 +394,25 @@ impl Default for ReportCapAnswer {
     }
 }
 
-/// Answer of any beectl command whose arguments were invalid (exit 4).
+/// Answer of a beectl command that failed before it had anything to report:
+/// its status, a stable error code and a message for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InvalidUsage {
+pub struct CommandError {
     pub status: String,
     pub error_code: String,
     pub message: String,
 }
 
-impl InvalidUsage {
-    pub fn new(message: impl Into<String>) -> InvalidUsage {
-        InvalidUsage { status: "invalid".to_owned(), error_code: "invalid_usage".to_owned(), message: message.into() }
+impl CommandError {
+    /// Invalid arguments (exit 4): status `invalid`, code `invalid_usage`.
+    pub fn invalid_usage(message: impl Into<String>) -> CommandError {
+        CommandError { status: "invalid".to_owned(), error_code: "invalid_usage".to_owned(), message: message.into() }
+    }
+
+    /// Evidence unavailable (exit 5): status `unavailable` and `error_code`.
+    pub fn unavailable(error_code: &str, message: impl Into<String>) -> CommandError {
+        CommandError { status: "unavailable".to_owned(), error_code: error_code.to_owned(), message: message.into() }
     }
 }
 

@@ -51,24 +51,8 @@ pub const DASHBOARD_URL_FILE: &str = "dashboard-url";
 /// The cookie the dashboard URL sets, carrying the read secret.
 pub const DASHBOARD_COOKIE: &str = "bee_dashboard";
 
-/// `beectl dashboard` when there is no dashboard to open (exit 5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DashboardUnavailable {
-    pub status: String,
-    pub error_code: String,
-    pub message: String,
-}
-
-impl DashboardUnavailable {
-    pub fn new(message: impl Into<String>) -> DashboardUnavailable {
-        DashboardUnavailable {
-            status: "unavailable".to_owned(),
-            error_code: "no_dashboard".to_owned(),
-            message: message.into(),
-        }
-    }
-}
+/// `beectl dashboard`'s error code when there is no dashboard to open (exit 5).
+pub const NO_DASHBOARD: &str = "no_dashboard";
 
 /// How `bee-hook event` states its receipt on stderr (with `BEE_HOOK_DEBUG`):
 /// this prefix, the stored id, ` stored`.
