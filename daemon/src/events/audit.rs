@@ -155,14 +155,11 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
     let unreceipted =
         issues.len() + damaged.len() + pending.iter().filter(|line| line.failure == PostFailure::NoReceipt).count();
     evidence.unreceipted = unreceipted as u64;
+    let damaged_ids: Vec<i64> = damaged.iter().map(|event| event.id).collect();
     receipts.push(match (unreceipted, stored.first(), stored.last()) {
-        (_, _, _) if !damaged.is_empty() => fail(
-            Boundary::Persistence,
-            format!(
-                "stored events {:?} fail their checksum (corrupt)",
-                damaged.iter().map(|event| event.id).collect::<Vec<_>>()
-            ),
-        ),
+        _ if !damaged_ids.is_empty() => {
+            fail(Boundary::Persistence, format!("stored events {damaged_ids:?} fail their checksum (corrupt)"))
+        }
         (0, Some(first), Some(last)) => {
             pass(Boundary::Persistence, format!("ids {}..{} stored ({} events)", first.id, last.id, stored.len()))
         }
