@@ -125,39 +125,32 @@ impl EventStore {
             EventWrite::Event(event, arrival) => {
                 let body = Value::Object(event.body.clone()).to_string();
                 let (delivery, received_at_ms) = (arrival.as_text(), bee_proto::time::now_unix_ms());
+                // Every column of [`CRC_COLUMNS`] but the id, in order.
+                let values: [&dyn rusqlite::ToSql; 9] = [
+                    &event.source_app,
+                    &event.session_id,
+                    &event.hook_event_type,
+                    &event.timestamp_ms,
+                    &event.tool_name(),
+                    &event.key(),
+                    &delivery,
+                    &received_at_ms,
+                    &body,
+                ];
                 let inserted = tx
                     .prepare_cached(
                         "INSERT INTO event (source_app, session_id, hook_event_type, timestamp_ms, tool_name, event_key,
                                             delivery, received_at_ms, body)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (event_key) DO NOTHING",
                     )?
-                    .execute(params![
-                        event.source_app,
-                        event.session_id,
-                        event.hook_event_type,
-                        event.timestamp_ms,
-                        event.tool_name(),
-                        event.key(),
-                        delivery,
-                        received_at_ms,
-                        body
-                    ])?;
+                    .execute(values.as_slice())?;
                 if inserted == 1 {
                     // The checksum covers the id, known only now: from the
-                    // values just written, in [`CRC_COLUMNS`] order.
+                    // values just written.
                     let id = tx.last_insert_rowid();
-                    let crc = sqlite::params_crc(params![
-                        id,
-                        event.source_app,
-                        event.session_id,
-                        event.hook_event_type,
-                        event.timestamp_ms,
-                        event.tool_name(),
-                        event.key(),
-                        delivery,
-                        received_at_ms,
-                        body
-                    ])?;
+                    let mut covered: Vec<&dyn rusqlite::ToSql> = vec![&id];
+                    covered.extend(values);
+                    let crc = sqlite::params_crc(&covered)?;
                     tx.prepare_cached("UPDATE event SET crc = ?1 WHERE id = ?2")?.execute([crc, id])?;
                     return Ok(Stored { id, fresh: true });
                 }
