@@ -151,23 +151,41 @@ fn usage_table(report: &UsageReport) -> String {
     );
     let _ = writeln!(
         out,
-        "  {:<40} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        "KEY", "CALLS", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", "REASONING"
+        "  {:<40} {:>9} {:>13} {:>13} {:>13} {:>13} {:>13} {:>14}",
+        "KEY", "RESPONSES", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", "REASONING", "TOTAL"
     );
-    let cell = |n: Option<u64>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
     for row in &report.rows {
+        // A sum with unknown parts is a lower bound, and is shown as one.
+        let bound = if row.partial_parts > 0 { "≥" } else { "" };
+        let cell = |n: Option<u64>| n.map_or_else(|| "-".to_owned(), |n| format!("{bound}{n}"));
         let t = &row.tokens;
         let _ = writeln!(
             out,
-            "  {:<40} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            "  {:<40} {:>9} {:>13} {:>13} {:>13} {:>13} {:>13} {:>14}",
             row.key.as_deref().unwrap_or("(unknown)"),
-            row.calls,
+            row.responses,
             cell(t.input_tokens),
             cell(t.cache_creation_input_tokens),
             cell(t.cache_read_input_tokens.or(t.cached_input_tokens)),
             cell(t.output_tokens),
-            cell(t.reasoning_output_tokens)
+            cell(t.reasoning_output_tokens),
+            cell(t.total_tokens)
         );
+    }
+    if report.partial_parts > 0 {
+        let _ = writeln!(
+            out,
+            "  ≥: {} parts reported no counter of their own; the sums are lower bounds",
+            report.partial_parts
+        );
+    }
+    if report.pending_responses > 0 {
+        let _ =
+            writeln!(out, "  {} responses are still being written; their counters may grow", report.pending_responses);
+    }
+    let producer: u64 = report.rows.iter().map(|r| r.producer_counted_calls).sum();
+    if producer > 0 {
+        let _ = writeln!(out, "  {producer} calls left no log: their producer's own counters are used");
     }
     out
 }

@@ -6,24 +6,27 @@
 //! warning `quota.record_failed`.
 
 use bee_proto::ledger::{
-    CallRecord, CallSource, Detection, LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord, LimitRecord,
-    Provider, RECORD_FAILED, RecordFailure, RecordProducer,
+    CallOutcome, CallRecord, CallSource, Detection, LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord,
+    LimitRecord, Provider, RECORD_FAILED, RecordFailure, RecordProducer,
 };
 use bee_proto::usage::Counters;
 use serde_json::Value;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::SignalsInfo;
+use signal_hook::iterator::exfiltrator::origin::WithOrigin;
+use signal_hook::low_level::siginfo::Cause;
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use beectl::args::RunArgs;
 
 /// Longest output line parsed for machine output; longer lines still pass through.
 const MAX_PARSED_LINE: usize = 64 * 1024 * 1024;
-/// Arguments that make no model call: such a run is not recorded.
-const PROBES: [&str; 12] =
-    ["--version", "-v", "-V", "--help", "-h", "help", "login", "logout", "auth", "doctor", "config", "mcp"];
 
 pub fn run(args: RunArgs) -> ExitCode {
     let started_at = SystemTime::now();
@@ -32,21 +35,39 @@ pub fn run(args: RunArgs) -> ExitCode {
         Some(split) => split,
         None => return ExitCode::from(4),
     };
-    let child =
-        // The provider's own commands (a `git commit`, say) inherit this, so
-        // a post-commit `bee-hook commit` knows whose work it is.
-        Command::new(program)
-            .args(rest)
-            .env("BEE_RUN_PROVIDER", args.provider.as_str())
-            .stdin(Stdio::inherit())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
-    let mut child = match child {
+    // At a terminal the provider CLI is interactive: it keeps the terminal
+    // (its own stdout, the foreground process group) and its output is no
+    // machine output to read. Elsewhere its output is read as it passes
+    // through, and it runs in a process group of its own, so a signal to
+    // beectl reaches the whole group it started, once.
+    let at_terminal = io::stdin().is_terminal() || io::stdout().is_terminal() || io::stderr().is_terminal();
+    let mut command = Command::new(program);
+    // The provider's own commands (a `git commit`, say) inherit this, so a
+    // post-commit `bee-hook commit` knows whose work it is.
+    command.args(rest).env("BEE_RUN_PROVIDER", args.provider.as_str()).stdin(Stdio::inherit());
+    if io::stdout().is_terminal() {
+        command.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    } else {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    if !at_terminal {
+        command.process_group(0);
+    }
+    // Caught before the child starts, so no signal falls between.
+    let signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP]);
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
             eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
             return ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 });
+        }
+    };
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let forwarder = match signals {
+        Ok(signals) => Some(forward_signals(signals, &child, !at_terminal, Arc::clone(&interrupted))),
+        Err(err) => {
+            eprintln!("beectl: warning: signals will not be forwarded: {err}");
+            None
         }
     };
     // Bounded: a provider printing faster than its lines are read waits a
@@ -67,14 +88,21 @@ pub fn run(args: RunArgs) -> ExitCode {
     for pump in pumps {
         let _ = pump.join();
     }
+    // Always waited for: the child never outlives the run.
     let status = child.wait();
     let duration = clock.elapsed();
+    if let Some((handle, thread)) = forwarder {
+        handle.close();
+        let _ = thread.join();
+    }
     let code = match &status {
         Ok(status) => bee_proto::exit::shell_status(*status),
         Err(_) => 1,
     };
-    if !is_probe(&args.command) {
-        let records = reported.records(args.provider, started_at, duration, code == 0);
+    if !is_probe(args.provider, rest) {
+        let interrupted = interrupted.load(Ordering::SeqCst);
+        let resumed = resumes_a_thread(args.provider, rest);
+        let records = reported.records(args.provider, started_at, duration, code == 0, interrupted, resumed);
         let count = records.len();
         if let Err(reason) = record(records) {
             eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
@@ -82,6 +110,37 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     }
     ExitCode::from(code)
+}
+
+/// Forwards SIGINT, SIGTERM and SIGHUP to the child until the handle is
+/// closed, and notes that the run was interrupted.
+fn forward_signals(
+    mut signals: SignalsInfo<WithOrigin>,
+    child: &std::process::Child,
+    own_group: bool,
+    interrupted: Arc<AtomicBool>,
+) -> (signal_hook::iterator::Handle, std::thread::JoinHandle<()>) {
+    let handle = signals.handle();
+    let pid = rustix::process::Pid::from_child(child);
+    let thread = std::thread::spawn(move || {
+        for origin in signals.forever() {
+            interrupted.store(true, Ordering::SeqCst);
+            let Some(signal) = rustix::process::Signal::from_named_raw(origin.signal) else { continue };
+            let sent = if own_group {
+                rustix::process::kill_process_group(pid, signal)
+            } else if origin.cause == Cause::Kernel {
+                // From the terminal: it reached the whole foreground group,
+                // the child included, already. Twice would be another keypress.
+                Ok(())
+            } else {
+                rustix::process::kill_process(pid, signal)
+            };
+            if let Err(err) = sent {
+                eprintln!("beectl: could not forward signal {} to the provider: {err}", origin.signal);
+            }
+        }
+    });
+    (handle, thread)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,8 +193,60 @@ fn pump(
     })
 }
 
-fn is_probe(command: &[OsString]) -> bool {
-    command.iter().skip(1).any(|arg| arg.to_str().is_some_and(|arg| PROBES.contains(&arg)))
+/// Whether the arguments ask the provider CLI for its version or help, or
+/// a subcommand that makes no model call (login, configuration, MCP
+/// management…), by the CLI's own grammar: such a run is not recorded. Only
+/// the option words themselves, and a subcommand in the first place, count:
+/// `claude -p help` asks the model about "help".
+fn is_probe(provider: Provider, args: &[OsString]) -> bool {
+    let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap_or("")).take_while(|a| *a != "--").collect();
+    let (flags, subcommands): (&[&str], &[&str]) = match provider {
+        Provider::Claude => (
+            &["--version", "-v", "--help", "-h"],
+            &[
+                "config",
+                "mcp",
+                "doctor",
+                "update",
+                "upgrade",
+                "install",
+                "setup-token",
+                "migrate-installer",
+                "plugin",
+                "auth",
+                "login",
+                "logout",
+                "help",
+            ],
+        ),
+        Provider::Codex => (
+            &["--version", "-V", "--help", "-h"],
+            &[
+                "login",
+                "logout",
+                "mcp",
+                "mcp-server",
+                "completion",
+                "help",
+                "features",
+                "sandbox",
+                "debug",
+                "apply",
+                "app-server",
+                "generate-ts",
+            ],
+        ),
+    };
+    if words.iter().any(|word| flags.contains(word)) {
+        return true;
+    }
+    words.first().is_some_and(|first| subcommands.contains(first))
+}
+
+/// Whether a Codex run continues an existing thread (`exec resume`,
+/// `resume`): its cumulative counters then include earlier turns.
+fn resumes_a_thread(provider: Provider, args: &[OsString]) -> bool {
+    provider == Provider::Codex && args.iter().take(3).any(|a| a.to_str() == Some("resume"))
 }
 
 /// What the CLI reported about itself.
@@ -148,6 +259,12 @@ struct Reported {
     context_window: Option<u64>,
     session_id: Option<String>,
     is_error: Option<bool>,
+    /// The CLI's machine output shows it reached the model (Claude's first
+    /// assistant message or a turn count above 0; Codex's `turn.started`).
+    asked_model: bool,
+    /// Machine output was seen at all: without it, nothing is known of
+    /// whether the model was asked.
+    machine_output: bool,
     limits: Vec<(SystemTime, Option<String>, Detection)>,
 }
 
@@ -160,6 +277,7 @@ impl Reported {
             && trimmed.starts_with('{')
             && let Ok(value) = serde_json::from_str::<Value>(trimmed)
         {
+            self.machine_output = true;
             match provider {
                 Provider::Claude => self.claude(&value),
                 Provider::Codex => self.codex(&value),
@@ -178,11 +296,15 @@ impl Reported {
         if kind == Some("system") && self.model.is_none() {
             self.model = value.get("model").and_then(Value::as_str).map(str::to_owned);
         }
+        if kind == Some("assistant") {
+            self.asked_model = true;
+        }
         if kind != Some("result") {
             return;
         }
         self.cost_usd = value.get("total_cost_usd").and_then(Value::as_f64).filter(|c| c.is_finite() && *c >= 0.0);
         self.invocations = value.get("num_turns").and_then(Value::as_u64);
+        self.asked_model |= self.invocations.is_some_and(|turns| turns > 0);
         self.session_id = value.get("session_id").and_then(Value::as_str).map(str::to_owned);
         self.is_error = value.get("is_error").and_then(Value::as_bool);
         if let Some(usage) = value.get("usage") {
@@ -215,10 +337,12 @@ impl Reported {
             Some("thread.started") => {
                 self.session_id = value.get("thread_id").and_then(Value::as_str).map(str::to_owned);
             }
+            Some("turn.started") => self.asked_model = true,
             Some("turn.completed") => {
+                // The thread's cumulative usage (0.169): the last one holds
+                // every turn of the thread so far; never summed.
                 if let Some(usage) = value.get("usage") {
-                    let turn = Counters::from_codex(usage);
-                    self.tokens.get_or_insert_with(Counters::default).add(&turn);
+                    self.tokens = Some(Counters::from_codex(usage));
                     self.invocations = Some(self.invocations.unwrap_or(0) + 1);
                 }
             }
@@ -243,35 +367,53 @@ impl Reported {
         started_at: SystemTime,
         duration: Duration,
         exited_ok: bool,
+        interrupted: bool,
+        resumed: bool,
     ) -> Vec<LedgerRecord> {
         let project_path = std::env::current_dir().ok().map(|dir| dir.display().to_string());
+        let failed = !exited_ok || self.is_error == Some(true);
+        let outcome = if interrupted {
+            CallOutcome::Interrupted
+        } else if !failed {
+            CallOutcome::Completed
+        } else if self.machine_output && !self.asked_model {
+            CallOutcome::FailedBeforeRequest
+        } else {
+            CallOutcome::Failed
+        };
+        // A resumed Codex thread's cumulative counters include turns before
+        // this run, which this run cannot tell apart: unknown, not a guess.
+        let tokens = if resumed { None } else { self.tokens };
         let mut records = vec![LedgerRecord::Call(Box::new(CallRecord {
             record_id: uuid::Uuid::new_v4(),
             source: CallSource::Run,
             provider,
             started_at_utc: bee_proto::time::format_rfc3339(started_at),
             duration_ms: Some(duration.as_millis() as u64),
-            success: Some(exited_ok && self.is_error != Some(true)),
+            success: Some(!failed && !interrupted),
             model: self.model,
             project_path,
             cost_usd: self.cost_usd,
-            tokens: self.tokens,
+            tokens,
             quota_snapshots: Vec::new(),
             model_invocations: self.invocations,
             context_window: self.context_window,
             context_tokens: None,
             compactions: None,
-            session_id: self.session_id,
+            session_id: self.session_id.clone(),
+            outcome: Some(outcome),
         }))];
-        for (at, resets_at_utc, detection) in self.limits {
-            let at_utc = bee_proto::time::format_rfc3339(at);
-            records.push(LedgerRecord::Limit(LimitRecord::new(
+        // One run hits a limit once, however many lines say so.
+        if let Some((at, resets_at_utc, detection)) = self.limits.into_iter().next() {
+            let mut limit = LimitRecord::new(
                 uuid::Uuid::new_v4(),
-                at_utc,
+                bee_proto::time::format_rfc3339(at),
                 provider,
                 resets_at_utc,
                 detection,
-            )));
+            );
+            limit.session_id = self.session_id;
+            records.push(LedgerRecord::Limit(limit));
         }
         records
     }

@@ -44,6 +44,7 @@ pub fn snapshots(input: &[u8], now: &str) -> Vec<LedgerRecord> {
                     window_minutes: Some(minutes),
                     used_percent: used,
                     resets_at_utc: entry.get("resets_at").and_then(reset_time),
+                    limit_id: None,
                 },
             })
         })

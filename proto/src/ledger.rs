@@ -65,6 +65,25 @@ pub struct QuotaSnapshot {
     pub window_minutes: Option<u64>,
     pub used_percent: f64,
     pub resets_at_utc: Option<String>,
+    /// The limit family the window belongs to (Codex `rate_limits.limit_id`,
+    /// e.g. `codex` or `codex_other`); `null` when the provider named none.
+    #[serde(default)]
+    pub limit_id: Option<String>,
+}
+
+named! {
+    /// How a producer's call ended.
+    pub enum CallOutcome {
+        /// The CLI exited 0 and reported no error.
+        Completed => "completed",
+        /// The CLI failed or reported an error after asking the model.
+        Failed => "failed",
+        /// The CLI failed before any model request (its own output says so):
+        /// still a call, labelled so.
+        FailedBeforeRequest => "failed_before_request",
+        /// A signal (SIGINT, SIGTERM, SIGHUP) ended it; forwarded and waited for.
+        Interrupted => "interrupted",
+    }
 }
 
 /// One provider call (also one that failed or errored).
@@ -90,6 +109,9 @@ pub struct CallRecord {
     pub compactions: Option<u64>,
     /// Session id, where the call belongs to one.
     pub session_id: Option<String>,
+    /// How it ended, where the producer knows.
+    #[serde(default)]
+    pub outcome: Option<CallOutcome>,
 }
 
 pub use crate::usage::Detection;
@@ -103,7 +125,15 @@ pub struct LimitRecord {
     pub provider: Provider,
     pub resets_at_utc: Option<String>,
     pub detection: Detection,
+    /// The window that hit; `null` when the evidence did not name one.
     pub window: Option<WindowKind>,
+    #[serde(default)]
+    pub window_minutes: Option<u64>,
+    /// The limit family (see [`QuotaSnapshot::limit_id`]).
+    #[serde(default)]
+    pub limit_id: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 impl LimitRecord {
@@ -115,7 +145,17 @@ impl LimitRecord {
         resets_at_utc: Option<String>,
         detection: Detection,
     ) -> LimitRecord {
-        LimitRecord { record_id, at_utc, provider, resets_at_utc, detection, window: None }
+        LimitRecord {
+            record_id,
+            at_utc,
+            provider,
+            resets_at_utc,
+            detection,
+            window: None,
+            window_minutes: None,
+            limit_id: None,
+            session_id: None,
+        }
     }
 }
 
@@ -187,6 +227,8 @@ pub struct LedgerAppended {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuotaWindow {
+    /// The limit family; windows of different families are different windows.
+    pub limit_id: Option<String>,
     pub window: WindowKind,
     pub window_minutes: Option<u64>,
     /// The window ends (resets) here; `null` when the provider did not say.
@@ -194,8 +236,10 @@ pub struct QuotaWindow {
     /// Highest utilisation among the snapshots of this window.
     pub peak_percent: f64,
     pub snapshots: u64,
-    /// A `limit` record falls inside the window; `null` when the window's
-    /// bounds are unknown.
+    /// A hit of this window: a `limit` record that named it, or one inside
+    /// it while it stood at 100 %. `null` when its bounds are unknown, or a
+    /// hit inside it named no window and it was below 100 % (which window
+    /// hit is unknown).
     pub exhausted: Option<bool>,
 }
 
@@ -260,17 +304,45 @@ named! {
     }
 }
 
-/// One group of `beectl usage`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One group of `beectl usage`: the provider responses that were first
+/// written in the range, each counted once globally by its provider id,
+/// plus producer calls standing in for sessions that left no log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRow {
     /// The UTC day (`YYYY-MM-DD`), the session id or the model; `null` when
-    /// the calls did not say which.
+    /// the parts did not say which.
     pub key: Option<String>,
-    pub calls: u64,
-    /// Summed counters; a counter no call reported stays `null`.
+    /// Distinct provider responses.
+    pub responses: u64,
+    /// Summed counters; a counter no part reported stays `null`.
     pub tokens: Counters,
+    /// Parts that lack a counter their provider reports (or, for a producer
+    /// call, all of them): while above 0 the sums are lower bounds (`partial`).
+    pub partial_parts: u64,
+    /// Responses whose log was still being written: their counters may
+    /// still grow (`pending`).
+    pub pending_responses: u64,
+    /// Calls whose own counters stand in because no log of their session
+    /// exists (`beectl run` output, say): labelled, never mixed silently.
+    pub producer_counted_calls: u64,
 }
+
+impl UsageRow {
+    /// Adds `other`'s parts to this row.
+    pub fn add(&mut self, other: &UsageRow) {
+        self.responses += other.responses;
+        self.tokens.add(&other.tokens);
+        self.partial_parts += other.partial_parts;
+        self.pending_responses += other.pending_responses;
+        self.producer_counted_calls += other.producer_counted_calls;
+    }
+}
+
+/// A usage issue: some parts of a sum are unknown, so it is a lower bound.
+pub const PARTIAL_ISSUE: &str = "partial";
+/// A usage issue: some responses are not final yet.
+pub const PENDING_ISSUE: &str = "pending";
 
 /// `beectl usage --by day|session|model`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -282,6 +354,10 @@ pub struct UsageReport {
     pub until_utc: String,
     pub source: String,
     pub rows: Vec<UsageRow>,
+    /// Over all rows: parts of unknown counters (`partial`) and responses
+    /// not final yet (`pending`).
+    pub partial_parts: u64,
+    pub pending_responses: u64,
     pub issues: Vec<String>,
 }
 

@@ -3,15 +3,17 @@
 //! 1. first ingestion of Claude transcripts, MB/s, against reading the same
 //!    files raw (the I/O floor);
 //! 2. a re-run on unchanged logs, ms per GB (offsets, no re-read);
-//! 3. `beectl quota --window 7d` and `beectl usage --by day` over 1,000,000
-//!    call records, whole-command wall time, against `beectl --version`
-//!    (process start) and a raw `COUNT(*)` scan of the same table.
+//! 3. `beectl quota --window 7d` and `beectl usage --by day` over 500,000
+//!    calls and 500,000 responses, whole-command wall time, against
+//!    `beectl --version` (process start) and a raw `COUNT(*)` scan of both.
 //!
 //! `cargo bench -p bee-tests --bench ledger`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use bee_daemon::ledger::ingest::{self, Roots};
+use bee_daemon::ledger::logs::Evidence;
+use bee_daemon::ledger::responses::ResponseWrite;
 use bee_daemon::ledger::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, Provider};
 use bee_proto::usage::Counters;
@@ -71,7 +73,7 @@ fn ingestion() {
     }
     let raw = started.elapsed();
     assert_eq!(read as u64, bytes);
-    let roots = Roots { claude_projects: Some(root.clone()), codex_sessions: None };
+    let roots = Roots { claude_projects: vec![root.clone()], codex_sessions: Vec::new() };
     // Five first ingestions, each into a fresh ledger.
     let mut firsts = Vec::new();
     let mut ledger = None;
@@ -120,33 +122,53 @@ fn views() {
     };
     let started = Instant::now();
     for _ in 0..100 {
-        let batch: Vec<LedgerRecord> = (0..10_000)
-            .map(|_| {
+        let batch: Vec<Evidence> = (0..10_000)
+            .map(|n| {
                 let at = now - 1_000 - random() % (week - 3_600_000);
-                LedgerRecord::Call(Box::new(CallRecord {
+                let at_utc = bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(at));
+                let provider = if random() % 3 == 0 { Provider::Codex } else { Provider::Claude };
+                let model = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex"][(random() % 3) as usize].to_owned();
+                let session = format!("session-{}", random() % 1_000);
+                let tokens = Counters {
+                    input_tokens: Some(random() % 5_000),
+                    cache_creation_input_tokens: Some(random() % 500),
+                    cache_read_input_tokens: Some(random() % 50_000),
+                    output_tokens: Some(random() % 900),
+                    ..Counters::default()
+                };
+                // Half producer calls (the time), half provider responses (the tokens).
+                if n % 2 == 0 {
+                    return Evidence::Response(ResponseWrite {
+                        provider,
+                        key: uuid::Uuid::new_v4().to_string(),
+                        session_id: Some(session),
+                        at_utc,
+                        model: Some(model),
+                        tokens,
+                        context_tokens: None,
+                        context_window: None,
+                        is_final: true,
+                    });
+                }
+                Evidence::Record(LedgerRecord::Call(Box::new(CallRecord {
                     record_id: uuid::Uuid::new_v4(),
-                    source: if random() % 2 == 0 { CallSource::Run } else { CallSource::Ingested },
-                    provider: if random() % 3 == 0 { Provider::Codex } else { Provider::Claude },
-                    started_at_utc: bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(at)),
+                    source: CallSource::Run,
+                    provider,
+                    started_at_utc: at_utc,
                     duration_ms: Some(1_000 + random() % 300_000),
                     success: Some(true),
-                    model: Some(
-                        ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex"][(random() % 3) as usize].to_owned(),
-                    ),
+                    model: Some(model),
                     project_path: Some("/home/dev/app".to_owned()),
                     cost_usd: Some(0.01),
-                    tokens: Some(Counters {
-                        input_tokens: Some(random() % 5_000),
-                        output_tokens: Some(random() % 900),
-                        ..Counters::default()
-                    }),
+                    tokens: Some(tokens),
                     quota_snapshots: Vec::new(),
                     model_invocations: Some(1),
                     context_window: None,
                     context_tokens: None,
                     compactions: None,
-                    session_id: Some(format!("session-{}", random() % 1_000)),
-                }))
+                    session_id: Some(session),
+                    outcome: None,
+                })))
             })
             .collect();
         ledger.append_at(&batch, &[]).unwrap();
@@ -155,7 +177,7 @@ fn views() {
     let started = Instant::now();
     ledger.settle();
     println!(
-        "\n1,000,000 call records written in {:.1} s, their aggregates settled in {:.1} s",
+        "\n500,000 calls and 500,000 responses written in {:.1} s, their aggregates settled in {:.1} s",
         written.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
@@ -170,9 +192,12 @@ fn views() {
     let mut scans = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        let n: i64 = conn.query_row("SELECT COUNT(*) FROM call WHERE started_at_ms >= 0", [], |r| r.get(0)).unwrap();
+        let calls: i64 =
+            conn.query_row("SELECT COUNT(*) FROM call WHERE started_at_ms >= 0", [], |r| r.get(0)).unwrap();
+        let responses: i64 =
+            conn.query_row("SELECT COUNT(*) FROM response WHERE at_ms >= 0", [], |r| r.get(0)).unwrap();
         scans.push(started.elapsed());
-        assert_eq!(n, 1_000_000);
+        assert_eq!(calls + responses, 1_000_000);
     }
     let scan = Spread::of(&scans);
     run(&["--version"]); // builds the binaries on first use; not timed

@@ -117,6 +117,6 @@ fn a_provider_log_with_an_impossible_counter_is_skipped_line_by_line() {
     let summary = parse_json_line(&home.beectl(&["ingest"]).stdout);
     assert_eq!(summary["summary"]["unparseableLines"], 1, "{summary}");
     let usage = parse_json_line(&home.beectl(&["usage", "--by", "session"]).stdout);
-    assert_eq!(usage["rows"][0]["calls"], 2, "{usage}");
+    assert_eq!(usage["rows"][0]["responses"], 2, "{usage}");
     assert_eq!(usage["rows"][0]["tokens"]["inputTokens"], 24, "{usage}");
 }

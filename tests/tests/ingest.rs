@@ -72,7 +72,7 @@ fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_tw
     let first = ingest(&home);
     assert_eq!(first["summary"]["recordsAppended"], 2, "{first}");
     let after_first = usage(&home);
-    assert_eq!(after_first["rows"][0]["calls"], 2);
+    assert_eq!(after_first["rows"][0]["responses"], 2);
     assert_eq!(after_first["rows"][0]["tokens"]["outputTokens"], 49);
     // The same logs again: nothing read, the same ledger.
     let second = ingest(&home);
@@ -89,20 +89,20 @@ fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_tw
     settle_mtime(&path);
     let third = ingest(&home);
     assert_eq!(third["summary"]["bytesRead"], appended.len(), "only the new complete line: {third}");
-    assert_eq!(usage(&home)["rows"][0]["calls"], 3);
+    assert_eq!(usage(&home)["rows"][0]["responses"], 3);
     let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     log.write_all(&half.as_bytes()[40..]).unwrap();
     drop(log);
     settle_mtime(&path);
     ingest(&home);
-    assert_eq!(usage(&home)["rows"][0]["calls"], 4);
+    assert_eq!(usage(&home)["rows"][0]["responses"], 4);
 
     // Truncated (rewritten shorter): detected, read again, nothing counted twice.
     std::fs::write(&path, lines[..2].concat()).unwrap();
     settle_mtime(&path);
     let truncated = ingest(&home);
     assert_eq!(truncated["summary"]["restartedFiles"], 1, "{truncated}");
-    assert_eq!(usage(&home)["rows"][0]["calls"], 4);
+    assert_eq!(usage(&home)["rows"][0]["responses"], 4);
     // Rotated: another file at the same path, with an old line and a new one.
     let moved = path.with_extension("old");
     std::fs::rename(&path, &moved).unwrap();
@@ -110,16 +110,23 @@ fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_tw
     settle_mtime(&path);
     ingest(&home);
     let rows = usage(&home);
-    assert_eq!(rows["rows"][0]["calls"], 5, "{rows}");
+    assert_eq!(rows["rows"][0]["responses"], 5, "{rows}");
 }
 
 #[test]
 fn a_streaming_response_waits_until_its_file_is_quiet() {
     let (home, path) = home_with_transcript(&[user(0, "go"), assistant("msg_A", "req_A", 10, 5, 1)]);
-    // Still being written (modified just now): the open response waits.
+    // Still being written (modified just now): the open response is
+    // counted, and said to be pending — never left out in silence.
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(SystemTime::now()).unwrap();
     ingest(&home);
-    assert_eq!(usage(&home)["rows"], json!([]));
+    let pending = usage(&home);
+    assert_eq!(
+        (pending["rows"][0]["tokens"]["outputTokens"].clone(), pending["rows"][0]["pendingResponses"].clone()),
+        (json!(5), json!(1)),
+        "{pending}"
+    );
+    assert_eq!((pending["pendingResponses"].clone(), pending["issues"].clone()), (json!(1), json!(["pending"])));
     // The stream's final write arrives, then the file goes quiet.
     let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     log.write_all(assistant("msg_A", "req_A", 10, 99, 1).as_bytes()).unwrap();
@@ -128,9 +135,10 @@ fn a_streaming_response_waits_until_its_file_is_quiet() {
     ingest(&home);
     let rows = usage(&home);
     assert_eq!(
-        (rows["rows"][0]["calls"].clone(), rows["rows"][0]["tokens"]["outputTokens"].clone()),
+        (rows["rows"][0]["responses"].clone(), rows["rows"][0]["tokens"]["outputTokens"].clone()),
         (json!(1), json!(99))
     );
+    assert_eq!((rows["pendingResponses"].clone(), rows["issues"].clone()), (json!(0), json!([])), "{rows}");
 }
 
 #[test]
@@ -148,7 +156,7 @@ fn hostile_lines_are_counted_not_fatal() {
     let (home, _) = home_with_transcript(&lines);
     let summary = ingest(&home);
     assert_eq!(summary["summary"]["unparseableLines"], 4, "{summary}");
-    assert_eq!(usage(&home)["rows"][0]["calls"], 2);
+    assert_eq!(usage(&home)["rows"][0]["responses"], 2);
 }
 
 #[test]
@@ -189,20 +197,25 @@ fn codex_rollouts_give_calls_snapshots_and_limits() {
     let by_model = parse_json_line(&home.beectl(&["usage", "--by", "model", "--since", "2026-11-30T00:00:00Z"]).stdout);
     assert_eq!(
         by_model["rows"],
-        json!([{"key": "gpt-5-codex", "calls": 1, "tokens": {
+        json!([{"key": "gpt-5-codex", "responses": 1, "tokens": {
         "inputTokens": 1000, "cachedInputTokens": 0, "cacheCreationInputTokens": null, "cacheReadInputTokens": null,
-        "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050}}]),
+        "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050},
+        "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 0}]),
         "the repeated token_count counts once"
     );
     let quota = parse_json_line(
         &home.beectl(&["quota", "--since", "2026-11-30T00:00:00Z", "--until", "2026-11-30T23:00:00Z"]).stdout,
     );
     assert_eq!(quota["crossed"], 1);
-    assert_eq!(quota["callsWithoutDuration"], 1, "an ingested call's duration is unknown, not zero");
+    assert_eq!(quota["callsWithoutDuration"], 0, "responses are token evidence, not calls of unknown duration");
     let windows = quota["providers"][0]["windows"].as_array().unwrap();
     assert_eq!(windows.len(), 2, "{quota}");
     let five = windows.iter().find(|w| w["window"] == "five_hour").unwrap();
-    assert_eq!((five["peakPercent"].clone(), five["exhausted"].clone()), (json!(12.5), json!(true)));
+    assert_eq!(
+        (five["peakPercent"].clone(), five["exhausted"].clone()),
+        (json!(12.5), Value::Null),
+        "a notice that named no window, in a window at 12.5 %: which window hit is unknown"
+    );
 }
 
 #[test]
@@ -211,7 +224,7 @@ fn beed_ingests_by_itself_and_beectl_ingest_asks_it() {
     let mut command = home.command(bin("beed"));
     command.args(["--ingest-every", "1"]);
     let daemon = Daemon::start(&home, command);
-    assert!(eventually(Duration::from_secs(15), || usage(&home)["rows"][0]["calls"] == 1));
+    assert!(eventually(Duration::from_secs(15), || usage(&home)["rows"][0]["responses"] == 1));
     let through = ingest(&home);
     assert_eq!(through["by"], "beed");
     drop(daemon);
@@ -253,7 +266,8 @@ fn a_100_mb_set_is_ingested_with_bounded_memory() {
     assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let rss_kb: u64 = stderr.lines().find_map(|l| l.strip_prefix("max-rss-kb ")).unwrap().trim().parse().unwrap();
-    assert!(rss_kb < 80 * 1024, "ingesting 100 MB took {rss_kb} KiB of memory");
+    // The first pass stays under 100 MiB (the page cache is 64 MiB of it).
+    assert!(rss_kb < 100 * 1024, "ingesting 100 MB took {rss_kb} KiB of memory");
     assert_eq!(parse_json_line(&output.stdout)["summary"]["recordsAppended"], expected);
 }
 

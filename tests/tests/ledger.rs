@@ -17,12 +17,13 @@ printf 'Claude AI usage limit reached|1796040000\n' >&2
 exit "${FAKE_EXIT:-0}"
 "#;
 
-/// A stand-in for `codex exec --json`.
+/// A stand-in for `codex exec --json` (0.169): `turn.completed` carries the
+/// thread's cumulative usage, so the last one is the run's, never a sum.
 const FAKE_CODEX: &str = r#"
 printf '%s\n' '{"type":"thread.started","thread_id":"0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}'
 printf '%s\n' '{"type":"turn.started"}'
 printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":200,"output_tokens":50}}'
-printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":1500,"cached_input_tokens":1000,"output_tokens":30}}'
+printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":2500,"cached_input_tokens":1200,"output_tokens":80}}'
 printf '%s\n' '{"type":"error","message":"You have hit your usage limit. Try again later."}'
 echo "progress on stderr" >&2
 exit 1
@@ -76,9 +77,11 @@ fn run_passes_everything_through_and_records_the_call_and_the_limit() {
     assert_eq!(usage["source"], "provider_reported_counters");
     assert_eq!(
         usage["rows"],
-        json!([{"key": "claude-sonnet-4-5-20250929", "calls": 2, "tokens": {
+        json!([{"key": "claude-sonnet-4-5-20250929", "responses": 0, "tokens": {
             "inputTokens": 20, "cachedInputTokens": null, "cacheCreationInputTokens": 200, "cacheReadInputTokens": 2000,
-            "outputTokens": 100, "reasoningOutputTokens": null, "totalTokens": null}}])
+            "outputTokens": 100, "reasoningOutputTokens": null, "totalTokens": 2320},
+            "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 2}]),
+        "no log of the session: the runs' own counters stand in, labelled"
     );
     let by_session = json_of(&home.beectl(&["usage", "--by", "session"]));
     assert_eq!(by_session["rows"][0]["key"], "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d");
@@ -86,7 +89,11 @@ fn run_passes_everything_through_and_records_the_call_and_the_limit() {
     let quota = home.beectl(&["quota", "--window", "24h"]);
     assert_eq!(quota.status.code(), Some(0));
     let quota = json_of(&quota);
-    assert_eq!((quota["crossed"].clone(), quota["converted"].clone()), (json!(2), json!(0)));
+    assert_eq!(
+        (quota["crossed"].clone(), quota["converted"].clone()),
+        (json!(1), json!(0)),
+        "two runs seconds apart reporting the limit: one hit"
+    );
     assert_eq!(quota["providers"][0]["calls"], 2);
     assert_eq!(quota["providers"][0]["windows"], json!([]), "no snapshots: no window, no peak");
     assert!(quota["agentTimeMs"].as_u64().unwrap() > 0);
@@ -124,8 +131,8 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
     );
     let daemon = home.start_daemon();
     let usage = json_of(&home.beectl(&["usage", "--by", "day"]));
-    assert_eq!(usage["rows"][0]["calls"], 1);
-    assert_eq!(usage["rows"][0]["tokens"]["inputTokens"], 2500);
+    assert_eq!(usage["rows"][0]["producerCountedCalls"], 1);
+    assert_eq!(usage["rows"][0]["tokens"]["inputTokens"], 2500, "cumulative usage is the last, not a sum");
     assert_eq!(usage["rows"][0]["tokens"]["cachedInputTokens"], 1200);
     assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 80);
     let quota = json_of(&home.beectl(&["quota", "--provider", "codex"]));
@@ -259,14 +266,13 @@ fn the_status_line_passes_through_and_records_quota_snapshots() {
 }
 
 #[test]
-fn an_interactive_turn_is_one_call_from_its_hooks_and_transcript() {
+fn an_interactive_turn_is_one_call_from_its_hooks_and_its_tokens_come_from_the_log() {
     let home = TestHome::new();
     let daemon = home.start_daemon();
     let session = "7e8f9a0b-1c2d-4e3f-8a9b-0c1d2e3f4a5b";
     let dir = home.path().join(".claude/projects/-home-dev-app");
     std::fs::create_dir_all(&dir).unwrap();
     let transcript = dir.join(format!("{session}.jsonl"));
-    std::fs::write(&transcript, "").unwrap();
     let envelope = |event: &str| {
         serde_json::to_vec(&json!({"session_id": session, "transcript_path": transcript, "cwd": "/home/dev/app",
             "permission_mode": "default", "hook_event_name": event, "prompt": "refactor", "stop_hook_active": false}))
@@ -274,12 +280,12 @@ fn an_interactive_turn_is_one_call_from_its_hooks_and_transcript() {
     };
     let start = home.hook(&["turn"], &envelope("UserPromptSubmit")).0;
     assert_eq!((start.stdout.clone(), start.status.code()), (Vec::new(), Some(0)), "a turn mark prints nothing");
-    // The turn's responses, as Claude Code writes them: streamed twice, then a
-    // second response, then the limit notice.
+    // The turn's responses as Claude Code writes them: the first streamed
+    // twice, a second response, the limit notice.
     let now = bee_proto::time::now_rfc3339();
     let response = |id: &str, output: u64| {
         json!({"sessionId": session, "timestamp": now, "requestId": format!("req_{id}"), "type": "assistant",
-               "message": {"id": id, "model": "claude-opus-4-1", "usage": {"input_tokens": 5, "cache_read_input_tokens": 50, "output_tokens": output}}})
+               "message": {"id": id, "model": "claude-opus-4-1", "usage": {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 50, "output_tokens": output}}})
         .to_string()
             + "\n"
     };
@@ -288,39 +294,42 @@ fn an_interactive_turn_is_one_call_from_its_hooks_and_transcript() {
                     "usage": {"input_tokens": 0, "output_tokens": 0}}})
     .to_string()
         + "\n";
-    let compacted = json!({"sessionId": session, "timestamp": now, "type": "system", "subtype": "compact_boundary",
-        "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 155000}})
-    .to_string()
-        + "\n";
-    let transcript_lines = [response("msg_1", 3), response("msg_1", 30), compacted, response("msg_2", 7), limit];
-    std::fs::write(&transcript, transcript_lines.concat()).unwrap();
+    // Stop fires before Claude Code has written the turn's last lines (it
+    // writes them tens of milliseconds later; for a new session the file
+    // may not even exist yet).
     std::thread::sleep(std::time::Duration::from_millis(20));
     let stop = home.hook(&["turn"], &envelope("Stop")).0;
     assert_eq!(stop.status.code(), Some(0));
-    home.settle();
+    std::fs::write(&transcript, [response("msg_1", 3), response("msg_1", 30), response("msg_2", 7), limit].concat())
+        .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&transcript)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(json_of(&home.beectl(&["ingest"]))["by"], "beed");
     let usage = json_of(&home.beectl(&["usage", "--by", "session"]));
     assert_eq!(usage["rows"][0]["key"], session);
-    assert_eq!(usage["rows"][0]["calls"], 1);
-    assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 37);
+    assert_eq!(usage["rows"][0]["responses"], 2, "{usage}");
+    assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 37, "the last response, written after Stop, counts");
     assert_eq!(usage["rows"][0]["tokens"]["cacheReadInputTokens"], 100);
+    assert_eq!(usage["rows"][0]["producerCountedCalls"], 0, "the turn's session has a log");
+    assert_eq!(usage["issues"], json!([]));
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!((quota["crossed"].clone(), quota["callsWithoutDuration"].clone()), (json!(1), json!(0)));
+    assert_eq!(quota["providers"][0]["calls"], 1, "the turn is the one call: responses are no calls");
     assert!(quota["agentTimeMs"].as_u64().unwrap() >= 20);
     let ledger = rusqlite::Connection::open_with_flags(
         home.bee_dir().join("usage/ledger-v1/ledger.sqlite3"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )
     .unwrap();
-    let (context, compactions, window): (Option<i64>, Option<i64>, Option<i64>) = ledger
-        .query_row("SELECT context_tokens, compactions, context_window FROM call WHERE source = 'hook_turn'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .unwrap();
-    assert_eq!((context, compactions), (Some(55), Some(1)), "the last response's context; one compaction crossed");
-    assert_eq!(window, None, "a transcript does not report the context window: unknown, not zero");
-    // The same transcript ingested does not count the turn twice.
-    let ingested = json_of(&home.beectl(&["ingest"]));
-    assert_eq!(ingested["by"], "beed");
+    let frozen: Option<i64> =
+        ledger.query_row("SELECT output_tokens FROM call WHERE source = 'hook_turn'", [], |r| r.get(0)).unwrap();
+    assert_eq!(frozen, None, "nothing is frozen when Stop fires");
+    // Ingested again: nothing counts twice.
+    json_of(&home.beectl(&["ingest"]));
     let again = json_of(&home.beectl(&["usage", "--by", "session"]));
     assert_eq!(again["rows"], usage["rows"]);
     assert_eq!(json_of(&home.beectl(&["quota"]))["crossed"], 1, "the limit notice counts once");

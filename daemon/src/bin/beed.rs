@@ -16,10 +16,12 @@ struct Args {
     /// Delivery store [default: ${BEE_HOME:-$HOME}/.bee/usage/delivery-v1]
     #[arg(long, value_name = "PATH")]
     delivery_store: Option<PathBuf>,
-    /// Claude Code transcripts to ingest [default: $BEE_CLAUDE_PROJECTS or ~/.claude/projects]
+    /// Claude Code transcripts to ingest; repeatable [default: $BEE_CLAUDE_PROJECTS,
+    /// else projects/ of each directory in $CLAUDE_CONFIG_DIR, else ~/.claude/projects]
     #[arg(long, value_name = "DIR")]
-    claude_projects: Option<PathBuf>,
-    /// Codex rollout logs to ingest [default: $BEE_CODEX_SESSIONS or ~/.codex/sessions]
+    claude_projects: Vec<PathBuf>,
+    /// Codex rollout logs to ingest [default: $BEE_CODEX_SESSIONS, else $CODEX_HOME/sessions,
+    /// else ~/.codex/sessions]
     #[arg(long, value_name = "DIR")]
     codex_sessions: Option<PathBuf>,
     /// Seconds between ingestion passes over the provider logs; 0 turns ingestion off.
@@ -56,11 +58,11 @@ fn main() -> ExitCode {
         .init();
     let config = match DaemonConfig::from_env(args.socket, args.delivery_store) {
         Ok(mut config) => {
-            if args.claude_projects.is_some() {
+            if !args.claude_projects.is_empty() {
                 config.log_roots.claude_projects = args.claude_projects;
             }
-            if args.codex_sessions.is_some() {
-                config.log_roots.codex_sessions = args.codex_sessions;
+            if let Some(sessions) = args.codex_sessions {
+                config.log_roots.codex_sessions = vec![sessions];
             }
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
             config.capture_payload = args.capture_payload.into_iter().collect();

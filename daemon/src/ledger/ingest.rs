@@ -15,7 +15,7 @@
 //! Lines without a usage marker are skipped before any JSON parsing; the
 //! rest are parsed into small typed shapes that skip message content.
 
-use bee_proto::ledger::{LedgerRecord, Provider};
+use bee_proto::ledger::Provider;
 use std::fs::File;
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -24,8 +24,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::ledger::logs::{FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::store::{Ledger, validate};
+use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
+use crate::ledger::store::Ledger;
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
@@ -35,24 +35,45 @@ const RECORDS_PER_COMMIT: usize = 16_384;
 /// Where the logs are.
 #[derive(Debug, Clone, Default)]
 pub struct Roots {
-    pub claude_projects: Option<PathBuf>,
-    pub codex_sessions: Option<PathBuf>,
+    /// Claude Code's `projects` directories, one per configuration directory.
+    pub claude_projects: Vec<PathBuf>,
+    pub codex_sessions: Vec<PathBuf>,
 }
 
 impl Roots {
-    /// `BEE_CLAUDE_PROJECTS` / `BEE_CODEX_SESSIONS`, else under `$HOME`.
+    /// As the provider CLIs themselves find their logs: Claude Code's
+    /// `CLAUDE_CONFIG_DIR` (a comma-separated list; default `~/.claude`) and
+    /// Codex's `CODEX_HOME` (default `~/.codex`). `BEE_CLAUDE_PROJECTS` and
+    /// `BEE_CODEX_SESSIONS` name the log directories themselves instead.
     pub fn from_env() -> Roots {
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        let pick = |name: &str, under: &[&str]| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| under.iter().fold(h.clone(), |p, part| p.join(part))))
+        Roots::from_vars(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+    }
+
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Roots {
+        let home = var("HOME").map(PathBuf::from);
+        let claude_projects = if let Some(projects) = var("BEE_CLAUDE_PROJECTS") {
+            vec![PathBuf::from(projects)]
+        } else if let Some(list) = var("CLAUDE_CONFIG_DIR") {
+            let mut dirs: Vec<PathBuf> = list
+                .to_string_lossy()
+                .split(',')
+                .map(str::trim)
+                .filter(|dir| !dir.is_empty())
+                .map(|dir| PathBuf::from(dir).join("projects"))
+                .collect();
+            dirs.dedup();
+            dirs
+        } else {
+            home.iter().map(|h| h.join(".claude").join("projects")).collect()
         };
-        Roots {
-            claude_projects: pick("BEE_CLAUDE_PROJECTS", &[".claude", "projects"]),
-            codex_sessions: pick("BEE_CODEX_SESSIONS", &[".codex", "sessions"]),
-        }
+        let codex_sessions = if let Some(sessions) = var("BEE_CODEX_SESSIONS") {
+            vec![PathBuf::from(sessions)]
+        } else if let Some(codex_home) = var("CODEX_HOME") {
+            vec![PathBuf::from(codex_home).join("sessions")]
+        } else {
+            home.iter().map(|h| h.join(".codex").join("sessions")).collect()
+        };
+        Roots { claude_projects, codex_sessions }
     }
 }
 
@@ -73,11 +94,13 @@ pub fn pass(
 ) -> Result<PassSummary, DbError> {
     let offsets = lock(ledger)?.offsets()?;
     let mut files = Vec::new();
-    for (root, provider) in [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)] {
-        if let Some(root) = root {
+    for (dirs, provider) in [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)] {
+        for root in dirs {
             walk(root, provider, &mut files);
         }
     }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files.dedup_by(|a, b| a.0 == b.0);
     let mut summary = PassSummary { files_seen: files.len() as u64, ..PassSummary::default() };
     // Only files with something new are read.
     let todo: Vec<(PathBuf, Provider, std::fs::Metadata, FileOffset)> = files
@@ -151,7 +174,7 @@ fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, DbError> {
 /// Records read and the offsets they were read up to, not committed yet.
 #[derive(Default)]
 struct Pending {
-    records: Vec<LedgerRecord>,
+    records: Vec<Evidence>,
     offsets: Vec<(String, FileOffset)>,
 }
 
@@ -169,9 +192,9 @@ impl Committer<'_> {
     /// queued. A record outside the ledger's bounds (a hostile or broken log
     /// line) is dropped here, so it can never hold a whole batch back: the
     /// number dropped.
-    fn push(&self, records: &mut Vec<LedgerRecord>, path: &str, at: FileOffset) -> Result<u64, DbError> {
+    fn push(&self, records: &mut Vec<Evidence>, path: &str, at: FileOffset) -> Result<u64, DbError> {
         let before = records.len();
-        records.retain(|record| validate(record).is_ok());
+        records.retain(Evidence::is_valid);
         let dropped = (before - records.len()) as u64;
         let mut pending = lock(&self.pending)?;
         pending.records.append(records);
@@ -220,7 +243,6 @@ fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std:
             }
         }
     }
-    into.sort_by(|a, b| a.0.cmp(&b.0));
 }
 
 enum ReadError {
@@ -267,7 +289,7 @@ fn read_file(
         meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);
     let mut state = LogParser::new(provider, start.clone());
     let mut summary = FileSummary::default();
-    let mut pending: Vec<LedgerRecord> = Vec::new();
+    let mut pending: Vec<Evidence> = Vec::new();
     let mut offset = start.offset;
     let mut line = Vec::new();
     loop {

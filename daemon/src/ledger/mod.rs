@@ -9,6 +9,7 @@ pub mod ingest;
 pub mod logs;
 pub mod quota;
 pub mod record_failures;
+pub mod responses;
 pub mod rollup;
 pub mod spool;
 pub mod store;

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 pub use crate::ledger::rollup::Range;
 use crate::ledger::store::LedgerView;
 use bee_proto::time::format_unix_ms;
+use bee_proto::usage::WindowKind;
 
 /// `beectl quota` over `view` for `range`, optionally one provider.
 pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaReport {
@@ -22,7 +23,8 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     let in_range = |at: i64| range.contains(at);
     let mut providers: Vec<Provider> = summary.providers.keys().copied().filter(|p| wanted(*p)).collect();
     providers.extend(view.snapshots.iter().map(|s| s.provider).filter(|p| wanted(*p)));
-    providers.extend(view.limits.iter().chain(&view.work).map(|(p, _)| *p).filter(|p| wanted(*p)));
+    providers
+        .extend(view.limits.iter().map(|l| l.provider).chain(view.work.iter().map(|(p, _)| *p)).filter(|p| wanted(*p)));
     providers.sort();
     providers.dedup();
     let per_provider = providers
@@ -35,7 +37,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
                 agent_time_ms: tally.agent_ms,
                 used_ms: tally.used_ms,
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
-                crossed: view.limits.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
+                crossed: view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64,
                 windows: windows(view, provider),
             }
         })
@@ -56,38 +58,62 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         used_ms: overall.used_ms,
         idle_ms: range.len().saturating_sub(overall.used_ms),
         converted: view.work.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
-        crossed: view.limits.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
+        crossed: view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64,
         calls_without_duration: overall.without_duration,
         providers: per_provider,
         issues,
     }
 }
 
-/// A provider's quota windows: its snapshots grouped by window and reset time.
+/// A provider's quota windows: its snapshots grouped by limit family,
+/// window and reset time.
 fn windows(view: &LedgerView, provider: Provider) -> Vec<QuotaWindow> {
-    let mut groups: BTreeMap<(String, Option<i64>, Option<i64>), Vec<f64>> = BTreeMap::new();
-    let mut kinds = BTreeMap::new();
+    type Key = (Option<String>, String, Option<i64>, Option<i64>);
+    let mut groups: BTreeMap<Key, (WindowKind, Vec<f64>)> = BTreeMap::new();
     for snapshot in view.snapshots.iter().filter(|s| s.provider == provider) {
-        let key = (format!("{:?}", snapshot.window), snapshot.window_minutes, snapshot.resets_ms);
-        kinds.insert(key.clone(), snapshot.window);
-        groups.entry(key).or_default().push(snapshot.used_percent);
+        let key = (
+            snapshot.limit_id.clone(),
+            snapshot.window.as_str().to_owned(),
+            snapshot.window_minutes,
+            snapshot.resets_ms,
+        );
+        groups.entry(key).or_insert_with(|| (snapshot.window, Vec::new())).1.push(snapshot.used_percent);
     }
     groups
         .into_iter()
-        .map(|(key, used)| {
-            let (_, minutes, resets) = key.clone();
+        .map(|((limit_id, _, minutes, resets), (window, used))| {
+            let peak = used.iter().copied().fold(0.0, f64::max);
             let bounds = match (minutes, resets) {
                 (Some(minutes), Some(resets)) => Some((resets - minutes * 60_000, resets)),
                 _ => None,
             };
+            let exhausted = bounds.map(|(start, end)| {
+                let hits = view.limits.iter().filter(|l| l.provider == provider && l.at_ms >= start && l.at_ms < end);
+                let mut answer = Some(false);
+                for hit in hits {
+                    let family_matches = hit.limit_id.is_none() || hit.limit_id == limit_id;
+                    let named_this = hit.window == Some(window)
+                        && hit.window_minutes.is_none_or(|m| Some(m) == minutes)
+                        && family_matches;
+                    if named_this || (peak >= 100.0 && family_matches) {
+                        return Some(true);
+                    }
+                    if hit.window.is_none() {
+                        // A hit that named no window, while this one was
+                        // below 100 %: which window hit is unknown.
+                        answer = None;
+                    }
+                }
+                answer
+            });
             QuotaWindow {
-                window: kinds[&key],
+                limit_id,
+                window,
                 window_minutes: minutes.and_then(|m| u64::try_from(m).ok()),
                 resets_at_utc: resets.map(format_unix_ms),
-                peak_percent: used.iter().copied().fold(0.0, f64::max),
+                peak_percent: peak,
                 snapshots: used.len() as u64,
-                exhausted: bounds
-                    .map(|(start, end)| view.limits.iter().any(|(p, at)| *p == provider && *at >= start && *at < end)),
+                exhausted: exhausted.flatten(),
             }
         })
         .collect()
@@ -108,26 +134,36 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerSt
     }
 }
 
-/// `beectl usage`: measured counters of the calls that started in `range`,
-/// as `view` was read grouped by `by`.
+/// `beectl usage`: the provider responses first written in `range` (each
+/// once, globally), and producer calls standing in for sessions without a
+/// log, as `view` was read grouped by `by`. A sum with unknown parts says
+/// so (`partial`, with their count), and so do responses not final yet
+/// (`pending`): the totals never look complete while they are not.
 pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport {
+    let rows: Vec<UsageRow> =
+        view.summary.usage.iter().map(|(key, row)| UsageRow { key: key.clone(), ..row.clone() }).collect();
+    let partial_parts = rows.iter().map(|r| r.partial_parts).sum();
+    let pending_responses = rows.iter().map(|r| r.pending_responses).sum();
+    let mut issues = Vec::new();
+    if partial_parts > 0 {
+        issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
+    }
+    if pending_responses > 0 {
+        issues.push(bee_proto::ledger::PENDING_ISSUE.to_owned());
+    }
+    if view.summary.damaged_records > 0 {
+        issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
+    }
     UsageReport {
-        schema_version: 1,
+        schema_version: 2,
         by,
         since_utc: format_unix_ms(range.since_ms),
         until_utc: format_unix_ms(range.until_ms),
         source: "provider_reported_counters".to_owned(),
-        rows: view
-            .summary
-            .usage
-            .iter()
-            .map(|(key, (calls, tokens))| UsageRow { key: key.clone(), calls: *calls, tokens: tokens.clone() })
-            .collect(),
-        issues: if view.summary.damaged_records > 0 {
-            vec![bee_proto::ledger::CORRUPT_ISSUE.to_owned()]
-        } else {
-            Vec::new()
-        },
+        rows,
+        partial_parts,
+        pending_responses,
+        issues,
     }
 }
 
@@ -135,7 +171,8 @@ pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport 
 mod tests {
     use super::*;
     use crate::ledger::rollup::{CallRow, Summary};
-    use crate::ledger::store::SnapshotRow;
+    use crate::ledger::store::{LimitRow, SnapshotRow};
+    use bee_proto::ledger::CallSource;
     use bee_proto::usage::{Counters, WindowKind};
 
     const H: i64 = 3_600_000;
@@ -146,16 +183,24 @@ mod tests {
             started_ms: start,
             duration_ms: duration,
             provider,
+            source: CallSource::Run,
             model: Some("claude-sonnet-4-5".into()),
             session_id: None,
             cost_usd: cost,
-            tokens: Counters { input_tokens: Some(10), output_tokens: Some(1), ..Counters::default() },
+            tokens: Some(Counters {
+                input_tokens: Some(10),
+                cache_creation_input_tokens: Some(0),
+                cache_read_input_tokens: Some(0),
+                output_tokens: Some(1),
+                ..Counters::default()
+            }),
+            logged: false,
         }
     }
 
     /// The view of `calls` as the records give it (no aggregates involved).
     fn calls_view(calls: Vec<CallRow>, range: Range, by: Option<UsageGrouping>) -> LedgerView {
-        LedgerView { summary: Summary::of_calls(&calls, range, by), ..LedgerView::default() }
+        LedgerView { summary: Summary::of_records(&calls, &[], range, by), ..LedgerView::default() }
     }
 
     #[test]
@@ -184,35 +229,98 @@ mod tests {
         assert_eq!((codex.agent_time_ms as i64, codex.providers.len()), (60 * M, 1));
     }
 
-    #[test]
-    fn a_limit_inside_a_window_exhausts_it_and_peaks_are_per_window() {
-        let range = Range { since_ms: 0, until_ms: 10 * H };
-        let snapshot = |observed: i64, used: f64, resets: Option<i64>| SnapshotRow {
+    fn snapshot(limit_id: &str, window: WindowKind, observed: i64, used: f64, resets: Option<i64>) -> SnapshotRow {
+        SnapshotRow {
             provider: Provider::Codex,
             observed_ms: observed,
-            window: WindowKind::FiveHour,
-            window_minutes: Some(300),
+            window,
+            window_minutes: Some(if window == WindowKind::FiveHour { 300 } else { 10_080 }),
             used_percent: used,
             resets_ms: resets,
-        };
+            limit_id: Some(limit_id.to_owned()),
+        }
+    }
+
+    fn hit(provider: Provider, at_ms: i64, window: Option<WindowKind>, limit_id: Option<&str>) -> LimitRow {
+        LimitRow {
+            provider,
+            at_ms,
+            window,
+            window_minutes: window.map(|w| if w == WindowKind::FiveHour { 300 } else { 10_080 }),
+            limit_id: limit_id.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn only_the_window_that_hit_is_exhausted_and_peaks_are_per_window_and_family() {
+        let range = Range { since_ms: 0, until_ms: 10 * H };
+        let five = WindowKind::FiveHour;
         let view = LedgerView {
             snapshots: vec![
-                snapshot(H, 20.0, Some(5 * H)),
-                snapshot(2 * H, 65.5, Some(5 * H)),
-                snapshot(6 * H, 10.0, Some(10 * H)),
-                snapshot(7 * H, 30.0, None),
+                snapshot("codex", five, H, 20.0, Some(5 * H)),
+                snapshot("codex", five, 2 * H, 65.5, Some(5 * H)),
+                snapshot("codex", WindowKind::Weekly, 2 * H, 40.0, Some(100 * H)),
+                snapshot("codex_other", five, 2 * H, 12.0, Some(5 * H)),
+                snapshot("codex", five, 6 * H, 10.0, Some(10 * H)),
+                snapshot("codex", five, 7 * H, 30.0, None),
             ],
-            limits: vec![(Provider::Codex, 4 * H), (Provider::Claude, 8 * H)],
+            limits: vec![
+                hit(Provider::Codex, 4 * H, Some(five), Some("codex")),
+                hit(Provider::Claude, 8 * H, None, None),
+            ],
             work: vec![(Provider::Codex, 3 * H), (Provider::Codex, 11 * H)],
             ..LedgerView::default()
         };
         let report = quota(&view, range, None);
         assert_eq!((report.crossed, report.converted), (2, 1));
         let codex = report.providers.iter().find(|p| p.provider == Provider::Codex).unwrap();
-        let summary: Vec<(f64, Option<bool>)> = codex.windows.iter().map(|w| (w.peak_percent, w.exhausted)).collect();
-        assert_eq!(summary, vec![(30.0, None), (65.5, Some(true)), (10.0, Some(false))]);
+        let summary: Vec<(Option<&str>, f64, Option<bool>)> =
+            codex.windows.iter().map(|w| (w.limit_id.as_deref(), w.peak_percent, w.exhausted)).collect();
+        assert_eq!(
+            summary,
+            vec![
+                (Some("codex"), 30.0, None),
+                (Some("codex"), 65.5, Some(true)),
+                (Some("codex"), 10.0, Some(false)),
+                (Some("codex"), 40.0, Some(false)),
+                (Some("codex_other"), 12.0, Some(false)),
+            ],
+            "the named five-hour window of its family hit; the weekly one and the other family did not"
+        );
         let claude = report.providers.iter().find(|p| p.provider == Provider::Claude).unwrap();
         assert_eq!((claude.crossed, claude.windows.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_hit_that_names_no_window_exhausts_the_full_one_and_leaves_the_others_unknown() {
+        let range = Range { since_ms: 0, until_ms: 10 * H };
+        let view = LedgerView {
+            snapshots: vec![
+                snapshot("codex", WindowKind::FiveHour, 2 * H, 100.0, Some(5 * H)),
+                snapshot("codex", WindowKind::Weekly, 2 * H, 40.0, Some(100 * H)),
+            ],
+            limits: vec![hit(Provider::Codex, 2 * H + M, None, None)],
+            ..LedgerView::default()
+        };
+        let report = quota(&view, range, None);
+        let exhausted: Vec<Option<bool>> = report.providers[0].windows.iter().map(|w| w.exhausted).collect();
+        assert_eq!(exhausted, vec![Some(true), None]);
+    }
+
+    #[test]
+    fn notices_of_one_hit_are_one_limit() {
+        let limits = vec![
+            hit(Provider::Codex, 0, None, None),
+            hit(Provider::Codex, M, Some(WindowKind::FiveHour), Some("codex")),
+            hit(Provider::Claude, 2 * M, None, None),
+            hit(Provider::Codex, H, None, None),
+        ];
+        let hits = crate::ledger::store::one_per_hit(limits);
+        assert_eq!(hits.len(), 3);
+        assert_eq!(
+            (hits[0].at_ms, hits[0].window, hits[0].limit_id.as_deref()),
+            (0, Some(WindowKind::FiveHour), Some("codex"))
+        );
     }
 
     #[test]
@@ -225,17 +333,32 @@ mod tests {
     }
 
     #[test]
-    fn usage_groups_keep_unreported_counters_null() {
+    fn producer_counters_stand_in_for_unlogged_sessions_and_unknown_parts_are_counted() {
         let range = Range { since_ms: 0, until_ms: 48 * H };
         let mut late = call(Provider::Codex, 30 * H, Some(M), None);
         late.model = None;
-        late.tokens = Counters { input_tokens: Some(5), reasoning_output_tokens: Some(2), ..Counters::default() };
-        let calls = vec![call(Provider::Claude, H, Some(M), None), late];
+        late.tokens = Some(Counters { input_tokens: Some(5), reasoning_output_tokens: Some(2), ..Counters::default() });
+        let mut logged = call(Provider::Claude, 2 * H, Some(M), None);
+        logged.logged = true;
+        let mut silent = call(Provider::Claude, 3 * H, Some(M), None);
+        silent.tokens = None;
+        let calls = vec![call(Provider::Claude, H, Some(M), None), late, logged, silent];
         let by_day = usage(&calls_view(calls.clone(), range, Some(UsageGrouping::Day)), range, UsageGrouping::Day);
         assert_eq!(by_day.rows.len(), 2);
         assert_eq!(by_day.rows[0].key.as_deref(), Some("1970-01-01"));
         assert_eq!(by_day.rows[1].tokens.output_tokens, None);
         assert_eq!(by_day.rows[1].tokens.reasoning_output_tokens, Some(2));
+        assert_eq!(
+            (by_day.rows[0].producer_counted_calls, by_day.rows[0].tokens.input_tokens),
+            (2, Some(10)),
+            "a call whose session has a log is not counted by its own counters"
+        );
+        assert_eq!(
+            (by_day.rows[0].partial_parts, by_day.rows[1].partial_parts, by_day.partial_parts),
+            (1, 1, 2),
+            "a call that reported nothing, and one missing counters its provider reports, are unknown parts"
+        );
+        assert_eq!(by_day.issues, vec!["partial".to_owned()]);
         let by_model = usage(&calls_view(calls, range, Some(UsageGrouping::Model)), range, UsageGrouping::Model);
         assert_eq!(by_model.rows[0].key, None, "a call that named no model is grouped as unknown");
     }

@@ -12,13 +12,15 @@
 //! and Used stays exact: intervals clipped to different hours are disjoint,
 //! so the union over a range is the sum of the unions within its hours.
 
-use bee_proto::ledger::{CallSource, Provider, UsageGrouping};
+use bee_proto::ledger::{CallSource, Provider, UsageGrouping, UsageRow};
 use bee_proto::time::format_unix_ms;
 use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::storage::sqlite::{self, sql_integer};
+use crate::ledger::responses::{self, Response};
+use crate::ledger::store::Columns;
+use crate::storage::sqlite::sql_integer;
 
 /// The aggregates' granularity.
 pub const HOUR_MS: i64 = 3_600_000;
@@ -32,14 +34,19 @@ pub const MAX_CALL_MS: i64 = 7 * 24 * HOUR_MS;
 pub const ROLLUP_SCHEMA: u32 = 4;
 /// Schema version from which every record carries a checksum.
 pub const CHECKSUM_SCHEMA: u32 = 5;
+/// Schema version from which responses are the token evidence.
+pub const RESPONSE_SCHEMA: u32 = 6;
 
 /// Columns of a `call` record, in the order its checksum covers them.
-pub const CALL_COLUMNS: &str = "record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
+pub const CALL_COLUMNS: Columns = Columns {
+    base: "record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
      model, project_path, cost_usd, input_tokens, cached_input_tokens, cache_creation_input_tokens,
      cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
-     model_invocations, context_window, context_tokens, compactions, session_id";
+     model_invocations, context_window, context_tokens, compactions, session_id",
+    grown: "outcome",
+};
 /// Number of [`CALL_COLUMNS`].
-const CALL_COLUMN_COUNT: usize = sqlite::column_count(CALL_COLUMNS);
+const CALL_COLUMN_COUNT: usize = CALL_COLUMNS.count();
 
 /// Adds the aggregates and marks every hour already in the ledger dirty.
 pub const MIGRATION: &str = r#"
@@ -137,16 +144,21 @@ fn interval(started_ms: i64, duration_ms: Option<i64>) -> Option<(i64, i64)> {
     duration_ms.map(|d| (started_ms, started_ms.saturating_add(d.clamp(0, MAX_CALL_MS))))
 }
 
-/// A call as the views need it.
+/// A call (a producer's span) as the views need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRow {
     pub started_ms: i64,
     pub duration_ms: Option<i64>,
     pub provider: Provider,
+    pub source: CallSource,
     pub model: Option<String>,
     pub session_id: Option<String>,
     pub cost_usd: Option<f64>,
-    pub tokens: Counters,
+    /// The producer's own counters; `None` when it reported none.
+    pub tokens: Option<Counters>,
+    /// A log of the call's session exists: its responses are the token
+    /// evidence, and the producer's own counters stand in for nothing.
+    pub logged: bool,
 }
 
 impl CallRow {
@@ -168,12 +180,26 @@ impl CallRow {
             || self.interval().is_some_and(|(start, end)| range.clip(start, end).is_some())
     }
 
-    fn usage_key(&self, by: UsageGrouping) -> Option<String> {
-        match by {
-            UsageGrouping::Day => Some(format_unix_ms(self.started_ms)[..10].to_owned()),
-            UsageGrouping::Session => self.session_id.clone(),
-            UsageGrouping::Model => self.model.clone(),
-        }
+    /// Whether `turn`, a hook-measured turn, lies inside this `beectl run`
+    /// of the same session: the run is the call, the turn is not another.
+    fn contains_turn(&self, turn: &CallRow) -> bool {
+        self.source == CallSource::Run
+            && turn.source == CallSource::HookTurn
+            && self.provider == turn.provider
+            && self.session_id.is_some()
+            && self.session_id == turn.session_id
+            && match (self.interval(), turn.interval()) {
+                (Some((start, end)), Some((turn_start, turn_end))) => start <= turn_start && turn_end <= end,
+                _ => false,
+            }
+    }
+}
+
+fn usage_key(by: UsageGrouping, at_ms: i64, session: &Option<String>, model: &Option<String>) -> Option<String> {
+    match by {
+        UsageGrouping::Day => Some(format_unix_ms(at_ms)[..10].to_owned()),
+        UsageGrouping::Session => session.clone(),
+        UsageGrouping::Model => model.clone(),
     }
 }
 
@@ -253,14 +279,38 @@ fn times(intervals: &mut [(i64, i64)]) -> (u64, u64) {
     (agent, used)
 }
 
-/// Token counters by group key of the calls that started in `range`.
-pub type UsageGroups = BTreeMap<Option<String>, (u64, Counters)>;
+/// Usage by group key: the responses first written in a range, and the
+/// producer calls started in it whose session left no log.
+pub type UsageGroups = BTreeMap<Option<String>, UsageRow>;
 
-fn usage_of<'a>(calls: impl Iterator<Item = &'a CallRow>, range: Range, by: UsageGrouping, into: &mut UsageGroups) {
-    for call in calls.filter(|c| range.contains(c.started_ms)) {
-        let entry = into.entry(call.usage_key(by)).or_default();
-        entry.0 += 1;
-        entry.1.add(&call.tokens);
+fn group(groups: &mut UsageGroups, key: Option<String>) -> &mut UsageRow {
+    groups.entry(key.clone()).or_insert_with(|| UsageRow { key, ..UsageRow::default() })
+}
+
+fn usage_of<'a>(
+    responses: impl Iterator<Item = &'a Response>,
+    calls: impl Iterator<Item = &'a CallRow>,
+    range: Range,
+    by: UsageGrouping,
+    into: &mut UsageGroups,
+) {
+    for response in responses.filter(|r| range.contains(r.at_ms)) {
+        let row = group(into, usage_key(by, response.at_ms, &response.session_id, &response.model));
+        row.responses += 1;
+        row.tokens.add(&response.tokens);
+        row.partial_parts += u64::from(response.partial);
+        row.pending_responses += u64::from(response.pending);
+    }
+    for call in calls.filter(|c| range.contains(c.started_ms) && !c.logged) {
+        let row = group(into, usage_key(by, call.started_ms, &call.session_id, &call.model));
+        row.producer_counted_calls += 1;
+        match &call.tokens {
+            Some(tokens) => {
+                row.tokens.add(&responses::with_total(call.provider, tokens.clone()));
+                row.partial_parts += u64::from(!responses::reports_all(call.provider, tokens));
+            }
+            None => row.partial_parts += 1,
+        }
     }
 }
 
@@ -278,12 +328,19 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Computed from `calls` themselves: those overlapping `range`.
-    pub fn of_calls(calls: &[CallRow], range: Range, by: Option<UsageGrouping>) -> Summary {
-        Summary::of(calls, range, by, true)
+    /// Computed from the records themselves: `calls` overlapping `range` and
+    /// `responses` first written in it.
+    pub fn of_records(calls: &[CallRow], responses: &[Response], range: Range, by: Option<UsageGrouping>) -> Summary {
+        Summary::of(calls, responses, range, by, true)
     }
 
-    fn of(calls: &[CallRow], range: Range, by: Option<UsageGrouping>, count_earlier: bool) -> Summary {
+    fn of(
+        calls: &[CallRow],
+        responses: &[Response],
+        range: Range,
+        by: Option<UsageGrouping>,
+        count_earlier: bool,
+    ) -> Summary {
         let mut providers: Vec<Provider> = calls.iter().map(|c| c.provider).collect();
         providers.sort();
         providers.dedup();
@@ -295,7 +352,7 @@ impl Summary {
             }
         }
         if let Some(by) = by {
-            usage_of(calls.iter(), range, by, &mut summary.usage);
+            usage_of(responses.iter(), calls.iter(), range, by, &mut summary.usage);
         }
         summary
     }
@@ -306,44 +363,47 @@ impl Summary {
         for (provider, tally) in other.providers {
             self.providers.entry(provider).or_default().add(&tally);
         }
-        for (key, (calls, tokens)) in other.usage {
-            let entry = self.usage.entry(key).or_default();
-            entry.0 += calls;
-            entry.1.add(&tokens);
+        for (key, row) in other.usage {
+            group(&mut self.usage, key).add(&row);
         }
     }
 }
 
-/// What an append did to the calls, collected while it inserts and written
-/// in the same transaction.
+/// What an append did to the calls and responses, collected while it
+/// inserts and written in the same transaction.
 #[derive(Debug, Default)]
 pub struct Touched {
     hours: BTreeSet<i64>,
     longest: i64,
-    ingested: HashMap<(Provider, String), (i64, i64)>,
-    measured: BTreeSet<(Provider, String)>,
+    /// Where each session's producer calls lie.
+    produced: HashMap<(Provider, String), (i64, i64)>,
+    /// Sessions a response was stored for.
+    logged: BTreeSet<(Provider, String)>,
 }
 
 impl Touched {
-    /// A call was inserted.
-    pub fn call(
-        &mut self,
-        provider: Provider,
-        source: CallSource,
-        session: Option<&str>,
-        started_ms: i64,
-        duration_ms: Option<i64>,
-    ) {
+    /// A producer's call was inserted.
+    pub fn call(&mut self, provider: Provider, session: Option<&str>, started_ms: i64, duration_ms: Option<i64>) {
         let (start, end) = interval(started_ms, duration_ms).unwrap_or((started_ms, started_ms));
         self.longest = self.longest.max(end - start);
         self.mark(start, end);
         if let Some(session) = session {
-            if source == CallSource::Ingested {
-                let span = self.ingested.entry((provider, session.to_owned())).or_insert((start, end));
-                *span = (span.0.min(start), span.1.max(end));
-            } else {
-                self.measured.insert((provider, session.to_owned()));
-            }
+            let span = self.produced.entry((provider, session.to_owned())).or_insert((start, end));
+            *span = (span.0.min(start), span.1.max(end));
+        }
+    }
+
+    /// A write of a response was inserted; `first_ms` is when its response
+    /// was first written before (if it was), `at_ms` this write's time.
+    pub fn response(&mut self, provider: Provider, session: Option<&str>, first_ms: Option<i64>, at_ms: i64) {
+        // The response lives in the hour of its first write; an earlier
+        // write moves it out of the hour it was in.
+        self.hours.insert(hour_of(first_ms.map_or(at_ms, |first| first.min(at_ms))));
+        if let Some(first) = first_ms {
+            self.hours.insert(hour_of(first));
+        }
+        if let Some(session) = session {
+            self.logged.insert((provider, session.to_owned()));
         }
     }
 
@@ -358,7 +418,7 @@ impl Touched {
 
     /// Writes what changed for the aggregates; part of the append's transaction.
     pub fn write(mut self, tx: &Connection) -> rusqlite::Result<()> {
-        if self.hours.is_empty() && self.measured.is_empty() {
+        if self.hours.is_empty() && self.logged.is_empty() {
             return Ok(());
         }
         tx.prepare_cached("UPDATE longest_call SET duration_ms = MAX(duration_ms, ?1) WHERE id = 1")?
@@ -367,17 +427,17 @@ impl Touched {
             "INSERT INTO session_span (provider, session_id, first_ms, end_ms) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (provider, session_id) DO UPDATE SET first_ms = MIN(first_ms, ?3), end_ms = MAX(end_ms, ?4)",
         )?;
-        for ((provider, session), (first, end)) in &self.ingested {
+        for ((provider, session), (first, end)) in &self.produced {
             span.execute(params![provider.as_str(), session, first, end])?;
         }
-        // A session measured for the first time: its ingested calls leave the
-        // aggregates of every hour they lie in.
-        let mut measured =
-            tx.prepare_cached("INSERT OR IGNORE INTO measured_session (provider, session_id) VALUES (?1, ?2)")?;
+        // A session logged for the first time: its producer calls' own
+        // counters stop standing in for it in every hour they lie in.
+        let mut logged =
+            tx.prepare_cached("INSERT OR IGNORE INTO logged_session (provider, session_id) VALUES (?1, ?2)")?;
         let mut spans =
             tx.prepare_cached("SELECT first_ms, end_ms FROM session_span WHERE provider = ?1 AND session_id = ?2")?;
-        for (provider, session) in std::mem::take(&mut self.measured) {
-            if measured.execute(params![provider.as_str(), session])? == 1 {
+        for (provider, session) in std::mem::take(&mut self.logged) {
+            if logged.execute(params![provider.as_str(), session])? == 1 {
                 let span: Option<(i64, i64)> = spans
                     .query_row(params![provider.as_str(), session], |row| Ok((row.get(0)?, row.get(1)?)))
                     .optional()?;
@@ -404,9 +464,10 @@ fn lookback(conn: &Connection, version: u32) -> rusqlite::Result<i64> {
     Ok(longest.unwrap_or(MAX_CALL_MS).clamp(0, MAX_CALL_MS))
 }
 
-/// Calls overlapping `range`, without the ingested calls of sessions a
-/// producer measured (they would count the same work twice), and the record
-/// ids of calls that fail their checksum (left out: damaged, not evidence).
+/// Producer calls overlapping `range` (calls once ingested from logs are no
+/// evidence of time: responses carry the tokens now), without hook turns
+/// that lie inside a `beectl run` of their session (one call, not two), and
+/// the record ids of calls that fail their checksum (left out: damaged).
 pub fn load_calls(
     conn: &Connection,
     version: u32,
@@ -414,19 +475,16 @@ pub fn load_calls(
     details: bool,
 ) -> rusqlite::Result<(Vec<CallRow>, Vec<String>)> {
     let lookback = lookback(conn, version)?;
-    // Stores from before the aggregates derive the measured sessions on the fly.
-    let measured = if version < ROLLUP_SCHEMA {
-        "WITH measured_session AS (SELECT DISTINCT provider, session_id FROM call
-                                   WHERE source != ?3 AND session_id IS NOT NULL) "
-    } else {
-        ""
-    };
     let crc = if version < CHECKSUM_SCHEMA { "NULL" } else { "crc" };
+    let logged = if version < RESPONSE_SCHEMA {
+        "0"
+    } else {
+        "EXISTS (SELECT 1 FROM logged_session l WHERE l.provider = c.provider AND l.session_id = c.session_id)"
+    };
     let mut statement = conn.prepare_cached(&format!(
-        "{measured}SELECT {CALL_COLUMNS}, {crc}
-         FROM call c WHERE started_at_ms >= ?1 AND started_at_ms < ?2
-           AND NOT (source = ?3 AND session_id IS NOT NULL AND EXISTS (
-                SELECT 1 FROM measured_session m WHERE m.provider = c.provider AND m.session_id = c.session_id))"
+        "SELECT {}, {crc}, {logged}
+         FROM call c WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND source != ?3",
+        CALL_COLUMNS.select(version)
     ))?;
     let mut rows = statement.query(params![
         range.since_ms.saturating_sub(lookback),
@@ -435,31 +493,53 @@ pub fn load_calls(
     ])?;
     let (mut calls, mut damaged) = (Vec::new(), Vec::new());
     while let Some(row) = rows.next()? {
-        if !sqlite::row_verifies(row, 0, CALL_COLUMN_COUNT)? {
+        if !CALL_COLUMNS.verifies(row, 0)? {
             damaged.push(row.get_ref(0)?.as_str().unwrap_or_default().to_owned());
             continue;
         }
         // Borrowed, not allocated: a range may hold a million calls.
         let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
+        let Some(source) = CallSource::from_name(row.get_ref(1)?.as_str()?) else { continue };
+        let tokens = if details { Some(counters_at(row, 10)?).filter(|t| t.reported() > 0) } else { None };
         let call = CallRow {
             started_ms: row.get(4)?,
             duration_ms: row.get(5)?,
             provider,
+            source,
             cost_usd: row.get(9)?,
             model: if details { row.get(7)? } else { None },
-            session_id: if details { row.get(21)? } else { None },
-            tokens: if details { counters_at(row, 10)? } else { Counters::default() },
+            session_id: row.get(21)?,
+            tokens,
+            logged: row.get(CALL_COLUMN_COUNT + 1)?,
         };
         if call.overlaps(range) {
             calls.push(call);
         }
     }
+    let mut runs: HashMap<(Provider, &str), Vec<&CallRow>> = HashMap::new();
+    for call in calls.iter().filter(|c| c.source == CallSource::Run) {
+        if let Some(session) = call.session_id.as_deref() {
+            runs.entry((call.provider, session)).or_default().push(call);
+        }
+    }
+    let inside_a_run: Vec<bool> = calls
+        .iter()
+        .map(|call| {
+            call.source == CallSource::HookTurn
+                && call.session_id.as_deref().is_some_and(|session| {
+                    runs.get(&(call.provider, session))
+                        .is_some_and(|runs| runs.iter().any(|run| run.contains_turn(call)))
+                })
+        })
+        .collect();
+    let mut inside = inside_a_run.into_iter();
+    calls.retain(|_| !inside.next().unwrap_or(false));
     Ok((calls, damaged))
 }
 
 /// The seven token counters in the columns from `first` on, in
 /// [`Counters`] order; NULL (or a negative number) is not reported.
-fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Counters> {
+pub(crate) fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Counters> {
     let at = |n: usize| -> rusqlite::Result<Option<u64>> {
         Ok(row.get::<_, Option<i64>>(first + n)?.and_then(|v| u64::try_from(v).ok()))
     };
@@ -494,31 +574,35 @@ pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
     for chunk in chunks {
         let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { continue };
         let tx = conn.unchecked_transaction()?;
-        let (calls, damaged) =
-            load_calls(&tx, CHECKSUM_SCHEMA, Range { since_ms: first, until_ms: last + HOUR_MS }, true)?;
+        let span = Range { since_ms: first, until_ms: last + HOUR_MS };
+        let (calls, damaged_calls) = load_calls(&tx, RESPONSE_SCHEMA, span, true)?;
+        let (responses, damaged_responses) = responses::load(&tx, span)?;
         // Named once, so every view of the ledger can say `corrupt`.
-        for record in damaged {
-            tracing::warn!(record = %record, "a ledger call fails its checksum; left out of the aggregates");
-            tx.prepare_cached("INSERT OR IGNORE INTO damaged_record (tbl, key, found_ms) VALUES ('call', ?1, ?2)")?
-                .execute(params![record, bee_proto::time::now_unix_ms()])?;
+        for (table, damaged) in [("call", damaged_calls), ("response", damaged_responses)] {
+            for record in damaged {
+                tracing::warn!(table, record = %record, "a ledger record fails its checksum; left out of the aggregates");
+                tx.prepare_cached("INSERT OR IGNORE INTO damaged_record (tbl, key, found_ms) VALUES (?1, ?2, ?3)")?
+                    .execute(params![table, record, bee_proto::time::now_unix_ms()])?;
+            }
         }
         for hour in chunk {
             let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
             let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
-            write_hour(&tx, range, &mine)?;
+            let answered: Vec<Response> = responses.iter().filter(|r| range.contains(r.at_ms)).cloned().collect();
+            write_hour(&tx, range, &mine, &answered)?;
         }
         tx.commit()?;
     }
     Ok(dirty.len() as u64)
 }
 
-fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow]) -> rusqlite::Result<()> {
+fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Response]) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     let mut clear = tx.prepare_cached("DELETE FROM rollup_usage WHERE grouping = ?1 AND hour_ms = ?2")?;
     for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
         clear.execute(params![by.as_str(), hour.since_ms])?;
     }
-    let summary = Summary::of(calls, hour, None, false);
+    let summary = Summary::of(calls, responses, hour, None, false);
     let mut insert = tx.prepare_cached(
         "INSERT INTO rollup_time (hour_ms, provider, calls, without_duration, agent_ms, used_ms, cost_usd, cost_calls)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -537,27 +621,32 @@ fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow]) -> rusqlite::Resu
         ])?;
     }
     let mut insert = tx.prepare_cached(
-        "INSERT INTO rollup_usage (grouping, hour_ms, key, calls, input_tokens, cached_input_tokens,
-             cache_creation_input_tokens, cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO rollup_usage (grouping, hour_ms, key, responses, input_tokens, cached_input_tokens,
+             cache_creation_input_tokens, cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
+             partial_parts, pending_responses, producer_calls)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?;
     for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
         let mut groups = UsageGroups::new();
-        usage_of(calls.iter(), hour, by, &mut groups);
-        for (key, (count, t)) in groups {
+        usage_of(responses.iter(), calls.iter(), hour, by, &mut groups);
+        for (key, row) in groups {
             let n = |v: Option<u64>| v.map(sql_integer);
+            let t = &row.tokens;
             insert.execute(params![
                 by.as_str(),
                 hour.since_ms,
                 key,
-                sql_integer(count),
+                sql_integer(row.responses),
                 n(t.input_tokens),
                 n(t.cached_input_tokens),
                 n(t.cache_creation_input_tokens),
                 n(t.cache_read_input_tokens),
                 n(t.output_tokens),
                 n(t.reasoning_output_tokens),
-                n(t.total_tokens)
+                n(t.total_tokens),
+                sql_integer(row.partial_parts),
+                sql_integer(row.pending_responses),
+                sql_integer(row.producer_counted_calls)
             ])?;
         }
     }
@@ -576,7 +665,8 @@ pub fn summarize(
 ) -> rusqlite::Result<Summary> {
     let first_full = hour_of(range.since_ms.saturating_add(HOUR_MS - 1));
     let last_full = hour_of(range.until_ms);
-    if version < ROLLUP_SCHEMA || first_full >= last_full {
+    // Aggregates from before responses counted calls, not responses.
+    if version < RESPONSE_SCHEMA || first_full >= last_full {
         return from_records(conn, version, range, by, true);
     }
     let full = Range { since_ms: first_full, until_ms: last_full };
@@ -614,8 +704,10 @@ fn from_records(
     count_earlier: bool,
 ) -> rusqlite::Result<Summary> {
     let (calls, damaged) = load_calls(conn, version, range, by.is_some())?;
-    let mut summary = Summary::of(&calls, range, by, count_earlier);
-    summary.damaged_records = damaged.len() as u64;
+    let (responses, damaged_responses) =
+        if by.is_some() { responses::load_any(conn, version, range)? } else { (Vec::new(), Vec::new()) };
+    let mut summary = Summary::of(&calls, &responses, range, by, count_earlier);
+    summary.damaged_records = (damaged.len() + damaged_responses.len()) as u64;
     Ok(summary)
 }
 
@@ -649,15 +741,24 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) ->
     }
     let Some(by) = by else { return Ok(summary) };
     let mut statement = conn.prepare_cached(
-        "SELECT key, SUM(calls), SUM(input_tokens), SUM(cached_input_tokens), SUM(cache_creation_input_tokens),
-                SUM(cache_read_input_tokens), SUM(output_tokens), SUM(reasoning_output_tokens), SUM(total_tokens)
+        "SELECT key, SUM(responses), SUM(input_tokens), SUM(cached_input_tokens), SUM(cache_creation_input_tokens),
+                SUM(cache_read_input_tokens), SUM(output_tokens), SUM(reasoning_output_tokens), SUM(total_tokens),
+                SUM(partial_parts), SUM(pending_responses), SUM(producer_calls)
          FROM rollup_usage WHERE grouping = ?1 AND hour_ms >= ?2 AND hour_ms < ?3
            AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?2 AND hour_ms < ?3)
          GROUP BY key",
     )?;
     let mut rows = statement.query(params![by.as_str(), full.since_ms, full.until_ms])?;
     while let Some(row) = rows.next()? {
-        summary.usage.insert(row.get(0)?, (count(row.get(1)?), counters_at(row, 2)?));
+        let row_of = UsageRow {
+            key: row.get(0)?,
+            responses: count(row.get(1)?),
+            tokens: counters_at(row, 2)?,
+            partial_parts: count(row.get(9)?),
+            pending_responses: count(row.get(10)?),
+            producer_counted_calls: count(row.get(11)?),
+        };
+        summary.usage.insert(row_of.key.clone(), row_of);
     }
     Ok(summary)
 }
@@ -665,6 +766,8 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::logs::Evidence;
+    use crate::ledger::responses::ResponseWrite;
     use crate::ledger::store::{self, Ledger};
     use bee_proto::ledger::{CallRecord, LedgerRecord};
 
@@ -712,14 +815,42 @@ mod tests {
             context_tokens: None,
             compactions: None,
             session_id: (random.below(6) != 0).then(|| format!("session-{}", random.below(12))),
+            outcome: None,
         }))
+    }
+
+    /// A write of one of a few hundred responses: the same response is
+    /// written again (streaming, fuller or final), copied into other
+    /// sessions, possibly hours later.
+    fn response(random: &mut Random, base: i64) -> Evidence {
+        let id = random.below(300);
+        let at = base + (id as i64) * 15 * 60_000 + random.below(3) as i64 * random.below(6 * HOUR_MS as u64) as i64;
+        let provider = if id.is_multiple_of(3) { Provider::Codex } else { Provider::Claude };
+        Evidence::Response(ResponseWrite {
+            provider,
+            key: format!("msg_{id}"),
+            session_id: Some(format!("session-{}", random.below(12))),
+            at_utc: format_unix_ms(at),
+            model: (random.below(5) != 0).then(|| format!("model-{}", id % 3)),
+            tokens: Counters {
+                input_tokens: Some(id * 10),
+                cache_creation_input_tokens: (random.below(4) != 0).then_some(id),
+                cache_read_input_tokens: Some(7),
+                output_tokens: Some(random.below(900)),
+                ..Counters::default()
+            },
+            context_tokens: None,
+            context_window: None,
+            is_final: random.below(3) != 0,
+        })
     }
 
     /// The figures computed from the records alone, for comparison.
     fn from_records_only(dir: &std::path::Path, range: Range, by: UsageGrouping) -> Summary {
         let conn = rusqlite::Connection::open(dir.join(store::DB_FILE)).unwrap();
-        let (calls, _) = load_calls(&conn, CHECKSUM_SCHEMA, range, true).unwrap();
-        Summary::of_calls(&calls, range, Some(by))
+        let (calls, _) = load_calls(&conn, RESPONSE_SCHEMA, range, true).unwrap();
+        let (responses, _) = responses::load(&conn, range).unwrap();
+        Summary::of_records(&calls, &responses, range, Some(by))
     }
 
     fn same(a: &Summary, b: &Summary) -> bool {
@@ -739,7 +870,8 @@ mod tests {
         let mut random = Random(0x2545_f491_4f6c_dd1d);
         let base = 1_764_000_000_000 + 1_234_567;
         for round in 0..6 {
-            let batch: Vec<LedgerRecord> = (0..150).map(|_| call(&mut random, base)).collect();
+            let mut batch: Vec<Evidence> = (0..150).map(|_| Evidence::Record(call(&mut random, base))).collect();
+            batch.extend((0..150).map(|_| response(&mut random, base)));
             ledger.append_at(&batch, &[]).unwrap();
             // Leave the last rounds unsettled: readers must take dirty hours from the records.
             if round < 4 {
@@ -763,42 +895,63 @@ mod tests {
     }
 
     #[test]
-    fn a_session_measured_later_leaves_the_aggregates_of_its_ingested_calls() {
+    fn a_session_logged_later_stops_its_producer_counters_standing_in() {
         let dir = tempfile::tempdir().unwrap();
         let store = dir.path().join("ledger");
         let mut ledger = Ledger::open(&store).unwrap();
         let base = 1_764_000_000_000;
-        let record = |source: CallSource, at: i64, id: u128| {
+        let run = |at: i64, id: u128| {
             LedgerRecord::Call(Box::new(CallRecord {
                 record_id: uuid::Uuid::from_u128(id),
-                source,
+                source: CallSource::Run,
                 provider: Provider::Claude,
                 started_at_utc: format_unix_ms(at),
                 duration_ms: Some(600_000),
-                success: None,
+                success: Some(true),
                 model: None,
                 project_path: None,
                 cost_usd: None,
-                tokens: None,
+                tokens: Some(Counters { input_tokens: Some(1_000), output_tokens: Some(10), ..Counters::default() }),
                 quota_snapshots: Vec::new(),
                 model_invocations: None,
                 context_window: None,
                 context_tokens: None,
                 compactions: None,
                 session_id: Some("s-1".to_owned()),
+                outcome: Some(bee_proto::ledger::CallOutcome::Completed),
             }))
         };
-        // Ingested calls across three hours, settled.
-        let ingested: Vec<LedgerRecord> =
-            (0..3).map(|h| record(CallSource::Ingested, base + h * HOUR_MS + 60_000, h as u128 + 1)).collect();
-        ledger.append(&ingested).unwrap();
+        // Runs across three hours, settled: their own counters stand in.
+        ledger.append(&(0..3).map(|h| run(base + h * HOUR_MS + 60_000, h as u128 + 1)).collect::<Vec<_>>()).unwrap();
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 5 * HOUR_MS };
-        let before = store::read_range(&store, range, None).unwrap().summary;
-        assert_eq!((before.all.calls, before.all.agent_ms), (3, 1_800_000));
-        // A hook turn of the same session: its ingested calls no longer count.
-        ledger.append(&[record(CallSource::HookTurn, base + 30 * 60_000, 99)]).unwrap();
-        let after = store::read_range(&store, range, None).unwrap().summary;
-        assert_eq!((after.all.calls, after.all.agent_ms), (1, 600_000));
+        let before = store::read_range(&store, range, Some(UsageGrouping::Session)).unwrap().summary;
+        let row = &before.usage[&Some("s-1".to_owned())];
+        assert_eq!((row.producer_counted_calls, row.responses, row.tokens.input_tokens), (3, 0, Some(3_000)));
+        // The session's log arrives: its one response is the evidence now,
+        // in every hour the runs lie in.
+        let write = ResponseWrite {
+            provider: Provider::Claude,
+            key: "msg_1\u{1f}req_1".to_owned(),
+            session_id: Some("s-1".to_owned()),
+            at_utc: format_unix_ms(base + 2 * 60_000),
+            model: None,
+            tokens: Counters {
+                input_tokens: Some(4),
+                cache_creation_input_tokens: Some(0),
+                cache_read_input_tokens: Some(0),
+                output_tokens: Some(2),
+                ..Counters::default()
+            },
+            context_tokens: None,
+            context_window: None,
+            is_final: true,
+        };
+        ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
+        ledger.settle();
+        let after = store::read_range(&store, range, Some(UsageGrouping::Session)).unwrap().summary;
+        let row = &after.usage[&Some("s-1".to_owned())];
+        assert_eq!((row.producer_counted_calls, row.responses, row.tokens.input_tokens), (0, 1, Some(4)));
+        assert_eq!(after.all.calls, 3, "the runs still measure the time");
     }
 
     #[test]
@@ -828,15 +981,19 @@ mod tests {
         }
         drop(writer);
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 12 * HOUR_MS };
-        // A reader of the old store derives the measured sessions itself.
+        // A reader of the old store takes its ingested calls as responses;
+        // the upgraded store reads the logs again into responses instead.
         let old_store = store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary;
+        let old_responses: u64 = old_store.usage.values().map(|row| row.responses).sum();
+        assert_eq!(old_responses, 2);
+        let old_store = Summary { usage: UsageGroups::new(), ..old_store };
         let mut ledger = Ledger::open(&store).unwrap();
         let expected = from_records_only(&store, range, UsageGrouping::Model);
         assert_eq!(
             (expected.all.calls, expected.all.agent_ms, expected.all.without_duration),
-            (3, 3 * HOUR_MS as u64 + 10, 1)
+            (2, 3 * HOUR_MS as u64 + 10, 0)
         );
-        assert!(same(&old_store, &expected), "{old_store:#?}");
+        assert!(same(&old_store, &Summary { usage: UsageGroups::new(), ..expected.clone() }), "{old_store:#?}");
         assert!(same(&store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
         ledger.settle();
         let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();

@@ -17,7 +17,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
+pub use crate::ledger::logs::Evidence;
 use crate::ledger::logs::FileOffset;
+use crate::ledger::responses::{self, ResponseWrite};
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
@@ -136,35 +138,159 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (tbl, key)
     ) STRICT, WITHOUT ROWID;
 "#,
+    // Responses become the token evidence (see `responses`): the logs are
+    // read once more into them, ingested calls leave every figure, and the
+    // usage aggregates are recomputed with their unknown and pending parts.
+    r#"
+    CREATE TABLE response (
+        digest                       INTEGER NOT NULL,
+        provider                     TEXT NOT NULL,
+        response_key                 TEXT NOT NULL,
+        session_id                   TEXT,
+        at_utc                       TEXT NOT NULL,
+        at_ms                        INTEGER NOT NULL,
+        model                        TEXT,
+        input_tokens                 INTEGER,
+        cached_input_tokens          INTEGER,
+        cache_creation_input_tokens  INTEGER,
+        cache_read_input_tokens      INTEGER,
+        output_tokens                INTEGER,
+        reasoning_output_tokens      INTEGER,
+        total_tokens                 INTEGER,
+        context_tokens               INTEGER,
+        context_window               INTEGER,
+        final                        INTEGER NOT NULL,
+        crc                          INTEGER,
+        PRIMARY KEY (at_ms, digest),
+        UNIQUE (provider, response_key, digest)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TRIGGER response_no_update BEFORE UPDATE ON response BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER response_no_delete BEFORE DELETE ON response BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+
+    -- Sessions some log told about: their producer calls' own counters no
+    -- longer stand in for them.
+    CREATE TABLE logged_session (
+        provider   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        PRIMARY KEY (provider, session_id)
+    ) STRICT, WITHOUT ROWID;
+    DROP TABLE measured_session;
+    -- From now on: where a session's producer calls lie.
+    DELETE FROM session_span;
+    INSERT INTO session_span
+        SELECT provider, session_id, MIN(started_at_ms), MAX(started_at_ms + MIN(COALESCE(duration_ms, 0), 604800000))
+        FROM call WHERE source != 'ingested' AND session_id IS NOT NULL GROUP BY provider, session_id;
+
+    DROP TABLE rollup_usage;
+    CREATE TABLE rollup_usage (
+        grouping                     TEXT NOT NULL,
+        hour_ms                      INTEGER NOT NULL,
+        key                          TEXT,
+        responses                    INTEGER NOT NULL,
+        input_tokens                 INTEGER,
+        cached_input_tokens          INTEGER,
+        cache_creation_input_tokens  INTEGER,
+        cache_read_input_tokens      INTEGER,
+        output_tokens                INTEGER,
+        reasoning_output_tokens      INTEGER,
+        total_tokens                 INTEGER,
+        partial_parts                INTEGER NOT NULL,
+        pending_responses            INTEGER NOT NULL,
+        producer_calls               INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX rollup_usage_hour ON rollup_usage (grouping, hour_ms);
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
+
+    ALTER TABLE ingest_offset ADD COLUMN usage_records INTEGER NOT NULL DEFAULT 0;
+    DELETE FROM ingest_offset;
+
+    -- Grown columns (NULL in older records, outside their checksums).
+    ALTER TABLE call ADD COLUMN outcome TEXT;
+    ALTER TABLE limit_hit ADD COLUMN window_minutes INTEGER;
+    ALTER TABLE limit_hit ADD COLUMN limit_id TEXT;
+    ALTER TABLE limit_hit ADD COLUMN session_id TEXT;
+    ALTER TABLE quota_snapshot ADD COLUMN limit_id TEXT;
+"#,
 ];
 
-/// Columns of a `limit_hit`, `work`, `quota_snapshot` and `turn_mark` record.
-pub const LIMIT_COLUMNS: &str = "record_id, provider, at_utc, at_ms, resets_at_utc, detection, window";
-pub const WORK_COLUMNS: &str = "record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id";
-pub const SNAPSHOT_COLUMNS: &str = "call_record_id, provider, observed_at_utc, observed_at_ms, window,
-     window_minutes, used_percent, resets_at_utc, resets_at_ms";
-pub const TURN_MARK_COLUMNS: &str = "edge, session_id, at_utc, at_ms, transcript_path, cwd";
-
-/// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`, built once per table.
-fn insert_sql(table: &str, columns: &str, suffix: &str) -> String {
-    let count = sqlite::column_count(columns);
-    let placeholders: Vec<String> = (1..=count + 1).map(|n| format!("?{n}")).collect();
-    format!("INSERT INTO {table} ({columns}, crc) VALUES ({}) {suffix}", placeholders.join(", "))
+/// A record table's columns: those it was created with, and those it grew
+/// later (from [`rollup::RESPONSE_SCHEMA`]), which count in a record's
+/// checksum only when they hold a value, so older records keep theirs.
+#[derive(Debug, Clone, Copy)]
+pub struct Columns {
+    pub base: &'static str,
+    pub grown: &'static str,
 }
 
-static INSERT_CALL: LazyLock<String> =
-    LazyLock::new(|| insert_sql("call", rollup::CALL_COLUMNS, "ON CONFLICT (record_id) DO NOTHING"));
-static INSERT_LIMIT: LazyLock<String> =
-    LazyLock::new(|| insert_sql("limit_hit", LIMIT_COLUMNS, "ON CONFLICT (record_id) DO NOTHING"));
-static INSERT_WORK: LazyLock<String> =
-    LazyLock::new(|| insert_sql("work", WORK_COLUMNS, "ON CONFLICT (record_id) DO NOTHING"));
-static INSERT_SNAPSHOT: LazyLock<String> = LazyLock::new(|| insert_sql("quota_snapshot", SNAPSHOT_COLUMNS, ""));
-static INSERT_TURN_MARK: LazyLock<String> = LazyLock::new(|| insert_sql("turn_mark", TURN_MARK_COLUMNS, ""));
+impl Columns {
+    pub const fn base_count(self) -> usize {
+        sqlite::column_count(self.base)
+    }
 
-/// Appends one record row (`sql` from [`insert_sql`]) with the checksum of
-/// its values. The number of rows inserted.
-fn insert_row(tx: &rusqlite::Transaction<'_>, sql: &str, values: &[&dyn rusqlite::ToSql]) -> rusqlite::Result<usize> {
-    let crc = sqlite::params_crc(values)?;
+    /// All columns, grown ones included.
+    pub const fn count(self) -> usize {
+        self.base_count() + if self.grown.is_empty() { 0 } else { sqlite::column_count(self.grown) }
+    }
+
+    /// The select list for a store at `version`: the grown columns are
+    /// NULL where the store does not have them yet.
+    pub fn select(self, version: u32) -> String {
+        if self.grown.is_empty() {
+            self.base.to_owned()
+        } else if version >= rollup::RESPONSE_SCHEMA {
+            format!("{}, {}", self.base, self.grown)
+        } else {
+            let nulls = vec!["NULL"; sqlite::column_count(self.grown)].join(", ");
+            format!("{}, {nulls}", self.base)
+        }
+    }
+
+    /// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`.
+    fn insert_sql(self, table: &str, suffix: &str) -> String {
+        let placeholders: Vec<String> = (1..=self.count() + 1).map(|n| format!("?{n}")).collect();
+        format!("INSERT INTO {table} ({}, crc) VALUES ({}) {suffix}", self.select(u32::MAX), placeholders.join(", "))
+    }
+
+    /// Whether a row selected with [`Columns::select`] from `first` on, then
+    /// its checksum, verifies.
+    pub fn verifies(self, row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<bool> {
+        sqlite::row_verifies_grown(row, first, self.base_count(), self.count())
+    }
+}
+
+/// Columns of a `limit_hit`, `work`, `quota_snapshot` and `turn_mark` record.
+pub const LIMIT_COLUMNS: Columns = Columns {
+    base: "record_id, provider, at_utc, at_ms, resets_at_utc, detection, window",
+    grown: "window_minutes, limit_id, session_id",
+};
+pub const WORK_COLUMNS: Columns =
+    Columns { base: "record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id", grown: "" };
+pub const SNAPSHOT_COLUMNS: Columns = Columns {
+    base: "call_record_id, provider, observed_at_utc, observed_at_ms, window,
+     window_minutes, used_percent, resets_at_utc, resets_at_ms",
+    grown: "limit_id",
+};
+pub const TURN_MARK_COLUMNS: Columns =
+    Columns { base: "edge, session_id, at_utc, at_ms, transcript_path, cwd", grown: "" };
+
+static INSERT_CALL: LazyLock<String> =
+    LazyLock::new(|| rollup::CALL_COLUMNS.insert_sql("call", "ON CONFLICT (record_id) DO NOTHING"));
+static INSERT_LIMIT: LazyLock<String> =
+    LazyLock::new(|| LIMIT_COLUMNS.insert_sql("limit_hit", "ON CONFLICT (record_id) DO NOTHING"));
+static INSERT_WORK: LazyLock<String> =
+    LazyLock::new(|| WORK_COLUMNS.insert_sql("work", "ON CONFLICT (record_id) DO NOTHING"));
+static INSERT_SNAPSHOT: LazyLock<String> = LazyLock::new(|| SNAPSHOT_COLUMNS.insert_sql("quota_snapshot", ""));
+static INSERT_TURN_MARK: LazyLock<String> = LazyLock::new(|| TURN_MARK_COLUMNS.insert_sql("turn_mark", ""));
+
+/// Appends one record row of a table with `columns` (`sql` built from
+/// them) with the checksum of its values. The number of rows inserted.
+fn insert_row(
+    tx: &rusqlite::Transaction<'_>,
+    columns: Columns,
+    sql: &str,
+    values: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<usize> {
+    let crc = sqlite::params_crc_grown(values, columns.base_count())?;
     let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
     all.push(&crc);
     tx.prepare_cached(sql)?.execute(all.as_slice())
@@ -279,7 +405,8 @@ impl Ledger {
     /// duplicate. The aggregates of the hours they touch are settled right
     /// after: producers append a few records at a time.
     pub fn append(&mut self, records: &[LedgerRecord]) -> Result<LedgerAppended, DbError> {
-        let appended = self.append_at(records, &[])?;
+        let evidence: Vec<Evidence> = records.iter().cloned().map(Evidence::Record).collect();
+        let appended = self.append_at(&evidence, &[])?;
         self.settle();
         Ok(appended)
     }
@@ -295,8 +422,10 @@ impl Ledger {
 
     /// Where ingestion stopped in each file it read.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, DbError> {
-        let mut statement =
-            self.db.conn.prepare("SELECT path, dev, ino, offset, session_id, model FROM ingest_offset")?;
+        let mut statement = self
+            .db
+            .conn
+            .prepare("SELECT path, dev, ino, offset, session_id, model, usage_records FROM ingest_offset")?;
         let rows = statement.query_map([], |row| {
             Ok((
                 row.get::<_, String>(0)?,
@@ -306,6 +435,7 @@ impl Ledger {
                     offset: row.get::<_, i64>(3)? as u64,
                     session_id: row.get(4)?,
                     model: row.get(5)?,
+                    usage_records: row.get(6)?,
                 },
             ))
         })?;
@@ -317,23 +447,38 @@ impl Ledger {
     /// wins): what was ingested and where to resume can never disagree.
     pub fn append_at(
         &mut self,
-        records: &[LedgerRecord],
+        evidence: &[Evidence],
         offsets: &[(String, FileOffset)],
     ) -> Result<LedgerAppended, DbError> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for (path, at) in offsets {
             exec(
                 &tx,
-                "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, session_id = ?5, model = ?6",
-                params![path, at.dev as i64, at.ino as i64, at.offset as i64, at.session_id, at.model],
+                "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model, usage_records)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, session_id = ?5, model = ?6,
+                                                  usage_records = ?7",
+                params![
+                    path,
+                    at.dev as i64,
+                    at.ino as i64,
+                    at.offset as i64,
+                    at.session_id,
+                    at.model,
+                    at.usage_records
+                ],
             )?;
         }
         let mut answer = LedgerAppended { appended: 0, duplicates: 0 };
         let mut touched = Touched::default();
-        for record in records {
-            validate(record).map_err(|err| DbError::Invalid(err.0))?;
-            let inserted = insert(&tx, record, &mut touched)?;
+        for item in evidence {
+            let inserted = match item {
+                Evidence::Record(record) => {
+                    validate(record).map_err(|err| DbError::Invalid(err.0))?;
+                    insert(&tx, record, &mut touched)?
+                }
+                Evidence::Response(write) => insert_response(&tx, write, &mut touched)?,
+            };
             if inserted {
                 answer.appended += 1;
             } else {
@@ -346,6 +491,24 @@ impl Ledger {
     }
 }
 
+/// Appends one write of a response unless the same write is stored.
+fn insert_response(
+    tx: &rusqlite::Transaction<'_>,
+    write: &ResponseWrite,
+    touched: &mut Touched,
+) -> Result<bool, DbError> {
+    if !write.is_valid() {
+        return Err(DbError::Invalid("response"));
+    }
+    let at = required_ms(&write.at_utc, "atUtc").map_err(|err| DbError::Invalid(err.0))?;
+    let first = responses::first_write_ms(tx, write)?;
+    let inserted = write.insert(tx, at)?;
+    if inserted {
+        touched.response(write.provider, write.session_id.as_deref(), first, at);
+    }
+    Ok(inserted)
+}
+
 fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut Touched) -> Result<bool, DbError> {
     let invalid = |err: InvalidRecord| DbError::Invalid(err.0);
     match record {
@@ -355,6 +518,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let id = call.record_id.hyphenated().to_string();
             let inserted = insert_row(
                 tx,
+                rollup::CALL_COLUMNS,
                 &INSERT_CALL,
                 params![
                     id,
@@ -379,16 +543,11 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     call.context_tokens.map(sql_integer),
                     call.compactions.map(sql_integer),
                     call.session_id,
+                    call.outcome.map(bee_proto::ledger::CallOutcome::as_str),
                 ],
             )? == 1;
             if inserted {
-                touched.call(
-                    call.provider,
-                    call.source,
-                    call.session_id.as_deref(),
-                    started,
-                    call.duration_ms.map(sql_integer),
-                );
+                touched.call(call.provider, call.session_id.as_deref(), started, call.duration_ms.map(sql_integer));
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
                 }
@@ -399,6 +558,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let at = required_ms(&limit.at_utc, "atUtc").map_err(invalid)?;
             Ok(insert_row(
                 tx,
+                LIMIT_COLUMNS,
                 &INSERT_LIMIT,
                 params![
                     limit.record_id.hyphenated().to_string(),
@@ -408,6 +568,9 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                     limit.resets_at_utc,
                     limit.detection.as_str(),
                     limit.window.map(WindowKind::as_str),
+                    limit.window_minutes.map(sql_integer),
+                    limit.limit_id,
+                    limit.session_id,
                 ],
             )? == 1)
         }
@@ -415,6 +578,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let at = required_ms(&work.at_utc, "atUtc").map_err(invalid)?;
             Ok(insert_row(
                 tx,
+                WORK_COLUMNS,
                 &INSERT_WORK,
                 params![
                     work.record_id.hyphenated().to_string(),
@@ -431,6 +595,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             let at = required_ms(&mark.at_utc, "atUtc").map_err(invalid)?;
             insert_row(
                 tx,
+                TURN_MARK_COLUMNS,
                 &INSERT_TURN_MARK,
                 params![mark.edge.as_str(), mark.session_id, mark.at_utc, at, mark.transcript_path, mark.cwd],
             )?;
@@ -461,8 +626,10 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
     }
 }
 
-/// The turn a `Stop` ends: from the session's latest start before it. Its
-/// call (and any limit) comes from the transcript lines in that span.
+/// The turn a `Stop` ends: from the session's latest start before it. The
+/// call is the span alone: its tokens are the session's responses, which
+/// the logs bring (often after Stop fired: Claude Code writes the turn's
+/// last line later), so nothing is read or frozen here.
 fn close_turn(
     tx: &rusqlite::Transaction<'_>,
     stop: &TurnMark,
@@ -487,15 +654,6 @@ fn close_turn(
     if closed {
         return Ok(());
     }
-    let span = stop
-        .transcript_path
-        .as_deref()
-        .map(|path| crate::ledger::logs::claude::claude_span(Path::new(path), &stop.session_id, start_ms, stop_ms))
-        .transpose()
-        .unwrap_or_else(|err| {
-            tracing::warn!(error = %err, "transcript of a turn not readable; tokens unknown");
-            None
-        });
     let call = CallRecord {
         record_id: uuid::Uuid::new_v5(
             &uuid::Uuid::NAMESPACE_OID,
@@ -506,21 +664,19 @@ fn close_turn(
         started_at_utc: start_utc,
         duration_ms: Some((stop_ms - start_ms).max(0) as u64),
         success: None,
-        model: span.as_ref().and_then(|s| s.model.clone()),
+        model: None,
         project_path: stop.cwd.clone().or(start_cwd),
         cost_usd: None,
-        tokens: span.as_ref().filter(|s| s.responses > 0).map(|s| s.tokens.clone()),
+        tokens: None,
         quota_snapshots: Vec::new(),
-        model_invocations: span.as_ref().map(|s| s.responses),
+        model_invocations: None,
         context_window: None,
-        context_tokens: span.as_ref().and_then(|s| s.context_tokens),
-        compactions: span.as_ref().map(|s| s.compactions),
+        context_tokens: None,
+        compactions: None,
         session_id: Some(stop.session_id.clone()),
+        outcome: None,
     };
     insert(tx, &LedgerRecord::Call(Box::new(call)), touched)?;
-    for limit in span.map(|s| s.limits).unwrap_or_default() {
-        insert(tx, &LedgerRecord::Limit(limit), touched)?;
-    }
     Ok(())
 }
 
@@ -540,6 +696,7 @@ fn insert_snapshot(
     let resets = optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc").map_err(|e| DbError::Invalid(e.0))?;
     insert_row(
         tx,
+        SNAPSHOT_COLUMNS,
         &INSERT_SNAPSHOT,
         params![
             call,
@@ -550,7 +707,8 @@ fn insert_snapshot(
             snapshot.window_minutes.map(sql_integer),
             snapshot.used_percent,
             snapshot.resets_at_utc,
-            resets
+            resets,
+            snapshot.limit_id
         ],
     )?;
     Ok(())
@@ -565,6 +723,49 @@ pub struct SnapshotRow {
     pub window_minutes: Option<i64>,
     pub used_percent: f64,
     pub resets_ms: Option<i64>,
+    pub limit_id: Option<String>,
+}
+
+/// A usage-limit hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitRow {
+    pub provider: Provider,
+    pub at_ms: i64,
+    /// The window the evidence named, if it named one.
+    pub window: Option<WindowKind>,
+    pub window_minutes: Option<i64>,
+    pub limit_id: Option<String>,
+}
+
+/// Notices of one provider this close together are one hit: the same hit
+/// reaches the ledger through `beectl run`'s output and the provider's own
+/// log, and a CLI reports it on more than one line.
+pub const SAME_HIT_MS: i64 = 5 * 60_000;
+
+/// One limit per hit: `limits` (in time order) merged where a notice
+/// follows the provider's previous one within [`SAME_HIT_MS`]; the hit keeps
+/// the first time and whatever window any of its notices named.
+pub fn one_per_hit(limits: Vec<LimitRow>) -> Vec<LimitRow> {
+    let mut hits: Vec<LimitRow> = Vec::new();
+    let mut last_seen: std::collections::HashMap<Provider, (usize, i64)> = std::collections::HashMap::new();
+    for limit in limits {
+        match last_seen.get(&limit.provider) {
+            Some(&(index, at)) if limit.at_ms - at <= SAME_HIT_MS => {
+                last_seen.insert(limit.provider, (index, limit.at_ms));
+                let hit = &mut hits[index];
+                if hit.window.is_none() {
+                    hit.window = limit.window;
+                    hit.window_minutes = limit.window_minutes;
+                }
+                hit.limit_id = hit.limit_id.take().or(limit.limit_id);
+            }
+            _ => {
+                last_seen.insert(limit.provider, (hits.len(), limit.at_ms));
+                hits.push(limit);
+            }
+        }
+    }
+    hits
 }
 
 /// What the views need of a range of the ledger.
@@ -573,8 +774,8 @@ pub struct LedgerView {
     /// The calls overlapping the range (a call that started before it but
     /// ran into it counts, clipped).
     pub summary: Summary,
-    /// Limits, work and snapshots inside the range.
-    pub limits: Vec<(Provider, i64)>,
+    /// Limits (one per hit), work and snapshots inside the range.
+    pub limits: Vec<LimitRow>,
     pub work: Vec<(Provider, i64)>,
     pub snapshots: Vec<SnapshotRow>,
 }
@@ -588,29 +789,47 @@ pub fn read_range(dir: &Path, range: Range, by: Option<UsageGrouping>) -> Result
 fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>) -> rusqlite::Result<LedgerView> {
     let mut view = LedgerView { summary: rollup::summarize(conn, version, range, by)?, ..LedgerView::default() };
     let crc = if version < rollup::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
-    for (table, columns, into) in
-        [("limit_hit", LIMIT_COLUMNS, &mut view.limits), ("work", WORK_COLUMNS, &mut view.work)]
-    {
-        let mut statement =
-            conn.prepare_cached(&format!("SELECT {columns}, {crc} FROM {table} WHERE at_ms >= ?1 AND at_ms < ?2"))?;
-        let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
-        let count = sqlite::column_count(columns);
-        while let Some(row) = rows.next()? {
-            if !sqlite::row_verifies(row, 0, count)? {
-                view.summary.damaged_records += 1;
-                continue;
-            }
-            if let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) {
-                into.push((provider, row.get(3)?));
-            }
-        }
-    }
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {SNAPSHOT_COLUMNS}, {crc} FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2"
+        "SELECT {}, {crc} FROM limit_hit WHERE at_ms >= ?1 AND at_ms < ?2 ORDER BY at_ms",
+        LIMIT_COLUMNS.select(version)
     ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     while let Some(row) = rows.next()? {
-        if !sqlite::row_verifies(row, 0, const { sqlite::column_count(SNAPSHOT_COLUMNS) })? {
+        if !LIMIT_COLUMNS.verifies(row, 0)? {
+            view.summary.damaged_records += 1;
+            continue;
+        }
+        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+        view.limits.push(LimitRow {
+            provider,
+            at_ms: row.get(3)?,
+            window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
+            window_minutes: row.get(7)?,
+            limit_id: row.get(8)?,
+        });
+    }
+    view.limits = one_per_hit(std::mem::take(&mut view.limits));
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {}, {crc} FROM work WHERE at_ms >= ?1 AND at_ms < ?2",
+        WORK_COLUMNS.select(version)
+    ))?;
+    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+    while let Some(row) = rows.next()? {
+        if !WORK_COLUMNS.verifies(row, 0)? {
+            view.summary.damaged_records += 1;
+            continue;
+        }
+        if let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) {
+            view.work.push((provider, row.get(3)?));
+        }
+    }
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {}, {crc} FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2",
+        SNAPSHOT_COLUMNS.select(version)
+    ))?;
+    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+    while let Some(row) = rows.next()? {
+        if !SNAPSHOT_COLUMNS.verifies(row, 0)? {
             view.summary.damaged_records += 1;
             continue;
         }
@@ -622,6 +841,7 @@ fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>
             window_minutes: row.get(5)?,
             used_percent: row.get(6)?,
             resets_ms: row.get(8)?,
+            limit_id: row.get(9)?,
         });
     }
     Ok(view)

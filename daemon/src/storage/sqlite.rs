@@ -147,9 +147,23 @@ pub fn sql_integer(n: u64) -> i64 {
 /// Written with the record and checked whenever it is read, so a flipped
 /// bit is named `corrupt` instead of believed.
 pub fn values_crc<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'a>>) -> i64 {
+    values_crc_grown(values, usize::MAX)
+}
+
+/// [`values_crc`] of a record whose table grew columns after its first
+/// `base`: a later column counts only when it holds a value (tagged with its
+/// position), so every record written before the column existed keeps its
+/// checksum.
+pub fn values_crc_grown<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'a>>, base: usize) -> i64 {
     use rusqlite::types::ValueRef;
     let mut hasher = crc32fast::Hasher::new();
-    for value in values {
+    for (at, value) in values.into_iter().enumerate() {
+        if at >= base {
+            if value == ValueRef::Null {
+                continue;
+            }
+            hasher.update(&(at as u64).to_le_bytes());
+        }
         let (tag, bytes): (u8, std::borrow::Cow<'_, [u8]>) = match value {
             ValueRef::Null => (0, (&[][..]).into()),
             ValueRef::Integer(n) => (1, n.to_le_bytes().to_vec().into()),
@@ -166,14 +180,22 @@ pub fn values_crc<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef
 
 /// The checksum of `params` as they will be stored.
 pub fn params_crc(params: &[&dyn rusqlite::ToSql]) -> rusqlite::Result<i64> {
+    params_crc_grown(params, usize::MAX)
+}
+
+/// [`params_crc`] of a record whose table grew columns after its first `base`.
+pub fn params_crc_grown(params: &[&dyn rusqlite::ToSql], base: usize) -> rusqlite::Result<i64> {
     use rusqlite::types::ToSqlOutput;
     let outputs = params.iter().map(|param| param.to_sql()).collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(values_crc(outputs.iter().map(|output| match output {
-        ToSqlOutput::Borrowed(value) => *value,
-        ToSqlOutput::Owned(value) => value.into(),
-        // Zero blobs and the like are not used by Bee's stores.
-        _ => rusqlite::types::ValueRef::Null,
-    })))
+    Ok(values_crc_grown(
+        outputs.iter().map(|output| match output {
+            ToSqlOutput::Borrowed(value) => *value,
+            ToSqlOutput::Owned(value) => value.into(),
+            // Zero blobs and the like are not used by Bee's stores.
+            _ => rusqlite::types::ValueRef::Null,
+        }),
+        base,
+    ))
 }
 
 /// How many columns a comma-separated column list names (at compile time
@@ -194,8 +216,13 @@ pub const fn column_count(columns: &str) -> usize {
 /// stored checksum, verify. A row without a checksum predates them: it is
 /// unverifiable, not corrupt.
 pub fn row_verifies(row: &rusqlite::Row<'_>, first: usize, count: usize) -> rusqlite::Result<bool> {
+    row_verifies_grown(row, first, count, count)
+}
+
+/// [`row_verifies`] for a table that grew columns after its first `base`.
+pub fn row_verifies_grown(row: &rusqlite::Row<'_>, first: usize, base: usize, count: usize) -> rusqlite::Result<bool> {
     let stored: Option<i64> = row.get(first + count)?;
     let Some(stored) = stored else { return Ok(true) };
     let values = (first..first + count).map(|column| row.get_ref(column)).collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(values_crc(values) == stored)
+    Ok(values_crc_grown(values, base) == stored)
 }

@@ -1,17 +1,15 @@
 //! Claude Code transcripts (`~/.claude/projects/**/<session>.jsonl`): the
-//! incremental parser ingestion uses, the span reader for a turn measured by
-//! hooks, and `budget --measured`'s per-session state.
+//! incremental parser ingestion uses and `budget --measured`'s per-session
+//! state.
 
-use bee_proto::ledger::{CallRecord, CallSource, Detection, LedgerRecord, LimitRecord, Provider};
+use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider};
 use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::{self, BufReader};
-use std::path::Path;
 
-use super::{FileOffset, MAX_LINE_BYTES, SessionUsage, contains, counter, line_time, record_id};
-use crate::storage::lines::{self, Line};
+use super::{Evidence, FileOffset, SessionUsage, contains, counter, line_time, record_id};
+use crate::ledger::responses::ResponseWrite;
 
 #[derive(Deserialize)]
 struct ClaudeLine {
@@ -20,7 +18,6 @@ struct ClaudeLine {
     timestamp: Option<String>,
     #[serde(rename = "requestId")]
     request_id: Option<String>,
-    cwd: Option<String>,
     message: Option<ClaudeMessage>,
 }
 
@@ -39,11 +36,11 @@ struct ClaudeUsage {
     output_tokens: Option<u64>,
 }
 
-/// A response whose stream may not be over yet.
+/// A response whose stream may not be over yet: its fullest write so far.
 pub(super) struct OpenResponse {
     key: String,
     pub(super) first_offset: u64,
-    pub(super) record: LedgerRecord,
+    pub(super) write: ResponseWrite,
 }
 
 pub(crate) struct ClaudeParser {
@@ -52,7 +49,7 @@ pub(crate) struct ClaudeParser {
 }
 
 impl ClaudeParser {
-    pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<LedgerRecord>) -> bool {
+    pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
         let limit = contains(line, bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes());
         if !limit && !contains(line, b"\"usage\"") {
             return true;
@@ -66,13 +63,21 @@ impl ClaudeParser {
             // Rare lines: the lossy copy costs nothing worth saving.
             let resets = bee_proto::usage::claude_limit_reset(&String::from_utf8_lossy(line)).flatten();
             let id = record_id(&["claude-limit", &session, &timestamp]);
-            out.push(LedgerRecord::Limit(LimitRecord::new(id, timestamp, Provider::Claude, resets, Detection::Text)));
+            out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord::new(
+                id,
+                timestamp,
+                Provider::Claude,
+                resets,
+                Detection::Text,
+            ))));
             return true;
         }
         let Some(message) = parsed.message else { return true };
         let Some(usage) = message.usage else { return true };
+        // The provider's identity of the response, the same in every file
+        // it is copied into; a line without one is known by its place.
         let key = bee_proto::usage::claude_response_key(message.id.as_deref(), parsed.request_id.as_deref())
-            .unwrap_or_else(|| format!("offset:{at}"));
+            .unwrap_or_else(|| format!("{session}\u{1f}offset:{at}"));
         let tokens = Counters {
             input_tokens: usage.input_tokens,
             cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -80,143 +85,35 @@ impl ClaudeParser {
             output_tokens: usage.output_tokens,
             ..Counters::default()
         };
-        let record = LedgerRecord::Call(Box::new(CallRecord {
-            record_id: record_id(&["claude", &session, &key]),
-            source: CallSource::Ingested,
+        let write = ResponseWrite {
             provider: Provider::Claude,
-            started_at_utc: timestamp,
-            duration_ms: None,
-            success: None,
-            model: message.model.filter(|m| m != "<synthetic>"),
-            project_path: parsed.cwd,
-            cost_usd: None,
-            context_tokens: tokens.claude_context_size(),
-            tokens: Some(tokens),
-            quota_snapshots: Vec::new(),
-            model_invocations: Some(1),
-            context_window: None,
-            compactions: None,
+            key: key.clone(),
             session_id: Some(session),
-        }));
-        // Streaming writes one response several times in a row: keep the
-        // most complete, and emit a response once another one begins.
+            at_utc: timestamp,
+            model: message.model.filter(|m| m != "<synthetic>"),
+            context_tokens: tokens.claude_context_size(),
+            tokens,
+            context_window: None,
+            is_final: true,
+        };
+        // Streaming writes a response several times, usually in a row: keep
+        // the fullest of a run, and store it once another response begins.
+        // Writes of one response further apart are merged by the store.
         match &mut self.open {
             Some(open) if open.key == key => {
-                if completeness(&record) >= completeness(&open.record) {
-                    open.record = record;
+                if write.tokens.completeness() >= open.write.tokens.completeness() {
+                    open.write = write;
                 }
             }
             _ => {
                 if let Some(done) = self.open.take() {
-                    out.push(done.record);
+                    out.push(Evidence::Response(done.write));
                 }
-                self.open = Some(OpenResponse { key, first_offset: at, record });
+                self.open = Some(OpenResponse { key, first_offset: at, write });
             }
         }
         true
     }
-}
-
-fn completeness(record: &LedgerRecord) -> (usize, u64) {
-    match record {
-        LedgerRecord::Call(call) => call.tokens.as_ref().map_or((0, 0), Counters::completeness),
-        _ => (0, 0),
-    }
-}
-
-/// What a transcript says about one span of a session.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Span {
-    pub responses: u64,
-    pub tokens: Counters,
-    pub model: Option<String>,
-    pub limits: Vec<LimitRecord>,
-    /// The context size of the span's last response.
-    pub context_tokens: Option<u64>,
-    /// Compaction boundaries Claude Code wrote in the span.
-    pub compactions: u64,
-}
-
-/// Responses (deduplicated as in ingestion) and limit notices of `session`
-/// whose timestamps fall in `[since_ms, until_ms]` of the transcript at `path`.
-pub fn claude_span(path: &Path, session: &str, since_ms: i64, until_ms: i64) -> io::Result<Span> {
-    if !path.is_absolute() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "transcript path is not absolute"));
-    }
-    let file = crate::storage::files::open_regular(path)?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut parser = ClaudeParser { start: FileOffset::default(), open: None };
-    let mut records = Vec::new();
-    let mut line = Vec::new();
-    let mut at = 0u64;
-    let mut compactions = Vec::new();
-    loop {
-        let (kind, read) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
-        match kind {
-            Line::End => break,
-            Line::Complete if contains(&line, b"\"compact_boundary\"") => {
-                compactions.extend(compaction_time(&line, session));
-            }
-            Line::Complete => {
-                parser.line(&line, at, &mut records);
-            }
-            Line::Partial | Line::Oversized { .. } => {}
-        };
-        at += read;
-    }
-    if let Some(open) = parser.open.take() {
-        records.push(open.record);
-    }
-    let within = |utc: &str| bee_proto::time::parse_rfc3339_ms(utc).is_some_and(|ms| ms >= since_ms && ms <= until_ms);
-    let mut span = Span {
-        compactions: compactions.iter().filter(|ms| **ms >= since_ms && **ms <= until_ms).count() as u64,
-        ..Span::default()
-    };
-    let mut models: Vec<(String, u64)> = Vec::new();
-    for record in records {
-        match record {
-            LedgerRecord::Call(call) if call.session_id.as_deref() == Some(session) && within(&call.started_at_utc) => {
-                span.responses += 1;
-                if let Some(tokens) = &call.tokens {
-                    span.tokens.add(tokens);
-                }
-                // A synthetic message (a limit notice) was no model request.
-                if call.model.is_some() {
-                    span.context_tokens = call.context_tokens.or(span.context_tokens);
-                }
-                if let Some(model) = call.model {
-                    match models.iter_mut().find(|(m, _)| *m == model) {
-                        Some((_, n)) => *n += 1,
-                        None => models.push((model, 1)),
-                    }
-                }
-            }
-            LedgerRecord::Limit(limit)
-                if within(&limit.at_utc) && limit.record_id == record_id(&["claude-limit", session, &limit.at_utc]) =>
-            {
-                span.limits.push(limit);
-            }
-            _ => {}
-        }
-    }
-    span.model = models.into_iter().max_by_key(|(_, n)| *n).map(|(m, _)| m);
-    Ok(span)
-}
-
-/// When a `compact_boundary` system line of `session` was written.
-fn compaction_time(line: &[u8], session: &str) -> Option<i64> {
-    #[derive(Deserialize)]
-    struct Boundary<'a> {
-        subtype: Option<&'a str>,
-        #[serde(rename = "sessionId")]
-        session_id: Option<&'a str>,
-        timestamp: Option<&'a str>,
-    }
-    let boundary: Boundary<'_> = serde_json::from_slice(line).ok()?;
-    if boundary.subtype != Some("compact_boundary") || boundary.session_id.is_some_and(|s| s != session) {
-        return None;
-    }
-    bee_proto::time::parse_rfc3339_ms(boundary.timestamp?)
 }
 
 #[derive(Default)]

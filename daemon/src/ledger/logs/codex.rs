@@ -2,13 +2,14 @@
 //! incremental parser ingestion uses and `budget --measured`'s per-session
 //! state.
 
-use bee_proto::ledger::{CallRecord, CallSource, Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
+use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
 use bee_proto::usage::{Counters, HistoryStream, LimitHit, RateLimitSnapshot, ResponseStream, UsageIssue, WindowKind};
 use serde::Deserialize;
 use serde_json::Value;
 use std::time::UNIX_EPOCH;
 
-use super::{FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, record_id};
+use super::{Evidence, FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, record_id};
+use crate::ledger::responses::ResponseWrite;
 
 #[derive(Deserialize)]
 struct CodexLine {
@@ -20,14 +21,20 @@ struct CodexLine {
 
 pub(crate) struct CodexParser {
     pub(super) start: FileOffset,
+    /// A quota window the current turn's last `token_count` showed at 100 %:
+    /// the window a usage-limit hit of this turn belongs to.
+    pub(super) full_window: Option<QuotaSnapshot>,
 }
 
 impl CodexParser {
-    pub(super) fn line(&mut self, line: &[u8], out: &mut Vec<LedgerRecord>) -> bool {
+    pub(super) fn line(&mut self, line: &[u8], out: &mut Vec<Evidence>) -> bool {
         let marked = contains(line, b"token_count")
+            || contains(line, b"token_usage_record")
             || contains(line, b"session_meta")
             || contains(line, b"turn_context")
-            || contains_ignoring_case(line, b"usage limit");
+            || contains(line, b"task_started")
+            || contains_ignoring_case(line, b"usage limit")
+            || contains(line, b"usage_limit_exceeded");
         if !marked {
             return true;
         }
@@ -42,26 +49,52 @@ impl CodexParser {
                     self.start.model = Some(model.to_owned());
                 }
             }
-            Some("event_msg") => {
+            Some(kind @ ("event_msg" | "token_usage_record")) => {
                 let (Some(session), Some(timestamp)) = (self.start.session_id.clone(), parsed.timestamp) else {
                     return true;
                 };
                 if !bee_proto::time::is_rfc3339_utc(&timestamp) {
                     return false;
                 }
+                if kind == "token_usage_record" {
+                    self.usage_record(&payload, &session, &timestamp, out);
+                    return true;
+                }
                 match payload.get("type").and_then(|v| v.as_str()) {
                     Some("token_count") => self.token_count(&payload, &session, &timestamp, out),
+                    Some("task_started") => self.full_window = None,
+                    Some("task_complete") => {
+                        let error = payload.get("error");
+                        let info = error.and_then(|e| e.get("codex_error_info")).and_then(|v| v.as_str());
+                        if info == Some("usage_limit_exceeded") {
+                            let turn = payload.get("turn_id").and_then(|v| v.as_str()).unwrap_or(&timestamp);
+                            let id = record_id(&["codex-limit", &session, turn]);
+                            let window = self.full_window.take();
+                            out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord {
+                                record_id: id,
+                                at_utc: timestamp,
+                                provider: Provider::Codex,
+                                resets_at_utc: window.as_ref().and_then(|w| w.resets_at_utc.clone()),
+                                detection: Detection::Structured,
+                                window: window.as_ref().map(|w| w.window),
+                                window_minutes: window.as_ref().and_then(|w| w.window_minutes),
+                                limit_id: window.and_then(|w| w.limit_id),
+                                session_id: Some(session),
+                            })));
+                        }
+                    }
+                    // Before 0.169 a hit was an `error` event with the notice text.
                     Some("error") => {
                         let message = payload.get("message").and_then(|v| v.as_str()).unwrap_or("");
                         if bee_proto::usage::codex_limit_notice(message) {
                             let id = record_id(&["codex-limit", &session, &timestamp]);
-                            out.push(LedgerRecord::Limit(LimitRecord::new(
+                            out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord::new(
                                 id,
                                 timestamp,
                                 Provider::Codex,
                                 None,
                                 Detection::Text,
-                            )));
+                            ))));
                         }
                     }
                     _ => {}
@@ -72,9 +105,35 @@ impl CodexParser {
         true
     }
 
-    fn token_count(&self, payload: &serde_json::Value, session: &str, timestamp: &str, out: &mut Vec<LedgerRecord>) {
+    /// 0.169's own record of one response: its provider id and counters.
+    fn usage_record(&mut self, payload: &Value, session: &str, timestamp: &str, out: &mut Vec<Evidence>) {
+        self.start.usage_records = true;
+        let Some(usage) = payload.get("usage").filter(|u| u.is_object()) else { return };
+        let key = match payload.get("response_id").and_then(|v| v.as_str()) {
+            Some(id) => id.to_owned(),
+            // No provider id: the rollout's own order names it.
+            None => format!(
+                "{session}\u{1f}{}",
+                payload.get("thread_token_usage").map(Value::to_string).unwrap_or_default()
+            ),
+        };
+        out.push(Evidence::Response(ResponseWrite {
+            provider: Provider::Codex,
+            key,
+            session_id: Some(session.to_owned()),
+            at_utc: timestamp.to_owned(),
+            model: self.start.model.clone(),
+            tokens: Counters::from_codex(usage),
+            context_tokens: None,
+            context_window: None,
+            is_final: true,
+        }));
+    }
+
+    fn token_count(&mut self, payload: &Value, session: &str, timestamp: &str, out: &mut Vec<Evidence>) {
         let mut snapshots = Vec::new();
         if let Some(limits) = payload.get("rate_limits").filter(|l| l.is_object()) {
+            let limit_id = limits.get("limit_id").and_then(|v| v.as_str()).filter(|id| id.len() <= 128);
             for name in ["primary", "secondary"] {
                 let Some(window) = limits.get(name).filter(|w| w.is_object()) else { continue };
                 let Some(used) =
@@ -95,42 +154,38 @@ impl CodexParser {
                     window_minutes: minutes,
                     used_percent: used,
                     resets_at_utc: resets,
+                    limit_id: limit_id.map(str::to_owned),
                 });
             }
         }
+        if let Some(full) = snapshots.iter().find(|s| s.used_percent >= 100.0) {
+            self.full_window = Some(full.clone());
+        }
+        // Snapshots without counters are still evidence for peaks.
+        let snapshot_records = snapshots
+            .into_iter()
+            .map(|snapshot| Evidence::Record(LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }));
         let info = payload.get("info").filter(|i| i.is_object());
-        let Some(info) = info else {
-            // Snapshots without counters are still evidence for peaks.
-            out.extend(
-                snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
-            );
-            return;
-        };
-        let total = info.get("total_token_usage").map(Counters::from_codex).unwrap_or_default();
-        // The same token_count once per rate-limit bucket shares its
-        // cumulative total: the same record id, so it is stored once.
-        let identity = serde_json::to_string(&total).unwrap_or_default();
-        out.push(LedgerRecord::Call(Box::new(CallRecord {
-            record_id: record_id(&["codex", session, &identity]),
-            source: CallSource::Ingested,
-            provider: Provider::Codex,
-            started_at_utc: timestamp.to_owned(),
-            duration_ms: None,
-            success: None,
-            model: self.start.model.clone(),
-            project_path: None,
-            cost_usd: None,
-            tokens: info.get("last_token_usage").map(Counters::from_codex),
-            quota_snapshots: Vec::new(),
-            model_invocations: Some(1),
-            context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
-            context_tokens: None,
-            compactions: None,
-            session_id: Some(session.to_owned()),
-        })));
-        out.extend(
-            snapshots.into_iter().map(|snapshot| LedgerRecord::Snapshot { provider: Provider::Codex, snapshot }),
-        );
+        // From 0.169 on, `token_usage_record` lines are the responses.
+        if let Some(info) = info.filter(|_| !self.start.usage_records) {
+            let total = info.get("total_token_usage").map(Counters::from_codex).unwrap_or_default();
+            // The thread's cumulative total names the response: the same
+            // token_count written once per rate-limit bucket, or again on a
+            // limit hit, is the same response.
+            let identity = serde_json::to_string(&total).unwrap_or_default();
+            out.push(Evidence::Response(ResponseWrite {
+                provider: Provider::Codex,
+                key: format!("{session}\u{1f}{identity}"),
+                session_id: Some(session.to_owned()),
+                at_utc: timestamp.to_owned(),
+                model: self.start.model.clone(),
+                tokens: info.get("last_token_usage").map(Counters::from_codex).unwrap_or_default(),
+                context_tokens: None,
+                context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
+                is_final: true,
+            }));
+        }
+        out.extend(snapshot_records);
     }
 }
 

@@ -39,6 +39,26 @@ pub struct FileOffset {
     pub session_id: Option<String>,
     /// Codex: the model of the current turn.
     pub model: Option<String>,
+    /// Codex: the rollout writes `token_usage_record` lines (0.169 on), so
+    /// its `token_count` lines are no responses of their own.
+    pub usage_records: bool,
+}
+
+/// What a log reader hands the store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evidence {
+    Record(LedgerRecord),
+    Response(crate::ledger::responses::ResponseWrite),
+}
+
+impl Evidence {
+    /// Within Bee's bounds (a hostile or broken line is not).
+    pub fn is_valid(&self) -> bool {
+        match self {
+            Evidence::Record(record) => crate::ledger::store::validate(record).is_ok(),
+            Evidence::Response(write) => write.is_valid(),
+        }
+    }
 }
 
 pub(crate) fn record_id(parts: &[&str]) -> uuid::Uuid {
@@ -66,29 +86,35 @@ impl LogParser {
     pub(crate) fn new(provider: Provider, start: FileOffset) -> LogParser {
         match provider {
             Provider::Claude => LogParser::Claude(ClaudeParser { start, open: None }),
-            Provider::Codex => LogParser::Codex(CodexParser { start }),
+            Provider::Codex => LogParser::Codex(CodexParser { start, full_window: None }),
         }
     }
 
     /// Reads one complete line; `false` when it had a marker but did not parse.
-    pub(crate) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<LedgerRecord>) -> bool {
+    pub(crate) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
         match self {
             LogParser::Claude(claude) => claude.line(line, at, out),
             LogParser::Codex(codex) => codex.line(line, out),
         }
     }
 
-    pub(crate) fn finish(&mut self, settled: bool, out: &mut Vec<LedgerRecord>) {
+    /// The end of what could be read: a Claude response still open is
+    /// stored final when its file is quiet, else as pending.
+    pub(crate) fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>) {
         if let LogParser::Claude(claude) = self
-            && settled
-            && let Some(open) = claude.open.take()
+            && let Some(open) = &claude.open
         {
-            out.push(open.record);
+            let mut write = open.write.clone();
+            write.is_final = settled;
+            out.push(Evidence::Response(write));
+            if settled {
+                claude.open = None;
+            }
         }
     }
 
     /// Where the next pass resumes: after everything read, except a Claude
-    /// response still open (its first line is read again).
+    /// response still open (its first line is read again, until it is final).
     pub(crate) fn resume_point(&self, offset: u64, settled: bool) -> FileOffset {
         match self {
             LogParser::Claude(claude) => {

@@ -1,0 +1,327 @@
+//! Provider responses, the ledger's token evidence. A response is one
+//! provider answer under its provider identity (Claude: `message.id` +
+//! `requestId`; Codex: `response_id`, else the rollout's own order), stored
+//! once globally whichever file, session or producer brought it.
+//!
+//! Logs write one response several times while it streams, and copy it into
+//! other sessions' files when a session is resumed or forked. Each distinct
+//! write is kept (append-only); a reader merges the writes of one identity
+//! into one response with the most complete counters, the time and session
+//! of its first write, and `final` once any write was read from a log that
+//! had moved past it (or gone quiet).
+
+use bee_proto::ledger::Provider;
+use bee_proto::usage::Counters;
+use rusqlite::{Connection, params};
+use std::collections::HashMap;
+
+use crate::ledger::rollup::Range;
+use crate::storage::sqlite::{self, sql_integer};
+
+/// Columns of a `response` write, in the order its checksum covers them.
+pub const RESPONSE_COLUMNS: &str = "digest, provider, response_key, session_id, at_utc, at_ms, model,
+     input_tokens, cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
+     reasoning_output_tokens, total_tokens, context_tokens, context_window, final";
+const RESPONSE_COLUMN_COUNT: usize = sqlite::column_count(RESPONSE_COLUMNS);
+
+/// One write of a response, as a log reader found it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseWrite {
+    pub provider: Provider,
+    /// The provider identity (see the module doc).
+    pub key: String,
+    pub session_id: Option<String>,
+    pub at_utc: String,
+    pub model: Option<String>,
+    pub tokens: Counters,
+    pub context_tokens: Option<u64>,
+    pub context_window: Option<u64>,
+    /// The log had moved past this write (or was quiet): its stream is over.
+    pub is_final: bool,
+}
+
+impl ResponseWrite {
+    /// The same write read again (another pass, a copy in another file) has
+    /// the same digest and is stored once; a fuller or final write is new.
+    /// 63 bits of a name-based UUID: the store's key is (time, digest), and
+    /// the identity and digest together are unique.
+    pub fn digest(&self) -> i64 {
+        let counters = serde_json::to_string(&self.tokens).unwrap_or_default();
+        let final_mark = if self.is_final { "final" } else { "open" };
+        let id =
+            crate::ledger::logs::record_id(&["response", self.provider.as_str(), &self.key, &counters, final_mark]);
+        (id.as_u64_pair().0 >> 1) as i64
+    }
+
+    /// Bee's bounds on one response's figures: a write outside them is a
+    /// broken or hostile line, never stored.
+    pub fn is_valid(&self) -> bool {
+        let counters = [
+            self.tokens.input_tokens,
+            self.tokens.cached_input_tokens,
+            self.tokens.cache_creation_input_tokens,
+            self.tokens.cache_read_input_tokens,
+            self.tokens.output_tokens,
+            self.tokens.reasoning_output_tokens,
+            self.tokens.total_tokens,
+            self.context_tokens,
+            self.context_window,
+        ];
+        let texts = [Some(self.key.as_str()), self.session_id.as_deref(), self.model.as_deref()];
+        counters.into_iter().flatten().all(|n| n <= bee_proto::ledger::bounds::MAX_CALL_TOKENS)
+            && texts.into_iter().flatten().all(|t| t.len() <= 4_096)
+            && !self.key.is_empty()
+            && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
+    }
+
+    /// Appends this write unless the same write is stored; whether it was new.
+    pub(crate) fn insert(&self, tx: &Connection, at_ms: i64) -> rusqlite::Result<bool> {
+        let n = |v: Option<u64>| v.map(sql_integer);
+        let t = &self.tokens;
+        let values: [&dyn rusqlite::ToSql; RESPONSE_COLUMN_COUNT] = [
+            &self.digest(),
+            &self.provider.as_str(),
+            &self.key,
+            &self.session_id,
+            &self.at_utc,
+            &at_ms,
+            &self.model,
+            &n(t.input_tokens),
+            &n(t.cached_input_tokens),
+            &n(t.cache_creation_input_tokens),
+            &n(t.cache_read_input_tokens),
+            &n(t.output_tokens),
+            &n(t.reasoning_output_tokens),
+            &n(t.total_tokens),
+            &n(self.context_tokens),
+            &n(self.context_window),
+            &self.is_final,
+        ];
+        static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            let placeholders: Vec<String> = (1..=RESPONSE_COLUMN_COUNT + 1).map(|n| format!("?{n}")).collect();
+            format!(
+                "INSERT INTO response ({RESPONSE_COLUMNS}, crc) VALUES ({}) ON CONFLICT DO NOTHING",
+                placeholders.join(", ")
+            )
+        });
+        let crc = sqlite::params_crc(&values)?;
+        let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
+        all.push(&crc);
+        Ok(tx.prepare_cached(&INSERT)?.execute(all.as_slice())? == 1)
+    }
+}
+
+/// The counters a provider reports for every response: a response missing
+/// one of them is a part of unknown size in any sum.
+pub(crate) fn reports_all(provider: Provider, t: &Counters) -> bool {
+    match provider {
+        Provider::Claude => [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
+            .iter()
+            .all(Option::is_some),
+        Provider::Codex => [t.input_tokens, t.cached_input_tokens, t.output_tokens, t.reasoning_output_tokens]
+            .iter()
+            .all(Option::is_some),
+    }
+}
+
+/// `tokens` with their total: Claude reports none, so it is the sum of the
+/// four counters Claude reports, when all four are known (as ccusage sums it).
+pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
+    if provider == Provider::Claude && tokens.total_tokens.is_none() && reports_all(Provider::Claude, &tokens) {
+        tokens.total_tokens = [
+            tokens.input_tokens,
+            tokens.cache_creation_input_tokens,
+            tokens.cache_read_input_tokens,
+            tokens.output_tokens,
+        ]
+        .into_iter()
+        .flatten()
+        .try_fold(0u64, u64::checked_add);
+    }
+    tokens
+}
+
+/// One response, its writes merged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub provider: Provider,
+    /// Time of its first write.
+    pub at_ms: i64,
+    /// Session of its first write (the session that asked for it).
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    /// The most complete write's counters. Claude reports no total: it is
+    /// the sum of the four counters Claude reports, when all four are known.
+    pub tokens: Counters,
+    /// A counter the provider reports is missing.
+    pub partial: bool,
+    /// No write of it was final yet.
+    pub pending: bool,
+}
+
+/// A stored write, as read back.
+struct StoredWrite {
+    provider: Provider,
+    key: String,
+    session_id: Option<String>,
+    at_ms: i64,
+    model: Option<String>,
+    tokens: Counters,
+    is_final: bool,
+}
+
+/// Which of two writes of one response is the fuller: more counters, then
+/// more output, then more of everything.
+fn fullness(t: &Counters) -> (usize, u64, u64) {
+    let all = [
+        t.input_tokens,
+        t.cached_input_tokens,
+        t.cache_creation_input_tokens,
+        t.cache_read_input_tokens,
+        t.output_tokens,
+        t.reasoning_output_tokens,
+        t.total_tokens,
+    ];
+    (t.reported(), t.output_tokens.unwrap_or(0), all.into_iter().flatten().fold(0u64, u64::saturating_add))
+}
+
+fn merge(writes: Vec<StoredWrite>) -> Vec<Response> {
+    let mut by_key: HashMap<(Provider, String), Vec<StoredWrite>> = HashMap::new();
+    for write in writes {
+        by_key.entry((write.provider, write.key.clone())).or_default().push(write);
+    }
+    let mut responses: Vec<Response> = by_key
+        .into_values()
+        .filter_map(|mut writes| {
+            writes.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
+            let first = writes.first()?;
+            let fullest = writes.iter().max_by_key(|w| fullness(&w.tokens))?;
+            let tokens = with_total(first.provider, fullest.tokens.clone());
+            Some(Response {
+                provider: first.provider,
+                at_ms: first.at_ms,
+                session_id: first.session_id.clone(),
+                model: fullest.model.clone().or_else(|| writes.iter().find_map(|w| w.model.clone())),
+                partial: !reports_all(first.provider, &tokens),
+                pending: !writes.iter().any(|w| w.is_final),
+                tokens,
+            })
+        })
+        .collect();
+    responses.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
+    responses
+}
+
+/// The responses first written in `range`, all their writes merged, and the
+/// record ids of writes that fail their checksum (left out: not evidence).
+pub fn load(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {RESPONSE_COLUMNS}, crc FROM response
+         WHERE (provider, response_key) IN
+               (SELECT provider, response_key FROM response WHERE at_ms >= ?1 AND at_ms < ?2)"
+    ))?;
+    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+    let (mut writes, mut damaged) = (Vec::new(), Vec::new());
+    while let Some(row) = rows.next()? {
+        if !sqlite::row_verifies(row, 0, RESPONSE_COLUMN_COUNT)? {
+            damaged.push(row.get::<_, i64>(0)?.to_string());
+            continue;
+        }
+        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+        writes.push(StoredWrite {
+            provider,
+            key: row.get(2)?,
+            session_id: row.get(3)?,
+            at_ms: row.get(5)?,
+            model: row.get(6)?,
+            tokens: crate::ledger::rollup::counters_at(row, 7)?,
+            is_final: row.get(16)?,
+        });
+    }
+    let responses = merge(writes).into_iter().filter(|r| range.contains(r.at_ms)).collect();
+    Ok((responses, damaged))
+}
+
+/// [`load`], or on a store from before responses, its ingested calls as
+/// one final write each.
+pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
+    if version >= crate::ledger::rollup::RESPONSE_SCHEMA {
+        return load(conn, range);
+    }
+    let mut statement = conn.prepare_cached(
+        "SELECT record_id, provider, record_id, session_id, started_at_utc, started_at_ms, model,
+                input_tokens, cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+                output_tokens, reasoning_output_tokens, total_tokens
+         FROM call WHERE source = 'ingested' AND started_at_ms >= ?1 AND started_at_ms < ?2",
+    )?;
+    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+    let mut writes = Vec::new();
+    while let Some(row) = rows.next()? {
+        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+        writes.push(StoredWrite {
+            provider,
+            key: row.get(2)?,
+            session_id: row.get(3)?,
+            at_ms: row.get(5)?,
+            model: row.get(6)?,
+            tokens: crate::ledger::rollup::counters_at(row, 7)?,
+            is_final: true,
+        });
+    }
+    Ok((merge(writes), Vec::new()))
+}
+
+/// The time of the first stored write of `write`'s response, if any.
+pub(crate) fn first_write_ms(tx: &Connection, write: &ResponseWrite) -> rusqlite::Result<Option<i64>> {
+    tx.prepare_cached("SELECT MIN(at_ms) FROM response WHERE provider = ?1 AND response_key = ?2")?
+        .query_row(params![write.provider.as_str(), write.key], |row| row.get(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> StoredWrite {
+        StoredWrite {
+            provider: Provider::Claude,
+            key: key.to_owned(),
+            session_id: Some(session.to_owned()),
+            at_ms,
+            model: Some("claude-opus-4-1".to_owned()),
+            tokens: Counters {
+                input_tokens: Some(10),
+                cache_creation_input_tokens: Some(0),
+                cache_read_input_tokens: Some(100),
+                output_tokens: output,
+                ..Counters::default()
+            },
+            is_final,
+        }
+    }
+
+    #[test]
+    fn writes_of_one_response_merge_wherever_they_sit_and_copies_count_once() {
+        // A, B, A, C as streaming writes them, then A copied into a resumed session.
+        let writes = vec![
+            write("A", "s1", 1_000, Some(112), true),
+            write("B", "s1", 1_500, Some(40), true),
+            write("A", "s1", 1_001, Some(607), true),
+            write("C", "s1", 2_000, Some(9), false),
+            write("A", "s2", 9_000, Some(607), true),
+        ];
+        let responses = merge(writes);
+        assert_eq!(responses.len(), 3);
+        let a = &responses[0];
+        assert_eq!((a.tokens.output_tokens, a.session_id.as_deref(), a.at_ms), (Some(607), Some("s1"), 1_000));
+        assert_eq!(a.tokens.total_tokens, Some(10 + 100 + 607), "Claude's total is the sum of its four counters");
+        assert!(!a.partial && !a.pending);
+        assert!(responses[2].pending, "C has no final write yet");
+    }
+
+    #[test]
+    fn a_response_missing_a_counter_is_partial_and_has_no_total() {
+        let responses = merge(vec![write("A", "s1", 1, None, true)]);
+        assert!(responses[0].partial);
+        assert_eq!(responses[0].tokens.total_tokens, None);
+    }
+}
