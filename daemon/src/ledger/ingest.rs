@@ -79,6 +79,53 @@ impl Roots {
 
 pub use bee_proto::ledger::PassSummary;
 
+/// One ingestion pass at a time over a ledger's log roots: a caller that
+/// arrives while a pass runs waits for it and gets its summary, instead of
+/// reading the same new lines again before the running pass committed them.
+pub struct SinglePass {
+    ledger: std::sync::Arc<Mutex<Ledger>>,
+    roots: Roots,
+    quiet: Duration,
+    state: Mutex<PassState>,
+    finished: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct PassState {
+    running: bool,
+    /// Passes finished so far, and the last one's outcome.
+    finished: u64,
+    last: Option<Result<PassSummary, String>>,
+}
+
+impl SinglePass {
+    pub fn new(ledger: std::sync::Arc<Mutex<Ledger>>, roots: Roots, quiet: Duration) -> SinglePass {
+        SinglePass { ledger, roots, quiet, state: Mutex::default(), finished: std::sync::Condvar::new() }
+    }
+
+    /// Runs a pass, or waits for the one running and answers with its
+    /// summary. Blocking: call it off the async runtime.
+    pub fn run(&self) -> Result<PassSummary, String> {
+        let mut state = self.state.lock().map_err(|_| "ingestion state poisoned".to_owned())?;
+        if state.running {
+            let waited_for = state.finished;
+            while state.finished == waited_for {
+                state = self.finished.wait(state).map_err(|_| "ingestion state poisoned".to_owned())?;
+            }
+            return state.last.clone().unwrap_or_else(|| Err("no pass finished".to_owned()));
+        }
+        state.running = true;
+        drop(state);
+        let outcome = pass(&self.ledger, &self.roots, self.quiet, 2, &|_, _| {}).map_err(|err| err.to_string());
+        let mut state = self.state.lock().map_err(|_| "ingestion state poisoned".to_owned())?;
+        state.running = false;
+        state.finished += 1;
+        state.last = Some(outcome.clone());
+        self.finished.notify_all();
+        outcome
+    }
+}
+
 /// Reports progress as (bytes done, bytes to read).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 

@@ -29,12 +29,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::background::QUIET;
 use super::events;
 use crate::delivery::report::{self, ReportQuery};
 use crate::delivery::store::{AppendRefusal, WritableStore};
 use crate::events::intake::EventsState;
-use crate::ledger::ingest::{self, Roots};
+use crate::ledger::ingest;
 use crate::ledger::store::Ledger;
 use crate::rendered::Rendered;
 use crate::storage::writer::WriterHandle;
@@ -43,7 +42,8 @@ use crate::tokens::encoders::Encoders;
 pub(super) struct AppState {
     pub(super) writer: WriterHandle<WritableStore>,
     pub(super) ledger: Arc<Mutex<Ledger>>,
-    pub(super) log_roots: Roots,
+    /// The provider logs' ingestion, one pass at a time.
+    pub(super) ingestion: Arc<ingest::SinglePass>,
     /// BPE encoders, built once and kept for the daemon's lifetime.
     pub(super) encoders: Arc<Encoders>,
     pub(super) delivery_store: PathBuf,
@@ -225,8 +225,8 @@ async fn append_ledger(
 
 /// Runs one ingestion pass now (for `beectl ingest` while beed runs).
 async fn ingest_now(State(state): State<Arc<AppState>>) -> Result<Json<ingest::PassSummary>, Failure> {
-    let (ledger, roots) = (state.ledger.clone(), state.log_roots.clone());
-    let summary = tokio::task::spawn_blocking(move || ingest::pass(&ledger, &roots, QUIET, 2, &|_, _| {}))
+    let ingestion = state.ingestion.clone();
+    let summary = tokio::task::spawn_blocking(move || ingestion.run())
         .await
         .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
         .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;

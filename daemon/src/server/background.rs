@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::delivery::store::WritableStore;
 use crate::events::intake::EventsState;
-use crate::ledger::ingest::{self, Roots};
+use crate::ledger::ingest;
 use crate::ledger::store::Ledger;
 use crate::storage::writer::WriterHandle;
 
@@ -15,13 +15,13 @@ use crate::storage::writer::WriterHandle;
 pub(super) const QUIET: Duration = Duration::from_secs(30);
 
 /// Ingests the provider logs now and then every `every`.
-pub(super) async fn ingest_logs(ledger: Arc<Mutex<Ledger>>, roots: Roots, every: Duration) {
+pub(super) async fn ingest_logs(ingestion: Arc<ingest::SinglePass>, every: Duration) {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        let (ledger, roots) = (ledger.clone(), roots.clone());
-        match tokio::task::spawn_blocking(move || ingest::pass(&ledger, &roots, QUIET, 2, &|_, _| {})).await {
+        let ingestion = ingestion.clone();
+        match tokio::task::spawn_blocking(move || ingestion.run()).await {
             Ok(Ok(summary)) if summary.files_read > 0 => tracing::info!(?summary, "ingested provider logs"),
             Ok(Ok(_)) => {}
             Ok(Err(err)) => tracing::warn!(error = %err, "log ingestion failed"),

@@ -175,14 +175,15 @@ pub async fn serve(
     // Lost ledger writes from before this start are logged before "ready".
     let lost = crate::ledger::record_failures::Watch::start();
     let poller = tokio::spawn(spools.poll(config.spool_poll, lost));
-    let ingester =
-        config.ingest_every.map(|every| tokio::spawn(ingest_logs(ledger.clone(), config.log_roots.clone(), every)));
+    let ingestion =
+        Arc::new(crate::ledger::ingest::SinglePass::new(ledger.clone(), config.log_roots.clone(), background::QUIET));
+    let ingester = config.ingest_every.map(|every| tokio::spawn(ingest_logs(ingestion.clone(), every)));
 
     let encoders = Arc::new(Encoders::default());
     let state = Arc::new(AppState {
         writer,
         ledger,
-        log_roots: config.log_roots.clone(),
+        ingestion,
         encoders: encoders.clone(),
         delivery_store: config.delivery_store.clone(),
         socket: config.socket.clone(),

@@ -3,7 +3,7 @@
 //! state.
 
 use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider};
-use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream};
+use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream, WindowKind};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -19,12 +19,20 @@ struct ClaudeLine {
     #[serde(rename = "requestId")]
     request_id: Option<String>,
     message: Option<ClaudeMessage>,
+    /// An API error Claude Code wrote in place of a response.
+    #[serde(rename = "isApiErrorMessage")]
+    is_api_error: Option<bool>,
+    /// The error's kind (`rate_limit` when a limit refused the request);
+    /// other line types use the name for other shapes.
+    error: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct ClaudeMessage {
     id: Option<String>,
     model: Option<String>,
+    /// Set on the writes of a response whose stream is over.
+    stop_reason: Option<String>,
     usage: Option<ClaudeUsage>,
 }
 
@@ -58,6 +66,22 @@ impl ClaudeParser {
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         if !bee_proto::time::is_rfc3339_utc(&timestamp) {
             return false;
+        }
+        // Claude Code 2.1: a request a limit refused is an API-error line of
+        // kind `rate_limit` (structured); its text may name the window.
+        if parsed.is_api_error == Some(true) && parsed.error.as_ref().and_then(Value::as_str) == Some("rate_limit") {
+            let text = String::from_utf8_lossy(line);
+            let mut hit = LimitRecord::new(
+                record_id(&["claude-limit", &session, &timestamp]),
+                timestamp,
+                Provider::Claude,
+                bee_proto::usage::claude_limit_reset(&text).flatten(),
+                Detection::Structured,
+            );
+            hit.window = claude_limit_window(&text);
+            hit.session_id = Some(session);
+            out.push(Evidence::Record(LedgerRecord::Limit(hit)));
+            return true;
         }
         if limit {
             // Rare lines: the lossy copy costs nothing worth saving.
@@ -94,7 +118,9 @@ impl ClaudeParser {
             context_tokens: tokens.claude_context_size(),
             tokens,
             context_window: None,
-            is_final: true,
+            // A write with a stop reason was made after its stream ended;
+            // one without may still be followed by fuller ones.
+            is_final: message.stop_reason.is_some(),
         };
         // Streaming writes a response several times, usually in a row: keep
         // the fullest of a run, and store it once another response begins.
@@ -106,7 +132,9 @@ impl ClaudeParser {
                 }
             }
             _ => {
-                if let Some(done) = self.open.take() {
+                if let Some(mut done) = self.open.take() {
+                    // Another response began: this one's stream is over.
+                    done.write.is_final = true;
                     out.push(Evidence::Response(done.write));
                 }
                 self.open = Some(OpenResponse { key, first_offset: at, write });
@@ -191,6 +219,18 @@ impl ClaudeState {
         usage.response =
             Some(ResponseStream { responses: self.order.len() as u64, counters: total, models: self.models });
         usage.history = Some(HistoryStream { total_counters: None, model_context_window: None, last_context_tokens });
+    }
+}
+
+/// The window a Claude Code 2.1 limit notice names ("You've hit your
+/// session limit", "… weekly limit"), if it names one.
+fn claude_limit_window(text: &str) -> Option<WindowKind> {
+    if text.contains("session limit") || text.contains("5-hour limit") {
+        Some(WindowKind::FiveHour)
+    } else if text.contains("weekly limit") {
+        Some(WindowKind::Weekly)
+    } else {
+        None
     }
 }
 

@@ -198,6 +198,9 @@ pub(super) struct CodexState {
     last_total: Option<Counters>,
     context_window: Option<u64>,
     models: Vec<String>,
+    /// The current turn already reported its usage-limit hit: one hit is
+    /// one entry, whether a window at 100 % or the turn's error said it.
+    hit_in_turn: bool,
 }
 
 impl CodexState {
@@ -222,6 +225,22 @@ impl CodexState {
         let Some(payload) = payload else { return true };
         match payload.get("type").and_then(Value::as_str) {
             Some("token_count") => self.token_count(value, payload, number, usage),
+            Some("task_started") => self.hit_in_turn = false,
+            // 0.169: the hit is the turn's error, with or without headers.
+            Some("task_complete")
+                if payload.pointer("/error/codex_error_info").and_then(Value::as_str)
+                    == Some("usage_limit_exceeded") =>
+            {
+                if !self.hit_in_turn {
+                    usage.limits.push(LimitHit {
+                        line: number,
+                        observed_at_utc: line_time(value),
+                        resets_at_utc: None,
+                        detection: Detection::Structured,
+                    });
+                }
+                self.hit_in_turn = true;
+            }
             Some("error") => {
                 let message = payload.get("message").and_then(Value::as_str).unwrap_or("");
                 if bee_proto::usage::codex_limit_notice(message) {
@@ -284,7 +303,8 @@ impl CodexState {
                 used_percent: used,
                 resets_at_utc: resets_at.clone(),
             };
-            if used.is_some_and(|p| p >= 100.0) {
+            if used.is_some_and(|p| p >= 100.0) && !self.hit_in_turn {
+                self.hit_in_turn = true;
                 usage.limits.push(LimitHit {
                     line: number,
                     observed_at_utc: observed.clone(),

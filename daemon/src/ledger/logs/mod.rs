@@ -105,9 +105,10 @@ impl LogParser {
             && let Some(open) = &claude.open
         {
             let mut write = open.write.clone();
-            write.is_final = settled;
+            write.is_final |= settled;
+            let over = write.is_final;
             out.push(Evidence::Response(write));
-            if settled {
+            if over {
                 claude.open = None;
             }
         }
@@ -145,7 +146,7 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
     let mut reader = io::BufReader::with_capacity(1 << 16, log);
     let mut state = match harness {
         Harness::Claude => SessionState::Claude(ClaudeState::default()),
-        Harness::Codex => SessionState::Codex(CodexState::default()),
+        Harness::Codex => SessionState::Codex(Box::default()),
     };
     let mut usage = SessionUsage::default();
     let mut line = Vec::new();
@@ -192,7 +193,7 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
     }
     match state {
         SessionState::Claude(claude) => claude.finish(&mut usage),
-        SessionState::Codex(codex) => codex.finish(&mut usage),
+        SessionState::Codex(codex) => (*codex).finish(&mut usage),
     }
     if usage.lines.matched_session == 0 {
         usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoMatchingSession, line: None, omitted: None });
@@ -205,7 +206,7 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
 /// `read_session`'s per-provider state.
 enum SessionState {
     Claude(ClaudeState),
-    Codex(CodexState),
+    Codex(Box<CodexState>),
 }
 
 /// A counter: a non-negative integer that fits, else an issue and `None`.
