@@ -42,6 +42,8 @@ pub fn bin(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+pub mod providers;
+
 /// A temp directory used as `BEE_HOME` (and `HOME`) for one test.
 pub struct TestHome {
     dir: tempfile::TempDir,
@@ -98,6 +100,11 @@ impl TestHome {
             .env_remove("LISTEN_FDS")
             .env_remove("LISTEN_PID")
             .env_remove("NOTIFY_SOCKET")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("BEE_CLAUDE_PROJECTS")
+            .env_remove("BEE_CODEX_SESSIONS")
+            .env_remove("BEE_RUN_PROVIDER")
             .env("BEE_LOG", "info");
         command
     }

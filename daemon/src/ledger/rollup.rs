@@ -403,8 +403,13 @@ impl Touched {
             self.hours.insert(hour_of(first));
         }
         if let Some(session) = session {
-            self.logged.insert((provider, session.to_owned()));
+            self.logged(provider, session);
         }
+    }
+
+    /// A log of `session` was read.
+    pub fn logged(&mut self, provider: Provider, session: &str) {
+        self.logged.insert((provider, session.to_owned()));
     }
 
     fn mark(&mut self, start: i64, end: i64) {

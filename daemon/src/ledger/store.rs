@@ -478,6 +478,10 @@ impl Ledger {
                     insert(&tx, record, &mut touched)?
                 }
                 Evidence::Response(write) => insert_response(&tx, write, &mut touched)?,
+                Evidence::SessionLogged(provider, session) => {
+                    touched.logged(*provider, session);
+                    continue;
+                }
             };
             if inserted {
                 answer.appended += 1;

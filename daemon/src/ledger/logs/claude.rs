@@ -54,6 +54,8 @@ pub(super) struct OpenResponse {
 pub(crate) struct ClaudeParser {
     pub(super) start: FileOffset,
     pub(super) open: Option<OpenResponse>,
+    /// The session last said to be logged (a file is nearly always one).
+    pub(super) logged: Option<String>,
 }
 
 impl ClaudeParser {
@@ -66,6 +68,10 @@ impl ClaudeParser {
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         if !bee_proto::time::is_rfc3339_utc(&timestamp) {
             return false;
+        }
+        if self.logged.as_deref() != Some(session.as_str()) {
+            self.logged = Some(session.clone());
+            out.push(Evidence::SessionLogged(Provider::Claude, session.clone()));
         }
         // Claude Code 2.1: a request a limit refused is an API-error line of
         // kind `rate_limit` (structured); its text may name the window.

@@ -43,6 +43,9 @@ impl CodexParser {
         match parsed.kind.as_deref() {
             Some("session_meta") if self.start.session_id.is_none() => {
                 self.start.session_id = payload.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+                if let Some(session) = &self.start.session_id {
+                    out.push(Evidence::SessionLogged(Provider::Codex, session.clone()));
+                }
             }
             Some("turn_context") => {
                 if let Some(model) = payload.get("model").and_then(|v| v.as_str()) {

@@ -49,6 +49,10 @@ pub struct FileOffset {
 pub enum Evidence {
     Record(LedgerRecord),
     Response(crate::ledger::responses::ResponseWrite),
+    /// A log of this session exists: producers' own counters no longer
+    /// stand in for it (even when its log holds no response, say a request
+    /// the provider refused).
+    SessionLogged(Provider, String),
 }
 
 impl Evidence {
@@ -57,6 +61,7 @@ impl Evidence {
         match self {
             Evidence::Record(record) => crate::ledger::store::validate(record).is_ok(),
             Evidence::Response(write) => write.is_valid(),
+            Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
         }
     }
 }
@@ -85,7 +90,7 @@ pub(crate) enum LogParser {
 impl LogParser {
     pub(crate) fn new(provider: Provider, start: FileOffset) -> LogParser {
         match provider {
-            Provider::Claude => LogParser::Claude(ClaudeParser { start, open: None }),
+            Provider::Claude => LogParser::Claude(ClaudeParser { start, open: None, logged: None }),
             Provider::Codex => LogParser::Codex(CodexParser { start, full_window: None }),
         }
     }

@@ -1,0 +1,355 @@
+//! Mocks of the provider APIs the real CLIs talk to — Anthropic's Messages
+//! API for Claude Code, OpenAI's Responses API for Codex — each recording
+//! exactly what it served. A ledger figure is right when it equals what the
+//! mock served, never when it equals another Bee figure.
+//!
+//! Both stream (SSE) with realistic usage (every response different), call
+//! a tool when the newest user message says `TOOL` (so one turn makes two
+//! requests), send rate-limit headers, and refuse with a usage-limit 429
+//! when the newest user message says `LIMIT` (`LIMIT-NOHEADERS`: without
+//! rate-limit headers).
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One response a mock served, with the counters it reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub id: String,
+    pub model: String,
+    pub input: u64,
+    /// Anthropic: cache writes. OpenAI: 0.
+    pub cache_creation: u64,
+    /// Anthropic: cache reads. OpenAI: cached input (part of input).
+    pub cache_read: u64,
+    pub output: u64,
+    /// OpenAI: reasoning (part of output). Anthropic: 0.
+    pub reasoning: u64,
+}
+
+impl Served {
+    /// The total as each provider defines it (Anthropic's four counters;
+    /// OpenAI's input + output).
+    pub fn total(&self, anthropic: bool) -> u64 {
+        if anthropic {
+            self.input + self.cache_creation + self.cache_read + self.output
+        } else {
+            self.input + self.output
+        }
+    }
+}
+
+#[derive(Default)]
+struct Log {
+    served: Vec<Served>,
+    refused: u64,
+    requests: Vec<(String, Value)>,
+}
+
+/// A running mock provider API on a loopback port.
+pub struct MockProvider {
+    pub port: u16,
+    log: Arc<Mutex<Log>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Anthropic,
+    OpenAi,
+}
+
+impl MockProvider {
+    /// Anthropic's Messages API (`ANTHROPIC_BASE_URL`).
+    pub fn anthropic() -> MockProvider {
+        MockProvider::start(Api::Anthropic)
+    }
+
+    /// OpenAI's Responses API (a Codex `model_providers` entry, `/v1`).
+    pub fn openai() -> MockProvider {
+        MockProvider::start(Api::OpenAi)
+    }
+
+    fn start(api: Api) -> MockProvider {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        let port = listener.local_addr().expect("local address").port();
+        let log = Arc::new(Mutex::new(Log::default()));
+        let shared = log.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let log = shared.clone();
+                std::thread::spawn(move || serve(api, stream, &log));
+            }
+        });
+        MockProvider { port, log }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every response served so far, in order.
+    pub fn served(&self) -> Vec<Served> {
+        self.log.lock().map(|log| log.served.clone()).unwrap_or_default()
+    }
+
+    /// Requests refused with a usage-limit 429.
+    pub fn refused(&self) -> u64 {
+        self.log.lock().map(|log| log.refused).unwrap_or(0)
+    }
+
+    /// Every request: its path and JSON body.
+    pub fn requests(&self) -> Vec<(String, Value)> {
+        self.log.lock().map(|log| log.requests.clone()).unwrap_or_default()
+    }
+}
+
+/// The newest prompt of the conversation (the CLIs' own context messages,
+/// which start with `<`, aside), and whether a tool result answered it.
+fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
+    let items = match api {
+        Api::Anthropic => body["messages"].as_array(),
+        Api::OpenAi => body["input"].as_array(),
+    };
+    let Some(items) = items else { return (String::new(), false) };
+    let mut answered = false;
+    for item in items.iter().rev() {
+        let is_result = match api {
+            Api::Anthropic => {
+                item["content"].as_array().is_some_and(|parts| parts.iter().any(|p| p["type"] == "tool_result"))
+            }
+            Api::OpenAi => item["type"] == "function_call_output",
+        };
+        if is_result {
+            answered = true;
+            continue;
+        }
+        if item["role"] == "assistant" || item["type"] == "function_call" {
+            if answered {
+                continue;
+            }
+            // The model already answered the newest prompt: a new turn
+            // without one of ours.
+            return (String::new(), false);
+        }
+        if item["role"] == "user" {
+            let text = match &item["content"] {
+                Value::String(text) => text.clone(),
+                Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(" "),
+                _ => String::new(),
+            };
+            if text.contains("TOOL") || text.contains("LIMIT") || !text.trim_start().starts_with('<') {
+                return (text, answered);
+            }
+        }
+    }
+    (String::new(), answered)
+}
+
+fn serve(api: Api, stream: TcpStream, log: &Mutex<Log>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let Ok(clone) = stream.try_clone() else { return };
+    let mut reader = BufReader::new(clone);
+    let mut stream = stream;
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    let _ = reader.read_exact(&mut body);
+    let path = request_line.split_whitespace().nth(1).unwrap_or("").to_owned();
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let Ok(mut log) = log.lock() else { return };
+    log.requests.push((path.clone(), body.clone()));
+    let model = body["model"].as_str().unwrap_or("unknown-model").to_owned();
+    let answer = match api {
+        Api::Anthropic if path.contains("count_tokens") => Answer::json(200, json!({"input_tokens": 25})),
+        Api::Anthropic if path.starts_with("/v1/messages") && body["stream"] == true => {
+            anthropic_answer(&body, &model, &mut log)
+        }
+        Api::OpenAi if path.starts_with("/v1/responses") => openai_answer(&body, &model, &mut log),
+        _ => Answer::json(404, json!({})),
+    };
+    drop(log);
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        answer.status,
+        if answer.status == 200 { "OK" } else { "Error" },
+        answer.content_type,
+        answer.body.len()
+    );
+    for (name, value) in &answer.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(answer.body.as_bytes());
+}
+
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn json(status: u16, body: Value) -> Answer {
+        Answer { status, content_type: "application/json", headers: Vec::new(), body: body.to_string() }
+    }
+}
+
+fn sse(events: &[(String, Value)]) -> String {
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+}
+
+fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
+    let (text, answered) = newest_user_text(Api::Anthropic, body);
+    if text.contains("LIMIT") {
+        log.refused += 1;
+        let mut answer = Answer::json(
+            429,
+            json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}),
+        );
+        answer.headers.push(("x-should-retry".into(), "false".into()));
+        if !text.contains("NOHEADERS") {
+            for (name, value) in [
+                ("anthropic-ratelimit-unified-status", "rejected"),
+                ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
+                ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+                ("anthropic-ratelimit-unified-5h-reset", "1796090000"),
+            ] {
+                answer.headers.push((name.into(), value.into()));
+            }
+        }
+        return answer;
+    }
+    let k = log.served.len() as u64 + 1;
+    let served = Served {
+        id: format!("msg_mock_{k:03}"),
+        model: model.to_owned(),
+        input: 100 + k,
+        cache_creation: 300 * k,
+        cache_read: 5_000 + 7 * k,
+        output: 20 + 3 * k,
+        reasoning: 0,
+    };
+    let tool = text.split_whitespace().find_map(|word| word.strip_prefix("TOOL:")).filter(|_| !answered);
+    let start = json!({"type": "message_start", "message": {"id": served.id, "type": "message", "role": "assistant",
+        "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": served.input, "cache_creation_input_tokens": served.cache_creation,
+                  "cache_read_input_tokens": served.cache_read, "output_tokens": 1}}});
+    let mut events = vec![("message_start".to_owned(), start)];
+    let mut block = |index: u64, content: Value, delta: Value| {
+        events.push((
+            "content_block_start".into(),
+            json!({"type": "content_block_start", "index": index, "content_block": content}),
+        ));
+        events.push((
+            "content_block_delta".into(),
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        ));
+        events.push(("content_block_stop".into(), json!({"type": "content_block_stop", "index": index})));
+    };
+    block(0, json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": format!("Answer {k}.")}));
+    let stop = if let Some(path) = tool {
+        block(
+            1,
+            json!({"type": "tool_use", "id": format!("toolu_mock_{k:03}"), "name": "Read", "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": json!({"file_path": path}).to_string()}),
+        );
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    events.push((
+        "message_delta".into(),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": served.output}}),
+    ));
+    events.push(("message_stop".into(), json!({"type": "message_stop"})));
+    log.served.push(served);
+    Answer {
+        status: 200,
+        content_type: "text/event-stream",
+        headers: vec![
+            ("request-id".into(), format!("req_mock_{k:03}")),
+            ("anthropic-ratelimit-unified-status".into(), "allowed".into()),
+            ("anthropic-ratelimit-unified-5h-utilization".into(), "0.42".into()),
+            ("anthropic-ratelimit-unified-5h-reset".into(), "1796090000".into()),
+        ],
+        body: sse(&events),
+    }
+}
+
+fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
+    let (text, answered) = newest_user_text(Api::OpenAi, body);
+    // Two limit families: odd responses report `codex`, even ones `codex_other`.
+    let family = |n: u64, used: &str| -> Vec<(String, String)> {
+        let prefix = if n % 2 == 1 { "x-codex" } else { "x-codex-other" };
+        vec![
+            (format!("{prefix}-primary-used-percent"), used.to_owned()),
+            (format!("{prefix}-primary-window-minutes"), "300".to_owned()),
+            (format!("{prefix}-primary-reset-at"), "1796090000".to_owned()),
+            (format!("{prefix}-secondary-used-percent"), "12.0".to_owned()),
+            (format!("{prefix}-secondary-window-minutes"), "10080".to_owned()),
+            (format!("{prefix}-secondary-reset-at"), "1796500000".to_owned()),
+        ]
+    };
+    if text.contains("LIMIT") {
+        log.refused += 1;
+        let mut answer = Answer::json(
+            429,
+            json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                             "plan_type": "plus", "resets_at": 1796090000u64, "resets_in_seconds": 9000}}),
+        );
+        if !text.contains("NOHEADERS") {
+            answer.headers = family(1, "100.0");
+        }
+        return answer;
+    }
+    let k = log.served.len() as u64 + 1;
+    let served = Served {
+        id: format!("resp_mock_{k:03}"),
+        model: model.to_owned(),
+        input: 1_000 + 11 * k,
+        cache_creation: 0,
+        cache_read: 100 * k,
+        output: 30 + 5 * k,
+        reasoning: 2 * k,
+    };
+    let item = if text.contains("TOOL") && !answered {
+        json!({"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": "true"}).to_string(),
+               "call_id": format!("call_{k}"), "id": format!("fc_{k}")})
+    } else {
+        json!({"type": "message", "role": "assistant", "id": format!("msg_{k}"),
+               "content": [{"type": "output_text", "text": format!("Answer {k}.")}]})
+    };
+    let usage = json!({"input_tokens": served.input, "input_tokens_details": {"cached_tokens": served.cache_read},
+        "output_tokens": served.output, "output_tokens_details": {"reasoning_tokens": served.reasoning},
+        "total_tokens": served.input + served.output});
+    let events = vec![
+        ("response.created".to_owned(), json!({"type": "response.created", "response": {"id": served.id}})),
+        ("response.output_item.done".to_owned(), json!({"type": "response.output_item.done", "item": item})),
+        (
+            "response.completed".to_owned(),
+            json!({"type": "response.completed", "response": {"id": served.id, "usage": usage}}),
+        ),
+    ];
+    log.served.push(served);
+    Answer { status: 200, content_type: "text/event-stream", headers: family(k, "42.0"), body: sse(&events) }
+}

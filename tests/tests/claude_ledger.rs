@@ -1,0 +1,225 @@
+//! The ledger under the real Claude Code CLI (pinned in `tests/node`)
+//! against a mock of Anthropic's Messages API: every figure of `beectl
+//! usage --by day|session|model`, `quota` and `status` equals what the mock
+//! served — each response once, whichever file, session or producer
+//! brought it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::providers::{MockProvider, Served};
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn claude_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("BEE_TEST_CLAUDE") {
+        return path.into();
+    }
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    assert!(path.exists(), "this test needs the Claude Code CLI: `npm ci --prefix tests/node` (.ci/run does it)");
+    path
+}
+
+/// Claude Code confined to `home`, talking to `provider` only.
+fn claude(home: &TestHome, provider: &MockProvider, project: &Path, program: Option<&Path>) -> Command {
+    let mut command = match program {
+        Some(program) => home.command(program),
+        None => home.command(claude_binary()),
+    };
+    command
+        .current_dir(project)
+        .env("ANTHROPIC_BASE_URL", provider.base_url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null());
+    command
+}
+
+fn run_ok(mut command: Command) -> Output {
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+fn project(home: &TestHome) -> PathBuf {
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("notes.txt"), "the notes\n").unwrap();
+    project
+}
+
+fn json_of(output: &Output) -> Value {
+    parse_json_line(&output.stdout)
+}
+
+/// Sums `rows` of a usage report, counter by counter.
+fn row_sums(report: &Value) -> Value {
+    let rows = report["rows"].as_array().unwrap();
+    let sum = |field: &str| -> u64 { rows.iter().map(|r| r["tokens"][field].as_u64().unwrap_or(0)).sum() };
+    let count = |field: &str| -> u64 { rows.iter().map(|r| r[field].as_u64().unwrap()).sum() };
+    json!({
+        "responses": count("responses"),
+        "inputTokens": sum("inputTokens"),
+        "cacheCreationInputTokens": sum("cacheCreationInputTokens"),
+        "cacheReadInputTokens": sum("cacheReadInputTokens"),
+        "outputTokens": sum("outputTokens"),
+        "totalTokens": sum("totalTokens"),
+    })
+}
+
+/// What the mock served, in the same shape.
+fn served_sums(served: &[Served]) -> Value {
+    json!({
+        "responses": served.len(),
+        "inputTokens": served.iter().map(|s| s.input).sum::<u64>(),
+        "cacheCreationInputTokens": served.iter().map(|s| s.cache_creation).sum::<u64>(),
+        "cacheReadInputTokens": served.iter().map(|s| s.cache_read).sum::<u64>(),
+        "outputTokens": served.iter().map(|s| s.output).sum::<u64>(),
+        "totalTokens": served.iter().map(|s| s.total(true)).sum::<u64>(),
+    })
+}
+
+/// Every usage view equals what the mock served, and says nothing is unknown.
+fn assert_usage_equals_served(home: &TestHome, served: &[Served]) {
+    let expected = served_sums(served);
+    for by in ["day", "session", "model"] {
+        let report = json_of(&home.beectl(&["usage", "--by", by]));
+        assert_json_eq(&row_sums(&report), &expected);
+        assert_eq!(report["issues"], json!([]), "--by {by}: {report}");
+        assert!(report["rows"].as_array().unwrap().iter().all(|r| r["key"].is_string()), "{report}");
+    }
+    let by_model = json_of(&home.beectl(&["usage", "--by", "model"]));
+    let mut models: Vec<String> = served.iter().map(|s| s.model.clone()).collect();
+    models.sort();
+    models.dedup();
+    let keys: Vec<String> =
+        by_model["rows"].as_array().unwrap().iter().map(|r| r["key"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(keys, models, "one row per model the mock answered as");
+}
+
+#[test]
+fn print_continue_and_resume_count_each_served_response_once() {
+    let home = TestHome::new();
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    let session = "0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a";
+    let notes = project.join("notes.txt");
+    // A turn with a tool call: two requests.
+    let mut first = claude(&home, &provider, &project, None);
+    first.args(["-p", &format!("TOOL:{} read the notes", notes.display()), "--session-id", session]);
+    run_ok(first);
+    assert_eq!(provider.served().len(), 2, "the tool call made a second request");
+    let mut continued = claude(&home, &provider, &project, None);
+    continued.args(["-p", "and now?", "--continue"]);
+    run_ok(continued);
+    let mut resumed = claude(&home, &provider, &project, None);
+    resumed.args(["-p", "one more thing", "--resume", session]);
+    run_ok(resumed);
+    let served = provider.served();
+    assert_eq!(served.len(), 4);
+
+    let ingested = json_of(&home.beectl(&["ingest"]));
+    assert_eq!(ingested["by"], "beectl", "{ingested}");
+    assert_usage_equals_served(&home, &served);
+    // Read again: nothing counts twice.
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &served);
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!((quota["crossed"].clone(), quota["issues"].clone()), (json!(0), json!([])), "{quota}");
+}
+
+#[test]
+fn a_run_with_turn_hooks_is_one_call_and_a_refused_request_one_limit() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    let turn = format!("'{}' turn", bin("bee-hook").display());
+    let settings = home.file(
+        "settings.json",
+        json!({"hooks": {
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    let notes = project.join("notes.txt");
+    let mut wrapped = claude(&home, &provider, &project, Some(&bin("beectl")));
+    wrapped.args(["run", "--provider", "claude", "--"]).arg(claude_binary()).args([
+        "-p",
+        &format!("TOOL:{} read the notes", notes.display()),
+        "--output-format",
+        "json",
+        "--settings",
+        settings.to_str().unwrap(),
+    ]);
+    let output = run_ok(wrapped);
+    let result = json_of(&output);
+    assert_eq!(result["type"], "result", "the CLI's output passes through");
+    home.settle();
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &provider.served());
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["providers"][0]["calls"], 1, "the run and its hook turn are one call: {quota}");
+    assert!(quota["usedMs"].as_u64().unwrap() > 0);
+    assert_eq!(quota["agentTimeMs"], quota["usedMs"], "nothing overlaps itself");
+    let status = json_of(&home.beectl(&["status"]));
+    let reported = result["total_cost_usd"].as_f64().unwrap();
+    assert!((status["estCostUsd"].as_f64().unwrap() - reported).abs() < 1e-9, "the CLI's own cost: {status}");
+
+    // A request the provider refuses with a usage-limit 429: one hit,
+    // though the run's output and the transcript both say so.
+    let mut limited = claude(&home, &provider, &project, Some(&bin("beectl")));
+    limited.args(["run", "--provider", "claude", "--"]).arg(claude_binary()).args([
+        "-p",
+        "LIMIT please",
+        "--output-format",
+        "json",
+        "--settings",
+        settings.to_str().unwrap(),
+    ]);
+    let _ = limited.output().unwrap();
+    assert_eq!(provider.refused(), 1);
+    home.settle();
+    json_of(&home.beectl(&["ingest"]));
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["crossed"], 1, "{quota}");
+    assert_eq!(quota["providers"][0]["calls"], 2, "the refused run is a call too: {quota}");
+    assert_usage_equals_served(&home, &provider.served());
+    drop(daemon);
+}
+
+#[test]
+fn turns_while_beed_is_down_are_spooled_and_counted_once_it_is_back() {
+    let home = TestHome::new();
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    let turn = format!("'{}' turn", bin("bee-hook").display());
+    let settings = home.file(
+        "settings.json",
+        json!({"hooks": {
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    let mut direct = claude(&home, &provider, &project, None);
+    direct.args(["-p", "hello", "--settings", settings.to_str().unwrap()]);
+    run_ok(direct);
+    let spooled = std::fs::read_to_string(home.spool_dir().join(bee_proto::ledger::LEDGER_SPOOL_FILE)).unwrap();
+    assert_eq!(spooled.lines().count(), 2, "the turn's two marks waited in the spool");
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    home.settle();
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &provider.served());
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["providers"][0]["calls"], 1, "{quota}");
+    drop(daemon);
+}
