@@ -24,6 +24,13 @@ pub fn run() -> Rendered {
         Err(err) => return failure(&err.to_string()),
     };
     let ledger = Mutex::new(ledger);
+    // What producers spooled while beed was down is evidence too: taken
+    // first, as beed would on start.
+    if let Some(spool) = bee_proto::paths::spool_dir()
+        && let Err(err) = bee_daemon::ledger::spool::ingest(&spool, &ledger)
+    {
+        return failure(&format!("the ledger spool: {err}"));
+    }
     let terminal = std::io::stderr().is_terminal();
     let bar = |done: u64, total: u64| {
         if terminal && total > 0 {

@@ -616,8 +616,9 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                 .query_row(
                     "SELECT used_percent FROM quota_snapshot
                      WHERE call_record_id IS NULL AND provider = ?1 AND window = ?2 AND resets_at_ms IS ?3
+                       AND limit_id IS ?4
                      ORDER BY seq DESC LIMIT 1",
-                    params![provider.as_str(), snapshot.window.as_str(), resets],
+                    params![provider.as_str(), snapshot.window.as_str(), resets, snapshot.limit_id],
                     |row| row.get(0),
                 )
                 .optional()?;
