@@ -339,6 +339,10 @@ impl UsageRow {
     }
 }
 
+/// A quota issue: a provider that reports its windows with every response
+/// (Codex) was active in the range and sent none.
+pub const SNAPSHOTS_MISSING_ISSUE: &str = "quota_snapshots_missing";
+
 /// A usage issue: some parts of a sum are unknown, so it is a lower bound.
 pub const PARTIAL_ISSUE: &str = "partial";
 /// A usage issue: some responses are not final yet.

@@ -292,3 +292,81 @@ fn beed_waits_for_an_offline_ingestion_instead_of_exiting() {
     assert_eq!(ingest(&home)["by"], "beed", "beed now owns the ledger");
     drop(daemon);
 }
+
+fn quiet_transcript(dir: &Path, session: &str, lines: &[String]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(format!("{session}.jsonl"));
+    std::fs::write(&path, lines.concat()).unwrap();
+    settle_mtime(&path);
+    path
+}
+
+#[test]
+fn writes_of_one_response_apart_in_the_file_merge_and_copies_in_other_sessions_count_once() {
+    let home = TestHome::new();
+    let projects = home.path().join(".claude/projects/-home-dev-app");
+    // A, B, A, C: the fuller write of A comes after B.
+    let lines = [
+        assistant("msg_A", "req_A", 10, 112, 1),
+        assistant("msg_B", "req_B", 3, 7, 2),
+        assistant("msg_A", "req_A", 10, 607, 1),
+        assistant("msg_C", "req_C", 1, 1, 3),
+    ];
+    quiet_transcript(&projects, SESSION, &lines);
+    // A resumed session's file copies A and B (same message and request ids).
+    let resumed = "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d";
+    let copies: Vec<String> = lines[..3].iter().map(|line| line.replace(SESSION, resumed)).collect();
+    quiet_transcript(&projects, resumed, &copies);
+    ingest(&home);
+    let report = usage(&home);
+    let rows = report["rows"].as_array().unwrap();
+    let responses: u64 = rows.iter().map(|r| r["responses"].as_u64().unwrap()).sum();
+    let output: u64 = rows.iter().map(|r| r["tokens"]["outputTokens"].as_u64().unwrap()).sum();
+    assert_eq!((responses, output), (3, 607 + 7 + 1), "{report}");
+    assert_eq!(rows.len(), 1, "each response belongs to the session that asked for it: {report}");
+}
+
+#[test]
+fn every_claude_config_dir_is_read() {
+    let home = TestHome::new();
+    let (first, second) = (home.path().join("claude-a"), home.path().join("claude-b"));
+    quiet_transcript(&first.join("projects/p"), SESSION, &[assistant("msg_A", "req_A", 1, 1, 1)]);
+    quiet_transcript(
+        &second.join("projects/q"),
+        "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a",
+        &[assistant("msg_B", "req_B", 1, 1, 2)],
+    );
+    let list = format!("{},{}", first.display(), second.display());
+    let output = home.command(bin("beectl")).arg("ingest").env("CLAUDE_CONFIG_DIR", &list).output().unwrap();
+    assert_eq!(parse_json_line(&output.stdout)["summary"]["filesRead"], 2);
+    assert_eq!(usage(&home)["rows"][0]["responses"], 2);
+}
+
+#[test]
+fn two_ingestions_at_once_are_one_pass() {
+    let home = TestHome::new();
+    let projects = home.path().join(".claude/projects/-home-dev-app");
+    let filler = "x".repeat(4_000);
+    let mut lines = Vec::new();
+    for n in 0..6_000 {
+        lines.push(user(0, &filler));
+        lines.push(assistant(&format!("msg_{n}"), &format!("req_{n}"), 1, 1, 1));
+    }
+    quiet_transcript(&projects, SESSION, &lines);
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let callers: Vec<_> = (0..2)
+        .map(|_| home.command(bin("beectl")).arg("ingest").stdout(std::process::Stdio::piped()).spawn().unwrap())
+        .collect();
+    let answers: Vec<Value> =
+        callers.into_iter().map(|c| parse_json_line(&c.wait_with_output().unwrap().stdout)).collect();
+    for answer in &answers {
+        assert_eq!(answer["summary"]["duplicates"], 0, "nothing was read twice: {answer}");
+    }
+    // Either the second caller waited for the running pass and got its
+    // summary, or it came after and found nothing new: never a second read.
+    let nothing_new = |a: &Value| a["summary"]["bytesRead"] == 0 && a["summary"]["recordsAppended"] == 0;
+    assert!(answers[0] == answers[1] || answers.iter().any(nothing_new), "{answers:?}");
+    assert!(answers.iter().any(|a| a["summary"]["recordsAppended"] == 6_000), "{answers:?}");
+    assert_eq!(usage(&home)["rows"][0]["responses"], 6_000);
+    drop(daemon);
+}

@@ -5,7 +5,7 @@
 
 use bee_tests::*;
 use serde_json::{Value, json};
-use std::process::Output;
+use std::process::{Output, Stdio};
 
 /// A stand-in for `claude -p --output-format json`: a result line on stdout,
 /// a usage-limit notice on stderr, exit status from `FAKE_EXIT`.
@@ -137,6 +137,11 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
     assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 80);
     let quota = json_of(&home.beectl(&["quota", "--provider", "codex"]));
     assert_eq!(quota["crossed"], 1);
+    assert_eq!(
+        quota["issues"],
+        json!(["quota_snapshots_missing"]),
+        "Codex sends its windows with every response: none is a warning"
+    );
     let status = json_of(&home.beectl(&["status"]));
     assert_eq!(status["estCostUsd"], Value::Null, "no cost reported: unknown, not zero");
     drop(daemon);
@@ -374,5 +379,101 @@ fn commits_are_credited_to_the_provider_whose_run_made_them() {
     assert_eq!(quota["converted"], 1, "{quota}");
     let codex = quota["providers"].as_array().unwrap().iter().find(|p| p["provider"] == "codex").unwrap();
     assert_eq!(codex["converted"], 1);
+    drop(daemon);
+}
+
+/// A provider CLI that answers by its arguments: `--version` and `mcp` make
+/// no model call; a prompt about "fail" fails before any request (as Claude
+/// Code does without credentials); anything else is a normal call.
+const GRAMMAR_CLAUDE: &str = r#"
+case "$1" in --version) echo "2.1.332 (Claude Code)"; exit 0;; mcp) echo "No MCP servers configured."; exit 0;; esac
+for arg in "$@"; do
+  if [ "$arg" = "fail" ]; then
+    printf '%s\n' '{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"result":"Invalid API key","session_id":"9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d","total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}'
+    exit 1
+  fi
+done
+printf '%s\n' '{"type":"assistant","message":{"id":"msg_1"}}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d","total_cost_usd":0.001,"usage":{"input_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}'
+"#;
+
+fn outcomes(home: &TestHome) -> Vec<String> {
+    let ledger = rusqlite::Connection::open_with_flags(
+        home.bee_dir().join("usage/ledger-v1/ledger.sqlite3"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut statement = ledger.prepare("SELECT outcome FROM call ORDER BY started_at_ms").unwrap();
+    statement.query_map([], |row| row.get::<_, String>(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn probes_follow_the_cli_grammar_and_a_call_that_failed_early_is_still_a_call() {
+    let home = TestHome::new();
+    // An executable, as the real CLI is: its arguments are the CLI's own.
+    let script = home.file("claude", format!("#!/bin/sh{GRAMMAR_CLAUDE}").as_bytes());
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = script.to_str().unwrap();
+    let daemon = home.start_daemon();
+    let beectl = bin("beectl");
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "--provider", "claude", "--", script];
+        all.extend_from_slice(args);
+        run_with(&home, beectl.to_str().unwrap(), &all, b"", &[])
+    };
+    assert_eq!(run(&["--version"]).status.code(), Some(0));
+    assert_eq!(run(&["mcp", "list"]).status.code(), Some(0));
+    // "help" is the prompt here, not the help command: a real call.
+    assert_eq!(run(&["-p", "help", "--output-format", "json"]).status.code(), Some(0));
+    assert_eq!(run(&["-p", "fail", "--output-format", "json"]).status.code(), Some(1));
+    assert_eq!(outcomes(&home), ["completed", "failed_before_request"], "probes are not calls; the rest are");
+    drop(daemon);
+}
+
+/// A provider CLI that runs until a signal, notes which one reached it, and
+/// exits as a shell does on it.
+const LONG_CLAUDE: &str = r#"
+trap 'echo TERM > "$MARKS/got"; exit 143' TERM
+trap 'echo INT > "$MARKS/got"; exit 130' INT
+trap 'echo HUP > "$MARKS/got"; exit 129' HUP
+echo $$ > "$MARKS/pid"
+sleep 30 &
+wait
+"#;
+
+#[test]
+fn a_signal_to_the_run_reaches_the_provider_which_is_waited_for_and_the_call_is_interrupted() {
+    let home = TestHome::new();
+    let script = home.file("long-claude.sh", LONG_CLAUDE.as_bytes());
+    let daemon = home.start_daemon();
+    let mut expected = Vec::new();
+    for (signal, code, name) in [
+        (rustix::process::Signal::TERM, 143, "TERM"),
+        (rustix::process::Signal::INT, 130, "INT"),
+        (rustix::process::Signal::HUP, 129, "HUP"),
+    ] {
+        let marks = home.path().join(format!("marks-{name}"));
+        std::fs::create_dir_all(&marks).unwrap();
+        let mut command = home.command(bin("beectl"));
+        command
+            .args(["run", "--provider", "claude", "--", "sh"])
+            .arg(&script)
+            .args(["-p", "long task"])
+            .env("MARKS", &marks)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = command.spawn().unwrap();
+        assert!(eventually(std::time::Duration::from_secs(10), || marks.join("pid").exists()));
+        let provider_pid: i32 = std::fs::read_to_string(marks.join("pid")).unwrap().trim().parse().unwrap();
+        rustix::process::kill_process(rustix::process::Pid::from_raw(child.id() as i32).unwrap(), signal).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "beectl exits as the provider did on {name}");
+        assert_eq!(std::fs::read_to_string(marks.join("got")).unwrap().trim(), name, "forwarded, not swallowed");
+        let alive = rustix::process::test_kill_process(rustix::process::Pid::from_raw(provider_pid).unwrap()).is_ok();
+        assert!(!alive, "the provider was waited for, never left running");
+        expected.push("interrupted".to_owned());
+    }
+    assert_eq!(outcomes(&home), expected);
     drop(daemon);
 }

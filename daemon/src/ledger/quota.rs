@@ -27,7 +27,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         .extend(view.limits.iter().map(|l| l.provider).chain(view.work.iter().map(|(p, _)| *p)).filter(|p| wanted(*p)));
     providers.sort();
     providers.dedup();
-    let per_provider = providers
+    let per_provider: Vec<ProviderQuota> = providers
         .into_iter()
         .map(|provider| {
             let tally = summary.providers.get(&provider).cloned().unwrap_or_default();
@@ -48,6 +48,14 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     }
     if view.summary.damaged_records > 0 {
         issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
+    }
+    // Codex reports its windows with every response (rate-limit headers);
+    // Codex activity without a single snapshot means they went missing.
+    let codex_active = per_provider.iter().any(|p: &ProviderQuota| {
+        p.provider == Provider::Codex && (p.calls > 0 || p.crossed > 0) && p.windows.is_empty()
+    });
+    if codex_active {
+        issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
     }
     QuotaReport {
         schema_version: 1,
