@@ -368,3 +368,118 @@ fn read_file(
     summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::rollup::Range;
+    use bee_proto::ledger::UsageGrouping;
+    use std::collections::BTreeMap;
+    use std::io::Write;
+
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n.max(1)
+        }
+    }
+
+    /// One write of response `id` with `output` tokens so far; the last write
+    /// of a stream carries a stop reason.
+    fn write(session: &str, id: u64, output: u64, last: bool) -> String {
+        let stop = if last { serde_json::json!("end_turn") } else { serde_json::Value::Null };
+        serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": "2026-11-30T10:00:00.000Z",
+            "requestId": format!("req_{id}"), "message": {"id": format!("msg_{id}"), "model": "claude-sonnet-4-5",
+            "stop_reason": stop, "usage": {"input_tokens": id, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 1, "output_tokens": output}}})
+        .to_string()
+            + "\n"
+    }
+
+    fn output_total(dir: &Path) -> (u64, u64, u64) {
+        let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
+        let view = crate::ledger::store::read_range(dir, range, Some(UsageGrouping::Model)).unwrap();
+        let rows: Vec<_> = view.summary.usage.values().collect();
+        (
+            rows.iter().map(|r| r.responses).sum(),
+            rows.iter().map(|r| r.tokens.output_tokens.unwrap_or(0)).sum(),
+            rows.iter().map(|r| r.pending_responses).sum(),
+        )
+    }
+
+    /// Any interleaving of streaming writes, copies into other sessions'
+    /// files, truncation and appends read over several passes gives the
+    /// totals of the responses themselves: each once, at its fullest.
+    #[test]
+    fn generated_logs_total_the_per_response_truth() {
+        for seed in 1..=12u64 {
+            let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
+            let home = tempfile::tempdir().unwrap();
+            let projects = home.path().join("projects");
+            std::fs::create_dir_all(&projects).unwrap();
+            let ledger = Mutex::new(Ledger::open(&home.path().join("ledger")).unwrap());
+            let roots = Roots { claude_projects: vec![projects.clone()], codex_sessions: Vec::new() };
+            let mut truth: BTreeMap<u64, u64> = BTreeMap::new();
+            let sessions: Vec<String> = (0..3).map(|n| format!("0000000{n}-1111-4222-8333-444455556666")).collect();
+            let mut next_id = 0;
+            for round in 0..4 {
+                for (index, session) in sessions.iter().enumerate() {
+                    let path = projects.join(format!("{session}.jsonl"));
+                    let mut lines: Vec<String> = Vec::new();
+                    // New responses, their writes interleaved with each other.
+                    let mut streams: Vec<(u64, u64, u64)> = Vec::new(); // id, writes left, output so far
+                    for _ in 0..1 + random.below(4) {
+                        next_id += 1;
+                        streams.push((next_id, 1 + random.below(4), 0));
+                    }
+                    while !streams.is_empty() {
+                        let pick = random.below(streams.len() as u64) as usize;
+                        let (id, left, output) = &mut streams[pick];
+                        *output += 1 + random.below(50);
+                        *left -= 1;
+                        lines.push(write(session, *id, *output, *left == 0));
+                        if *left == 0 {
+                            truth.insert(*id, *output);
+                            streams.remove(pick);
+                        }
+                    }
+                    // Copies of earlier responses, as a resumed session's file holds them.
+                    if index > 0 && round > 0 && !truth.is_empty() {
+                        for _ in 0..random.below(3) {
+                            let id = random.below(next_id) + 1;
+                            if let Some(output) = truth.get(&id) {
+                                lines.push(write(session, id, *output, true));
+                            }
+                        }
+                    }
+                    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+                    let text = lines.concat();
+                    // Sometimes a pass sees a half-written last line.
+                    let cut =
+                        if random.below(3) == 0 { text.len() - 1 - random.below(40) as usize } else { text.len() };
+                    file.write_all(&text.as_bytes()[..cut]).unwrap();
+                    drop(file);
+                    pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+                    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                    file.write_all(&text.as_bytes()[cut..]).unwrap();
+                    drop(file);
+                    // Sometimes the file is rewritten shorter (truncated), then grows again.
+                    if random.below(4) == 0 {
+                        let whole = std::fs::read(&path).unwrap();
+                        let keep = whole.len() / 2;
+                        std::fs::write(&path, &whole[..keep]).unwrap();
+                        pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+                        std::fs::write(&path, &whole).unwrap();
+                    }
+                }
+                pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+            }
+            let expected = (truth.len() as u64, truth.values().sum::<u64>(), 0);
+            assert_eq!(output_total(&home.path().join("ledger")), expected, "seed {seed}");
+        }
+    }
+}
