@@ -1,0 +1,199 @@
+//! Bee against ccusage on ccusage's own ground: a generated ~200 MB Claude
+//! Code projects tree, read cold (a fresh ledger each round), in the same
+//! run. Bee's figure is `beectl ingest` then `beectl usage --by day`, whole
+//! commands; ccusage's is `ccusage claude daily --json --offline`. Both are
+//! checked against the generator's own totals, and the ratio of their wall
+//! times is printed with Bee's MB/s and the first pass's peak memory.
+//!
+//! ccusage (npm `ccusage@20.0.24`) is installed under `target/bench-tools`
+//! when missing (`BEE_BENCH_CCUSAGE` names another binary); without npm the
+//! bench still measures Bee and says the ratio could not be taken.
+//!
+//! `cargo bench -p bee-tests --bench ccusage`
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CCUSAGE_VERSION: &str = "20.0.24";
+const TREE_BYTES: usize = 200_000_000;
+
+/// What the generator wrote: the truth both tools must find.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Totals {
+    responses: u64,
+    input: u64,
+    cache_creation: u64,
+    cache_read: u64,
+    output: u64,
+}
+
+/// A tree of projects, each with sessions as Claude Code writes them: a
+/// tool result, then a response written once per content block.
+fn generate(root: &Path) -> (u64, Totals) {
+    let tool_output = "fn main() { println!(\"hello\"); }\n".repeat(60);
+    let mut totals = Totals::default();
+    let mut bytes = 0usize;
+    let mut n = 0u64;
+    let mut file = 0u64;
+    while bytes < TREE_BYTES {
+        let project = root.join(format!("-home-dev-app{}", file % 20));
+        std::fs::create_dir_all(&project).unwrap();
+        let session = uuid::Uuid::from_u128(0x5eed_0000_0000_4000_8000_0000_0000_0000 | u128::from(file)).to_string();
+        let mut body = String::with_capacity(1_100_000);
+        while body.len() < 1_000_000 {
+            n += 1;
+            body.push_str(
+                &json!({"parentUuid": null, "isSidechain": false, "type": "user", "sessionId": session,
+                    "timestamp": "2026-11-30T10:00:00.000Z", "cwd": "/home/dev/app", "version": "2.1.332",
+                    "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": tool_output}]}})
+                .to_string(),
+            );
+            body.push('\n');
+            let usage = (4 + n % 7, 300 + n % 3, 20_000 + n % 100, 120 + n % 13);
+            for block in [json!({"type": "text", "text": "I'll read the file, then run the tests."}),
+                          json!({"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/x"}})] {
+                body.push_str(
+                    &json!({"parentUuid": null, "isSidechain": false, "type": "assistant", "sessionId": session,
+                        "timestamp": format!("2026-11-{:02}T10:00:01.000Z", n % 28 + 1), "requestId": format!("req_{n}"),
+                        "cwd": "/home/dev/app", "version": "2.1.332", "uuid": uuid::Uuid::new_v4().to_string(),
+                        "message": {"id": format!("msg_{n}"), "type": "message", "model": "claude-sonnet-4-5-20250929",
+                            "role": "assistant", "stop_reason": "tool_use", "content": [block],
+                            "usage": {"input_tokens": usage.0, "cache_creation_input_tokens": usage.1,
+                                      "cache_read_input_tokens": usage.2, "output_tokens": usage.3}}})
+                    .to_string(),
+                );
+                body.push('\n');
+            }
+            totals.responses += 1;
+            totals.input += usage.0;
+            totals.cache_creation += usage.1;
+            totals.cache_read += usage.2;
+            totals.output += usage.3;
+        }
+        let path = project.join(format!("{session}.jsonl"));
+        std::fs::write(&path, &body).unwrap();
+        // Quiet, as a finished session's log is.
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(600))
+            .unwrap();
+        bytes += body.len();
+        file += 1;
+    }
+    (bytes as u64, totals)
+}
+
+/// ccusage's binary, installed when missing.
+fn ccusage() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BEE_BENCH_CCUSAGE") {
+        return Some(path.into());
+    }
+    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-tools");
+    let binary = tools.join("node_modules/.bin/ccusage");
+    if !binary.exists() {
+        std::fs::create_dir_all(&tools).ok()?;
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&tools)
+            .arg(format!("ccusage@{CCUSAGE_VERSION}"))
+            .stdout(Stdio::null())
+            .status()
+            .ok()?;
+        if !installed.success() {
+            return None;
+        }
+    }
+    binary.exists().then_some(binary)
+}
+
+fn timed(mut command: Command) -> (Duration, Vec<u8>) {
+    let started = Instant::now();
+    let output = command.stdin(Stdio::null()).output().unwrap();
+    let elapsed = started.elapsed();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    (elapsed, output.stdout)
+}
+
+fn ccusage_totals(stdout: &[u8]) -> Totals {
+    let report: Value = serde_json::from_slice(stdout).unwrap();
+    let t = &report["totals"];
+    Totals {
+        responses: 0,
+        input: t["inputTokens"].as_u64().unwrap_or(0),
+        cache_creation: t["cacheCreationTokens"].as_u64().unwrap_or(0),
+        cache_read: t["cacheReadTokens"].as_u64().unwrap_or(0),
+        output: t["outputTokens"].as_u64().unwrap_or(0),
+    }
+}
+
+fn bee_totals(stdout: &[u8]) -> Totals {
+    let report = parse_json_line(stdout);
+    assert_eq!(report["issues"], json!([]), "{report}");
+    let rows = report["rows"].as_array().unwrap();
+    let sum = |field: &str| rows.iter().map(|r| r["tokens"][field].as_u64().unwrap_or(0)).sum();
+    Totals {
+        responses: rows.iter().map(|r| r["responses"].as_u64().unwrap()).sum(),
+        input: sum("inputTokens"),
+        cache_creation: sum("cacheCreationInputTokens"),
+        cache_read: sum("cacheReadInputTokens"),
+        output: sum("outputTokens"),
+    }
+}
+
+fn main() {
+    let tree = TestHome::new();
+    let projects = tree.path().join(".claude/projects");
+    let (bytes, truth) = generate(&projects);
+    let mb = bytes as f64 / 1e6;
+    println!("a Claude projects tree of {mb:.0} MB, {} responses", truth.responses);
+    let ccusage = ccusage();
+    let (mut bee_runs, mut ccusage_runs, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..5 {
+        if let Some(ccusage) = &ccusage {
+            let mut command = Command::new(ccusage);
+            command.args(["claude", "daily", "--json", "--offline"]).env("HOME", tree.path()).env("TZ", "UTC");
+            let (elapsed, stdout) = timed(command);
+            let found = ccusage_totals(&stdout);
+            assert_eq!(found, Totals { responses: 0, ..truth }, "ccusage's totals, round {round}");
+            ccusage_runs.push(elapsed);
+        }
+        // A fresh ledger each round: the first pass over the tree, cold.
+        let home = TestHome::new();
+        let started = Instant::now();
+        let mut ingest = home.command("/usr/bin/time");
+        ingest.args(["-f", "max-rss-kb %M"]).arg(bin("beectl")).arg("ingest").env("HOME", tree.path());
+        let output = ingest.stdin(Stdio::null()).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let mut usage = home.command(bin("beectl"));
+        usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
+        let (_, stdout) = timed(usage);
+        bee_runs.push(started.elapsed());
+        assert_eq!(bee_totals(&stdout), truth, "Bee's totals, round {round}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if let Some(kb) = stderr.lines().find_map(|l| l.strip_prefix("max-rss-kb ")) {
+            peaks.push(kb.trim().parse::<u64>().unwrap_or(0));
+        }
+    }
+    let bee = Spread::of(&bee_runs);
+    println!("  Bee ingest + usage --by day   {bee}; {:.0} MB/s", mb * 1e3 / bee.median);
+    if let Some(peak) = peaks.iter().max() {
+        println!("  Bee first-pass peak memory    {:.1} MiB (max of {} rounds)", *peak as f64 / 1024.0, peaks.len());
+    }
+    if ccusage_runs.is_empty() {
+        println!("  ccusage {CCUSAGE_VERSION} could not be installed: no ratio taken");
+        return;
+    }
+    let theirs = Spread::of(&ccusage_runs);
+    println!("  ccusage {CCUSAGE_VERSION} claude daily   {theirs}");
+    println!(
+        "  Bee is {:.2}x ccusage's speed (median over median; target 5x), totals exact in both",
+        theirs.median / bee.median
+    );
+}
