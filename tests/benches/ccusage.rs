@@ -55,8 +55,10 @@ fn generate(root: &Path) -> (u64, Totals) {
             );
             body.push('\n');
             let usage = (4 + n % 7, 300 + n % 3, 20_000 + n % 100, 120 + n % 13);
-            for block in [json!({"type": "text", "text": "I'll read the file, then run the tests."}),
-                          json!({"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/x"}})] {
+            for block in [
+                json!({"type": "text", "text": "I'll read the file, then run the tests."}),
+                json!({"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/x"}}),
+            ] {
                 body.push_str(
                     &json!({"parentUuid": null, "isSidechain": false, "type": "assistant", "sessionId": session,
                         "timestamp": format!("2026-11-{:02}T10:00:01.000Z", n % 28 + 1), "requestId": format!("req_{n}"),

@@ -228,7 +228,11 @@ mod tests {
         assert_eq!(report.used_ms as i64, 90 * M + 30 * M + 30 * M, "11:00–12:30 once, plus both clipped ends");
         assert_eq!(report.idle_ms as i64, 5 * H - 150 * M);
         assert_eq!(report.calls_without_duration, 1);
-        assert_eq!(report.issues, vec!["calls_without_duration".to_owned()]);
+        assert_eq!(
+            report.issues,
+            ["calls_without_duration", "quota_snapshots_missing"],
+            "Codex ran and sent no window: a warning"
+        );
         let claude = &report.providers[0];
         assert_eq!((claude.provider, claude.calls, claude.agent_time_ms as i64), (Provider::Claude, 4, 120 * M));
         assert!(claude.windows.is_empty(), "no snapshots: no window, no peak");

@@ -46,10 +46,30 @@ impl ResponseWrite {
     /// 63 bits of a name-based UUID: the store's key is (time, digest), and
     /// the identity and digest together are unique.
     pub fn digest(&self) -> i64 {
-        let counters = serde_json::to_string(&self.tokens).unwrap_or_default();
-        let final_mark = if self.is_final { "final" } else { "open" };
-        let id =
-            crate::ledger::logs::record_id(&["response", self.provider.as_str(), &self.key, &counters, final_mark]);
+        let t = &self.tokens;
+        // Each counter as its value + 1, 0 for unreported: no two sets of
+        // counters spell the same bytes.
+        let mut counters = [0u8; 7 * 8];
+        let values = [
+            t.input_tokens,
+            t.cached_input_tokens,
+            t.cache_creation_input_tokens,
+            t.cache_read_input_tokens,
+            t.output_tokens,
+            t.reasoning_output_tokens,
+            t.total_tokens,
+        ];
+        for (slot, value) in counters.chunks_exact_mut(8).zip(values) {
+            slot.copy_from_slice(&value.map_or(0, |v| v.saturating_add(1)).to_le_bytes());
+        }
+        let mut name = Vec::with_capacity(self.key.len() + 80);
+        name.extend_from_slice(self.provider.as_str().as_bytes());
+        name.push(0x1f);
+        name.extend_from_slice(self.key.as_bytes());
+        name.push(0x1f);
+        name.extend_from_slice(&counters);
+        name.push(u8::from(self.is_final));
+        let id = uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, &name);
         (id.as_u64_pair().0 >> 1) as i64
     }
 
@@ -215,6 +235,12 @@ fn merge(writes: Vec<StoredWrite>) -> Vec<Response> {
 /// The responses first written in `range`, all their writes merged, and the
 /// record ids of writes that fail their checksum (left out: not evidence).
 pub fn load(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
+    load_with_earlier(conn, range).map(|(responses, damaged, _)| (responses, damaged))
+}
+
+/// [`load`], and the first-write times of responses written in `range`
+/// that were first written before it.
+pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>, Vec<i64>)> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {RESPONSE_COLUMNS}, crc FROM response
          WHERE (provider, response_key) IN
@@ -238,8 +264,9 @@ pub fn load(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>,
             is_final: row.get(16)?,
         });
     }
-    let responses = merge(writes).into_iter().filter(|r| range.contains(r.at_ms)).collect();
-    Ok((responses, damaged))
+    let (responses, earlier): (Vec<Response>, Vec<Response>) =
+        merge(writes).into_iter().filter(|r| r.at_ms < range.until_ms).partition(|r| r.at_ms >= range.since_ms);
+    Ok((responses, damaged, earlier.into_iter().map(|r| r.at_ms).collect()))
 }
 
 /// [`load`], or on a store from before responses, its ingested calls as
@@ -269,12 +296,6 @@ pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Resu
         });
     }
     Ok((merge(writes), Vec::new()))
-}
-
-/// The time of the first stored write of `write`'s response, if any.
-pub(crate) fn first_write_ms(tx: &Connection, write: &ResponseWrite) -> rusqlite::Result<Option<i64>> {
-    tx.prepare_cached("SELECT MIN(at_ms) FROM response WHERE provider = ?1 AND response_key = ?2")?
-        .query_row(params![write.provider.as_str(), write.key], |row| row.get(0))
 }
 
 #[cfg(test)]

@@ -377,8 +377,9 @@ pub struct Touched {
     longest: i64,
     /// Where each session's producer calls lie.
     produced: HashMap<(Provider, String), (i64, i64)>,
-    /// Sessions a response was stored for.
+    /// Sessions a log told about.
     logged: BTreeSet<(Provider, String)>,
+    last_logged: Option<(Provider, String)>,
 }
 
 impl Touched {
@@ -393,15 +394,11 @@ impl Touched {
         }
     }
 
-    /// A write of a response was inserted; `first_ms` is when its response
-    /// was first written before (if it was), `at_ms` this write's time.
-    pub fn response(&mut self, provider: Provider, session: Option<&str>, first_ms: Option<i64>, at_ms: i64) {
-        // The response lives in the hour of its first write; an earlier
-        // write moves it out of the hour it was in.
-        self.hours.insert(hour_of(first_ms.map_or(at_ms, |first| first.min(at_ms))));
-        if let Some(first) = first_ms {
-            self.hours.insert(hour_of(first));
-        }
+    /// A write of a response was inserted. Its hour is dirty; if its
+    /// response was first written in an earlier hour, settling this one
+    /// finds that and settles that hour too.
+    pub fn response(&mut self, provider: Provider, session: Option<&str>, at_ms: i64) {
+        self.hours.insert(hour_of(at_ms));
         if let Some(session) = session {
             self.logged(provider, session);
         }
@@ -409,6 +406,11 @@ impl Touched {
 
     /// A log of `session` was read.
     pub fn logged(&mut self, provider: Provider, session: &str) {
+        // Runs of one session's responses are the rule: no allocation for them.
+        if self.last_logged.as_ref().is_some_and(|(p, s)| *p == provider && s == session) {
+            return;
+        }
+        self.last_logged = Some((provider, session.to_owned()));
         self.logged.insert((provider, session.to_owned()));
     }
 
@@ -560,7 +562,25 @@ pub(crate) fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Re
 }
 
 /// Recomputes every dirty hour from the records; returns how many.
+/// Recomputes every dirty hour from the records; returns how many.
 pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut settled = 0;
+    // A round can find earlier hours to settle again (late writes of their
+    // responses); they are settled in the next round. Rounds are bounded:
+    // hours left dirty are read from the records, never wrong.
+    for _ in 0..8 {
+        let (hours, more) = settle_round(conn)?;
+        settled += hours;
+        if !more {
+            break;
+        }
+    }
+    Ok(settled)
+}
+
+/// Settles the hours dirty now; whether it marked more.
+fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
+    let mut more = false;
     let dirty: Vec<i64> = conn
         .prepare("SELECT hour_ms FROM rollup_dirty ORDER BY hour_ms")?
         .query_map([], |row| row.get(0))?
@@ -581,7 +601,15 @@ pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
         let tx = conn.unchecked_transaction()?;
         let span = Range { since_ms: first, until_ms: last + HOUR_MS };
         let (calls, damaged_calls) = load_calls(&tx, RESPONSE_SCHEMA, span, true)?;
-        let (responses, damaged_responses) = responses::load(&tx, span)?;
+        let (responses, damaged_responses, earlier) = responses::load_with_earlier(&tx, span)?;
+        // Late writes of responses first written before this chunk: those
+        // responses live in earlier hours, which are settled again.
+        let mut again = tx.prepare_cached("INSERT OR IGNORE INTO rollup_dirty (hour_ms) VALUES (?1)")?;
+        for at in earlier {
+            again.execute([hour_of(at)])?;
+            more = true;
+        }
+        drop(again);
         // Named once, so every view of the ledger can say `corrupt`.
         for (table, damaged) in [("call", damaged_calls), ("response", damaged_responses)] {
             for record in damaged {
@@ -598,7 +626,7 @@ pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
         }
         tx.commit()?;
     }
-    Ok(dirty.len() as u64)
+    Ok((dirty.len() as u64, more))
 }
 
 fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Response]) -> rusqlite::Result<()> {

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
 use crate::ledger::logs::FileOffset;
-use crate::ledger::responses::{self, ResponseWrite};
+use crate::ledger::responses::ResponseWrite;
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
@@ -501,14 +501,12 @@ fn insert_response(
     write: &ResponseWrite,
     touched: &mut Touched,
 ) -> Result<bool, DbError> {
-    if !write.is_valid() {
-        return Err(DbError::Invalid("response"));
-    }
+    // Checked at the door (Evidence::is_valid) before it got here; the
+    // time is the one thing left to read.
     let at = required_ms(&write.at_utc, "atUtc").map_err(|err| DbError::Invalid(err.0))?;
-    let first = responses::first_write_ms(tx, write)?;
     let inserted = write.insert(tx, at)?;
     if inserted {
-        touched.response(write.provider, write.session_id.as_deref(), first, at);
+        touched.response(write.provider, write.session_id.as_deref(), at);
     }
     Ok(inserted)
 }

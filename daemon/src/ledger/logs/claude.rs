@@ -61,7 +61,7 @@ pub(crate) struct ClaudeParser {
 impl ClaudeParser {
     pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
         let limit = contains(line, bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes());
-        if !limit && !contains(line, b"\"usage\"") {
+        if !limit && super::USAGE_MARKER.find(line).is_none() {
             return true;
         }
         let Ok(parsed) = serde_json::from_slice::<ClaudeLine>(line) else { return false };

@@ -74,6 +74,14 @@ pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
+/// Namespace of response write digests.
+pub(crate) const RESPONSE_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_7265_7370_6f6e_7365_2d76_3100);
+
+/// The usage marker every response line carries, searched for before any
+/// parsing; built once, not per line.
+pub(crate) static USAGE_MARKER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
+
 /// `contains` ignoring ASCII case; `needle` is lowercase and starts with a letter.
 pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
     let Some(&first) = needle.first() else { return true };
