@@ -81,15 +81,34 @@ fn bar(percent: f64) -> String {
 fn quota_table(report: &QuotaReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Quota {} → {}", report.since_utc, report.until_utc);
-    let _ = writeln!(
-        out,
-        "  Agent time {}   Used {}   Idle {}   Converted {}   Crossed {}",
-        duration(report.agent_time_ms),
-        duration(report.used_ms),
-        duration(report.idle_ms),
-        report.converted,
-        report.crossed
-    );
+    let measured_calls: u64 = report.providers.iter().map(|p| p.calls).sum();
+    if measured_calls == 0 {
+        // Nothing measured is not "0m" of work: the time is unknown.
+        let _ = writeln!(
+            out,
+            "  Agent time unknown (no producer measured a call)   Converted {}   Crossed {}",
+            report.converted, report.crossed
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  Agent time {}   Used {}   Idle {}   Converted {}   Crossed {}",
+            duration(report.agent_time_ms),
+            duration(report.used_ms),
+            duration(report.idle_ms),
+            report.converted,
+            report.crossed
+        );
+    }
+    if report.derived.turns > 0 {
+        let _ = writeln!(
+            out,
+            "  Derived from the logs' timestamps (turns no producer measured, not added above): {} turns, agent time {}, used {}",
+            report.derived.turns,
+            duration(report.derived.agent_time_ms),
+            duration(report.derived.used_ms)
+        );
+    }
     if report.calls_without_duration > 0 {
         let _ = writeln!(out, "  {} calls of unknown duration are in no time figure", report.calls_without_duration);
     }
@@ -104,6 +123,15 @@ fn quota_table(report: &QuotaReport) -> String {
             provider.converted,
             provider.crossed
         );
+        if provider.derived.turns > 0 {
+            let _ = writeln!(
+                out,
+                "    derived: {} turns, agent time {}, used {}",
+                provider.derived.turns,
+                duration(provider.derived.agent_time_ms),
+                duration(provider.derived.used_ms)
+            );
+        }
         if provider.windows.is_empty() {
             let _ = writeln!(out, "    no quota snapshots: no window, no peak");
         }

@@ -51,8 +51,12 @@ named! {
         Run => "run",
         /// `UserPromptSubmit` … `Stop` of an interactive session.
         HookTurn => "hook_turn",
-        /// Read from the provider's own logs by beed.
+        /// Read from the provider's own logs by beed (stores before
+        /// responses; no longer written).
         Ingested => "ingested",
+        /// A turn no producer measured, timed from the log's own
+        /// timestamps (prompt → last response); never mixed with measured time.
+        Derived => "derived",
     }
 }
 
@@ -251,6 +255,7 @@ pub struct ProviderQuota {
     pub calls: u64,
     pub agent_time_ms: u64,
     pub used_ms: u64,
+    pub derived: DerivedTime,
     pub converted: u64,
     pub crossed: u64,
     /// Empty when the provider sent no snapshots: no window, no peak.
@@ -277,8 +282,21 @@ pub struct QuotaReport {
     pub crossed: u64,
     /// Calls whose duration is unknown: in no time figure.
     pub calls_without_duration: u64,
+    /// Turns no producer measured, timed from the logs' own timestamps:
+    /// shown apart, never added to the measured figures above.
+    pub derived: DerivedTime,
     pub providers: Vec<ProviderQuota>,
     pub issues: Vec<String>,
+}
+
+/// Time derived from the logs' own timestamps (prompt → last response of a
+/// turn) for turns no producer measured.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DerivedTime {
+    pub turns: u64,
+    pub agent_time_ms: u64,
+    pub used_ms: u64,
 }
 
 /// `beectl status`: the quota words plus the cost the CLIs reported.

@@ -151,6 +151,9 @@ fn exec_resume_wrapped_and_direct_turns_of_one_thread_equal_what_was_served() {
 
     let quota = codex.beectl(&["quota"]);
     assert_eq!((quota["crossed"].clone(), quota["providers"][0]["calls"].clone()), (json!(0), json!(2)), "{quota}");
+    // The two direct turns are timed from the rollout (task started →
+    // complete); the wrapped ones were measured by beectl run, once.
+    assert_eq!(quota["derived"]["turns"], 2, "{quota}");
     let windows = quota["providers"][0]["windows"].as_array().unwrap();
     let families: std::collections::BTreeSet<&str> = windows.iter().filter_map(|w| w["limitId"].as_str()).collect();
     assert_eq!(families, ["codex", "codex_other"].into_iter().collect(), "two limit families: {quota}");

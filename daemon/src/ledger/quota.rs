@@ -3,7 +3,7 @@
 //! `exhausted`, the reported cost, and token usage by day, session or model.
 
 use bee_proto::ledger::{
-    LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow, UsageGrouping, UsageReport, UsageRow,
+    DerivedTime, LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow, UsageGrouping, UsageReport, UsageRow,
 };
 use std::collections::BTreeMap;
 
@@ -21,7 +21,8 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         Some(provider) => summary.providers.get(&provider).cloned().unwrap_or_default(),
     };
     let in_range = |at: i64| range.contains(at);
-    let mut providers: Vec<Provider> = summary.providers.keys().copied().filter(|p| wanted(*p)).collect();
+    let mut providers: Vec<Provider> =
+        summary.providers.keys().chain(summary.derived_providers.keys()).copied().filter(|p| wanted(*p)).collect();
     providers.extend(view.snapshots.iter().map(|s| s.provider).filter(|p| wanted(*p)));
     providers
         .extend(view.limits.iter().map(|l| l.provider).chain(view.work.iter().map(|(p, _)| *p)).filter(|p| wanted(*p)));
@@ -36,6 +37,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
                 calls: tally.calls,
                 agent_time_ms: tally.agent_ms,
                 used_ms: tally.used_ms,
+                derived: derived_time(summary.derived_providers.get(&provider)),
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
                 crossed: view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64,
                 windows: windows(view, provider),
@@ -68,9 +70,21 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         converted: view.work.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
         crossed: view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64,
         calls_without_duration: overall.without_duration,
+        derived: derived_time(match only {
+            None => Some(&summary.derived_all),
+            Some(provider) => summary.derived_providers.get(&provider),
+        }),
         providers: per_provider,
         issues,
     }
+}
+
+fn derived_time(tally: Option<&crate::ledger::rollup::Tally>) -> DerivedTime {
+    tally.map_or_else(DerivedTime::default, |t| DerivedTime {
+        turns: t.calls,
+        agent_time_ms: t.agent_ms,
+        used_ms: t.used_ms,
+    })
 }
 
 /// A provider's quota windows: its snapshots grouped by limit family,

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::ledger::responses::{self, Response};
 use crate::ledger::store::Columns;
-use crate::storage::sqlite::sql_integer;
+use crate::storage::sqlite::{self, sql_integer};
 
 /// The aggregates' granularity.
 pub const HOUR_MS: i64 = 3_600_000;
@@ -107,6 +107,9 @@ pub const MIGRATION: &str = r#"
     )
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT at FROM hours;
 "#;
+
+/// The aggregates' provider name of derived turns.
+const DERIVED: &str = "derived";
 
 /// A half-open range of unix milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -317,9 +320,12 @@ fn usage_of<'a>(
 /// What the views say about the calls of a range.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
-    /// All providers together (Used is their union, not a sum).
+    /// Measured calls, all providers together (Used is their union, not a sum).
     pub all: Tally,
     pub providers: BTreeMap<Provider, Tally>,
+    /// Derived turns (no producer measured them), apart from measured calls.
+    pub derived_all: Tally,
+    pub derived_providers: BTreeMap<Provider, Tally>,
     /// Filled when a grouping was asked for.
     pub usage: UsageGroups,
     /// Records that fail their checksum: read in the range, or found by the
@@ -344,11 +350,19 @@ impl Summary {
         let mut providers: Vec<Provider> = calls.iter().map(|c| c.provider).collect();
         providers.sort();
         providers.dedup();
-        let mut summary = Summary { all: Tally::of(calls.iter(), range, count_earlier), ..Summary::default() };
+        let (derived, measured): (Vec<&CallRow>, Vec<&CallRow>) =
+            calls.iter().partition(|c| c.source == CallSource::Derived);
+        let mut summary = Summary {
+            all: Tally::of(measured.iter().copied(), range, count_earlier),
+            derived_all: Tally::of(derived.iter().copied(), range, count_earlier),
+            ..Summary::default()
+        };
         for provider in providers {
-            let tally = Tally::of(calls.iter().filter(|c| c.provider == provider), range, count_earlier);
-            if tally.calls > 0 || tally.agent_ms > 0 {
-                summary.providers.insert(provider, tally);
+            for (rows, into) in [(&measured, &mut summary.providers), (&derived, &mut summary.derived_providers)] {
+                let tally = Tally::of(rows.iter().copied().filter(|c| c.provider == provider), range, count_earlier);
+                if tally.calls > 0 || tally.agent_ms > 0 {
+                    into.insert(provider, tally);
+                }
             }
         }
         if let Some(by) = by {
@@ -359,9 +373,13 @@ impl Summary {
 
     fn add(&mut self, other: Summary) {
         self.all.add(&other.all);
+        self.derived_all.add(&other.derived_all);
         self.damaged_records += other.damaged_records;
         for (provider, tally) in other.providers {
             self.providers.entry(provider).or_default().add(&tally);
+        }
+        for (provider, tally) in other.derived_providers {
+            self.derived_providers.entry(provider).or_default().add(&tally);
         }
         for (key, row) in other.usage {
             group(&mut self.usage, key).add(&row);
@@ -402,6 +420,13 @@ impl Touched {
         if let Some(session) = session {
             self.logged(provider, session);
         }
+    }
+
+    /// A derived turn was inserted: its hours are settled again.
+    pub fn derived(&mut self, started_ms: i64, ended_ms: i64) {
+        let (start, end) = interval(started_ms, Some(ended_ms - started_ms)).unwrap_or((started_ms, started_ms));
+        self.longest = self.longest.max(end - start);
+        self.mark(start, end);
     }
 
     /// A log of `session` was read.
@@ -541,7 +566,74 @@ pub fn load_calls(
         .collect();
     let mut inside = inside_a_run.into_iter();
     calls.retain(|_| !inside.next().unwrap_or(false));
+    if version >= RESPONSE_SCHEMA {
+        let derived = load_derived(conn, range, lookback, &mut damaged)?;
+        calls.extend(derived);
+    }
     Ok((calls, damaged))
+}
+
+/// Derived turns overlapping `range` (each start at its longest end) that
+/// no producer call of their session overlaps: a measured turn is never
+/// counted twice. (A producer call stored later marks the hours of the
+/// derived turns it overlaps dirty, so the aggregates follow.)
+fn load_derived(
+    conn: &Connection,
+    range: Range,
+    lookback: i64,
+    damaged: &mut Vec<String>,
+) -> rusqlite::Result<Vec<CallRow>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT provider, session_id, started_at_ms, ended_at_ms, crc FROM derived_turn
+         WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
+    )?;
+    let mut rows = statement.query(params![range.since_ms.saturating_sub(lookback), range.until_ms])?;
+    let mut longest: BTreeMap<(Provider, String, i64), i64> = BTreeMap::new();
+    while let Some(row) = rows.next()? {
+        if !sqlite::row_verifies(row, 0, 4)? {
+            damaged.push(format!("derived_turn:{}", row.get::<_, i64>(2)?));
+            continue;
+        }
+        let Some(provider) = Provider::from_name(row.get_ref(0)?.as_str()?) else { continue };
+        let end: i64 = row.get(3)?;
+        let entry = longest.entry((provider, row.get(1)?, row.get(2)?)).or_insert(end);
+        *entry = (*entry).max(end);
+    }
+    // Whether a producer measured the turn: any producer call of its session
+    // overlapping it, wherever that call lies (not only within `range`, so
+    // every range and every hour agree).
+    let mut overlapping = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM call
+           WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn')
+             AND started_at_ms >= ?3 AND started_at_ms < ?4
+             AND started_at_ms + MIN(COALESCE(duration_ms, 0), ?5) > ?6)",
+    )?;
+    let mut turns = Vec::new();
+    for ((provider, session, start), end) in longest {
+        let measured: bool = overlapping.query_row(
+            params![provider.as_str(), session, start.saturating_sub(lookback), end.max(start + 1), MAX_CALL_MS, start],
+            |row| row.get(0),
+        )?;
+        turns.push((provider, session, start, end, measured));
+    }
+
+    Ok(turns
+        .into_iter()
+        .filter_map(|(provider, session, start, end, measured)| {
+            let call = CallRow {
+                started_ms: start,
+                duration_ms: Some(end - start),
+                provider,
+                source: CallSource::Derived,
+                model: None,
+                session_id: Some(session),
+                cost_usd: None,
+                tokens: None,
+                logged: true,
+            };
+            (!measured && call.overlaps(range)).then_some(call)
+        })
+        .collect())
 }
 
 /// The seven token counters in the columns from `first` on, in
@@ -640,8 +732,18 @@ fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Resp
         "INSERT INTO rollup_time (hour_ms, provider, calls, without_duration, agent_ms, used_ms, cost_usd, cost_calls)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    let all = (!calls.is_empty()).then_some(("", &summary.all));
-    for (provider, tally) in all.into_iter().chain(summary.providers.iter().map(|(p, t)| (p.as_str(), t))) {
+    // Rows by provider ('' for all of them); derived turns under `derived`
+    // and `derived:<provider>`, never mixed with measured calls.
+    let mut rows: Vec<(String, &Tally)> = Vec::new();
+    if calls.iter().any(|c| c.source != CallSource::Derived) {
+        rows.push((String::new(), &summary.all));
+    }
+    if calls.iter().any(|c| c.source == CallSource::Derived) {
+        rows.push((DERIVED.to_owned(), &summary.derived_all));
+    }
+    rows.extend(summary.providers.iter().map(|(p, t)| (p.as_str().to_owned(), t)));
+    rows.extend(summary.derived_providers.iter().map(|(p, t)| (format!("{DERIVED}:{}", p.as_str()), t)));
+    for (provider, tally) in rows {
         insert.execute(params![
             hour.since_ms,
             provider,
@@ -765,8 +867,11 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) ->
         };
         match row.get_ref(0)?.as_str()? {
             "" => summary.all = tally,
+            DERIVED => summary.derived_all = tally,
             name => {
-                if let Some(provider) = Provider::from_name(name) {
+                if let Some(provider) = name.strip_prefix("derived:").and_then(Provider::from_name) {
+                    summary.derived_providers.insert(provider, tally);
+                } else if let Some(provider) = Provider::from_name(name) {
                     summary.providers.insert(provider, tally);
                 }
             }
@@ -815,7 +920,8 @@ mod tests {
         }
     }
 
-    fn call(random: &mut Random, base: i64) -> LedgerRecord {
+    /// A producer's call, or a turn derived from a log's timestamps.
+    fn call(random: &mut Random, base: i64) -> Evidence {
         let at = base + random.below(72 * HOUR_MS as u64) as i64;
         let duration = match random.below(10) {
             0 => None,
@@ -823,9 +929,17 @@ mod tests {
             2 => Some(random.below(30 * HOUR_MS as u64)),
             _ => Some(random.below(20 * 60_000)),
         };
-        let source = [CallSource::Run, CallSource::HookTurn, CallSource::Ingested, CallSource::Ingested]
-            [random.below(4) as usize];
-        LedgerRecord::Call(Box::new(CallRecord {
+        let source =
+            [CallSource::Run, CallSource::HookTurn, CallSource::Derived, CallSource::Derived][random.below(4) as usize];
+        if source == CallSource::Derived {
+            return Evidence::Turn(crate::ledger::logs::DerivedTurn {
+                provider: if random.below(3) == 0 { Provider::Codex } else { Provider::Claude },
+                session_id: format!("session-{}", random.below(12)),
+                started_at_ms: at,
+                ended_at_ms: at + duration.unwrap_or(0).min(bee_proto::ledger::bounds::MAX_CALL_DURATION_MS) as i64,
+            });
+        }
+        Evidence::Record(LedgerRecord::Call(Box::new(CallRecord {
             record_id: uuid::Uuid::from_u128(
                 u128::from(random.below(u64::MAX)) << 64 | u128::from(random.below(u64::MAX)),
             ),
@@ -849,7 +963,7 @@ mod tests {
             compactions: None,
             session_id: (random.below(6) != 0).then(|| format!("session-{}", random.below(12))),
             outcome: None,
-        }))
+        })))
     }
 
     /// A write of one of a few hundred responses: the same response is
@@ -890,9 +1004,17 @@ mod tests {
         let cost = |t: &Tally| t.cost_usd.map(|c| (c * 4.0).round() as i64);
         let strip = |t: &Tally| Tally { cost_usd: None, ..t.clone() };
         let tallies = |s: &Summary| {
-            std::iter::once(&s.all).chain(s.providers.values()).map(|t| (strip(t), cost(t))).collect::<Vec<_>>()
+            [&s.all, &s.derived_all]
+                .into_iter()
+                .chain(s.providers.values())
+                .chain(s.derived_providers.values())
+                .map(|t| (strip(t), cost(t)))
+                .collect::<Vec<_>>()
         };
-        tallies(a) == tallies(b) && a.providers.keys().eq(b.providers.keys()) && a.usage == b.usage
+        tallies(a) == tallies(b)
+            && a.providers.keys().eq(b.providers.keys())
+            && a.derived_providers.keys().eq(b.derived_providers.keys())
+            && a.usage == b.usage
     }
 
     #[test]
@@ -903,7 +1025,7 @@ mod tests {
         let mut random = Random(0x2545_f491_4f6c_dd1d);
         let base = 1_764_000_000_000 + 1_234_567;
         for round in 0..6 {
-            let mut batch: Vec<Evidence> = (0..150).map(|_| Evidence::Record(call(&mut random, base))).collect();
+            let mut batch: Vec<Evidence> = (0..150).map(|_| call(&mut random, base)).collect();
             batch.extend((0..150).map(|_| response(&mut random, base)));
             ledger.append_at(&batch, &[]).unwrap();
             // Leave the last rounds unsettled: readers must take dirty hours from the records.

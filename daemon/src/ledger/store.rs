@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
-use crate::ledger::logs::FileOffset;
+use crate::ledger::logs::{DerivedTurn, FileOffset};
 use crate::ledger::responses::ResponseWrite;
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
@@ -202,7 +202,24 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
 
     ALTER TABLE ingest_offset ADD COLUMN usage_records INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE ingest_offset ADD COLUMN turn_ms INTEGER;
+    ALTER TABLE ingest_offset ADD COLUMN turn_end_ms INTEGER;
     DELETE FROM ingest_offset;
+
+    -- Turns no producer measured, as the logs' own timestamps show them; a
+    -- longer one for the same start supersedes the shorter (append-only).
+    CREATE TABLE derived_turn (
+        provider       TEXT NOT NULL,
+        session_id     TEXT NOT NULL,
+        started_at_ms  INTEGER NOT NULL,
+        ended_at_ms    INTEGER NOT NULL,
+        crc            INTEGER,
+        PRIMARY KEY (started_at_ms, provider, session_id, ended_at_ms)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TRIGGER derived_turn_no_update BEFORE UPDATE ON derived_turn BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER derived_turn_no_delete BEFORE DELETE ON derived_turn BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    -- Producer calls by session: whether one measured a derived turn.
+    CREATE INDEX call_session ON call (provider, session_id, started_at_ms);
 
     -- Grown columns (NULL in older records, outside their checksums).
     ALTER TABLE call ADD COLUMN outcome TEXT;
@@ -314,6 +331,11 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
     match record {
         LedgerRecord::Call(call) => {
             required_ms(&call.started_at_utc, "startedAtUtc")?;
+            // Only a producer's span is a call record; log-derived evidence
+            // is beed's own reading, never something appended.
+            if matches!(call.source, CallSource::Derived | CallSource::Ingested) {
+                return Err(InvalidRecord("source"));
+            }
             if call.cost_usd.is_some_and(|c| !c.is_finite() || !(0.0..=bounds::MAX_CALL_COST_USD).contains(&c)) {
                 return Err(InvalidRecord("costUsd"));
             }
@@ -422,10 +444,9 @@ impl Ledger {
 
     /// Where ingestion stopped in each file it read.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, DbError> {
-        let mut statement = self
-            .db
-            .conn
-            .prepare("SELECT path, dev, ino, offset, session_id, model, usage_records FROM ingest_offset")?;
+        let mut statement = self.db.conn.prepare(
+            "SELECT path, dev, ino, offset, session_id, model, usage_records, turn_ms, turn_end_ms FROM ingest_offset",
+        )?;
         let rows = statement.query_map([], |row| {
             Ok((
                 row.get::<_, String>(0)?,
@@ -436,6 +457,8 @@ impl Ledger {
                     session_id: row.get(4)?,
                     model: row.get(5)?,
                     usage_records: row.get(6)?,
+                    turn_ms: row.get(7)?,
+                    turn_end_ms: row.get(8)?,
                 },
             ))
         })?;
@@ -454,10 +477,10 @@ impl Ledger {
         for (path, at) in offsets {
             exec(
                 &tx,
-                "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model, usage_records)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model, usage_records, turn_ms, turn_end_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                  ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, session_id = ?5, model = ?6,
-                                                  usage_records = ?7",
+                                                  usage_records = ?7, turn_ms = ?8, turn_end_ms = ?9",
                 params![
                     path,
                     at.dev as i64,
@@ -465,7 +488,9 @@ impl Ledger {
                     at.offset as i64,
                     at.session_id,
                     at.model,
-                    at.usage_records
+                    at.usage_records,
+                    at.turn_ms,
+                    at.turn_end_ms
                 ],
             )?;
         }
@@ -482,6 +507,7 @@ impl Ledger {
                     touched.logged(*provider, session);
                     continue;
                 }
+                Evidence::Turn(turn) => insert_turn(&tx, turn, &mut touched)?,
             };
             if inserted {
                 answer.appended += 1;
@@ -493,6 +519,56 @@ impl Ledger {
         tx.commit()?;
         Ok(answer)
     }
+}
+
+/// A producer call now measures the derived turns of its session that it
+/// overlaps: they leave the aggregates of every hour they lie in.
+fn mark_derived_turns(
+    tx: &rusqlite::Transaction<'_>,
+    provider: Provider,
+    session: &str,
+    started_ms: i64,
+    duration_ms: Option<u64>,
+    touched: &mut Touched,
+) -> Result<(), DbError> {
+    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
+    let mut turns = tx.prepare_cached(
+        "SELECT started_at_ms, MAX(ended_at_ms) FROM derived_turn
+         WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND provider = ?3 AND session_id = ?4
+         GROUP BY started_at_ms",
+    )?;
+    let spans: Vec<(i64, i64)> = turns
+        .query_map(
+            params![
+                started_ms.saturating_sub(rollup::MAX_CALL_MS),
+                end.max(started_ms + 1),
+                provider.as_str(),
+                session
+            ],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    for (start, turn_end) in spans.into_iter().filter(|(_, turn_end)| *turn_end >= started_ms) {
+        touched.derived(start, turn_end);
+    }
+    Ok(())
+}
+
+/// Appends a derived turn unless the same one is stored.
+fn insert_turn(tx: &rusqlite::Transaction<'_>, turn: &DerivedTurn, touched: &mut Touched) -> Result<bool, DbError> {
+    let values: [&dyn rusqlite::ToSql; 4] =
+        [&turn.provider.as_str(), &turn.session_id, &turn.started_at_ms, &turn.ended_at_ms];
+    let crc = sqlite::params_crc(&values)?;
+    let inserted = exec(
+        tx,
+        "INSERT OR IGNORE INTO derived_turn (provider, session_id, started_at_ms, ended_at_ms, crc)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![values[0], values[1], values[2], values[3], crc],
+    )? == 1;
+    if inserted {
+        touched.derived(turn.started_at_ms, turn.ended_at_ms);
+    }
+    Ok(inserted)
 }
 
 /// Appends one write of a response unless the same write is stored.
@@ -550,6 +626,9 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             )? == 1;
             if inserted {
                 touched.call(call.provider, call.session_id.as_deref(), started, call.duration_ms.map(sql_integer));
+                if let Some(session) = &call.session_id {
+                    mark_derived_turns(tx, call.provider, session, started, call.duration_ms, touched)?;
+                }
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
                 }

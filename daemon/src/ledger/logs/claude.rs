@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
-use super::{Evidence, FileOffset, SessionUsage, contains, counter, line_time, record_id};
+use super::{DerivedTurn, Evidence, FileOffset, SessionUsage, contains, counter, line_time, record_id};
 use crate::ledger::responses::ResponseWrite;
 
 #[derive(Deserialize)]
@@ -58,8 +58,59 @@ pub(crate) struct ClaudeParser {
     pub(super) logged: Option<String>,
 }
 
+/// A user line: a prompt, unless Claude Code wrote it for itself.
+#[derive(Deserialize)]
+struct UserLine {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    timestamp: Option<String>,
+    #[serde(rename = "isMeta", default)]
+    is_meta: bool,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: bool,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: bool,
+}
+
 impl ClaudeParser {
+    /// A prompt begins a turn, and ends the one before.
+    fn prompt(&mut self, line: &[u8], out: &mut Vec<Evidence>) -> bool {
+        let Ok(user) = serde_json::from_slice::<UserLine>(line) else { return false };
+        if user.is_meta || user.is_sidechain || user.is_compact_summary {
+            return true;
+        }
+        let (Some(session), Some(at)) =
+            (user.session_id, user.timestamp.as_deref().and_then(bee_proto::time::parse_rfc3339_ms))
+        else {
+            return true;
+        };
+        self.note_session(&session, out);
+        if let (Some(started), Some(ended)) = (self.start.turn_ms, self.start.turn_end_ms) {
+            out.push(Evidence::Turn(DerivedTurn {
+                provider: Provider::Claude,
+                session_id: session,
+                started_at_ms: started,
+                ended_at_ms: ended,
+            }));
+        }
+        self.start.turn_ms = Some(at);
+        self.start.turn_end_ms = None;
+        true
+    }
+
+    fn note_session(&mut self, session: &str, out: &mut Vec<Evidence>) {
+        if self.logged.as_deref() != Some(session) {
+            self.logged = Some(session.to_owned());
+            out.push(Evidence::SessionLogged(Provider::Claude, session.to_owned()));
+        }
+    }
+
     pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
+        // Prompts are short user lines; tool results (user lines too) are
+        // the bulk of a transcript and are never parsed.
+        if contains(line, b"\"type\":\"user\"") && !contains(line, b"\"tool_result\"") {
+            return self.prompt(line, out);
+        }
         let limit = contains(line, bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes());
         if !limit && super::USAGE_MARKER.find(line).is_none() {
             return true;
@@ -69,10 +120,7 @@ impl ClaudeParser {
         if !bee_proto::time::is_rfc3339_utc(&timestamp) {
             return false;
         }
-        if self.logged.as_deref() != Some(session.as_str()) {
-            self.logged = Some(session.clone());
-            out.push(Evidence::SessionLogged(Provider::Claude, session.clone()));
-        }
+        self.note_session(&session, out);
         // Claude Code 2.1: a request a limit refused is an API-error line of
         // kind `rate_limit` (structured); its text may name the window.
         if parsed.is_api_error == Some(true) && parsed.error.as_ref().and_then(Value::as_str) == Some("rate_limit") {
@@ -115,6 +163,11 @@ impl ClaudeParser {
             output_tokens: usage.output_tokens,
             ..Counters::default()
         };
+        if let (Some(started), Some(at)) = (self.start.turn_ms, bee_proto::time::parse_rfc3339_ms(&timestamp))
+            && at >= started
+        {
+            self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at, |end| end.max(at)));
+        }
         let write = ResponseWrite {
             provider: Provider::Claude,
             key: key.clone(),

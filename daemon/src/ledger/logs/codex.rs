@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::time::UNIX_EPOCH;
 
-use super::{Evidence, FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, record_id};
+use super::{
+    DerivedTurn, Evidence, FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, record_id,
+};
 use crate::ledger::responses::ResponseWrite;
 
 #[derive(Deserialize)]
@@ -33,6 +35,7 @@ impl CodexParser {
             || contains(line, b"session_meta")
             || contains(line, b"turn_context")
             || contains(line, b"task_started")
+            || contains(line, b"task_complete")
             || contains_ignoring_case(line, b"usage limit")
             || contains(line, b"usage_limit_exceeded");
         if !marked {
@@ -59,14 +62,31 @@ impl CodexParser {
                 if !bee_proto::time::is_rfc3339_utc(&timestamp) {
                     return false;
                 }
+                let at = bee_proto::time::parse_rfc3339_ms(&timestamp);
+                if self.start.turn_ms.is_some() {
+                    self.start.turn_end_ms = at.or(self.start.turn_end_ms);
+                }
                 if kind == "token_usage_record" {
                     self.usage_record(&payload, &session, &timestamp, out);
                     return true;
                 }
                 match payload.get("type").and_then(|v| v.as_str()) {
                     Some("token_count") => self.token_count(&payload, &session, &timestamp, out),
-                    Some("task_started") => self.full_window = None,
+                    Some("task_started") => {
+                        self.full_window = None;
+                        self.start.turn_ms = at;
+                        self.start.turn_end_ms = at;
+                    }
                     Some("task_complete") => {
+                        if let (Some(started), Some(ended)) = (self.start.turn_ms.take(), self.start.turn_end_ms.take())
+                        {
+                            out.push(Evidence::Turn(DerivedTurn {
+                                provider: Provider::Codex,
+                                session_id: session.clone(),
+                                started_at_ms: started,
+                                ended_at_ms: ended,
+                            }));
+                        }
                         let error = payload.get("error");
                         let info = error.and_then(|e| e.get("codex_error_info")).and_then(|v| v.as_str());
                         if info == Some("usage_limit_exceeded") {

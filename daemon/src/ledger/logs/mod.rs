@@ -42,6 +42,21 @@ pub struct FileOffset {
     /// Codex: the rollout writes `token_usage_record` lines (0.169 on), so
     /// its `token_count` lines are no responses of their own.
     pub usage_records: bool,
+    /// The turn open where reading stopped: when its prompt was written,
+    /// and its last response so far.
+    pub turn_ms: Option<i64>,
+    pub turn_end_ms: Option<i64>,
+}
+
+/// A turn as a log's own timestamps show it: from its prompt to its last
+/// response (or, for Codex, its completion) so far. A longer one for the
+/// same start supersedes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DerivedTurn {
+    pub provider: Provider,
+    pub session_id: String,
+    pub started_at_ms: i64,
+    pub ended_at_ms: i64,
 }
 
 /// What a log reader hands the store.
@@ -53,6 +68,7 @@ pub enum Evidence {
     /// stand in for it (even when its log holds no response, say a request
     /// the provider refused).
     SessionLogged(Provider, String),
+    Turn(DerivedTurn),
 }
 
 impl Evidence {
@@ -62,6 +78,12 @@ impl Evidence {
             Evidence::Record(record) => crate::ledger::store::validate(record).is_ok(),
             Evidence::Response(write) => write.is_valid(),
             Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
+            Evidence::Turn(turn) => {
+                !turn.session_id.is_empty()
+                    && turn.session_id.len() <= 128
+                    && turn.ended_at_ms >= turn.started_at_ms
+                    && turn.ended_at_ms - turn.started_at_ms <= bee_proto::ledger::bounds::MAX_CALL_DURATION_MS as i64
+            }
         }
     }
 }
@@ -114,6 +136,19 @@ impl LogParser {
     /// The end of what could be read: a Claude response still open is
     /// stored final when its file is quiet, else as pending.
     pub(crate) fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>) {
+        let (start, provider) = match self {
+            LogParser::Claude(claude) => (&claude.start, Provider::Claude),
+            LogParser::Codex(codex) => (&codex.start, Provider::Codex),
+        };
+        // The open turn as far as it went: a later pass may lengthen it.
+        if let (Some(started), Some(ended), Some(session)) = (start.turn_ms, start.turn_end_ms, turn_session(self)) {
+            out.push(Evidence::Turn(DerivedTurn {
+                provider,
+                session_id: session,
+                started_at_ms: started,
+                ended_at_ms: ended,
+            }));
+        }
         if let LogParser::Claude(claude) = self
             && let Some(open) = &claude.open
         {
@@ -140,6 +175,14 @@ impl LogParser {
             }
             LogParser::Codex(codex) => FileOffset { offset, ..codex.start.clone() },
         }
+    }
+}
+
+/// The session the parser's open turn belongs to.
+fn turn_session(parser: &LogParser) -> Option<String> {
+    match parser {
+        LogParser::Claude(claude) => claude.logged.clone(),
+        LogParser::Codex(codex) => codex.start.session_id.clone(),
     }
 }
 
