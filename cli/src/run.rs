@@ -243,10 +243,19 @@ fn is_probe(provider: Provider, args: &[OsString]) -> bool {
     words.first().is_some_and(|first| subcommands.contains(first))
 }
 
-/// Whether a Codex run continues an existing thread (`exec resume`,
-/// `resume`): its cumulative counters then include earlier turns.
+/// Whether a run continues an existing thread or session (Codex `exec
+/// resume`; Claude `--resume`, `--continue`): the counters (and Claude's
+/// cost) it reports then include earlier turns, so this run's own are unknown.
 fn resumes_a_thread(provider: Provider, args: &[OsString]) -> bool {
-    provider == Provider::Codex && args.iter().take(3).any(|a| a.to_str() == Some("resume"))
+    match provider {
+        Provider::Codex => args.iter().take(3).any(|a| a.to_str() == Some("resume")),
+        // Claude Code 2.1 continues the same session, and its result's cost
+        // and usage are the session's running totals.
+        Provider::Claude => args.iter().take_while(|a| a.to_str() != Some("--")).any(|a| {
+            matches!(a.to_str(), Some("--resume" | "-r" | "--continue" | "-c"))
+                || a.to_str().is_some_and(|a| a.starts_with("--resume="))
+        }),
+    }
 }
 
 /// What the CLI reported about itself.
@@ -381,9 +390,9 @@ impl Reported {
         } else {
             CallOutcome::Failed
         };
-        // A resumed Codex thread's cumulative counters include turns before
-        // this run, which this run cannot tell apart: unknown, not a guess.
-        let tokens = if resumed { None } else { self.tokens };
+        // A resumed thread's or session's running totals include turns
+        // before this run, which it cannot tell apart: unknown, not a guess.
+        let (tokens, cost_usd) = if resumed { (None, None) } else { (self.tokens, self.cost_usd) };
         let mut records = vec![LedgerRecord::Call(Box::new(CallRecord {
             record_id: uuid::Uuid::new_v4(),
             source: CallSource::Run,
@@ -393,7 +402,7 @@ impl Reported {
             success: Some(!failed && !interrupted),
             model: self.model,
             project_path,
-            cost_usd: self.cost_usd,
+            cost_usd,
             tokens,
             quota_snapshots: Vec::new(),
             model_invocations: self.invocations,

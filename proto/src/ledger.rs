@@ -307,10 +307,13 @@ pub struct LedgerStatus {
     pub quota: QuotaReport,
     /// Ledger writes noted as lost in the range (`quota.record_failed`).
     pub record_failures: u64,
-    /// Sum of reported costs in USD; `null` when no call reported one.
+    /// Sum of reported costs in USD; `null` when nothing reported one.
     pub est_cost_usd: Option<f64>,
-    /// Calls that reported a cost.
+    /// Calls that reported a cost (sessions whose log reports theirs aside).
     pub calls_with_cost: u64,
+    /// Sessions whose log reported a cost that grew in the range (Claude
+    /// Code's cost-state lines, interactive sessions included).
+    pub sessions_with_cost: u64,
 }
 
 named! {

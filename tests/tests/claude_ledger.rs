@@ -112,14 +112,17 @@ fn print_continue_and_resume_count_each_served_response_once() {
     // A turn with a tool call: two requests.
     let mut first = claude(&home, &provider, &project, None);
     first.args(["-p", &format!("TOOL:{} read the notes", notes.display()), "--session-id", session]);
+    first.args(["--output-format", "json"]);
     run_ok(first);
     assert_eq!(provider.served().len(), 2, "the tool call made a second request");
     let mut continued = claude(&home, &provider, &project, None);
-    continued.args(["-p", "and now?", "--continue"]);
+    continued.args(["-p", "and now?", "--continue", "--output-format", "json"]);
     run_ok(continued);
     let mut resumed = claude(&home, &provider, &project, None);
-    resumed.args(["-p", "one more thing", "--resume", session]);
-    run_ok(resumed);
+    resumed.args(["-p", "one more thing", "--resume", session, "--output-format", "json"]);
+    // Claude Code 2.1 continues the session (same id, same file), and its
+    // cost is the session's running total: the last one is the session's.
+    let reported_cost = json_of(&run_ok(resumed))["total_cost_usd"].as_f64().unwrap();
     let served = provider.served();
     assert_eq!(served.len(), 4);
 
@@ -135,6 +138,12 @@ fn print_continue_and_resume_count_each_served_response_once() {
     // own timestamps, one turn per prompt, apart from measured time.
     assert_eq!((quota["agentTimeMs"].clone(), quota["derived"]["turns"].clone()), (json!(0), json!(3)), "{quota}");
     assert!(quota["derived"]["agentTimeMs"].as_u64().unwrap() > 0, "{quota}");
+    // Cost: what Claude Code itself reported, from its session's cost lines
+    // (no producer ran), equal to what the CLI last said the session cost.
+    let status = json_of(&home.beectl(&["status"]));
+    assert!(reported_cost > 0.0);
+    assert!((status["estCostUsd"].as_f64().unwrap() - reported_cost).abs() < 1e-9, "{status} vs {reported_cost}");
+    assert_eq!(status["callsWithCost"], 0, "{status}");
 }
 
 #[test]

@@ -148,11 +148,18 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerSt
     if record_failures > 0 {
         quota.issues.push(bee_proto::ledger::RECORD_FAILED.to_owned());
     }
+    // Costs the CLIs reported: the producers' (for sessions whose logs do
+    // not report theirs) and the growth of the sessions' own cumulative cost.
+    let est_cost_usd = match (view.summary.all.cost_usd, view.session_cost_usd) {
+        (None, None) => None,
+        (calls, sessions) => Some(calls.unwrap_or(0.0) + sessions.unwrap_or(0.0)),
+    };
     LedgerStatus {
         quota,
         record_failures,
-        est_cost_usd: view.summary.all.cost_usd,
+        est_cost_usd,
         calls_with_cost: view.summary.all.cost_calls,
+        sessions_with_cost: view.sessions_with_cost,
     }
 }
 

@@ -397,6 +397,8 @@ pub struct Touched {
     produced: HashMap<(Provider, String), (i64, i64)>,
     /// Sessions a log told about.
     logged: BTreeSet<(Provider, String)>,
+    /// Sessions whose log reported their cost.
+    costed: BTreeSet<(Provider, String)>,
     last_logged: Option<(Provider, String)>,
 }
 
@@ -429,6 +431,11 @@ impl Touched {
         self.mark(start, end);
     }
 
+    /// A log reported `session`'s cost.
+    pub fn costed(&mut self, provider: Provider, session: &str) {
+        self.costed.insert((provider, session.to_owned()));
+    }
+
     /// A log of `session` was read.
     pub fn logged(&mut self, provider: Provider, session: &str) {
         // Runs of one session's responses are the rule: no allocation for them.
@@ -450,7 +457,7 @@ impl Touched {
 
     /// Writes what changed for the aggregates; part of the append's transaction.
     pub fn write(mut self, tx: &Connection) -> rusqlite::Result<()> {
-        if self.hours.is_empty() && self.logged.is_empty() {
+        if self.hours.is_empty() && self.logged.is_empty() && self.costed.is_empty() {
             return Ok(());
         }
         tx.prepare_cached("UPDATE longest_call SET duration_ms = MAX(duration_ms, ?1) WHERE id = 1")?
@@ -468,14 +475,27 @@ impl Touched {
             tx.prepare_cached("INSERT OR IGNORE INTO logged_session (provider, session_id) VALUES (?1, ?2)")?;
         let mut spans =
             tx.prepare_cached("SELECT first_ms, end_ms FROM session_span WHERE provider = ?1 AND session_id = ?2")?;
+        let mut costed =
+            tx.prepare_cached("INSERT OR IGNORE INTO costed_session (provider, session_id) VALUES (?1, ?2)")?;
+        // A session costed for the first time: its producer calls' costs
+        // leave the aggregates of every hour they lie in.
+        let mut first_time = Vec::new();
+        for (provider, session) in std::mem::take(&mut self.costed) {
+            if costed.execute(params![provider.as_str(), session])? == 1 {
+                first_time.push((provider, session));
+            }
+        }
         for (provider, session) in std::mem::take(&mut self.logged) {
             if logged.execute(params![provider.as_str(), session])? == 1 {
-                let span: Option<(i64, i64)> = spans
-                    .query_row(params![provider.as_str(), session], |row| Ok((row.get(0)?, row.get(1)?)))
-                    .optional()?;
-                if let Some((first, end)) = span {
-                    self.mark(first, end);
-                }
+                first_time.push((provider, session));
+            }
+        }
+        for (provider, session) in first_time {
+            let span: Option<(i64, i64)> = spans
+                .query_row(params![provider.as_str(), session], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()?;
+            if let Some((first, end)) = span {
+                self.mark(first, end);
             }
         }
         let mut dirty = tx.prepare_cached("INSERT OR IGNORE INTO rollup_dirty (hour_ms) VALUES (?1)")?;
@@ -508,13 +528,16 @@ pub fn load_calls(
 ) -> rusqlite::Result<(Vec<CallRow>, Vec<String>)> {
     let lookback = lookback(conn, version)?;
     let crc = if version < CHECKSUM_SCHEMA { "NULL" } else { "crc" };
-    let logged = if version < RESPONSE_SCHEMA {
-        "0"
+    let (logged, costed) = if version < RESPONSE_SCHEMA {
+        ("0", "0")
     } else {
-        "EXISTS (SELECT 1 FROM logged_session l WHERE l.provider = c.provider AND l.session_id = c.session_id)"
+        (
+            "EXISTS (SELECT 1 FROM logged_session l WHERE l.provider = c.provider AND l.session_id = c.session_id)",
+            "EXISTS (SELECT 1 FROM costed_session k WHERE k.provider = c.provider AND k.session_id = c.session_id)",
+        )
     };
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {}, {crc}, {logged}
+        "SELECT {}, {crc}, {logged}, {costed}
          FROM call c WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND source != ?3",
         CALL_COLUMNS.select(version)
     ))?;
@@ -538,7 +561,9 @@ pub fn load_calls(
             duration_ms: row.get(5)?,
             provider,
             source,
-            cost_usd: row.get(9)?,
+            // The session's log reports its cost: the producer's is not
+            // added again.
+            cost_usd: if row.get(CALL_COLUMN_COUNT + 2)? { None } else { row.get(9)? },
             model: if details { row.get(7)? } else { None },
             session_id: row.get(21)?,
             tokens,

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
-use crate::ledger::logs::{DerivedTurn, FileOffset};
+use crate::ledger::logs::{DerivedTurn, FileOffset, SessionCost};
 use crate::ledger::responses::ResponseWrite;
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
@@ -220,6 +220,27 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER derived_turn_no_delete BEFORE DELETE ON derived_turn BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
     -- Producer calls by session: whether one measured a derived turn.
     CREATE INDEX call_session ON call (provider, session_id, started_at_ms);
+
+    -- A session's cumulative cost as its CLI wrote it in its log (Claude
+    -- Code's cost-state lines); the cost of a range is the growth in it.
+    CREATE TABLE session_cost (
+        provider    TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        at_ms       INTEGER NOT NULL,
+        total_usd   REAL NOT NULL,
+        crc         INTEGER,
+        PRIMARY KEY (provider, session_id, at_ms, total_usd)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX session_cost_at ON session_cost (at_ms);
+    CREATE TRIGGER session_cost_no_update BEFORE UPDATE ON session_cost BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER session_cost_no_delete BEFORE DELETE ON session_cost BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    -- Sessions whose log reports their cost: producers' costs for them are
+    -- not added again.
+    CREATE TABLE costed_session (
+        provider   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        PRIMARY KEY (provider, session_id)
+    ) STRICT, WITHOUT ROWID;
 
     -- Grown columns (NULL in older records, outside their checksums).
     ALTER TABLE call ADD COLUMN outcome TEXT;
@@ -508,6 +529,7 @@ impl Ledger {
                     continue;
                 }
                 Evidence::Turn(turn) => insert_turn(&tx, turn, &mut touched)?,
+                Evidence::SessionCost(cost) => insert_cost(&tx, cost, &mut touched)?,
             };
             if inserted {
                 answer.appended += 1;
@@ -552,6 +574,19 @@ fn mark_derived_turns(
         touched.derived(start, turn_end);
     }
     Ok(())
+}
+
+/// Appends a session's cumulative cost unless the same one is stored.
+fn insert_cost(tx: &rusqlite::Transaction<'_>, cost: &SessionCost, touched: &mut Touched) -> Result<bool, DbError> {
+    let values: [&dyn rusqlite::ToSql; 4] = [&cost.provider.as_str(), &cost.session_id, &cost.at_ms, &cost.total_usd];
+    let crc = sqlite::params_crc(&values)?;
+    let inserted = exec(
+        tx,
+        "INSERT OR IGNORE INTO session_cost (provider, session_id, at_ms, total_usd, crc) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![values[0], values[1], values[2], values[3], crc],
+    )? == 1;
+    touched.costed(cost.provider, &cost.session_id);
+    Ok(inserted)
 }
 
 /// Appends a derived turn unless the same one is stored.
@@ -819,6 +854,37 @@ pub struct LimitRow {
     pub limit_id: Option<String>,
 }
 
+/// The growth of each session's cumulative cost over `range`, summed; the
+/// number of sessions that grew. `None` when no session reported a cost.
+fn session_costs(conn: &Connection, range: Range, damaged: &mut u64) -> rusqlite::Result<(Option<f64>, u64)> {
+    let mut statement = conn.prepare_cached(
+        "SELECT provider, session_id, at_ms, total_usd, crc FROM session_cost
+         WHERE session_id IN (SELECT session_id FROM session_cost WHERE at_ms >= ?1 AND at_ms < ?2)
+           AND at_ms < ?2",
+    )?;
+    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+    // Per session: the highest total before the range, and within it.
+    let mut totals: HashMap<(String, String), (f64, f64)> = HashMap::new();
+    while let Some(row) = rows.next()? {
+        if !sqlite::row_verifies(row, 0, 4)? {
+            *damaged += 1;
+            continue;
+        }
+        let (at, total): (i64, f64) = (row.get(2)?, row.get(3)?);
+        let entry = totals.entry((row.get(0)?, row.get(1)?)).or_insert((0.0, 0.0));
+        if at < range.since_ms {
+            entry.0 = entry.0.max(total);
+        } else {
+            entry.1 = entry.1.max(total);
+        }
+    }
+    if totals.is_empty() {
+        return Ok((None, 0));
+    }
+    let grown: Vec<f64> = totals.values().map(|(before, within)| (within - before).max(0.0)).collect();
+    Ok((Some(grown.iter().sum()), grown.iter().filter(|g| **g > 0.0).count() as u64))
+}
+
 /// Notices of one provider this close together are one hit: the same hit
 /// reaches the ledger through `beectl run`'s output and the provider's own
 /// log, and a CLI reports it on more than one line.
@@ -858,6 +924,10 @@ pub struct LedgerView {
     pub summary: Summary,
     /// Limits (one per hit), work and snapshots inside the range.
     pub limits: Vec<LimitRow>,
+    /// What sessions' logs say they cost in the range (the growth of their
+    /// cumulative cost); `None` when no log reported a cost.
+    pub session_cost_usd: Option<f64>,
+    pub sessions_with_cost: u64,
     pub work: Vec<(Provider, i64)>,
     pub snapshots: Vec<SnapshotRow>,
 }
@@ -891,6 +961,10 @@ fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>
         });
     }
     view.limits = one_per_hit(std::mem::take(&mut view.limits));
+    if version >= rollup::RESPONSE_SCHEMA {
+        (view.session_cost_usd, view.sessions_with_cost) =
+            session_costs(conn, range, &mut view.summary.damaged_records)?;
+    }
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {}, {crc} FROM work WHERE at_ms >= ?1 AND at_ms < ?2",
         WORK_COLUMNS.select(version)

@@ -111,6 +111,9 @@ impl ClaudeParser {
         if contains(line, b"\"type\":\"user\"") && !contains(line, b"\"tool_result\"") {
             return self.prompt(line, out);
         }
+        if contains(line, b"\"type\":\"cost-state\"") {
+            return cost_state(line, out);
+        }
         let limit = contains(line, bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes());
         if !limit && super::USAGE_MARKER.find(line).is_none() {
             return true;
@@ -279,6 +282,40 @@ impl ClaudeState {
             Some(ResponseStream { responses: self.order.len() as u64, counters: total, models: self.models });
         usage.history = Some(HistoryStream { total_counters: None, model_context_window: None, last_context_tokens });
     }
+}
+
+/// Claude Code 2.1's record of what the session cost so far (cumulative;
+/// written when it changes, without a timestamp of its own: it is as of the
+/// session's start plus its duration).
+fn cost_state(line: &[u8], out: &mut Vec<Evidence>) -> bool {
+    #[derive(Deserialize)]
+    struct CostState {
+        #[serde(rename = "sessionId")]
+        session_id: Option<String>,
+        #[serde(rename = "totalCostUSD")]
+        total_cost_usd: Option<f64>,
+        #[serde(rename = "startTime")]
+        start_time: Option<f64>,
+        #[serde(rename = "totalDuration")]
+        total_duration: Option<f64>,
+    }
+    let Ok(cost) = serde_json::from_slice::<CostState>(line) else { return false };
+    let (Some(session), Some(total), Some(start), Some(duration)) =
+        (cost.session_id, cost.total_cost_usd, cost.start_time, cost.total_duration)
+    else {
+        return true;
+    };
+    let at = start + duration;
+    if !(at.is_finite() && (0.0..9.0e15).contains(&at)) {
+        return false;
+    }
+    out.push(Evidence::SessionCost(super::SessionCost {
+        provider: Provider::Claude,
+        session_id: session,
+        at_ms: at as i64,
+        total_usd: total,
+    }));
+    true
 }
 
 /// The window a Claude Code 2.1 limit notice names ("You've hit your

@@ -69,6 +69,16 @@ pub enum Evidence {
     /// the provider refused).
     SessionLogged(Provider, String),
     Turn(DerivedTurn),
+    SessionCost(SessionCost),
+}
+
+/// A session's cumulative cost as its CLI wrote it in its log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionCost {
+    pub provider: Provider,
+    pub session_id: String,
+    pub at_ms: i64,
+    pub total_usd: f64,
 }
 
 impl Evidence {
@@ -78,6 +88,12 @@ impl Evidence {
             Evidence::Record(record) => crate::ledger::store::validate(record).is_ok(),
             Evidence::Response(write) => write.is_valid(),
             Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
+            Evidence::SessionCost(cost) => {
+                !cost.session_id.is_empty()
+                    && cost.session_id.len() <= 128
+                    && cost.total_usd.is_finite()
+                    && (0.0..=bee_proto::ledger::bounds::MAX_CALL_COST_USD).contains(&cost.total_usd)
+            }
             Evidence::Turn(turn) => {
                 !turn.session_id.is_empty()
                     && turn.session_id.len() <= 128
