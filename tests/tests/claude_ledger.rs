@@ -236,3 +236,67 @@ fn turns_while_beed_is_down_are_spooled_and_counted_once_it_is_back() {
     assert_eq!(quota["providers"][0]["calls"], 1, "{quota}");
     drop(daemon);
 }
+
+/// Claude Code's own settings for a fresh home: onboarding done, the test
+/// key approved, the project trusted — what a user's home holds after the
+/// first run, so the interactive session starts straight at the prompt.
+fn interactive_home(home: &TestHome, project: &Path) {
+    let key = "sk-ant-test-not-a-real-key";
+    let config = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [key[key.len() - 20..].to_owned()], "rejected": []},
+        "projects": {project.display().to_string(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+    });
+    std::fs::write(home.path().join(".claude.json"), config.to_string()).unwrap();
+}
+
+#[test]
+fn an_interactive_session_in_a_terminal_is_measured_by_its_hooks_and_counted_from_its_log() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    interactive_home(&home, &project);
+    let turn = format!("'{}' turn", bin("bee-hook").display());
+    let settings = home.file(
+        "settings.json",
+        json!({"hooks": {
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    // A real terminal: `script` gives Claude Code a pty; what is written to
+    // its stdin is typed at the prompt.
+    let line = format!("'{}' 'hello there' --settings '{}'", claude_binary().display(), settings.display());
+    let mut session = claude(&home, &provider, &project, Some(Path::new("script")));
+    session
+        .args(["-qfec", &line, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    let mut child = session.spawn().unwrap();
+    assert!(eventually(std::time::Duration::from_secs(60), || provider.served().len() == 1), "no model request");
+    // The turn ends (Stop fires), then the user leaves.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    use std::io::Write;
+    child.stdin.as_mut().unwrap().write_all(b"/exit\r").unwrap();
+    let exited = eventually(std::time::Duration::from_secs(30), || child.try_wait().unwrap().is_some());
+    if !exited {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    assert!(exited, "the session ended on /exit");
+    home.settle();
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &provider.served());
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["providers"][0]["calls"], 1, "the hooks measured the turn: {quota}");
+    assert_eq!(quota["derived"]["turns"], 0, "a measured turn is not derived too: {quota}");
+    let status = json_of(&home.beectl(&["status"]));
+    assert_eq!(status["sessionsWithCost"], 1, "an interactive session's cost, as Claude Code wrote it: {status}");
+    assert!(status["estCostUsd"].as_f64().unwrap() > 0.0, "{status}");
+    drop(daemon);
+}
