@@ -194,6 +194,23 @@ impl LogParser {
     }
 }
 
+/// What ingestion reads from `log`, a whole file of `provider`'s, read in
+/// one pass as if the file were quiet: the evidence and the number of lines
+/// that carried a marker but did not parse. For fuzzing and tests; ingestion
+/// itself reads files incrementally.
+pub fn read_log(provider: Provider, log: &[u8]) -> (Vec<Evidence>, u64) {
+    let mut parser = LogParser::new(provider, FileOffset::default());
+    let (mut evidence, mut unparseable, mut at) = (Vec::new(), 0u64, 0u64);
+    for line in log.split_inclusive(|b| *b == b'\n') {
+        if line.ends_with(b"\n") && line.len() as u64 <= MAX_LINE_BYTES && !parser.line(line, at, &mut evidence) {
+            unparseable += 1;
+        }
+        at += line.len() as u64;
+    }
+    parser.finish(true, &mut evidence);
+    (evidence, unparseable)
+}
+
 /// The session the parser's open turn belongs to.
 fn turn_session(parser: &LogParser) -> Option<String> {
     match parser {
