@@ -13,13 +13,12 @@
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
 use rusqlite::{Connection, params};
-use std::collections::HashMap;
 
 use crate::ledger::rollup::Range;
 use crate::storage::sqlite::{self, sql_integer};
 
 /// Columns of a `response` write, in the order its checksum covers them.
-pub const RESPONSE_COLUMNS: &str = "digest, provider, response_key, session_id, at_utc, at_ms, model,
+pub const RESPONSE_COLUMNS: &str = "digest, key_hash, provider, response_key, session_id, at_utc, at_ms, model,
      input_tokens, cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
      reasoning_output_tokens, total_tokens, context_tokens, context_window, final";
 const RESPONSE_COLUMN_COUNT: usize = sqlite::column_count(RESPONSE_COLUMNS);
@@ -45,6 +44,18 @@ impl ResponseWrite {
     /// the same digest and is stored once; a fuller or final write is new.
     /// 63 bits of a name-based UUID: the store's key is (time, digest), and
     /// the identity and digest together are unique.
+    /// 63 bits naming the response (provider and provider id): the
+    /// integer the store finds a response's writes by. Writes of different
+    /// responses that share it are told apart by their keys when read.
+    pub fn key_hash(&self) -> i64 {
+        let mut name = Vec::with_capacity(self.key.len() + 8);
+        name.extend_from_slice(self.provider.as_str().as_bytes());
+        name.push(0x1f);
+        name.extend_from_slice(self.key.as_bytes());
+        let id = uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, &name);
+        (id.as_u64_pair().0 >> 1) as i64
+    }
+
     pub fn digest(&self) -> i64 {
         let t = &self.tokens;
         // Each counter as its value + 1, 0 for unreported: no two sets of
@@ -100,6 +111,7 @@ impl ResponseWrite {
         let t = &self.tokens;
         let values: [&dyn rusqlite::ToSql; RESPONSE_COLUMN_COUNT] = [
             &self.digest(),
+            &self.key_hash(),
             &self.provider.as_str(),
             &self.key,
             &self.session_id,
@@ -205,15 +217,14 @@ fn fullness(t: &Counters) -> (usize, u64, u64) {
     (t.reported(), t.output_tokens.unwrap_or(0), all.into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
-fn merge(writes: Vec<StoredWrite>) -> Vec<Response> {
-    let mut by_key: HashMap<(Provider, String), Vec<StoredWrite>> = HashMap::new();
-    for write in writes {
-        by_key.entry((write.provider, write.key.clone())).or_default().push(write);
-    }
-    let mut responses: Vec<Response> = by_key
-        .into_values()
-        .filter_map(|mut writes| {
-            writes.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
+fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
+    // Writes of one response side by side, earliest first.
+    writes.sort_unstable_by(|a, b| {
+        (a.provider, &a.key, a.at_ms, &a.session_id).cmp(&(b.provider, &b.key, b.at_ms, &b.session_id))
+    });
+    let mut responses: Vec<Response> = writes
+        .chunk_by(|a, b| a.provider == b.provider && a.key == b.key)
+        .filter_map(|writes| {
             let first = writes.first()?;
             let fullest = writes.iter().max_by_key(|w| fullness(&w.tokens))?;
             let tokens = with_total(first.provider, fullest.tokens.clone());
@@ -243,8 +254,7 @@ pub fn load(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>,
 pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>, Vec<i64>)> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {RESPONSE_COLUMNS}, crc FROM response
-         WHERE (provider, response_key) IN
-               (SELECT provider, response_key FROM response WHERE at_ms >= ?1 AND at_ms < ?2)"
+         WHERE key_hash IN (SELECT key_hash FROM response WHERE at_ms >= ?1 AND at_ms < ?2)"
     ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     let (mut writes, mut damaged) = (Vec::new(), Vec::new());
@@ -253,15 +263,15 @@ pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(V
             damaged.push(row.get::<_, i64>(0)?.to_string());
             continue;
         }
-        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+        let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
         writes.push(StoredWrite {
             provider,
-            key: row.get(2)?,
-            session_id: row.get(3)?,
-            at_ms: row.get(5)?,
-            model: row.get(6)?,
-            tokens: crate::ledger::rollup::counters_at(row, 7)?,
-            is_final: row.get(16)?,
+            key: row.get(3)?,
+            session_id: row.get(4)?,
+            at_ms: row.get(6)?,
+            model: row.get(7)?,
+            tokens: crate::ledger::rollup::counters_at(row, 8)?,
+            is_final: row.get(17)?,
         });
     }
     let (responses, earlier): (Vec<Response>, Vec<Response>) =

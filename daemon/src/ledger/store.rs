@@ -144,6 +144,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     CREATE TABLE response (
         digest                       INTEGER NOT NULL,
+        key_hash                     INTEGER NOT NULL,
         provider                     TEXT NOT NULL,
         response_key                 TEXT NOT NULL,
         session_id                   TEXT,
@@ -161,9 +162,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         context_window               INTEGER,
         final                        INTEGER NOT NULL,
         crc                          INTEGER,
-        PRIMARY KEY (at_ms, digest),
-        UNIQUE (provider, response_key, digest)
+        -- The same write read again (another pass, the same line) is stored
+        -- once: its time and digest (which names its response) are the same.
+        PRIMARY KEY (at_ms, digest)
     ) STRICT, WITHOUT ROWID;
+    CREATE INDEX response_key_hash ON response (key_hash);
     CREATE TRIGGER response_no_update BEFORE UPDATE ON response BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
     CREATE TRIGGER response_no_delete BEFORE DELETE ON response BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 

@@ -156,26 +156,28 @@ pub fn values_crc<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef
 /// checksum.
 pub fn values_crc_grown<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'a>>, base: usize) -> i64 {
     use rusqlite::types::ValueRef;
-    let mut hasher = crc32fast::Hasher::new();
+    // The whole record in one buffer, hashed once: many tiny updates cost
+    // more than the bytes themselves.
+    let mut bytes: Vec<u8> = Vec::with_capacity(512);
     for (at, value) in values.into_iter().enumerate() {
         if at >= base {
             if value == ValueRef::Null {
                 continue;
             }
-            hasher.update(&(at as u64).to_le_bytes());
+            bytes.extend_from_slice(&(at as u64).to_le_bytes());
         }
-        let (tag, bytes): (u8, std::borrow::Cow<'_, [u8]>) = match value {
+        let (tag, data): (u8, std::borrow::Cow<'_, [u8]>) = match value {
             ValueRef::Null => (0, (&[][..]).into()),
             ValueRef::Integer(n) => (1, n.to_le_bytes().to_vec().into()),
             ValueRef::Real(f) => (2, f.to_le_bytes().to_vec().into()),
             ValueRef::Text(t) => (3, t.into()),
             ValueRef::Blob(b) => (4, b.into()),
         };
-        hasher.update(&[tag]);
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+        bytes.push(tag);
+        bytes.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&data);
     }
-    i64::from(hasher.finalize())
+    i64::from(crc32fast::hash(&bytes))
 }
 
 /// The checksum of `params` as they will be stored.
