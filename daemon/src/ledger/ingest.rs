@@ -170,7 +170,12 @@ pub fn pass(
     let total: u64 = todo.iter().map(|(_, _, meta, start)| meta.len() - start.offset).sum();
     let done = AtomicU64::new(0);
     let next = AtomicUsize::new(0);
-    let committer = Committer { ledger, pending: Mutex::new(Pending::default()), totals: Mutex::new(summary) };
+    let committer = Committer {
+        ledger,
+        pending: Mutex::new(Pending::default()),
+        committing: Mutex::new(()),
+        totals: Mutex::new(summary),
+    };
     let totals = &committer.totals;
     let failure: Mutex<Option<DbError>> = Mutex::new(None);
     std::thread::scope(|scope| {
@@ -231,6 +236,10 @@ struct Pending {
 struct Committer<'a> {
     ledger: &'a Mutex<Ledger>,
     pending: Mutex<Pending>,
+    /// Held while a batch is taken and committed: batches reach the ledger
+    /// in the order they were taken, so a file's offset never moves back,
+    /// while the other workers go on reading into a fresh queue.
+    committing: Mutex<()>,
     totals: Mutex<PassSummary>,
 }
 
@@ -247,17 +256,21 @@ impl Committer<'_> {
         pending.records.append(records);
         pending.offsets.push((path.to_owned(), at));
         if pending.records.len() >= RECORDS_PER_COMMIT {
-            self.commit(&mut pending)?;
+            let _order = lock(&self.committing)?;
+            let mut batch = std::mem::take(&mut *pending);
+            drop(pending);
+            self.commit(&mut batch)?;
         }
         Ok(dropped)
     }
 
     fn flush(&self) -> Result<(), DbError> {
-        self.commit(&mut *lock(&self.pending)?)
+        // The same order of locks as `push`: the queue, then the commit.
+        let mut pending = lock(&self.pending)?;
+        let _order = lock(&self.committing)?;
+        self.commit(&mut pending)
     }
 
-    // Runs with the queue locked, so a file's offsets reach the ledger in
-    // the order they were read and never move backwards.
     fn commit(&self, pending: &mut Pending) -> Result<(), DbError> {
         if pending.offsets.is_empty() {
             return Ok(());
