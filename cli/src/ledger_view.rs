@@ -73,6 +73,10 @@ fn duration(ms: u64) -> String {
     }
 }
 
+fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
+    format!("{} turns, agent time {}, used {}", time.turns, duration(time.agent_time_ms), duration(time.used_ms))
+}
+
 fn bar(percent: f64) -> String {
     let filled = ((percent.clamp(0.0, 100.0) / 5.0).round()) as usize;
     format!("[{}{}]", "█".repeat(filled), "░".repeat(20 - filled))
@@ -103,10 +107,8 @@ fn quota_table(report: &QuotaReport) -> String {
     if report.derived.turns > 0 {
         let _ = writeln!(
             out,
-            "  Derived from the logs' timestamps (turns no producer measured, not added above): {} turns, agent time {}, used {}",
-            report.derived.turns,
-            duration(report.derived.agent_time_ms),
-            duration(report.derived.used_ms)
+            "  Derived from the logs' timestamps (turns no producer measured, not added above): {}",
+            derived(&report.derived)
         );
     }
     if report.calls_without_duration > 0 {
@@ -124,13 +126,7 @@ fn quota_table(report: &QuotaReport) -> String {
             provider.crossed
         );
         if provider.derived.turns > 0 {
-            let _ = writeln!(
-                out,
-                "    derived: {} turns, agent time {}, used {}",
-                provider.derived.turns,
-                duration(provider.derived.agent_time_ms),
-                duration(provider.derived.used_ms)
-            );
+            let _ = writeln!(out, "    derived: {}", derived(&provider.derived));
         }
         if provider.windows.is_empty() {
             let _ = writeln!(out, "    no quota snapshots: no window, no peak");

@@ -117,8 +117,8 @@ impl Counters {
         (self.reported(), self.output_tokens.unwrap_or(0))
     }
 
-    /// How many counters were reported: more is "more complete".
-    pub fn reported(&self) -> usize {
+    /// The seven counters, in field order.
+    pub fn values(&self) -> [Option<u64>; 7] {
         [
             self.input_tokens,
             self.cached_input_tokens,
@@ -128,9 +128,11 @@ impl Counters {
             self.reasoning_output_tokens,
             self.total_tokens,
         ]
-        .iter()
-        .filter(|c| c.is_some())
-        .count()
+    }
+
+    /// How many counters were reported: more is "more complete".
+    pub fn reported(&self) -> usize {
+        self.values().iter().filter(|c| c.is_some()).count()
     }
 }
 

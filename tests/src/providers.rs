@@ -12,8 +12,32 @@
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The real Claude Code CLI's native binary (pinned in `tests/node`,
+/// installed by `.ci/run`), or `BEE_TEST_CLAUDE`.
+pub fn claude_cli() -> PathBuf {
+    pinned_cli("BEE_TEST_CLAUDE", "node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+}
+
+/// The real Codex CLI's native binary (pinned in `tests/node`), or `BEE_TEST_CODEX`.
+pub fn codex_cli() -> PathBuf {
+    pinned_cli("BEE_TEST_CODEX", "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
+}
+
+fn pinned_cli(variable: &str, under_node: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(variable) {
+        return path.into();
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node").join(under_node);
+    assert!(path.exists(), "this test needs the real CLI: `npm ci --prefix tests/node` (.ci/run does it)");
+    path
+}
+
+/// The API key the CLIs are given: not a real one.
+pub const TEST_API_KEY: &str = "sk-ant-test-not-a-real-key";
 
 /// One response a mock served, with the counters it reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +113,18 @@ impl MockProvider {
 
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Points a Claude Code command at this mock (Anthropic's API), with a
+    /// test key and nothing else sent anywhere.
+    pub fn point_claude(&self, command: &mut std::process::Command) {
+        command
+            .env("ANTHROPIC_BASE_URL", self.base_url())
+            .env("ANTHROPIC_API_KEY", TEST_API_KEY)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("DISABLE_AUTOUPDATER", "1");
     }
 
     /// Every response served so far, in order.

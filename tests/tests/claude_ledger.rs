@@ -6,38 +6,31 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, Served};
+use bee_tests::providers::{MockProvider, Served, claude_cli};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn claude_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("BEE_TEST_CLAUDE") {
-        return path.into();
-    }
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
-    assert!(path.exists(), "this test needs the Claude Code CLI: `npm ci --prefix tests/node` (.ci/run does it)");
-    path
-}
-
 /// Claude Code confined to `home`, talking to `provider` only.
 fn claude(home: &TestHome, provider: &MockProvider, project: &Path, program: Option<&Path>) -> Command {
     let mut command = match program {
         Some(program) => home.command(program),
-        None => home.command(claude_binary()),
+        None => home.command(claude_cli()),
     };
+    provider.point_claude(&mut command);
+    command.current_dir(project).stdin(Stdio::null());
     command
-        .current_dir(project)
-        .env("ANTHROPIC_BASE_URL", provider.base_url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::null());
-    command
+}
+
+/// Claude Code settings wiring `bee-hook turn` on UserPromptSubmit and Stop.
+fn turn_hooks(home: &TestHome) -> PathBuf {
+    let turn = format!("'{}' turn", bin("bee-hook").display());
+    let hooks = json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
+    }});
+    home.file("settings.json", hooks.to_string().as_bytes())
 }
 
 fn run_ok(mut command: Command) -> Output {
@@ -152,19 +145,10 @@ fn a_run_with_turn_hooks_is_one_call_and_a_refused_request_one_limit() {
     let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
     let provider = MockProvider::anthropic();
     let project = project(&home);
-    let turn = format!("'{}' turn", bin("bee-hook").display());
-    let settings = home.file(
-        "settings.json",
-        json!({"hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
-        }})
-        .to_string()
-        .as_bytes(),
-    );
+    let settings = turn_hooks(&home);
     let notes = project.join("notes.txt");
     let mut wrapped = claude(&home, &provider, &project, Some(&bin("beectl")));
-    wrapped.args(["run", "--provider", "claude", "--"]).arg(claude_binary()).args([
+    wrapped.args(["run", "--provider", "claude", "--"]).arg(claude_cli()).args([
         "-p",
         &format!("TOOL:{} read the notes", notes.display()),
         "--output-format",
@@ -189,7 +173,7 @@ fn a_run_with_turn_hooks_is_one_call_and_a_refused_request_one_limit() {
     // A request the provider refuses with a usage-limit 429: one hit,
     // though the run's output and the transcript both say so.
     let mut limited = claude(&home, &provider, &project, Some(&bin("beectl")));
-    limited.args(["run", "--provider", "claude", "--"]).arg(claude_binary()).args([
+    limited.args(["run", "--provider", "claude", "--"]).arg(claude_cli()).args([
         "-p",
         "LIMIT please",
         "--output-format",
@@ -213,16 +197,7 @@ fn turns_while_beed_is_down_are_spooled_and_counted_once_it_is_back() {
     let home = TestHome::new();
     let provider = MockProvider::anthropic();
     let project = project(&home);
-    let turn = format!("'{}' turn", bin("bee-hook").display());
-    let settings = home.file(
-        "settings.json",
-        json!({"hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
-        }})
-        .to_string()
-        .as_bytes(),
-    );
+    let settings = turn_hooks(&home);
     let mut direct = claude(&home, &provider, &project, None);
     direct.args(["-p", "hello", "--settings", settings.to_str().unwrap()]);
     run_ok(direct);
@@ -241,7 +216,7 @@ fn turns_while_beed_is_down_are_spooled_and_counted_once_it_is_back() {
 /// key approved, the project trusted — what a user's home holds after the
 /// first run, so the interactive session starts straight at the prompt.
 fn interactive_home(home: &TestHome, project: &Path) {
-    let key = "sk-ant-test-not-a-real-key";
+    let key = bee_tests::providers::TEST_API_KEY;
     let config = json!({
         "hasCompletedOnboarding": true,
         "theme": "dark",
@@ -258,19 +233,10 @@ fn an_interactive_session_in_a_terminal_is_measured_by_its_hooks_and_counted_fro
     let provider = MockProvider::anthropic();
     let project = project(&home);
     interactive_home(&home, &project);
-    let turn = format!("'{}' turn", bin("bee-hook").display());
-    let settings = home.file(
-        "settings.json",
-        json!({"hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": turn}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": turn}]}],
-        }})
-        .to_string()
-        .as_bytes(),
-    );
+    let settings = turn_hooks(&home);
     // A real terminal: `script` gives Claude Code a pty; what is written to
     // its stdin is typed at the prompt.
-    let line = format!("'{}' 'hello there' --settings '{}'", claude_binary().display(), settings.display());
+    let line = format!("'{}' 'hello there' --settings '{}'", claude_cli().display(), settings.display());
     let mut session = claude(&home, &provider, &project, Some(Path::new("script")));
     session
         .args(["-qfec", &line, "/dev/null"])

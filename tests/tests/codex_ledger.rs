@@ -6,21 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, Served};
+use bee_tests::providers::{MockProvider, Served, codex_cli};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn codex_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("BEE_TEST_CODEX") {
-        return path.into();
-    }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("node/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-    assert!(path.exists(), "this test needs the Codex CLI: `npm ci --prefix tests/node` (.ci/run does it)");
-    path
-}
 
 struct Codex<'a> {
     home: &'a TestHome,
@@ -47,10 +37,10 @@ impl<'a> Codex<'a> {
     fn exec_with(&self, wrapped: bool, config: &[&str], args: &[&str]) -> Output {
         let mut command: Command = if wrapped {
             let mut command = self.home.command(bin("beectl"));
-            command.args(["run", "--provider", "codex", "--"]).arg(codex_binary());
+            command.args(["run", "--provider", "codex", "--"]).arg(codex_cli());
             command
         } else {
-            self.home.command(codex_binary())
+            self.home.command(codex_cli())
         };
         let provider = format!(
             "model_providers.mock={{name=\"mock\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"MOCK_KEY\"}}",

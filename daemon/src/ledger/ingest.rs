@@ -390,16 +390,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::io::Write;
 
-    struct Random(u64);
-
-    impl Random {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n.max(1)
-        }
-    }
+    use crate::ledger::Random;
 
     /// One write of response `id` with `output` tokens so far; the last write
     /// of a stream carries a stop reason.

@@ -13,3 +13,18 @@ pub mod responses;
 pub mod rollup;
 pub mod spool;
 pub mod store;
+
+/// A small deterministic generator for the ledger's generated-input tests.
+#[cfg(test)]
+pub(crate) struct Random(pub(crate) u64);
+
+#[cfg(test)]
+impl Random {
+    /// A number below `n` (xorshift64).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}

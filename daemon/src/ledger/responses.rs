@@ -40,10 +40,6 @@ pub struct ResponseWrite {
 }
 
 impl ResponseWrite {
-    /// The same write read again (another pass, a copy in another file) has
-    /// the same digest and is stored once; a fuller or final write is new.
-    /// 63 bits of a name-based UUID: the store's key is (time, digest), and
-    /// the identity and digest together are unique.
     /// 63 bits naming the response (provider and provider id): the
     /// integer the store finds a response's writes by. Writes of different
     /// responses that share it are told apart by their keys when read.
@@ -56,21 +52,15 @@ impl ResponseWrite {
         (id.as_u64_pair().0 >> 1) as i64
     }
 
+    /// The same write read again (another pass, the same line) has the same
+    /// digest and is stored once; a fuller or final write, or a copy in
+    /// another session's file, is another write.
+    /// 63 bits of a name-based UUID: the store's key is (time, digest).
     pub fn digest(&self) -> i64 {
-        let t = &self.tokens;
         // Each counter as its value + 1, 0 for unreported: no two sets of
         // counters spell the same bytes.
         let mut counters = [0u8; 7 * 8];
-        let values = [
-            t.input_tokens,
-            t.cached_input_tokens,
-            t.cache_creation_input_tokens,
-            t.cache_read_input_tokens,
-            t.output_tokens,
-            t.reasoning_output_tokens,
-            t.total_tokens,
-        ];
-        for (slot, value) in counters.chunks_exact_mut(8).zip(values) {
+        for (slot, value) in counters.chunks_exact_mut(8).zip(self.tokens.values()) {
             slot.copy_from_slice(&value.map_or(0, |v| v.saturating_add(1)).to_le_bytes());
         }
         let mut name = Vec::with_capacity(self.key.len() + 80);
@@ -80,6 +70,11 @@ impl ResponseWrite {
         name.push(0x1f);
         name.extend_from_slice(&counters);
         name.push(u8::from(self.is_final));
+        // A copy in another session's file is kept as that session's write,
+        // so which session a response belongs to never depends on which
+        // file was read first.
+        name.push(0x1f);
+        name.extend_from_slice(self.session_id.as_deref().unwrap_or("").as_bytes());
         let id = uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, &name);
         (id.as_u64_pair().0 >> 1) as i64
     }
@@ -87,19 +82,9 @@ impl ResponseWrite {
     /// Bee's bounds on one response's figures: a write outside them is a
     /// broken or hostile line, never stored.
     pub fn is_valid(&self) -> bool {
-        let counters = [
-            self.tokens.input_tokens,
-            self.tokens.cached_input_tokens,
-            self.tokens.cache_creation_input_tokens,
-            self.tokens.cache_read_input_tokens,
-            self.tokens.output_tokens,
-            self.tokens.reasoning_output_tokens,
-            self.tokens.total_tokens,
-            self.context_tokens,
-            self.context_window,
-        ];
+        let counters = self.tokens.values().into_iter().chain([self.context_tokens, self.context_window]);
         let texts = [Some(self.key.as_str()), self.session_id.as_deref(), self.model.as_deref()];
-        counters.into_iter().flatten().all(|n| n <= bee_proto::ledger::bounds::MAX_CALL_TOKENS)
+        counters.flatten().all(|n| n <= bee_proto::ledger::bounds::MAX_CALL_TOKENS)
             && texts.into_iter().flatten().all(|t| t.len() <= 4_096)
             && !self.key.is_empty()
             && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
@@ -205,16 +190,7 @@ struct StoredWrite {
 /// Which of two writes of one response is the fuller: more counters, then
 /// more output, then more of everything.
 fn fullness(t: &Counters) -> (usize, u64, u64) {
-    let all = [
-        t.input_tokens,
-        t.cached_input_tokens,
-        t.cache_creation_input_tokens,
-        t.cache_read_input_tokens,
-        t.output_tokens,
-        t.reasoning_output_tokens,
-        t.total_tokens,
-    ];
-    (t.reported(), t.output_tokens.unwrap_or(0), all.into_iter().flatten().fold(0u64, u64::saturating_add))
+    (t.reported(), t.output_tokens.unwrap_or(0), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
 fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
@@ -256,6 +232,36 @@ pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(V
         "SELECT {RESPONSE_COLUMNS}, crc FROM response
          WHERE key_hash IN (SELECT key_hash FROM response WHERE at_ms >= ?1 AND at_ms < ?2)"
     ))?;
+    let (writes, damaged) = read_writes(&mut statement, range)?;
+    let (responses, earlier): (Vec<Response>, Vec<Response>) =
+        merge(writes).into_iter().filter(|r| r.at_ms < range.until_ms).partition(|r| r.at_ms >= range.since_ms);
+    Ok((responses, damaged, earlier.into_iter().map(|r| r.at_ms).collect()))
+}
+
+/// [`load`], or on a store from before responses, its ingested calls as
+/// one final write each.
+pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
+    if version >= crate::ledger::rollup::RESPONSE_SCHEMA {
+        return load(conn, range);
+    }
+    // Laid out as a response write, with no checksum to check (these
+    // records predate the response table; their own is checked as calls).
+    let mut statement = conn.prepare_cached(
+        "SELECT 0, 0, provider, record_id, session_id, started_at_utc, started_at_ms, model,
+                input_tokens, cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+                output_tokens, reasoning_output_tokens, total_tokens, NULL, NULL, 1, NULL
+         FROM call WHERE source = 'ingested' AND started_at_ms >= ?1 AND started_at_ms < ?2",
+    )?;
+    let (writes, _) = read_writes(&mut statement, range)?;
+    Ok((merge(writes), Vec::new()))
+}
+
+/// The writes a statement selecting [`RESPONSE_COLUMNS`] and `crc` over
+/// `range` finds, and the digests of those that fail their checksum.
+fn read_writes(
+    statement: &mut rusqlite::CachedStatement<'_>,
+    range: Range,
+) -> rusqlite::Result<(Vec<StoredWrite>, Vec<String>)> {
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     let (mut writes, mut damaged) = (Vec::new(), Vec::new());
     while let Some(row) = rows.next()? {
@@ -274,38 +280,7 @@ pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(V
             is_final: row.get(17)?,
         });
     }
-    let (responses, earlier): (Vec<Response>, Vec<Response>) =
-        merge(writes).into_iter().filter(|r| r.at_ms < range.until_ms).partition(|r| r.at_ms >= range.since_ms);
-    Ok((responses, damaged, earlier.into_iter().map(|r| r.at_ms).collect()))
-}
-
-/// [`load`], or on a store from before responses, its ingested calls as
-/// one final write each.
-pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
-    if version >= crate::ledger::rollup::RESPONSE_SCHEMA {
-        return load(conn, range);
-    }
-    let mut statement = conn.prepare_cached(
-        "SELECT record_id, provider, record_id, session_id, started_at_utc, started_at_ms, model,
-                input_tokens, cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-                output_tokens, reasoning_output_tokens, total_tokens
-         FROM call WHERE source = 'ingested' AND started_at_ms >= ?1 AND started_at_ms < ?2",
-    )?;
-    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
-    let mut writes = Vec::new();
-    while let Some(row) = rows.next()? {
-        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
-        writes.push(StoredWrite {
-            provider,
-            key: row.get(2)?,
-            session_id: row.get(3)?,
-            at_ms: row.get(5)?,
-            model: row.get(6)?,
-            tokens: crate::ledger::rollup::counters_at(row, 7)?,
-            is_final: true,
-        });
-    }
-    Ok((merge(writes), Vec::new()))
+    Ok((writes, damaged))
 }
 
 #[cfg(test)]

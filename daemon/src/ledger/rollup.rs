@@ -934,16 +934,7 @@ mod tests {
     use crate::ledger::store::{self, Ledger};
     use bee_proto::ledger::{CallRecord, LedgerRecord};
 
-    struct Random(u64);
-
-    impl Random {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
+    use crate::ledger::Random;
 
     /// A producer's call, or a turn derived from a log's timestamps.
     fn call(random: &mut Random, base: i64) -> Evidence {

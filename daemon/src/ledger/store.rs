@@ -11,7 +11,7 @@ use bee_proto::ledger::bounds;
 use bee_proto::ledger::{
     CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark, UsageGrouping,
 };
-use bee_proto::usage::WindowKind;
+use bee_proto::usage::{Counters, WindowKind};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
@@ -366,17 +366,7 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
             if call.duration_ms.is_some_and(|d| d > bounds::MAX_CALL_DURATION_MS) {
                 return Err(InvalidRecord("durationMs"));
             }
-            let tokens = call.tokens.iter().flat_map(|t| {
-                [
-                    t.input_tokens,
-                    t.cached_input_tokens,
-                    t.cache_creation_input_tokens,
-                    t.cache_read_input_tokens,
-                    t.output_tokens,
-                    t.reasoning_output_tokens,
-                    t.total_tokens,
-                ]
-            });
+            let tokens = call.tokens.iter().flat_map(Counters::values);
             if tokens.chain([call.context_window, call.context_tokens]).flatten().any(|n| n > bounds::MAX_CALL_TOKENS) {
                 return Err(InvalidRecord("token counter"));
             }
@@ -943,65 +933,74 @@ pub fn read_range(dir: &Path, range: Range, by: Option<UsageGrouping>) -> Result
 
 fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>) -> rusqlite::Result<LedgerView> {
     let mut view = LedgerView { summary: rollup::summarize(conn, version, range, by)?, ..LedgerView::default() };
+    let damaged = &mut view.summary.damaged_records;
+    let limits =
+        read_records(conn, version, ("limit_hit", "at_ms"), LIMIT_COLUMNS, range, damaged, |row, provider| {
+            Ok(LimitRow {
+                provider,
+                at_ms: row.get(3)?,
+                window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
+                window_minutes: row.get(7)?,
+                limit_id: row.get(8)?,
+            })
+        })?;
+    view.limits = one_per_hit(limits);
+    view.work = read_records(conn, version, ("work", "at_ms"), WORK_COLUMNS, range, damaged, |row, provider| {
+        Ok((provider, row.get(3)?))
+    })?;
+    view.snapshots = read_records(
+        conn,
+        version,
+        ("quota_snapshot", "observed_at_ms"),
+        SNAPSHOT_COLUMNS,
+        range,
+        damaged,
+        |row, provider| {
+            Ok(SnapshotRow {
+                provider,
+                observed_ms: row.get(3)?,
+                window: WindowKind::from_name(row.get_ref(4)?.as_str()?).unwrap_or(WindowKind::Other),
+                window_minutes: row.get(5)?,
+                used_percent: row.get(6)?,
+                resets_ms: row.get(8)?,
+                limit_id: row.get(9)?,
+            })
+        },
+    )?;
+    if version >= rollup::RESPONSE_SCHEMA {
+        (view.session_cost_usd, view.sessions_with_cost) = session_costs(conn, range, damaged)?;
+    }
+    Ok(view)
+}
+
+/// The records of `table` whose time column falls in `range`, in time
+/// order, each made a `T` by `row_of` with its provider (column 1); a record
+/// that fails its checksum is counted in `damaged`, one of an unknown
+/// provider skipped.
+fn read_records<T>(
+    conn: &Connection,
+    version: u32,
+    (table, time_column): (&str, &str),
+    columns: Columns,
+    range: Range,
+    damaged: &mut u64,
+    row_of: impl Fn(&rusqlite::Row<'_>, Provider) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
     let crc = if version < rollup::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {}, {crc} FROM limit_hit WHERE at_ms >= ?1 AND at_ms < ?2 ORDER BY at_ms",
-        LIMIT_COLUMNS.select(version)
+        "SELECT {}, {crc} FROM {table} WHERE {time_column} >= ?1 AND {time_column} < ?2 ORDER BY {time_column}",
+        columns.select(version)
     ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
+    let mut records = Vec::new();
     while let Some(row) = rows.next()? {
-        if !LIMIT_COLUMNS.verifies(row, 0)? {
-            view.summary.damaged_records += 1;
-            continue;
-        }
-        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
-        view.limits.push(LimitRow {
-            provider,
-            at_ms: row.get(3)?,
-            window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
-            window_minutes: row.get(7)?,
-            limit_id: row.get(8)?,
-        });
-    }
-    view.limits = one_per_hit(std::mem::take(&mut view.limits));
-    if version >= rollup::RESPONSE_SCHEMA {
-        (view.session_cost_usd, view.sessions_with_cost) =
-            session_costs(conn, range, &mut view.summary.damaged_records)?;
-    }
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {}, {crc} FROM work WHERE at_ms >= ?1 AND at_ms < ?2",
-        WORK_COLUMNS.select(version)
-    ))?;
-    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
-    while let Some(row) = rows.next()? {
-        if !WORK_COLUMNS.verifies(row, 0)? {
-            view.summary.damaged_records += 1;
+        if !columns.verifies(row, 0)? {
+            *damaged += 1;
             continue;
         }
         if let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) {
-            view.work.push((provider, row.get(3)?));
+            records.push(row_of(row, provider)?);
         }
     }
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {}, {crc} FROM quota_snapshot WHERE observed_at_ms >= ?1 AND observed_at_ms < ?2",
-        SNAPSHOT_COLUMNS.select(version)
-    ))?;
-    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
-    while let Some(row) = rows.next()? {
-        if !SNAPSHOT_COLUMNS.verifies(row, 0)? {
-            view.summary.damaged_records += 1;
-            continue;
-        }
-        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
-        view.snapshots.push(SnapshotRow {
-            provider,
-            observed_ms: row.get(3)?,
-            window: WindowKind::from_name(row.get_ref(4)?.as_str()?).unwrap_or(WindowKind::Other),
-            window_minutes: row.get(5)?,
-            used_percent: row.get(6)?,
-            resets_ms: row.get(8)?,
-            limit_id: row.get(9)?,
-        });
-    }
-    Ok(view)
+    Ok(records)
 }
