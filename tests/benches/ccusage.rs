@@ -177,6 +177,11 @@ fn main() {
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
         let (_, stdout) = timed(usage);
         bee_runs.push(started.elapsed());
+        println!(
+            "  round {round}: Bee {:.0} ms{}",
+            bee_runs[round].as_secs_f64() * 1e3,
+            ccusage_runs.get(round).map_or(String::new(), |c| format!(", ccusage {:.0} ms", c.as_secs_f64() * 1e3))
+        );
         assert_eq!(bee_totals(&stdout), truth, "Bee's totals, round {round}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         if let Some(kb) = stderr.lines().find_map(|l| l.strip_prefix("max-rss-kb ")) {
