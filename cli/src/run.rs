@@ -100,7 +100,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(_) => 1,
     };
     if !is_probe(args.provider, rest) {
-        let interrupted = interrupted.load(Ordering::SeqCst);
+        let killed =
+            status.as_ref().is_ok_and(|status| std::os::unix::process::ExitStatusExt::signal(status).is_some());
+        let interrupted = interrupted.load(Ordering::SeqCst) || killed;
         let resumed = resumes_a_thread(args.provider, rest);
         let records = reported.records(args.provider, started_at, duration, code == 0, interrupted, resumed);
         let count = records.len();
@@ -124,17 +126,19 @@ fn forward_signals(
     let pid = rustix::process::Pid::from_child(child);
     let thread = std::thread::spawn(move || {
         for origin in signals.forever() {
-            interrupted.store(true, Ordering::SeqCst);
             let Some(signal) = rustix::process::Signal::from_named_raw(origin.signal) else { continue };
             let sent = if own_group {
                 rustix::process::kill_process_group(pid, signal)
             } else if origin.cause == Cause::Kernel {
                 // From the terminal: it reached the whole foreground group,
-                // the child included, already. Twice would be another keypress.
-                Ok(())
+                // the child included, already. Twice would be another
+                // keypress; and an interactive CLI may take Ctrl-C as "stop
+                // this answer" and go on, so only its exit says interrupted.
+                continue;
             } else {
                 rustix::process::kill_process(pid, signal)
             };
+            interrupted.store(true, Ordering::SeqCst);
             if let Err(err) = sent {
                 eprintln!("beectl: could not forward signal {} to the provider: {err}", origin.signal);
             }
