@@ -135,6 +135,10 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
     assert_eq!(usage["rows"][0]["tokens"]["inputTokens"], 2500, "cumulative usage is the last, not a sum");
     assert_eq!(usage["rows"][0]["tokens"]["cachedInputTokens"], 1200);
     assert_eq!(usage["rows"][0]["tokens"]["outputTokens"], 80);
+    assert_eq!(
+        usage["rows"][0]["tokens"]["totalTokens"], 2_580,
+        "Codex's total is input + output; exec output omits it"
+    );
     let quota = json_of(&home.beectl(&["quota", "--provider", "codex"]));
     assert_eq!(quota["crossed"], 1);
     assert_eq!(

@@ -141,11 +141,16 @@ pub(crate) fn reports_all(provider: Provider, t: &Counters) -> bool {
     }
 }
 
-/// `tokens` with their total: Claude reports none, so it is the sum of the
-/// four counters Claude reports, when all four are known (as ccusage sums it).
+/// `tokens` with their total where the provider left it out: Claude never
+/// reports one, so it is the sum of its four counters (as ccusage sums it);
+/// Codex's is input + output (cached input and reasoning are parts of them),
+/// which its `exec --json` output omits. Only when every part is known.
 pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
-    if provider == Provider::Claude && tokens.total_tokens.is_none() && reports_all(Provider::Claude, &tokens) {
-        tokens.total_tokens = [
+    if tokens.total_tokens.is_some() {
+        return tokens;
+    }
+    tokens.total_tokens = match provider {
+        Provider::Claude if reports_all(Provider::Claude, &tokens) => [
             tokens.input_tokens,
             tokens.cache_creation_input_tokens,
             tokens.cache_read_input_tokens,
@@ -153,8 +158,10 @@ pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
         ]
         .into_iter()
         .flatten()
-        .try_fold(0u64, u64::checked_add);
-    }
+        .try_fold(0u64, u64::checked_add),
+        Provider::Codex => tokens.input_tokens.zip(tokens.output_tokens).and_then(|(i, o)| i.checked_add(o)),
+        Provider::Claude => None,
+    };
     tokens
 }
 
