@@ -360,6 +360,11 @@ impl UsageRow {
     }
 }
 
+/// A quota issue: the logs show turns (derived time) but no producer
+/// measured a call in the range, so the measured figures (0) say nothing of
+/// the time agents actually ran.
+pub const TIME_NOT_MEASURED_ISSUE: &str = "time_not_measured";
+
 /// A quota issue: a provider that reports its windows with every response
 /// (Codex) was active in the range and sent none.
 pub const SNAPSHOTS_MISSING_ISSUE: &str = "quota_snapshots_missing";

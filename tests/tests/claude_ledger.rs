@@ -126,9 +126,14 @@ fn print_continue_and_resume_count_each_served_response_once() {
     json_of(&home.beectl(&["ingest"]));
     assert_usage_equals_served(&home, &served);
     let quota = json_of(&home.beectl(&["quota"]));
-    assert_eq!((quota["crossed"].clone(), quota["issues"].clone()), (json!(0), json!([])), "{quota}");
     // No producer measured these turns: their time comes from the logs'
-    // own timestamps, one turn per prompt, apart from measured time.
+    // own timestamps, one turn per prompt, apart from measured time — and
+    // the measured 0 says so.
+    assert_eq!(
+        (quota["crossed"].clone(), quota["issues"].clone()),
+        (json!(0), json!(["time_not_measured"])),
+        "{quota}"
+    );
     assert_eq!((quota["agentTimeMs"].clone(), quota["derived"]["turns"].clone()), (json!(0), json!(3)), "{quota}");
     assert!(quota["derived"]["agentTimeMs"].as_u64().unwrap() > 0, "{quota}");
     // Cost: what Claude Code itself reported, from its session's cost lines

@@ -51,6 +51,13 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     if view.summary.damaged_records > 0 {
         issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
     }
+    let derived = derived_time(match only {
+        None => Some(&summary.derived_all),
+        Some(provider) => summary.derived_providers.get(&provider),
+    });
+    if overall.calls == 0 && derived.turns > 0 {
+        issues.push(bee_proto::ledger::TIME_NOT_MEASURED_ISSUE.to_owned());
+    }
     // Codex reports its windows with every response (rate-limit headers);
     // Codex activity without a single snapshot means they went missing.
     let codex_active = per_provider.iter().any(|p: &ProviderQuota| {
@@ -70,10 +77,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         converted: view.work.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
         crossed: view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64,
         calls_without_duration: overall.without_duration,
-        derived: derived_time(match only {
-            None => Some(&summary.derived_all),
-            Some(provider) => summary.derived_providers.get(&provider),
-        }),
+        derived,
         providers: per_provider,
         issues,
     }
