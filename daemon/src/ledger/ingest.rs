@@ -116,13 +116,30 @@ impl SinglePass {
         }
         state.running = true;
         drop(state);
-        let outcome = pass(&self.ledger, &self.roots, self.quiet, 2, &|_, _| {}).map_err(|err| err.to_string());
-        let mut state = self.state.lock().map_err(|_| "ingestion state poisoned".to_owned())?;
+        // Whatever happens to the pass — a panic included — the waiters are
+        // told it ended, and the next caller runs a pass of its own.
+        let mut finish = Finish { single: self, outcome: Err("the ingestion pass ended abnormally".to_owned()) };
+        finish.outcome = pass(&self.ledger, &self.roots, self.quiet, 2, &|_, _| {}).map_err(|err| err.to_string());
+        finish.outcome.clone()
+    }
+}
+
+/// Marks a [`SinglePass`] pass finished when dropped.
+struct Finish<'a> {
+    single: &'a SinglePass,
+    outcome: Result<PassSummary, String>,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        let mut state = match self.single.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
         state.running = false;
         state.finished += 1;
-        state.last = Some(outcome.clone());
-        self.finished.notify_all();
-        outcome
+        state.last = Some(self.outcome.clone());
+        self.single.finished.notify_all();
     }
 }
 
