@@ -76,7 +76,13 @@ fn impossible_ledger_figures_are_refused_and_totals_stay_exact() {
         call("7d2b8f63-1c6e-4d4f-8a2b-3c4d5e6f7a03", json!(0.5), json!(u64::MAX)),
         call("7d2b8f63-1c6e-4d4f-8a2b-3c4d5e6f7a04", json!(0.5), json!(i64::MAX)),
     ];
-    for record in &refused {
+    // Only beed's reading of the logs makes derived or ingested evidence;
+    // a limit's family and session are short names.
+    let mut derived = call("7d2b8f63-1c6e-4d4f-8a2b-3c4d5e6f7a05", json!(0.5), json!(10));
+    derived["source"] = json!("derived");
+    let limit = json!({"kind": "limit", "recordId": "7d2b8f63-1c6e-4d4f-8a2b-3c4d5e6f7a06", "atUtc": "2026-11-30T10:00:00Z",
+        "provider": "codex", "resetsAtUtc": null, "detection": "structured", "window": "five_hour", "limitId": "x".repeat(200)});
+    for record in refused.iter().chain([&derived, &limit]) {
         let (status, answer) = post(&home, path, &json!({"records": [record]}));
         assert_eq!((status, answer["errorCode"].as_str()), (400, Some("invalid_request")), "{record}");
     }

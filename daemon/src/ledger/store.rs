@@ -384,6 +384,12 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
         LedgerRecord::Limit(limit) => {
             required_ms(&limit.at_utc, "atUtc")?;
             optional_ms(limit.resets_at_utc.as_deref(), "resetsAtUtc")?;
+            if [limit.limit_id.as_deref(), limit.session_id.as_deref()].into_iter().flatten().any(|t| t.len() > 128) {
+                return Err(InvalidRecord("limitId or sessionId"));
+            }
+            if limit.window_minutes.is_some_and(|m| m > bounds::MAX_CALL_DURATION_MS / 60_000) {
+                return Err(InvalidRecord("windowMinutes"));
+            }
         }
         LedgerRecord::Work(work) => {
             required_ms(&work.at_utc, "atUtc")?;
@@ -414,6 +420,9 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
 
 fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
     required_ms(&snapshot.observed_at_utc, "observedAtUtc")?;
+    if snapshot.limit_id.as_ref().is_some_and(|id| id.len() > 128) {
+        return Err(InvalidRecord("limitId"));
+    }
     optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc")?;
     if !snapshot.used_percent.is_finite() || !(0.0..=bounds::MAX_USED_PERCENT).contains(&snapshot.used_percent) {
         return Err(InvalidRecord("usedPercent"));
