@@ -15,13 +15,17 @@ use bee_proto::usage::Counters;
 use rusqlite::{Connection, params};
 
 use crate::ledger::rollup::Range;
-use crate::storage::sqlite::{self, sql_integer};
+use crate::ledger::store::{Columns, insert_row};
+use crate::storage::sqlite::sql_integer;
 
 /// Columns of a `response` write, in the order its checksum covers them.
-pub const RESPONSE_COLUMNS: &str = "digest, key_hash, provider, response_key, session_id, at_utc, at_ms, model,
+pub const RESPONSE_COLUMNS: Columns = Columns {
+    base: "digest, key_hash, provider, response_key, session_id, at_utc, at_ms, model,
      input_tokens, cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
-     reasoning_output_tokens, total_tokens, context_tokens, context_window, final";
-const RESPONSE_COLUMN_COUNT: usize = sqlite::column_count(RESPONSE_COLUMNS);
+     reasoning_output_tokens, total_tokens, context_tokens, context_window, final",
+    grown: "",
+};
+const RESPONSE_COLUMN_COUNT: usize = RESPONSE_COLUMNS.count();
 
 /// One write of a response, as a log reader found it.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,17 +118,9 @@ impl ResponseWrite {
             &n(self.context_window),
             &self.is_final,
         ];
-        static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-            let placeholders: Vec<String> = (1..=RESPONSE_COLUMN_COUNT + 1).map(|n| format!("?{n}")).collect();
-            format!(
-                "INSERT INTO response ({RESPONSE_COLUMNS}, crc) VALUES ({}) ON CONFLICT DO NOTHING",
-                placeholders.join(", ")
-            )
-        });
-        let crc = sqlite::params_crc(&values)?;
-        let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
-        all.push(&crc);
-        Ok(tx.prepare_cached(&INSERT)?.execute(all.as_slice())? == 1)
+        static INSERT: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| RESPONSE_COLUMNS.insert_sql("response", "ON CONFLICT DO NOTHING"));
+        Ok(insert_row(tx, RESPONSE_COLUMNS, &INSERT, &values)? == 1)
     }
 }
 
@@ -236,8 +232,9 @@ pub fn load(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>,
 /// that were first written before it.
 pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>, Vec<i64>)> {
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {RESPONSE_COLUMNS}, crc FROM response
-         WHERE key_hash IN (SELECT key_hash FROM response WHERE at_ms >= ?1 AND at_ms < ?2)"
+        "SELECT {}, crc FROM response
+         WHERE key_hash IN (SELECT key_hash FROM response WHERE at_ms >= ?1 AND at_ms < ?2)",
+        RESPONSE_COLUMNS.base
     ))?;
     let (writes, damaged) = read_writes(&mut statement, range)?;
     let (responses, earlier): (Vec<Response>, Vec<Response>) =
@@ -272,7 +269,7 @@ fn read_writes(
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     let (mut writes, mut damaged) = (Vec::new(), Vec::new());
     while let Some(row) = rows.next()? {
-        if !sqlite::row_verifies(row, 0, RESPONSE_COLUMN_COUNT)? {
+        if !RESPONSE_COLUMNS.verifies(row, 0)? {
             damaged.push(row.get::<_, i64>(0)?.to_string());
             continue;
         }

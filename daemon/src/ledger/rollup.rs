@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::ledger::responses::{self, Response};
 use crate::ledger::store::Columns;
-use crate::storage::sqlite::{self, sql_integer};
+use crate::storage::sqlite::sql_integer;
 
 /// The aggregates' granularity.
 pub const HOUR_MS: i64 = 3_600_000;
@@ -405,9 +405,7 @@ pub struct Touched {
 impl Touched {
     /// A producer's call was inserted.
     pub fn call(&mut self, provider: Provider, session: Option<&str>, started_ms: i64, duration_ms: Option<i64>) {
-        let (start, end) = interval(started_ms, duration_ms).unwrap_or((started_ms, started_ms));
-        self.longest = self.longest.max(end - start);
-        self.mark(start, end);
+        let (start, end) = self.span(started_ms, duration_ms);
         if let Some(session) = session {
             let span = self.produced.entry((provider, session.to_owned())).or_insert((start, end));
             *span = (span.0.min(start), span.1.max(end));
@@ -426,9 +424,16 @@ impl Touched {
 
     /// A derived turn was inserted: its hours are settled again.
     pub fn derived(&mut self, started_ms: i64, ended_ms: i64) {
-        let (start, end) = interval(started_ms, Some(ended_ms - started_ms)).unwrap_or((started_ms, started_ms));
+        self.span(started_ms, Some(ended_ms - started_ms));
+    }
+
+    /// A span of time was inserted: the hours it lies in are dirty, and a
+    /// range looks back as far as the longest one. Its `[start, end)`.
+    fn span(&mut self, started_ms: i64, duration_ms: Option<i64>) -> (i64, i64) {
+        let (start, end) = interval(started_ms, duration_ms).unwrap_or((started_ms, started_ms));
         self.longest = self.longest.max(end - start);
         self.mark(start, end);
+        (start, end)
     }
 
     /// A log reported `session`'s cost.
@@ -608,14 +613,15 @@ fn load_derived(
     lookback: i64,
     damaged: &mut Vec<String>,
 ) -> rusqlite::Result<Vec<CallRow>> {
-    let mut statement = conn.prepare_cached(
-        "SELECT provider, session_id, started_at_ms, ended_at_ms, crc FROM derived_turn
-         WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
-    )?;
+    let columns = crate::ledger::store::DERIVED_TURN_COLUMNS;
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {}, crc FROM derived_turn WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
+        columns.base
+    ))?;
     let mut rows = statement.query(params![range.since_ms.saturating_sub(lookback), range.until_ms])?;
     let mut longest: BTreeMap<(Provider, String, i64), i64> = BTreeMap::new();
     while let Some(row) = rows.next()? {
-        if !sqlite::row_verifies(row, 0, 4)? {
+        if !columns.verifies(row, 0)? {
             damaged.push(format!("derived_turn:{}", row.get::<_, i64>(2)?));
             continue;
         }
@@ -635,30 +641,29 @@ fn load_derived(
     )?;
     let mut turns = Vec::new();
     for ((provider, session, start), end) in longest {
+        let call = CallRow {
+            started_ms: start,
+            duration_ms: Some(end - start),
+            provider,
+            source: CallSource::Derived,
+            model: None,
+            session_id: None,
+            cost_usd: None,
+            tokens: None,
+            logged: true,
+        };
+        if !call.overlaps(range) {
+            continue;
+        }
         let measured: bool = overlapping.query_row(
             params![provider.as_str(), session, start.saturating_sub(lookback), end.max(start + 1), MAX_CALL_MS, start],
             |row| row.get(0),
         )?;
-        turns.push((provider, session, start, end, measured));
+        if !measured {
+            turns.push(CallRow { session_id: Some(session), ..call });
+        }
     }
-
-    Ok(turns
-        .into_iter()
-        .filter_map(|(provider, session, start, end, measured)| {
-            let call = CallRow {
-                started_ms: start,
-                duration_ms: Some(end - start),
-                provider,
-                source: CallSource::Derived,
-                model: None,
-                session_id: Some(session),
-                cost_usd: None,
-                tokens: None,
-                logged: true,
-            };
-            (!measured && call.overlaps(range)).then_some(call)
-        })
-        .collect())
+    Ok(turns)
 }
 
 /// The seven token counters in the columns from `first` on, in

@@ -287,7 +287,7 @@ impl Columns {
     }
 
     /// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`.
-    fn insert_sql(self, table: &str, suffix: &str) -> String {
+    pub(crate) fn insert_sql(self, table: &str, suffix: &str) -> String {
         let placeholders: Vec<String> = (1..=self.count() + 1).map(|n| format!("?{n}")).collect();
         format!("INSERT INTO {table} ({}, crc) VALUES ({}) {suffix}", self.select(u32::MAX), placeholders.join(", "))
     }
@@ -313,6 +313,10 @@ pub const SNAPSHOT_COLUMNS: Columns = Columns {
 };
 pub const TURN_MARK_COLUMNS: Columns =
     Columns { base: "edge, session_id, at_utc, at_ms, transcript_path, cwd", grown: "" };
+/// Columns of a derived turn and of a session's reported running cost.
+pub const DERIVED_TURN_COLUMNS: Columns =
+    Columns { base: "provider, session_id, started_at_ms, ended_at_ms", grown: "" };
+pub const SESSION_COST_COLUMNS: Columns = Columns { base: "provider, session_id, at_ms, total_usd", grown: "" };
 
 static INSERT_CALL: LazyLock<String> =
     LazyLock::new(|| rollup::CALL_COLUMNS.insert_sql("call", "ON CONFLICT (record_id) DO NOTHING"));
@@ -322,11 +326,15 @@ static INSERT_WORK: LazyLock<String> =
     LazyLock::new(|| WORK_COLUMNS.insert_sql("work", "ON CONFLICT (record_id) DO NOTHING"));
 static INSERT_SNAPSHOT: LazyLock<String> = LazyLock::new(|| SNAPSHOT_COLUMNS.insert_sql("quota_snapshot", ""));
 static INSERT_TURN_MARK: LazyLock<String> = LazyLock::new(|| TURN_MARK_COLUMNS.insert_sql("turn_mark", ""));
+static INSERT_DERIVED_TURN: LazyLock<String> =
+    LazyLock::new(|| DERIVED_TURN_COLUMNS.insert_sql("derived_turn", "ON CONFLICT DO NOTHING"));
+static INSERT_SESSION_COST: LazyLock<String> =
+    LazyLock::new(|| SESSION_COST_COLUMNS.insert_sql("session_cost", "ON CONFLICT DO NOTHING"));
 
 /// Appends one record row of a table with `columns` (`sql` built from
 /// them) with the checksum of its values. The number of rows inserted.
-fn insert_row(
-    tx: &rusqlite::Transaction<'_>,
+pub(crate) fn insert_row(
+    tx: &Connection,
     columns: Columns,
     sql: &str,
     values: &[&dyn rusqlite::ToSql],
@@ -580,12 +588,11 @@ fn mark_derived_turns(
 
 /// Appends a session's cumulative cost unless the same one is stored.
 fn insert_cost(tx: &rusqlite::Transaction<'_>, cost: &SessionCost, touched: &mut Touched) -> Result<bool, DbError> {
-    let values: [&dyn rusqlite::ToSql; 4] = [&cost.provider.as_str(), &cost.session_id, &cost.at_ms, &cost.total_usd];
-    let crc = sqlite::params_crc(&values)?;
-    let inserted = exec(
+    let inserted = insert_row(
         tx,
-        "INSERT OR IGNORE INTO session_cost (provider, session_id, at_ms, total_usd, crc) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![values[0], values[1], values[2], values[3], crc],
+        SESSION_COST_COLUMNS,
+        &INSERT_SESSION_COST,
+        params![cost.provider.as_str(), cost.session_id, cost.at_ms, cost.total_usd],
     )? == 1;
     touched.costed(cost.provider, &cost.session_id);
     Ok(inserted)
@@ -593,14 +600,11 @@ fn insert_cost(tx: &rusqlite::Transaction<'_>, cost: &SessionCost, touched: &mut
 
 /// Appends a derived turn unless the same one is stored.
 fn insert_turn(tx: &rusqlite::Transaction<'_>, turn: &DerivedTurn, touched: &mut Touched) -> Result<bool, DbError> {
-    let values: [&dyn rusqlite::ToSql; 4] =
-        [&turn.provider.as_str(), &turn.session_id, &turn.started_at_ms, &turn.ended_at_ms];
-    let crc = sqlite::params_crc(&values)?;
-    let inserted = exec(
+    let inserted = insert_row(
         tx,
-        "INSERT OR IGNORE INTO derived_turn (provider, session_id, started_at_ms, ended_at_ms, crc)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![values[0], values[1], values[2], values[3], crc],
+        DERIVED_TURN_COLUMNS,
+        &INSERT_DERIVED_TURN,
+        params![turn.provider.as_str(), turn.session_id, turn.started_at_ms, turn.ended_at_ms],
     )? == 1;
     if inserted {
         touched.derived(turn.started_at_ms, turn.ended_at_ms);
@@ -859,16 +863,17 @@ pub struct LimitRow {
 /// The growth of each session's cumulative cost over `range`, summed; the
 /// number of sessions that grew. `None` when no session reported a cost.
 fn session_costs(conn: &Connection, range: Range, damaged: &mut u64) -> rusqlite::Result<(Option<f64>, u64)> {
-    let mut statement = conn.prepare_cached(
-        "SELECT provider, session_id, at_ms, total_usd, crc FROM session_cost
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {}, crc FROM session_cost
          WHERE session_id IN (SELECT session_id FROM session_cost WHERE at_ms >= ?1 AND at_ms < ?2)
            AND at_ms < ?2",
-    )?;
+        SESSION_COST_COLUMNS.base
+    ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
     // Per session: the highest total before the range, and within it.
     let mut totals: HashMap<(String, String), (f64, f64)> = HashMap::new();
     while let Some(row) = rows.next()? {
-        if !sqlite::row_verifies(row, 0, 4)? {
+        if !SESSION_COST_COLUMNS.verifies(row, 0)? {
             *damaged += 1;
             continue;
         }
