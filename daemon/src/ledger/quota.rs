@@ -8,7 +8,7 @@ use bee_proto::ledger::{
 use std::collections::BTreeMap;
 
 pub use crate::ledger::rollup::Range;
-use crate::ledger::store::LedgerView;
+use crate::ledger::store::{LedgerView, LimitRow};
 use bee_proto::time::format_unix_ms;
 use bee_proto::usage::WindowKind;
 
@@ -109,29 +109,17 @@ fn windows(view: &LedgerView, provider: Provider) -> Vec<QuotaWindow> {
         .into_iter()
         .map(|((limit_id, _, minutes, resets), (window, used))| {
             let peak = used.iter().copied().fold(0.0, f64::max);
-            let bounds = match (minutes, resets) {
-                (Some(minutes), Some(resets)) => Some((resets - minutes * 60_000, resets)),
+            let exhausted = match (minutes, resets) {
+                (Some(minutes), Some(resets)) => {
+                    let hits = view
+                        .limits
+                        .iter()
+                        .filter(|l| l.provider == provider && l.at_ms >= resets - minutes * 60_000 && l.at_ms < resets);
+                    exhausted_by(hits, limit_id.as_deref(), window, minutes, peak)
+                }
+                // The window's bounds are unknown.
                 _ => None,
             };
-            let exhausted = bounds.map(|(start, end)| {
-                let hits = view.limits.iter().filter(|l| l.provider == provider && l.at_ms >= start && l.at_ms < end);
-                let mut answer = Some(false);
-                for hit in hits {
-                    let family_matches = hit.limit_id.is_none() || hit.limit_id == limit_id;
-                    let named_this = hit.window == Some(window)
-                        && hit.window_minutes.is_none_or(|m| Some(m) == minutes)
-                        && family_matches;
-                    if named_this || (peak >= 100.0 && family_matches) {
-                        return Some(true);
-                    }
-                    if hit.window.is_none() {
-                        // A hit that named no window, while this one was
-                        // below 100 %: which window hit is unknown.
-                        answer = None;
-                    }
-                }
-                answer
-            });
             QuotaWindow {
                 limit_id,
                 window,
@@ -139,10 +127,36 @@ fn windows(view: &LedgerView, provider: Provider) -> Vec<QuotaWindow> {
                 resets_at_utc: resets.map(format_unix_ms),
                 peak_percent: peak,
                 snapshots: used.len() as u64,
-                exhausted: exhausted.flatten(),
+                exhausted,
             }
         })
         .collect()
+}
+
+/// Whether the `hits` inside a window (of family `limit_id`, kind `window`,
+/// `minutes` long, peaking at `peak` %) exhausted it: a hit that named it,
+/// or any hit of its family while it stood at 100 %; `None` when a hit named
+/// no window and this one was below 100 % (which window hit is unknown).
+fn exhausted_by<'a>(
+    hits: impl Iterator<Item = &'a LimitRow>,
+    limit_id: Option<&str>,
+    window: WindowKind,
+    minutes: i64,
+    peak: f64,
+) -> Option<bool> {
+    let mut answer = Some(false);
+    for hit in hits {
+        let family_matches = hit.limit_id.as_deref().is_none_or(|id| Some(id) == limit_id);
+        let named_this =
+            family_matches && hit.window == Some(window) && hit.window_minutes.is_none_or(|m| m == minutes);
+        if named_this || (family_matches && peak >= 100.0) {
+            return Some(true);
+        }
+        if hit.window.is_none() {
+            answer = None;
+        }
+    }
+    answer
 }
 
 /// `beectl status`: the quota view plus reported costs and the ledger

@@ -190,10 +190,10 @@ struct StoredWrite {
     is_final: bool,
 }
 
-/// Which of two writes of one response is the fuller: more counters, then
-/// more output, then more of everything.
-fn fullness(t: &Counters) -> (usize, u64, u64) {
-    (t.reported(), t.output_tokens.unwrap_or(0), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
+/// Which of two writes of one response is the fuller: the provider-wide
+/// rule (more counters, then more output), then more of everything.
+fn fullness(t: &Counters) -> ((usize, u64), u64) {
+    (t.completeness(), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
 fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
