@@ -76,6 +76,7 @@ struct Log {
 /// A running mock provider API on a loopback port.
 pub struct MockProvider {
     pub port: u16,
+    api: Api,
     log: Arc<Mutex<Log>>,
 }
 
@@ -108,7 +109,7 @@ impl MockProvider {
                 std::thread::spawn(move || serve(api, stream, &log));
             }
         });
-        MockProvider { port, log }
+        MockProvider { port, api, log }
     }
 
     pub fn base_url(&self) -> String {
@@ -132,6 +133,31 @@ impl MockProvider {
         self.log.lock().map(|log| log.served.clone()).unwrap_or_default()
     }
 
+    /// What was served, summed in `beectl usage`'s shape: `responses` and
+    /// the token counters this provider reports (its total as it defines it).
+    pub fn served_usage(&self) -> Value {
+        let served = self.served();
+        let sum = |f: fn(&Served) -> u64| -> u64 { served.iter().map(f).sum() };
+        match self.api {
+            Api::Anthropic => json!({
+                "responses": served.len(),
+                "inputTokens": sum(|s| s.input),
+                "cacheCreationInputTokens": sum(|s| s.cache_creation),
+                "cacheReadInputTokens": sum(|s| s.cache_read),
+                "outputTokens": sum(|s| s.output),
+                "totalTokens": sum(|s| s.total(true)),
+            }),
+            Api::OpenAi => json!({
+                "responses": served.len(),
+                "inputTokens": sum(|s| s.input),
+                "cachedInputTokens": sum(|s| s.cache_read),
+                "outputTokens": sum(|s| s.output),
+                "reasoningOutputTokens": sum(|s| s.reasoning),
+                "totalTokens": sum(|s| s.total(false)),
+            }),
+        }
+    }
+
     /// Requests refused with a usage-limit 429.
     pub fn refused(&self) -> u64 {
         self.log.lock().map(|log| log.refused).unwrap_or(0)
@@ -141,6 +167,18 @@ impl MockProvider {
     pub fn requests(&self) -> Vec<(String, Value)> {
         self.log.lock().map(|log| log.requests.clone()).unwrap_or_default()
     }
+}
+
+/// A `beectl usage` report's rows summed over the fields of `like` (as
+/// [`MockProvider::served_usage`] spells them): `responses` from the rows,
+/// the rest from their tokens; an unreported counter adds 0.
+pub fn usage_sums(report: &Value, like: &Value) -> Value {
+    let rows = report["rows"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let sums = like.as_object().into_iter().flatten().map(|(field, _)| {
+        let cell = |row: &Value| if field == "responses" { row[field].as_u64() } else { row["tokens"][field].as_u64() };
+        (field.clone(), json!(rows.iter().map(|row| cell(row).unwrap_or(0)).sum::<u64>()))
+    });
+    Value::Object(sums.collect())
 }
 
 /// The newest prompt of the conversation (the CLIs' own context messages,

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, Served, claude_cli};
+use bee_tests::providers::{MockProvider, claude_cli, usage_sums};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -51,38 +51,12 @@ fn json_of(output: &Output) -> Value {
 }
 
 /// Sums `rows` of a usage report, counter by counter.
-fn row_sums(report: &Value) -> Value {
-    let rows = report["rows"].as_array().unwrap();
-    let sum = |field: &str| -> u64 { rows.iter().map(|r| r["tokens"][field].as_u64().unwrap_or(0)).sum() };
-    let count = |field: &str| -> u64 { rows.iter().map(|r| r[field].as_u64().unwrap()).sum() };
-    json!({
-        "responses": count("responses"),
-        "inputTokens": sum("inputTokens"),
-        "cacheCreationInputTokens": sum("cacheCreationInputTokens"),
-        "cacheReadInputTokens": sum("cacheReadInputTokens"),
-        "outputTokens": sum("outputTokens"),
-        "totalTokens": sum("totalTokens"),
-    })
-}
-
-/// What the mock served, in the same shape.
-fn served_sums(served: &[Served]) -> Value {
-    json!({
-        "responses": served.len(),
-        "inputTokens": served.iter().map(|s| s.input).sum::<u64>(),
-        "cacheCreationInputTokens": served.iter().map(|s| s.cache_creation).sum::<u64>(),
-        "cacheReadInputTokens": served.iter().map(|s| s.cache_read).sum::<u64>(),
-        "outputTokens": served.iter().map(|s| s.output).sum::<u64>(),
-        "totalTokens": served.iter().map(|s| s.total(true)).sum::<u64>(),
-    })
-}
-
 /// Every usage view equals what the mock served, and says nothing is unknown.
-fn assert_usage_equals_served(home: &TestHome, served: &[Served]) {
-    let expected = served_sums(served);
+fn assert_usage_equals_served(home: &TestHome, provider: &MockProvider) {
+    let (served, expected) = (provider.served(), provider.served_usage());
     for by in ["day", "session", "model"] {
         let report = json_of(&home.beectl(&["usage", "--by", by]));
-        assert_json_eq(&row_sums(&report), &expected);
+        assert_json_eq(&usage_sums(&report, &expected), &expected);
         assert_eq!(report["issues"], json!([]), "--by {by}: {report}");
         assert!(report["rows"].as_array().unwrap().iter().all(|r| r["key"].is_string()), "{report}");
     }
@@ -121,10 +95,10 @@ fn print_continue_and_resume_count_each_served_response_once() {
 
     let ingested = json_of(&home.beectl(&["ingest"]));
     assert_eq!(ingested["by"], "beectl", "{ingested}");
-    assert_usage_equals_served(&home, &served);
+    assert_usage_equals_served(&home, &provider);
     // Read again: nothing counts twice.
     json_of(&home.beectl(&["ingest"]));
-    assert_usage_equals_served(&home, &served);
+    assert_usage_equals_served(&home, &provider);
     let quota = json_of(&home.beectl(&["quota"]));
     // No producer measured these turns: their time comes from the logs'
     // own timestamps, one turn per prompt, apart from measured time — and
@@ -166,7 +140,7 @@ fn a_run_with_turn_hooks_is_one_call_and_a_refused_request_one_limit() {
     assert_eq!(result["type"], "result", "the CLI's output passes through");
     home.settle();
     json_of(&home.beectl(&["ingest"]));
-    assert_usage_equals_served(&home, &provider.served());
+    assert_usage_equals_served(&home, &provider);
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!(quota["providers"][0]["calls"], 1, "the run and its hook turn are one call: {quota}");
     assert!(quota["usedMs"].as_u64().unwrap() > 0);
@@ -193,7 +167,7 @@ fn a_run_with_turn_hooks_is_one_call_and_a_refused_request_one_limit() {
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!(quota["crossed"], 1, "{quota}");
     assert_eq!(quota["providers"][0]["calls"], 2, "the refused run is a call too: {quota}");
-    assert_usage_equals_served(&home, &provider.served());
+    assert_usage_equals_served(&home, &provider);
     drop(daemon);
 }
 
@@ -211,7 +185,7 @@ fn turns_while_beed_is_down_are_spooled_and_counted_once_it_is_back() {
     let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
     home.settle();
     json_of(&home.beectl(&["ingest"]));
-    assert_usage_equals_served(&home, &provider.served());
+    assert_usage_equals_served(&home, &provider);
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!(quota["providers"][0]["calls"], 1, "{quota}");
     drop(daemon);
@@ -262,7 +236,7 @@ fn an_interactive_session_in_a_terminal_is_measured_by_its_hooks_and_counted_fro
     assert!(exited, "the session ended on /exit");
     home.settle();
     json_of(&home.beectl(&["ingest"]));
-    assert_usage_equals_served(&home, &provider.served());
+    assert_usage_equals_served(&home, &provider);
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!(quota["providers"][0]["calls"], 1, "the hooks measured the turn: {quota}");
     assert_eq!(quota["derived"]["turns"], 0, "a measured turn is not derived too: {quota}");

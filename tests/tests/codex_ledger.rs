@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, Served, codex_cli};
+use bee_tests::providers::{MockProvider, codex_cli, usage_sums};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -79,36 +79,11 @@ fn ok(output: Output) -> Output {
     output
 }
 
-fn served_sums(served: &[Served]) -> Value {
-    let sum = |f: fn(&Served) -> u64| -> u64 { served.iter().map(f).sum() };
-    json!({
-        "responses": served.len(),
-        "inputTokens": sum(|s| s.input),
-        "cachedInputTokens": sum(|s| s.cache_read),
-        "outputTokens": sum(|s| s.output),
-        "reasoningOutputTokens": sum(|s| s.reasoning),
-        "totalTokens": sum(|s| s.total(false)),
-    })
-}
-
-fn row_sums(report: &Value) -> Value {
-    let rows = report["rows"].as_array().unwrap();
-    let sum = |field: &str| -> u64 { rows.iter().map(|r| r["tokens"][field].as_u64().unwrap_or(0)).sum() };
-    json!({
-        "responses": rows.iter().map(|r| r["responses"].as_u64().unwrap()).sum::<u64>(),
-        "inputTokens": sum("inputTokens"),
-        "cachedInputTokens": sum("cachedInputTokens"),
-        "outputTokens": sum("outputTokens"),
-        "reasoningOutputTokens": sum("reasoningOutputTokens"),
-        "totalTokens": sum("totalTokens"),
-    })
-}
-
 fn assert_usage_equals_served(codex: &Codex<'_>) {
-    let expected = served_sums(&codex.provider.served());
+    let expected = codex.provider.served_usage();
     for by in ["day", "session", "model"] {
         let report = codex.beectl(&["usage", "--by", by]);
-        assert_json_eq(&row_sums(&report), &expected);
+        assert_json_eq(&usage_sums(&report, &expected), &expected);
         assert_eq!(report["issues"], json!([]), "--by {by}: {report}");
         let producer: u64 =
             report["rows"].as_array().unwrap().iter().map(|r| r["producerCountedCalls"].as_u64().unwrap()).sum();
