@@ -77,35 +77,7 @@ impl CodexParser {
                         self.start.turn_ms = at;
                         self.start.turn_end_ms = at;
                     }
-                    Some("task_complete") => {
-                        if let (Some(started), Some(ended)) = (self.start.turn_ms.take(), self.start.turn_end_ms.take())
-                        {
-                            out.push(Evidence::Turn(DerivedTurn {
-                                provider: Provider::Codex,
-                                session_id: session.clone(),
-                                started_at_ms: started,
-                                ended_at_ms: ended,
-                            }));
-                        }
-                        let error = payload.get("error");
-                        let info = error.and_then(|e| e.get("codex_error_info")).and_then(|v| v.as_str());
-                        if info == Some("usage_limit_exceeded") {
-                            let turn = payload.get("turn_id").and_then(|v| v.as_str()).unwrap_or(&timestamp);
-                            let id = record_id(&["codex-limit", &session, turn]);
-                            let window = self.full_window.take();
-                            out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord {
-                                record_id: id,
-                                at_utc: timestamp,
-                                provider: Provider::Codex,
-                                resets_at_utc: window.as_ref().and_then(|w| w.resets_at_utc.clone()),
-                                detection: Detection::Structured,
-                                window: window.as_ref().map(|w| w.window),
-                                window_minutes: window.as_ref().and_then(|w| w.window_minutes),
-                                limit_id: window.and_then(|w| w.limit_id),
-                                session_id: Some(session),
-                            })));
-                        }
-                    }
+                    Some("task_complete") => self.task_complete(&payload, session, timestamp, out),
                     // Before 0.169 a hit was an `error` event with the notice text.
                     Some("error") => {
                         let message = payload.get("message").and_then(|v| v.as_str()).unwrap_or("");
@@ -126,6 +98,37 @@ impl CodexParser {
             _ => {}
         }
         true
+    }
+
+    /// A turn ended: it is a derived turn (task started → complete), and,
+    /// when 0.169 says the usage limit refused it, a hit in the window the
+    /// turn's last token count showed at 100 %.
+    fn task_complete(&mut self, payload: &Value, session: String, timestamp: String, out: &mut Vec<Evidence>) {
+        if let (Some(started), Some(ended)) = (self.start.turn_ms.take(), self.start.turn_end_ms.take()) {
+            out.push(Evidence::Turn(DerivedTurn {
+                provider: Provider::Codex,
+                session_id: session.clone(),
+                started_at_ms: started,
+                ended_at_ms: ended,
+            }));
+        }
+        if payload.pointer("/error/codex_error_info").and_then(Value::as_str) != Some("usage_limit_exceeded") {
+            return;
+        }
+        let turn = payload.get("turn_id").and_then(Value::as_str).unwrap_or(&timestamp);
+        let id = record_id(&["codex-limit", &session, turn]);
+        let window = self.full_window.take();
+        out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord {
+            record_id: id,
+            at_utc: timestamp,
+            provider: Provider::Codex,
+            resets_at_utc: window.as_ref().and_then(|w| w.resets_at_utc.clone()),
+            detection: Detection::Structured,
+            window: window.as_ref().map(|w| w.window),
+            window_minutes: window.as_ref().and_then(|w| w.window_minutes),
+            limit_id: window.and_then(|w| w.limit_id),
+            session_id: Some(session),
+        })));
     }
 
     /// 0.169's own record of one response: its provider id and counters.
