@@ -150,9 +150,16 @@ fn bee_totals(stdout: &[u8]) -> Totals {
 }
 
 fn main() {
+    // Built before any clock starts: `bin` builds stale binaries on first use.
+    let (beectl, time) = (bin("beectl"), PathBuf::from("/usr/bin/time"));
     let tree = TestHome::new();
     let projects = tree.path().join(".claude/projects");
     let (bytes, truth) = generate(&projects);
+    if let Some(keep) = std::env::var_os("BEE_BENCH_KEEP_TREE") {
+        // For profiling one side by hand: a copy of the tree that outlives the run.
+        let status = Command::new("cp").arg("-a").arg(tree.path().join(".claude")).arg(keep).status().unwrap();
+        assert!(status.success());
+    }
     let mb = bytes as f64 / 1e6;
     println!("a Claude projects tree of {mb:.0} MB, {} responses", truth.responses);
     let ccusage = ccusage();
@@ -169,11 +176,11 @@ fn main() {
         // A fresh ledger each round: the first pass over the tree, cold.
         let home = TestHome::new();
         let started = Instant::now();
-        let mut ingest = home.command("/usr/bin/time");
-        ingest.args(["-f", "max-rss-kb %M"]).arg(bin("beectl")).arg("ingest").env("HOME", tree.path());
+        let mut ingest = home.command(&time);
+        ingest.args(["-f", "max-rss-kb %M"]).arg(&beectl).arg("ingest").env("HOME", tree.path());
         let output = ingest.stdin(Stdio::null()).output().unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        let mut usage = home.command(bin("beectl"));
+        let mut usage = home.command(&beectl);
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
         let (_, stdout) = timed(usage);
         bee_runs.push(started.elapsed());
