@@ -17,15 +17,16 @@
 
 use bee_proto::ledger::Provider;
 use std::fs::File;
-use std::io::{self, BufReader, Seek, SeekFrom};
+use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::store::Ledger;
+use crate::ledger::responses::Held;
+use crate::ledger::store::{Ledger, Staged};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
@@ -187,52 +188,64 @@ pub fn pass(
     let total: u64 = todo.iter().map(|(_, _, meta, start)| meta.len() - start.offset).sum();
     let done = AtomicU64::new(0);
     let next = AtomicUsize::new(0);
+    // A first pass over an empty store holds what it writes, to settle
+    // from memory (see `Held`).
+    let held = lock(ledger)?.holds_no_response()?.then(Held::default);
+    // Batches wait here for the one writer: the readers go on reading while
+    // it commits, and stop waiting once two are queued.
+    let (sender, batches) = std::sync::mpsc::sync_channel::<Pending>(2);
     let committer = Committer {
         ledger,
-        pending: Mutex::new(Pending::default()),
-        committing: Mutex::new(()),
+        held: Mutex::new(held),
+        queue: Mutex::new(Queue { pending: Pending::default(), sender: Some(sender) }),
+        failure: Mutex::new(None),
+        failed: AtomicBool::new(false),
         totals: Mutex::new(summary),
     };
     let totals = &committer.totals;
-    let failure: Mutex<Option<DbError>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..workers.max(1) {
-            scope.spawn(|| {
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, provider, meta, start)) = todo.get(index) else { break };
-                    let result = read_file(&committer, path, *provider, meta, start.clone(), quiet, &|bytes| {
-                        let now = done.fetch_add(bytes, Ordering::Relaxed) + bytes;
-                        progress(now, total);
-                    });
-                    match result {
-                        Ok(file) => {
-                            if let Ok(mut totals) = totals.lock() {
-                                totals.files_read += 1;
-                                totals.bytes_read += file.bytes_read;
-                                totals.unparseable_lines += file.unparseable;
+        scope.spawn(|| committer.write(batches));
+        std::thread::scope(|readers| {
+            for _ in 0..workers.max(1) {
+                readers.spawn(|| {
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((path, provider, meta, start)) = todo.get(index) else { break };
+                        let result = read_file(&committer, path, *provider, meta, start.clone(), quiet, &|bytes| {
+                            let now = done.fetch_add(bytes, Ordering::Relaxed) + bytes;
+                            progress(now, total);
+                        });
+                        match result {
+                            Ok(file) => {
+                                if let Ok(mut totals) = totals.lock() {
+                                    totals.files_read += 1;
+                                    totals.bytes_read += file.bytes_read;
+                                    totals.unparseable_lines += file.unparseable;
+                                }
                             }
-                        }
-                        Err(ReadError::Io(err)) => {
-                            tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped this pass")
-                        }
-                        Err(ReadError::Db(err)) => {
-                            if let Ok(mut failure) = failure.lock() {
-                                failure.get_or_insert(err);
+                            Err(ReadError::Io(err)) => {
+                                tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped this pass")
                             }
+                            Err(ReadError::Db(err)) => committer.fail(err),
                         }
                     }
-                }
-            });
-        }
+                });
+            }
+        });
+        committer.flush();
     });
-    if let Some(err) = failure.into_inner().ok().flatten() {
+    if let Some(err) = committer.failure.into_inner().ok().flatten() {
         return Err(err);
     }
-    committer.flush()?;
     let summary = committer.totals.into_inner().unwrap_or_default();
     // Also settles hours left dirty by a failed settle or a schema upgrade.
-    lock(ledger)?.settle();
+    match committer.held.into_inner().ok().flatten() {
+        Some(held) => {
+            let written = held.written;
+            lock(ledger)?.settle_held(&held.into_responses(), written)
+        }
+        None => lock(ledger)?.settle(),
+    }
     Ok(summary)
 }
 
@@ -243,58 +256,111 @@ fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, DbError> {
 /// Records read and the offsets they were read up to, not committed yet.
 #[derive(Default)]
 struct Pending {
-    records: Vec<Evidence>,
+    records: Vec<Staged>,
     offsets: Vec<(String, FileOffset)>,
 }
 
-/// Commits what the workers read, many files' chunks per transaction: record
-/// ids are random, so every commit rewrites pages all over the id index, and
-/// fewer, larger commits write each page fewer times.
+/// The batch being gathered, and the way to the writer.
+struct Queue {
+    pending: Pending,
+    /// Dropped once the readers are done: the writer then ends.
+    sender: Option<std::sync::mpsc::SyncSender<Pending>>,
+}
+
+/// Commits what the readers read, many files' chunks per transaction, on
+/// a writer thread of its own: record ids are random, so every commit
+/// rewrites pages all over the id index, and fewer, larger commits write
+/// each page fewer times. Batches reach the ledger in the order they were
+/// gathered, so a file's offset never moves back.
 struct Committer<'a> {
     ledger: &'a Mutex<Ledger>,
-    pending: Mutex<Pending>,
-    /// Held while a batch is taken and committed: batches reach the ledger
-    /// in the order they were taken, so a file's offset never moves back,
-    /// while the other workers go on reading into a fresh queue.
-    committing: Mutex<()>,
+    /// The pass's responses so far, while it may settle from them.
+    held: Mutex<Option<Held>>,
+    queue: Mutex<Queue>,
+    /// The first error that stopped the pass; readers stop at the next push.
+    failure: Mutex<Option<DbError>>,
+    failed: AtomicBool,
     totals: Mutex<PassSummary>,
 }
 
 impl Committer<'_> {
-    /// Queues `records` read from `path` up to `at`; commits when enough are
-    /// queued. A record outside the ledger's bounds (a hostile or broken log
-    /// line) is dropped here, so it can never hold a whole batch back: the
-    /// number dropped.
+    /// Queues `records` read from `path` up to `at`, prepared for the store
+    /// here on the reader's thread; hands a batch to the writer when enough
+    /// are queued. A record outside the ledger's bounds (a hostile or broken
+    /// log line) is dropped here, so it can never hold a whole batch back:
+    /// the number dropped.
     fn push(&self, records: &mut Vec<Evidence>, path: &str, at: FileOffset) -> Result<u64, DbError> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Err(DbError::Invalid("the ingestion pass stopped"));
+        }
         let before = records.len();
-        records.retain(Evidence::is_valid);
-        let dropped = (before - records.len()) as u64;
-        let mut pending = lock(&self.pending)?;
-        pending.records.append(records);
-        pending.offsets.push((path.to_owned(), at));
-        if pending.records.len() >= RECORDS_PER_COMMIT {
-            let _order = lock(&self.committing)?;
-            let mut batch = std::mem::take(&mut *pending);
-            drop(pending);
-            self.commit(&mut batch)?;
+        let staged: Vec<Staged> =
+            records.drain(..).filter(Evidence::is_valid).filter_map(|e| Staged::of(e).ok()).collect();
+        let dropped = (before - staged.len()) as u64;
+        let mut queue = lock(&self.queue)?;
+        queue.pending.records.extend(staged);
+        queue.pending.offsets.push((path.to_owned(), at));
+        if queue.pending.records.len() >= RECORDS_PER_COMMIT {
+            let batch = std::mem::take(&mut queue.pending);
+            // Sent under the queue's lock: batches leave in the order taken.
+            if let Some(sender) = &queue.sender
+                && sender.send(batch).is_err()
+            {
+                return Err(DbError::Invalid("the ledger writer stopped"));
+            }
         }
         Ok(dropped)
     }
 
-    fn flush(&self) -> Result<(), DbError> {
-        // The same order of locks as `push`: the queue, then the commit.
-        let mut pending = lock(&self.pending)?;
-        let _order = lock(&self.committing)?;
-        self.commit(&mut pending)
+    /// Hands the last batch to the writer and lets it end.
+    fn flush(&self) {
+        match self.queue.lock() {
+            Ok(mut queue) => {
+                let batch = std::mem::take(&mut queue.pending);
+                if let Some(sender) = queue.sender.take() {
+                    // A writer that is gone has already recorded why.
+                    let _ = sender.send(batch);
+                }
+            }
+            Err(_) => self.fail(DbError::Invalid("ingestion queue poisoned")),
+        }
     }
 
-    fn commit(&self, pending: &mut Pending) -> Result<(), DbError> {
+    fn fail(&self, err: DbError) {
+        self.failed.store(true, Ordering::Relaxed);
+        if let Ok(mut failure) = self.failure.lock() {
+            failure.get_or_insert(err);
+        }
+    }
+
+    /// The writer: commits batches in order until the queue closes; after
+    /// a failure, drains the rest without committing them.
+    fn write(&self, batches: std::sync::mpsc::Receiver<Pending>) {
+        for batch in batches {
+            if !self.failed.load(Ordering::Relaxed)
+                && let Err(err) = self.commit(batch)
+            {
+                self.fail(err);
+            }
+        }
+    }
+
+    fn commit(&self, pending: Pending) -> Result<(), DbError> {
         if pending.offsets.is_empty() {
             return Ok(());
         }
-        let answer = lock(self.ledger)?.append_at(&pending.records, &pending.offsets)?;
-        pending.records.clear();
-        pending.offsets.clear();
+        let (answer, responses) = lock(self.ledger)?.append_staged(&pending.records, &pending.offsets)?;
+        let mut held = lock(&self.held)?;
+        if let Some(holding) = held.as_mut() {
+            let writes = pending.records.into_iter().filter_map(|staged| match staged {
+                Staged::Response(prepared) => Some(prepared),
+                Staged::Other(_) => None,
+            });
+            if !holding.absorb(writes, responses) {
+                *held = None;
+            }
+        }
+        drop(held);
         let mut totals = lock(&self.totals)?;
         totals.records_appended += answer.appended;
         totals.duplicates += answer.duplicates;
@@ -360,7 +426,7 @@ fn read_file(
         return Ok(FileSummary::default());
     }
     file.seek(SeekFrom::Start(start.offset))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut lines = lines::Lines::new(file, MAX_LINE_BYTES);
     let key = path.to_string_lossy().into_owned();
     let settled =
         meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);
@@ -368,9 +434,8 @@ fn read_file(
     let mut summary = FileSummary::default();
     let mut pending: Vec<Evidence> = Vec::new();
     let mut offset = start.offset;
-    let mut line = Vec::new();
     loop {
-        let (kind, read) = lines::next(&mut reader, MAX_LINE_BYTES, &mut line)?;
+        let (kind, line, read) = lines.next_line()?;
         match kind {
             Line::Complete => {}
             Line::Oversized { complete: true } => {
@@ -387,7 +452,7 @@ fn read_file(
         offset += read;
         summary.bytes_read += read;
         progress(read);
-        if !state.line(&line, at, &mut pending) {
+        if !state.line(line, at, &mut pending) {
             summary.unparseable += 1;
         }
         if pending.len() >= RECORDS_PER_COMMIT / 4 {

@@ -15,8 +15,8 @@ use bee_proto::usage::Counters;
 use rusqlite::{Connection, params};
 
 use crate::ledger::rollup::Range;
-use crate::ledger::store::{Columns, insert_row};
-use crate::storage::sqlite::sql_integer;
+use crate::ledger::store::Columns;
+use crate::storage::sqlite;
 
 /// Columns of a `response` write, in the order its checksum covers them.
 pub const RESPONSE_COLUMNS: Columns = Columns {
@@ -94,33 +94,83 @@ impl ResponseWrite {
             && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
     }
 
-    /// Appends this write unless the same write is stored; whether it was new.
-    pub(crate) fn insert(&self, tx: &Connection, at_ms: i64) -> rusqlite::Result<bool> {
-        let n = |v: Option<u64>| v.map(sql_integer);
+    /// This write made ready for the store: its time, digest, key hash
+    /// and checksum computed (off the writer's thread, when ingestion
+    /// prepares it); `None` when its time does not parse.
+    pub(crate) fn prepare(self) -> Option<Prepared> {
+        let at_ms = bee_proto::time::parse_rfc3339_ms(&self.at_utc)?;
+        let n = |v: Option<u64>| v.map(sqlite::sql_integer);
         let t = &self.tokens;
-        let values: [&dyn rusqlite::ToSql; RESPONSE_COLUMN_COUNT] = [
-            &self.digest(),
-            &self.key_hash(),
-            &self.provider.as_str(),
-            &self.key,
-            &self.session_id,
-            &self.at_utc,
-            &at_ms,
-            &self.model,
-            &n(t.input_tokens),
-            &n(t.cached_input_tokens),
-            &n(t.cache_creation_input_tokens),
-            &n(t.cache_read_input_tokens),
-            &n(t.output_tokens),
-            &n(t.reasoning_output_tokens),
-            &n(t.total_tokens),
-            &n(self.context_tokens),
-            &n(self.context_window),
-            &self.is_final,
+        let numbers = [
+            n(t.input_tokens),
+            n(t.cached_input_tokens),
+            n(t.cache_creation_input_tokens),
+            n(t.cache_read_input_tokens),
+            n(t.output_tokens),
+            n(t.reasoning_output_tokens),
+            n(t.total_tokens),
+            n(self.context_tokens),
+            n(self.context_window),
         ];
+        let mut prepared = Prepared {
+            digest: self.digest(),
+            key_hash: self.key_hash(),
+            provider: self.provider.as_str(),
+            at_ms,
+            numbers,
+            crc: 0,
+            write: self,
+        };
+        prepared.crc = sqlite::params_crc_grown(&prepared.values(), RESPONSE_COLUMNS.base_count()).ok()?;
+        Some(prepared)
+    }
+}
+
+/// A write ready for the store (see [`ResponseWrite::prepare`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    pub(crate) write: ResponseWrite,
+    pub(crate) at_ms: i64,
+    pub(crate) digest: i64,
+    key_hash: i64,
+    provider: &'static str,
+    /// The counters, then context tokens and window, as SQL integers.
+    numbers: [Option<i64>; 9],
+    crc: i64,
+}
+
+impl Prepared {
+    fn values(&self) -> [&dyn rusqlite::ToSql; RESPONSE_COLUMN_COUNT] {
+        let (w, n) = (&self.write, &self.numbers);
+        [
+            &self.digest,
+            &self.key_hash,
+            &self.provider,
+            &w.key,
+            &w.session_id,
+            &w.at_utc,
+            &self.at_ms,
+            &w.model,
+            &n[0],
+            &n[1],
+            &n[2],
+            &n[3],
+            &n[4],
+            &n[5],
+            &n[6],
+            &n[7],
+            &n[8],
+            &w.is_final,
+        ]
+    }
+
+    /// Appends this write unless the same write is stored; whether it was new.
+    pub(crate) fn insert(&self, tx: &Connection) -> rusqlite::Result<bool> {
         static INSERT: std::sync::LazyLock<String> =
             std::sync::LazyLock::new(|| RESPONSE_COLUMNS.insert_sql("response", "ON CONFLICT DO NOTHING"));
-        Ok(insert_row(tx, RESPONSE_COLUMNS, &INSERT, &values)? == 1)
+        let mut values: Vec<&dyn rusqlite::ToSql> = self.values().to_vec();
+        values.push(&self.crc);
+        Ok(tx.prepare_cached(&INSERT)?.execute(values.as_slice())? == 1)
     }
 }
 
@@ -180,6 +230,7 @@ pub struct Response {
 }
 
 /// A stored write, as read back.
+#[derive(Debug, Clone)]
 struct StoredWrite {
     provider: Provider,
     key: String,
@@ -196,30 +247,150 @@ fn fullness(t: &Counters) -> ((usize, u64), u64) {
     (t.completeness(), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
+/// One write, borrowed, as the merge reads it.
+#[derive(Clone, Copy)]
+struct WriteView<'a> {
+    at_ms: i64,
+    session_id: Option<&'a str>,
+    model: Option<&'a str>,
+    tokens: &'a Counters,
+    is_final: bool,
+}
+
+impl StoredWrite {
+    fn view(&self) -> WriteView<'_> {
+        WriteView {
+            at_ms: self.at_ms,
+            session_id: self.session_id.as_deref(),
+            model: self.model.as_deref(),
+            tokens: &self.tokens,
+            is_final: self.is_final,
+        }
+    }
+}
+
+/// The writes of one response folded together, in whatever order they
+/// arrive: the same response whichever order a store or a pass saw them.
+#[derive(Debug, Clone)]
+struct Merged {
+    provider: Provider,
+    /// The first write's time and session (earliest, then least session).
+    first: (i64, Option<String>),
+    /// The fullest write: ties go to the later write.
+    fullest: (((usize, u64), u64), i64, Option<String>),
+    tokens: Counters,
+    model: Option<String>,
+    /// The model of the earliest write that named one.
+    first_model: Option<(i64, Option<String>, String)>,
+    is_final: bool,
+}
+
+impl Merged {
+    fn new(provider: Provider, write: WriteView<'_>) -> Merged {
+        let order = (write.at_ms, write.session_id.map(str::to_owned));
+        Merged {
+            provider,
+            fullest: (fullness(write.tokens), order.0, order.1.clone()),
+            tokens: write.tokens.clone(),
+            model: write.model.map(str::to_owned),
+            first_model: write.model.map(|m| (order.0, order.1.clone(), m.to_owned())),
+            first: order,
+            is_final: write.is_final,
+        }
+    }
+
+    fn absorb(&mut self, write: WriteView<'_>) {
+        let order = (write.at_ms, write.session_id);
+        if order < (self.first.0, self.first.1.as_deref()) {
+            self.first = (order.0, order.1.map(str::to_owned));
+        }
+        let fuller = (fullness(write.tokens), order.0, order.1);
+        if fuller >= (self.fullest.0, self.fullest.1, self.fullest.2.as_deref()) {
+            self.fullest = (fuller.0, order.0, order.1.map(str::to_owned));
+            self.tokens = write.tokens.clone();
+            self.model = write.model.map(str::to_owned);
+        }
+        if let Some(model) = write.model
+            && self.first_model.as_ref().is_none_or(|(at, session, _)| order < (*at, session.as_deref()))
+        {
+            self.first_model = Some((order.0, order.1.map(str::to_owned), model.to_owned()));
+        }
+        self.is_final |= write.is_final;
+    }
+
+    fn finish(self) -> Response {
+        let tokens = with_total(self.provider, self.tokens);
+        Response {
+            provider: self.provider,
+            at_ms: self.first.0,
+            session_id: self.first.1,
+            model: self.model.or(self.first_model.map(|(_, _, model)| model)),
+            partial: !reports_all(self.provider, &tokens),
+            pending: !self.is_final,
+            tokens,
+        }
+    }
+}
+
 fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
-    // Writes of one response side by side, earliest first.
-    writes.sort_unstable_by(|a, b| {
-        (a.provider, &a.key, a.at_ms, &a.session_id).cmp(&(b.provider, &b.key, b.at_ms, &b.session_id))
-    });
+    // Writes of one response side by side.
+    writes.sort_unstable_by(|a, b| (a.provider, &a.key).cmp(&(b.provider, &b.key)));
     let mut responses: Vec<Response> = writes
         .chunk_by(|a, b| a.provider == b.provider && a.key == b.key)
         .filter_map(|writes| {
-            let first = writes.first()?;
-            let fullest = writes.iter().max_by_key(|w| fullness(&w.tokens))?;
-            let tokens = with_total(first.provider, fullest.tokens.clone());
-            Some(Response {
-                provider: first.provider,
-                at_ms: first.at_ms,
-                session_id: first.session_id.clone(),
-                model: fullest.model.clone().or_else(|| writes.iter().find_map(|w| w.model.clone())),
-                partial: !reports_all(first.provider, &tokens),
-                pending: !writes.iter().any(|w| w.is_final),
-                tokens,
-            })
+            let (first, rest) = writes.split_first()?;
+            let mut merged = Merged::new(first.provider, first.view());
+            for write in rest {
+                merged.absorb(write.view());
+            }
+            Some(merged.finish())
         })
         .collect();
-    responses.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
+    sort_responses(&mut responses);
     responses
+}
+
+/// The response writes one ingestion pass committed. When the pass began
+/// on a store without responses, these are every write the store holds,
+/// and the pass settles the aggregates from them instead of reading back
+/// what it just wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    writes: Vec<StoredWrite>,
+    /// Response writes the pass inserted (rows new to the store).
+    pub(crate) written: u64,
+}
+
+impl Held {
+    /// More writes than this are not held: the pass settles from the
+    /// store, and first-pass memory stays bounded.
+    const MOST: usize = 150_000;
+
+    /// Takes in a committed batch's writes, `inserted` of them new rows;
+    /// `false` once it holds too many to go on.
+    pub(crate) fn absorb(&mut self, writes: impl Iterator<Item = Prepared>, inserted: u64) -> bool {
+        self.written += inserted;
+        self.writes.extend(writes.map(|Prepared { write, at_ms, .. }| StoredWrite {
+            provider: write.provider,
+            key: write.key,
+            session_id: write.session_id,
+            at_ms,
+            model: write.model,
+            tokens: write.tokens,
+            is_final: write.is_final,
+        }));
+        self.writes.len() <= Held::MOST
+    }
+
+    /// The responses, merged as a read of the store merges them.
+    pub(crate) fn into_responses(self) -> Vec<Response> {
+        merge(self.writes)
+    }
+}
+
+/// Responses in the order views read them: by first write, then session.
+fn sort_responses(responses: &mut [Response]) {
+    responses.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
 }
 
 /// The responses first written in `range`, all their writes merged, and the
@@ -326,6 +497,42 @@ mod tests {
         assert_eq!(a.tokens.total_tokens, Some(10 + 100 + 607), "Claude's total is the sum of its four counters");
         assert!(!a.partial && !a.pending);
         assert!(responses[2].pending, "C has no final write yet");
+    }
+
+    /// Whatever order a pass or a store hands the writes over in, the
+    /// merged response is the same: ties of time and fullness included.
+    #[test]
+    fn the_merge_does_not_depend_on_the_order_of_the_writes() {
+        let mut unnamed = write("A", "s0", 1_000, Some(50), false);
+        unnamed.model = None;
+        let writes = || {
+            vec![
+                write("A", "s1", 1_000, Some(50), false),
+                write("A", "s2", 1_000, Some(50), true),
+                unnamed.clone(),
+                write("A", "s3", 5_000, Some(20), true),
+            ]
+        };
+        let expected = merge(writes());
+        assert_eq!(expected.len(), 1);
+        assert_eq!(expected[0].session_id.as_deref(), Some("s0"), "the first write: earliest, then least session");
+        let mut order: Vec<usize> = (0..4).collect();
+        // Every permutation of four writes (Heap's algorithm).
+        let mut c = [0usize; 4];
+        let mut i = 0;
+        while i < 4 {
+            if c[i] < i {
+                order.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
+                let all = writes();
+                let permuted: Vec<StoredWrite> = order.iter().map(|&n| all[n].clone()).collect();
+                assert_eq!(merge(permuted), expected, "order {order:?}");
+                c[i] += 1;
+                i = 0;
+            } else {
+                c[i] = 0;
+                i += 1;
+            }
+        }
     }
 
     #[test]

@@ -415,11 +415,8 @@ impl Touched {
     /// A write of a response was inserted. Its hour is dirty; if its
     /// response was first written in an earlier hour, settling this one
     /// finds that and settles that hour too.
-    pub fn response(&mut self, provider: Provider, session: Option<&str>, at_ms: i64) {
+    pub fn response(&mut self, at_ms: i64) {
         self.hours.insert(hour_of(at_ms));
-        if let Some(session) = session {
-            self.logged(provider, session);
-        }
     }
 
     /// A derived turn was inserted: its hours are settled again.
@@ -703,52 +700,94 @@ pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
 /// Settles the hours dirty now; whether it marked more.
 fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
     let mut more = false;
+    let dirty = dirty_days(conn)?;
+    for chunk in &dirty {
+        let tx = conn.unchecked_transaction()?;
+        more |= settle_chunk(&tx, chunk, None)?;
+        tx.commit()?;
+    }
+    Ok((dirty.iter().map(|chunk| chunk.len() as u64).sum(), more))
+}
+
+/// Settles every dirty hour from `held`, the store's responses as one
+/// ingestion pass merged them while committing, instead of reading them
+/// back: only when the response table holds exactly the `written` rows
+/// that pass inserted (it began empty and nothing else wrote since), checked
+/// in the same transaction. Otherwise settles from the store.
+pub fn settle_held(conn: &Connection, held: &[Response], written: u64) -> rusqlite::Result<u64> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let rows: i64 = tx.query_row("SELECT COUNT(*) FROM response", [], |row| row.get(0))?;
+    if u64::try_from(rows).ok() != Some(written) {
+        drop(tx);
+        tracing::debug!(rows, written, "the response table is not the pass's alone; settling from the store");
+        return settle(conn);
+    }
+    let dirty = dirty_days(&tx)?;
+    for chunk in &dirty {
+        settle_chunk(&tx, chunk, Some(held))?;
+    }
+    tx.commit()?;
+    // Hours other writers left dirty are none; this settles nothing then.
+    Ok(dirty.iter().map(|chunk| chunk.len() as u64).sum::<u64>() + settle(conn)?)
+}
+
+/// Dirty hours, contiguous ones a day at a time: one read of the records
+/// per day, memory bounded by a day's calls.
+fn dirty_days(conn: &Connection) -> rusqlite::Result<Vec<Vec<i64>>> {
     let dirty: Vec<i64> = conn
         .prepare("SELECT hour_ms FROM rollup_dirty ORDER BY hour_ms")?
         .query_map([], |row| row.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    // Contiguous dirty hours are settled a day at a time: one read of the
-    // records per day, memory bounded by a day's calls.
     let mut chunks: Vec<Vec<i64>> = Vec::new();
-    for hour in &dirty {
+    for hour in dirty {
         match chunks.last_mut() {
-            Some(chunk) if chunk.len() < 24 && chunk.last().is_some_and(|last| last + HOUR_MS == *hour) => {
-                chunk.push(*hour)
+            Some(chunk) if chunk.len() < 24 && chunk.last().is_some_and(|last| last + HOUR_MS == hour) => {
+                chunk.push(hour)
             }
-            _ => chunks.push(vec![*hour]),
+            _ => chunks.push(vec![hour]),
         }
     }
-    for chunk in chunks {
-        let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { continue };
-        let tx = conn.unchecked_transaction()?;
-        let span = Range { since_ms: first, until_ms: last + HOUR_MS };
-        let (calls, damaged_calls) = load_calls(&tx, RESPONSE_SCHEMA, span, true)?;
-        let (responses, damaged_responses, earlier) = responses::load_with_earlier(&tx, span)?;
-        // Late writes of responses first written before this chunk: those
-        // responses live in earlier hours, which are settled again.
-        let mut again = tx.prepare_cached("INSERT OR IGNORE INTO rollup_dirty (hour_ms) VALUES (?1)")?;
-        for at in earlier {
-            again.execute([hour_of(at)])?;
-            more = true;
+    Ok(chunks)
+}
+
+/// Settles one run of contiguous hours, its responses from `held` when
+/// given (every response of the store), else from the store; whether it
+/// marked earlier hours to settle again.
+fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> rusqlite::Result<bool> {
+    let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { return Ok(false) };
+    let span = Range { since_ms: first, until_ms: last + HOUR_MS };
+    let (calls, damaged_calls) = load_calls(tx, RESPONSE_SCHEMA, span, true)?;
+    let (responses, damaged_responses, earlier) = match held {
+        Some(held) => {
+            let from = held.partition_point(|r| r.at_ms < span.since_ms);
+            let to = held.partition_point(|r| r.at_ms < span.until_ms);
+            (held[from..to].to_vec(), Vec::new(), Vec::new())
         }
-        drop(again);
-        // Named once, so every view of the ledger can say `corrupt`.
-        for (table, damaged) in [("call", damaged_calls), ("response", damaged_responses)] {
-            for record in damaged {
-                tracing::warn!(table, record = %record, "a ledger record fails its checksum; left out of the aggregates");
-                tx.prepare_cached("INSERT OR IGNORE INTO damaged_record (tbl, key, found_ms) VALUES (?1, ?2, ?3)")?
-                    .execute(params![table, record, bee_proto::time::now_unix_ms()])?;
-            }
-        }
-        for hour in chunk {
-            let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
-            let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
-            let answered: Vec<Response> = responses.iter().filter(|r| range.contains(r.at_ms)).cloned().collect();
-            write_hour(&tx, range, &mine, &answered)?;
-        }
-        tx.commit()?;
+        None => responses::load_with_earlier(tx, span)?,
+    };
+    // Late writes of responses first written before this chunk: those
+    // responses live in earlier hours, which are settled again.
+    let more = !earlier.is_empty();
+    let mut again = tx.prepare_cached("INSERT OR IGNORE INTO rollup_dirty (hour_ms) VALUES (?1)")?;
+    for at in earlier {
+        again.execute([hour_of(at)])?;
     }
-    Ok((dirty.len() as u64, more))
+    drop(again);
+    // Named once, so every view of the ledger can say `corrupt`.
+    for (table, damaged) in [("call", damaged_calls), ("response", damaged_responses)] {
+        for record in damaged {
+            tracing::warn!(table, record = %record, "a ledger record fails its checksum; left out of the aggregates");
+            tx.prepare_cached("INSERT OR IGNORE INTO damaged_record (tbl, key, found_ms) VALUES (?1, ?2, ?3)")?
+                .execute(params![table, record, bee_proto::time::now_unix_ms()])?;
+        }
+    }
+    for &hour in chunk {
+        let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
+        let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
+        let answered: Vec<Response> = responses.iter().filter(|r| range.contains(r.at_ms)).cloned().collect();
+        write_hour(tx, range, &mine, &answered)?;
+    }
+    Ok(more)
 }
 
 fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Response]) -> rusqlite::Result<()> {
@@ -1014,6 +1053,91 @@ mod tests {
     }
 
     /// The figures computed from the records alone, for comparison.
+    /// A first pass over an empty store settles from the writes it holds,
+    /// never reading them back: what it leaves equals a computation from the
+    /// store's records, for every grouping, with one response's writes
+    /// spread over an hour's edge, apart in its file, and copied days later
+    /// into another session's file.
+    #[test]
+    fn a_first_pass_settles_as_the_records_say() {
+        let home = tempfile::tempdir().unwrap();
+        let projects = home.path().join("projects");
+        std::fs::create_dir_all(&projects).unwrap();
+        let line = |session: &str, id: u64, at: &str, output: u64, stop: bool| {
+            serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": at, "requestId": format!("req_{id}"),
+                "message": {"id": format!("msg_{id}"), "model": if id.is_multiple_of(2) { "claude-opus-4-1" } else { "claude-sonnet-4-5" },
+                "stop_reason": if stop { serde_json::json!("end_turn") } else { serde_json::Value::Null },
+                "usage": {"input_tokens": id, "cache_creation_input_tokens": 2, "cache_read_input_tokens": 3, "output_tokens": output}}})
+            .to_string()
+                + "\n"
+        };
+        let (s1, s2) = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222");
+        let first = [
+            line(s1, 1, "2026-11-02T10:59:59.900Z", 4, false),
+            line(s1, 2, "2026-11-02T11:00:00.000Z", 7, true),
+            line(s1, 1, "2026-11-02T11:00:00.100Z", 40, true),
+            line(s1, 3, "2026-11-02T23:59:59.999Z", 9, true),
+            line(s1, 4, "2026-11-03T00:00:00.500Z", 1, true),
+        ];
+        let resumed =
+            [line(s2, 1, "2026-11-05T08:00:00.000Z", 40, true), line(s2, 5, "2026-11-05T08:00:01.000Z", 6, true)];
+        std::fs::write(projects.join(format!("{s1}.jsonl")), first.concat()).unwrap();
+        std::fs::write(projects.join(format!("{s2}.jsonl")), resumed.concat()).unwrap();
+        let store = home.path().join("ledger");
+        let ledger = std::sync::Mutex::new(Ledger::open(&store).unwrap());
+        let roots = crate::ledger::ingest::Roots { claude_projects: vec![projects], codex_sessions: Vec::new() };
+        crate::ledger::ingest::pass(&ledger, &roots, std::time::Duration::ZERO, 2, &|_, _| {}).unwrap();
+        let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
+        for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
+            let settled = store::read_range(&store, range, Some(by)).unwrap().summary;
+            assert!(same(&settled, &from_records_only(&store, range, by)), "{by:?}: {settled:#?}");
+            let responses: u64 = settled.usage.values().map(|row| row.responses).sum();
+            let output: u64 = settled.usage.values().map(|row| row.tokens.output_tokens.unwrap_or(0)).sum();
+            assert_eq!((responses, output), (5, 40 + 7 + 9 + 1 + 6), "{by:?}");
+        }
+        let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();
+        let dirty: i64 = conn.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |r| r.get(0)).unwrap();
+        assert_eq!(dirty, 0, "every hour settled");
+    }
+
+    /// Writes held by a pass stand in for the store only while the store
+    /// holds exactly the rows that pass wrote: any other row, and the
+    /// hours are read from the store.
+    #[test]
+    fn held_writes_stand_in_only_for_a_store_that_is_the_pass_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::open(dir.path()).unwrap();
+        let write = ResponseWrite {
+            provider: Provider::Claude,
+            key: "msg_1\u{1f}req_1".to_owned(),
+            session_id: Some("s".to_owned()),
+            at_utc: "2026-11-02T10:00:00.000Z".to_owned(),
+            model: Some("claude-opus-4-1".to_owned()),
+            tokens: Counters { output_tokens: Some(5), ..Counters::default() },
+            context_tokens: None,
+            context_window: None,
+            is_final: true,
+        };
+        ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
+        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_usage", [])
+            .unwrap();
+        let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
+        let responses = || -> u64 {
+            let view = store::read_range(dir.path(), range, Some(UsageGrouping::Model)).unwrap().summary;
+            view.usage.values().map(|row| row.responses).sum()
+        };
+        // One row more than "the pass" wrote: the held (empty) set is not trusted.
+        settle_held(&conn, &[], 0).unwrap();
+        assert_eq!(responses(), 1);
+        // The store is exactly what "the pass" wrote: its held set is used,
+        // here an empty one, which shows the store was not read.
+        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_usage", [])
+            .unwrap();
+        settle_held(&conn, &[], 1).unwrap();
+        assert_eq!(responses(), 0);
+    }
+
     fn from_records_only(dir: &std::path::Path, range: Range, by: UsageGrouping) -> Summary {
         let conn = rusqlite::Connection::open(dir.join(store::DB_FILE)).unwrap();
         let (calls, _) = load_calls(&conn, RESPONSE_SCHEMA, range, true).unwrap();

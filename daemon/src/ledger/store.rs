@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
 use crate::ledger::logs::{DerivedTurn, FileOffset, SessionCost};
-use crate::ledger::responses::ResponseWrite;
+use crate::ledger::responses::{Prepared, Response};
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
@@ -473,6 +473,19 @@ impl Ledger {
         }
     }
 
+    /// Settles from the responses an ingestion pass held (see
+    /// [`rollup::settle_held`]); logged like [`Ledger::settle`].
+    pub(crate) fn settle_held(&mut self, held: &[Response], written: u64) {
+        if let Err(err) = rollup::settle_held(&self.db.conn, held, written) {
+            tracing::warn!(error = %err, "ledger aggregates not settled; views read those hours from the records");
+        }
+    }
+
+    /// Whether no response was ever stored.
+    pub(crate) fn holds_no_response(&self) -> Result<bool, DbError> {
+        Ok(self.db.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM response)", [], |row| row.get(0))?)
+    }
+
     /// Where ingestion stopped in each file it read.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, DbError> {
         let mut statement = self.db.conn.prepare(
@@ -504,6 +517,17 @@ impl Ledger {
         evidence: &[Evidence],
         offsets: &[(String, FileOffset)],
     ) -> Result<LedgerAppended, DbError> {
+        let staged: Vec<Staged> = evidence.iter().cloned().map(Staged::of).collect::<Result<_, _>>()?;
+        self.append_staged(&staged, offsets).map(|(answer, _)| answer)
+    }
+
+    /// [`Ledger::append_at`] of staged evidence, and how many response
+    /// writes were new.
+    pub(crate) fn append_staged(
+        &mut self,
+        evidence: &[Staged],
+        offsets: &[(String, FileOffset)],
+    ) -> Result<(LedgerAppended, u64), DbError> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for (path, at) in offsets {
             exec(
@@ -527,29 +551,67 @@ impl Ledger {
         }
         let mut answer = LedgerAppended { appended: 0, duplicates: 0 };
         let mut touched = Touched::default();
-        for item in evidence {
-            let inserted = match item {
-                Evidence::Record(record) => {
-                    validate(record).map_err(|err| DbError::Invalid(err.0))?;
-                    insert(&tx, record, &mut touched)?
-                }
-                Evidence::Response(write) => insert_response(&tx, write, &mut touched)?,
-                Evidence::SessionLogged(provider, session) => {
-                    touched.logged(*provider, session);
-                    continue;
-                }
-                Evidence::Turn(turn) => insert_turn(&tx, turn, &mut touched)?,
-                Evidence::SessionCost(cost) => insert_cost(&tx, cost, &mut touched)?,
-            };
+        // Response writes go in by their key, (time, digest): neighbours in
+        // the table are written together, each page once per batch.
+        let mut writes: Vec<&Prepared> = Vec::new();
+        let mut count = |inserted: bool| {
             if inserted {
                 answer.appended += 1;
             } else {
                 answer.duplicates += 1;
             }
+        };
+        for item in evidence {
+            match item {
+                Staged::Response(prepared) => {
+                    if let Some(session) = &prepared.write.session_id {
+                        touched.logged(prepared.write.provider, session);
+                    }
+                    writes.push(prepared);
+                }
+                Staged::Other(Evidence::Record(record)) => {
+                    validate(record).map_err(|err| DbError::Invalid(err.0))?;
+                    count(insert(&tx, record, &mut touched)?);
+                }
+                Staged::Other(Evidence::Response(_)) => return Err(DbError::Invalid("a response write not prepared")),
+                Staged::Other(Evidence::SessionLogged(provider, session)) => touched.logged(*provider, session),
+                Staged::Other(Evidence::Turn(turn)) => count(insert_turn(&tx, turn, &mut touched)?),
+                Staged::Other(Evidence::SessionCost(cost)) => count(insert_cost(&tx, cost, &mut touched)?),
+            }
+        }
+        writes.sort_unstable_by_key(|prepared| (prepared.at_ms, prepared.digest));
+        let mut responses = 0;
+        for prepared in writes {
+            let inserted = prepared.insert(&tx)?;
+            if inserted {
+                touched.response(prepared.at_ms);
+                responses += 1;
+            }
+            count(inserted);
         }
         touched.write(&tx)?;
         tx.commit()?;
-        Ok(answer)
+        Ok((answer, responses))
+    }
+}
+
+/// Evidence made ready for the store: a response write prepared (see
+/// [`ResponseWrite::prepare`]), which ingestion does on its reading threads
+/// so the one writer only binds and steps.
+#[derive(Debug, Clone)]
+pub(crate) enum Staged {
+    Response(Prepared),
+    Other(Evidence),
+}
+
+impl Staged {
+    pub(crate) fn of(evidence: Evidence) -> Result<Staged, DbError> {
+        match evidence {
+            Evidence::Response(write) => {
+                write.prepare().map(Staged::Response).ok_or(DbError::Invalid("a response write's time"))
+            }
+            other => Ok(Staged::Other(other)),
+        }
     }
 }
 
@@ -608,22 +670,6 @@ fn insert_turn(tx: &rusqlite::Transaction<'_>, turn: &DerivedTurn, touched: &mut
     )? == 1;
     if inserted {
         touched.derived(turn.started_at_ms, turn.ended_at_ms);
-    }
-    Ok(inserted)
-}
-
-/// Appends one write of a response unless the same write is stored.
-fn insert_response(
-    tx: &rusqlite::Transaction<'_>,
-    write: &ResponseWrite,
-    touched: &mut Touched,
-) -> Result<bool, DbError> {
-    // Checked at the door (Evidence::is_valid) before it got here; the
-    // time is the one thing left to read.
-    let at = required_ms(&write.at_utc, "atUtc").map_err(|err| DbError::Invalid(err.0))?;
-    let inserted = write.insert(tx, at)?;
-    if inserted {
-        touched.response(write.provider, write.session_id.as_deref(), at);
     }
     Ok(inserted)
 }

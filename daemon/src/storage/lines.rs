@@ -49,9 +49,153 @@ pub fn next(reader: &mut impl BufRead, max: u64, line: &mut Vec<u8>) -> io::Resu
     }
 }
 
+/// Lines read in place from a buffer of the input, none copied: for
+/// readers of whole logs, where copying each line costs more than finding
+/// it. The same outcomes as [`next`].
+pub struct Lines<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    /// The unread bytes are `buffer[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+    max: u64,
+}
+
+/// Bytes read from the input at a time.
+const CHUNK: usize = 1 << 20;
+
+impl<R: Read> Lines<R> {
+    pub fn new(reader: R, max: u64) -> Lines<R> {
+        Lines { reader, buffer: vec![0; CHUNK], start: 0, end: 0, eof: false, max }
+    }
+
+    /// The next line (its newline included), what it was, and how many
+    /// bytes of input it consumed. An oversized line's bytes are not kept.
+    pub fn next_line(&mut self) -> io::Result<(Line, &[u8], u64)> {
+        let limit = usize::try_from(self.max).unwrap_or(usize::MAX).saturating_add(1);
+        // How far the buffered bytes are known to hold no newline.
+        let mut searched = 0;
+        loop {
+            let unread = &self.buffer[self.start..self.end];
+            if let Some(at) = memchr::memchr(b'\n', &unread[searched..]).map(|at| searched + at)
+                && at < limit
+            {
+                let line = self.start..self.start + at + 1;
+                self.start = line.end;
+                return Ok((Line::Complete, &self.buffer[line.clone()], line.len() as u64));
+            }
+            searched = unread.len();
+            if searched >= limit {
+                return self.skip_oversized();
+            }
+            if self.eof {
+                let rest = self.start..self.end;
+                self.start = self.end;
+                let kind = if rest.is_empty() { Line::End } else { Line::Partial };
+                return Ok((kind, &self.buffer[rest.clone()], rest.len() as u64));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Moves the unread bytes to the front, grows the buffer if they fill
+    /// it, and reads more.
+    fn fill(&mut self) -> io::Result<()> {
+        self.buffer.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.end == self.buffer.len() {
+            self.buffer.resize(self.buffer.len() + CHUNK, 0);
+        }
+        let read = loop {
+            match self.reader.read(&mut self.buffer[self.end..]) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
+        self.end += read;
+        self.eof = read == 0;
+        Ok(())
+    }
+
+    /// Skips the rest of a line over the bound, holding at most a chunk.
+    fn skip_oversized(&mut self) -> io::Result<(Line, &[u8], u64)> {
+        let mut consumed = 0u64;
+        loop {
+            let unread = &self.buffer[self.start..self.end];
+            if let Some(at) = memchr::memchr(b'\n', unread) {
+                consumed += at as u64 + 1;
+                self.start += at + 1;
+                return Ok((Line::Oversized { complete: true }, &[], consumed));
+            }
+            consumed += unread.len() as u64;
+            self.start = self.end;
+            if self.eof {
+                return Ok((Line::Oversized { complete: false }, &[], consumed));
+            }
+            self.buffer.truncate(CHUNK);
+            self.fill()?;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`Lines`] and [`next`] agree on any input, bound and read size.
+    #[test]
+    fn lines_in_place_agree_with_next() {
+        /// Hands out at most `step` bytes a read, as pipes and files may.
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                let n = self.1.min(out.len()).min(self.0.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let inputs: [&[u8]; 6] = [
+            b"",
+            b"\n",
+            b"short\nthis one is far too long\nok\ncut",
+            b"no newline and too long",
+            b"exactly10\n0123456789\n01234567890\n\n\nend\n",
+            &[b'x'; 3 * CHUNK + 7],
+        ];
+        let mut big = vec![b'y'; 2 * CHUNK];
+        big.extend_from_slice(b"\nafter\n");
+        for input in inputs.iter().copied().chain([&big[..]]) {
+            for max in [0, 1, 5, 10, 11, 1 << 30] {
+                let steps: &[usize] = if input.len() < 100 { &[1, 3, 4096, usize::MAX] } else { &[4096, usize::MAX] };
+                for &step in steps {
+                    let mut expected = Vec::new();
+                    let mut reader = io::BufReader::new(input);
+                    let mut line = Vec::new();
+                    loop {
+                        let (kind, read) = next(&mut reader, max, &mut line).unwrap();
+                        let kept = if matches!(kind, Line::Oversized { .. }) { Vec::new() } else { line.clone() };
+                        expected.push((kind, kept, read));
+                        if matches!(kind, Line::End | Line::Partial | Line::Oversized { complete: false }) {
+                            break;
+                        }
+                    }
+                    let mut lines = Lines::new(Trickle(input, step), max);
+                    let mut found = Vec::new();
+                    loop {
+                        let (kind, line, read) = lines.next_line().unwrap();
+                        found.push((kind, line.to_vec(), read));
+                        if matches!(kind, Line::End | Line::Partial | Line::Oversized { complete: false }) {
+                            break;
+                        }
+                    }
+                    assert_eq!(found, expected, "max {max}, step {step}, input of {} bytes", input.len());
+                }
+            }
+        }
+    }
 
     #[test]
     fn complete_partial_oversized_and_end() {

@@ -6,33 +6,42 @@ use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider};
 use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream, WindowKind};
 use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{DerivedTurn, Evidence, FileOffset, SessionUsage, contains, counter, line_time, record_id};
+use super::{DerivedTurn, Evidence, FileOffset, SessionUsage, contains, counter, line_time, markers, record_id};
 use crate::ledger::responses::ResponseWrite;
 
+/// What ingestion reads of a transcript line; strings borrowed from the
+/// line where it holds them unescaped.
 #[derive(Deserialize)]
-struct ClaudeLine {
-    #[serde(rename = "sessionId")]
-    session_id: Option<String>,
-    timestamp: Option<String>,
-    #[serde(rename = "requestId")]
-    request_id: Option<String>,
-    message: Option<ClaudeMessage>,
+struct ClaudeLine<'a> {
+    #[serde(rename = "sessionId", borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", borrow)]
+    request_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<ClaudeMessage<'a>>,
     /// An API error Claude Code wrote in place of a response.
     #[serde(rename = "isApiErrorMessage")]
     is_api_error: Option<bool>,
     /// The error's kind (`rate_limit` when a limit refused the request);
     /// other line types use the name for other shapes.
-    error: Option<Value>,
+    #[serde(borrow)]
+    error: Option<&'a serde_json::value::RawValue>,
 }
 
 #[derive(Deserialize)]
-struct ClaudeMessage {
-    id: Option<String>,
-    model: Option<String>,
+struct ClaudeMessage<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
     /// Set on the writes of a response whose stream is over.
-    stop_reason: Option<String>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
     usage: Option<ClaudeUsage>,
 }
 
@@ -108,25 +117,32 @@ impl ClaudeParser {
     pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
         // Prompts are short user lines; tool results (user lines too) are
         // the bulk of a transcript and are never parsed.
-        if contains(line, b"\"type\":\"user\"") && !contains(line, b"\"tool_result\"") {
+        markers! {
+            USER = b"\"type\":\"user\"";
+            TOOL_RESULT = b"\"tool_result\"";
+            COST_STATE = b"\"type\":\"cost-state\"";
+            LIMIT = bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes();
+        }
+        if contains(line, &USER) && !contains(line, &TOOL_RESULT) {
             return self.prompt(line, out);
         }
-        if contains(line, b"\"type\":\"cost-state\"") {
+        if contains(line, &COST_STATE) {
             return cost_state(line, out);
         }
-        let limit = contains(line, bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes());
-        if !limit && super::USAGE_MARKER.find(line).is_none() {
+        let limit = contains(line, &LIMIT);
+        if !limit && !contains(line, &super::USAGE_MARKER) {
             return true;
         }
-        let Ok(parsed) = serde_json::from_slice::<ClaudeLine>(line) else { return false };
+        let Ok(parsed) = serde_json::from_slice::<ClaudeLine<'_>>(line) else { return false };
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
+        let (session, timestamp) = (session.into_owned(), timestamp.into_owned());
         if !bee_proto::time::is_rfc3339_utc(&timestamp) {
             return false;
         }
         self.note_session(&session, out);
         // Claude Code 2.1: a request a limit refused is an API-error line of
         // kind `rate_limit` (structured); its text may name the window.
-        if parsed.is_api_error == Some(true) && parsed.error.as_ref().and_then(Value::as_str) == Some("rate_limit") {
+        if parsed.is_api_error == Some(true) && parsed.error.is_some_and(|kind| kind.get() == "\"rate_limit\"") {
             let text = String::from_utf8_lossy(line);
             let mut hit = LimitRecord::new(
                 record_id(&["claude-limit", &session, &timestamp]),
@@ -176,7 +192,7 @@ impl ClaudeParser {
             key: key.clone(),
             session_id: Some(session),
             at_utc: timestamp,
-            model: message.model.filter(|m| m != "<synthetic>"),
+            model: message.model.filter(|m| m != "<synthetic>").map(Cow::into_owned),
             context_tokens: tokens.claude_context_size(),
             tokens,
             context_window: None,

@@ -9,7 +9,8 @@ use serde_json::Value;
 use std::time::UNIX_EPOCH;
 
 use super::{
-    DerivedTurn, Evidence, FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, record_id,
+    DerivedTurn, Evidence, FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, markers,
+    record_id,
 };
 use crate::ledger::responses::ResponseWrite;
 
@@ -30,14 +31,20 @@ pub(crate) struct CodexParser {
 
 impl CodexParser {
     pub(super) fn line(&mut self, line: &[u8], out: &mut Vec<Evidence>) -> bool {
-        let marked = contains(line, b"token_count")
-            || contains(line, b"token_usage_record")
-            || contains(line, b"session_meta")
-            || contains(line, b"turn_context")
-            || contains(line, b"task_started")
-            || contains(line, b"task_complete")
+        markers! {
+            TOKEN_COUNT = b"token_count";
+            TOKEN_USAGE_RECORD = b"token_usage_record";
+            SESSION_META = b"session_meta";
+            TURN_CONTEXT = b"turn_context";
+            TASK_STARTED = b"task_started";
+            TASK_COMPLETE = b"task_complete";
+            USAGE_LIMIT_EXCEEDED = b"usage_limit_exceeded";
+        }
+        let marked = [&TOKEN_COUNT, &TOKEN_USAGE_RECORD, &SESSION_META, &TURN_CONTEXT, &TASK_STARTED, &TASK_COMPLETE]
+            .into_iter()
+            .any(|marker| contains(line, marker))
             || contains_ignoring_case(line, b"usage limit")
-            || contains(line, b"usage_limit_exceeded");
+            || contains(line, &USAGE_LIMIT_EXCEEDED);
         if !marked {
             return true;
         }

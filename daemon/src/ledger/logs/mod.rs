@@ -108,17 +108,28 @@ pub(crate) fn record_id(parts: &[&str]) -> uuid::Uuid {
     uuid::Uuid::new_v5(&NAMESPACE, parts.join("\u{1f}").as_bytes())
 }
 
-pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
+/// A byte string looked for in every line before any parsing, its
+/// searcher built once rather than per line.
+pub(crate) type Marker = std::sync::LazyLock<memchr::memmem::Finder<'static>>;
+
+/// Declares `static`s of [`Marker`]s.
+macro_rules! markers {
+    ($($(#[$doc:meta])* $name:ident = $needle:expr;)*) => {
+        $($(#[$doc])* static $name: $crate::ledger::logs::Marker =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));)*
+    };
+}
+pub(crate) use markers;
+
+pub(crate) fn contains(haystack: &[u8], marker: &Marker) -> bool {
+    marker.find(haystack).is_some()
 }
 
 /// Namespace of response write digests.
 pub(crate) const RESPONSE_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_7265_7370_6f6e_7365_2d76_3100);
 
-/// The usage marker every response line carries, searched for before any
-/// parsing; built once, not per line.
-pub(crate) static USAGE_MARKER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
+/// The usage marker every Claude response line carries.
+pub(crate) static USAGE_MARKER: Marker = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
 
 /// `contains` ignoring ASCII case; `needle` is lowercase and starts with a letter.
 pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
