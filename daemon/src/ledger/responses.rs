@@ -99,19 +99,11 @@ impl ResponseWrite {
     /// prepares it); `None` when its time does not parse.
     pub(crate) fn prepare(self) -> Option<Prepared> {
         let at_ms = bee_proto::time::parse_rfc3339_ms(&self.at_utc)?;
-        let n = |v: Option<u64>| v.map(sqlite::sql_integer);
-        let t = &self.tokens;
-        let numbers = [
-            n(t.input_tokens),
-            n(t.cached_input_tokens),
-            n(t.cache_creation_input_tokens),
-            n(t.cache_read_input_tokens),
-            n(t.output_tokens),
-            n(t.reasoning_output_tokens),
-            n(t.total_tokens),
-            n(self.context_tokens),
-            n(self.context_window),
-        ];
+        let mut numbers = [None; 9];
+        let counted = self.tokens.values().into_iter().chain([self.context_tokens, self.context_window]);
+        for (slot, value) in numbers.iter_mut().zip(counted) {
+            *slot = value.map(sqlite::sql_integer);
+        }
         let mut prepared = Prepared {
             digest: self.digest(),
             key_hash: self.key_hash(),
