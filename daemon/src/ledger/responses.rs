@@ -338,7 +338,8 @@ fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
             Some(merged.finish())
         })
         .collect();
-    sort_responses(&mut responses);
+    // In the order views read them: by first write, then session.
+    responses.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
     responses
 }
 
@@ -378,11 +379,6 @@ impl Held {
     pub(crate) fn into_responses(self) -> Vec<Response> {
         merge(self.writes)
     }
-}
-
-/// Responses in the order views read them: by first write, then session.
-fn sort_responses(responses: &mut [Response]) {
-    responses.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
 }
 
 /// The responses first written in `range`, all their writes merged, and the

@@ -458,8 +458,10 @@ impl Ledger {
     /// duplicate. The aggregates of the hours they touch are settled right
     /// after: producers append a few records at a time.
     pub fn append(&mut self, records: &[LedgerRecord]) -> Result<LedgerAppended, DbError> {
-        let evidence: Vec<Evidence> = records.iter().cloned().map(Evidence::Record).collect();
-        let appended = self.append_at(&evidence, &[])?;
+        // Records need no preparing: staged as they are, copied once.
+        let staged: Vec<Staged> =
+            records.iter().cloned().map(|record| Staged::Other(Evidence::Record(record))).collect();
+        let (appended, _) = self.append_staged(&staged, &[])?;
         self.settle();
         Ok(appended)
     }
