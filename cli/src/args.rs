@@ -81,16 +81,17 @@ enum CliCommand {
         #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
         format: Option<String>,
     },
-    /// Measured token counters from the ledger, by day, session or model.
-    Usage {
-        /// day, session or model.
-        #[arg(long, value_name = "GROUP", value_parser = ["day", "session", "model"])]
-        by: String,
-        #[command(flatten)]
-        range: RangeCli,
-        /// json (the default) or table.
-        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
-        format: Option<String>,
+    /// Tokens and cost by day, week, month, session, model or five-hour
+    /// block: a table on a terminal, JSON when piped or with --json.
+    Usage(UsageCli),
+    /// The price table cost estimates use (bundled, or --prices FILE).
+    Prices {
+        /// A price list in LiteLLM's model_prices_and_context_window.json format.
+        #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+        prices: Option<String>,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Import the provider logs into the ledger now (beed does it itself
     /// every few seconds); a progress bar on a terminal.
@@ -187,6 +188,70 @@ enum HooksCli {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct UsageCli {
+    /// day, week (from Monday), month, session, model or block (five-hour windows).
+    #[arg(long, value_name = "GROUP", default_value = "day",
+          value_parser = ["day", "week", "month", "session", "model", "block"])]
+    by: String,
+    /// From: YYYY-MM-DD, RFC 3339, today, yesterday, or 30m/5h/7d/2w ago [default: the beginning].
+    #[arg(long, value_name = "TIME", value_parser = NonEmptyStringValueParser::new())]
+    since: Option<String>,
+    /// Until: the same forms; a day is included whole [default: now].
+    #[arg(long, value_name = "TIME", value_parser = NonEmptyStringValueParser::new())]
+    until: Option<String>,
+    /// The zone whose days, weeks and months count, as an IANA name [default: the local zone].
+    #[arg(long, value_name = "ZONE", value_parser = NonEmptyStringValueParser::new())]
+    timezone: Option<String>,
+    /// Only this provider: claude or codex.
+    #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
+    provider: Option<String>,
+    /// Only sessions whose project (Claude Code's project directory name) contains this.
+    #[arg(long, value_name = "TEXT", value_parser = NonEmptyStringValueParser::new())]
+    project: Option<String>,
+    /// Only models whose name contains this (any case).
+    #[arg(long, value_name = "TEXT", value_parser = NonEmptyStringValueParser::new())]
+    model: Option<String>,
+    /// A price list in LiteLLM's format instead of the bundled one.
+    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+    prices: Option<String>,
+    /// JSON, even on a terminal.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+    /// json or table [default: table on a terminal, json otherwise].
+    #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+    format: Option<String>,
+    /// The narrow table (also below 100 columns).
+    #[arg(long)]
+    compact: bool,
+    /// Also show the price table's source and date, and the cache columns in compact tables.
+    #[arg(long)]
+    verbose: bool,
+}
+
+/// How a usage view is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageOutput {
+    Json,
+    Table,
+    /// A table on a terminal, JSON otherwise.
+    Auto,
+}
+
+/// `beectl usage`, as asked (times are resolved against the zone later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageArgs {
+    pub by: bee_proto::ledger::UsageGrouping,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub timezone: Option<String>,
+    pub filters: bee_proto::ledger::UsageFilters,
+    pub prices: Option<String>,
+    pub output: UsageOutput,
+    pub compact: bool,
+    pub verbose: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -317,7 +382,8 @@ pub enum Command {
     Quota(LedgerAsk),
     Ingest,
     Status(LedgerAsk),
-    Usage(LedgerAsk, bee_proto::ledger::UsageGrouping),
+    Usage(UsageArgs),
+    Prices { prices: Option<String>, json: bool },
     Daemon(DaemonCommand),
     Dashboard,
     Audit(AuditArgs),
@@ -542,14 +608,26 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             provider: None,
             table: format.as_deref() == Some("table"),
         }),
-        CliCommand::Usage { by, range, format } => Command::Usage(
-            LedgerAsk { range: range.ask(None), provider: None, table: format.as_deref() == Some("table") },
-            match by.as_str() {
-                "day" => bee_proto::ledger::UsageGrouping::Day,
-                "session" => bee_proto::ledger::UsageGrouping::Session,
-                _ => bee_proto::ledger::UsageGrouping::Model,
+        CliCommand::Usage(usage) => Command::Usage(UsageArgs {
+            by: bee_proto::ledger::UsageGrouping::from_name(&usage.by).ok_or("--by: an unknown grouping")?,
+            since: usage.since,
+            until: usage.until,
+            timezone: usage.timezone,
+            filters: bee_proto::ledger::UsageFilters {
+                provider: usage.provider.as_deref().and_then(bee_proto::ledger::Provider::from_name),
+                project: usage.project,
+                model: usage.model,
             },
-        ),
+            prices: usage.prices,
+            output: match (usage.json, usage.format.as_deref()) {
+                (true, _) | (_, Some("json")) => UsageOutput::Json,
+                (_, Some(_)) => UsageOutput::Table,
+                _ => UsageOutput::Auto,
+            },
+            compact: usage.compact,
+            verbose: usage.verbose,
+        }),
+        CliCommand::Prices { prices, json } => Command::Prices { prices, json },
         CliCommand::Ingest => Command::Ingest,
         CliCommand::Audit { canary: None, session, pinned } => Command::Audit(AuditArgs {
             session,

@@ -23,13 +23,49 @@ pub fn run() -> Rendered {
         Err(DbError::Locked(_)) => return through_daemon(),
         Err(err) => return failure(&err.to_string()),
     };
+    match import(ledger) {
+        Ok(summary) => {
+            Rendered::json(Exit::Success, &serde_json::json!({"schemaVersion": 1, "by": "beectl", "summary": summary}))
+        }
+        Err(message) => failure(&message),
+    }
+}
+
+/// Before a usage view: with beed down, imports what is new in the provider
+/// logs (a progress bar on a terminal) so the figures are today's; with beed
+/// up it holds the ledger and imports by itself. A failure is said on
+/// stderr, with how many files were not read; the view then shows the
+/// ledger as it is.
+pub fn catch_up() {
+    let roots = Roots::from_env();
+    if !roots.claude_projects.iter().chain(&roots.codex_sessions).any(|root| root.is_dir()) {
+        return;
+    }
+    let Some(dir) = bee_proto::paths::default_ledger_store() else { return };
+    let ledger = match Ledger::open(&dir) {
+        Ok(ledger) => ledger,
+        Err(DbError::Locked(_)) => return,
+        Err(err) => {
+            eprintln!("beectl: the provider logs were not imported ({err}); the figures are the ledger's as it was");
+            return;
+        }
+    };
+    if let Err(message) = import(ledger) {
+        eprintln!(
+            "beectl: the provider logs were not all imported ({message}); the figures are the ledger's as it was"
+        );
+    }
+}
+
+/// Takes the spool, then one pass over the provider logs.
+fn import(ledger: Ledger) -> Result<PassSummary, String> {
     let ledger = Mutex::new(ledger);
     // What producers spooled while beed was down is evidence too: taken
     // first, as beed would on start.
     if let Some(spool) = bee_proto::paths::spool_dir()
         && let Err(err) = bee_daemon::ledger::spool::ingest(&spool, &ledger)
     {
-        return failure(&format!("the ledger spool: {err}"));
+        return Err(format!("the ledger spool: {err}"));
     }
     let terminal = std::io::stderr().is_terminal();
     let bar = |done: u64, total: u64| {
@@ -52,12 +88,7 @@ pub fn run() -> Rendered {
     if terminal {
         eprintln!();
     }
-    match summary {
-        Ok(summary) => {
-            Rendered::json(Exit::Success, &serde_json::json!({"schemaVersion": 1, "by": "beectl", "summary": summary}))
-        }
-        Err(err) => failure(&err.to_string()),
-    }
+    summary.map_err(|err| err.to_string())
 }
 
 fn through_daemon() -> Rendered {

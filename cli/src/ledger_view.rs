@@ -1,24 +1,24 @@
-//! `beectl quota`, `beectl status` and `beectl usage`: the ledger read
+//! `beectl quota` and `beectl status`: the ledger read
 //! read-only (beed stays its only writer), JSON by default, a table for people.
 
 use bee_daemon::ledger::quota::{self, Range};
 use bee_daemon::ledger::store::{self, LedgerView};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport, UsageGrouping, UsageReport};
+use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport};
 use std::fmt::Write;
 
 use beectl::args::{LedgerAsk, RangeAsk};
 
 pub fn quota(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, None, |view, range| {
+    with_view(&ask, |view, range| {
         let report = quota::quota(view, range, ask.provider);
         if ask.table { text(quota_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
 pub fn status(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, None, |view, range| {
+    with_view(&ask, |view, range| {
         let lost = bee_daemon::ledger::record_failures::journal().map_or(0, |journal| {
             bee_daemon::ledger::record_failures::count_in(&journal, range.since_ms, range.until_ms)
         });
@@ -27,18 +27,7 @@ pub fn status(ask: LedgerAsk) -> Rendered {
     })
 }
 
-pub fn usage(ask: LedgerAsk, by: UsageGrouping) -> Rendered {
-    with_view(&ask, Some(by), |view, range| {
-        let report = quota::usage(view, range, by);
-        if ask.table { text(usage_table(&report)) } else { Rendered::json(Exit::Success, &report) }
-    })
-}
-
-fn with_view(
-    ask: &LedgerAsk,
-    by: Option<UsageGrouping>,
-    answer: impl FnOnce(&LedgerView, Range) -> Rendered,
-) -> Rendered {
+fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendered) -> Rendered {
     let now = bee_proto::time::now_unix_ms();
     let range = match ask.range {
         RangeAsk::Last(ms) => Range { since_ms: now - ms, until_ms: now },
@@ -50,7 +39,7 @@ fn with_view(
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
         return unavailable("io");
     };
-    match store::read_range(&dir, range, by) {
+    match store::read_range(&dir, range) {
         Ok(view) => answer(&view, range),
         Err(issue) => unavailable(issue.as_str()),
     }
@@ -162,54 +151,6 @@ fn status_table(report: &LedgerStatus) -> String {
             bee_proto::ledger::RECORD_FAILED,
             report.record_failures
         );
-    }
-    out
-}
-
-fn usage_table(report: &UsageReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Usage by {:?} {} → {} (provider-reported counters)",
-        report.by, report.since_utc, report.until_utc
-    );
-    let _ = writeln!(
-        out,
-        "  {:<40} {:>9} {:>13} {:>13} {:>13} {:>13} {:>13} {:>14}",
-        "KEY", "RESPONSES", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", "REASONING", "TOTAL"
-    );
-    for row in &report.rows {
-        // A sum with unknown parts is a lower bound, and is shown as one.
-        let bound = if row.partial_parts > 0 { "≥" } else { "" };
-        let cell = |n: Option<u64>| n.map_or_else(|| "-".to_owned(), |n| format!("{bound}{n}"));
-        let t = &row.tokens;
-        let _ = writeln!(
-            out,
-            "  {:<40} {:>9} {:>13} {:>13} {:>13} {:>13} {:>13} {:>14}",
-            row.key.as_deref().unwrap_or("(unknown)"),
-            row.responses,
-            cell(t.input_tokens),
-            cell(t.cache_creation_input_tokens),
-            cell(t.cache_read_input_tokens.or(t.cached_input_tokens)),
-            cell(t.output_tokens),
-            cell(t.reasoning_output_tokens),
-            cell(t.total_tokens)
-        );
-    }
-    if report.partial_parts > 0 {
-        let _ = writeln!(
-            out,
-            "  ≥: {} parts reported no counter of their own; the sums are lower bounds",
-            report.partial_parts
-        );
-    }
-    if report.pending_responses > 0 {
-        let _ =
-            writeln!(out, "  {} responses are still being written; their counters may grow", report.pending_responses);
-    }
-    let producer: u64 = report.rows.iter().map(|r| r.producer_counted_calls).sum();
-    if producer > 0 {
-        let _ = writeln!(out, "  {producer} calls left no log: their producer's own counters are used");
     }
     out
 }

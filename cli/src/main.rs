@@ -17,6 +17,7 @@ mod run;
 mod table;
 mod token;
 mod token_input;
+mod usage_view;
 
 use bee_daemon::rendered::Rendered;
 use beectl::args;
@@ -57,7 +58,8 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Quota(ask) => ledger_view::quota(ask),
         args::Command::Ingest => ingest::run(),
         args::Command::Status(ask) => ledger_view::status(ask),
-        args::Command::Usage(ask, by) => ledger_view::usage(ask, by),
+        args::Command::Usage(usage) => usage_view::usage(usage),
+        args::Command::Prices { prices, json } => usage_view::prices(prices, json),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
         args::Command::Dashboard => daemon::dashboard(),
         args::Command::Audit(audit) => audit::audit(audit),

@@ -4,6 +4,7 @@
 
 use crate::usage::{Counters, WindowKind};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// `POST`: append a [`LedgerAppend`]; answers [`LedgerAppended`].
 pub const LEDGER_RECORDS_PATH: &str = "/v1/ledger/records";
@@ -317,23 +318,58 @@ pub struct LedgerStatus {
 }
 
 named! {
-    /// How `beectl usage` groups calls.
+    /// How `beectl usage` groups usage.
     pub enum UsageGrouping {
         Day => "day",
+        Week => "week",
+        Month => "month",
         Session => "session",
         Model => "model",
+        Block => "block",
     }
+}
+
+named! {
+    /// Where a five-hour block's bounds come from.
+    pub enum BlockSource {
+        /// The provider's own quota window (a snapshot's reset time).
+        ProviderWindow => "provider_window",
+        /// No snapshot covered it: five hours from the hour of its first
+        /// activity, as ccusage infers them.
+        Inferred => "inferred",
+    }
+}
+
+/// A five-hour block of one provider's usage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockSpan {
+    pub provider: Provider,
+    pub start_utc: String,
+    pub end_utc: String,
+    pub source: BlockSource,
 }
 
 /// One group of `beectl usage`: the provider responses that were first
 /// written in the range, each counted once globally by its provider id,
 /// plus producer calls standing in for sessions that left no log.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRow {
-    /// The UTC day (`YYYY-MM-DD`), the session id or the model; `null` when
-    /// the parts did not say which.
+    /// The local day (`YYYY-MM-DD`), the week's Monday, the month
+    /// (`YYYY-MM`), the session id, the model, or the block's start (RFC 3339
+    /// UTC); `null` when the parts did not say which.
     pub key: Option<String>,
+    /// `--by block`: the block's provider, bounds and their source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockSpan>,
+    /// `--by session`: the session's project (Claude Code's project
+    /// directory name), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Models seen in the group, sorted.
+    #[serde(default)]
+    pub models: Vec<String>,
     /// Distinct provider responses.
     pub responses: u64,
     /// Summed counters; a counter no part reported stays `null`.
@@ -347,16 +383,44 @@ pub struct UsageRow {
     /// Calls whose own counters stand in because no log of their session
     /// exists (`beectl run` output, say): labelled, never mixed silently.
     pub producer_counted_calls: u64,
+    /// Cost the provider reported (Claude Code's cost lines, `claude -p`
+    /// results); `null` when nothing in the group reported one.
+    #[serde(default)]
+    pub reported_cost_usd: Option<f64>,
+    /// Cost estimated from the price table; `null` when no part of the
+    /// group could be priced. While `unpricedParts` is above 0 it is a
+    /// lower bound.
+    #[serde(default)]
+    pub estimated_cost_usd: Option<f64>,
+    /// Responses and producer calls the table could not price (a model it
+    /// does not name): never priced at another model's rates.
+    #[serde(default)]
+    pub unpriced_parts: u64,
 }
 
 impl UsageRow {
-    /// Adds `other`'s parts to this row.
+    /// Adds `other`'s parts to this row (not its key, block or project).
     pub fn add(&mut self, other: &UsageRow) {
         self.responses += other.responses;
         self.tokens.add(&other.tokens);
         self.partial_parts += other.partial_parts;
         self.pending_responses += other.pending_responses;
         self.producer_counted_calls += other.producer_counted_calls;
+        self.unpriced_parts += other.unpriced_parts;
+        add_cost(&mut self.reported_cost_usd, other.reported_cost_usd);
+        add_cost(&mut self.estimated_cost_usd, other.estimated_cost_usd);
+        for model in &other.models {
+            if let Err(at) = self.models.binary_search(model) {
+                self.models.insert(at, model.clone());
+            }
+        }
+    }
+}
+
+/// Adds a known cost to a sum that stays `None` while nothing was known.
+pub fn add_cost(sum: &mut Option<f64>, cost: Option<f64>) {
+    if let Some(cost) = cost {
+        *sum = Some(sum.unwrap_or(0.0) + cost);
     }
 }
 
@@ -373,21 +437,56 @@ pub const SNAPSHOTS_MISSING_ISSUE: &str = "quota_snapshots_missing";
 pub const PARTIAL_ISSUE: &str = "partial";
 /// A usage issue: some responses are not final yet.
 pub const PENDING_ISSUE: &str = "pending";
+/// A usage issue: the price table does not name some models; their parts
+/// have no estimate, and sums over them are lower bounds.
+pub const UNPRICED_ISSUE: &str = "unpriced_model";
+/// A usage issue: `--project` was asked and some usage has no known
+/// project (Codex sessions, producer calls); it is left out.
+pub const PROJECT_UNKNOWN_ISSUE: &str = "project_unknown";
 
-/// `beectl usage --by day|session|model`.
+/// The price table an estimate used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PriceSource {
+    pub source: String,
+    /// `YYYY-MM-DD`; `null` when unknown.
+    pub date: Option<String>,
+    pub models: u64,
+}
+
+/// The filters a usage view applied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageFilters {
+    pub provider: Option<Provider>,
+    pub project: Option<String>,
+    pub model: Option<String>,
+}
+
+/// `beectl usage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
     pub schema_version: u32,
     pub by: UsageGrouping,
     pub since_utc: String,
     pub until_utc: String,
+    /// The zone whose days, weeks and months the rows are (IANA name).
+    pub timezone: String,
     pub source: String,
+    pub prices: PriceSource,
+    pub filters: UsageFilters,
     pub rows: Vec<UsageRow>,
+    /// All rows together (its key is `null`).
+    pub totals: UsageRow,
     /// Over all rows: parts of unknown counters (`partial`) and responses
     /// not final yet (`pending`).
     pub partial_parts: u64,
     pub pending_responses: u64,
+    /// Models the price table does not name.
+    pub unpriced_models: Vec<String>,
+    /// `--project`: responses and calls left out for want of a project.
+    pub project_unknown_parts: u64,
     pub issues: Vec<String>,
 }
 
@@ -486,4 +585,42 @@ impl RecordFailure {
         let line = serde_json::to_vec(&failure).map_err(std::io::Error::other)?;
         crate::spool::append(&dir, RECORD_FAILURES_FILE, &line)
     }
+}
+
+/// One model of `beectl prices`, in USD per million tokens (`null`: the
+/// list gives no price for that kind).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelPriceRow {
+    pub model: String,
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_write: Option<f64>,
+    pub cache_read: Option<f64>,
+    /// Rates of a request whose prompt is above `aboveTokens`.
+    pub tiers: Vec<PriceTierRow>,
+}
+
+/// A long-context tier of [`ModelPriceRow`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PriceTierRow {
+    pub above_tokens: u64,
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_write: Option<f64>,
+    pub cache_read: Option<f64>,
+}
+
+/// `beectl prices`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PriceList {
+    pub schema_version: u32,
+    pub source: String,
+    pub date: Option<String>,
+    pub unit: String,
+    pub models: Vec<ModelPriceRow>,
+    /// Models the list names that cannot be applied, with why.
+    pub skipped: BTreeMap<String, String>,
 }

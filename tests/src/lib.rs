@@ -105,7 +105,11 @@ impl TestHome {
             .env_remove("BEE_CLAUDE_PROJECTS")
             .env_remove("BEE_CODEX_SESSIONS")
             .env_remove("BEE_RUN_PROVIDER")
-            .env("BEE_LOG", "info");
+            .env("BEE_LOG", "info")
+            // Usage days are local days: the tests' zone is fixed.
+            .env("TZ", "UTC")
+            .env_remove("COLUMNS")
+            .env_remove("NO_COLOR");
         command
     }
 

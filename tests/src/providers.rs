@@ -181,6 +181,18 @@ pub fn usage_sums(report: &Value, like: &Value) -> Value {
     Value::Object(sums.collect())
 }
 
+/// The issues a usage report over responses of `models` (and nothing
+/// uncounted) must carry: none, or `unpriced_model` naming exactly the
+/// models the bundled price table does not price.
+pub fn expected_usage_issues(report: &Value, models: &[String]) -> (Value, Value) {
+    let table = bee_daemon::ledger::prices::PriceTable::bundled();
+    let mut unpriced: Vec<&String> = models.iter().filter(|m| table.lookup(m).is_none()).collect();
+    unpriced.sort();
+    unpriced.dedup();
+    let issues = if unpriced.is_empty() { json!([]) } else { json!(["unpriced_model"]) };
+    (json!([report["issues"].clone(), report["unpricedModels"].clone()]), json!([issues, unpriced]))
+}
+
 /// The newest prompt of the conversation (the CLIs' own context messages,
 /// which start with `<`, aside), and whether a tool result answered it.
 fn newest_user_text(api: Api, body: &Value) -> (String, bool) {

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, claude_cli, usage_sums};
+use bee_tests::providers::{MockProvider, claude_cli, expected_usage_issues, usage_sums};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -54,10 +54,12 @@ fn json_of(output: &Output) -> Value {
 /// Every usage view equals what the mock served, and says nothing is unknown.
 fn assert_usage_equals_served(home: &TestHome, provider: &MockProvider) {
     let (served, expected) = (provider.served(), provider.served_usage());
+    let served_models: Vec<String> = served.iter().map(|s| s.model.clone()).collect();
     for by in ["day", "session", "model"] {
         let report = json_of(&home.beectl(&["usage", "--by", by]));
         assert_json_eq(&usage_sums(&report, &expected), &expected);
-        assert_eq!(report["issues"], json!([]), "--by {by}: {report}");
+        let (issues, expected_issues) = expected_usage_issues(&report, &served_models);
+        assert_eq!(issues, expected_issues, "--by {by}: {report}");
         assert!(report["rows"].as_array().unwrap().iter().all(|r| r["key"].is_string()), "{report}");
     }
     let by_model = json_of(&home.beectl(&["usage", "--by", "model"]));

@@ -197,10 +197,12 @@ fn codex_rollouts_give_calls_snapshots_and_limits() {
     let by_model = parse_json_line(&home.beectl(&["usage", "--by", "model", "--since", "2026-11-30T00:00:00Z"]).stdout);
     assert_eq!(
         by_model["rows"],
-        json!([{"key": "gpt-5-codex", "responses": 1, "tokens": {
+        json!([{"key": "gpt-5-codex", "models": ["gpt-5-codex"], "responses": 1, "tokens": {
         "inputTokens": 1000, "cachedInputTokens": 0, "cacheCreationInputTokens": null, "cacheReadInputTokens": null,
         "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050},
-        "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 0}]),
+        "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 0,
+        // gpt-5-codex at $1.25 and $10 per million input and output tokens.
+        "reportedCostUsd": null, "estimatedCostUsd": 0.00175, "unpricedParts": 0}]),
         "the repeated token_count counts once"
     );
     let quota = parse_json_line(

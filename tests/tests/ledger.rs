@@ -77,10 +77,13 @@ fn run_passes_everything_through_and_records_the_call_and_the_limit() {
     assert_eq!(usage["source"], "provider_reported_counters");
     assert_eq!(
         usage["rows"],
-        json!([{"key": "claude-sonnet-4-5-20250929", "responses": 0, "tokens": {
+        json!([{"key": "claude-sonnet-4-5-20250929", "models": ["claude-sonnet-4-5-20250929"], "responses": 0, "tokens": {
             "inputTokens": 20, "cachedInputTokens": null, "cacheCreationInputTokens": 200, "cacheReadInputTokens": 2000,
             "outputTokens": 100, "reasoningOutputTokens": null, "totalTokens": 2320},
-            "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 2}]),
+            "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 2,
+            // As the runs reported it, and from the bundled table: 20 × $3 + 200 × $3.75
+            // + 2,000 × $0.30 + 100 × $15 per million tokens.
+            "reportedCostUsd": 0.0246, "estimatedCostUsd": 0.00291, "unpricedParts": 0}]),
         "no log of the session: the runs' own counters stand in, labelled"
     );
     let by_session = json_of(&home.beectl(&["usage", "--by", "session"]));
@@ -223,8 +226,12 @@ fn ledger_views_reject_bad_ranges() {
         vec!["quota", "--window", "3h"],
         vec!["quota", "--window", "5h", "--since", "2026-11-30T00:00:00Z"],
         vec!["quota", "--since", "yesterday"],
-        vec!["usage"],
-        vec!["usage", "--by", "week"],
+        vec!["usage", "--by", "fortnight"],
+        vec!["usage", "--since", "next tuesday"],
+        vec!["usage", "--until", "2026-02-30"],
+        vec!["usage", "--timezone", "Mars/Olympus"],
+        vec!["usage", "--json", "--format", "table"],
+        vec!["usage", "--prices", "/nonexistent/prices.json"],
         vec!["quota", "--provider", "gemini"],
         vec!["run", "--provider", "claude"],
         vec!["run", "--provider", "claude", "--"],

@@ -468,7 +468,6 @@ fn read_file(
 mod tests {
     use super::*;
     use crate::ledger::rollup::Range;
-    use bee_proto::ledger::UsageGrouping;
     use std::collections::BTreeMap;
     use std::io::Write;
 
@@ -488,8 +487,8 @@ mod tests {
 
     fn output_total(dir: &Path) -> (u64, u64, u64) {
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
-        let view = crate::ledger::store::read_range(dir, range, Some(UsageGrouping::Model)).unwrap();
-        let rows: Vec<_> = view.summary.usage.values().collect();
+        let view = crate::ledger::store::Reader::open(dir).unwrap().usage(range, &|_, _| 0).unwrap();
+        let rows: Vec<_> = view.parts.values().collect();
         (
             rows.iter().map(|r| r.responses).sum(),
             rows.iter().map(|r| r.tokens.output_tokens.unwrap_or(0)).sum(),

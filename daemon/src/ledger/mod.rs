@@ -5,14 +5,17 @@
 //!
 //! May use: `storage`, `bee_proto`. Never `server` or `client`.
 
+pub mod calendar;
 pub mod ingest;
 pub mod logs;
+pub mod prices;
 pub mod quota;
 pub mod record_failures;
 pub mod responses;
 pub mod rollup;
 pub mod spool;
 pub mod store;
+pub mod usage;
 
 /// A small deterministic generator for the ledger's generated-input tests.
 #[cfg(test)]

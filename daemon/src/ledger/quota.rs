@@ -1,10 +1,8 @@
 //! The dashboard words over a range of the ledger: Agent time, Used, Idle,
 //! Converted, Crossed, per-provider quota windows with their peak and
-//! `exhausted`, the reported cost, and token usage by day, session or model.
+//! `exhausted`, and the reported cost (token usage is `usage`'s).
 
-use bee_proto::ledger::{
-    DerivedTime, LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow, UsageGrouping, UsageReport, UsageRow,
-};
+use bee_proto::ledger::{DerivedTime, LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow};
 use std::collections::BTreeMap;
 
 pub use crate::ledger::rollup::Range;
@@ -186,34 +184,6 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerSt
 /// log, as `view` was read grouped by `by`. A sum with unknown parts says
 /// so (`partial`, with their count), and so do responses not final yet
 /// (`pending`): the totals never look complete while they are not.
-pub fn usage(view: &LedgerView, range: Range, by: UsageGrouping) -> UsageReport {
-    let rows: Vec<UsageRow> =
-        view.summary.usage.iter().map(|(key, row)| UsageRow { key: key.clone(), ..row.clone() }).collect();
-    let partial_parts = rows.iter().map(|r| r.partial_parts).sum();
-    let pending_responses = rows.iter().map(|r| r.pending_responses).sum();
-    let mut issues = Vec::new();
-    if partial_parts > 0 {
-        issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
-    }
-    if pending_responses > 0 {
-        issues.push(bee_proto::ledger::PENDING_ISSUE.to_owned());
-    }
-    if view.summary.damaged_records > 0 {
-        issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
-    }
-    UsageReport {
-        schema_version: 2,
-        by,
-        since_utc: format_unix_ms(range.since_ms),
-        until_utc: format_unix_ms(range.until_ms),
-        source: "provider_reported_counters".to_owned(),
-        rows,
-        partial_parts,
-        pending_responses,
-        issues,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,8 +216,8 @@ mod tests {
     }
 
     /// The view of `calls` as the records give it (no aggregates involved).
-    fn calls_view(calls: Vec<CallRow>, range: Range, by: Option<UsageGrouping>) -> LedgerView {
-        LedgerView { summary: Summary::of_records(&calls, &[], range, by), ..LedgerView::default() }
+    fn calls_view(calls: Vec<CallRow>, range: Range) -> LedgerView {
+        LedgerView { summary: Summary::of_records(&calls, &[], range, None), ..LedgerView::default() }
     }
 
     #[test]
@@ -261,7 +231,7 @@ mod tests {
             call(Provider::Claude, -30 * M, Some(H), None),        // 09:30–10:30, clipped to 30 min
             call(Provider::Claude, 2 * H, None, None),             // duration unknown
         ];
-        let view = calls_view(calls, range, None);
+        let view = calls_view(calls, range);
         let report = quota(&view, range, None);
         assert_eq!(report.agent_time_ms as i64, 60 * M + 60 * M + 30 * M + 30 * M);
         assert_eq!(report.used_ms as i64, 90 * M + 30 * M + 30 * M, "11:00–12:30 once, plus both clipped ends");
@@ -377,40 +347,9 @@ mod tests {
     #[test]
     fn cost_unknown_is_null_and_a_reported_zero_is_zero() {
         let range = Range { since_ms: 0, until_ms: H };
-        let unknown = calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range, None);
+        let unknown = calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range);
         assert_eq!(status(&unknown, range, 0).est_cost_usd, None);
-        let zero = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.0))], range, None);
+        let zero = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.0))], range);
         assert_eq!((status(&zero, range, 0).est_cost_usd, status(&zero, range, 0).calls_with_cost), (Some(0.0), 1));
-    }
-
-    #[test]
-    fn producer_counters_stand_in_for_unlogged_sessions_and_unknown_parts_are_counted() {
-        let range = Range { since_ms: 0, until_ms: 48 * H };
-        let mut late = call(Provider::Codex, 30 * H, Some(M), None);
-        late.model = None;
-        late.tokens = Some(Counters { input_tokens: Some(5), reasoning_output_tokens: Some(2), ..Counters::default() });
-        let mut logged = call(Provider::Claude, 2 * H, Some(M), None);
-        logged.logged = true;
-        let mut silent = call(Provider::Claude, 3 * H, Some(M), None);
-        silent.tokens = None;
-        let calls = vec![call(Provider::Claude, H, Some(M), None), late, logged, silent];
-        let by_day = usage(&calls_view(calls.clone(), range, Some(UsageGrouping::Day)), range, UsageGrouping::Day);
-        assert_eq!(by_day.rows.len(), 2);
-        assert_eq!(by_day.rows[0].key.as_deref(), Some("1970-01-01"));
-        assert_eq!(by_day.rows[1].tokens.output_tokens, None);
-        assert_eq!(by_day.rows[1].tokens.reasoning_output_tokens, Some(2));
-        assert_eq!(
-            (by_day.rows[0].producer_counted_calls, by_day.rows[0].tokens.input_tokens),
-            (2, Some(10)),
-            "a call whose session has a log is not counted by its own counters"
-        );
-        assert_eq!(
-            (by_day.rows[0].partial_parts, by_day.rows[1].partial_parts, by_day.partial_parts),
-            (1, 1, 2),
-            "a call that reported nothing, and one missing counters its provider reports, are unknown parts"
-        );
-        assert_eq!(by_day.issues, vec!["partial".to_owned()]);
-        let by_model = usage(&calls_view(calls, range, Some(UsageGrouping::Model)), range, UsageGrouping::Model);
-        assert_eq!(by_model.rows[0].key, None, "a call that named no model is grouped as unknown");
     }
 }

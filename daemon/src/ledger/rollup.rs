@@ -12,8 +12,7 @@
 //! and Used stays exact: intervals clipped to different hours are disjoint,
 //! so the union over a range is the sum of the unions within its hours.
 
-use bee_proto::ledger::{CallSource, Provider, UsageGrouping, UsageRow};
-use bee_proto::time::format_unix_ms;
+use bee_proto::ledger::{CallSource, Provider, UsageRow};
 use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -36,6 +35,9 @@ pub const ROLLUP_SCHEMA: u32 = 4;
 pub const CHECKSUM_SCHEMA: u32 = 5;
 /// Schema version from which responses are the token evidence.
 pub const RESPONSE_SCHEMA: u32 = 6;
+/// Schema version from which usage is aggregated by part (provider,
+/// session, model, prompt-size tier) per hour.
+pub const PART_SCHEMA: u32 = 7;
 
 /// Columns of a `call` record, in the order its checksum covers them.
 pub const CALL_COLUMNS: Columns = Columns {
@@ -106,6 +108,34 @@ pub const MIGRATION: &str = r#"
         UNION ALL SELECT at + 3600000, last FROM hours WHERE at < last
     )
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT at FROM hours;
+"#;
+
+/// Usage per hour by part instead of by three fixed groupings: any bucket of
+/// time, any filter and a price per model and tier derive from it. Every
+/// hour with usage is settled again.
+pub const PART_MIGRATION: &str = r#"
+    DROP TABLE rollup_usage;
+    CREATE TABLE rollup_part (
+        hour_ms                      INTEGER NOT NULL,
+        provider                     TEXT NOT NULL,
+        session_id                   TEXT,
+        model                        TEXT,
+        tier                         INTEGER NOT NULL,
+        responses                    INTEGER NOT NULL,
+        input_tokens                 INTEGER,
+        cached_input_tokens          INTEGER,
+        cache_creation_input_tokens  INTEGER,
+        cache_read_input_tokens      INTEGER,
+        output_tokens                INTEGER,
+        reasoning_output_tokens      INTEGER,
+        total_tokens                 INTEGER,
+        partial_parts                INTEGER NOT NULL,
+        pending_responses            INTEGER NOT NULL,
+        producer_calls               INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX rollup_part_hour ON rollup_part (hour_ms);
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT at_ms / 3600000 * 3600000 FROM response;
 "#;
 
 /// The aggregates' provider name of derived turns.
@@ -198,14 +228,6 @@ impl CallRow {
     }
 }
 
-fn usage_key(by: UsageGrouping, at_ms: i64, session: &Option<String>, model: &Option<String>) -> Option<String> {
-    match by {
-        UsageGrouping::Day => Some(format_unix_ms(at_ms)[..10].to_owned()),
-        UsageGrouping::Session => session.clone(),
-        UsageGrouping::Model => model.clone(),
-    }
-}
-
 /// Additive time figures of a set of calls over a range.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tally {
@@ -282,30 +304,61 @@ fn times(intervals: &mut [(i64, i64)]) -> (u64, u64) {
     (agent, used)
 }
 
-/// Usage by group key: the responses first written in a range, and the
-/// producer calls started in it whose session left no log.
-pub type UsageGroups = BTreeMap<Option<String>, UsageRow>;
-
-fn group(groups: &mut UsageGroups, key: Option<String>) -> &mut UsageRow {
-    groups.entry(key.clone()).or_insert_with(|| UsageRow { key, ..UsageRow::default() })
+/// Where a part of usage lies: the bucket of time it fell in (the start
+/// of the hour, day, week… a view asked for), its provider, session and
+/// model, and the prompt-size tier that prices it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PartKey {
+    pub bucket: i64,
+    pub provider: Provider,
+    pub session: Option<String>,
+    pub model: Option<String>,
+    pub tier: u8,
 }
 
-fn usage_of<'a>(
+/// Usage by part: the responses first written in a range, and the producer
+/// calls started in it whose session left no log.
+pub type Parts = BTreeMap<PartKey, UsageRow>;
+
+/// Which bucket of time a provider's usage at a unix millisecond falls in,
+/// as the start of that bucket. Buckets are intervals: an hour whose first
+/// and last millisecond fall in the same bucket lies wholly inside it.
+pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
+
+fn part(parts: &mut Parts, key: PartKey) -> &mut UsageRow {
+    parts.entry(key).or_default()
+}
+
+fn parts_of<'a>(
     responses: impl Iterator<Item = &'a Response>,
     calls: impl Iterator<Item = &'a CallRow>,
     range: Range,
-    by: UsageGrouping,
-    into: &mut UsageGroups,
+    bucket: Bucket<'_>,
+    into: &mut Parts,
 ) {
     for response in responses.filter(|r| range.contains(r.at_ms)) {
-        let row = group(into, usage_key(by, response.at_ms, &response.session_id, &response.model));
+        let key = PartKey {
+            bucket: bucket(response.provider, response.at_ms),
+            provider: response.provider,
+            session: response.session_id.clone(),
+            model: response.model.clone(),
+            tier: crate::ledger::prices::tier_of(response.provider, &response.tokens),
+        };
+        let row = part(into, key);
         row.responses += 1;
         row.tokens.add(&response.tokens);
         row.partial_parts += u64::from(response.partial);
         row.pending_responses += u64::from(response.pending);
     }
     for call in calls.filter(|c| range.contains(c.started_ms) && !c.logged) {
-        let row = group(into, usage_key(by, call.started_ms, &call.session_id, &call.model));
+        let key = PartKey {
+            bucket: bucket(call.provider, call.started_ms),
+            provider: call.provider,
+            session: call.session_id.clone(),
+            model: call.model.clone(),
+            tier: call.tokens.as_ref().map_or(0, |t| crate::ledger::prices::tier_of(call.provider, t)),
+        };
+        let row = part(into, key);
         row.producer_counted_calls += 1;
         match &call.tokens {
             Some(tokens) => {
@@ -326,8 +379,8 @@ pub struct Summary {
     /// Derived turns (no producer measured them), apart from measured calls.
     pub derived_all: Tally,
     pub derived_providers: BTreeMap<Provider, Tally>,
-    /// Filled when a grouping was asked for.
-    pub usage: UsageGroups,
+    /// Filled when usage was asked for, by the buckets asked for.
+    pub parts: Parts,
     /// Records that fail their checksum: read in the range, or found by the
     /// writer anywhere in the ledger. Not counted in any figure.
     pub damaged_records: u64,
@@ -336,7 +389,7 @@ pub struct Summary {
 impl Summary {
     /// Computed from the records themselves: `calls` overlapping `range` and
     /// `responses` first written in it.
-    pub fn of_records(calls: &[CallRow], responses: &[Response], range: Range, by: Option<UsageGrouping>) -> Summary {
+    pub fn of_records(calls: &[CallRow], responses: &[Response], range: Range, by: Option<Bucket<'_>>) -> Summary {
         Summary::of(calls, responses, range, by, true)
     }
 
@@ -344,7 +397,7 @@ impl Summary {
         calls: &[CallRow],
         responses: &[Response],
         range: Range,
-        by: Option<UsageGrouping>,
+        by: Option<Bucket<'_>>,
         count_earlier: bool,
     ) -> Summary {
         let mut providers: Vec<Provider> = calls.iter().map(|c| c.provider).collect();
@@ -366,7 +419,7 @@ impl Summary {
             }
         }
         if let Some(by) = by {
-            usage_of(responses.iter(), calls.iter(), range, by, &mut summary.usage);
+            parts_of(responses.iter(), calls.iter(), range, by, &mut summary.parts);
         }
         summary
     }
@@ -381,8 +434,8 @@ impl Summary {
         for (provider, tally) in other.derived_providers {
             self.derived_providers.entry(provider).or_default().add(&tally);
         }
-        for (key, row) in other.usage {
-            group(&mut self.usage, key).add(&row);
+        for (key, row) in other.parts {
+            part(&mut self.parts, key).add(&row);
         }
     }
 }
@@ -791,10 +844,7 @@ fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> ru
 
 fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Response]) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
-    let mut clear = tx.prepare_cached("DELETE FROM rollup_usage WHERE grouping = ?1 AND hour_ms = ?2")?;
-    for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
-        clear.execute(params![by.as_str(), hour.since_ms])?;
-    }
+    tx.prepare_cached("DELETE FROM rollup_part WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     let summary = Summary::of(calls, responses, hour, None, false);
     let mut insert = tx.prepare_cached(
         "INSERT INTO rollup_time (hour_ms, provider, calls, without_duration, agent_ms, used_ms, cost_usd, cost_calls)
@@ -824,52 +874,49 @@ fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Resp
         ])?;
     }
     let mut insert = tx.prepare_cached(
-        "INSERT INTO rollup_usage (grouping, hour_ms, key, responses, input_tokens, cached_input_tokens,
-             cache_creation_input_tokens, cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
-             partial_parts, pending_responses, producer_calls)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        "INSERT INTO rollup_part (hour_ms, provider, session_id, model, tier, responses, input_tokens,
+             cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
+             reasoning_output_tokens, total_tokens, partial_parts, pending_responses, producer_calls)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
-    for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
-        let mut groups = UsageGroups::new();
-        usage_of(responses.iter(), calls.iter(), hour, by, &mut groups);
-        for (key, row) in groups {
-            let n = |v: Option<u64>| v.map(sql_integer);
-            let t = &row.tokens;
-            insert.execute(params![
-                by.as_str(),
-                hour.since_ms,
-                key,
-                sql_integer(row.responses),
-                n(t.input_tokens),
-                n(t.cached_input_tokens),
-                n(t.cache_creation_input_tokens),
-                n(t.cache_read_input_tokens),
-                n(t.output_tokens),
-                n(t.reasoning_output_tokens),
-                n(t.total_tokens),
-                sql_integer(row.partial_parts),
-                sql_integer(row.pending_responses),
-                sql_integer(row.producer_counted_calls)
-            ])?;
-        }
+    let mut parts = Parts::new();
+    parts_of(responses.iter(), calls.iter(), hour, &|_, _| hour.since_ms, &mut parts);
+    for (key, row) in parts {
+        let n = |v: Option<u64>| v.map(sql_integer);
+        let t = &row.tokens;
+        insert.execute(params![
+            hour.since_ms,
+            key.provider.as_str(),
+            key.session,
+            key.model,
+            key.tier,
+            sql_integer(row.responses),
+            n(t.input_tokens),
+            n(t.cached_input_tokens),
+            n(t.cache_creation_input_tokens),
+            n(t.cache_read_input_tokens),
+            n(t.output_tokens),
+            n(t.reasoning_output_tokens),
+            n(t.total_tokens),
+            sql_integer(row.partial_parts),
+            sql_integer(row.pending_responses),
+            sql_integer(row.producer_counted_calls)
+        ])?;
     }
     tx.prepare_cached("DELETE FROM rollup_dirty WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     Ok(())
 }
 
 /// The summary of `range`: clean whole hours from the aggregates, the rest
-/// (the range's partial first and last hours, dirty hours, or everything
-/// on a store from before the aggregates) from the records.
-pub fn summarize(
-    conn: &Connection,
-    version: u32,
-    range: Range,
-    by: Option<UsageGrouping>,
-) -> rusqlite::Result<Summary> {
+/// (the range's partial first and last hours, dirty hours, hours a bucket
+/// boundary cuts, or everything on a store from before the aggregates)
+/// from the records.
+pub fn summarize(conn: &Connection, version: u32, range: Range, by: Option<Bucket<'_>>) -> rusqlite::Result<Summary> {
     let first_full = hour_of(range.since_ms.saturating_add(HOUR_MS - 1));
     let last_full = hour_of(range.until_ms);
-    // Aggregates from before responses counted calls, not responses.
-    if version < RESPONSE_SCHEMA || first_full >= last_full {
+    // Aggregates from before responses counted calls, not responses; those
+    // from before parts knew no model per session.
+    if version < RESPONSE_SCHEMA || (by.is_some() && version < PART_SCHEMA) || first_full >= last_full {
         return from_records(conn, version, range, by, true);
     }
     let full = Range { since_ms: first_full, until_ms: last_full };
@@ -877,7 +924,7 @@ pub fn summarize(
         .prepare_cached("SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2 ORDER BY hour_ms")?
         .query_map(params![full.since_ms, full.until_ms], |row| row.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut summary = from_aggregates(conn, full, by)?;
+    let (mut summary, cut) = from_aggregates(conn, full, by)?;
     // Ranges read from the records, adjacent ones merged: the range's start
     // (even when empty: calls that ran into the range are counted there),
     // each dirty hour, the range's end.
@@ -892,6 +939,17 @@ pub fn summarize(
     for part in raw {
         summary.add(from_records(conn, version, part, by, part.since_ms == range.since_ms)?);
     }
+    // Clean hours a bucket boundary cuts (a day that starts on the half
+    // hour): their time figures came from the aggregates, their usage
+    // comes from the records.
+    if let Some(by) = by {
+        for hour in cut {
+            let hour = Range { since_ms: hour, until_ms: hour + HOUR_MS };
+            let (calls, _) = load_calls(conn, version, hour, true)?;
+            let (responses, _) = responses::load_any(conn, version, hour)?;
+            parts_of(responses.iter(), calls.iter(), hour, by, &mut summary.parts);
+        }
+    }
     if version >= CHECKSUM_SCHEMA {
         let found: i64 = conn.query_row("SELECT COUNT(*) FROM damaged_record", [], |row| row.get(0))?;
         summary.damaged_records = summary.damaged_records.max(u64::try_from(found).unwrap_or(0));
@@ -903,7 +961,7 @@ fn from_records(
     conn: &Connection,
     version: u32,
     range: Range,
-    by: Option<UsageGrouping>,
+    by: Option<Bucket<'_>>,
     count_earlier: bool,
 ) -> rusqlite::Result<Summary> {
     let (calls, damaged) = load_calls(conn, version, range, by.is_some())?;
@@ -914,7 +972,9 @@ fn from_records(
     Ok(summary)
 }
 
-fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) -> rusqlite::Result<Summary> {
+/// The clean hours of `full` from the aggregates, and the clean hours whose
+/// usage a bucket boundary cuts (left out here).
+fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> rusqlite::Result<(Summary, Vec<i64>)> {
     let mut summary = Summary::default();
     let mut statement = conn.prepare_cached(
         "SELECT provider, SUM(calls), SUM(without_duration), SUM(agent_ms), SUM(used_ms), SUM(cost_usd), SUM(cost_calls)
@@ -945,28 +1005,49 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<UsageGrouping>) ->
             }
         }
     }
-    let Some(by) = by else { return Ok(summary) };
+    let Some(bucket) = by else { return Ok((summary, Vec::new())) };
     let mut statement = conn.prepare_cached(
-        "SELECT key, SUM(responses), SUM(input_tokens), SUM(cached_input_tokens), SUM(cache_creation_input_tokens),
-                SUM(cache_read_input_tokens), SUM(output_tokens), SUM(reasoning_output_tokens), SUM(total_tokens),
-                SUM(partial_parts), SUM(pending_responses), SUM(producer_calls)
-         FROM rollup_usage WHERE grouping = ?1 AND hour_ms >= ?2 AND hour_ms < ?3
-           AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?2 AND hour_ms < ?3)
-         GROUP BY key",
+        "SELECT hour_ms, provider, session_id, model, tier, responses, input_tokens, cached_input_tokens,
+                cache_creation_input_tokens, cache_read_input_tokens, output_tokens, reasoning_output_tokens,
+                total_tokens, partial_parts, pending_responses, producer_calls
+         FROM rollup_part WHERE hour_ms >= ?1 AND hour_ms < ?2
+           AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2)",
     )?;
-    let mut rows = statement.query(params![by.as_str(), full.since_ms, full.until_ms])?;
+    let mut rows = statement.query(params![full.since_ms, full.until_ms])?;
+    // An hour a boundary cuts for any provider is read whole from the records.
+    let mut cut = BTreeSet::new();
+    let mut clean = Vec::new();
     while let Some(row) = rows.next()? {
-        let row_of = UsageRow {
-            key: row.get(0)?,
-            responses: count(row.get(1)?),
-            tokens: counters_at(row, 2)?,
-            partial_parts: count(row.get(9)?),
-            pending_responses: count(row.get(10)?),
-            producer_counted_calls: count(row.get(11)?),
+        let hour: i64 = row.get(0)?;
+        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+        let first = bucket(provider, hour);
+        if first != bucket(provider, hour + HOUR_MS - 1) {
+            cut.insert(hour);
+            continue;
+        }
+        let key = PartKey {
+            bucket: first,
+            provider,
+            session: row.get(2)?,
+            model: row.get(3)?,
+            tier: u8::try_from(row.get::<_, i64>(4)?).unwrap_or(0),
         };
-        summary.usage.insert(row_of.key.clone(), row_of);
+        let usage = UsageRow {
+            responses: count(row.get(5)?),
+            tokens: counters_at(row, 6)?,
+            partial_parts: count(row.get(13)?),
+            pending_responses: count(row.get(14)?),
+            producer_counted_calls: count(row.get(15)?),
+            ..UsageRow::default()
+        };
+        clean.push((hour, key, usage));
     }
-    Ok(summary)
+    for (hour, key, usage) in clean {
+        if !cut.contains(&hour) {
+            part(&mut summary.parts, key).add(&usage);
+        }
+    }
+    Ok((summary, cut.into_iter().collect()))
 }
 
 #[cfg(test)]
@@ -976,6 +1057,7 @@ mod tests {
     use crate::ledger::responses::ResponseWrite;
     use crate::ledger::store::{self, Ledger};
     use bee_proto::ledger::{CallRecord, LedgerRecord};
+    use bee_proto::time::format_unix_ms;
 
     use crate::ledger::Random;
 
@@ -1087,11 +1169,11 @@ mod tests {
         let roots = crate::ledger::ingest::Roots { claude_projects: vec![projects], codex_sessions: Vec::new() };
         crate::ledger::ingest::pass(&ledger, &roots, std::time::Duration::ZERO, 2, &|_, _| {}).unwrap();
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
-        for by in [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model] {
-            let settled = store::read_range(&store, range, Some(by)).unwrap().summary;
+        for by in 0..BUCKETINGS {
+            let settled = read_usage(&store, range, by);
             assert!(same(&settled, &from_records_only(&store, range, by)), "{by:?}: {settled:#?}");
-            let responses: u64 = settled.usage.values().map(|row| row.responses).sum();
-            let output: u64 = settled.usage.values().map(|row| row.tokens.output_tokens.unwrap_or(0)).sum();
+            let responses: u64 = settled.parts.values().map(|row| row.responses).sum();
+            let output: u64 = settled.parts.values().map(|row| row.tokens.output_tokens.unwrap_or(0)).sum();
             assert_eq!((responses, output), (5, 40 + 7 + 9 + 1 + 6), "{by:?}");
         }
         let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();
@@ -1119,29 +1201,46 @@ mod tests {
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
         let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
-        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_usage", [])
+        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_part", [])
             .unwrap();
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
-        let responses = || -> u64 {
-            let view = store::read_range(dir.path(), range, Some(UsageGrouping::Model)).unwrap().summary;
-            view.usage.values().map(|row| row.responses).sum()
-        };
+        let responses = || -> u64 { read_usage(dir.path(), range, 0).parts.values().map(|row| row.responses).sum() };
         // One row more than "the pass" wrote: the held (empty) set is not trusted.
         settle_held(&conn, &[], 0).unwrap();
         assert_eq!(responses(), 1);
         // The store is exactly what "the pass" wrote: its held set is used,
         // here an empty one, which shows the store was not read.
-        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_usage", [])
+        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_part", [])
             .unwrap();
         settle_held(&conn, &[], 1).unwrap();
         assert_eq!(responses(), 0);
     }
 
-    fn from_records_only(dir: &std::path::Path, range: Range, by: UsageGrouping) -> Summary {
+    /// How many test bucketings [`bucketing`] has.
+    const BUCKETINGS: usize = 4;
+
+    /// Bucket functions as the views use them: one bucket (by session or
+    /// model), UTC days, days that start on the half hour (every such day
+    /// cuts an hour in two), and hours.
+    fn bucketing(by: usize) -> Box<dyn Fn(Provider, i64) -> i64> {
+        const DAY: i64 = 24 * HOUR_MS;
+        match by {
+            0 => Box::new(|_, _| 0),
+            1 => Box::new(|_, at: i64| at.div_euclid(DAY) * DAY),
+            2 => Box::new(|_, at: i64| (at - 30 * 60_000).div_euclid(DAY) * DAY + 30 * 60_000),
+            _ => Box::new(|_, at: i64| at.div_euclid(HOUR_MS) * HOUR_MS),
+        }
+    }
+
+    fn read_usage(dir: &std::path::Path, range: Range, by: usize) -> Summary {
+        store::Reader::open(dir).unwrap().usage(range, &bucketing(by)).unwrap()
+    }
+
+    fn from_records_only(dir: &std::path::Path, range: Range, by: usize) -> Summary {
         let conn = rusqlite::Connection::open(dir.join(store::DB_FILE)).unwrap();
         let (calls, _) = load_calls(&conn, RESPONSE_SCHEMA, range, true).unwrap();
         let (responses, _) = responses::load(&conn, range).unwrap();
-        Summary::of_records(&calls, &responses, range, Some(by))
+        Summary::of_records(&calls, &responses, range, Some(&bucketing(by)))
     }
 
     fn same(a: &Summary, b: &Summary) -> bool {
@@ -1158,7 +1257,7 @@ mod tests {
         tallies(a) == tallies(b)
             && a.providers.keys().eq(b.providers.keys())
             && a.derived_providers.keys().eq(b.derived_providers.keys())
-            && a.usage == b.usage
+            && a.parts == b.parts
     }
 
     #[test]
@@ -1181,14 +1280,10 @@ mod tests {
                 let since = if random.below(3) == 0 { hour_of(since) } else { since };
                 let until = since + 1 + random.below(40 * HOUR_MS as u64) as i64;
                 let range = Range { since_ms: since, until_ms: until };
-                let by = [UsageGrouping::Day, UsageGrouping::Session, UsageGrouping::Model][random.below(3) as usize];
-                let view = store::read_range(&store, range, Some(by)).unwrap();
+                let by = random.below(BUCKETINGS as u64) as usize;
+                let view = read_usage(&store, range, by);
                 let expected = from_records_only(&store, range, by);
-                assert!(
-                    same(&view.summary, &expected),
-                    "round {round} {range:?} {by:?}\n{:#?}\n{expected:#?}",
-                    view.summary
-                );
+                assert!(same(&view, &expected), "round {round} {range:?} {by:?}\n{view:#?}\n{expected:#?}");
             }
         }
     }
@@ -1223,8 +1318,14 @@ mod tests {
         // Runs across three hours, settled: their own counters stand in.
         ledger.append(&(0..3).map(|h| run(base + h * HOUR_MS + 60_000, h as u128 + 1)).collect::<Vec<_>>()).unwrap();
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 5 * HOUR_MS };
-        let before = store::read_range(&store, range, Some(UsageGrouping::Session)).unwrap().summary;
-        let row = &before.usage[&Some("s-1".to_owned())];
+        let session = |summary: &Summary| {
+            let mut row = UsageRow::default();
+            for (_, part) in summary.parts.iter().filter(|(key, _)| key.session.as_deref() == Some("s-1")) {
+                row.add(part);
+            }
+            row
+        };
+        let row = &session(&read_usage(&store, range, 0));
         assert_eq!((row.producer_counted_calls, row.responses, row.tokens.input_tokens), (3, 0, Some(3_000)));
         // The session's log arrives: its one response is the evidence now,
         // in every hour the runs lie in.
@@ -1247,8 +1348,8 @@ mod tests {
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
         ledger.settle();
-        let after = store::read_range(&store, range, Some(UsageGrouping::Session)).unwrap().summary;
-        let row = &after.usage[&Some("s-1".to_owned())];
+        let after = read_usage(&store, range, 0);
+        let row = &session(&after);
         assert_eq!((row.producer_counted_calls, row.responses, row.tokens.input_tokens), (0, 1, Some(4)));
         assert_eq!(after.all.calls, 3, "the runs still measure the time");
     }
@@ -1282,22 +1383,22 @@ mod tests {
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 12 * HOUR_MS };
         // A reader of the old store takes its ingested calls as responses;
         // the upgraded store reads the logs again into responses instead.
-        let old_store = store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary;
-        let old_responses: u64 = old_store.usage.values().map(|row| row.responses).sum();
+        let old_store = read_usage(&store, range, 0);
+        let old_responses: u64 = old_store.parts.values().map(|row| row.responses).sum();
         assert_eq!(old_responses, 2);
-        let old_store = Summary { usage: UsageGroups::new(), ..old_store };
+        let old_store = Summary { parts: Parts::new(), ..old_store };
         let mut ledger = Ledger::open(&store).unwrap();
-        let expected = from_records_only(&store, range, UsageGrouping::Model);
+        let expected = from_records_only(&store, range, 0);
         assert_eq!(
             (expected.all.calls, expected.all.agent_ms, expected.all.without_duration),
             (2, 3 * HOUR_MS as u64 + 10, 0)
         );
-        assert!(same(&old_store, &Summary { usage: UsageGroups::new(), ..expected.clone() }), "{old_store:#?}");
-        assert!(same(&store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
+        assert!(same(&old_store, &Summary { parts: Parts::new(), ..expected.clone() }), "{old_store:#?}");
+        assert!(same(&read_usage(&store, range, 0), &expected));
         ledger.settle();
         let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();
         let dirty: i64 = conn.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |r| r.get(0)).unwrap();
         assert_eq!(dirty, 0);
-        assert!(same(&store::read_range(&store, range, Some(UsageGrouping::Model)).unwrap().summary, &expected));
+        assert!(same(&read_usage(&store, range, 0), &expected));
     }
 }

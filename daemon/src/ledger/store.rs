@@ -9,7 +9,7 @@
 use bee_proto::delivery::Issue;
 use bee_proto::ledger::bounds;
 use bee_proto::ledger::{
-    CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark, UsageGrouping,
+    CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark,
 };
 use bee_proto::usage::{Counters, WindowKind};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -252,6 +252,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE limit_hit ADD COLUMN session_id TEXT;
     ALTER TABLE quota_snapshot ADD COLUMN limit_id TEXT;
 "#,
+    rollup::PART_MIGRATION,
 ];
 
 /// A record table's columns: those it was created with, and those it grew
@@ -911,33 +912,55 @@ pub struct LimitRow {
 /// The growth of each session's cumulative cost over `range`, summed; the
 /// number of sessions that grew. `None` when no session reported a cost.
 fn session_costs(conn: &Connection, range: Range, damaged: &mut u64) -> rusqlite::Result<(Option<f64>, u64)> {
+    let growth = session_cost_growth(conn, range, damaged)?;
+    if growth.is_empty() {
+        return Ok((None, 0));
+    }
+    let mut grown: Vec<&str> = growth.iter().filter(|g| g.usd > 0.0).filter_map(|g| g.session.as_deref()).collect();
+    grown.sort_unstable();
+    grown.dedup();
+    Ok((Some(growth.iter().map(|g| g.usd).sum()), grown.len() as u64))
+}
+
+/// Each cost line in `range` of a session, as the growth of that session's
+/// cumulative cost over the highest total it had reported before (lines
+/// before the range count as before). A session that reported in the range
+/// and did not grow is there with 0.
+fn session_cost_growth(conn: &Connection, range: Range, damaged: &mut u64) -> rusqlite::Result<Vec<ReportedCost>> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {}, crc FROM session_cost
          WHERE session_id IN (SELECT session_id FROM session_cost WHERE at_ms >= ?1 AND at_ms < ?2)
-           AND at_ms < ?2",
+           AND at_ms < ?2
+         ORDER BY provider, session_id, at_ms",
         SESSION_COST_COLUMNS.base
     ))?;
     let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
-    // Per session: the highest total before the range, and within it.
-    let mut totals: HashMap<(String, String), (f64, f64)> = HashMap::new();
+    let mut growth = Vec::new();
+    let mut highest: Option<((String, String), f64)> = None;
     while let Some(row) = rows.next()? {
         if !SESSION_COST_COLUMNS.verifies(row, 0)? {
             *damaged += 1;
             continue;
         }
+        let Some(provider) = Provider::from_name(row.get_ref(0)?.as_str()?) else { continue };
+        let session: (String, String) = (row.get(0)?, row.get(1)?);
         let (at, total): (i64, f64) = (row.get(2)?, row.get(3)?);
-        let entry = totals.entry((row.get(0)?, row.get(1)?)).or_insert((0.0, 0.0));
-        if at < range.since_ms {
-            entry.0 = entry.0.max(total);
-        } else {
-            entry.1 = entry.1.max(total);
+        let before = match &highest {
+            Some((current, high)) if *current == session => *high,
+            _ => 0.0,
+        };
+        if at >= range.since_ms {
+            growth.push(ReportedCost {
+                at_ms: at,
+                provider,
+                session: Some(session.1.clone()),
+                model: None,
+                usd: (total - before).max(0.0),
+            });
         }
+        highest = Some((session, before.max(total)));
     }
-    if totals.is_empty() {
-        return Ok((None, 0));
-    }
-    let grown: Vec<f64> = totals.values().map(|(before, within)| (within - before).max(0.0)).collect();
-    Ok((Some(grown.iter().sum()), grown.iter().filter(|g| **g > 0.0).count() as u64))
+    Ok(growth)
 }
 
 /// Notices of one provider this close together are one hit: the same hit
@@ -987,30 +1010,116 @@ pub struct LedgerView {
     pub snapshots: Vec<SnapshotRow>,
 }
 
-/// Reads the ledger at `dir` read-only, with token usage grouped `by`.
-pub fn read_range(dir: &Path, range: Range, by: Option<UsageGrouping>) -> Result<LedgerView, Issue> {
-    let (conn, version) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
-    load(&conn, version, range, by).map_err(|err| sqlite::issue_of(&err))
+/// Reads the ledger at `dir` read-only: the time and quota figures of `range`.
+pub fn read_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
+    let reader = Reader::open(dir)?;
+    load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))
 }
 
-fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>) -> rusqlite::Result<LedgerView> {
-    let mut view = LedgerView { summary: rollup::summarize(conn, version, range, by)?, ..LedgerView::default() };
-    let damaged = &mut view.summary.damaged_records;
-    let limits =
-        read_records(conn, version, ("limit_hit", "at_ms"), LIMIT_COLUMNS, range, damaged, |row, provider| {
-            Ok(LimitRow {
-                provider,
-                at_ms: row.get(3)?,
-                window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
-                window_minutes: row.get(7)?,
-                limit_id: row.get(8)?,
-            })
-        })?;
-    view.limits = one_per_hit(limits);
-    view.work = read_records(conn, version, ("work", "at_ms"), WORK_COLUMNS, range, damaged, |row, provider| {
-        Ok((provider, row.get(3)?))
-    })?;
-    view.snapshots = read_records(
+/// A cost a provider reported, where it lies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportedCost {
+    pub at_ms: i64,
+    pub provider: Provider,
+    pub session: Option<String>,
+    pub model: Option<String>,
+    pub usd: f64,
+}
+
+/// The ledger opened read-only, for views that read it piece by piece.
+pub struct Reader {
+    conn: Connection,
+    version: u32,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader").field("version", &self.version).finish_non_exhaustive()
+    }
+}
+
+impl Reader {
+    pub fn open(dir: &Path) -> Result<Reader, Issue> {
+        let (conn, version) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
+        Ok(Reader { conn, version })
+    }
+
+    /// Quota snapshots observed in `range`, and how many records failed their checksum.
+    pub fn snapshots(&self, range: Range) -> Result<(Vec<SnapshotRow>, u64), Issue> {
+        let mut damaged = 0;
+        let rows = read_snapshots(&self.conn, self.version, range, &mut damaged).map_err(|e| sqlite::issue_of(&e))?;
+        Ok((rows, damaged))
+    }
+
+    /// The summary of `range` with usage by part, in the buckets `bucket` makes.
+    pub fn usage(&self, range: Range, bucket: rollup::Bucket<'_>) -> Result<Summary, Issue> {
+        rollup::summarize(&self.conn, self.version, range, Some(bucket)).map_err(|e| sqlite::issue_of(&e))
+    }
+
+    /// The costs providers reported in `range`: producer calls' own (unless
+    /// their session's log reports the session's cost) and the growth of
+    /// each session's cumulative cost at each of its cost lines.
+    pub fn reported_costs(&self, range: Range) -> Result<(Vec<ReportedCost>, u64), Issue> {
+        let read = || -> rusqlite::Result<(Vec<ReportedCost>, u64)> {
+            let (calls, damaged) = rollup::load_calls(&self.conn, self.version, range, true)?;
+            let mut costs: Vec<ReportedCost> = calls
+                .into_iter()
+                .filter(|call| range.contains(call.started_ms))
+                .filter_map(|call| {
+                    Some(ReportedCost {
+                        at_ms: call.started_ms,
+                        provider: call.provider,
+                        usd: call.cost_usd?,
+                        session: call.session_id,
+                        model: call.model,
+                    })
+                })
+                .collect();
+            let mut damaged = damaged.len() as u64;
+            if self.version >= rollup::RESPONSE_SCHEMA {
+                costs.extend(session_cost_growth(&self.conn, range, &mut damaged)?);
+            }
+            Ok((costs, damaged))
+        };
+        read().map_err(|e| sqlite::issue_of(&e))
+    }
+
+    /// Each session's project, as far as the logs' places tell it: the
+    /// Claude Code project directory a transcript lies in (subagents' too).
+    pub fn session_projects(&self) -> Result<HashMap<String, String>, Issue> {
+        let read = || -> rusqlite::Result<HashMap<String, String>> {
+            let mut statement =
+                self.conn.prepare("SELECT path, session_id FROM ingest_offset WHERE session_id IS NOT NULL")?;
+            let mut rows = statement.query([])?;
+            let mut projects = HashMap::new();
+            while let Some(row) = rows.next()? {
+                let (Some(path), Some(session)) = (row.get_ref(0)?.as_str().ok(), row.get_ref(1)?.as_str().ok()) else {
+                    continue;
+                };
+                if let Some(project) = claude_project_of(path) {
+                    projects.insert(session.to_owned(), project.to_owned());
+                }
+            }
+            Ok(projects)
+        };
+        read().map_err(|e| sqlite::issue_of(&e))
+    }
+}
+
+/// The directory under Claude Code's `projects/` a transcript lies in.
+fn claude_project_of(path: &str) -> Option<&str> {
+    let (_, below) = path.rsplit_once("/projects/")?;
+    let (project, _) = below.split_once('/')?;
+    (!project.is_empty()).then_some(project)
+}
+
+fn read_snapshots(
+    conn: &Connection,
+    version: u32,
+    range: Range,
+    damaged: &mut u64,
+) -> rusqlite::Result<Vec<SnapshotRow>> {
+    read_records(
         conn,
         version,
         ("quota_snapshot", "observed_at_ms"),
@@ -1028,7 +1137,27 @@ fn load(conn: &Connection, version: u32, range: Range, by: Option<UsageGrouping>
                 limit_id: row.get(9)?,
             })
         },
-    )?;
+    )
+}
+
+fn load(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<LedgerView> {
+    let mut view = LedgerView { summary: rollup::summarize(conn, version, range, None)?, ..LedgerView::default() };
+    let damaged = &mut view.summary.damaged_records;
+    let limits =
+        read_records(conn, version, ("limit_hit", "at_ms"), LIMIT_COLUMNS, range, damaged, |row, provider| {
+            Ok(LimitRow {
+                provider,
+                at_ms: row.get(3)?,
+                window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
+                window_minutes: row.get(7)?,
+                limit_id: row.get(8)?,
+            })
+        })?;
+    view.limits = one_per_hit(limits);
+    view.work = read_records(conn, version, ("work", "at_ms"), WORK_COLUMNS, range, damaged, |row, provider| {
+        Ok((provider, row.get(3)?))
+    })?;
+    view.snapshots = read_snapshots(conn, version, range, damaged)?;
     if version >= rollup::RESPONSE_SCHEMA {
         (view.session_cost_usd, view.sessions_with_cost) = session_costs(conn, range, damaged)?;
     }

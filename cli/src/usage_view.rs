@@ -1,0 +1,397 @@
+//! `beectl usage` and `beectl prices`: the ledger's token usage and its
+//! cost for people (a table: totals, thousands separators, short model
+//! names, colour where wanted, a compact layout for narrow terminals) and
+//! for scripts (JSON). When beed is down, what is new in the provider logs
+//! is imported first, so the figures are today's.
+
+use bee_daemon::ledger::calendar::Zone;
+use bee_daemon::ledger::prices::PriceTable;
+use bee_daemon::ledger::rollup::Range;
+use bee_daemon::ledger::usage::{self, UsageAsk};
+use bee_daemon::rendered::Rendered;
+use bee_proto::exit::Exit;
+use bee_proto::ledger::{LedgerUnavailable, PriceList, UsageGrouping, UsageReport, UsageRow};
+use std::fmt::Write;
+use std::io::IsTerminal;
+
+use beectl::args::{UsageArgs, UsageOutput};
+
+/// Below this many columns the table is compact.
+const WIDE_COLUMNS: usize = 100;
+
+pub fn usage(args: UsageArgs) -> Rendered {
+    let zone = match args.timezone.as_deref() {
+        Some(name) => match Zone::named(name) {
+            Ok(zone) => zone,
+            Err(message) => return Rendered::invalid_usage(format!("--timezone: {message}")),
+        },
+        None => Zone::local(),
+    };
+    let now = bee_proto::time::now_unix_ms();
+    let time = |text: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>, String> {
+        text.as_deref().map(|t| zone.parse_time(t, end, now).map_err(|m| format!("{flag}: {m}"))).transpose()
+    };
+    let range = match (time(&args.since, false, "--since"), time(&args.until, true, "--until")) {
+        (Ok(since), Ok(until)) => Range { since_ms: since.unwrap_or(0), until_ms: until.unwrap_or(now) },
+        (Err(message), _) | (_, Err(message)) => return Rendered::invalid_usage(message),
+    };
+    if range.since_ms >= range.until_ms {
+        return Rendered::invalid_usage("--since must be before --until");
+    }
+    let prices = match price_table(args.prices.as_deref()) {
+        Ok(prices) => prices,
+        Err(rendered) => return rendered,
+    };
+    let Some(dir) = bee_proto::paths::default_ledger_store() else {
+        return unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
+    };
+    crate::ingest::catch_up();
+    let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
+    let report = match usage::report(&dir, &ask, &prices) {
+        Ok(report) => report,
+        Err(issue) => return unavailable(issue.as_str(), None),
+    };
+    let table = match args.output {
+        UsageOutput::Json => false,
+        UsageOutput::Table => true,
+        UsageOutput::Auto => std::io::stdout().is_terminal(),
+    };
+    if !table {
+        return Rendered::json(Exit::Success, &report);
+    }
+    let columns = terminal_columns();
+    let style =
+        Style { colour: colour_wanted(), compact: args.compact || columns < WIDE_COLUMNS, verbose: args.verbose };
+    Rendered { exit: Exit::Success, bytes: render(&report, style).into_bytes() }
+}
+
+pub fn prices(file: Option<String>, json: bool) -> Rendered {
+    let prices = match price_table(file.as_deref()) {
+        Ok(prices) => prices,
+        Err(rendered) => return rendered,
+    };
+    let list = prices.list();
+    if json || !std::io::stdout().is_terminal() {
+        return Rendered::json(Exit::Success, &list);
+    }
+    Rendered { exit: Exit::Success, bytes: render_prices(&list).into_bytes() }
+}
+
+fn price_table(file: Option<&str>) -> Result<PriceTable, Rendered> {
+    match file {
+        None => Ok(PriceTable::bundled()),
+        Some(path) => PriceTable::from_file(std::path::Path::new(path))
+            .map_err(|err| Rendered::invalid_usage(format!("--prices: {err}"))),
+    }
+}
+
+/// No ledger evidence: never a report of zeros.
+fn unavailable(issue: &str, message: Option<String>) -> Rendered {
+    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, message))
+}
+
+/// `COLUMNS` when set, else the terminal's width, else 80.
+fn terminal_columns() -> usize {
+    if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()) {
+        return columns;
+    }
+    rustix::termios::tcgetwinsize(std::io::stdout()).map_or(80, |size| usize::from(size.ws_col).max(20))
+}
+
+/// Colour on a terminal, unless `NO_COLOR` (any value) or a dumb terminal says no.
+fn colour_wanted() -> bool {
+    std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |term| term != "dumb")
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub colour: bool,
+    pub compact: bool,
+    pub verbose: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `claude-sonnet-4-5-20250929` → `sonnet-4-5`; others as they are.
+pub fn short_model(model: &str) -> &str {
+    let name = model.strip_prefix("claude-").unwrap_or(model);
+    match name.rsplit_once('-') {
+        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => name,
+    }
+}
+
+fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
+    match cost {
+        Some(cost) => format!("{}${cost:.2}", if lower_bound { "≥" } else { "" }),
+        None if unpriced => "unpriced".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+fn count(n: Option<u64>, lower_bound: bool) -> String {
+    n.map_or_else(|| "-".to_owned(), |n| format!("{}{}", if lower_bound { "≥" } else { "" }, thousands(n)))
+}
+
+fn title(by: UsageGrouping) -> &'static str {
+    match by {
+        UsageGrouping::Day => "DAY",
+        UsageGrouping::Week => "WEEK OF",
+        UsageGrouping::Month => "MONTH",
+        UsageGrouping::Session => "SESSION",
+        UsageGrouping::Model => "MODEL",
+        UsageGrouping::Block => "BLOCK (UTC)",
+    }
+}
+
+/// The cells of one row: key, models, then the figures.
+fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec<String> {
+    let bound = row.partial_parts > 0;
+    let t = &row.tokens;
+    let cache_read = match (t.cache_read_input_tokens, t.cached_input_tokens) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    let models: Vec<&str> = row.models.iter().map(|m| short_model(m)).collect();
+    let mut cells = vec![key];
+    if report.by != UsageGrouping::Model {
+        cells.push(models.join(", "));
+    }
+    cells.push(count(t.input_tokens, bound));
+    cells.push(count(t.output_tokens, bound));
+    if !style.compact || style.verbose {
+        cells.push(count(t.cache_creation_input_tokens, bound));
+        cells.push(count(cache_read, bound));
+    }
+    cells.push(count(t.total_tokens, bound));
+    if report.totals.reported_cost_usd.is_some() {
+        cells.push(dollars(row.reported_cost_usd, false, false));
+    }
+    cells.push(dollars(
+        row.estimated_cost_usd,
+        row.unpriced_parts > 0 && row.estimated_cost_usd.is_some(),
+        row.unpriced_parts > 0,
+    ));
+    cells
+}
+
+/// The usage table.
+pub fn render(report: &UsageReport, style: Style) -> String {
+    let mut out = String::new();
+    let since = if report.since_utc.starts_with("1970-01-01T00:00:00") { "the beginning" } else { &report.since_utc };
+    let _ = writeln!(
+        out,
+        "{}",
+        style.paint(
+            "1",
+            &format!("Usage by {} — {} — {} → {}", report.by.as_str(), report.timezone, since, report.until_utc)
+        )
+    );
+    let mut header = vec![title(report.by).to_owned()];
+    if report.by != UsageGrouping::Model {
+        header.push("MODELS".to_owned());
+    }
+    header.extend(["INPUT", "OUTPUT"].map(str::to_owned));
+    if !style.compact || style.verbose {
+        header.extend(["CACHE WRITE", "CACHE READ"].map(str::to_owned));
+    }
+    header.push("TOTAL".to_owned());
+    if report.totals.reported_cost_usd.is_some() {
+        header.push("REPORTED".to_owned());
+    }
+    header.push("EST. COST".to_owned());
+    let key_of = |row: &UsageRow| -> String {
+        let key = row.key.clone().unwrap_or_else(|| "(unknown)".to_owned());
+        let key = match report.by {
+            UsageGrouping::Model => short_model(&key).to_owned(),
+            UsageGrouping::Session if style.compact => key.chars().take(8).collect(),
+            UsageGrouping::Block => {
+                let block = row.block.as_ref();
+                let provider = block.map_or("", |b| b.provider.as_str());
+                let inferred = block.is_some_and(|b| b.source == bee_proto::ledger::BlockSource::Inferred);
+                format!(
+                    "{} {provider}{}",
+                    &key[..16.min(key.len())].replace('T', " "),
+                    if inferred { " (inferred)" } else { "" }
+                )
+            }
+            _ => key,
+        };
+        match (&row.project, report.by) {
+            (Some(project), UsageGrouping::Session) if !style.compact => format!("{key} {project}"),
+            _ => key,
+        }
+    };
+    let mut rows: Vec<Vec<String>> = report.rows.iter().map(|row| cells(report, row, key_of(row), style)).collect();
+    let totals = cells(report, &report.totals, "Total".to_owned(), style);
+    // Models are the one free-text column: cut to fit a compact table.
+    if report.by != UsageGrouping::Model && style.compact {
+        for row in &mut rows {
+            if row[1].chars().count() > 18 {
+                row[1] = row[1].chars().take(17).collect::<String>() + "…";
+            }
+        }
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            std::iter::once(&header)
+                .chain(rows.iter())
+                .chain(std::iter::once(&totals))
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let text_columns = if report.by == UsageGrouping::Model { 1 } else { 2 };
+    let line = |cells: &[String]| -> String {
+        let mut line = String::from(" ");
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            line.push(' ');
+            if i < text_columns {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+            if i + 1 < cells.len() {
+                line.push(' ');
+            }
+        }
+        line.trim_end().to_owned()
+    };
+    let _ = writeln!(out, "{}", style.paint("36", &line(&header)));
+    for row in &rows {
+        let _ = writeln!(out, "{}", line(row));
+    }
+    let rule: usize = widths.iter().sum::<usize>() + 3 * widths.len();
+    let _ = writeln!(out, "  {}", "─".repeat(rule.saturating_sub(3)));
+    let _ = writeln!(out, "{}", style.paint("1;33", &line(&totals)));
+    notes(report, style, &mut out);
+    out
+}
+
+fn notes(report: &UsageReport, style: Style, out: &mut String) {
+    if report.rows.is_empty() {
+        let _ = writeln!(out, "  No usage in this range (the logs Bee read hold none).");
+    }
+    if report.partial_parts > 0 {
+        let _ = writeln!(
+            out,
+            "  ≥ {} parts reported no counter of their own: those sums are lower bounds.",
+            thousands(report.partial_parts)
+        );
+    }
+    if report.pending_responses > 0 {
+        let _ = writeln!(
+            out,
+            "  {} responses are still being written; their counters may grow.",
+            thousands(report.pending_responses)
+        );
+    }
+    if !report.unpriced_models.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Not in the price table, so not estimated: {} ({} parts).",
+            report.unpriced_models.join(", "),
+            thousands(report.totals.unpriced_parts)
+        );
+    }
+    if report.project_unknown_parts > 0 {
+        let _ = writeln!(
+            out,
+            "  {} parts have no known project and are left out.",
+            thousands(report.project_unknown_parts)
+        );
+    }
+    if report.issues.iter().any(|i| i == bee_proto::ledger::CORRUPT_ISSUE) {
+        let _ = writeln!(out, "  Some ledger records fail their checksum and are left out (corrupt).");
+    }
+    let producer = report.totals.producer_counted_calls;
+    if producer > 0 {
+        let _ = writeln!(out, "  {producer} calls left no log: their producer's own counters are used.");
+    }
+    let _ = writeln!(
+        out,
+        "  EST. COST is an estimate from a price table{}; REPORTED is what the provider reported.",
+        if style.verbose { "" } else { " (--verbose: which)" }
+    );
+    if style.verbose {
+        let _ = writeln!(
+            out,
+            "  Prices: {} ({} models), {}.",
+            report.prices.source,
+            report.prices.models,
+            report.prices.date.as_deref().map_or_else(|| "date unknown".to_owned(), |d| format!("as of {d}"))
+        );
+    }
+}
+
+fn render_prices(list: &PriceList) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Prices — {} — {}", list.source, list.date.as_deref().unwrap_or("date unknown"));
+    let _ = writeln!(
+        out,
+        "  {:<30} {:>9} {:>9} {:>12} {:>11}  LONG PROMPTS",
+        "MODEL", "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ"
+    );
+    let price = |p: Option<f64>| p.map_or_else(|| "-".to_owned(), |p| format!("{p}"));
+    for model in &list.models {
+        let tiers: Vec<String> = model
+            .tiers
+            .iter()
+            .map(|t| format!(">{}k: in {} out {}", t.above_tokens / 1000, price(t.input), price(t.output)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<30} {:>9} {:>9} {:>12} {:>11}  {}",
+            model.model,
+            price(model.input),
+            price(model.output),
+            price(model.cache_write),
+            price(model.cache_read),
+            tiers.join("; ")
+        );
+    }
+    let _ = writeln!(out, "  {} per model; a model not listed is never estimated.", list.unit);
+    for (model, why) in &list.skipped {
+        let _ = writeln!(out, "  skipped {model}: {why}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_models_are_shown_for_people() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(short_model("claude-sonnet-4-5-20250929"), "sonnet-4-5");
+        assert_eq!(short_model("claude-opus-4-1"), "opus-4-1");
+        assert_eq!(short_model("gpt-5-codex"), "gpt-5-codex");
+    }
+}

@@ -1,0 +1,194 @@
+//! Days, weeks and months in a time zone, and the time words people type
+//! for a range (`2026-11-30`, `today`, `7d`, RFC 3339): the usage views'
+//! calendar. A zone's day may be 23 or 25 hours long and may start on the
+//! half hour; every boundary here comes from the zone database, never from
+//! a fixed offset.
+
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ToSpan, Zoned, civil};
+
+/// A time zone and the name it is shown by.
+#[derive(Debug, Clone)]
+pub struct Zone {
+    pub name: String,
+    zone: TimeZone,
+}
+
+impl Zone {
+    /// The local zone (`TZ`, else the system's), UTC when neither says.
+    pub fn local() -> Zone {
+        let zone = TimeZone::try_system().unwrap_or(TimeZone::UTC);
+        let name = zone.iana_name().unwrap_or("UTC").to_owned();
+        Zone { name, zone }
+    }
+
+    /// A zone by its IANA name (`Europe/Paris`, `UTC`), from the zone
+    /// database bundled in the binary.
+    pub fn named(name: &str) -> Result<Zone, String> {
+        let zone = TimeZone::get(name)
+            .map_err(|_| format!("{name:?} is not a time zone (an IANA name such as Europe/Paris or UTC)"))?;
+        Ok(Zone { name: name.to_owned(), zone })
+    }
+
+    fn zoned(&self, ms: i64) -> Option<Zoned> {
+        Some(Timestamp::from_millisecond(ms).ok()?.to_zoned(self.zone.clone()))
+    }
+
+    fn start_of(&self, date: civil::Date) -> Option<i64> {
+        Some(date.to_zoned(self.zone.clone()).ok()?.timestamp().as_millisecond())
+    }
+
+    /// The local date of a unix millisecond.
+    pub fn date(&self, ms: i64) -> Option<civil::Date> {
+        Some(self.zoned(ms)?.date())
+    }
+
+    /// The start of the local day `ms` falls in.
+    pub fn day_start(&self, ms: i64) -> i64 {
+        self.date(ms).and_then(|date| self.start_of(date)).unwrap_or(ms)
+    }
+
+    /// The start of the local week (from Monday, as ISO 8601) `ms` falls in.
+    pub fn week_start(&self, ms: i64) -> i64 {
+        self.date(ms)
+            .and_then(|date| {
+                let back = i64::from(date.weekday().to_monday_zero_offset());
+                self.start_of(date.checked_sub(back.days()).ok()?)
+            })
+            .unwrap_or(ms)
+    }
+
+    /// The start of the local month `ms` falls in.
+    pub fn month_start(&self, ms: i64) -> i64 {
+        self.date(ms).and_then(|date| self.start_of(date.first_of_month())).unwrap_or(ms)
+    }
+
+    /// `YYYY-MM-DD` of the local date of `ms`.
+    pub fn day_key(&self, ms: i64) -> String {
+        self.date(ms).map_or_else(|| bee_proto::time::format_unix_ms(ms)[..10].to_owned(), |d| d.to_string())
+    }
+
+    /// `YYYY-MM` of the local date of `ms`.
+    pub fn month_key(&self, ms: i64) -> String {
+        let mut day = self.day_key(ms);
+        day.truncate(7);
+        day
+    }
+
+    /// A time as typed for `--since` (`end` false) or `--until` (`end`
+    /// true): RFC 3339 (any offset); `YYYY-MM-DD`, the start of that local
+    /// day, or for `--until` its end (the day is included); `today` and
+    /// `yesterday` likewise; `now`; `Nm`, `Nh`, `Nd`, `Nw`: that long
+    /// before now.
+    pub fn parse_time(&self, text: &str, end: bool, now_ms: i64) -> Result<i64, String> {
+        let text = text.trim();
+        let day = |date: civil::Date| -> Result<i64, String> {
+            let date = if end { date.checked_add(1.day()).map_err(|e| e.to_string())? } else { date };
+            self.start_of(date).ok_or_else(|| format!("{text:?} is outside the calendar"))
+        };
+        let today = self.date(now_ms).ok_or_else(|| "the clock is outside the calendar".to_owned())?;
+        match text {
+            "now" => return Ok(now_ms),
+            "today" => return day(today),
+            "yesterday" => return day(today.yesterday().map_err(|e| e.to_string())?),
+            _ => {}
+        }
+        if let Some(ago) = relative_ms(text) {
+            return Ok(now_ms.saturating_sub(ago));
+        }
+        if text.len() == 10
+            && let Ok(date) = text.parse::<civil::Date>()
+        {
+            return day(date);
+        }
+        if let Ok(at) = text.parse::<Timestamp>() {
+            return Ok(at.as_millisecond());
+        }
+        Err(format!(
+            "{text:?} is not a time: YYYY-MM-DD, RFC 3339 (2026-11-30T09:00:00Z), today, yesterday, now, or 30m/5h/7d/2w ago"
+        ))
+    }
+}
+
+/// `30m`, `5h`, `7d`, `2w` in milliseconds (at most ten years).
+fn relative_ms(text: &str) -> Option<i64> {
+    let unit = match text.as_bytes().last()? {
+        b'm' => 60_000,
+        b'h' => 3_600_000,
+        b'd' => 86_400_000,
+        b'w' => 7 * 86_400_000,
+        _ => return None,
+    };
+    let digits = &text[..text.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ms = digits.parse::<i64>().ok()?.checked_mul(unit)?;
+    (ms > 0 && ms <= 3_650 * 86_400_000).then_some(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_764_460_800_000; // 2025-11-30T00:00:00Z
+
+    fn at(text: &str) -> i64 {
+        text.parse::<Timestamp>().unwrap().as_millisecond()
+    }
+
+    #[test]
+    fn days_follow_the_zone_across_a_dst_change() {
+        let paris = Zone::named("Europe/Paris").unwrap();
+        // 2025-10-26 is 25 hours long in Paris (CEST → CET).
+        let start = paris.day_start(at("2025-10-26T12:00:00Z"));
+        assert_eq!(start, at("2025-10-25T22:00:00Z"));
+        let next = paris.day_start(at("2025-10-26T23:30:00Z"));
+        assert_eq!(next, at("2025-10-26T23:00:00Z"));
+        assert_eq!(next - start, 25 * 3_600_000);
+        assert_eq!(paris.day_key(at("2025-10-26T22:59:59Z")), "2025-10-26");
+        assert_eq!(paris.day_key(at("2025-10-26T23:00:00Z")), "2025-10-27");
+    }
+
+    #[test]
+    fn a_half_hour_zone_starts_its_days_on_the_half_hour() {
+        let kolkata = Zone::named("Asia/Kolkata").unwrap();
+        assert_eq!(kolkata.day_start(at("2025-11-30T12:00:00Z")), at("2025-11-29T18:30:00Z"));
+    }
+
+    #[test]
+    fn weeks_start_on_monday_and_months_on_the_first() {
+        let utc = Zone::named("UTC").unwrap();
+        // 2025-11-30 is a Sunday.
+        assert_eq!(utc.week_start(at("2025-11-30T10:00:00Z")), at("2025-11-24T00:00:00Z"));
+        assert_eq!(utc.week_start(at("2025-11-24T00:00:00Z")), at("2025-11-24T00:00:00Z"));
+        assert_eq!(utc.month_start(at("2025-11-30T10:00:00Z")), at("2025-11-01T00:00:00Z"));
+        assert_eq!(utc.month_key(at("2025-11-30T10:00:00Z")), "2025-11");
+    }
+
+    #[test]
+    fn time_words_parse_in_the_zone_and_until_includes_its_day() {
+        let tokyo = Zone::named("Asia/Tokyo").unwrap();
+        assert_eq!(tokyo.parse_time("2025-11-29", false, NOW).unwrap(), at("2025-11-28T15:00:00Z"));
+        assert_eq!(tokyo.parse_time("2025-11-29", true, NOW).unwrap(), at("2025-11-29T15:00:00Z"));
+        assert_eq!(tokyo.parse_time("today", false, NOW).unwrap(), at("2025-11-29T15:00:00Z"));
+        assert_eq!(tokyo.parse_time("yesterday", true, NOW).unwrap(), at("2025-11-29T15:00:00Z"));
+        assert_eq!(tokyo.parse_time("7d", false, NOW).unwrap(), NOW - 7 * 86_400_000);
+        assert_eq!(tokyo.parse_time("30m", false, NOW).unwrap(), NOW - 1_800_000);
+        assert_eq!(tokyo.parse_time("2025-11-29T10:00:00+02:00", false, NOW).unwrap(), at("2025-11-29T08:00:00Z"));
+        assert_eq!(tokyo.parse_time("now", true, NOW).unwrap(), NOW);
+    }
+
+    #[test]
+    fn hostile_time_words_are_refused() {
+        let utc = Zone::named("UTC").unwrap();
+        for text in
+            ["", "0d", "-1d", "7", "d", "99999999999d", "2025-13-01", "2025-02-30", "tomorrow", "7 d", "1e3d", "\u{0}"]
+        {
+            assert!(utc.parse_time(text, false, NOW).is_err(), "{text:?}");
+        }
+        for name in ["", "Mars/Olympus", "../../etc/passwd", "UTC\u{0}"] {
+            assert!(Zone::named(name).is_err(), "{name:?}");
+        }
+    }
+}
