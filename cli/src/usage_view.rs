@@ -60,8 +60,12 @@ pub fn usage(args: UsageArgs) -> Rendered {
         return Rendered::json(Exit::Success, &report);
     }
     let columns = terminal_columns();
-    let style =
-        Style { colour: colour_wanted(), compact: args.compact || columns < WIDE_COLUMNS, verbose: args.verbose };
+    let style = Style {
+        columns,
+        colour: colour_wanted(),
+        compact: args.compact || columns < WIDE_COLUMNS,
+        verbose: args.verbose,
+    };
     Rendered { exit: Exit::Success, bytes: render(&report, style).into_bytes() }
 }
 
@@ -107,6 +111,7 @@ fn colour_wanted() -> bool {
 
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
+    pub columns: usize,
     pub colour: bool,
     pub compact: bool,
     pub verbose: bool,
@@ -197,15 +202,22 @@ fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec
 /// The usage table.
 pub fn render(report: &UsageReport, style: Style) -> String {
     let mut out = String::new();
-    let since = if report.since_utc.starts_with("1970-01-01T00:00:00") { "the beginning" } else { &report.since_utc };
-    let _ = writeln!(
-        out,
-        "{}",
-        style.paint(
-            "1",
-            &format!("Usage by {} — {} — {} → {}", report.by.as_str(), report.timezone, since, report.until_utc)
-        )
+    let local = |utc: &str| {
+        let zone = Zone::named(&report.timezone).ok();
+        match (bee_proto::time::parse_rfc3339_ms(utc), zone) {
+            (Some(0), _) => "the beginning".to_owned(),
+            (Some(ms), Some(zone)) => zone.local_minute(ms),
+            _ => utc.to_owned(),
+        }
+    };
+    let heading = format!(
+        "Usage by {}, {} → {} ({})",
+        report.by.as_str(),
+        local(&report.since_utc),
+        local(&report.until_utc),
+        report.timezone
     );
+    let _ = writeln!(out, "{}", style.paint("1", &heading));
     let mut header = vec![title(report.by).to_owned()];
     if report.by != UsageGrouping::Model {
         header.push("MODELS".to_owned());
@@ -242,26 +254,36 @@ pub fn render(report: &UsageReport, style: Style) -> String {
         }
     };
     let mut rows: Vec<Vec<String>> = report.rows.iter().map(|row| cells(report, row, key_of(row), style)).collect();
-    let totals = cells(report, &report.totals, "Total".to_owned(), style);
-    // Models are the one free-text column: cut to fit a compact table.
-    if report.by != UsageGrouping::Model && style.compact {
-        for row in &mut rows {
-            if row[1].chars().count() > 18 {
-                row[1] = row[1].chars().take(17).collect::<String>() + "…";
-            }
-        }
+    let mut totals = cells(report, &report.totals, "Total".to_owned(), style);
+    if report.by != UsageGrouping::Model {
+        // The models of every row again would only be noise.
+        totals[1].clear();
     }
-    let widths: Vec<usize> = (0..header.len())
+    rows.push(totals);
+    let text_columns = if report.by == UsageGrouping::Model { 1 } else { 2 };
+    let mut widths: Vec<usize> = (0..header.len())
         .map(|i| {
             std::iter::once(&header)
                 .chain(rows.iter())
-                .chain(std::iter::once(&totals))
-                .map(|r| r[i].chars().count())
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let text_columns = if report.by == UsageGrouping::Model { 1 } else { 2 };
+    // Fit the terminal: the free-text columns (models, then the key) give
+    // up width, down to 8 characters each, their cells cut with "…".
+    let mut excess = (widths.iter().sum::<usize>() + 2 * widths.len()).saturating_sub(style.columns);
+    for column in (0..text_columns).rev() {
+        let give = excess.min(widths[column].saturating_sub(8));
+        widths[column] -= give;
+        excess -= give;
+        for row in &mut rows {
+            if row[column].chars().count() > widths[column] {
+                row[column] = row[column].chars().take(widths[column] - 1).collect::<String>() + "…";
+            }
+        }
+    }
+    let totals = rows.pop().unwrap_or_default();
     let line = |cells: &[String]| -> String {
         let mut line = String::from(" ");
         for (i, cell) in cells.iter().enumerate() {
@@ -284,67 +306,86 @@ pub fn render(report: &UsageReport, style: Style) -> String {
     for row in &rows {
         let _ = writeln!(out, "{}", line(row));
     }
-    let rule: usize = widths.iter().sum::<usize>() + 3 * widths.len();
-    let _ = writeln!(out, "  {}", "─".repeat(rule.saturating_sub(3)));
+    let rule = line(&header).chars().count().saturating_sub(2);
+    let _ = writeln!(out, "  {}", "─".repeat(rule));
     let _ = writeln!(out, "{}", style.paint("1;33", &line(&totals)));
     notes(report, style, &mut out);
     out
 }
 
 fn notes(report: &UsageReport, style: Style, out: &mut String) {
+    let mut notes: Vec<String> = Vec::new();
     if report.rows.is_empty() {
-        let _ = writeln!(out, "  No usage in this range (the logs Bee read hold none).");
+        notes.push("No usage in this range (the logs Bee read hold none).".to_owned());
     }
     if report.partial_parts > 0 {
-        let _ = writeln!(
-            out,
-            "  ≥ {} parts reported no counter of their own: those sums are lower bounds.",
-            thousands(report.partial_parts)
-        );
+        notes.push(format!(
+            "≥: {} reported no counter of their own; those sums are lower bounds.",
+            parts(report.partial_parts)
+        ));
     }
     if report.pending_responses > 0 {
-        let _ = writeln!(
-            out,
-            "  {} responses are still being written; their counters may grow.",
+        notes.push(format!(
+            "{} responses are still being written; their counters may grow.",
             thousands(report.pending_responses)
-        );
+        ));
     }
     if !report.unpriced_models.is_empty() {
-        let _ = writeln!(
-            out,
-            "  Not in the price table, so not estimated: {} ({} parts).",
+        notes.push(format!(
+            "Not in the price table, so not estimated: {} ({}).",
             report.unpriced_models.join(", "),
-            thousands(report.totals.unpriced_parts)
-        );
+            parts(report.totals.unpriced_parts)
+        ));
     }
     if report.project_unknown_parts > 0 {
-        let _ = writeln!(
-            out,
-            "  {} parts have no known project and are left out.",
-            thousands(report.project_unknown_parts)
-        );
+        notes.push(format!("{} with no known project are left out.", parts(report.project_unknown_parts)));
     }
     if report.issues.iter().any(|i| i == bee_proto::ledger::CORRUPT_ISSUE) {
-        let _ = writeln!(out, "  Some ledger records fail their checksum and are left out (corrupt).");
+        notes.push("Some ledger records fail their checksum and are left out (corrupt).".to_owned());
     }
     let producer = report.totals.producer_counted_calls;
     if producer > 0 {
-        let _ = writeln!(out, "  {producer} calls left no log: their producer's own counters are used.");
+        notes.push(format!("{producer} calls left no log: their producer's own counters are used."));
     }
-    let _ = writeln!(
-        out,
-        "  EST. COST is an estimate from a price table{}; REPORTED is what the provider reported.",
+    notes.push(format!(
+        "EST. COST is an estimate from a price table{}; REPORTED is what the provider reported.",
         if style.verbose { "" } else { " (--verbose: which)" }
-    );
+    ));
     if style.verbose {
-        let _ = writeln!(
-            out,
-            "  Prices: {} ({} models), {}.",
+        notes.push(format!(
+            "Prices: {} ({} models), {}.",
             report.prices.source,
             report.prices.models,
             report.prices.date.as_deref().map_or_else(|| "date unknown".to_owned(), |d| format!("as of {d}"))
-        );
+        ));
     }
+    for note in notes {
+        for line in wrap(&note, style.columns.saturating_sub(2).max(40)) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+}
+
+/// `1 part`, `2 parts`.
+fn parts(n: u64) -> String {
+    format!("{} part{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// `text` in lines of at most `width` characters, broken between words.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let Some(line) = lines.last_mut() else { break };
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_owned());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
 }
 
 fn render_prices(list: &PriceList) -> String {

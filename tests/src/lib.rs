@@ -337,27 +337,34 @@ pub fn parse_json_line(stdout: &[u8]) -> serde_json::Value {
 /// Asserts two JSON values are equal, printing a line diff of their pretty forms.
 #[track_caller]
 pub fn assert_json_eq(actual: &serde_json::Value, expected: &serde_json::Value) {
-    if actual == expected {
+    if actual != expected {
+        let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+        panic!("JSON differs (- expected, + actual):\n{}", diff(&pretty(expected), &pretty(actual)));
+    }
+}
+
+/// A line diff of two texts (`-` expected, `+` actual).
+pub fn diff(expected: &str, actual: &str) -> String {
+    similar::TextDiff::from_lines(expected, actual).unified_diff().context_radius(3).to_string()
+}
+
+/// Asserts `actual` is the golden file `tests/golden/<name>`, with a diff
+/// when it is not; `BEE_BLESS=1` writes it instead (review the change).
+#[track_caller]
+pub fn assert_golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden").join(name);
+    if std::env::var_os("BEE_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("golden dir")).expect("golden dir");
+        std::fs::write(&path, actual).expect("write golden");
         return;
     }
-    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
-    let (a, e) = (pretty(actual), pretty(expected));
-    let mut diff = String::new();
-    let (al, el): (Vec<_>, Vec<_>) = (a.lines().collect(), e.lines().collect());
-    for i in 0..al.len().max(el.len()) {
-        match (al.get(i), el.get(i)) {
-            (Some(x), Some(y)) if x == y => diff.push_str(&format!("  {x}\n")),
-            (x, y) => {
-                if let Some(y) = y {
-                    diff.push_str(&format!("- {y}\n"));
-                }
-                if let Some(x) = x {
-                    diff.push_str(&format!("+ {x}\n"));
-                }
-            }
-        }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    if expected != actual {
+        panic!(
+            "{name} differs from its golden file (- golden, + actual; BEE_BLESS=1 rewrites it):\n{}",
+            diff(&expected, actual)
+        );
     }
-    panic!("JSON differs (- expected, + actual):\n{diff}");
 }
 
 /// Waits until `check` holds, for at most `limit`.

@@ -68,6 +68,14 @@ impl Zone {
         self.date(ms).map_or_else(|| bee_proto::time::format_unix_ms(ms)[..10].to_owned(), |d| d.to_string())
     }
 
+    /// `YYYY-MM-DD HH:MM` local time of `ms`.
+    pub fn local_minute(&self, ms: i64) -> String {
+        self.zoned(ms).map_or_else(
+            || bee_proto::time::format_unix_ms(ms),
+            |at| format!("{} {:02}:{:02}", at.date(), at.hour(), at.minute()),
+        )
+    }
+
     /// `YYYY-MM` of the local date of `ms`.
     pub fn month_key(&self, ms: i64) -> String {
         let mut day = self.day_key(ms);

@@ -1085,18 +1085,15 @@ impl Reader {
     }
 
     /// Each session's project, as far as the logs' places tell it: the
-    /// Claude Code project directory a transcript lies in (subagents' too).
+    /// Claude Code project directory its transcript (`<project>/<session>.jsonl`)
+    /// or its subagents' (`<project>/<session>/subagents/…`) lie in.
     pub fn session_projects(&self) -> Result<HashMap<String, String>, Issue> {
         let read = || -> rusqlite::Result<HashMap<String, String>> {
-            let mut statement =
-                self.conn.prepare("SELECT path, session_id FROM ingest_offset WHERE session_id IS NOT NULL")?;
+            let mut statement = self.conn.prepare("SELECT path FROM ingest_offset")?;
             let mut rows = statement.query([])?;
             let mut projects = HashMap::new();
             while let Some(row) = rows.next()? {
-                let (Some(path), Some(session)) = (row.get_ref(0)?.as_str().ok(), row.get_ref(1)?.as_str().ok()) else {
-                    continue;
-                };
-                if let Some(project) = claude_project_of(path) {
+                if let Some((project, session)) = row.get_ref(0)?.as_str().ok().and_then(claude_session_of) {
                     projects.insert(session.to_owned(), project.to_owned());
                 }
             }
@@ -1106,11 +1103,13 @@ impl Reader {
     }
 }
 
-/// The directory under Claude Code's `projects/` a transcript lies in.
-fn claude_project_of(path: &str) -> Option<&str> {
+/// The project directory and session a Claude Code transcript's path names.
+fn claude_session_of(path: &str) -> Option<(&str, &str)> {
     let (_, below) = path.rsplit_once("/projects/")?;
-    let (project, _) = below.split_once('/')?;
-    (!project.is_empty()).then_some(project)
+    let mut parts = below.split('/');
+    let (project, session) = (parts.next()?, parts.next()?);
+    let session = session.strip_suffix(".jsonl").unwrap_or(session);
+    (!project.is_empty() && !session.is_empty()).then_some((project, session))
 }
 
 fn read_snapshots(
