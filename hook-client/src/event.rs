@@ -31,7 +31,7 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
     let deadline = Instant::now() + post::DEADLINE;
     let failure = match bee_proto::paths::socket_path() {
         None => PostFailure::Unreachable,
-        Some(socket) => match post::exchange(socket, EVENTS_PATH, body, deadline, MAX_ANSWER) {
+        Some(socket) => match post::exchange(socket, "POST", EVENTS_PATH, body, deadline, MAX_ANSWER) {
             Ok(answer) => match receipt(&answer) {
                 Ok(id) => {
                     if std::env::var_os(prompt::DEBUG_ENV).is_some() {

@@ -49,8 +49,9 @@ struct Args {
 enum Command {
     /// UserPromptSubmit hook: write a steering block or pass a wrapped command through.
     Prompt(PromptArgs),
-    /// Status line: pass the input to your command and its output back; record quota snapshots.
-    Statusline(WrappedArgs),
+    /// Status line: Bee's own line (model, context, five-hour window, today's
+    /// tokens and cost), or your command's passed through; records quota snapshots.
+    Statusline(StatuslineArgs),
     /// UserPromptSubmit and Stop: mark an interactive turn (prints nothing, exits 0).
     Turn,
     /// git post-commit: credit the commit to the provider whose run or session made it.
@@ -70,9 +71,17 @@ struct EventArgs {
 }
 
 #[derive(Debug, clap::Args)]
-struct WrappedArgs {
+struct StatuslineArgs {
+    /// The line: {model}, {context}, {five_hour}, {five_hour_reset}, {weekly}, {weekly_reset},
+    /// {today_tokens}, {today_cost}, {session_cost}; a " | "-separated segment with a field
+    /// nobody observed is left out.
+    #[arg(long, value_name = "TEMPLATE")]
+    format: Option<String>,
+    /// With a command: add Bee's line after its output.
+    #[arg(long, requires = "command")]
+    append: bool,
     /// Your command; stdin, stdout, stderr and exit status pass through.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
 }
 
@@ -99,7 +108,9 @@ fn main() -> ExitCode {
     let raw: Vec<OsString> = std::env::args_os().collect();
     match Args::try_parse_from(&raw) {
         Ok(Args { command: Command::Prompt(args) }) => prompt::run(args),
-        Ok(Args { command: Command::Statusline(args) }) => statusline::run(&args.command),
+        Ok(Args { command: Command::Statusline(args) }) => {
+            statusline::run(&args.command, args.format.as_deref(), args.append)
+        }
         Ok(Args { command: Command::Turn }) => turn::run(),
         Ok(Args { command: Command::Commit }) => commit::run(),
         Ok(Args { command: Command::Event(args) }) => event::run(&args.source_app, args.capture_payload),

@@ -32,7 +32,7 @@ pub enum Delivery {
 
 /// Posts `body` to `path` on beed at `socket`, waiting until `deadline` at most.
 pub fn post(socket: PathBuf, path: &'static str, body: Vec<u8>, deadline: Instant) -> Delivery {
-    match exchange(socket, path, body, deadline, 64 * 1024) {
+    match exchange(socket, "POST", path, body, deadline, 64 * 1024) {
         Ok(answer) => classify_answer(&answer),
         Err(failure) => Delivery::Unavailable(failure.to_string()),
     }
@@ -60,6 +60,7 @@ impl std::fmt::Display for ExchangeFailure {
 /// `max_answer` bytes), from a helper thread so that nothing outlives `deadline`.
 pub fn exchange(
     socket: PathBuf,
+    method: &'static str,
     path: &'static str,
     body: Vec<u8>,
     deadline: Instant,
@@ -67,7 +68,7 @@ pub fn exchange(
 ) -> Result<Vec<u8>, ExchangeFailure> {
     let (done, result) = mpsc::channel();
     let spawned = std::thread::Builder::new().name("bee-post".into()).spawn(move || {
-        let _ = done.send(exchange_now(&socket, path, &body, deadline, max_answer));
+        let _ = done.send(exchange_now(&socket, method, path, &body, deadline, max_answer));
     });
     if let Err(err) = spawned {
         return Err(ExchangeFailure::Unreachable(format!("cannot start the post: {err}")));
@@ -78,6 +79,7 @@ pub fn exchange(
 
 fn exchange_now(
     socket: &Path,
+    method: &str,
     path: &str,
     body: &[u8],
     deadline: Instant,
@@ -94,7 +96,7 @@ fn exchange_now(
         .and_then(|_| stream.set_read_timeout(Some(left)))
         .map_err(|err| unavailable("socket", err))?;
     let mut request = format!(
-        "POST {path} HTTP/1.1\r\nhost: beed\r\n{PROTOCOL_HEADER}: {PROTOCOL_VERSION}\r\n\
+        "{method} {path} HTTP/1.1\r\nhost: beed\r\n{PROTOCOL_HEADER}: {PROTOCOL_VERSION}\r\n\
          content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     )

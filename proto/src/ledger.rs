@@ -624,3 +624,31 @@ pub struct PriceList {
     /// Models the list names that cannot be applied, with why.
     pub skipped: BTreeMap<String, String>,
 }
+
+/// beed's socket path of [`LedgerGlance`].
+pub const LEDGER_GLANCE_PATH: &str = "/v1/ledger/glance";
+
+/// A quota window as its latest snapshot gave it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowGlance {
+    pub provider: Provider,
+    pub window: WindowKind,
+    pub used_percent: f64,
+    /// `null` when the snapshot gave no reset time.
+    pub resets_at_utc: Option<String>,
+    pub observed_at_utc: String,
+}
+
+/// What a status line or a live view shows at a glance: today's usage (a
+/// local day) and each provider's latest quota windows that have not reset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerGlance {
+    pub schema_version: u32,
+    pub at_utc: String,
+    pub timezone: String,
+    /// Today's usage, all providers (`key` is the local date).
+    pub today: UsageRow,
+    pub windows: Vec<WindowGlance>,
+}

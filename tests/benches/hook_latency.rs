@@ -9,7 +9,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use bee_tests::*;
-use std::time::Duration;
 
 fn main() {
     let runs: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(300);
@@ -34,7 +33,7 @@ fn main() {
     println!("hook latency, {runs} interleaved runs each, {} byte block", std::fs::metadata(&block).unwrap().len());
     let daemon = home.start_daemon();
     let (cat_up, hook_up) = interleave(runs, &cat, &hook);
-    report("beed up", &cat_up, &hook_up);
+    report_against_cat("beed up", &cat_up, &hook_up);
     home.settle();
     let recorded = home.report(&["--limit", "0"]).1["observedEvents"].as_u64().unwrap();
     drop(daemon);
@@ -55,42 +54,18 @@ fn main() {
         .collect();
     let flood_runs = runs.min(200);
     let (cat_flood, hook_flood) = interleave(flood_runs, &cat, &hook);
-    report(&format!("beed up, {} idle TCP connections held", held.len()), &cat_flood, &hook_flood);
+    report_against_cat(&format!("beed up, {} idle TCP connections held", held.len()), &cat_flood, &hook_flood);
     drop(held);
     drop(daemon);
 
     let (cat_down, hook_down) = interleave(runs, &cat, &hook);
-    report("beed down (no socket)", &cat_down, &hook_down);
+    report_against_cat("beed down (no socket)", &cat_down, &hook_down);
 
     let daemon = home.start_daemon();
     daemon.freeze();
     let frozen_runs = runs.min(40);
     let (cat_frozen, hook_frozen) = interleave(frozen_runs, &cat, &hook);
-    report("beed frozen (deadline)", &cat_frozen, &hook_frozen);
+    report_against_cat("beed frozen (deadline)", &cat_frozen, &hook_frozen);
     daemon.resume();
     drop(daemon);
-}
-
-fn interleave(runs: usize, cat: &dyn Fn() -> Duration, hook: &dyn Fn() -> Duration) -> (Vec<Duration>, Vec<Duration>) {
-    let mut cats = Vec::with_capacity(runs);
-    let mut hooks = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        cats.push(cat());
-        hooks.push(hook());
-    }
-    (cats, hooks)
-}
-
-fn report(label: &str, cat: &[Duration], hook: &[Duration]) {
-    let (c, h) = (Spread::of(cat), Spread::of(hook));
-    println!("{label}:");
-    println!("  cat      {c}");
-    println!("  bee-hook {h}");
-    println!(
-        "  added over cat: median {:+.3} ms, p99 {:+.3} ms; ratio hook/cat: median {:.2}x, p99 {:.2}x",
-        h.median - c.median,
-        h.p99 - c.p99,
-        h.median / c.median,
-        h.p99 / c.p99
-    );
 }

@@ -526,6 +526,39 @@ impl std::fmt::Display for Spread {
     }
 }
 
+/// Runs `cat` and `hook` one after the other, `runs` times: both see the
+/// same machine at the same moment.
+pub fn interleave(
+    runs: usize,
+    cat: &dyn Fn() -> Duration,
+    hook: &dyn Fn() -> Duration,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let mut cats = Vec::with_capacity(runs);
+    let mut hooks = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        cats.push(cat());
+        hooks.push(hook());
+    }
+    (cats, hooks)
+}
+
+/// Prints both spreads and what the hook adds over `cat`, as a difference
+/// and as a ratio.
+#[allow(clippy::print_stdout)]
+pub fn report_against_cat(label: &str, cat: &[Duration], hook: &[Duration]) {
+    let (c, h) = (Spread::of(cat), Spread::of(hook));
+    println!("{label}:");
+    println!("  cat      {c}");
+    println!("  bee-hook {h}");
+    println!(
+        "  added over cat: median {:+.3} ms, p99 {:+.3} ms; ratio hook/cat: median {:.2}x, p99 {:.2}x",
+        h.median - c.median,
+        h.p99 - c.p99,
+        h.median / c.median,
+        h.p99 / c.p99
+    );
+}
+
 impl TestHome {
     /// Fires `writers × per_writer` plain block hooks from parallel threads,
     /// runs `during` while they go, and returns each run's stdout and receipt.

@@ -6,6 +6,7 @@
 //! May use: `storage`, `bee_proto`. Never `server` or `client`.
 
 pub mod calendar;
+pub mod glance;
 pub mod ingest;
 pub mod logs;
 pub mod prices;

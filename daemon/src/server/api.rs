@@ -17,7 +17,7 @@ use bee_proto::api::{
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
 use bee_proto::ledger::{
-    LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES,
+    LEDGER_GLANCE_PATH, LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES,
 };
 use bee_proto::tokens::{
     COMMAND_MILLIS, CountAnswer, CountRequest, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS, MAX_TOTAL_BYTES,
@@ -50,6 +50,10 @@ pub(super) struct AppState {
     pub(super) socket: PathBuf,
     pub(super) started_at_utc: String,
     pub(super) socket_activated: bool,
+    pub(super) ledger_store: PathBuf,
+    /// The last glance answered and when: a status line asks every few
+    /// hundred milliseconds, the ledger is read at most every second.
+    pub(super) glance: Mutex<Option<(Instant, Vec<u8>)>>,
 }
 
 pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
@@ -60,6 +64,7 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
         .route(DELIVERY_READ_PATH, post(read))
         .route(LEDGER_RECORDS_PATH, post(append_ledger).layer(DefaultBodyLimit::max(MAX_LEDGER_APPEND_BYTES)))
         .route(LEDGER_INGEST_PATH, post(ingest_now))
+        .route(LEDGER_GLANCE_PATH, get(glance))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .with_state(state);
@@ -194,6 +199,38 @@ async fn read(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejec
     let store = served_store(&state, &request.store)?;
     tracing::debug!("served delivery read");
     answer_blocking(move || report::read(&store, request.event)).await
+}
+
+/// How long a glance is answered again without reading the ledger.
+const GLANCE_FRESH: Duration = Duration::from_secs(1);
+
+/// Today's usage and the current quota windows (a status line's or a live
+/// view's), at most a second old.
+async fn glance(State(state): State<Arc<AppState>>) -> Result<Response, Failure> {
+    let cached =
+        state.glance.lock().ok().and_then(|cached| {
+            cached.as_ref().filter(|(at, _)| at.elapsed() < GLANCE_FRESH).map(|(_, body)| body.clone())
+        });
+    let body = match cached {
+        Some(body) => body,
+        None => {
+            let dir = state.ledger_store.clone();
+            let answer = tokio::task::spawn_blocking(move || {
+                let prices = crate::ledger::prices::PriceTable::bundled();
+                let zone = crate::ledger::calendar::Zone::local();
+                crate::ledger::glance::glance(&dir, bee_proto::time::now_unix_ms(), &zone, &prices)
+            })
+            .await
+            .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
+            .map_err(|issue| Failure::new(ApiErrorCode::Io, format!("the ledger: {}", issue.as_str())))?;
+            let body = serde_json::to_vec(&answer).map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
+            if let Ok(mut cached) = state.glance.lock() {
+                *cached = Some((Instant::now(), body.clone()));
+            }
+            body
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
 }
 
 /// Largest ledger append: a run's call plus its limits, with room to spare.

@@ -189,6 +189,8 @@ pub async fn serve(
         socket: config.socket.clone(),
         started_at_utc: bee_proto::time::now_rfc3339(),
         socket_activated,
+        ledger_store: config.ledger_store.clone(),
+        glance: Mutex::new(None),
     });
     let app = router(state, events.clone());
     let run_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
