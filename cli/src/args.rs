@@ -84,6 +84,16 @@ enum CliCommand {
     /// Tokens and cost by day, week, month, session, model or five-hour
     /// block: a table on a terminal, JSON when piped or with --json.
     Usage(UsageCli),
+    /// A live view: quota windows with their projection, burn rate, active
+    /// sessions, limit hits (q quits); printed once when not on a terminal.
+    Top {
+        /// The zone of "today" [default: the local zone].
+        #[arg(long, value_name = "ZONE", value_parser = NonEmptyStringValueParser::new())]
+        timezone: Option<String>,
+        /// Print the view once, even on a terminal.
+        #[arg(long)]
+        once: bool,
+    },
     /// The price table cost estimates use (bundled, or --prices FILE).
     Prices {
         /// A price list in LiteLLM's model_prices_and_context_window.json format.
@@ -384,6 +394,7 @@ pub enum Command {
     Status(LedgerAsk),
     Usage(UsageArgs),
     Prices { prices: Option<String>, json: bool },
+    Top { timezone: Option<String>, once: bool },
     Daemon(DaemonCommand),
     Dashboard,
     Audit(AuditArgs),
@@ -628,6 +639,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             verbose: usage.verbose,
         }),
         CliCommand::Prices { prices, json } => Command::Prices { prices, json },
+        CliCommand::Top { timezone, once } => Command::Top { timezone, once },
         CliCommand::Ingest => Command::Ingest,
         CliCommand::Audit { canary: None, session, pinned } => Command::Audit(AuditArgs {
             session,

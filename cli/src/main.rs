@@ -17,6 +17,7 @@ mod run;
 mod table;
 mod token;
 mod token_input;
+mod top;
 mod usage_view;
 
 use bee_daemon::rendered::Rendered;
@@ -60,6 +61,7 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Status(ask) => ledger_view::status(ask),
         args::Command::Usage(usage) => usage_view::usage(usage),
         args::Command::Prices { prices, json } => usage_view::prices(prices, json),
+        args::Command::Top { timezone, once } => top::top(timezone, once),
         args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
         args::Command::Dashboard => daemon::dashboard(),
         args::Command::Audit(audit) => audit::audit(audit),

@@ -652,3 +652,84 @@ pub struct LedgerGlance {
     pub today: UsageRow,
     pub windows: Vec<WindowGlance>,
 }
+
+/// beed's socket path that answers when the ledger changes: `?after=N`
+/// waits (up to [`CHANGES_WAIT_SECONDS`]) until the generation is not `N`.
+pub const LEDGER_CHANGES_PATH: &str = "/v1/ledger/changes";
+/// Longest a [`LEDGER_CHANGES_PATH`] request waits before answering anyway.
+pub const CHANGES_WAIT_SECONDS: u64 = 25;
+
+/// How many commits added records to the ledger since beed started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerChanges {
+    pub generation: u64,
+}
+
+/// A quota window now, and where it is heading (`beectl top`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveWindow {
+    #[serde(flatten)]
+    pub window: WindowGlance,
+    /// Points of the window used per hour over its recent snapshots; `null`
+    /// with fewer than two snapshots a minute or more apart.
+    pub trend_percent_per_hour: Option<f64>,
+    /// A projection, not a measurement: the use at the reset if the trend
+    /// holds; `null` without a trend or a reset time.
+    pub projected_percent_at_reset: Option<f64>,
+    /// A projection: minutes until 100 % at the trend, when that comes
+    /// before the reset; `null` otherwise.
+    pub minutes_to_full: Option<f64>,
+}
+
+/// A provider's burn rate over the last minutes (`beectl top`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BurnRate {
+    pub provider: Provider,
+    pub minutes: u64,
+    pub tokens_per_minute: Option<f64>,
+    /// Estimated (price table); `null` when nothing could be priced.
+    pub estimated_usd_per_hour: Option<f64>,
+    /// Parts the rate lacks (unknown counters or models): a lower bound.
+    pub partial_parts: u64,
+    pub unpriced_parts: u64,
+}
+
+/// A session with usage in the last hour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveSession {
+    pub provider: Provider,
+    pub session: Option<String>,
+    pub models: Vec<String>,
+    /// The minute of its last response.
+    pub last_activity_utc: String,
+    pub tokens_last_hour: Option<u64>,
+}
+
+/// A usage-limit hit (`beectl top`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitGlance {
+    pub provider: Provider,
+    pub at_utc: String,
+    pub window: Option<WindowKind>,
+}
+
+/// `beectl top`: the windows, burn rates, active sessions and recent limit hits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveView {
+    pub schema_version: u32,
+    pub at_utc: String,
+    pub timezone: String,
+    pub today: UsageRow,
+    pub windows: Vec<LiveWindow>,
+    pub burn: Vec<BurnRate>,
+    pub sessions: Vec<ActiveSession>,
+    /// Hits of the last 24 hours, newest first.
+    pub limits: Vec<LimitGlance>,
+    pub issues: Vec<String>,
+}

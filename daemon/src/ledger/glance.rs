@@ -12,12 +12,21 @@ use std::path::Path;
 use crate::ledger::calendar::Zone;
 use crate::ledger::prices::PriceTable;
 use crate::ledger::rollup::Range;
-use crate::ledger::store::Reader;
+use crate::ledger::store::{Reader, SnapshotRow};
 use crate::ledger::usage::{self, UsageAsk};
 
 /// The longest window (a week): snapshots older than that describe windows
 /// that have reset.
 const WEEK_MS: i64 = 7 * 24 * 3_600_000;
+
+/// A snapshot's window, by its kind or else its length.
+pub fn kind_of(snapshot: &SnapshotRow) -> WindowKind {
+    match (snapshot.window, snapshot.window_minutes) {
+        (WindowKind::Other, Some(300)) => WindowKind::FiveHour,
+        (WindowKind::Other, Some(10_080)) => WindowKind::Weekly,
+        (kind, _) => kind,
+    }
+}
 
 /// The glance at the ledger in `dir` at `now_ms`, days in `zone`.
 pub fn glance(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result<LedgerGlance, Issue> {
@@ -33,11 +42,7 @@ pub fn glance(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Resu
     // nothing when that window has reset since.
     let mut decided = Vec::new();
     for snapshot in snapshots.iter().rev() {
-        let kind = match (snapshot.window, snapshot.window_minutes) {
-            (WindowKind::Other, Some(300)) => WindowKind::FiveHour,
-            (WindowKind::Other, Some(10_080)) => WindowKind::Weekly,
-            (kind, _) => kind,
-        };
+        let kind = kind_of(snapshot);
         if kind == WindowKind::Other || decided.contains(&(snapshot.provider, kind)) {
             continue;
         }

@@ -8,6 +8,7 @@
 pub mod calendar;
 pub mod glance;
 pub mod ingest;
+pub mod live;
 pub mod logs;
 pub mod prices;
 pub mod quota;

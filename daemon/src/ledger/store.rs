@@ -442,6 +442,9 @@ fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
 /// The ledger as its one writer (beed) holds it.
 pub struct Ledger {
     db: sqlite::Writer,
+    /// Told after every commit that added a record: live views wait on it
+    /// instead of asking again and again.
+    on_change: Option<Box<dyn Fn() + Send>>,
 }
 
 impl Ledger {
@@ -452,7 +455,7 @@ impl Ledger {
         // 64 MiB page cache keeps them in memory instead of re-reading them
         // from the file at each commit.
         db.conn.pragma_update(None, "cache_size", -65_536)?;
-        Ok(Ledger { db })
+        Ok(Ledger { db, on_change: None })
     }
 
     /// Appends `records` in one transaction; a record id seen before is a
@@ -594,7 +597,17 @@ impl Ledger {
         }
         touched.write(&tx)?;
         tx.commit()?;
+        if answer.appended > 0
+            && let Some(on_change) = &self.on_change
+        {
+            on_change();
+        }
         Ok((answer, responses))
+    }
+
+    /// `on_change` is called after every commit that added a record.
+    pub fn on_change(&mut self, on_change: Box<dyn Fn() + Send>) {
+        self.on_change = Some(on_change);
     }
 }
 

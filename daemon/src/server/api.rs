@@ -17,7 +17,8 @@ use bee_proto::api::{
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
 use bee_proto::ledger::{
-    LEDGER_GLANCE_PATH, LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended, MAX_LEDGER_RECORD_BYTES,
+    CHANGES_WAIT_SECONDS, LEDGER_CHANGES_PATH, LEDGER_GLANCE_PATH, LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH,
+    LedgerAppend, LedgerAppended, LedgerChanges, MAX_LEDGER_RECORD_BYTES,
 };
 use bee_proto::tokens::{
     COMMAND_MILLIS, CountAnswer, CountRequest, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS, MAX_TOTAL_BYTES,
@@ -54,6 +55,8 @@ pub(super) struct AppState {
     /// The last glance answered and when: a status line asks every few
     /// hundred milliseconds, the ledger is read at most every second.
     pub(super) glance: Mutex<Option<(Instant, Vec<u8>)>>,
+    /// Bumped after every ledger commit that added a record.
+    pub(super) changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
@@ -65,6 +68,7 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
         .route(LEDGER_RECORDS_PATH, post(append_ledger).layer(DefaultBodyLimit::max(MAX_LEDGER_APPEND_BYTES)))
         .route(LEDGER_INGEST_PATH, post(ingest_now))
         .route(LEDGER_GLANCE_PATH, get(glance))
+        .route(LEDGER_CHANGES_PATH, get(changes))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .with_state(state);
@@ -231,6 +235,29 @@ async fn glance(State(state): State<Arc<AppState>>) -> Result<Response, Failure>
         }
     };
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ChangesQuery {
+    after: Option<u64>,
+}
+
+/// Answers the ledger's generation once it is not `after` (at once when
+/// `after` is not given), or after [`CHANGES_WAIT_SECONDS`] anyway: a live
+/// view waits here instead of asking again and again.
+async fn changes(
+    State(state): State<Arc<AppState>>,
+    query: Result<axum::extract::Query<ChangesQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<LedgerChanges>, Failure> {
+    let axum::extract::Query(query) =
+        query.map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.body_text()))?;
+    let mut receiver = state.changes.subscribe();
+    let now = *receiver.borrow_and_update();
+    if query.after.is_some_and(|after| after == now) {
+        let _ = tokio::time::timeout(Duration::from_secs(CHANGES_WAIT_SECONDS), receiver.changed()).await;
+    }
+    let generation = *receiver.borrow();
+    Ok(Json(LedgerChanges { generation }))
 }
 
 /// Largest ledger append: a run's call plus its limits, with room to spare.

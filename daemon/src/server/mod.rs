@@ -139,7 +139,11 @@ pub async fn serve(
     let store = WritableStore::open(&config.delivery_store)?;
     tracing::info!(store = %config.delivery_store.display(), records = store.records(), "delivery store open");
     let (writer, writer_thread) = writer::spawn(store, "bee-writer")?;
-    let ledger = Arc::new(Mutex::new(open_ledger(&config.ledger_store).await?));
+    let mut ledger = open_ledger(&config.ledger_store).await?;
+    let changes = Arc::new(tokio::sync::watch::Sender::new(0u64));
+    let bump = changes.clone();
+    ledger.on_change(Box::new(move || bump.send_modify(|generation| *generation += 1)));
+    let ledger = Arc::new(Mutex::new(ledger));
     tracing::info!(ledger = %config.ledger_store.display(), "ledger open");
     if let Some(addr) = config.http
         && !addr.ip().is_loopback()
@@ -191,6 +195,7 @@ pub async fn serve(
         socket_activated,
         ledger_store: config.ledger_store.clone(),
         glance: Mutex::new(None),
+        changes,
     });
     let app = router(state, events.clone());
     let run_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));

@@ -1,0 +1,145 @@
+//! `beectl top`'s figures: each current quota window with its trend and a
+//! projection to its reset (labelled as such), each provider's burn rate
+//! over the last 15 minutes, the sessions active in the last hour, and the
+//! limit hits of the last day. Rates over unknown parts are lower bounds
+//! with their count; a window without two snapshots has no trend.
+
+use bee_proto::delivery::Issue;
+use bee_proto::ledger::{ActiveSession, BurnRate, LimitGlance, LiveView, LiveWindow, Provider, UsageRow};
+use bee_proto::time::{format_unix_ms, parse_rfc3339_ms};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::ledger::calendar::Zone;
+use crate::ledger::glance;
+use crate::ledger::prices::PriceTable;
+use crate::ledger::rollup::Range;
+use crate::ledger::store::{self, Reader, SnapshotRow};
+
+/// The burn rate's span.
+pub const BURN_MINUTES: i64 = 15;
+const MINUTE: i64 = 60_000;
+const HOUR: i64 = 60 * MINUTE;
+/// Snapshots this recent make a window's trend.
+const TREND_SPAN: i64 = 30 * MINUTE;
+
+/// The live view of the ledger in `dir` at `now_ms`.
+pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result<LiveView, Issue> {
+    let glance = glance::glance(dir, now_ms, zone, prices)?;
+    let reader = Reader::open(dir)?;
+    let (snapshots, _) = reader.snapshots(Range { since_ms: now_ms - 7 * 24 * HOUR, until_ms: now_ms + 1 })?;
+    let windows = glance
+        .windows
+        .into_iter()
+        .map(|window| {
+            let resets = window.resets_at_utc.as_deref().and_then(parse_rfc3339_ms);
+            let trend = trend(&snapshots, window.provider, window.window, resets, now_ms);
+            let projected = trend
+                .zip(resets)
+                .map(|(per_hour, at)| window.used_percent + per_hour * (at - now_ms) as f64 / HOUR as f64);
+            let to_full =
+                trend.filter(|t| *t > 0.0).map(|per_hour| (100.0 - window.used_percent).max(0.0) / per_hour * 60.0);
+            let to_full =
+                to_full.filter(|minutes| resets.is_none_or(|at| now_ms + (*minutes * MINUTE as f64) as i64 <= at));
+            LiveWindow {
+                window,
+                trend_percent_per_hour: trend,
+                projected_percent_at_reset: projected,
+                minutes_to_full: to_full,
+            }
+        })
+        .collect();
+    // The last hour by minute: sessions' last activity, and the burn.
+    let hour = Range { since_ms: now_ms - HOUR, until_ms: now_ms + 1 };
+    let summary = reader.usage(hour, &|_, at: i64| at.div_euclid(MINUTE) * MINUTE)?;
+    let mut sessions: BTreeMap<(Provider, Option<String>), ActiveSession> = BTreeMap::new();
+    let mut burn: BTreeMap<Provider, (UsageRow, u64)> = BTreeMap::new();
+    for (key, part) in &summary.parts {
+        let session = sessions.entry((key.provider, key.session.clone())).or_insert_with(|| ActiveSession {
+            provider: key.provider,
+            session: key.session.clone(),
+            models: Vec::new(),
+            last_activity_utc: format_unix_ms(key.bucket),
+            tokens_last_hour: None,
+        });
+        if let Some(model) = &key.model
+            && !session.models.contains(model)
+        {
+            session.models.push(model.clone());
+        }
+        if format_unix_ms(key.bucket) > session.last_activity_utc {
+            session.last_activity_utc = format_unix_ms(key.bucket);
+        }
+        if let Some(total) = part.tokens.total_tokens {
+            session.tokens_last_hour = Some(session.tokens_last_hour.unwrap_or(0) + total);
+        }
+        if key.bucket >= now_ms - BURN_MINUTES * MINUTE {
+            let (row, unpriced) = burn.entry(key.provider).or_default();
+            let mut priced = part.clone();
+            match prices.cost(key.provider, key.model.as_deref(), key.tier, &part.tokens) {
+                Some(cost) => priced.estimated_cost_usd = Some(cost),
+                None => *unpriced += part.responses + part.producer_counted_calls,
+            }
+            row.add(&priced);
+        }
+    }
+    let burn = burn
+        .into_iter()
+        .map(|(provider, (row, unpriced))| BurnRate {
+            provider,
+            minutes: BURN_MINUTES as u64,
+            tokens_per_minute: row.tokens.total_tokens.map(|t| t as f64 / BURN_MINUTES as f64),
+            estimated_usd_per_hour: row.estimated_cost_usd.map(|c| c * 60.0 / BURN_MINUTES as f64),
+            partial_parts: row.partial_parts,
+            unpriced_parts: unpriced,
+        })
+        .collect();
+    let mut sessions: Vec<ActiveSession> = sessions.into_values().collect();
+    sessions.sort_by(|a, b| b.last_activity_utc.cmp(&a.last_activity_utc));
+    let day = Range { since_ms: now_ms - 24 * HOUR, until_ms: now_ms + 1 };
+    let mut limits: Vec<LimitGlance> = store::read_range(dir, day)?
+        .limits
+        .into_iter()
+        .map(|hit| LimitGlance { provider: hit.provider, at_utc: format_unix_ms(hit.at_ms), window: hit.window })
+        .collect();
+    limits.reverse();
+    let mut issues = Vec::new();
+    if summary.damaged_records > 0 {
+        issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
+    }
+    Ok(LiveView {
+        schema_version: 1,
+        at_utc: glance.at_utc,
+        timezone: glance.timezone,
+        today: glance.today,
+        windows,
+        burn,
+        sessions,
+        limits,
+        issues,
+    })
+}
+
+/// Points per hour the window moved over its snapshots of the last half
+/// hour (those of the same window: the same reset time, give or take a
+/// minute); `None` without two of them a minute apart.
+fn trend(
+    snapshots: &[SnapshotRow],
+    provider: Provider,
+    kind: bee_proto::usage::WindowKind,
+    resets: Option<i64>,
+    now_ms: i64,
+) -> Option<f64> {
+    let same: Vec<&SnapshotRow> = snapshots
+        .iter()
+        .filter(|s| s.provider == provider && glance::kind_of(s) == kind && s.observed_ms >= now_ms - TREND_SPAN)
+        .filter(|s| match (s.resets_ms, resets) {
+            (Some(a), Some(b)) => (a - b).abs() < MINUTE,
+            (None, None) => true,
+            _ => false,
+        })
+        .collect();
+    let (first, last) = (same.first()?, same.last()?);
+    let span = last.observed_ms - first.observed_ms;
+    (span >= MINUTE).then(|| (last.used_percent - first.used_percent) * HOUR as f64 / span as f64)
+}

@@ -1,0 +1,134 @@
+//! `beectl top` in a real terminal (`script` gives it a pty): it shows the
+//! quota window, redraws within a second of a new ledger record (beed tells
+//! it; it does not poll), quits on `q` and restores the terminal. Piped, it
+//! prints the view once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::json;
+use std::io::{Read, Write};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn now_seconds() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// Records a five-hour snapshot as Claude Code's status line brings it.
+fn status_line(home: &TestHome, used: f64) {
+    let input = json!({"hook_event_name": "Status", "session_id": SESSION,
+        "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+        "rate_limits": {"five_hour": {"used_percentage": used, "resets_at": now_seconds() + 7_200}}});
+    let (output, _) = home.hook(&["statusline", "--", "true"], &serde_json::to_vec(&input).unwrap());
+    assert_eq!(output.status.code(), Some(0));
+}
+
+/// `beectl top` in a pty of 110 × 40, its output read as a terminal shows it.
+struct Terminal {
+    child: std::process::Child,
+    output: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Terminal {
+    fn start(home: &TestHome) -> Terminal {
+        let line = format!("stty cols 110 rows 40; exec '{}' top", bin("beectl").display());
+        let mut command = home.command("script");
+        command
+            .args(["-qfec", &line, "/dev/null"])
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let sink = output.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut sink) = sink.lock() {
+                    sink.extend_from_slice(&buffer[..n]);
+                }
+            }
+        });
+        Terminal { child, output, reader: Some(reader) }
+    }
+
+    /// What the screen shows now.
+    fn screen(&self) -> String {
+        let mut parser = vt100::Parser::new(40, 110, 0);
+        parser.process(&self.output.lock().unwrap());
+        parser.screen().contents()
+    }
+
+    fn raw(&self) -> Vec<u8> {
+        self.output.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}
+
+#[test]
+fn top_shows_the_window_redraws_on_a_new_record_and_quits_on_q() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    status_line(&home, 37.0);
+    home.settle();
+    let mut top = Terminal::start(&home);
+    let shown = eventually(Duration::from_secs(10), || {
+        let screen = top.screen();
+        screen.contains("claude five-hour window") && screen.contains("37% used")
+    });
+    assert!(shown, "the window:\n{}", top.screen());
+    // A new record: the view follows within a second.
+    let written = Instant::now();
+    status_line(&home, 45.0);
+    let followed = eventually(Duration::from_secs(3), || top.screen().contains("45% used"));
+    let took = written.elapsed();
+    assert!(followed, "the new snapshot:\n{}", top.screen());
+    assert!(took < Duration::from_secs(1), "redrawn {took:?} after the record (the hook itself included)");
+    assert!(top.screen().contains("projection: "), "a trend over two snapshots is labelled a projection");
+    let before_quit = top.raw().len();
+    top.child.stdin.as_mut().unwrap().write_all(b"q").unwrap();
+    let exited = eventually(Duration::from_secs(5), || top.child.try_wait().unwrap().is_some());
+    assert!(exited, "q quits");
+    assert!(top.child.wait().unwrap().success());
+    if let Some(reader) = top.reader.take() {
+        reader.join().unwrap();
+    }
+    let raw = top.raw();
+    let after = &raw[before_quit..];
+    assert!(contains(after, b"\x1b[?1049l"), "the alternate screen is left: {:?}", String::from_utf8_lossy(after));
+    assert!(contains(after, b"\x1b[?25h"), "the cursor is shown again");
+    drop(daemon);
+}
+
+#[test]
+fn piped_top_prints_the_view_once() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    status_line(&home, 12.0);
+    home.settle();
+    let output = home.beectl(&["top"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("claude five-hour window"), "{text}");
+    assert!(text.contains("12% used, resets in 1h 59m"), "{text}");
+    assert!(text.contains("no projection: fewer than two recent snapshots"), "{text}");
+    assert!(!text.contains('\u{1b}'), "plain text when piped");
+    drop(daemon);
+}
