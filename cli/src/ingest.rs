@@ -50,10 +50,15 @@ pub fn catch_up() {
             return;
         }
     };
-    if let Err(message) = import(ledger) {
-        eprintln!(
-            "beectl: the provider logs were not all imported ({message}); the figures are the ledger's as it was"
-        );
+    match import(ledger) {
+        Ok(summary) if summary.unreadable_files > 0 => eprintln!(
+            "beectl: {} provider log files with new lines could not be read; the figures leave them out",
+            summary.unreadable_files
+        ),
+        Ok(_) => {}
+        Err(message) => {
+            eprintln!("beectl: the provider logs were not imported ({message}); the figures are the ledger's as it was")
+        }
     }
 }
 

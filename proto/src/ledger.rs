@@ -501,6 +501,10 @@ pub struct PassSummary {
     pub duplicates: u64,
     pub unparseable_lines: u64,
     pub restarted_files: u64,
+    /// Files with something new that could not be read this pass (left for
+    /// the next one).
+    #[serde(default)]
+    pub unreadable_files: u64,
 }
 
 /// Who ran an ingestion pass.

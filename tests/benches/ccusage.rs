@@ -149,6 +149,38 @@ fn bee_totals(stdout: &[u8]) -> Totals {
     }
 }
 
+/// Bee's `usage --by day` and ccusage's `daily` day by day: the same tokens
+/// each day (both in UTC), and their costs (both from LiteLLM's prices;
+/// Bee's is labelled an estimate) with the difference.
+fn side_by_side(bee: &[u8], ccusage: &[u8]) {
+    let bee = parse_json_line(bee);
+    let theirs: Value = serde_json::from_slice(ccusage).unwrap();
+    let days = theirs["daily"].as_array().unwrap();
+    let rows = bee["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), days.len(), "the same days");
+    for (row, day) in rows.iter().zip(days) {
+        assert_eq!(row["key"], day["date"], "the same day");
+        let t = &row["tokens"];
+        let pairs = [
+            ("inputTokens", "inputTokens"),
+            ("outputTokens", "outputTokens"),
+            ("cacheCreationInputTokens", "cacheCreationTokens"),
+            ("cacheReadInputTokens", "cacheReadTokens"),
+            ("totalTokens", "totalTokens"),
+        ];
+        for (ours, theirs) in pairs {
+            assert_eq!(t[ours], day[theirs], "{} {ours}", day["date"]);
+        }
+    }
+    let ours = bee["totals"]["estimatedCostUsd"].as_f64().unwrap_or(f64::NAN);
+    let cost = theirs["totals"]["totalCost"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "  side by side: {} days, tokens equal every day; cost: Bee estimated ${ours:.2}, ccusage ${cost:.2} ({:+.4}%)",
+        days.len(),
+        (ours - cost) / cost * 100.0
+    );
+}
+
 fn main() {
     // Built before any clock starts: `bin` builds stale binaries on first use.
     let (beectl, time) = (bin("beectl"), PathBuf::from("/usr/bin/time"));
@@ -164,6 +196,7 @@ fn main() {
     println!("a Claude projects tree of {mb:.0} MB, {} responses", truth.responses);
     let ccusage = ccusage();
     let (mut bee_runs, mut ccusage_runs, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bee_report, mut ccusage_report) = (Vec::new(), Vec::new());
     for round in 0..5 {
         if let Some(ccusage) = &ccusage {
             let mut command = Command::new(ccusage);
@@ -172,6 +205,7 @@ fn main() {
             let found = ccusage_totals(&stdout);
             assert_eq!(found, Totals { responses: 0, ..truth }, "ccusage's totals, round {round}");
             ccusage_runs.push(elapsed);
+            ccusage_report = stdout;
         }
         // A fresh ledger each round: the first pass over the tree, cold.
         let home = TestHome::new();
@@ -190,6 +224,7 @@ fn main() {
             ccusage_runs.get(round).map_or(String::new(), |c| format!(", ccusage {:.0} ms", c.as_secs_f64() * 1e3))
         );
         assert_eq!(bee_totals(&stdout), truth, "Bee's totals, round {round}");
+        bee_report = stdout;
         let stderr = String::from_utf8_lossy(&output.stderr);
         if let Some(kb) = stderr.lines().find_map(|l| l.strip_prefix("max-rss-kb ")) {
             peaks.push(kb.trim().parse::<u64>().unwrap_or(0));
@@ -204,6 +239,7 @@ fn main() {
         println!("  ccusage {CCUSAGE_VERSION} could not be installed: no ratio taken");
         return;
     }
+    side_by_side(&bee_report, &ccusage_report);
     let theirs = Spread::of(&ccusage_runs);
     println!("  ccusage {CCUSAGE_VERSION} claude daily   {theirs}");
     println!(

@@ -255,3 +255,23 @@ fn json_is_the_default_when_piped_and_prices_are_listed() {
         assert_eq!(parse_json_line(&refused.stdout)["errorCode"], "invalid_usage");
     }
 }
+
+#[test]
+fn with_beed_down_usage_imports_what_is_new_first() {
+    let home = TestHome::new();
+    let dir = home.path().join(".claude/projects/-home-dev-app");
+    let line = |n: u64, at: &str| {
+        json!({"type": "assistant", "sessionId": SESSION_A, "timestamp": at, "requestId": format!("req_{n}"),
+            "message": {"id": format!("msg_{n}"), "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+                "usage": {"input_tokens": n, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}}})
+        .to_string()
+            + "\n"
+    };
+    let path = dir.join(format!("{SESSION_A}.jsonl"));
+    write_quiet(&path, &line(5, "2026-03-29T10:00:00.000Z"));
+    let first = usage(&home, &["--by", "day"]);
+    assert_eq!(first["totals"]["tokens"]["inputTokens"], 5, "imported before the answer: {first}");
+    write_quiet(&path, &(line(5, "2026-03-29T10:00:00.000Z") + &line(7, "2026-03-29T11:00:00.000Z")));
+    let second = usage(&home, &["--by", "day"]);
+    assert_eq!(second["totals"]["tokens"]["inputTokens"], 12, "the new line, and the old one once: {second}");
+}

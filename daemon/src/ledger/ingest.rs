@@ -224,7 +224,10 @@ pub fn pass(
                                 }
                             }
                             Err(ReadError::Io(err)) => {
-                                tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped this pass")
+                                tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped this pass");
+                                if let Ok(mut totals) = totals.lock() {
+                                    totals.unreadable_files += 1;
+                                }
                             }
                             Err(ReadError::Db(err)) => committer.fail(err),
                         }
