@@ -190,8 +190,11 @@ fn window_lines(window: &LiveWindow, now_ms: i64) -> Vec<String> {
     let mut lines = vec![format!("{:.0}% used, {resets} (snapshot {})", w.used_percent, &w.observed_at_utc[11..16])];
     lines.push(match (window.trend_percent_per_hour, window.projected_percent_at_reset) {
         (Some(trend), Some(projected)) => {
-            let full =
-                window.minutes_to_full.map_or(String::new(), |m| format!("; full in {} at this rate", minutes_text(m)));
+            let full = match window.minutes_to_full {
+                Some(m) => format!("; full in {} at this rate", minutes_text(m)),
+                None if trend > 0.0 => "; at this rate it lasts past the reset".to_owned(),
+                None => String::new(),
+            };
             format!("projection: {projected:.0}% at the reset ({trend:+.1} points/h){full}")
         }
         (Some(trend), None) => format!("trend {trend:+.1} points/h; no reset time to project to"),

@@ -275,3 +275,58 @@ fn with_beed_down_usage_imports_what_is_new_first() {
     let second = usage(&home, &["--by", "day"]);
     assert_eq!(second["totals"]["tokens"]["inputTokens"], 12, "the new line, and the old one once: {second}");
 }
+
+/// A generated tree: random responses of priced models (some over 200k
+/// tokens of prompt), of a model no table names, and Codex responses; the
+/// estimate equals the one computed here from the bundled list, response by
+/// response, and the unknown model is never priced.
+#[test]
+fn the_estimate_on_a_generated_tree_equals_an_independent_computation() {
+    let home = TestHome::new();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let models = ["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5", "claude-mystery-9"];
+    let (mut expected, mut unknown) = (0.0, 0u64);
+    for session in 0..6u64 {
+        let id = format!("5eed0000-0000-4000-8000-{session:012}");
+        let mut body = String::new();
+        for n in 0..50u64 {
+            let model = models[random(4) as usize];
+            let (input, write, read, output) = (random(2_000), random(5_000), random(300_000), random(4_000));
+            body += &(json!({"type": "assistant", "sessionId": id, "timestamp": format!("2026-03-{:02}T{:02}:00:00.000Z", 1 + random(28), random(24)),
+                "requestId": format!("req_{session}_{n}"),
+                "message": {"id": format!("msg_{session}_{n}"), "model": model, "stop_reason": "end_turn",
+                    "usage": {"input_tokens": input, "cache_creation_input_tokens": write,
+                              "cache_read_input_tokens": read, "output_tokens": output}}})
+            .to_string()
+                + "\n");
+            if model == "claude-mystery-9" {
+                unknown += 1;
+                continue;
+            }
+            let long = input + write + read > 200_000;
+            let price = |field: &str| {
+                let above = list_price(model, &format!("{field}_above_200k_tokens")).filter(|_| long);
+                above.or_else(|| list_price(model, field)).unwrap()
+            };
+            expected += input as f64 * price("input_cost_per_token")
+                + write as f64 * price("cache_creation_input_token_cost")
+                + read as f64 * price("cache_read_input_token_cost")
+                + output as f64 * price("output_cost_per_token");
+        }
+        write_quiet(&home.path().join(format!(".claude/projects/-home-dev-app{session}/{id}.jsonl")), &body);
+    }
+    let report = usage(&home, &["--by", "month"]);
+    let estimate = report["totals"]["estimatedCostUsd"].as_f64().unwrap();
+    assert!((estimate - expected).abs() < 1e-6, "{estimate} vs {expected}");
+    assert_eq!(report["totals"]["unpricedParts"], unknown);
+    assert_eq!(report["unpricedModels"], json!(["claude-mystery-9"]));
+    let by_model = usage(&home, &["--by", "model", "--model", "mystery"]);
+    assert_eq!(by_model["rows"][0]["estimatedCostUsd"], serde_json::Value::Null);
+    assert_eq!(by_model["totals"]["estimatedCostUsd"], serde_json::Value::Null, "nothing priced, nothing summed");
+}
