@@ -165,33 +165,20 @@ fn window_name(window: &LiveWindow) -> String {
     format!("{} {kind} window", window.window.provider.as_str())
 }
 
-fn until(at_utc: Option<&str>, now_ms: i64) -> Option<String> {
-    let minutes = (parse_rfc3339_ms(at_utc?)? - now_ms) / 60_000;
-    (minutes >= 0).then(|| match (minutes / 1440, minutes / 60 % 24, minutes % 60) {
-        (0, 0, m) => format!("{m}m"),
-        (0, h, m) => format!("{h}h {m:02}m"),
-        (d, h, _) => format!("{d}d {h}h"),
-    })
-}
-
-fn minutes_text(minutes: f64) -> String {
-    let minutes = minutes.round() as i64;
-    match minutes {
-        ..60 => format!("{minutes}m"),
-        _ => format!("{}h {:02}m", minutes / 60, minutes % 60),
-    }
-}
-
 /// A window's lines after its gauge.
 fn window_lines(window: &LiveWindow, now_ms: i64) -> Vec<String> {
     let w = &window.window;
-    let resets =
-        until(w.resets_at_utc.as_deref(), now_ms).map_or("reset time unknown".to_owned(), |t| format!("resets in {t}"));
+    let resets = w
+        .resets_at_utc
+        .as_deref()
+        .and_then(parse_rfc3339_ms)
+        .and_then(|at| bee_proto::time::countdown(at, now_ms))
+        .map_or("reset time unknown".to_owned(), |t| format!("resets in {t}"));
     let mut lines = vec![format!("{:.0}% used, {resets} (snapshot {})", w.used_percent, &w.observed_at_utc[11..16])];
     lines.push(match (window.trend_percent_per_hour, window.projected_percent_at_reset) {
         (Some(trend), Some(projected)) => {
             let full = match window.minutes_to_full {
-                Some(m) => format!("; full in {} at this rate", minutes_text(m)),
+                Some(m) => format!("; full in {} at this rate", bee_proto::time::minutes_text(m.round() as i64)),
                 None if trend > 0.0 => "; at this rate it lasts past the reset".to_owned(),
                 None => String::new(),
             };

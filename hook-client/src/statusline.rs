@@ -108,14 +108,17 @@ pub fn fields(status: &Value, glance: Option<&LedgerGlance>, now_ms: i64) -> Vec
         let given = &status["rate_limits"][name];
         if let Some(used) = percent(&given["used_percentage"]) {
             let resets = reset_ms(&given["resets_at"]);
-            return (Some(used), resets.and_then(|at| until(at, now_ms)));
+            return (Some(used), resets.and_then(|at| bee_proto::time::countdown(at, now_ms)));
         }
         let latest: Option<&WindowGlance> =
             glance.and_then(|g| g.windows.iter().find(|w| w.provider == Provider::Claude && w.window == kind));
         match latest {
             Some(w) => (
                 Some(format!("{:.0}%", w.used_percent)),
-                w.resets_at_utc.as_deref().and_then(bee_proto::time::parse_rfc3339_ms).and_then(|at| until(at, now_ms)),
+                w.resets_at_utc
+                    .as_deref()
+                    .and_then(bee_proto::time::parse_rfc3339_ms)
+                    .and_then(|at| bee_proto::time::countdown(at, now_ms)),
             ),
             None => (None, None),
         }
@@ -158,20 +161,6 @@ fn reset_ms(value: &Value) -> Option<i64> {
         Value::String(text) => bee_proto::time::parse_rfc3339_ms(text),
         _ => None,
     }
-}
-
-/// `2h 10m`, `45m`, `3d 4h` from now until `at`; `None` once it has passed.
-fn until(at_ms: i64, now_ms: i64) -> Option<String> {
-    let minutes = (at_ms - now_ms).checked_add(59_999)? / 60_000;
-    if minutes <= 0 {
-        return None;
-    }
-    let (days, hours, minutes) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
-    Some(match (days, hours) {
-        (0, 0) => format!("{minutes}m"),
-        (0, h) => format!("{h}h {minutes:02}m"),
-        (d, h) => format!("{d}d {h}h"),
-    })
 }
 
 /// `950`, `12.3k`, `4.5M`.
@@ -323,10 +312,12 @@ mod tests {
 
     #[test]
     fn durations_and_sizes_read_well() {
-        assert_eq!(until(NOW + 45 * 60_000, NOW).as_deref(), Some("45m"));
-        assert_eq!(until(NOW + 130 * 60_000, NOW).as_deref(), Some("2h 10m"));
-        assert_eq!(until(NOW + (3 * 1440 + 4 * 60) * 60_000, NOW).as_deref(), Some("3d 4h"));
-        assert_eq!(until(NOW - 1, NOW), None, "a reset that has passed says nothing");
+        use bee_proto::time::countdown;
+        assert_eq!(countdown(NOW + 45 * 60_000, NOW).as_deref(), Some("45m"));
+        assert_eq!(countdown(NOW + 130 * 60_000, NOW).as_deref(), Some("2h 10m"));
+        assert_eq!(countdown(NOW + (3 * 1440 + 4 * 60) * 60_000, NOW).as_deref(), Some("3d 4h"));
+        assert_eq!(countdown(NOW - 1, NOW), None, "a reset that has passed says nothing");
+        assert_eq!(countdown(i64::MIN, i64::MAX), None);
         assert_eq!((tokens(950), tokens(12_345), tokens(4_500_000)), ("950".into(), "12.3k".into(), "4.5M".into()));
     }
 }

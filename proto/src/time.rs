@@ -52,6 +52,23 @@ pub fn now_unix_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// A span of whole minutes as people read it on a status line: `45m`,
+/// `2h 10m`, `3d 4h`.
+pub fn minutes_text(minutes: i64) -> String {
+    match (minutes / 1440, minutes / 60 % 24, minutes % 60) {
+        (0, 0, m) => format!("{m}m"),
+        (0, h, m) => format!("{h}h {m:02}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
+
+/// The time from `now_ms` until `at_ms`, rounded up to a minute; `None`
+/// once it has passed.
+pub fn countdown(at_ms: i64, now_ms: i64) -> Option<String> {
+    let minutes = at_ms.checked_sub(now_ms)?.checked_add(59_999)? / 60_000;
+    (minutes > 0).then(|| minutes_text(minutes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,13 +79,7 @@ fn generate(root: &Path) -> (u64, Totals) {
         }
         let path = project.join(format!("{session}.jsonl"));
         std::fs::write(&path, &body).unwrap();
-        // Quiet, as a finished session's log is.
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(std::time::SystemTime::now() - Duration::from_secs(600))
-            .unwrap();
+        make_quiet(&path);
         bytes += body.len();
         file += 1;
     }

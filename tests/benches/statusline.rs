@@ -10,7 +10,6 @@
 
 use bee_tests::*;
 use serde_json::json;
-use std::time::Duration;
 
 fn main() {
     let runs: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(300);
@@ -31,13 +30,7 @@ fn main() {
                 + "\n");
     }
     let path = dir.join(format!("{SESSION}.jsonl"));
-    std::fs::write(&path, transcript).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
-        .unwrap();
+    write_quiet(&path, &transcript);
     let resets = now / 1000 + 7_800;
     let input = serde_json::to_vec(&json!({
         "hook_event_name": "Status", "session_id": SESSION, "cwd": "/home/dev/app", "version": "2.1.332",

@@ -526,6 +526,20 @@ impl std::fmt::Display for Spread {
     }
 }
 
+/// Marks a provider log quiet (last written ten minutes ago), as a finished
+/// session's is: its last response is final.
+pub fn make_quiet(path: &Path) {
+    let file = std::fs::File::options().write(true).open(path).expect("open the log");
+    file.set_modified(std::time::SystemTime::now() - Duration::from_secs(600)).expect("set its time");
+}
+
+/// Writes a provider log (and its directories) and makes it quiet.
+pub fn write_quiet(path: &Path, body: &str) {
+    std::fs::create_dir_all(path.parent().expect("a log in a directory")).expect("the log's directory");
+    std::fs::write(path, body).expect("write the log");
+    make_quiet(path);
+}
+
 /// Runs `cat` and `hook` one after the other, `runs` times: both see the
 /// same machine at the same moment.
 pub fn interleave(

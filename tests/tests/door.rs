@@ -114,12 +114,7 @@ fn a_provider_log_with_an_impossible_counter_is_skipped_line_by_line() {
         [line("msg_A", json!(11)), line("msg_B", json!(u64::MAX)), line("msg_C", json!(13))].concat(),
     )
     .unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
-        .unwrap();
+    make_quiet(&path);
     let summary = parse_json_line(&home.beectl(&["ingest"]).stdout);
     assert_eq!(summary["summary"]["unparseableLines"], 1, "{summary}");
     let usage = parse_json_line(&home.beectl(&["usage", "--by", "session"]).stdout);

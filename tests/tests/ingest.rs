@@ -40,14 +40,8 @@ fn home_with_transcript(lines: &[String]) -> (TestHome, PathBuf) {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{SESSION}.jsonl"));
     std::fs::write(&path, lines.concat()).unwrap();
-    settle_mtime(&path);
+    make_quiet(&path);
     (home, path)
-}
-
-/// Marks a log as quiet (last written a minute ago): its last response is final.
-fn settle_mtime(path: &Path) {
-    let file = std::fs::File::options().write(true).open(path).unwrap();
-    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
 }
 
 fn ingest(home: &TestHome) -> Value {
@@ -86,20 +80,20 @@ fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_tw
     let half = assistant("msg_D", "req_D", 2, 2, 4);
     log.write_all(&half.as_bytes()[..40]).unwrap();
     drop(log);
-    settle_mtime(&path);
+    make_quiet(&path);
     let third = ingest(&home);
     assert_eq!(third["summary"]["bytesRead"], appended.len(), "only the new complete line: {third}");
     assert_eq!(usage(&home)["rows"][0]["responses"], 3);
     let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     log.write_all(&half.as_bytes()[40..]).unwrap();
     drop(log);
-    settle_mtime(&path);
+    make_quiet(&path);
     ingest(&home);
     assert_eq!(usage(&home)["rows"][0]["responses"], 4);
 
     // Truncated (rewritten shorter): detected, read again, nothing counted twice.
     std::fs::write(&path, lines[..2].concat()).unwrap();
-    settle_mtime(&path);
+    make_quiet(&path);
     let truncated = ingest(&home);
     assert_eq!(truncated["summary"]["restartedFiles"], 1, "{truncated}");
     assert_eq!(usage(&home)["rows"][0]["responses"], 4);
@@ -107,7 +101,7 @@ fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_tw
     let moved = path.with_extension("old");
     std::fs::rename(&path, &moved).unwrap();
     std::fs::write(&path, [lines[1].clone(), assistant("msg_E", "req_E", 5, 5, 5)].concat()).unwrap();
-    settle_mtime(&path);
+    make_quiet(&path);
     ingest(&home);
     let rows = usage(&home);
     assert_eq!(rows["rows"][0]["responses"], 5, "{rows}");
@@ -131,7 +125,7 @@ fn a_streaming_response_waits_until_its_file_is_quiet() {
     let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     log.write_all(assistant("msg_A", "req_A", 10, 99, 1).as_bytes()).unwrap();
     drop(log);
-    settle_mtime(&path);
+    make_quiet(&path);
     ingest(&home);
     let rows = usage(&home);
     assert_eq!(
@@ -256,7 +250,7 @@ fn a_100_mb_set_is_ingested_with_bounded_memory() {
         expected += n;
         let path = dir.join(format!("{file}.jsonl"));
         std::fs::write(&path, body).unwrap();
-        settle_mtime(&path);
+        make_quiet(&path);
     }
     let output = home
         .command("/usr/bin/time")
@@ -299,7 +293,7 @@ fn quiet_transcript(dir: &Path, session: &str, lines: &[String]) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(format!("{session}.jsonl"));
     std::fs::write(&path, lines.concat()).unwrap();
-    settle_mtime(&path);
+    make_quiet(&path);
     path
 }
 

@@ -318,12 +318,7 @@ fn an_interactive_turn_is_one_call_from_its_hooks_and_its_tokens_come_from_the_l
     assert_eq!(stop.status.code(), Some(0));
     std::fs::write(&transcript, [response("msg_1", 3), response("msg_1", 30), response("msg_2", 7), limit].concat())
         .unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&transcript)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
-        .unwrap();
+    make_quiet(&transcript);
     assert_eq!(json_of(&home.beectl(&["ingest"]))["by"], "beed");
     let usage = json_of(&home.beectl(&["usage", "--by", "session"]));
     assert_eq!(usage["rows"][0]["key"], session);

@@ -57,9 +57,7 @@ fn todays_transcript(home: &TestHome) {
             "usage": {"input_tokens": 1_000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 200,
                       "output_tokens": 300}}});
     let path = dir.join(format!("{SESSION}.jsonl"));
-    std::fs::write(&path, line.to_string() + "\n").unwrap();
-    let file = std::fs::File::options().write(true).open(&path).unwrap();
-    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60)).unwrap();
+    write_quiet(&path, &(line.to_string() + "\n"));
 }
 
 #[test]

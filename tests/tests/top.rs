@@ -127,7 +127,7 @@ fn piped_top_prints_the_view_once() {
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("claude five-hour window"), "{text}");
-    assert!(text.contains("12% used, resets in 1h 59m"), "{text}");
+    assert!(text.contains("12% used, resets in 2h 00m"), "{text}");
     assert!(text.contains("no projection: fewer than two recent snapshots"), "{text}");
     assert!(!text.contains('\u{1b}'), "plain text when piped");
     drop(daemon);

@@ -35,17 +35,6 @@ const CLAUDE: [Response; 5] = [
 /// The Codex response: input (its cached part included), cached, output, reasoning.
 const CODEX_USAGE: (u64, u64, u64, u64) = (10_000, 8_000, 500, 200);
 
-fn write_quiet(path: &Path, body: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, body).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(600))
-        .unwrap();
-}
-
 fn fixture() -> TestHome {
     let home = TestHome::new();
     for (session, project) in [(SESSION_A, "-home-dev-app"), (SESSION_B, "-home-dev-other")] {

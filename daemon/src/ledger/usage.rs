@@ -75,7 +75,7 @@ pub type Windows = BTreeMap<Provider, Vec<(i64, i64)>>;
 pub fn provider_windows(snapshots: &[SnapshotRow]) -> Windows {
     let mut resets: BTreeMap<Provider, Vec<i64>> = BTreeMap::new();
     for snapshot in snapshots {
-        let five_hours = snapshot.window == WindowKind::FiveHour || snapshot.window_minutes == Some(300);
+        let five_hours = crate::ledger::glance::kind_of(snapshot) == WindowKind::FiveHour;
         if let (true, Some(resets_ms)) = (five_hours, snapshot.resets_ms) {
             resets.entry(snapshot.provider).or_default().push(resets_ms);
         }
