@@ -197,6 +197,9 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         }
         groups.entry(group_of(*provider, *bucket, session, model)).or_default().add(&row);
     }
+    // Session cost lines name no model: a view by model counts them in its
+    // totals only.
+    let mut unattributed: Option<f64> = None;
     for cost in inputs.reported {
         if filters.provider.is_some_and(|p| p != cost.provider)
             || (filters.model.is_some() && !model_wanted(cost.model.as_deref()))
@@ -204,12 +207,11 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         {
             continue;
         }
-        let bucket = (inputs.bucket)(cost.provider, cost.at_ms);
-        // A session's cost line names no model: in a view by model it
-        // counts in the totals only.
         if ask.by == UsageGrouping::Model && cost.model.is_none() {
+            bee_proto::ledger::add_cost(&mut unattributed, Some(cost.usd));
             continue;
         }
+        let bucket = (inputs.bucket)(cost.provider, cost.at_ms);
         let row = groups.entry(group_of(cost.provider, bucket, &cost.session, &cost.model)).or_default();
         bee_proto::ledger::add_cost(&mut row.reported_cost_usd, Some(cost.usd));
     }
@@ -255,14 +257,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     for row in &rows {
         totals.add(row);
     }
-    // Session cost lines left out of a view by model still count in its totals.
-    if ask.by == UsageGrouping::Model && filters.model.is_none() {
-        for cost in inputs.reported.iter().filter(|c| c.model.is_none()) {
-            if filters.provider.is_none_or(|p| p == cost.provider) && filters.project.is_none() {
-                bee_proto::ledger::add_cost(&mut totals.reported_cost_usd, Some(cost.usd));
-            }
-        }
-    }
+    bee_proto::ledger::add_cost(&mut totals.reported_cost_usd, unattributed);
     for row in rows.iter_mut().chain(std::iter::once(&mut totals)) {
         round_costs(row);
     }
