@@ -164,6 +164,29 @@ struct PinnedCli {
     /// json (the default) or table.
     #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
     format: Option<String>,
+    /// Exit 5 when a run's class is one of these (comma-separated), or
+    /// `unhealthy` for every class but healthy: a gate a CI can use.
+    #[arg(long, value_name = "CLASSES", value_parser = NonEmptyStringValueParser::new())]
+    fail_on: Option<String>,
+}
+
+/// `--fail-on`: class names, or `unhealthy` for all but `healthy`.
+fn fail_on(text: Option<&str>) -> Result<Vec<bee_proto::audit::AuditClass>, String> {
+    use bee_proto::audit::AuditClass;
+    let mut classes = Vec::new();
+    for name in text.unwrap_or_default().split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "unhealthy" {
+            classes.extend(AuditClass::ALL.iter().copied().filter(|c| *c != AuditClass::Healthy));
+        } else {
+            let known: Vec<&str> = AuditClass::ALL.iter().map(|c| c.as_str()).collect();
+            classes.push(
+                AuditClass::from_name(name).ok_or_else(|| {
+                    format!("--fail-on: {name:?} is not a class ({}, or unhealthy)", known.join(", "))
+                })?,
+            );
+        }
+    }
+    Ok(classes)
 }
 
 #[derive(Debug, Subcommand)]
@@ -411,6 +434,8 @@ pub struct AuditArgs {
     /// Canary only: the stream URL to prove presentation on.
     pub stream: Option<String>,
     pub table: bool,
+    /// Classes that make the command exit 5 (a CI gate).
+    pub fail_on: Vec<bee_proto::audit::AuditClass>,
 }
 
 /// `beectl hooks install`.
@@ -647,6 +672,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             settings: pinned.settings,
             stream: None,
             table: pinned.format.as_deref() == Some("table"),
+            fail_on: fail_on(pinned.fail_on.as_deref())?,
         }),
         CliCommand::Audit { canary: Some(AuditCli::Canary { pinned, stream }), .. } => {
             if let Some(url) = &stream
@@ -660,6 +686,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 settings: pinned.settings,
                 stream,
                 table: pinned.format.as_deref() == Some("table"),
+                fail_on: fail_on(pinned.fail_on.as_deref())?,
             })
         }
         CliCommand::Hooks(HooksCli::Install { project, user, events, source_app, dry_run }) => {

@@ -141,7 +141,21 @@ pub fn audit(args: AuditArgs) -> Rendered {
     let cx = context(&inputs, spool.as_deref(), presented.as_ref());
     let result = match &args.session {
         Some(session) => audit::audit_session(conn.as_ref(), session, &cx).map(|report| {
-            if args.table { text(report_table("audit", &report)) } else { Rendered::json(Exit::Success, &report) }
+            // Nothing stored or spooled: not a session Bee ever saw.
+            if report.evidence.newest_ms.is_none() {
+                return Rendered::json(
+                    Exit::Unavailable,
+                    &bee_proto::delivery::CommandError::unavailable(
+                        "no_such_session",
+                        format!("no event of session {session} is stored or waiting in the spool"),
+                    ),
+                );
+            }
+            let exit = gate(&args, std::iter::once(report.class));
+            let mut rendered =
+                if args.table { text(report_table("audit", &report)) } else { Rendered::json(exit, &report) };
+            rendered.exit = exit;
+            rendered
         }),
         None => {
             let sessions = match &conn {
@@ -158,15 +172,24 @@ pub fn audit(args: AuditArgs) -> Rendered {
                     issues.push("no_events_store".to_owned());
                 }
                 let summary = AuditSummary { schema_version: 1, sessions: reports, issues };
-                Ok(if args.table {
+                let exit = gate(&args, summary.sessions.iter().map(|r| r.class));
+                let mut rendered = if args.table {
                     text(summary.sessions.iter().map(|r| report_table("audit", r)).collect::<Vec<_>>().join("\n"))
                 } else {
-                    Rendered::json(Exit::Success, &summary)
-                })
+                    Rendered::json(exit, &summary)
+                };
+                rendered.exit = exit;
+                Ok(rendered)
             })
         }
     };
     result.unwrap_or_else(|err| unavailable("io", err.to_string()))
+}
+
+/// Exit 5 when a class `--fail-on` names is among `classes`: the report
+/// is printed either way.
+fn gate(args: &AuditArgs, mut classes: impl Iterator<Item = bee_proto::audit::AuditClass>) -> Exit {
+    if classes.any(|class| args.fail_on.contains(&class)) { Exit::Unavailable } else { Exit::Success }
 }
 
 /// What the canary's hook run said.
@@ -176,13 +199,22 @@ struct HookRun {
     said: String,
 }
 
-fn send_canary_event(session: &str) -> Result<HookRun, String> {
-    let envelope = serde_json::json!({
-        "session_id": session,
-        "hook_event_name": "PreToolUse",
-        "tool_name": "bee_canary",
-        "tool_use_id": format!("toolu_bee_canary_{}", uuid::Uuid::new_v4().simple()),
-    });
+/// The canary's known lifecycle sequence: the minimal single-agent manifest.
+pub const CANARY_SEQUENCE: [&str; 4] = ["SessionStart", "PreToolUse", "PostToolUse", "Stop"];
+
+/// One event of the canary's sequence through the real `bee-hook`, with
+/// opaque fields only.
+fn send_canary_event(session: &str, event: &str, tool_use_id: &str) -> Result<HookRun, String> {
+    let mut envelope = serde_json::json!({"session_id": session, "hook_event_name": event});
+    match event {
+        "PreToolUse" | "PostToolUse" => {
+            envelope["tool_name"] = "bee_canary".into();
+            envelope["tool_use_id"] = tool_use_id.into();
+        }
+        "SessionStart" => envelope["source"] = "startup".into(),
+        "Stop" => envelope["stop_hook_active"] = false.into(),
+        _ => {}
+    }
     let mut child = Command::new(crate::hooks::bee_hook())
         .args(["event", "--source-app", CANARY_APP])
         .env("BEE_HOOK_DEBUG", "1")
@@ -217,32 +249,33 @@ pub fn canary(args: AuditArgs) -> Rendered {
         Err(rendered) => return rendered,
     };
     let session = uuid::Uuid::new_v4().hyphenated().to_string();
-    let hook = match send_canary_event(&session) {
-        Ok(hook) => hook,
-        Err(err) => return unavailable("io", err),
-    };
-    let live = socket();
-    // Persistence: the exact id, as the server lists it.
-    let listed = match (hook.stored_id, &live) {
-        (Some(id), Some(socket)) => {
-            let path = format!("{EVENTS_RECENT_PATH}?limit={MAX_RECENT}");
-            bee_daemon::client::get(socket, &path, Duration::from_secs(5)).ok().map(|answer| {
-                serde_json::from_slice::<Vec<Value>>(&answer.body)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|event| event.get("id").and_then(Value::as_i64) == Some(id))
-            })
+    let tool_use_id = format!("toolu_bee_canary_{}", uuid::Uuid::new_v4().simple());
+    let mut hooks = Vec::new();
+    for event in CANARY_SEQUENCE {
+        match send_canary_event(&session, event, &tool_use_id) {
+            Ok(hook) => hooks.push((event, hook)),
+            Err(err) => return unavailable("io", err),
         }
-        _ => None,
-    };
-    // Presentation: a fresh stream client must get the id (replay or live).
+    }
+    let ids: Vec<i64> = hooks.iter().filter_map(|(_, hook)| hook.stored_id).collect();
+    let live = socket();
+    // Persistence: the exact ids, as the server lists them.
+    let listed: Option<Vec<i64>> = live.as_ref().filter(|_| !ids.is_empty()).and_then(|socket| {
+        let path = format!("{EVENTS_RECENT_PATH}?limit={MAX_RECENT}");
+        bee_daemon::client::get(socket, &path, Duration::from_secs(5)).ok().map(|answer| {
+            let recent = serde_json::from_slice::<Vec<Value>>(&answer.body).unwrap_or_default();
+            let listed: Vec<i64> = recent.iter().filter_map(|event| event.get("id").and_then(Value::as_i64)).collect();
+            ids.iter().copied().filter(|id| listed.contains(id)).collect()
+        })
+    });
+    // Presentation: a fresh stream client must get every id (replay or live).
     let target = match (&args.stream, &live) {
         (Some(url), _) => Some(StreamTarget::Url { url: url.clone(), secret: http_read_secret() }),
         (None, Some(socket)) => Some(StreamTarget::Socket(socket.clone())),
         (None, None) => None,
     };
-    let presented = match (hook.stored_id, &target) {
-        (Some(id), Some(target)) => Some(presented(target, CANARY_LINGER, Some(id))),
+    let presented = match (ids.iter().max(), &target) {
+        (Some(last), Some(target)) => Some(presented(target, CANARY_LINGER, Some(*last))),
         _ => None,
     };
     let conn = match events_store() {
@@ -255,54 +288,75 @@ pub fn canary(args: AuditArgs) -> Rendered {
         Ok(report) => report,
         Err(err) => return unavailable("io", err.to_string()),
     };
-    canary_receipts(&mut report, &hook, listed, cx.now_ms);
-    if args.table { text(report_table("canary", &report)) } else { Rendered::json(Exit::Success, &report) }
+    canary_receipts(&mut report, &hooks, listed.as_deref(), cx.now_ms);
+    let exit = gate(&args, std::iter::once(report.class));
+    let mut rendered = if args.table { text(report_table("canary", &report)) } else { Rendered::json(exit, &report) };
+    rendered.exit = exit;
+    rendered
 }
 
-/// The canary's own evidence over what the store and spool say.
-fn canary_receipts(report: &mut AuditReport, hook: &HookRun, listed: Option<bool>, now_ms: i64) {
+/// The canary's own evidence over what the store and spool say: every
+/// event of its sequence answered with a stored id and listed; without a
+/// manifest, its known sequence is its coverage.
+fn canary_receipts(report: &mut AuditReport, hooks: &[(&str, HookRun)], listed: Option<&[i64]>, now_ms: i64) {
     let evidence = &mut report.evidence;
-    let hook_exit = hook.exit.map_or_else(|| "a signal".to_owned(), |code| code.to_string());
-    match hook.stored_id {
-        Some(id) => set(
+    let unanswered: Vec<String> = hooks
+        .iter()
+        .filter(|(_, hook)| hook.stored_id.is_none())
+        .map(|(event, hook)| {
+            let exit = hook.exit.map_or_else(|| "a signal".to_owned(), |code| code.to_string());
+            let said = if hook.said.is_empty() { "nothing" } else { hook.said.as_str() };
+            format!("{event}: bee-hook exited {exit} without a stored id; it said: {said}")
+        })
+        .collect();
+    let ids: Vec<(&str, i64)> = hooks.iter().filter_map(|(event, hook)| Some((*event, hook.stored_id?))).collect();
+    if unanswered.is_empty() {
+        let answered: Vec<String> = ids.iter().map(|(event, id)| format!("{event} {id}")).collect();
+        set(
             &mut report.receipts,
             Boundary::Transport,
             ReceiptStatus::Pass,
-            format!("HTTP 200 with stored id {id} (bee-hook exited {hook_exit})"),
-        ),
-        None => {
-            evidence.undelivered = evidence.undelivered.max(1);
-            let said = if hook.said.is_empty() { "nothing" } else { hook.said.as_str() };
-            set(
-                &mut report.receipts,
-                Boundary::Transport,
-                ReceiptStatus::Fail,
-                format!("bee-hook exited {hook_exit} without a stored id; it said: {said}"),
-            );
+            format!("HTTP 200 with a stored id for each: {} (bee-hook exited 0)", answered.join(", ")),
+        );
+    } else {
+        evidence.undelivered = evidence.undelivered.max(unanswered.len() as u64);
+        set(&mut report.receipts, Boundary::Transport, ReceiptStatus::Fail, unanswered.join("; "));
+    }
+    let is_listed = |id: &i64| listed.is_some_and(|l| l.contains(id));
+    let unlisted: Vec<i64> = ids.iter().map(|(_, id)| *id).filter(|id| listed.is_some() && !is_listed(id)).collect();
+    match listed {
+        Some(_) if !unlisted.is_empty() => {
+            evidence.unreceipted = evidence.unreceipted.max(unlisted.len() as u64);
+            let text = format!("ids {unlisted:?} not in recent events");
+            set(&mut report.receipts, Boundary::Persistence, ReceiptStatus::Fail, text);
+        }
+        Some(listed) if !listed.is_empty() => {
+            let text = format!("ids {listed:?} in recent events");
+            set(&mut report.receipts, Boundary::Persistence, ReceiptStatus::Pass, text);
+        }
+        _ => {}
+    }
+    // Coverage of the canary's known sequence, when no manifest judged it.
+    let coverage_unknown =
+        report.receipts.iter().any(|r| r.boundary == Boundary::Coverage && r.status == ReceiptStatus::Unknown);
+    if coverage_unknown && listed.is_some() {
+        let arrived: Vec<&str> = ids.iter().filter(|(_, id)| is_listed(id)).map(|(event, _)| *event).collect();
+        let missing: Vec<&str> = CANARY_SEQUENCE.iter().copied().filter(|event| !arrived.contains(event)).collect();
+        if missing.is_empty() {
+            let text = format!("the canary's sequence arrived: {}", CANARY_SEQUENCE.join(", "));
+            set(&mut report.receipts, Boundary::Coverage, ReceiptStatus::Pass, text);
+        } else {
+            evidence.missing = missing.iter().map(|event| (*event).to_owned()).collect();
+            let text = format!("missing: {}", missing.join(", "));
+            set(&mut report.receipts, Boundary::Coverage, ReceiptStatus::Fail, text);
         }
     }
-    match (hook.stored_id, listed) {
-        (Some(id), Some(true)) => {
-            set(&mut report.receipts, Boundary::Persistence, ReceiptStatus::Pass, format!("id {id} in recent events"))
-        }
-        (Some(id), _) => {
-            evidence.unreceipted = evidence.unreceipted.max(1);
-            set(
-                &mut report.receipts,
-                Boundary::Persistence,
-                ReceiptStatus::Fail,
-                format!("id {id} not in recent events"),
-            );
-        }
-        (None, _) => {}
-    }
-    // Coverage of the canary's known sequence: its one PreToolUse, stored.
-    if let Some(id) = hook.stored_id
-        && listed == Some(true)
-        && report.receipts.iter().any(|r| r.boundary == Boundary::Coverage && r.status == ReceiptStatus::Unknown)
-    {
-        set(&mut report.receipts, Boundary::Coverage, ReceiptStatus::Pass, format!("PreToolUse {id} arrived"));
-    }
+    evidence.unverified = report
+        .receipts
+        .iter()
+        .filter(|receipt| receipt.status == ReceiptStatus::Unknown)
+        .map(|receipt| receipt.boundary)
+        .collect();
     report.class = evidence.classify(now_ms);
 }
 

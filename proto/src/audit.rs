@@ -131,11 +131,22 @@ pub struct Evidence {
     /// Unix milliseconds of the newest evidence; `None` when there is none.
     pub newest_ms: Option<i64>,
     pub evidence_ttl_seconds: u64,
+    /// Boundaries nothing proved either way (their receipt is `unknown`):
+    /// while any is, the run is not healthy.
+    pub unverified: Vec<Boundary>,
 }
 
 impl Evidence {
-    /// The class of this evidence at `now_ms`: the first rule that applies.
+    /// The class of this evidence at `now_ms`: the first rule that applies,
+    /// in the contract's order (delivery → persistence → presentation →
+    /// manifest and coverage → stale evidence → a legitimate wait → the
+    /// outcome). A boundary nothing proved ranks with its failure: no
+    /// stored id is unverified persistence, a stream not checked is a stale
+    /// dashboard, no pinned manifest (or an unchecked version) is drift, no
+    /// outcome check is not complete. `healthy` is what is left: every
+    /// boundary and the outcome proven.
     pub fn classify(&self, now_ms: i64) -> AuditClass {
+        let unverified = |boundary: Boundary| self.unverified.contains(&boundary);
         let owned_wait = self.waiting.as_ref().is_some_and(|wait| {
             wait.owner.as_deref().is_some_and(|owner| !owner.trim().is_empty())
                 && wait.deadline_ms.is_some_and(|deadline| deadline > now_ms)
@@ -146,22 +157,26 @@ impl Evidence {
         });
         if self.undelivered > 0 {
             AuditClass::DeliveryFailedHidden
-        } else if self.unreceipted > 0 {
+        } else if self.unreceipted > 0 || unverified(Boundary::Transport) || unverified(Boundary::Persistence) {
             AuditClass::PersistenceUnverified
-        } else if self.unpresented.is_some_and(|n| n > 0) {
+        } else if self.unpresented.is_none_or(|n| n > 0) || unverified(Boundary::Presentation) {
             AuditClass::DashboardStale
-        } else if self.drift.as_ref().is_some_and(|drift| !drift.is_empty()) {
+        } else if self.drift.as_ref().is_none_or(|drift| !drift.is_empty())
+            || unverified(Boundary::Configuration)
+            || unverified(Boundary::Coverage)
+        {
             AuditClass::ManifestDrift
         } else if !self.missing.is_empty() && !owned_wait {
             // An owned, unexpired wait holds the session legitimately; once
             // its owner or deadline is gone the missing events are a gap.
             AuditClass::CoverageGap
+        } else if expired {
+            // Expired evidence beats everything after it: no old green.
+            AuditClass::Stale
         } else if owned_wait {
             AuditClass::Waiting
-        } else if self.stopped && self.outcome != Some(true) {
+        } else if self.outcome != Some(true) || unverified(Boundary::Outcome) {
             AuditClass::FalseComplete
-        } else if expired {
-            AuditClass::Stale
         } else {
             AuditClass::Healthy
         }

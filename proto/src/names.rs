@@ -15,6 +15,9 @@ macro_rules! named {
         }
 
         impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
             /// The name the contract gives this value.
             pub const fn as_str(self) -> &'static str {
                 match self {

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_proto::audit::{AuditClass, Evidence, Wait};
+use bee_proto::audit::{AuditClass, Boundary, Evidence, Wait};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -63,6 +63,36 @@ fn a_wait_without_owner_or_past_its_deadline_is_a_coverage_gap() {
 }
 
 #[test]
-fn no_evidence_at_all_is_stale_never_healthy() {
-    assert_eq!(Evidence { evidence_ttl_seconds: 60, ..Evidence::default() }.classify(1_000_000), AuditClass::Stale);
+fn no_evidence_at_all_is_never_healthy() {
+    let nothing = Evidence { evidence_ttl_seconds: 60, ..Evidence::default() };
+    assert_ne!(nothing.classify(1_000_000), AuditClass::Healthy);
+    let unchecked = Evidence {
+        unverified: vec![Boundary::Transport, Boundary::Persistence, Boundary::Presentation, Boundary::Outcome],
+        ..nothing
+    };
+    assert_eq!(unchecked.classify(1_000_000), AuditClass::PersistenceUnverified, "nothing stored proves nothing");
+}
+
+/// The contract's central rule: no pinned manifest, an unchecked version,
+/// or no outcome check is never healthy, whatever else passed; each ranks
+/// with the boundary it leaves unproven.
+#[test]
+fn healthy_needs_a_manifest_a_checked_version_and_an_outcome_check() {
+    let fixture = fixture();
+    let healthy = fixture.cases.iter().find(|c| c.expected == "healthy").unwrap().evidence.clone();
+    assert_eq!(healthy.classify(fixture.now_ms), AuditClass::Healthy);
+    let no_manifest =
+        Evidence { drift: None, unverified: vec![Boundary::Configuration, Boundary::Coverage], ..healthy.clone() };
+    assert_eq!(no_manifest.classify(fixture.now_ms), AuditClass::ManifestDrift);
+    let version_unchecked = Evidence { unverified: vec![Boundary::Configuration], ..healthy.clone() };
+    assert_eq!(version_unchecked.classify(fixture.now_ms), AuditClass::ManifestDrift);
+    let no_outcome = Evidence { outcome: None, unverified: vec![Boundary::Outcome], ..healthy.clone() };
+    assert_eq!(no_outcome.classify(fixture.now_ms), AuditClass::FalseComplete);
+    let stream_unchecked = Evidence { unpresented: None, unverified: vec![Boundary::Presentation], ..healthy.clone() };
+    assert_eq!(stream_unchecked.classify(fixture.now_ms), AuditClass::DashboardStale);
+    // Expired evidence beats a wait and the outcome, not the boundaries before it.
+    let old = Evidence { newest_ms: Some(0), outcome: None, ..healthy.clone() };
+    assert_eq!(old.classify(fixture.now_ms), AuditClass::Stale);
+    let old_without_manifest = Evidence { drift: None, ..old };
+    assert_eq!(old_without_manifest.classify(fixture.now_ms), AuditClass::ManifestDrift);
 }

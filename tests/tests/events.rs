@@ -255,13 +255,28 @@ fn envelope(session: &str, event: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// `beectl audit …` with the real Claude Code CLI on PATH (the audit asks
+/// it for its version), exit 0.
 fn audit(home: &TestHome, args: &[&str]) -> Value {
-    let mut full = vec!["audit"];
-    full.extend_from_slice(args);
-    let output = home.beectl(&full);
+    let output = audit_with_path(home, args, &with_claude_path());
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
     parse_json_line(&output.stdout)
 }
+
+fn audit_with_path(home: &TestHome, args: &[&str], path: &str) -> std::process::Output {
+    let mut command = home.command(bin("beectl"));
+    command.arg("audit").args(args).env("PATH", path).stdin(std::process::Stdio::null());
+    command.output().unwrap()
+}
+
+/// PATH with the pinned, real `claude` first.
+fn with_claude_path() -> String {
+    let claude = bee_tests::providers::claude_cli();
+    format!("{}:{}", claude.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// PATH without any `claude`.
+const NO_CLAUDE_PATH: &str = "/usr/bin:/bin";
 
 #[test]
 fn bee_hook_event_never_blocks_and_never_hides_a_failure() {
@@ -294,7 +309,14 @@ fn bee_hook_event_never_blocks_and_never_hides_a_failure() {
     let spool = std::fs::read_to_string(home.spool_dir().join("events.jsonl")).unwrap();
     assert!(spool.contains("\"failure\":\"unreachable\"") && spool.contains("s-down"));
     assert_eq!(audit(&home, &["--session", "s-down"])["class"], "delivery_failed_hidden");
-    assert_eq!(audit(&home, &["--session", "s-up"])["class"], "healthy");
+    // Delivered and stored; but no manifest, no outcome check and (beed
+    // down) no stream to check: never healthy, and it says what is unproven.
+    let up = audit(&home, &["--session", "s-up"]);
+    assert_eq!(up["class"], "dashboard_stale", "{up}");
+    assert_eq!(up["evidence"]["unverified"], json!(["configuration", "presentation", "coverage", "outcome"]), "{up}");
+    let unknown = home.beectl(&["audit", "--session", "never-seen"]);
+    assert_eq!(unknown.status.code(), Some(5));
+    assert_eq!(parse_json_line(&unknown.stdout)["errorCode"], "no_such_session");
 
     // Back up: the spooled event is stored, and the evidence of how it came stays.
     let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
@@ -322,34 +344,101 @@ fn the_canary_proves_each_receipt_and_names_what_broke() {
     let home = TestHome::new();
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
     let addr = daemon.http_addr();
-    let healthy = audit(&home, &["canary"]);
-    assert_eq!(healthy["class"], "healthy", "{healthy}");
-    let receipts = healthy["receipts"].as_array().unwrap();
+    // No manifest pinned: every receipt passes, and still the run is not healthy.
+    let unpinned = audit(&home, &["canary"]);
+    assert_eq!(unpinned["class"], "manifest_drift", "{unpinned}");
+    assert_eq!(unpinned["evidence"]["unverified"], json!(["configuration", "outcome"]), "{unpinned}");
+    let receipts = unpinned["receipts"].as_array().unwrap();
     let status = |boundary: &str| receipts.iter().find(|r| r["boundary"] == boundary).unwrap()["status"].clone();
     for boundary in ["transport", "persistence", "presentation", "coverage"] {
-        assert_eq!(status(boundary), "pass", "{boundary}: {healthy}");
+        assert_eq!(status(boundary), "pass", "{boundary}: {unpinned}");
     }
-    let table = String::from_utf8(home.beectl(&["audit", "canary", "--format", "table"]).stdout).unwrap();
+    let transport = receipts.iter().find(|r| r["boundary"] == "transport").unwrap()["evidence"].to_string();
+    for event in ["SessionStart", "PreToolUse", "PostToolUse", "Stop"] {
+        assert!(transport.contains(event), "the whole known sequence: {transport}");
+    }
+    // Pinned: the manifest's events configured for the canary's app, the
+    // installed Claude Code's version, an outcome check.
+    let project = home.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let events = "SessionStart,PreToolUse,PostToolUse,Stop";
+    let wired = home.beectl(&[
+        "hooks",
+        "install",
+        "--project",
+        project.to_str().unwrap(),
+        "--events",
+        events,
+        "--source-app",
+        "bee-canary",
+    ]);
+    assert_eq!(wired.status.code(), Some(0));
+    let settings = project.join(".claude/settings.json");
+    let required: Vec<Value> = events.split(',').map(|event| json!({"event": event, "deadlineSeconds": 30})).collect();
+    let pinned = |version: &str| {
+        let manifest = json!({"schemaVersion": 1, "claudeCodeVersion": version, "sourceApp": "bee-canary",
+            "requiredEvents": required, "outcome": [{"command": {"argv": ["true"]}}]});
+        home.file(&format!("manifest-{version}.json"), manifest.to_string().as_bytes()).to_str().unwrap().to_owned()
+    };
+    let current = pinned("2.1");
+    let args = ["canary", "--manifest", current.as_str(), "--settings", settings.to_str().unwrap()];
+    let healthy = audit(&home, &args);
+    assert_eq!(healthy["class"], "healthy", "{healthy}");
+    assert_eq!(healthy["evidence"]["unverified"], json!([]));
+    let table = String::from_utf8(
+        audit_with_path(&home, &[&args[..], &["--format", "table"]].concat(), &with_claude_path()).stdout,
+    )
+    .unwrap();
     for boundary in ["configuration", "transport", "persistence", "presentation", "coverage", "outcome"] {
         assert!(table.contains(boundary), "{table}");
     }
+    // No claude to ask: the pinned version was not checked, so no pass.
+    let unchecked = parse_json_line(&audit_with_path(&home, &args, NO_CLAUDE_PATH).stdout);
+    assert_eq!(unchecked["class"], "manifest_drift", "{unchecked}");
+    let configuration = &unchecked["receipts"][0];
+    assert_eq!(
+        (configuration["boundary"].clone(), configuration["status"].clone()),
+        (json!("configuration"), json!("unknown"))
+    );
+    assert!(configuration["evidence"].as_str().unwrap().contains("was not checked"), "{configuration}");
+    // Another pinned version: drift names what was expected and what was found.
+    let old = pinned("2.0");
+    let drift = audit(&home, &["canary", "--manifest", old.as_str(), "--settings", settings.to_str().unwrap()]);
+    assert_eq!(drift["class"], "manifest_drift");
+    let said = drift["evidence"]["drift"][0].as_str().unwrap().to_owned();
+    assert!(said.starts_with("claude_code_version:expected 2.0, found 2.1."), "{said}");
+    // A gate a CI can use: exit 5 when the class is listed.
+    let gated = audit_with_path(&home, &["canary", "--fail-on", "unhealthy"], &with_claude_path());
+    assert_eq!(gated.status.code(), Some(5), "no manifest: not healthy, so the gate fails");
+    assert_eq!(parse_json_line(&gated.stdout)["class"], "manifest_drift", "the report is printed all the same");
+    let passed = audit_with_path(&home, &[&args[..], &["--fail-on", "unhealthy"]].concat(), &with_claude_path());
+    assert_eq!(passed.status.code(), Some(0));
+    let bad = audit_with_path(&home, &["canary", "--fail-on", "sad"], &with_claude_path());
+    assert_eq!(bad.status.code(), Some(4));
     // The dashboard's own stream proves presentation too.
-    let via_tcp = audit(&home, &["canary", "--stream", &format!("ws://{addr}/stream")]);
+    let stream = format!("ws://{addr}/stream");
+    let via_tcp = audit(&home, &[&args[..], &["--stream", stream.as_str()]].concat());
     assert_eq!(via_tcp["class"], "healthy");
     // A stream nobody serves: stored, not presented.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("ws://{}/stream", closed.local_addr().unwrap());
     drop(closed);
-    let stale = audit(&home, &["canary", "--stream", &dead]);
+    let stale = audit(&home, &[&args[..], &["--stream", dead.as_str()]].concat());
     assert_eq!(stale["class"], "dashboard_stale", "{stale}");
-    // The canary's event carries nothing but opaque fields.
+    // The canary's events carry nothing but opaque fields.
     let (_, _, recent) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
-    let canary_event = json_of(&recent).as_array().unwrap().last().unwrap().clone();
-    assert_eq!(canary_event["source_app"], "bee-canary");
-    assert_eq!(canary_event["payload"]["tool_name"], "bee_canary");
+    let recent = json_of(&recent);
+    let last_four: Vec<&Value> = recent.as_array().unwrap().iter().rev().take(4).collect();
+    let kinds: Vec<&str> = last_four.iter().rev().map(|e| e["hook_event_type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["SessionStart", "PreToolUse", "PostToolUse", "Stop"]);
+    for event in last_four {
+        assert_eq!(event["source_app"], "bee-canary");
+        let tool = &event["payload"]["tool_name"];
+        assert!(tool.is_null() || tool == "bee_canary", "{event}");
+    }
     drop(daemon);
 
-    let hidden = audit(&home, &["canary"]);
+    let hidden = audit(&home, &args);
     assert_eq!(hidden["class"], "delivery_failed_hidden", "{hidden}");
     assert!(hidden["receipts"].to_string().contains("kept in the spool"));
 }
@@ -375,7 +464,7 @@ fn the_manifest_is_judged_against_settings_deadlines_and_outcomes() {
     let manifest = |required: Value, outcome: Value| {
         let path = home.file(
             &format!("manifest-{}.json", uuid::Uuid::new_v4().simple()),
-            json!({"schemaVersion": 1, "claudeCodeVersion": "2.0", "sourceApp": "web", "requiredEvents": required,
+            json!({"schemaVersion": 1, "claudeCodeVersion": "2.1", "sourceApp": "web", "requiredEvents": required,
                    "outcome": outcome})
             .to_string()
             .as_bytes(),
@@ -396,8 +485,13 @@ fn the_manifest_is_judged_against_settings_deadlines_and_outcomes() {
         json!([]),
     );
     assert_eq!(judge(&strict)["class"], "coverage_gap");
-    let relaxed = manifest(json!([{"event": "PreToolUse"}, {"event": "Stop", "deadlineSeconds": 3600}]), json!([]));
+    let relaxed = manifest(
+        json!([{"event": "PreToolUse"}, {"event": "Stop", "deadlineSeconds": 3600}]),
+        json!([{"command": {"argv": ["true"]}}]),
+    );
     assert_eq!(judge(&relaxed)["class"], "healthy", "Stop is not due yet");
+    let unchecked = manifest(json!([{"event": "PreToolUse"}, {"event": "Stop", "deadlineSeconds": 3600}]), json!([]));
+    assert_eq!(judge(&unchecked)["class"], "false_complete", "no outcome check: never healthy");
 
     // A permission request routed to a named owner with a deadline ahead.
     let deadline = bee_proto::time::now_unix_ms() + 600_000;

@@ -105,24 +105,34 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
                 (None, Some(Err(reason))) => vec![format!("settings_unreadable:{reason}")],
                 (None, _) => vec!["settings_missing".to_owned()],
             };
-            if let Some(installed) = &cx.installed_version
-                && !installed.starts_with(&manifest.claude_code_version)
-            {
-                drift.push(format!("claude_code_version:{installed}"));
+            match &cx.installed_version {
+                Some(installed) if !installed.starts_with(&manifest.claude_code_version) => drift
+                    .push(format!("claude_code_version:expected {}, found {installed}", manifest.claude_code_version)),
+                _ => {}
             }
-            receipts.push(Receipt {
-                boundary: Boundary::Configuration,
-                status: if drift.is_empty() { ReceiptStatus::Pass } else { ReceiptStatus::Fail },
-                evidence: if drift.is_empty() {
-                    format!(
-                        "{} required events configured for source app {} (pinned Claude Code {})",
+            receipts.push(match (drift.is_empty(), &cx.installed_version) {
+                (false, _) => fail(Boundary::Configuration, drift.join(", ")),
+                // A version nobody could check is not a pass.
+                (true, None) => Receipt {
+                    boundary: Boundary::Configuration,
+                    status: ReceiptStatus::Unknown,
+                    evidence: format!(
+                        "{} required events configured for source app {}; the pinned Claude Code {} was not checked \
+                         (no claude answered --version here)",
                         manifest.required_events.len(),
                         manifest.source_app,
                         manifest.claude_code_version
-                    )
-                } else {
-                    drift.join(", ")
+                    ),
                 },
+                (true, Some(installed)) => pass(
+                    Boundary::Configuration,
+                    format!(
+                        "{} required events configured for source app {}; Claude Code {installed} as pinned ({})",
+                        manifest.required_events.len(),
+                        manifest.source_app,
+                        manifest.claude_code_version
+                    ),
+                ),
             });
             evidence.drift = Some(drift);
         }
@@ -213,6 +223,11 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
         None => unknown(Boundary::Outcome, "no outcome check configured"),
     });
 
+    evidence.unverified = receipts
+        .iter()
+        .filter(|receipt| receipt.status == ReceiptStatus::Unknown)
+        .map(|receipt| receipt.boundary)
+        .collect();
     let spooled_at = pending.iter().filter_map(|line| bee_proto::time::parse_rfc3339_ms(&line.at_utc));
     evidence.newest_ms = stored.iter().map(|e| e.received_at_ms).chain(spooled_at).max();
     Ok(AuditReport {
