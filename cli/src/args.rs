@@ -45,8 +45,7 @@ pub struct Usage {
 #[command(
     name = "beectl",
     version = concat!(env!("CARGO_PKG_VERSION"), " (protocol ", "1", ")"),
-    about = "Bee's operator CLI: delivery reports and daemon status, from beed or offline.",
-    disable_help_subcommand = true
+    about = "Bee's operator CLI: usage and cost, quota windows, delivery reports, the audit, from beed or offline."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -94,6 +93,13 @@ enum CliCommand {
         #[arg(long)]
         once: bool,
     },
+    /// Shell completions for bash, zsh or fish, on stdout.
+    Completions {
+        #[arg(value_name = "SHELL", value_parser = ["bash", "zsh", "fish"])]
+        shell: String,
+    },
+    /// beectl's man page (roff), on stdout: `beectl man > beectl.1`.
+    Man,
     /// The price table cost estimates use (bundled, or --prices FILE).
     Prices {
         /// A price list in LiteLLM's model_prices_and_context_window.json format.
@@ -552,8 +558,12 @@ fn parse_event(text: &str) -> Result<uuid::Uuid, String> {
     parse_hyphenated_uuid(text).ok_or_else(|| format!("{text:?} is not a non-nil hyphenated UUID"))
 }
 
-/// Parses beectl's arguments (without the program name).
+/// Parses beectl's arguments (without the program name). No arguments at
+/// all: the help.
 pub fn parse(raw: Vec<OsString>) -> Result<Parsed, Usage> {
+    if raw.is_empty() {
+        return Ok(Parsed::Text(<Cli as clap::CommandFactory>::command().render_help().to_string()));
+    }
     let family = match raw.first().and_then(|first| first.to_str()) {
         Some("token") => Family::Token,
         Some("budget") => Family::Budget,
@@ -568,7 +578,15 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, Usage> {
 /// `run [--provider P] -- CMD ARGS…`: our options before `--` follow every
 /// rule; the provider command after it is passed on untouched (any bytes).
 fn parse_run(raw: Vec<OsString>) -> Result<Parsed, String> {
-    let split = raw.iter().position(|arg| arg == "--").ok_or("give the provider command after --")?;
+    let Some(split) = raw.iter().position(|arg| arg == "--") else {
+        // `run --help` and the like answer; anything else lacks the command.
+        return match parse_family(raw)? {
+            Parsed::Text(text) => Ok(Parsed::Text(text)),
+            Parsed::Command(_) => {
+                Err("give the provider command after --: beectl run --provider claude -- claude -p …".into())
+            }
+        };
+    };
     let command = raw[split + 1..].to_vec();
     if command.is_empty() {
         return Err("give the provider command after --".into());
@@ -607,7 +625,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         Err(err) => {
             return match err.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Ok(Parsed::Text(err.render().to_string())),
-                _ => Err(first_line(&err.render().to_string())),
+                _ => Err(whole_message(&err.render().to_string())),
             };
         }
     };
@@ -665,6 +683,23 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         }),
         CliCommand::Prices { prices, json } => Command::Prices { prices, json },
         CliCommand::Top { timezone, once } => Command::Top { timezone, once },
+        CliCommand::Completions { shell } => {
+            let shell = match shell.as_str() {
+                "bash" => clap_complete::Shell::Bash,
+                "zsh" => clap_complete::Shell::Zsh,
+                _ => clap_complete::Shell::Fish,
+            };
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "beectl", &mut out);
+            return Ok(Parsed::Text(String::from_utf8_lossy(&out).into_owned()));
+        }
+        CliCommand::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut out)
+                .map_err(|err| format!("the man page: {err}"))?;
+            return Ok(Parsed::Text(String::from_utf8_lossy(&out).into_owned()));
+        }
         CliCommand::Ingest => Command::Ingest,
         CliCommand::Audit { canary: None, session, pinned } => Command::Audit(AuditArgs {
             session,
@@ -770,8 +805,11 @@ fn selections_in_order(args: &[String]) -> Vec<Selection> {
     selections
 }
 
-fn first_line(rendered: &str) -> String {
-    rendered.lines().next().unwrap_or("invalid usage").trim_start_matches("error: ").to_owned()
+/// clap's whole message (what is wrong, the tips, the usage line), without
+/// its `error: ` prefix; never empty.
+fn whole_message(rendered: &str) -> String {
+    let message = rendered.trim().trim_start_matches("error: ").to_owned();
+    if message.is_empty() { "invalid usage".to_owned() } else { message }
 }
 
 #[cfg(test)]
@@ -786,7 +824,6 @@ mod tests {
     fn invalid_usage_matrix() {
         let sid = "3f2b8c1e-6a4d-4e9b-9c7a-1d2e3f4a5b6c";
         let bad: &[&[&str]] = &[
-            &[],
             &["delivery"],
             &["delivery", "report"],
             &["delivery", "report", "--store"],

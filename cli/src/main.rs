@@ -34,13 +34,19 @@ fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Err(args::Usage { family: args::Family::Token, .. }) => {
-            bee_daemon::tokens::report::failure(bee_proto::tokens::TokenErrorCode::InvalidUsage, None)
+        Err(args::Usage { family, message }) => {
+            // For people, whatever the command's document: what is wrong,
+            // the tip, the usage line.
+            let _ = writeln!(std::io::stderr(), "beectl: {message}");
+            match family {
+                // Their contracts' documents have no message field.
+                args::Family::Token => {
+                    bee_daemon::tokens::report::failure(bee_proto::tokens::TokenErrorCode::InvalidUsage, None)
+                }
+                args::Family::Budget => budget::failure(budget::Exit::InvalidUsage, "invalid_usage"),
+                args::Family::Other => Rendered::invalid_usage(message),
+            }
         }
-        Err(args::Usage { family: args::Family::Budget, .. }) => {
-            budget::failure(budget::Exit::InvalidUsage, "invalid_usage")
-        }
-        Err(args::Usage { message, .. }) => Rendered::invalid_usage(message),
     };
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(&rendered.bytes).and_then(|_| stdout.flush()).is_err() {

@@ -1,0 +1,68 @@
+//! beectl explains itself: clap's whole message for every usage error (on
+//! stderr for people, in the JSON document's `message` where the contract
+//! has one — never empty), help everywhere (`help CMD`, `--help` on every
+//! subcommand, a bare `beectl`), suggestions, completions and a man page.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn every_usage_error_says_what_is_wrong_and_how_to_fix_it() {
+    let home = TestHome::new();
+    let missing = home.beectl(&["delivery", "report"]);
+    assert_eq!(missing.status.code(), Some(4));
+    let document = parse_json_line(&missing.stdout);
+    let message = document["message"].as_str().unwrap();
+    assert!(message.contains("--store <PATH>") && message.contains("Usage: beectl delivery report"), "{message}");
+    assert!(stderr(&missing).contains("--store <PATH>"), "for people too");
+    // Contracts without a message field: the document stays exact, stderr says why.
+    for args in [&["token", "estimate", "--format", "table"][..], &["budget", "--harness", "claude"][..]] {
+        let output = home.beectl(args);
+        assert_eq!(output.status.code(), Some(4), "{args:?}");
+        assert_eq!(parse_json_line(&output.stdout)["errorCode"], "invalid_usage");
+        let said = stderr(&output);
+        assert!(said.starts_with("beectl: ") && said.contains("Usage: beectl"), "{args:?}: {said:?}");
+    }
+    let typo = home.beectl(&["usgae"]);
+    assert_eq!(typo.status.code(), Some(4));
+    assert!(parse_json_line(&typo.stdout)["message"].as_str().unwrap().contains("'usage'"), "did you mean");
+    let run = home.beectl(&["run", "--provider", "claude"]);
+    assert_eq!(run.status.code(), Some(4));
+    assert!(stderr(&run).contains("after --"));
+}
+
+#[test]
+fn help_is_everywhere() {
+    let home = TestHome::new();
+    for args in [
+        &[][..],
+        &["help"],
+        &["help", "usage"],
+        &["--help"],
+        &["run", "--help"],
+        &["usage", "--help"],
+        &["audit", "canary", "--help"],
+    ] {
+        let output = home.beectl(args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(text.contains("Usage: beectl"), "{args:?}: {text}");
+    }
+    let completions = home.beectl(&["completions", "bash"]);
+    assert_eq!(completions.status.code(), Some(0));
+    assert!(String::from_utf8(completions.stdout).unwrap().contains("complete -F _beectl"));
+    for shell in ["zsh", "fish"] {
+        let output = home.beectl(&["completions", shell]);
+        assert!(output.status.success() && output.stdout.len() > 1_000, "{shell}");
+    }
+    let man = home.beectl(&["man"]);
+    assert_eq!(man.status.code(), Some(0));
+    let roff = String::from_utf8(man.stdout).unwrap();
+    assert!(roff.starts_with(".ie") && roff.contains(".TH beectl 1"), "{roff}");
+    assert_eq!(home.beectl(&["completions", "tcsh"]).status.code(), Some(4));
+}
