@@ -39,7 +39,7 @@ fn render(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "  delivered bytes   {} (UTF-8, measured after write and flush)",
+        "  delivered bytes   {} (UTF-8 as written and flushed: the surface's JSON wrapper and newline included)",
         figure(report.delivered_utf8_bytes)
     );
     let _ = writeln!(

@@ -287,6 +287,8 @@ named! {
         Busy => "busy",
         Corrupt => "corrupt",
         Capacity => "capacity",
+        /// 80 % of the capacity is used: appends will stop at 100 %.
+        CapacityNear => "capacity_near",
         Io => "io",
         ObservationWindowOpen => "observation_window_open",
     }

@@ -431,7 +431,23 @@ pub fn read_verified_with_spool(dir: &Path, spool_dir: &Path) -> VerifiedStore {
         // The evidence exists, in the spool, even where no store file does yet.
         store.issues.remove(&Issue::Missing);
     }
+    note_capacity(&mut store, capacity);
     store
+}
+
+/// Share of the capacity from which a report warns that appends will stop.
+const CAPACITY_NEAR_PERCENT: u64 = 80;
+
+/// `capacity` once the store is full (appends stop), `capacity_near` from
+/// 80 % of it, so the stop is announced before it comes.
+fn note_capacity(store: &mut VerifiedStore, capacity: u64) {
+    let records = store.records.len() as u64;
+    store.issues.remove(&Issue::CapacityNear);
+    if records >= capacity {
+        store.issues.insert(Issue::Capacity);
+    } else if records * 100 >= capacity * CAPACITY_NEAR_PERCENT {
+        store.issues.insert(Issue::CapacityNear);
+    }
 }
 
 struct Verification {
@@ -466,10 +482,8 @@ pub fn read_verified(dir: &Path) -> VerifiedStore {
     if verification.failure.is_none() && lost_acknowledged(dir, store.records.len() as u64) {
         store.issues.insert(Issue::Corrupt);
     }
-    if let Some(capacity) = store.capacity
-        && store.records.len() as u64 >= capacity
-    {
-        store.issues.insert(Issue::Capacity);
+    if let Some(capacity) = store.capacity {
+        note_capacity(&mut store, capacity);
     }
     store
 }
@@ -622,6 +636,24 @@ mod tests {
         let verified = read_verified(dir.path());
         assert_eq!(verified.records.len(), 2);
         assert!(verified.issues.contains(&Issue::Capacity));
+        assert!(!verified.issues.contains(&Issue::CapacityNear), "full, not near");
+    }
+
+    #[test]
+    fn nearing_capacity_is_said_before_appends_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(WritableStore::open(dir.path()).unwrap());
+        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'capacity'", []).unwrap();
+        drop(conn);
+        let mut store = WritableStore::open(dir.path()).unwrap();
+        for n in 1..=3 {
+            assert!(store.append_batch(&[observation(SID, n)])[0].is_ok());
+        }
+        assert!(read_verified(dir.path()).issues.is_empty(), "3 of 5: 60 %");
+        assert!(store.append_batch(&[observation(SID, 4)])[0].is_ok());
+        let verified = read_verified(dir.path());
+        assert_eq!(verified.issues.iter().copied().collect::<Vec<_>>(), [Issue::CapacityNear], "4 of 5: 80 %");
     }
 
     #[test]

@@ -22,7 +22,18 @@ pub(super) async fn ingest_logs(ingestion: Arc<ingest::SinglePass>, every: Durat
         ticks.tick().await;
         let ingestion = ingestion.clone();
         match tokio::task::spawn_blocking(move || ingestion.run()).await {
-            Ok(Ok(summary)) if summary.files_read > 0 => tracing::info!(?summary, "ingested provider logs"),
+            Ok(Ok(summary)) if summary.files_read > 0 => tracing::info!(
+                "ingested provider logs: {} of {} files read ({} MB), {} records added, {} already there, \
+                 {} lines unparseable, {} files read again from the start, {} unreadable",
+                summary.files_read,
+                summary.files_seen,
+                summary.bytes_read >> 20,
+                summary.records_appended,
+                summary.duplicates,
+                summary.unparseable_lines,
+                summary.restarted_files,
+                summary.unreadable_files
+            ),
             Ok(Ok(_)) => {}
             Ok(Err(err)) => tracing::warn!(error = %err, "log ingestion failed"),
             Err(err) => tracing::error!(error = %err, "log ingestion panicked"),

@@ -58,7 +58,15 @@ pub fn ingest_spool<T>(
         std::fs::remove_file(&path)?;
     }
     if summary.files > 0 {
-        tracing::info!(spool = spool_kind.name, ?summary, "ingested spool");
+        tracing::info!(
+            spool = spool_kind.name,
+            "ingested the spool: {} files, {} recorded, {} already stored, {} refused at capacity, {} lines rejected",
+            summary.files,
+            summary.recorded,
+            summary.duplicates,
+            summary.refused_capacity,
+            summary.rejected_lines
+        );
     }
     Ok(summary)
 }
