@@ -227,6 +227,18 @@ enum HooksCli {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Remove every `bee-hook event` hook from Claude Code settings, and nothing else.
+    Uninstall {
+        /// The project whose .claude/settings.json is changed [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "user")]
+        project: Option<String>,
+        /// Change ~/.claude/settings.json instead.
+        #[arg(long)]
+        user: bool,
+        /// Print the change as a diff; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -429,6 +441,7 @@ pub enum Command {
     Audit(AuditArgs),
     Canary(AuditArgs),
     HooksInstall(InstallArgs),
+    HooksUninstall(UninstallArgs),
 }
 
 /// `beectl audit` and `beectl audit canary`.
@@ -451,6 +464,14 @@ pub struct InstallArgs {
     pub project: Option<String>,
     pub events: Vec<String>,
     pub source_app: Option<String>,
+    pub dry_run: bool,
+}
+
+/// `beectl hooks uninstall`.
+#[derive(Debug)]
+pub struct UninstallArgs {
+    /// `None`: the user's settings.
+    pub project: Option<String>,
     pub dry_run: bool,
 }
 
@@ -724,6 +745,10 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 fail_on: fail_on(pinned.fail_on.as_deref())?,
             })
         }
+        CliCommand::Hooks(HooksCli::Uninstall { project, user, dry_run }) => Command::HooksUninstall(UninstallArgs {
+            project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
+            dry_run,
+        }),
         CliCommand::Hooks(HooksCli::Install { project, user, events, source_app, dry_run }) => {
             let events: Vec<String> = match events {
                 Some(list) => list.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned).collect(),

@@ -1,8 +1,11 @@
-//! `beectl hooks install`: merges `bee-hook event` hooks into Claude Code's
-//! `settings.json`. Every hook and setting already there is kept (and keeps
-//! its order); an event that already runs `bee-hook event` for the source app
-//! is left alone, so a second run changes nothing. A change is written
-//! atomically after a backup of the old file; `--dry-run` prints the diff.
+//! `beectl hooks install` and `uninstall`: merges `bee-hook event` hooks into
+//! Claude Code's `settings.json`, or takes them out. Every other hook and
+//! setting is kept (and keeps its order); an event that already runs
+//! `bee-hook event` for the source app is left alone, so a second run
+//! changes nothing, and another source app replaces Bee's entry instead of
+//! adding one. A change is written atomically after a backup of the old
+//! file in `~/.bee/backups` (never beside it, where it would be committed);
+//! `--dry-run` prints the diff.
 
 use bee_daemon::events::claude_settings::{self, REFERENCE_EVENTS};
 use bee_daemon::rendered::Rendered;
@@ -11,10 +14,10 @@ use bee_proto::ledger::LedgerUnavailable;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use beectl::args::InstallArgs;
+use beectl::args::{InstallArgs, UninstallArgs};
 
 /// What `hooks install` did.
 #[derive(Debug, Serialize)]
@@ -51,20 +54,83 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-pub fn install(args: InstallArgs) -> Rendered {
-    let (settings_path, default_app) = match &args.project {
+/// A `settings.json` as found: its path, its text (`None`: no file yet),
+/// its value (an empty object for no file).
+struct Settings {
+    path: PathBuf,
+    before: Option<String>,
+    value: Value,
+}
+
+/// The settings of `project` (`None`: the user's) and the default source app.
+fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendered> {
+    match project {
         Some(dir) => {
             let dir = match std::path::absolute(dir).and_then(std::fs::canonicalize) {
                 Ok(dir) if dir.is_dir() => dir,
-                _ => return Rendered::invalid_usage(format!("--project: {dir} is not a directory")),
+                _ => return Err(Rendered::invalid_usage(format!("--project: {dir} is not a directory"))),
             };
             let app = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "project".into());
-            (dir.join(".claude").join("settings.json"), app)
+            Ok((dir.join(".claude").join("settings.json"), app))
         }
         None => match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            Some(home) => (PathBuf::from(home).join(".claude").join("settings.json"), "claude-code".to_owned()),
-            None => return failed("io", "HOME is not set".into()),
+            Some(home) => Ok((PathBuf::from(home).join(".claude").join("settings.json"), "claude-code".to_owned())),
+            None => Err(failed("io", "HOME is not set".into())),
         },
+    }
+}
+
+fn load(path: PathBuf) -> Result<Settings, Rendered> {
+    let before = match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_file() => match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(err) => return Err(failed("io", format!("{}: {err}", path.display()))),
+        },
+        Ok(_) => return Err(failed("io", format!("{} is not a regular file; not touched", path.display()))),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(failed("io", format!("{}: {err}", path.display()))),
+    };
+    let value = match &before {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(text).map_err(|err| {
+            failed("settings_invalid", format!("{} is not JSON ({err}); not touched", path.display()))
+        })?,
+        _ => Value::Object(Map::new()),
+    };
+    Ok(Settings { path, before, value })
+}
+
+/// The change as a diff (`--dry-run`), or written with a backup of the old
+/// file in `~/.bee/backups`; the backup's path when one was made.
+enum Applied {
+    Shown(Rendered),
+    Written(Option<String>),
+}
+
+fn apply(settings: &Settings, changed: bool, dry_run: bool, what: &str) -> Result<Applied, Rendered> {
+    let after = serde_json::to_string_pretty(&settings.value).map_err(|err| failed("io", err.to_string()))? + "\n";
+    let shown = settings.path.display().to_string();
+    if dry_run {
+        let old = settings.before.clone().unwrap_or_default();
+        let diff = similar::TextDiff::from_lines(&old, &after)
+            .unified_diff()
+            .header(&format!("{shown} (now)"), &format!("{shown} (after {what})"))
+            .to_string();
+        let body = if changed { diff } else { format!("no change to {shown}\n") };
+        return Ok(Applied::Shown(Rendered { exit: Exit::Success, bytes: body.into_bytes() }));
+    }
+    if !changed {
+        return Ok(Applied::Written(None));
+    }
+    match write(&settings.path, settings.before.as_deref(), &after) {
+        Ok(saved) => Ok(Applied::Written(saved.map(|p| p.display().to_string()))),
+        Err(err) => Err(failed("io", format!("{shown}: {err}"))),
+    }
+}
+
+pub fn install(args: InstallArgs) -> Rendered {
+    let (path, default_app) = match target(args.project.as_deref()) {
+        Ok(found) => found,
+        Err(rendered) => return rendered,
     };
     let source_app = args.source_app.unwrap_or(default_app);
     if source_app.chars().any(|c| c.is_control() || c.is_whitespace()) {
@@ -74,58 +140,24 @@ pub fn install(args: InstallArgs) -> Rendered {
         if args.events.is_empty() { REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect() } else { args.events };
     let bee_hook = bee_hook().display().to_string();
     let command = format!("{} event --source-app {}", shell_word(&bee_hook), shell_word(&source_app));
-
-    let before = match std::fs::symlink_metadata(&settings_path) {
-        Ok(meta) if meta.file_type().is_file() => match std::fs::read_to_string(&settings_path) {
-            Ok(text) => Some(text),
-            Err(err) => return failed("io", format!("{}: {err}", settings_path.display())),
-        },
-        Ok(_) => return failed("io", format!("{} is not a regular file; not touched", settings_path.display())),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => return failed("io", format!("{}: {err}", settings_path.display())),
+    let mut settings = match load(path) {
+        Ok(settings) => settings,
+        Err(rendered) => return rendered,
     };
-    let mut settings = match &before {
-        Some(text) if !text.trim().is_empty() => match serde_json::from_str::<Value>(text) {
-            Ok(value) => value,
-            Err(err) => {
-                return failed(
-                    "settings_invalid",
-                    format!("{} is not JSON ({err}); not touched", settings_path.display()),
-                );
-            }
-        },
-        _ => Value::Object(Map::new()),
-    };
-    let added = match claude_settings::merge(&mut settings, &events, &command, &source_app) {
+    let added = match claude_settings::merge(&mut settings.value, &events, &command, &source_app) {
         Ok(added) => added,
-        Err(err) => return failed("settings_invalid", format!("{}: {err}; not touched", settings_path.display())),
+        Err(err) => return failed("settings_invalid", format!("{}: {err}; not touched", settings.path.display())),
     };
-    let after = match serde_json::to_string_pretty(&settings) {
-        Ok(text) => text + "\n",
-        Err(err) => return failed("io", err.to_string()),
+    let backup = match apply(&settings, !added.is_empty(), args.dry_run, "install") {
+        Ok(Applied::Shown(diff)) => return diff,
+        Ok(Applied::Written(backup)) => backup,
+        Err(rendered) => return rendered,
     };
-    let shown = settings_path.display().to_string();
-    if args.dry_run {
-        let old = before.unwrap_or_default();
-        let diff = similar::TextDiff::from_lines(&old, &after)
-            .unified_diff()
-            .header(&format!("{shown} (now)"), &format!("{shown} (after install)"))
-            .to_string();
-        let body = if added.is_empty() { format!("no change to {shown}\n") } else { diff };
-        return Rendered { exit: Exit::Success, bytes: body.into_bytes() };
-    }
-    let mut backup = None;
-    if !added.is_empty() {
-        match write(&settings_path, before.as_deref(), &after) {
-            Ok(saved) => backup = saved.map(|p| p.display().to_string()),
-            Err(err) => return failed("io", format!("{shown}: {err}")),
-        }
-    }
     Rendered::json(
         Exit::Success,
         &Installed {
             schema_version: 1,
-            settings: shown,
+            settings: settings.path.display().to_string(),
             source_app,
             command,
             changed: !added.is_empty(),
@@ -135,16 +167,60 @@ pub fn install(args: InstallArgs) -> Rendered {
     )
 }
 
-/// Backs up `before` (when there was a file) and replaces the file with
-/// `after` atomically, keeping its mode. Returns the backup's path.
+/// What `hooks uninstall` did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Uninstalled {
+    schema_version: u32,
+    settings: String,
+    removed: Vec<String>,
+    changed: bool,
+    backup: Option<String>,
+}
+
+pub fn uninstall(args: UninstallArgs) -> Rendered {
+    let (path, _) = match target(args.project.as_deref()) {
+        Ok(found) => found,
+        Err(rendered) => return rendered,
+    };
+    let mut settings = match load(path) {
+        Ok(settings) => settings,
+        Err(rendered) => return rendered,
+    };
+    let removed = claude_settings::remove_event_hooks(&mut settings.value);
+    let backup = match apply(&settings, !removed.is_empty(), args.dry_run, "uninstall") {
+        Ok(Applied::Shown(diff)) => return diff,
+        Ok(Applied::Written(backup)) => backup,
+        Err(rendered) => return rendered,
+    };
+    Rendered::json(
+        Exit::Success,
+        &Uninstalled {
+            schema_version: 1,
+            settings: settings.path.display().to_string(),
+            changed: !removed.is_empty(),
+            removed,
+            backup,
+        },
+    )
+}
+
+/// Backs up `before` (when there was a file) in `~/.bee/backups` and
+/// replaces the file with `after` atomically, keeping its mode. Returns the
+/// backup's path.
 fn write(path: &Path, before: Option<&str>, after: &str) -> std::io::Result<Option<PathBuf>> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("settings path has no directory"))?;
     std::fs::create_dir_all(dir)?;
     let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).unwrap_or(0o600);
     let backup = match before {
         Some(text) => {
+            let backups = bee_proto::paths::backups_dir().ok_or_else(|| std::io::Error::other("HOME is not set"))?;
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&backups)?;
+            std::fs::set_permissions(&backups, std::fs::Permissions::from_mode(0o700))?;
             let stamp = bee_proto::time::now_rfc3339().replace([':', '-', '.'], "");
-            let backup = dir.join(format!("settings.json.bee-backup-{stamp}"));
+            // The settings' own path, flattened: which file a backup is of.
+            let name: String = path.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();
+            let backup = backups.join(format!("{}-{stamp}", name.trim_start_matches('_')));
             let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&backup)?;
             file.write_all(text.as_bytes())?;
             file.sync_all()?;

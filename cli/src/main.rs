@@ -73,5 +73,6 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Audit(audit) => audit::audit(audit),
         args::Command::Canary(canary) => audit::canary(canary),
         args::Command::HooksInstall(install) => hooks::install(install),
+        args::Command::HooksUninstall(uninstall) => hooks::uninstall(uninstall),
     }
 }

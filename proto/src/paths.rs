@@ -40,6 +40,12 @@ pub fn default_delivery_store() -> Option<PathBuf> {
 }
 
 /// Where hooks spool what the daemon could not take: `${BEE_HOME:-$HOME}/.bee/spool`.
+/// Where Bee keeps backups of files it changed (`~/.bee/backups`): never
+/// beside them, where they would be committed by accident.
+pub fn backups_dir() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("backups"))
+}
+
 pub fn spool_dir() -> Option<PathBuf> {
     bee_dir().map(|dir| dir.join("spool"))
 }

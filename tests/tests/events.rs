@@ -567,6 +567,30 @@ fn hooks_install_keeps_every_hook_and_a_second_run_changes_nothing() {
     let dry_again =
         String::from_utf8(home.beectl(&["hooks", "install", "--project", project_str, "--dry-run"]).stdout).unwrap();
     assert!(dry_again.starts_with("no change"), "{dry_again}");
+    // Backups live in ~/.bee/backups, never beside the settings (where they get committed).
+    assert!(backup.starts_with(home.bee_dir().join("backups").to_str().unwrap()), "{backup}");
+    let beside: Vec<_> = std::fs::read_dir(project.join(".claude")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, [std::ffi::OsString::from("settings.json")], "nothing else in .claude/");
+
+    // Another source app replaces Bee's entry; it does not add a second one.
+    let renamed = parse_json_line(
+        &home.beectl(&["hooks", "install", "--project", project_str, "--source-app", "renamed"]).stdout,
+    );
+    assert_eq!(renamed["added"].as_array().unwrap().len(), 12, "{renamed}");
+    let replaced = json_of(&std::fs::read(&settings).unwrap());
+    assert_eq!(replaced["hooks"]["PreToolUse"].as_array().unwrap().len(), 2, "replaced in place");
+    let text = replaced.to_string();
+    assert!(text.contains("event --source-app renamed") && !text.contains("event --source-app proj"), "{text}");
+
+    // Uninstall takes out Bee's hooks and nothing else: the original, byte for byte as JSON.
+    let dry_out =
+        String::from_utf8(home.beectl(&["hooks", "uninstall", "--project", project_str, "--dry-run"]).stdout).unwrap();
+    assert!(dry_out.contains("-") && dry_out.contains("bee-hook"), "{dry_out}");
+    let removed = parse_json_line(&home.beectl(&["hooks", "uninstall", "--project", project_str]).stdout);
+    assert_eq!(removed["removed"].as_array().unwrap().len(), 12, "{removed}");
+    assert_eq!(json_of(&std::fs::read(&settings).unwrap()), original);
+    let again = parse_json_line(&home.beectl(&["hooks", "uninstall", "--project", project_str]).stdout);
+    assert_eq!(again["changed"], false);
 
     // --user writes under HOME (a temp dir here); a file that is not JSON is never touched.
     let user = parse_json_line(&home.beectl(&["hooks", "install", "--user", "--events", "Stop"]).stdout);

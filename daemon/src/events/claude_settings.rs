@@ -27,10 +27,16 @@ const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure"
 /// Whether `command` runs `bee-hook event` for `source_app`.
 pub fn is_event_hook(command: &str, source_app: &str) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
-    let runs_bee_hook = words.first().is_some_and(|program| program.trim_matches(['"', '\'']).ends_with("bee-hook"));
     let app = words.windows(2).any(|pair| pair[0] == "--source-app" && pair[1].trim_matches(['"', '\'']) == source_app)
         || words.iter().any(|word| word.strip_prefix("--source-app=") == Some(source_app));
-    runs_bee_hook && words.get(1) == Some(&"event") && app
+    is_bee_event_hook(command) && app
+}
+
+/// Whether `command` runs `bee-hook event`, for any source app: Bee's own entry.
+pub fn is_bee_event_hook(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let runs_bee_hook = words.first().is_some_and(|program| program.trim_matches(['"', '\'']).ends_with("bee-hook"));
+    runs_bee_hook && words.get(1) == Some(&"event")
 }
 
 fn commands(group: &Value) -> impl Iterator<Item = &str> {
@@ -65,8 +71,9 @@ pub enum MergeError {
 }
 
 /// Adds a `command` hook for each of `events` that does not already run
-/// `bee-hook event --source-app source_app`; returns the events added.
-/// Everything else in `settings` is kept as it was, in its order.
+/// `bee-hook event --source-app source_app`; Bee's own entry for another
+/// source app is replaced in place, not added to. Returns the events
+/// changed. Everything else in `settings` is kept as it was, in its order.
 pub fn merge(
     settings: &mut Value,
     events: &[String],
@@ -83,6 +90,16 @@ pub fn merge(
         if groups.iter().any(|group| commands(group).any(|c| is_event_hook(c, source_app))) {
             continue;
         }
+        let ours = groups
+            .iter_mut()
+            .flat_map(|group| group.get_mut("hooks").and_then(Value::as_array_mut))
+            .flatten()
+            .find(|hook| hook.get("command").and_then(Value::as_str).is_some_and(is_bee_event_hook));
+        if let Some(hook) = ours {
+            hook["command"] = Value::String(command.to_owned());
+            added.push(event.clone());
+            continue;
+        }
         let hook = json!({"type": "command", "command": command});
         let group = if TOOL_EVENTS.contains(&event.as_str()) {
             json!({"matcher": "", "hooks": [hook]})
@@ -93,6 +110,35 @@ pub fn merge(
         added.push(event.clone());
     }
     Ok(added)
+}
+
+/// Removes every `bee-hook event` hook (any source app), and the groups and
+/// event lists that removal leaves empty; returns the events touched.
+/// Everything else stays as it was.
+pub fn remove_event_hooks(settings: &mut Value) -> Vec<String> {
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else { return Vec::new() };
+    let mut touched = Vec::new();
+    for (event, groups) in hooks.iter_mut() {
+        let Some(groups) = groups.as_array_mut() else { continue };
+        let before = groups.clone();
+        for group in groups.iter_mut() {
+            if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                list.retain(|hook| !hook.get("command").and_then(Value::as_str).is_some_and(is_bee_event_hook));
+            }
+        }
+        groups.retain(|group| group.get("hooks").and_then(Value::as_array).is_none_or(|list| !list.is_empty()));
+        if *groups != before {
+            touched.push(event.clone());
+        }
+    }
+    hooks.retain(|event, groups| !touched.contains(event) || groups.as_array().is_none_or(|g| !g.is_empty()));
+    if hooks.is_empty()
+        && !touched.is_empty()
+        && let Some(root) = settings.as_object_mut()
+    {
+        root.remove("hooks");
+    }
+    touched
 }
 
 #[cfg(test)]
@@ -117,6 +163,23 @@ mod tests {
         assert!(configured_events(&settings, "other").is_empty());
         assert_eq!(merge(&mut json!([]), &events, command, "web"), Err(MergeError::NotAnObject));
         assert_eq!(merge(&mut json!({"hooks": 3}), &events, command, "web"), Err(MergeError::HooksNotAnObject));
+    }
+
+    #[test]
+    fn another_source_app_replaces_bees_entry_and_uninstall_removes_only_bees() {
+        let mut settings = json!({
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}
+        });
+        let original = settings.clone();
+        let events: Vec<String> = ["Stop", "SessionStart"].map(String::from).to_vec();
+        merge(&mut settings, &events, "bee-hook event --source-app web", "web").unwrap();
+        assert_eq!(merge(&mut settings, &events, "bee-hook event --source-app api", "api").unwrap(), events);
+        assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 2, "replaced, not added");
+        assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["command"], "bee-hook event --source-app api");
+        assert!(configured_events(&settings, "web").is_empty());
+        assert_eq!(remove_event_hooks(&mut settings), ["Stop", "SessionStart"]);
+        assert_eq!(settings, original, "everything else as it was");
+        assert!(remove_event_hooks(&mut settings).is_empty());
     }
 
     #[test]
