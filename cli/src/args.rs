@@ -421,6 +421,12 @@ enum DeliveryCli {
 enum DaemonCli {
     /// Socket, versions, store paths and counts; exit 5 when beed is not running.
     Status,
+    /// Start beed in the background (the one beside beectl, else on PATH) and wait until it answers.
+    Start,
+    /// Stop the running beed (SIGTERM) and wait until it is gone; nothing to stop is not an error.
+    Stop,
+    /// Stop, then start.
+    Restart,
 }
 
 /// A validated command.
@@ -515,6 +521,9 @@ pub enum DeliveryCommand {
 #[derive(Debug)]
 pub enum DaemonCommand {
     Status,
+    Start,
+    Stop,
+    Restart,
 }
 
 #[derive(Debug)]
@@ -672,6 +681,9 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
         CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+        CliCommand::Daemon(DaemonCli::Start) => Command::Daemon(DaemonCommand::Start),
+        CliCommand::Daemon(DaemonCli::Stop) => Command::Daemon(DaemonCommand::Stop),
+        CliCommand::Daemon(DaemonCli::Restart) => Command::Daemon(DaemonCommand::Restart),
         CliCommand::Dashboard => Command::Dashboard,
         CliCommand::Quota { range, provider, format } => Command::Quota(LedgerAsk {
             range: range.ask(Some(24 * 3_600_000)),

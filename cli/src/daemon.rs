@@ -8,6 +8,8 @@ use bee_proto::api::{DaemonState, DaemonStatus, PROTOCOL_VERSION, STATUS_PATH, S
 use bee_proto::delivery::CommandError;
 use bee_proto::events::{DASHBOARD_URL_FILE, NO_DASHBOARD};
 use bee_proto::exit::Exit;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
 pub fn status() -> Rendered {
@@ -80,4 +82,117 @@ pub fn dashboard() -> Rendered {
         }
         _ => unavailable("beed serves no loopback listener: start it with --http 127.0.0.1:PORT (or BEE_HTTP)".into()),
     }
+}
+
+/// How long `start` and `stop` wait for beed to answer, or to be gone.
+const SETTLE: Duration = Duration::from_secs(10);
+
+/// What `daemon start`, `stop` or `restart` did.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Control {
+    schema_version: u32,
+    action: &'static str,
+    /// `started`, `already_running`, `stopped`, `not_running` or `failed`.
+    outcome: &'static str,
+    pid: Option<u32>,
+    socket: String,
+    message: Option<String>,
+}
+
+fn running() -> Option<DaemonStatus> {
+    let socket = bee_proto::paths::socket_path()?;
+    let answer = client::get(&socket, STATUS_PATH, Duration::from_secs(3)).ok()?;
+    serde_json::from_slice(&answer.body).ok()
+}
+
+fn control(action: &'static str, outcome: &'static str, pid: Option<u32>, message: Option<String>) -> Rendered {
+    let exit = if outcome == "failed" { Exit::Unavailable } else { Exit::Success };
+    let socket = bee_proto::paths::socket_path().map(|s| s.display().to_string()).unwrap_or_default();
+    Rendered::json(exit, &Control { schema_version: 1, action, outcome, pid, socket, message })
+}
+
+/// The `beed` installed beside this beectl, else the one on PATH.
+fn beed() -> std::path::PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("beed")))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| std::path::PathBuf::from("beed"))
+}
+
+pub fn start() -> Rendered {
+    start_as("start")
+}
+
+fn start_as(action: &'static str) -> Rendered {
+    if let Some(status) = running() {
+        return control(action, "already_running", Some(status.pid), None);
+    }
+    let Some(run_dir) = bee_proto::paths::socket_path().and_then(|s| s.parent().map(std::path::Path::to_owned)) else {
+        return control(action, "failed", None, Some("neither BEE_HOME nor HOME is set".into()));
+    };
+    // beed's own log, for when it does not come up.
+    let log_path = run_dir.join("beed.log");
+    let log = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&run_dir)
+        .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&log_path));
+    let log = match log {
+        Ok(log) => log,
+        Err(err) => return control(action, "failed", None, Some(format!("{}: {err}", log_path.display()))),
+    };
+    let mut command = std::process::Command::new(beed());
+    command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log);
+    // Its own process group: a terminal's ^C or hang-up is not beed's.
+    command.process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => return control(action, "failed", None, Some(format!("cannot run beed: {err}"))),
+    };
+    let deadline = std::time::Instant::now() + SETTLE;
+    while std::time::Instant::now() < deadline {
+        if let Some(status) = running() {
+            return control(action, "started", Some(status.pid), Some(format!("log: {}", log_path.display())));
+        }
+        if let Ok(Some(exit)) = child.try_wait() {
+            return control(
+                "start",
+                "failed",
+                None,
+                Some(format!("beed exited ({exit}) before answering; see {}", log_path.display())),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    control(action, "failed", Some(child.id()), Some(format!("beed did not answer within {SETTLE:?}")))
+}
+
+pub fn stop() -> Rendered {
+    let Some(status) = running() else {
+        return control("stop", "not_running", None, None);
+    };
+    let Some(pid) = i32::try_from(status.pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        return control("stop", "failed", None, Some(format!("beed reported pid {}", status.pid)));
+    };
+    if let Err(err) = rustix::process::kill_process(pid, rustix::process::Signal::TERM) {
+        return control("stop", "failed", Some(status.pid), Some(format!("cannot signal beed: {err}")));
+    }
+    let deadline = std::time::Instant::now() + SETTLE;
+    while std::time::Instant::now() < deadline {
+        if running().is_none() {
+            return control("stop", "stopped", Some(status.pid), None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    control("stop", "failed", Some(status.pid), Some(format!("beed still answers after {SETTLE:?}")))
+}
+
+pub fn restart() -> Rendered {
+    let stopped = stop();
+    if stopped.exit != Exit::Success {
+        return stopped;
+    }
+    start_as("restart")
 }

@@ -66,3 +66,27 @@ fn help_is_everywhere() {
     assert!(roff.starts_with(".ie") && roff.contains(".TH beectl 1"), "{roff}");
     assert_eq!(home.beectl(&["completions", "tcsh"]).status.code(), Some(4));
 }
+
+/// The README's one install command builds once and installs all three
+/// binaries, which then run.
+#[test]
+fn the_install_script_installs_the_three_binaries() {
+    let home = TestHome::new();
+    let dest = home.path().join("bin");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/install.sh");
+    let output = home
+        .command("sh")
+        .arg(&script)
+        .env("BEE_INSTALL_DIR", &dest)
+        .env("BEE_INSTALL_PROFILE", "dev")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("installed beed, bee-hook and beectl"));
+    assert!(stderr(&output).contains("add ") && stderr(&output).contains("to your PATH"), "not on PATH: said");
+    for binary in ["beed", "bee-hook", "beectl"] {
+        let run = std::process::Command::new(dest.join(binary)).arg("--version").output().unwrap();
+        assert!(run.status.success(), "{binary}");
+        assert!(String::from_utf8_lossy(&run.stdout).contains("0.1.0"), "{binary}");
+    }
+}

@@ -371,3 +371,45 @@ fn sigterm_during_a_burst_commits_what_was_in_flight() {
     assert_eq!(home.report(&[]).1["observedEvents"], 150);
     drop(restarted);
 }
+
+/// Kills a beed that `beectl daemon start` started, should the test fail
+/// before it stops it.
+struct Started<'a>(&'a TestHome);
+
+impl Drop for Started<'_> {
+    fn drop(&mut self) {
+        let status = parse_json_line(&self.0.beectl(&["daemon", "status"]).stdout);
+        if let Some(pid) = status["pid"].as_i64().and_then(|p| i32::try_from(p).ok()) {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    }
+}
+
+#[test]
+fn daemon_start_stop_and_restart_from_beectl() {
+    let home = TestHome::new();
+    let _guard = Started(&home);
+    let control = |action: &str| {
+        let output = home.beectl(&["daemon", action]);
+        (output.status.code(), parse_json_line(&output.stdout))
+    };
+    let (code, started) = control("start");
+    assert_eq!(code, Some(0), "{started}");
+    assert_eq!(started["outcome"], "started");
+    let pid = started["pid"].as_u64().unwrap();
+    assert_eq!(parse_json_line(&home.beectl(&["daemon", "status"]).stdout)["pid"], pid);
+    let (_, again) = control("start");
+    assert_eq!((again["outcome"].clone(), again["pid"].clone()), (json!("already_running"), json!(pid)));
+    let (code, restarted) = control("restart");
+    assert_eq!(
+        (code, restarted["action"].clone(), restarted["outcome"].clone()),
+        (Some(0), json!("restart"), json!("started"))
+    );
+    assert_ne!(restarted["pid"], pid, "a new beed");
+    let (code, stopped) = control("stop");
+    assert_eq!((code, stopped["outcome"].clone()), (Some(0), json!("stopped")));
+    assert_eq!(home.beectl(&["daemon", "status"]).status.code(), Some(5), "gone");
+    let (code, nothing) = control("stop");
+    assert_eq!((code, nothing["outcome"].clone()), (Some(0), json!("not_running")));
+    assert_eq!(mode(&home.bee_dir().join("run/beed.log")), 0o600);
+}
