@@ -158,7 +158,7 @@ fn start_as(action: &'static str) -> Rendered {
         }
         if let Ok(Some(exit)) = child.try_wait() {
             return control(
-                "start",
+                action,
                 "failed",
                 None,
                 Some(format!("beed exited ({exit}) before answering; see {}", log_path.display())),
@@ -179,14 +179,25 @@ pub fn stop() -> Rendered {
     if let Err(err) = rustix::process::kill_process(pid, rustix::process::Signal::TERM) {
         return control("stop", "failed", Some(status.pid), Some(format!("cannot signal beed: {err}")));
     }
+    // Gone means the process, not only its socket: until it has exited it
+    // still holds the stores, and a new beed would wait for them.
     let deadline = std::time::Instant::now() + SETTLE;
     while std::time::Instant::now() < deadline {
-        if running().is_none() {
+        if rustix::process::test_kill_process(pid).is_err() || exited_unreaped(status.pid) {
             return control("stop", "stopped", Some(status.pid), None);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    control("stop", "failed", Some(status.pid), Some(format!("beed still answers after {SETTLE:?}")))
+    control("stop", "failed", Some(status.pid), Some(format!("beed {} still runs after {SETTLE:?}", status.pid)))
+}
+
+/// Whether `pid` has exited and waits only to be reaped (a zombie: its
+/// parent, now init, has not collected it yet). Linux's /proc says so.
+fn exited_unreaped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
 }
 
 pub fn restart() -> Rendered {
