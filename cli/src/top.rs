@@ -36,7 +36,12 @@ pub fn top(timezone: Option<String>, once: bool) -> Rendered {
         return unavailable("io");
     };
     let prices = PriceTable::bundled();
-    let read = || live::view(&dir, bee_proto::time::now_unix_ms(), &zone, &prices);
+    let read = || {
+        let now = bee_proto::time::now_unix_ms();
+        let mut view = live::view(&dir, now, &zone, &prices)?;
+        live::add_events(&mut view, &recent_events(), now);
+        Ok::<_, bee_proto::delivery::Issue>(view)
+    };
     if once || !std::io::stdout().is_terminal() {
         return match read() {
             Ok(view) => Rendered { exit: Exit::Success, bytes: (text(&view).join("\n") + "\n").into_bytes() },
@@ -47,6 +52,15 @@ pub fn top(timezone: Option<String>, once: bool) -> Rendered {
         Ok(()) => Rendered { exit: Exit::Success, bytes: Vec::new() },
         Err(message) => Rendered::json(Exit::Unavailable, &LedgerUnavailable::new("io", Some(message))),
     }
+}
+
+/// beed's recent hook events (none when beed is down).
+fn recent_events() -> Vec<serde_json::Value> {
+    let path = format!("{}?limit={}", bee_proto::events::EVENTS_RECENT_PATH, bee_proto::events::MAX_RECENT);
+    bee_proto::paths::socket_path()
+        .and_then(|socket| bee_daemon::client::get(&socket, &path, Duration::from_secs(2)).ok())
+        .and_then(|answer| serde_json::from_slice(&answer.body).ok())
+        .unwrap_or_default()
 }
 
 fn unavailable(issue: &str) -> Rendered {
@@ -227,9 +241,10 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
     for session in view.sessions.iter().take(8) {
         let id: String = session.session.as_deref().unwrap_or("(unknown)").chars().take(8).collect();
         let models: Vec<&str> = session.models.iter().map(|m| short_model(m)).collect();
-        let tokens = session.tokens_last_hour.map_or("?".to_owned(), thousands);
+        let tokens = session.tokens_last_hour.map_or("no".to_owned(), thousands);
+        let event = session.last_event.as_deref().map_or(String::new(), |e| format!("  last event {e}"));
         lines.push(format!(
-            "  {:<6} {id}  last {}  {tokens} tokens  {}",
+            "  {:<6} {id}  last {}  {tokens} tokens  {}{event}",
             session.provider.as_str(),
             &session.last_activity_utc[11..16],
             models.join(", ")

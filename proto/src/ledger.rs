@@ -657,13 +657,15 @@ pub struct LedgerGlance {
     pub windows: Vec<WindowGlance>,
 }
 
-/// beed's socket path that answers when the ledger changes: `?after=N`
+/// beed's socket path that answers when the ledger or the hook events
+/// change: `?after=N`
 /// waits (up to [`CHANGES_WAIT_SECONDS`]) until the generation is not `N`.
 pub const LEDGER_CHANGES_PATH: &str = "/v1/ledger/changes";
 /// Longest a [`LEDGER_CHANGES_PATH`] request waits before answering anyway.
 pub const CHANGES_WAIT_SECONDS: u64 = 25;
 
-/// How many commits added records to the ledger since beed started.
+/// How many ledger commits that added records, and hook events stored,
+/// since beed started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LedgerChanges {
@@ -708,9 +710,12 @@ pub struct ActiveSession {
     pub provider: Provider,
     pub session: Option<String>,
     pub models: Vec<String>,
-    /// The minute of its last response.
+    /// The minute of its last response, or the time of its last hook event.
     pub last_activity_utc: String,
     pub tokens_last_hour: Option<u64>,
+    /// Its last hook event (`PreToolUse Bash`), when beed's event pipeline has one.
+    #[serde(default)]
+    pub last_event: Option<String>,
 }
 
 /// A usage-limit hit (`beectl top`).

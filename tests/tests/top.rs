@@ -1,7 +1,7 @@
 //! `beectl top` in a real terminal (`script` gives it a pty): it shows the
-//! quota window, redraws within a second of a new ledger record (beed tells
-//! it; it does not poll), quits on `q` and restores the terminal. Piped, it
-//! prints the view once.
+//! quota window, redraws within a second of a new ledger record or hook
+//! event (beed tells it; it does not poll), quits on `q` and restores the
+//! terminal. Piped, it prints the view once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -102,6 +102,15 @@ fn top_shows_the_window_redraws_on_a_new_record_and_quits_on_q() {
     assert!(followed, "the new snapshot:\n{}", top.screen());
     assert!(took < Duration::from_secs(1), "redrawn {took:?} after the record (the hook itself included)");
     assert!(top.screen().contains("projection: "), "a trend over two snapshots is labelled a projection");
+    // A hook event: the session's last event shows, as soon as beed stores it.
+    let event = json!({"session_id": SESSION, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_use_id": "toolu_top", "tool_input": {"command": "cargo test"}});
+    let stored = Instant::now();
+    let (output, _) = home.hook(&["event", "--source-app", "web"], &serde_json::to_vec(&event).unwrap());
+    assert_eq!(output.status.code(), Some(0));
+    let followed = eventually(Duration::from_secs(3), || top.screen().contains("last event PreToolUse Bash"));
+    assert!(followed, "the hook event:\n{}", top.screen());
+    assert!(stored.elapsed() < Duration::from_secs(1), "redrawn {:?} after the event", stored.elapsed());
     let before_quit = top.raw().len();
     top.child.stdin.as_mut().unwrap().write_all(b"q").unwrap();
     let exited = eventually(Duration::from_secs(5), || top.child.try_wait().unwrap().is_some());

@@ -61,6 +61,7 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
             models: Vec::new(),
             last_activity_utc: format_unix_ms(key.bucket),
             tokens_last_hour: None,
+            last_event: None,
         });
         if let Some(model) = &key.model
             && !session.models.contains(model)
@@ -118,6 +119,48 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         limits,
         issues,
     })
+}
+
+/// Adds the hook events of the last hour (beed's `/events/recent`, newest
+/// last) to `view`: each session's last event, and sessions that have
+/// events but no usage yet.
+pub fn add_events(view: &mut LiveView, events: &[serde_json::Value], now_ms: i64) {
+    for event in events {
+        let (Some(session), Some(kind), Some(at)) = (
+            event.get("session_id").and_then(serde_json::Value::as_str),
+            event.get("hook_event_type").and_then(serde_json::Value::as_str),
+            event.get("timestamp").and_then(serde_json::Value::as_i64),
+        ) else {
+            continue;
+        };
+        if at < now_ms - HOUR {
+            continue;
+        }
+        let tool = event.get("payload").and_then(|p| p.get("tool_name")).and_then(serde_json::Value::as_str);
+        let text = tool.map_or_else(|| kind.to_owned(), |tool| format!("{kind} {tool}"));
+        let at_utc = format_unix_ms(at);
+        let found = view.sessions.iter_mut().find(|s| s.session.as_deref() == Some(session));
+        let entry = match found {
+            Some(entry) => entry,
+            None => {
+                view.sessions.push(ActiveSession {
+                    provider: Provider::Claude,
+                    session: Some(session.to_owned()),
+                    models: Vec::new(),
+                    last_activity_utc: at_utc.clone(),
+                    tokens_last_hour: None,
+                    last_event: None,
+                });
+                let last = view.sessions.len() - 1;
+                &mut view.sessions[last]
+            }
+        };
+        entry.last_event = Some(text);
+        if at_utc > entry.last_activity_utc {
+            entry.last_activity_utc = at_utc;
+        }
+    }
+    view.sessions.sort_by(|a, b| b.last_activity_utc.cmp(&a.last_activity_utc));
 }
 
 /// Points per hour the window moved over its snapshots of the last half

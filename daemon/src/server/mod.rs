@@ -161,6 +161,15 @@ pub async fn serve(
         stopping: stop_seen.clone(),
     });
     tracing::info!(events = %config.events_store.display(), "events store open");
+    // A stored hook event is a change too: live views wait on one signal.
+    let mut live = events.live.subscribe();
+    let bump = changes.clone();
+    tokio::spawn(async move {
+        // Lagged is a change too; only a closed channel ends the watch.
+        while !matches!(live.recv().await, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+            bump.send_modify(|generation| *generation += 1);
+        }
+    });
 
     let (listener, socket_activated) = listen(&config.socket)?;
     let uid = rustix::process::geteuid().as_raw();
