@@ -217,9 +217,16 @@ enum HooksCli {
         /// Change ~/.claude/settings.json instead.
         #[arg(long)]
         user: bool,
-        /// Comma-separated event names [default: the twelve the reference configures].
-        #[arg(long, value_name = "EVENTS", value_parser = NonEmptyStringValueParser::new())]
+        /// Comma-separated event names [default: the minimal lifecycle: SessionStart,
+        /// PreToolUse, PostToolUse, Stop].
+        #[arg(long, value_name = "EVENTS", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "reference")]
         events: Option<String>,
+        /// The twelve event groups the reference pipeline configures (a broader set, opt-in).
+        #[arg(long)]
+        reference: bool,
+        /// Add the team events: SubagentStart, SubagentStop, TaskCreated, TaskCompleted, TeammateIdle.
+        #[arg(long)]
+        team: bool,
         /// The source app the hooks report as [default: the project directory's name].
         #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
         source_app: Option<String>,
@@ -468,7 +475,10 @@ pub struct AuditArgs {
 pub struct InstallArgs {
     /// `None`: the user's settings.
     pub project: Option<String>,
+    /// Explicit events; empty: the preset.
     pub events: Vec<String>,
+    pub reference: bool,
+    pub team: bool,
     pub source_app: Option<String>,
     pub dry_run: bool,
 }
@@ -761,7 +771,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
             dry_run,
         }),
-        CliCommand::Hooks(HooksCli::Install { project, user, events, source_app, dry_run }) => {
+        CliCommand::Hooks(HooksCli::Install { project, user, events, reference, team, source_app, dry_run }) => {
             let events: Vec<String> = match events {
                 Some(list) => list.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned).collect(),
                 None => Vec::new(),
@@ -772,6 +782,8 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::HooksInstall(InstallArgs {
                 project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
                 events,
+                reference,
+                team,
                 source_app,
                 dry_run,
             })

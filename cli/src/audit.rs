@@ -53,7 +53,10 @@ struct Inputs {
 }
 
 fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
-    let manifest = match &args.manifest {
+    // The manifest `hooks install` pinned beside the settings, unless another is named.
+    let pinned = Path::new(".claude").join(crate::hooks::MANIFEST_FILE);
+    let named = args.manifest.clone().or_else(|| pinned.is_file().then(|| pinned.display().to_string()));
+    let manifest = match &named {
         Some(path) => {
             let value = read_json(Path::new(path)).map_err(|err| unavailable("manifest_invalid", err))?;
             let manifest: Manifest = serde_json::from_value(value)
@@ -87,7 +90,7 @@ fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<&'
 }
 
 /// `claude --version`, when a `claude` runs here.
-fn installed_claude_version() -> Option<String> {
+pub fn installed_claude_version() -> Option<String> {
     let output = Command::new("claude").arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
     let text = String::from_utf8(output.stdout).ok()?;
     output.status.success().then(|| text.trim().to_owned()).filter(|t| !t.is_empty())

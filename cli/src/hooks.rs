@@ -7,7 +7,7 @@
 //! file in `~/.bee/backups` (never beside it, where it would be committed);
 //! `--dry-run` prints the diff.
 
-use bee_daemon::events::claude_settings::{self, REFERENCE_EVENTS};
+use bee_daemon::events::claude_settings::{self, MINIMAL_EVENTS, REFERENCE_EVENTS, TEAM_EVENTS};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::LedgerUnavailable;
@@ -30,6 +30,10 @@ struct Installed {
     added: Vec<String>,
     changed: bool,
     backup: Option<String>,
+    /// The pinned manifest beside the settings: `beectl audit` uses it.
+    manifest: Option<String>,
+    /// `written`, `kept` (one was there), or why none was written.
+    manifest_status: String,
 }
 
 fn failed(issue: &str, message: String) -> Rendered {
@@ -136,8 +140,14 @@ pub fn install(args: InstallArgs) -> Rendered {
     if source_app.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Rendered::invalid_usage("--source-app: no spaces or control characters");
     }
-    let events: Vec<String> =
-        if args.events.is_empty() { REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect() } else { args.events };
+    let mut events: Vec<String> = match (args.events.is_empty(), args.reference) {
+        (false, _) => args.events,
+        (true, true) => REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
+        (true, false) => MINIMAL_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
+    };
+    if args.team {
+        events.extend(TEAM_EVENTS.iter().map(|e| (*e).to_owned()).filter(|e| !events.contains(e)).collect::<Vec<_>>());
+    }
     let bee_hook = bee_hook().display().to_string();
     let command = format!("{} event --source-app {}", shell_word(&bee_hook), shell_word(&source_app));
     let mut settings = match load(path) {
@@ -153,6 +163,7 @@ pub fn install(args: InstallArgs) -> Rendered {
         Ok(Applied::Written(backup)) => backup,
         Err(rendered) => return rendered,
     };
+    let (manifest, manifest_status) = pin_manifest(&settings.path, &source_app, &events);
     Rendered::json(
         Exit::Success,
         &Installed {
@@ -163,8 +174,57 @@ pub fn install(args: InstallArgs) -> Rendered {
             changed: !added.is_empty(),
             added,
             backup,
+            manifest,
+            manifest_status,
         },
     )
+}
+
+/// The pinned manifest's file, beside the settings it describes.
+pub const MANIFEST_FILE: &str = "bee-manifest.json";
+
+/// Writes the manifest the installed hooks match (the events, the source
+/// app, the installed Claude Code's version) beside `settings`, unless one
+/// is there (it is the user's to keep) or no `claude` answers for its
+/// version (a manifest cannot pin what nobody checked).
+fn pin_manifest(settings: &Path, source_app: &str, events: &[String]) -> (Option<String>, String) {
+    let Some(path) = settings.parent().map(|dir| dir.join(MANIFEST_FILE)) else {
+        return (None, "no directory for a manifest".to_owned());
+    };
+    let shown = path.display().to_string();
+    if path.exists() {
+        return (Some(shown), "kept".to_owned());
+    }
+    let Some(version) = crate::audit::installed_claude_version() else {
+        return (None, "not written: no claude answered --version to pin".to_owned());
+    };
+    // `2.1.332 (Claude Code)` pins `2.1`: patch releases keep the events.
+    let pinned: String = version.split(['.', ' ']).take(2).collect::<Vec<_>>().join(".");
+    let manifest = bee_proto::audit::Manifest {
+        schema_version: 1,
+        claude_code_version: pinned,
+        source_app: source_app.to_owned(),
+        required_events: events
+            .iter()
+            .map(|event| bee_proto::audit::RequiredEvent { event: event.clone(), deadline_seconds: None })
+            .collect(),
+        evidence_ttl_seconds: None,
+        outcome: Vec::new(),
+    };
+    let text = match serde_json::to_string_pretty(&manifest) {
+        Ok(text) => text + "\n",
+        Err(err) => return (None, format!("not written: {err}")),
+    };
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut file| file.write_all(text.as_bytes()));
+    match written {
+        Ok(()) => (Some(shown), "written; add an outcome check to it, or no run is ever healthy".to_owned()),
+        Err(err) => (None, format!("not written: {shown}: {err}")),
+    }
 }
 
 /// What `hooks uninstall` did.

@@ -549,7 +549,7 @@ fn hooks_install_keeps_every_hook_and_a_second_run_changes_nothing() {
     );
     assert_eq!(json_of(&std::fs::read(&settings).unwrap()), original, "a dry run writes nothing");
 
-    let first = parse_json_line(&home.beectl(&["hooks", "install", "--project", project_str]).stdout);
+    let first = parse_json_line(&home.beectl(&["hooks", "install", "--project", project_str, "--reference"]).stdout);
     assert_eq!(first["changed"], true);
     assert_eq!(first["added"].as_array().unwrap().len(), 12, "the reference's twelve groups");
     let backup = first["backup"].as_str().unwrap();
@@ -574,7 +574,7 @@ fn hooks_install_keeps_every_hook_and_a_second_run_changes_nothing() {
 
     // Another source app replaces Bee's entry; it does not add a second one.
     let renamed = parse_json_line(
-        &home.beectl(&["hooks", "install", "--project", project_str, "--source-app", "renamed"]).stdout,
+        &home.beectl(&["hooks", "install", "--project", project_str, "--reference", "--source-app", "renamed"]).stdout,
     );
     assert_eq!(renamed["added"].as_array().unwrap().len(), 12, "{renamed}");
     let replaced = json_of(&std::fs::read(&settings).unwrap());
@@ -615,6 +615,57 @@ fn beed_stops_promptly_with_stream_clients_connected() {
     let started = std::time::Instant::now();
     assert_eq!(daemon.stop(), Some(0));
     assert!(started.elapsed() < Duration::from_secs(5), "open streams do not hold the stop");
+}
+
+/// By default `hooks install` wires the minimal lifecycle and pins the
+/// matching manifest (the installed Claude Code's version) beside the
+/// settings, where the audit finds it; team events and the reference's
+/// twelve are opt-in.
+#[test]
+fn hooks_install_wires_the_minimal_lifecycle_and_pins_its_manifest() {
+    let home = TestHome::new();
+    let project = home.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let install = |args: &[&str], path: &str| {
+        let mut command = home.command(bin("beectl"));
+        command.args(["hooks", "install", "--project", project.to_str().unwrap()]).args(args).env("PATH", path);
+        parse_json_line(&command.output().unwrap().stdout)
+    };
+    let unpinned = install(&[], NO_CLAUDE_PATH);
+    assert_eq!(unpinned["added"], json!(["SessionStart", "PreToolUse", "PostToolUse", "Stop"]));
+    assert_eq!(unpinned["manifest"], Value::Null);
+    assert!(unpinned["manifestStatus"].as_str().unwrap().contains("no claude"), "{unpinned}");
+    let team = install(&["--team", "--source-app", "app"], &with_claude_path());
+    assert_eq!(team["added"], json!(["SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle"]));
+    let manifest_path = project.join(".claude/bee-manifest.json");
+    assert_eq!(team["manifest"], manifest_path.to_str().unwrap());
+    let manifest = json_of(&std::fs::read(&manifest_path).unwrap());
+    assert_eq!(manifest["claudeCodeVersion"], "2.1", "the installed Claude Code, major.minor: {manifest}");
+    assert_eq!(manifest["requiredEvents"].as_array().unwrap().len(), 9);
+    assert_eq!(mode_of(&manifest_path), 0o600);
+    // A manifest there is the user's: kept, not rewritten.
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_vec(&json!({"schemaVersion": 1, "claudeCodeVersion": "2.1",
+        "sourceApp": "app", "requiredEvents": [{"event": "Stop"}], "outcome": [{"command": {"argv": ["true"]}}]}))
+        .unwrap(),
+    )
+    .unwrap();
+    let kept = install(&["--source-app", "app"], &with_claude_path());
+    assert_eq!(kept["manifestStatus"], "kept");
+    // The audit run in the project finds it by itself.
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    hook_event(&home, &envelope("s-pinned", "Stop"), &["--source-app", "app"]);
+    let mut audit = home.command(bin("beectl"));
+    audit.args(["audit", "--session", "s-pinned"]).current_dir(&project).env("PATH", with_claude_path());
+    let report = parse_json_line(&audit.output().unwrap().stdout);
+    assert_eq!(report["class"], "healthy", "pinned manifest found, outcome passed: {report}");
+    drop(daemon);
+}
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
 #[test]

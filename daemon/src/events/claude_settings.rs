@@ -21,6 +21,13 @@ pub const REFERENCE_EVENTS: &[&str] = &[
     "PreCompact",
 ];
 
+/// The minimal single-agent lifecycle (the canary's sequence): the events
+/// `hooks install` wires and a written manifest requires by default.
+pub const MINIMAL_EVENTS: &[&str] = &["SessionStart", "PreToolUse", "PostToolUse", "Stop"];
+
+/// What a team run adds: subagents, tasks, teammates.
+pub const TEAM_EVENTS: &[&str] = &["SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle"];
+
 /// Events whose hook groups take a tool matcher.
 const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"];
 
