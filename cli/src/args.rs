@@ -426,8 +426,13 @@ enum DeliveryCli {
 
 #[derive(Debug, Subcommand)]
 enum DaemonCli {
-    /// Socket, versions, store paths and counts; exit 5 when beed is not running.
-    Status,
+    /// Socket, versions, every store with its size and records, ingestion lag,
+    /// spool backlog, the dashboard URL; exit 5 when beed is not running.
+    Status {
+        /// json (the default when piped) or table (the default on a terminal).
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+        format: Option<String>,
+    },
     /// Start beed in the background (the one beside beectl, else on PATH) and wait until it answers.
     Start,
     /// Stop the running beed (SIGTERM) and wait until it is gone; nothing to stop is not an error.
@@ -530,7 +535,8 @@ pub enum DeliveryCommand {
 
 #[derive(Debug)]
 pub enum DaemonCommand {
-    Status,
+    /// Whether as a table.
+    Status(Option<bool>),
     Start,
     Stop,
     Restart,
@@ -690,7 +696,9 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         CliCommand::Delivery(DeliveryCli::Read { store, event }) => {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
-        CliCommand::Daemon(DaemonCli::Status) => Command::Daemon(DaemonCommand::Status),
+        CliCommand::Daemon(DaemonCli::Status { format }) => {
+            Command::Daemon(DaemonCommand::Status(format.map(|format| format == "table")))
+        }
         CliCommand::Daemon(DaemonCli::Start) => Command::Daemon(DaemonCommand::Start),
         CliCommand::Daemon(DaemonCli::Stop) => Command::Daemon(DaemonCommand::Stop),
         CliCommand::Daemon(DaemonCli::Restart) => Command::Daemon(DaemonCommand::Restart),

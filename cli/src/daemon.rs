@@ -12,7 +12,85 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
-pub fn status() -> Rendered {
+/// Every spool's backlog.
+fn spool_backlogs(dir: Option<&std::path::Path>) -> Vec<bee_proto::api::SpoolBacklog> {
+    [bee_proto::spool::DELIVERY_SPOOL_FILE, bee_proto::ledger::LEDGER_SPOOL_FILE, bee_proto::events::EVENTS_SPOOL_FILE]
+        .into_iter()
+        .map(|file| bee_proto::api::SpoolBacklog {
+            file: file.to_owned(),
+            pending_lines: dir.and_then(|dir| bee_proto::spool::pending_lines(dir, file).ok()),
+        })
+        .collect()
+}
+
+/// How far the ledger is behind the provider logs (read offline: the
+/// ledger's offsets against the files on disk).
+fn ingestion_lag() -> Vec<bee_proto::api::IngestionLag> {
+    let Some(dir) = bee_proto::paths::default_ledger_store() else { return Vec::new() };
+    let offsets = bee_daemon::ledger::store::Reader::open(&dir).and_then(|reader| reader.offsets()).unwrap_or_default();
+    bee_daemon::ledger::ingest::lag(&bee_daemon::ledger::ingest::Roots::from_env(), &offsets)
+}
+
+/// The status as JSON, or as a table for people.
+fn answer_status(exit: Exit, report: &StatusReport, table: bool) -> Rendered {
+    if !table {
+        return Rendered::json(exit, report);
+    }
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let daemon = match report.daemon {
+        DaemonState::Running => format!(
+            "running, pid {}, version {}, since {}",
+            report.pid.unwrap_or(0),
+            report.daemon_version.as_deref().unwrap_or("?"),
+            report.started_at_utc.as_deref().unwrap_or("?")
+        ),
+        DaemonState::NotRunning => "not running".to_owned(),
+        DaemonState::Unreachable => "not answering".to_owned(),
+    };
+    let _ = writeln!(out, "beed      {daemon}");
+    let _ = writeln!(out, "socket    {}", report.socket);
+    let _ = writeln!(out, "beectl    {} (protocol {})", report.cli_version, report.protocol_version);
+    if let Some(url) = &report.dashboard_url {
+        let _ = writeln!(out, "dashboard {url}");
+    }
+    let _ = writeln!(out, "\n  {:<9} {:>10} {:>10} {:>9}  ISSUES / PATH", "STORE", "RECORDS", "SIZE", "CAPACITY");
+    for store in &report.stores {
+        let records = store.records.map_or("unknown".to_owned(), |n| n.to_string());
+        let size = store.size_bytes.map_or("unknown".to_owned(), |b| format!("{:.1} MB", b as f64 / 1e6));
+        let capacity = store.capacity.map_or("-".to_owned(), |c| c.to_string());
+        let issues: Vec<&str> = store.issues.iter().map(|i| i.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  {:<9} {records:>10} {size:>10} {capacity:>9}  {}{}",
+            store.name,
+            if issues.is_empty() { String::new() } else { format!("[{}] ", issues.join(", ")) },
+            store.path
+        );
+    }
+    let _ = writeln!(out, "\n  {:<9} {:>10} {:>14} {:>14}", "LOGS", "FILES", "FILES BEHIND", "BYTES BEHIND");
+    for lag in &report.ingestion {
+        let _ = writeln!(
+            out,
+            "  {:<9} {:>10} {:>14} {:>14}",
+            lag.provider.as_str(),
+            lag.files,
+            lag.files_behind,
+            lag.bytes_behind
+        );
+    }
+    let _ = writeln!(out, "\n  {:<22} {:>10}", "SPOOL", "PENDING");
+    for spool in &report.spools {
+        let pending = spool.pending_lines.map_or("unknown".to_owned(), |n| n.to_string());
+        let _ = writeln!(out, "  {:<22} {pending:>10}", spool.file);
+    }
+    if let Some(message) = &report.message {
+        let _ = writeln!(out, "\n  {message}");
+    }
+    Rendered { exit, bytes: out.into_bytes() }
+}
+
+pub fn status(table: bool) -> Rendered {
     let socket = bee_proto::paths::socket_path();
     let spool_dir = bee_proto::paths::spool_dir();
     let spool = SpoolStatus {
@@ -33,6 +111,9 @@ pub fn status() -> Rendered {
         stores: Vec::new(),
         spool,
         message: None,
+        spools: spool_backlogs(spool_dir.as_deref()),
+        ingestion: ingestion_lag(),
+        dashboard_url: None,
     };
     let answer = match &socket {
         Some(socket) => client::get(socket, STATUS_PATH, Duration::from_secs(3)),
@@ -48,17 +129,25 @@ pub fn status() -> Rendered {
             report.started_at_utc = Some(daemon.started_at_utc);
             report.socket_activated = Some(daemon.socket_activated);
             report.stores = daemon.stores;
-            Rendered::json(Exit::Success, &report)
+            report.dashboard_url = bee_proto::paths::beside_socket(DASHBOARD_URL_FILE)
+                .and_then(|file| bee_daemon::storage::files::read_small_text(&file).ok())
+                .filter(|url| url.starts_with("http://"));
+            answer_status(Exit::Success, &report, table)
         }
         Err(err) => {
             if !matches!(err, ClientError::NotRunning(_)) {
                 report.daemon = DaemonState::Unreachable;
             }
             report.message = Some(err.to_string());
-            report.stores = bee_proto::paths::default_delivery_store()
-                .map(|store| vec![bee_daemon::delivery::report::store_status(&store)])
-                .unwrap_or_default();
-            Rendered::json(Exit::Unavailable, &report)
+            report.stores = [
+                bee_proto::paths::default_delivery_store().map(|s| bee_daemon::delivery::report::store_status(&s)),
+                bee_proto::paths::default_ledger_store().map(|s| bee_daemon::ledger::store::store_status(&s)),
+                bee_proto::paths::default_events_store().map(|s| bee_daemon::events::store::store_status(&s)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            answer_status(Exit::Unavailable, &report, table)
         }
     }
 }

@@ -68,7 +68,9 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Usage(usage) => usage_view::usage(usage),
         args::Command::Prices { prices, json } => usage_view::prices(prices, json),
         args::Command::Top { timezone, once } => top::top(timezone, once),
-        args::Command::Daemon(args::DaemonCommand::Status) => daemon::status(),
+        args::Command::Daemon(args::DaemonCommand::Status(table)) => {
+            daemon::status(table.unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdout())))
+        }
         args::Command::Daemon(args::DaemonCommand::Start) => daemon::start(),
         args::Command::Daemon(args::DaemonCommand::Stop) => daemon::stop(),
         args::Command::Daemon(args::DaemonCommand::Restart) => daemon::restart(),

@@ -106,6 +106,29 @@ pub struct StoreStatus {
     pub records: Option<u64>,
     pub capacity: Option<u64>,
     pub issues: Vec<crate::delivery::Issue>,
+    /// Bytes its files take on disk; `null` when they could not be listed.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+}
+
+/// How far the ledger is behind one provider's logs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestionLag {
+    pub provider: crate::ledger::Provider,
+    pub files: u64,
+    /// Files with lines the ledger has not read yet, and those lines' bytes.
+    pub files_behind: u64,
+    pub bytes_behind: u64,
+}
+
+/// One spool's backlog: lines waiting for beed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpoolBacklog {
+    pub file: String,
+    /// `null` when the spool could not be read.
+    pub pending_lines: Option<u64>,
 }
 
 /// Whether beectl found a daemon to ask.
@@ -136,6 +159,15 @@ pub struct StatusReport {
     pub spool: SpoolStatus,
     /// Why the daemon could not be asked, when it could not.
     pub message: Option<String>,
+    /// Every spool's backlog (the delivery one is `spool` too).
+    #[serde(default)]
+    pub spools: Vec<SpoolBacklog>,
+    /// How far the ledger is behind the provider logs.
+    #[serde(default)]
+    pub ingestion: Vec<IngestionLag>,
+    /// The dashboard's URL (with its read secret) when beed serves one.
+    #[serde(default)]
+    pub dashboard_url: Option<String>,
 }
 
 /// The hooks' spool as beectl sees it.

@@ -413,3 +413,35 @@ fn daemon_start_stop_and_restart_from_beectl() {
     assert_eq!((code, nothing["outcome"].clone()), (Some(0), json!("not_running")));
     assert_eq!(mode(&home.bee_dir().join("run/beed.log")), 0o600);
 }
+
+#[test]
+fn daemon_status_shows_every_store_the_ingestion_lag_and_the_spools() {
+    let home = TestHome::new();
+    let dir = home.path().join(".claude/projects/-home-dev-app");
+    let line = serde_json::json!({"type": "assistant", "sessionId": SESSION, "timestamp": "2026-11-30T10:00:00.000Z",
+        "requestId": "req_1", "message": {"id": "msg_1", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}}})
+    .to_string()
+        + "\n";
+    write_quiet(&dir.join(format!("{SESSION}.jsonl")), &line);
+    let offline = parse_json_line(&home.beectl(&["daemon", "status"]).stdout);
+    assert_eq!(
+        offline["ingestion"][0],
+        json!({"provider": "claude", "files": 1, "filesBehind": 1, "bytesBehind": line.len()})
+    );
+    let daemon = home.start_daemon_with(&["--ingest-every", "0", "--http", "127.0.0.1:0"]);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let status = parse_json_line(&home.beectl(&["daemon", "status"]).stdout);
+    let names: Vec<&str> = status["stores"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["delivery", "ledger", "events"]);
+    assert_eq!(status["stores"][1]["records"], 1, "one response: {status}");
+    assert!(status["stores"][1]["sizeBytes"].as_u64().unwrap() > 0);
+    assert_eq!(status["ingestion"][0]["filesBehind"], 0, "caught up");
+    assert_eq!(status["spools"].as_array().unwrap().len(), 3);
+    assert!(status["dashboardUrl"].as_str().unwrap().starts_with("http://127.0.0.1:"));
+    let table = String::from_utf8(home.beectl(&["daemon", "status", "--format", "table"]).stdout).unwrap();
+    for word in ["beed      running", "ledger", "events", "FILES BEHIND", "SPOOL", "dashboard http://"] {
+        assert!(table.contains(word), "{word}: {table}");
+    }
+    drop(daemon);
+}

@@ -188,6 +188,7 @@ pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
         records: readable.then_some(verified.records.len() as u64),
         capacity: verified.capacity,
         issues: verified.issues.into_iter().collect(),
+        size_bytes: crate::storage::files::dir_size(dir).ok(),
     }
 }
 

@@ -204,6 +204,22 @@ pub fn open_reader(dir: &Path) -> Result<Connection, Issue> {
     Ok(sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?.0)
 }
 
+/// The events store as `daemon status` shows it; unknown counts are `null`.
+pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
+    let counted = open_reader(dir).and_then(|conn| {
+        conn.query_row("SELECT COUNT(*) FROM event", [], |row| row.get::<_, i64>(0)).map_err(|e| sqlite::issue_of(&e))
+    });
+    bee_proto::api::StoreStatus {
+        name: "events".to_owned(),
+        path: dir.display().to_string(),
+        schema_version: counted.is_ok().then_some(MIGRATIONS.len() as u32),
+        records: counted.as_ref().ok().and_then(|n| u64::try_from(*n).ok()),
+        capacity: None,
+        issues: counted.err().into_iter().collect(),
+        size_bytes: crate::storage::files::dir_size(dir).ok(),
+    }
+}
+
 /// The latest events as one JSON array, oldest first, and the newest id in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recent {

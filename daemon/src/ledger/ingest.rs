@@ -372,6 +372,35 @@ impl Committer<'_> {
 }
 
 /// Regular `*.jsonl` files under `root`; links are not followed.
+/// How far the ledger (its `offsets`) is behind each provider's logs under `roots`.
+pub fn lag(
+    roots: &Roots,
+    offsets: &std::collections::HashMap<String, FileOffset>,
+) -> Vec<bee_proto::api::IngestionLag> {
+    [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)]
+        .into_iter()
+        .map(|(dirs, provider)| {
+            let mut files = Vec::new();
+            for root in dirs {
+                walk(root, provider, &mut files);
+            }
+            let mut lag =
+                bee_proto::api::IngestionLag { provider, files: files.len() as u64, files_behind: 0, bytes_behind: 0 };
+            for (path, _, meta) in &files {
+                let read = offsets
+                    .get(path.to_string_lossy().as_ref())
+                    .filter(|known| known.dev == meta.dev() && known.ino == meta.ino() && known.offset <= meta.len())
+                    .map_or(0, |known| known.offset);
+                if read < meta.len() {
+                    lag.files_behind += 1;
+                    lag.bytes_behind += meta.len() - read;
+                }
+            }
+            lag
+        })
+        .collect()
+}
+
 fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {

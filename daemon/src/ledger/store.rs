@@ -494,25 +494,7 @@ impl Ledger {
 
     /// Where ingestion stopped in each file it read.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, DbError> {
-        let mut statement = self.db.conn.prepare(
-            "SELECT path, dev, ino, offset, session_id, model, usage_records, turn_ms, turn_end_ms FROM ingest_offset",
-        )?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                FileOffset {
-                    dev: row.get::<_, i64>(1)? as u64,
-                    ino: row.get::<_, i64>(2)? as u64,
-                    offset: row.get::<_, i64>(3)? as u64,
-                    session_id: row.get(4)?,
-                    model: row.get(5)?,
-                    usage_records: row.get(6)?,
-                    turn_ms: row.get(7)?,
-                    turn_end_ms: row.get(8)?,
-                },
-            ))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(read_offsets(&self.db.conn)?)
     }
 
     /// Appends `records` and, in the same transaction, moves the offsets of
@@ -1057,6 +1039,11 @@ impl Reader {
         Ok(Reader { conn, version })
     }
 
+    /// Every log file's ingestion offset, by path.
+    pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, Issue> {
+        read_offsets(&self.conn).map_err(|e| sqlite::issue_of(&e))
+    }
+
     /// Quota snapshots observed in `range`, and how many records failed their checksum.
     pub fn snapshots(&self, range: Range) -> Result<(Vec<SnapshotRow>, u64), Issue> {
         let mut damaged = 0;
@@ -1113,6 +1100,53 @@ impl Reader {
             Ok(projects)
         };
         read().map_err(|e| sqlite::issue_of(&e))
+    }
+}
+
+/// Every log file's ingestion offset, by path.
+fn read_offsets(conn: &Connection) -> rusqlite::Result<HashMap<String, FileOffset>> {
+    let mut statement = conn.prepare(
+        "SELECT path, dev, ino, offset, session_id, model, usage_records, turn_ms, turn_end_ms FROM ingest_offset",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            FileOffset {
+                dev: row.get::<_, i64>(1)? as u64,
+                ino: row.get::<_, i64>(2)? as u64,
+                offset: row.get::<_, i64>(3)? as u64,
+                session_id: row.get(4)?,
+                model: row.get(5)?,
+                usage_records: row.get(6)?,
+                turn_ms: row.get(7)?,
+                turn_end_ms: row.get(8)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+/// The ledger as `daemon status` shows it: its records (every record
+/// table's rows) and size; unknown counts are `null`.
+pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
+    let counted = Reader::open(dir).map(|reader| {
+        let mut records = 0u64;
+        for table in ["call", "response", "quota_snapshot", "limit_hit", "work", "session_cost", "derived_turn"] {
+            let count: rusqlite::Result<i64> =
+                reader.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| row.get(0));
+            // Tables a store from before some migration lacks count nothing.
+            records += count.ok().and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+        }
+        (records, reader.version)
+    });
+    bee_proto::api::StoreStatus {
+        name: "ledger".to_owned(),
+        path: dir.display().to_string(),
+        schema_version: counted.as_ref().ok().map(|(_, version)| *version),
+        records: counted.as_ref().ok().map(|(records, _)| *records),
+        capacity: None,
+        issues: counted.err().into_iter().collect(),
+        size_bytes: crate::storage::files::dir_size(dir).ok(),
     }
 }
 

@@ -52,6 +52,7 @@ pub(super) struct AppState {
     pub(super) started_at_utc: String,
     pub(super) socket_activated: bool,
     pub(super) ledger_store: PathBuf,
+    pub(super) events_store: PathBuf,
     /// The last glance answered and when: a status line asks every few
     /// hundred milliseconds, the ledger is read at most every second.
     pub(super) glance: Mutex<Option<(Instant, Vec<u8>)>>,
@@ -329,10 +330,17 @@ async fn count(
 }
 
 async fn status(State(state): State<Arc<AppState>>) -> Result<Json<DaemonStatus>, Failure> {
-    let store = state.delivery_store.clone();
-    let stores = tokio::task::spawn_blocking(move || vec![report::store_status(&store)])
-        .await
-        .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
+    let (delivery, ledger, events) =
+        (state.delivery_store.clone(), state.ledger_store.clone(), state.events_store.clone());
+    let stores = tokio::task::spawn_blocking(move || {
+        vec![
+            report::store_status(&delivery),
+            crate::ledger::store::store_status(&ledger),
+            crate::events::store::store_status(&events),
+        ]
+    })
+    .await
+    .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?;
     Ok(Json(DaemonStatus {
         protocol_version: PROTOCOL_VERSION,
         daemon_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -203,6 +203,7 @@ pub async fn serve(
         started_at_utc: bee_proto::time::now_rfc3339(),
         socket_activated,
         ledger_store: config.ledger_store.clone(),
+        events_store: config.events_store.clone(),
         glance: Mutex::new(None),
         changes,
     });

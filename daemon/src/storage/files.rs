@@ -69,6 +69,18 @@ fn tighten(dir: &Path) -> io::Result<()> {
 /// Opens `path` for reading only if it is a regular file reached without
 /// following a final symlink; O_NONBLOCK so that a FIFO swapped in never
 /// blocks the open. Anything else is `InvalidInput`.
+/// Bytes the regular files directly in `dir` take: a store's size.
+pub fn dir_size(dir: &Path) -> io::Result<u64> {
+    let mut size = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            size += entry.metadata()?.len();
+        }
+    }
+    Ok(size)
+}
+
 pub fn open_regular(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
     if !file.metadata()?.file_type().is_file() {
