@@ -21,8 +21,11 @@ pub const AUDIT_SESSIONS_PATH: &str = "/v1/audit/sessions";
 
 /// Events a stream client is sent when it connects (the reference's figure).
 pub const REPLAY_EVENTS: usize = 300;
-/// `/events/recent` without a limit (the reference's default).
-pub const DEFAULT_RECENT: usize = 100;
+/// `/events/recent` without a limit: the reference client's 300.
+pub const DEFAULT_RECENT: usize = 300;
+/// The reference client asks for its colour themes here; Bee has none to
+/// offer and says so with an empty list, not a 404.
+pub const THEMES_PATH: &str = "/api/themes";
 /// Largest `/events/recent` limit served.
 pub const MAX_RECENT: usize = 5_000;
 /// Largest event body accepted: room for an opted-in transcript.

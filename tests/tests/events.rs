@@ -230,6 +230,8 @@ fn hostile_event_bodies_get_clear_errors_and_lose_nothing() {
         assert_eq!((status, answer), (400, json!({"error": "Invalid request"})), "{limit}");
     }
     assert_eq!(get_json(&daemon, "/events/recent?limit=0").1, json!([]));
+    // The reference client's theme list: empty, not a 404.
+    assert_eq!(get_json(&daemon, "/api/themes"), (200, json!([])));
     // Over the socket too, with the socket's protocol header on the answer.
     let (status, head, _) = raw_http(&home.socket(), &post_request("/events", "", b"{}"));
     assert_eq!(status, 400);
@@ -676,4 +678,21 @@ fn the_contrib_snippet_configures_the_reference_events() {
     let reference: std::collections::BTreeSet<String> =
         bee_daemon::events::claude_settings::REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect();
     assert_eq!(configured, reference);
+}
+
+/// `/events/recent` without a limit answers the reference client's 300.
+#[test]
+fn recent_events_default_to_the_reference_clients_300() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    for n in 0..310 {
+        let event = json!({"source_app": "web", "session_id": "s-many", "hook_event_type": "Notification",
+                           "payload": {}, "timestamp": 1_796_000_000_000i64 + n});
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", event.to_string().as_bytes()));
+        assert_eq!(status, 200);
+    }
+    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
+    let recent = json_of(&body);
+    assert_eq!(recent.as_array().unwrap().len(), 300);
+    drop(daemon);
 }

@@ -43,7 +43,13 @@ pub fn router(state: Shared) -> Router {
         .route(STREAM_PATH, get(stream))
         .route(HEALTH_PATH, get(health))
         .route(AUDIT_SESSIONS_PATH, get(audit_sessions))
+        .route(bee_proto::events::THEMES_PATH, get(themes))
         .with_state(state)
+}
+
+/// No themes: the reference client's theme list, empty.
+async fn themes() -> axum::Json<Vec<serde_json::Value>> {
+    axum::Json(Vec::new())
 }
 
 /// The dashboard page (served on the loopback listener).
