@@ -204,7 +204,7 @@ fn filters_keep_what_was_asked() {
 #[test]
 fn tables_have_golden_layouts_at_80_and_140_columns_without_colour() {
     let home = fixture();
-    for by in ["day", "model", "session", "block"] {
+    for by in ["day", "week", "month", "session", "model", "block"] {
         for columns in ["80", "140"] {
             let text = table(&home, columns, &["--by", by]);
             assert!(!text.contains('\u{1b}'), "NO_COLOR and a pipe: no colour");
