@@ -226,8 +226,10 @@ fn an_interactive_session_in_a_terminal_is_measured_by_its_hooks_and_counted_fro
         .stdout(Stdio::null());
     let mut child = session.spawn().unwrap();
     assert!(eventually(std::time::Duration::from_secs(60), || provider.served().len() == 1), "no model request");
-    // The turn ends (Stop fires), then the user leaves.
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // The turn ends (Stop fires and its hook records the turn), then the
+    // user leaves: waited for as it is seen, not for a fixed time.
+    let measured = || json_of(&home.beectl(&["quota"]))["providers"][0]["calls"] == 1;
+    assert!(eventually(std::time::Duration::from_secs(60), measured), "the Stop hook never recorded the turn");
     use std::io::Write;
     child.stdin.as_mut().unwrap().write_all(b"/exit\r").unwrap();
     let exited = eventually(std::time::Duration::from_secs(30), || child.try_wait().unwrap().is_some());
