@@ -15,7 +15,6 @@ use bee_proto::audit::{AuditReport, AuditSummary, Boundary, Manifest, Receipt, R
 use bee_proto::delivery::Issue;
 use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX, REPLAY_EVENTS};
 use bee_proto::exit::Exit;
-use bee_proto::ledger::LedgerUnavailable;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -33,7 +32,7 @@ const CANARY_LINGER: Duration = Duration::from_secs(3);
 pub const CANARY_APP: &str = "bee-canary";
 
 fn unavailable(issue: &str, message: String) -> Rendered {
-    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, Some(message)))
+    crate::ledger_view::unavailable(issue, Some(message))
 }
 
 /// Reads a small JSON configuration file.

@@ -8,7 +8,7 @@ use bee_proto::api::{DaemonState, DaemonStatus, PROTOCOL_VERSION, STATUS_PATH, S
 use bee_proto::delivery::CommandError;
 use bee_proto::events::{DASHBOARD_URL_FILE, NO_DASHBOARD};
 use bee_proto::exit::Exit;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
@@ -201,15 +201,6 @@ fn control(action: &'static str, outcome: &'static str, pid: Option<u32>, messag
     Rendered::json(exit, &Control { schema_version: 1, action, outcome, pid, socket, message })
 }
 
-/// The `beed` installed beside this beectl, else the one on PATH.
-fn beed() -> std::path::PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("beed")))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| std::path::PathBuf::from("beed"))
-}
-
 pub fn start() -> Rendered {
     start_as("start")
 }
@@ -223,16 +214,13 @@ fn start_as(action: &'static str) -> Rendered {
     };
     // beed's own log, for when it does not come up.
     let log_path = run_dir.join("beed.log");
-    let log = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&run_dir)
+    let log = bee_daemon::storage::files::ensure_private_dir(&run_dir)
         .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&log_path));
     let log = match log {
         Ok(log) => log,
         Err(err) => return control(action, "failed", None, Some(format!("{}: {err}", log_path.display()))),
     };
-    let mut command = std::process::Command::new(beed());
+    let mut command = std::process::Command::new(crate::hooks::sibling("beed"));
     command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log);
     // Its own process group: a terminal's ^C or hang-up is not beed's.
     command.process_group(0);

@@ -10,11 +10,10 @@
 use bee_daemon::events::claude_settings::{self, MINIMAL_EVENTS, REFERENCE_EVENTS, TEAM_EVENTS};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::LedgerUnavailable;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use beectl::args::{InstallArgs, UninstallArgs};
@@ -37,16 +36,21 @@ struct Installed {
 }
 
 fn failed(issue: &str, message: String) -> Rendered {
-    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, Some(message)))
+    crate::ledger_view::unavailable(issue, Some(message))
+}
+
+/// The binary `name` installed beside this beectl, else the one on PATH.
+pub fn sibling(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
 }
 
 /// The `bee-hook` installed beside this beectl, else the one on PATH.
 pub fn bee_hook() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("bee-hook")))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from("bee-hook"))
+    sibling("bee-hook")
 }
 
 /// A word the shell keeps as one argument.
@@ -275,8 +279,7 @@ fn write(path: &Path, before: Option<&str>, after: &str) -> std::io::Result<Opti
     let backup = match before {
         Some(text) => {
             let backups = bee_proto::paths::backups_dir().ok_or_else(|| std::io::Error::other("HOME is not set"))?;
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&backups)?;
-            std::fs::set_permissions(&backups, std::fs::Permissions::from_mode(0o700))?;
+            bee_daemon::storage::files::ensure_private_dir(&backups)?;
             let stamp = bee_proto::time::now_rfc3339().replace([':', '-', '.'], "");
             // The settings' own path, flattened: which file a backup is of.
             let name: String = path.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();

@@ -37,17 +37,18 @@ fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendere
         return Rendered::invalid_usage("--since must be before --until");
     }
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return unavailable("io");
+        return unavailable("io", None);
     };
     match store::read_range(&dir, range) {
         Ok(view) => answer(&view, range),
-        Err(issue) => unavailable(issue.as_str()),
+        Err(issue) => unavailable(issue.as_str(), None),
     }
 }
 
-/// No ledger evidence: never a report of zeros.
-fn unavailable(issue: &str) -> Rendered {
-    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, None))
+/// Evidence unavailable (exit 5), with its issue and what went wrong:
+/// never a report of zeros.
+pub fn unavailable(issue: &str, message: Option<String>) -> Rendered {
+    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, message))
 }
 
 fn text(body: String) -> Rendered {
@@ -66,7 +67,7 @@ fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
     format!("{} turns, agent time {}, used {}", time.turns, duration(time.agent_time_ms), duration(time.used_ms))
 }
 
-fn bar(percent: f64) -> String {
+pub fn bar(percent: f64) -> String {
     let filled = ((percent.clamp(0.0, 100.0) / 5.0).round()) as usize;
     format!("[{}{}]", "█".repeat(filled), "░".repeat(20 - filled))
 }

@@ -10,7 +10,7 @@ use bee_daemon::ledger::live;
 use bee_daemon::ledger::prices::PriceTable;
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::{LEDGER_CHANGES_PATH, LedgerChanges, LedgerUnavailable, LiveView, LiveWindow};
+use bee_proto::ledger::{LEDGER_CHANGES_PATH, LedgerChanges, LiveView, LiveWindow};
 use bee_proto::time::parse_rfc3339_ms;
 use bee_proto::usage::WindowKind;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -22,7 +22,8 @@ use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::usage_view::{short_model, thousands};
+use crate::ledger_view::{bar, unavailable};
+use crate::usage_view::{colour_wanted, short_model, thousands};
 
 /// Redraw at least this often: countdowns move, sessions go quiet.
 const REFRESH: Duration = Duration::from_secs(5);
@@ -33,7 +34,7 @@ pub fn top(timezone: Option<String>, once: bool) -> Rendered {
         Err(message) => return Rendered::invalid_usage(format!("--timezone: {message}")),
     };
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return unavailable("io");
+        return unavailable("io", None);
     };
     let prices = PriceTable::bundled();
     let read = || {
@@ -45,12 +46,12 @@ pub fn top(timezone: Option<String>, once: bool) -> Rendered {
     if once || !std::io::stdout().is_terminal() {
         return match read() {
             Ok(view) => Rendered { exit: Exit::Success, bytes: (text(&view).join("\n") + "\n").into_bytes() },
-            Err(issue) => unavailable(issue.as_str()),
+            Err(issue) => unavailable(issue.as_str(), None),
         };
     }
     match run_live(&read) {
         Ok(()) => Rendered { exit: Exit::Success, bytes: Vec::new() },
-        Err(message) => Rendered::json(Exit::Unavailable, &LedgerUnavailable::new("io", Some(message))),
+        Err(message) => unavailable("io", Some(message)),
     }
 }
 
@@ -61,10 +62,6 @@ fn recent_events() -> Vec<serde_json::Value> {
         .and_then(|socket| bee_daemon::client::get(&socket, &path, Duration::from_secs(2)).ok())
         .and_then(|answer| serde_json::from_slice(&answer.body).ok())
         .unwrap_or_default()
-}
-
-fn unavailable(issue: &str) -> Rendered {
-    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, None))
 }
 
 /// Restores the terminal when dropped: on `q`, on an error, on a panic.
@@ -99,7 +96,7 @@ fn run_live(read: &dyn Fn() -> Result<LiveView, bee_proto::delivery::Issue>) -> 
     let mut terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
         .map_err(|err| format!("the terminal: {err}"))?;
     let changed = watch_changes();
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let colour = colour_wanted();
     let mut view = read();
     let mut drawn = Instant::now();
     loop {
@@ -270,8 +267,7 @@ fn text(view: &LiveView) -> Vec<String> {
         lines.push("No quota window: no provider sent a snapshot that has not reset.".to_owned());
     }
     for window in &view.windows {
-        let filled = (window.window.used_percent.clamp(0.0, 100.0) / 5.0).round() as usize;
-        lines.push(format!("{}  [{}{}]", window_name(window), "█".repeat(filled), "░".repeat(20 - filled)));
+        lines.push(format!("{}  {}", window_name(window), bar(window.window.used_percent)));
         lines.extend(window_lines(window, now).into_iter().map(|l| format!("  {l}")));
     }
     lines.push(String::new());

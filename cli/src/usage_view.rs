@@ -10,10 +10,11 @@ use bee_daemon::ledger::rollup::Range;
 use bee_daemon::ledger::usage::{self, UsageAsk};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::{LedgerUnavailable, PriceList, UsageGrouping, UsageReport, UsageRow};
+use bee_proto::ledger::{PriceList, UsageGrouping, UsageReport, UsageRow};
 use std::fmt::Write;
 use std::io::IsTerminal;
 
+use crate::ledger_view::unavailable;
 use beectl::args::{UsageArgs, UsageOutput};
 
 /// Below this many columns the table is compact.
@@ -89,11 +90,6 @@ fn price_table(file: Option<&str>) -> Result<PriceTable, Rendered> {
     }
 }
 
-/// No ledger evidence: never a report of zeros.
-fn unavailable(issue: &str, message: Option<String>) -> Rendered {
-    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, message))
-}
-
 /// `COLUMNS` when set, else the terminal's width, else 80.
 fn terminal_columns() -> usize {
     if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()) {
@@ -103,7 +99,7 @@ fn terminal_columns() -> usize {
 }
 
 /// Colour on a terminal, unless `NO_COLOR` (any value) or a dumb terminal says no.
-fn colour_wanted() -> bool {
+pub fn colour_wanted() -> bool {
     std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |term| term != "dumb")
@@ -139,10 +135,7 @@ pub fn thousands(n: u64) -> String {
 /// `claude-sonnet-4-5-20250929` → `sonnet-4-5`; others as they are.
 pub fn short_model(model: &str) -> &str {
     let name = model.strip_prefix("claude-").unwrap_or(model);
-    match name.rsplit_once('-') {
-        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => name,
-    }
+    bee_daemon::ledger::prices::without_date(name).unwrap_or(name)
 }
 
 fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {

@@ -273,7 +273,7 @@ fn tier_field(key: &str) -> Option<(&str, u64)> {
 }
 
 /// `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`; `gpt-5-2025-08-07` → `gpt-5`.
-fn without_date(model: &str) -> Option<&str> {
+pub fn without_date(model: &str) -> Option<&str> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if let Some((name, date)) = model.rsplit_once('-')
         && date.len() == 8
