@@ -47,8 +47,11 @@ pub fn run(command: &[OsString], format: Option<&str>, append: bool) -> ExitCode
         return if command.is_empty() { ExitCode::from(1) } else { prompt::pass_through(command) };
     }
     let (input, whole) = prompt::read_stdin_prefix();
+    // Parsed once, for Bee's line and the snapshots alike; a cut-off input
+    // is no JSON.
+    let given: Value = if whole { serde_json::from_slice(&input).unwrap_or(Value::Null) } else { Value::Null };
     let status = if command.is_empty() {
-        let line = own_line(&input, format);
+        let line = own_line(&given, format);
         output::write_stdout(format!("{line}\n").as_bytes());
         0
     } else {
@@ -61,7 +64,7 @@ pub fn run(command: &[OsString], format: Option<&str>, append: bool) -> ExitCode
         };
         let mut bytes = produced.bytes;
         if append && produced.status == 0 {
-            let line = own_line(&input, format);
+            let line = own_line(&given, format);
             if !line.is_empty() {
                 while bytes.last() == Some(&b'\n') {
                     bytes.pop();
@@ -77,16 +80,21 @@ pub fn run(command: &[OsString], format: Option<&str>, append: bool) -> ExitCode
         produced.status
     };
     if whole {
-        ledger::record(snapshots(&input, &bee_proto::time::now_rfc3339()));
+        ledger::record(snapshots(&given, &bee_proto::time::now_rfc3339()));
     }
     ExitCode::from(status)
 }
 
-/// Bee's line for `input`, with beed's glance when beed answers in time.
-fn own_line(input: &[u8], format: &str) -> String {
-    let status: Value = serde_json::from_slice(input).unwrap_or(Value::Null);
-    let glance = ask_glance();
-    render(format, &fields(&status, glance.as_ref(), bee_proto::time::now_unix_ms()))
+/// Bee's line for the status-line input, with beed's glance when the line
+/// needs the ledger (today's figures, or a window the input lacks) and beed
+/// answers in time: no socket round trip otherwise.
+fn own_line(status: &Value, format: &str) -> String {
+    let lacks = |window: &str| percent(&status["rate_limits"][window]["used_percentage"]).is_none();
+    let needs_ledger = format.contains("{today_")
+        || (format.contains("{five_hour") && lacks("five_hour"))
+        || (format.contains("{weekly") && lacks("seven_day"));
+    let glance = if needs_ledger { ask_glance() } else { None };
+    render(format, &fields(status, glance.as_ref(), bee_proto::time::now_unix_ms()))
 }
 
 fn ask_glance() -> Option<LedgerGlance> {
@@ -206,9 +214,8 @@ pub fn render(format: &str, fields: &[(&'static str, Option<String>)]) -> String
 }
 
 /// The quota snapshots in a status-line input; none when it carries none.
-pub fn snapshots(input: &[u8], now: &str) -> Vec<LedgerRecord> {
-    let Ok(value) = serde_json::from_slice::<Value>(input) else { return Vec::new() };
-    let Some(limits) = value.get("rate_limits") else { return Vec::new() };
+pub fn snapshots(input: &Value, now: &str) -> Vec<LedgerRecord> {
+    let Some(limits) = input.get("rate_limits") else { return Vec::new() };
     [("five_hour", WindowKind::FiveHour, 300), ("seven_day", WindowKind::Weekly, 10_080)]
         .into_iter()
         .filter_map(|(name, window, minutes)| {
@@ -221,21 +228,12 @@ pub fn snapshots(input: &[u8], now: &str) -> Vec<LedgerRecord> {
                     window,
                     window_minutes: Some(minutes),
                     used_percent: used,
-                    resets_at_utc: entry.get("resets_at").and_then(reset_time),
+                    resets_at_utc: entry.get("resets_at").and_then(reset_ms).map(bee_proto::time::format_unix_ms),
                     limit_id: None,
                 },
             })
         })
         .collect()
-}
-
-/// `resets_at` as unix seconds or as an RFC 3339 UTC time.
-fn reset_time(value: &Value) -> Option<String> {
-    match value {
-        Value::Number(n) => n.as_u64().and_then(bee_proto::time::format_unix_seconds),
-        Value::String(text) => bee_proto::time::parse_rfc3339(text).map(bee_proto::time::format_rfc3339),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -245,6 +243,10 @@ mod tests {
     use bee_proto::usage::Counters;
 
     const NOW: i64 = 1_796_032_200_000; // 2026-11-30T09:50:00Z
+
+    fn snapshots(input: &[u8], now: &str) -> Vec<LedgerRecord> {
+        super::snapshots(&serde_json::from_slice(input).unwrap_or(Value::Null), now)
+    }
 
     #[test]
     fn snapshots_from_a_status_line_input() {
