@@ -318,7 +318,7 @@ fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
                 ("anthropic-ratelimit-unified-status", "rejected"),
                 ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
                 ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
-                ("anthropic-ratelimit-unified-5h-reset", "1796090000"),
+                ("anthropic-ratelimit-unified-5h-reset", five_hour_reset().as_str()),
             ] {
                 answer.headers.push((name.into(), value.into()));
             }
@@ -376,10 +376,26 @@ fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
             ("request-id".into(), format!("req_mock_{k:03}")),
             ("anthropic-ratelimit-unified-status".into(), "allowed".into()),
             ("anthropic-ratelimit-unified-5h-utilization".into(), "0.42".into()),
-            ("anthropic-ratelimit-unified-5h-reset".into(), "1796090000".into()),
+            ("anthropic-ratelimit-unified-5h-reset".into(), five_hour_reset()),
         ],
         body: sse(&events),
     }
+}
+
+/// When the served windows reset (unix seconds): fixed for the whole run, as
+/// a provider's current window is, and ahead of the clock, so no test
+/// outlives its windows.
+fn five_hour_reset() -> String {
+    (windows_base() + 9_000).to_string()
+}
+
+fn weekly_reset() -> String {
+    (windows_base() + 420_000).to_string()
+}
+
+fn windows_base() -> u64 {
+    static BASE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BASE.get_or_init(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()))
 }
 
 fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
@@ -390,10 +406,10 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         vec![
             (format!("{prefix}-primary-used-percent"), used.to_owned()),
             (format!("{prefix}-primary-window-minutes"), "300".to_owned()),
-            (format!("{prefix}-primary-reset-at"), "1796090000".to_owned()),
+            (format!("{prefix}-primary-reset-at"), five_hour_reset()),
             (format!("{prefix}-secondary-used-percent"), "12.0".to_owned()),
             (format!("{prefix}-secondary-window-minutes"), "10080".to_owned()),
-            (format!("{prefix}-secondary-reset-at"), "1796500000".to_owned()),
+            (format!("{prefix}-secondary-reset-at"), weekly_reset()),
         ]
     };
     if text.contains("LIMIT") {
@@ -401,7 +417,7 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         let mut answer = Answer::json(
             429,
             json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
-                             "plan_type": "plus", "resets_at": 1796090000u64, "resets_in_seconds": 9000}}),
+                             "plan_type": "plus", "resets_at": five_hour_reset().parse::<u64>().unwrap_or(0), "resets_in_seconds": 9000}}),
         );
         if !text.contains("NOHEADERS") {
             answer.headers = family(1, "100.0");
