@@ -353,12 +353,7 @@ fn canary_receipts(report: &mut AuditReport, hooks: &[(&str, HookRun)], listed: 
             set(&mut report.receipts, Boundary::Coverage, ReceiptStatus::Fail, text);
         }
     }
-    evidence.unverified = report
-        .receipts
-        .iter()
-        .filter(|receipt| receipt.status == ReceiptStatus::Unknown)
-        .map(|receipt| receipt.boundary)
-        .collect();
+    evidence.note_unverified(&report.receipts);
     report.class = evidence.classify(now_ms);
 }
 

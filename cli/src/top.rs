@@ -55,11 +55,12 @@ pub fn top(timezone: Option<String>, once: bool) -> Rendered {
     }
 }
 
-/// beed's recent hook events (none when beed is down).
+/// beed's recent hook events, its default count (none when beed is down):
+/// enough for the sessions of one screen, a fraction of the largest answer.
 fn recent_events() -> Vec<serde_json::Value> {
-    let path = format!("{}?limit={}", bee_proto::events::EVENTS_RECENT_PATH, bee_proto::events::MAX_RECENT);
+    let path = bee_proto::events::EVENTS_RECENT_PATH;
     bee_proto::paths::socket_path()
-        .and_then(|socket| bee_daemon::client::get(&socket, &path, Duration::from_secs(2)).ok())
+        .and_then(|socket| bee_daemon::client::get(&socket, path, Duration::from_secs(2)).ok())
         .and_then(|answer| serde_json::from_slice(&answer.body).ok())
         .unwrap_or_default()
 }

@@ -137,6 +137,15 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// Notes the boundaries whose receipt is `unknown`: nothing proved them.
+    pub fn note_unverified(&mut self, receipts: &[Receipt]) {
+        self.unverified = receipts
+            .iter()
+            .filter(|receipt| receipt.status == ReceiptStatus::Unknown)
+            .map(|receipt| receipt.boundary)
+            .collect();
+    }
+
     /// The class of this evidence at `now_ms`: the first rule that applies,
     /// in the contract's order (delivery → persistence → presentation →
     /// manifest and coverage → stale evidence → a legitimate wait → the

@@ -223,11 +223,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
         None => unknown(Boundary::Outcome, "no outcome check configured"),
     });
 
-    evidence.unverified = receipts
-        .iter()
-        .filter(|receipt| receipt.status == ReceiptStatus::Unknown)
-        .map(|receipt| receipt.boundary)
-        .collect();
+    evidence.note_unverified(&receipts);
     let spooled_at = pending.iter().filter_map(|line| bee_proto::time::parse_rfc3339_ms(&line.at_utc));
     evidence.newest_ms = stored.iter().map(|e| e.received_at_ms).chain(spooled_at).max();
     Ok(AuditReport {

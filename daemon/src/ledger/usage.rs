@@ -133,8 +133,8 @@ pub struct Inputs<'a> {
 enum GroupKey {
     /// A bucket of time (its start).
     Time(i64),
-    /// A block of one provider (its start).
-    Block(i64, Provider),
+    /// A block: its start, provider, end and where its bounds come from.
+    Block(i64, Provider, i64, BlockSource),
     /// A session or a model (`None`: the parts did not say).
     Name(Option<String>),
 }
@@ -159,8 +159,8 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             }
         },
     };
-    let blocks = ask.by == UsageGrouping::Block;
-    let block_of = if blocks {
+    // Blocks come out in order of start, then provider: their group keys sort so.
+    let block_of = if ask.by == UsageGrouping::Block {
         let mut starts: Vec<(Provider, i64)> = inputs.parts.keys().map(|k| (k.provider, k.bucket)).collect();
         starts.extend(inputs.reported.iter().map(|c| (c.provider, (inputs.bucket)(c.provider, c.at_ms))));
         infer_blocks(starts, inputs.windows)
@@ -171,9 +171,10 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         UsageGrouping::Day | UsageGrouping::Week | UsageGrouping::Month => GroupKey::Time(bucket),
         UsageGrouping::Session => GroupKey::Name(session.clone()),
         UsageGrouping::Model => GroupKey::Name(model.clone()),
-        UsageGrouping::Block => {
-            GroupKey::Block(block_of.get(&(provider, bucket)).map_or(bucket, |span| span.0), provider)
-        }
+        UsageGrouping::Block => match block_of.get(&(provider, bucket)) {
+            Some(&(start, end, source)) => GroupKey::Block(start, provider, end, source),
+            None => GroupKey::Block(bucket, provider, bucket + BLOCK_MS, BlockSource::Inferred),
+        },
     };
     let mut groups: BTreeMap<GroupKey, UsageRow> = BTreeMap::new();
     let mut unpriced_models: Vec<String> = Vec::new();
@@ -225,11 +226,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
                         _ => ask.zone.day_key(start),
                     })
                 }
-                GroupKey::Block(start, provider) => {
-                    let (end, source) = block_of
-                        .values()
-                        .find(|span| span.0 == start && span.3 == provider)
-                        .map_or((start + BLOCK_MS, BlockSource::Inferred), |span| (span.1, span.2));
+                GroupKey::Block(start, provider, end, source) => {
                     row.key = Some(format_unix_ms(start));
                     row.block = Some(BlockSpan {
                         provider,
@@ -248,11 +245,6 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             row
         })
         .collect();
-    if blocks {
-        rows.sort_by(|a, b| {
-            (&a.key, a.block.as_ref().map(|b| b.provider)).cmp(&(&b.key, b.block.as_ref().map(|b| b.provider)))
-        });
-    }
     let mut totals = UsageRow::default();
     for row in &rows {
         totals.add(row);
@@ -310,9 +302,8 @@ fn round_costs(row: &mut UsageRow) {
     }
 }
 
-/// Each (provider, bucket) with activity → its block: `(start, end,
-/// source, provider)`.
-type BlockMap = BTreeMap<(Provider, i64), (i64, i64, BlockSource, Provider)>;
+/// Each (provider, bucket) with activity → its block: `(start, end, source)`.
+type BlockMap = BTreeMap<(Provider, i64), (i64, i64, BlockSource)>;
 
 /// Blocks over the buckets with activity: a bucket that is a provider's
 /// window start is that window; other (hour) buckets open an inferred
@@ -325,7 +316,7 @@ fn infer_blocks(mut starts: Vec<(Provider, i64)>, windows: &Windows) -> BlockMap
     let mut open: Option<(Provider, i64, i64)> = None;
     for (provider, bucket) in starts {
         if let Some(window) = windows.get(&provider).and_then(|spans| spans.iter().find(|w| w.0 == bucket)) {
-            blocks.insert((provider, bucket), (window.0, window.1, BlockSource::ProviderWindow, provider));
+            blocks.insert((provider, bucket), (window.0, window.1, BlockSource::ProviderWindow));
             continue;
         }
         let block = match open {
@@ -339,7 +330,7 @@ fn infer_blocks(mut starts: Vec<(Provider, i64)>, windows: &Windows) -> BlockMap
             }
         };
         open = Some((provider, block.0, block.1));
-        blocks.insert((provider, bucket), (block.0, block.1, BlockSource::Inferred, provider));
+        blocks.insert((provider, bucket), (block.0, block.1, BlockSource::Inferred));
     }
     blocks
 }
