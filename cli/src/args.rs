@@ -157,6 +157,46 @@ enum CliCommand {
     /// Claude Code hook settings.
     #[command(subcommand)]
     Hooks(HooksCli),
+    /// Wire Claude Code to Bee in one step: the turn and event hooks, Bee's status line
+    /// (an existing one keeps running, Bee's line after it), optionally a prompt block,
+    /// the pinned manifest, and beed as a user service, started. Run it again: it changes
+    /// nothing. `--undo` takes out exactly what it added.
+    #[command(
+        after_help = "Examples:\n  beectl setup --dry-run          # every change as a diff, nothing written\n  beectl setup                    # ~/.claude/settings.json and the user service\n  beectl setup --project . --prompt-block .claude/steering.md\n  beectl setup --undo"
+    )]
+    Setup {
+        /// The project whose .claude/settings.json is changed [default: the user's ~/.claude/settings.json].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "user")]
+        project: Option<String>,
+        /// Change ~/.claude/settings.json (the default).
+        #[arg(long)]
+        user: bool,
+        /// Also deliver this file's text as context on every prompt (`bee-hook prompt --block`).
+        #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "undo")]
+        prompt_block: Option<String>,
+        /// Comma-separated event names [default: SessionStart, PreToolUse, PostToolUse, Stop].
+        #[arg(long, value_name = "EVENTS", value_parser = NonEmptyStringValueParser::new(), conflicts_with_all = ["reference", "undo"])]
+        events: Option<String>,
+        /// The twelve event groups the reference pipeline configures (a broader set, opt-in).
+        #[arg(long, conflicts_with = "undo")]
+        reference: bool,
+        /// Add the team events: SubagentStart, SubagentStop, TaskCreated, TaskCompleted, TeammateIdle.
+        #[arg(long, conflicts_with = "undo")]
+        team: bool,
+        /// The source app the hooks report as [default: the project directory's name, or claude-code].
+        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "undo")]
+        source_app: Option<String>,
+        /// The user service: auto (systemd on Linux, launchd on macOS), systemd, launchd, or
+        /// none (beed is started directly, no unit).
+        #[arg(long, value_name = "MANAGER", default_value = "auto", value_parser = ["auto", "systemd", "launchd", "none"])]
+        service: String,
+        /// Print every change as a diff; write nothing, start nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Take out exactly what setup added (the original settings byte for byte when untouched since).
+        #[arg(long)]
+        undo: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -174,6 +214,18 @@ struct PinnedCli {
     /// `unhealthy` for every class but healthy: a gate a CI can use.
     #[arg(long, value_name = "CLASSES", value_parser = NonEmptyStringValueParser::new())]
     fail_on: Option<String>,
+}
+
+/// `--events`: comma-separated event names.
+fn event_list(text: Option<String>) -> Result<Vec<String>, String> {
+    let events: Vec<String> = match text {
+        Some(list) => list.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned).collect(),
+        None => Vec::new(),
+    };
+    if events.iter().any(|e| !e.chars().all(|c| c.is_ascii_alphanumeric())) {
+        return Err("--events: event names are letters and digits, comma-separated".into());
+    }
+    Ok(events)
 }
 
 /// `--fail-on`: class names, or `unhealthy` for all but `healthy`.
@@ -460,6 +512,7 @@ pub enum Command {
     Canary(AuditArgs),
     HooksInstall(InstallArgs),
     HooksUninstall(UninstallArgs),
+    Setup(SetupArgs),
 }
 
 /// `beectl audit` and `beectl audit canary`.
@@ -486,6 +539,23 @@ pub struct InstallArgs {
     pub team: bool,
     pub source_app: Option<String>,
     pub dry_run: bool,
+}
+
+/// `beectl setup`.
+#[derive(Debug)]
+pub struct SetupArgs {
+    /// `None`: the user's settings.
+    pub project: Option<String>,
+    pub prompt_block: Option<String>,
+    /// Explicit events; empty: the preset.
+    pub events: Vec<String>,
+    pub reference: bool,
+    pub team: bool,
+    pub source_app: Option<String>,
+    /// `systemd`, `launchd` or `none`.
+    pub service: String,
+    pub dry_run: bool,
+    pub undo: bool,
 }
 
 /// `beectl hooks uninstall`.
@@ -779,14 +849,30 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
             dry_run,
         }),
+        CliCommand::Setup {
+            project,
+            user: _,
+            prompt_block,
+            events,
+            reference,
+            team,
+            source_app,
+            service,
+            dry_run,
+            undo,
+        } => Command::Setup(SetupArgs {
+            project,
+            prompt_block,
+            events: event_list(events)?,
+            reference,
+            team,
+            source_app,
+            service,
+            dry_run,
+            undo,
+        }),
         CliCommand::Hooks(HooksCli::Install { project, user, events, reference, team, source_app, dry_run }) => {
-            let events: Vec<String> = match events {
-                Some(list) => list.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned).collect(),
-                None => Vec::new(),
-            };
-            if events.iter().any(|e| !e.chars().all(|c| c.is_ascii_alphanumeric())) {
-                return Err("--events: event names are letters and digits, comma-separated".into());
-            }
+            let events = event_list(events)?;
             Command::HooksInstall(InstallArgs {
                 project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
                 events,

@@ -189,7 +189,7 @@ struct Control {
     message: Option<String>,
 }
 
-fn running() -> Option<DaemonStatus> {
+pub(crate) fn running() -> Option<DaemonStatus> {
     let socket = bee_proto::paths::socket_path()?;
     let answer = client::get(&socket, STATUS_PATH, Duration::from_secs(3)).ok()?;
     serde_json::from_slice(&answer.body).ok()
@@ -206,11 +206,36 @@ pub fn start() -> Rendered {
 }
 
 fn start_as(action: &'static str) -> Rendered {
+    let done = launch();
+    control(action, done.outcome, done.pid, done.message)
+}
+
+pub fn stop() -> Rendered {
+    let done = halt();
+    control("stop", done.outcome, done.pid, done.message)
+}
+
+/// What starting or stopping beed came to.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    /// `started`, `already_running`, `stopped`, `not_running` or `failed`.
+    pub outcome: &'static str,
+    pub pid: Option<u32>,
+    pub message: Option<String>,
+}
+
+fn outcome(outcome: &'static str, pid: Option<u32>, message: Option<String>) -> Outcome {
+    Outcome { outcome, pid, message }
+}
+
+/// Starts beed in the background (its log beside its socket) and waits
+/// until it answers.
+pub(crate) fn launch() -> Outcome {
     if let Some(status) = running() {
-        return control(action, "already_running", Some(status.pid), None);
+        return outcome("already_running", Some(status.pid), None);
     }
     let Some(run_dir) = bee_proto::paths::socket_path().and_then(|s| s.parent().map(std::path::Path::to_owned)) else {
-        return control(action, "failed", None, Some("neither BEE_HOME nor HOME is set".into()));
+        return outcome("failed", None, Some("neither BEE_HOME nor HOME is set".into()));
     };
     // beed's own log, for when it does not come up.
     let log_path = run_dir.join("beed.log");
@@ -218,7 +243,7 @@ fn start_as(action: &'static str) -> Rendered {
         .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&log_path));
     let log = match log {
         Ok(log) => log,
-        Err(err) => return control(action, "failed", None, Some(format!("{}: {err}", log_path.display()))),
+        Err(err) => return outcome("failed", None, Some(format!("{}: {err}", log_path.display()))),
     };
     let mut command = std::process::Command::new(crate::hooks::sibling("beed"));
     command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log);
@@ -226,16 +251,15 @@ fn start_as(action: &'static str) -> Rendered {
     command.process_group(0);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(err) => return control(action, "failed", None, Some(format!("cannot run beed: {err}"))),
+        Err(err) => return outcome("failed", None, Some(format!("cannot run beed: {err}"))),
     };
     let deadline = std::time::Instant::now() + SETTLE;
     while std::time::Instant::now() < deadline {
         if let Some(status) = running() {
-            return control(action, "started", Some(status.pid), Some(format!("log: {}", log_path.display())));
+            return outcome("started", Some(status.pid), Some(format!("log: {}", log_path.display())));
         }
         if let Ok(Some(exit)) = child.try_wait() {
-            return control(
-                action,
+            return outcome(
                 "failed",
                 None,
                 Some(format!("beed exited ({exit}) before answering; see {}", log_path.display())),
@@ -243,29 +267,30 @@ fn start_as(action: &'static str) -> Rendered {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    control(action, "failed", Some(child.id()), Some(format!("beed did not answer within {SETTLE:?}")))
+    outcome("failed", Some(child.id()), Some(format!("beed did not answer within {SETTLE:?}")))
 }
 
-pub fn stop() -> Rendered {
+/// Asks the running beed to stop (SIGTERM) and waits until it is gone.
+pub(crate) fn halt() -> Outcome {
     let Some(status) = running() else {
-        return control("stop", "not_running", None, None);
+        return outcome("not_running", None, None);
     };
     let Some(pid) = i32::try_from(status.pid).ok().and_then(rustix::process::Pid::from_raw) else {
-        return control("stop", "failed", None, Some(format!("beed reported pid {}", status.pid)));
+        return outcome("failed", None, Some(format!("beed reported pid {}", status.pid)));
     };
     if let Err(err) = rustix::process::kill_process(pid, rustix::process::Signal::TERM) {
-        return control("stop", "failed", Some(status.pid), Some(format!("cannot signal beed: {err}")));
+        return outcome("failed", Some(status.pid), Some(format!("cannot signal beed: {err}")));
     }
     // Gone means the process, not only its socket: until it has exited it
     // still holds the stores, and a new beed would wait for them.
     let deadline = std::time::Instant::now() + SETTLE;
     while std::time::Instant::now() < deadline {
         if rustix::process::test_kill_process(pid).is_err() || exited_unreaped(status.pid) {
-            return control("stop", "stopped", Some(status.pid), None);
+            return outcome("stopped", Some(status.pid), None);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    control("stop", "failed", Some(status.pid), Some(format!("beed {} still runs after {SETTLE:?}", status.pid)))
+    outcome("failed", Some(status.pid), Some(format!("beed {} still runs after {SETTLE:?}", status.pid)))
 }
 
 /// Whether `pid` has exited and waits only to be reaped (a zombie: its

@@ -13,9 +13,10 @@ use bee_proto::exit::Exit;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::file_change::FileChange;
 use beectl::args::{InstallArgs, UninstallArgs};
 
 /// What `hooks install` did.
@@ -35,7 +36,7 @@ struct Installed {
     manifest_status: String,
 }
 
-fn failed(issue: &str, message: String) -> Rendered {
+pub(crate) fn failed(issue: &str, message: String) -> Rendered {
     crate::ledger_view::unavailable(issue, Some(message))
 }
 
@@ -54,7 +55,7 @@ pub fn bee_hook() -> PathBuf {
 }
 
 /// A word the shell keeps as one argument.
-fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
         word.to_owned()
     } else {
@@ -64,14 +65,14 @@ fn shell_word(word: &str) -> String {
 
 /// A `settings.json` as found: its path, its text (`None`: no file yet),
 /// its value (an empty object for no file).
-struct Settings {
-    path: PathBuf,
-    before: Option<String>,
-    value: Value,
+pub(crate) struct Settings {
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub value: Value,
 }
 
 /// The settings of `project` (`None`: the user's) and the default source app.
-fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendered> {
+pub(crate) fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendered> {
     match project {
         Some(dir) => {
             let dir = match std::path::absolute(dir).and_then(std::fs::canonicalize) {
@@ -88,16 +89,8 @@ fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendered> {
     }
 }
 
-fn load(path: PathBuf) -> Result<Settings, Rendered> {
-    let before = match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.file_type().is_file() => match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(err) => return Err(failed("io", format!("{}: {err}", path.display()))),
-        },
-        Ok(_) => return Err(failed("io", format!("{} is not a regular file; not touched", path.display()))),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => return Err(failed("io", format!("{}: {err}", path.display()))),
-    };
+pub(crate) fn load(path: PathBuf) -> Result<Settings, Rendered> {
+    let before = FileChange::read(&path).map_err(|message| failed("io", message))?;
     let value = match &before {
         Some(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(text).map_err(|err| {
             failed("settings_invalid", format!("{} is not JSON ({err}); not touched", path.display()))
@@ -105,6 +98,18 @@ fn load(path: PathBuf) -> Result<Settings, Rendered> {
         _ => Value::Object(Map::new()),
     };
     Ok(Settings { path, before, value })
+}
+
+impl Settings {
+    /// The file's change: its value written out when `changed`, else as it was.
+    pub(crate) fn change(&self, changed: bool) -> Result<FileChange, Rendered> {
+        let after = if changed {
+            Some(serde_json::to_string_pretty(&self.value).map_err(|err| failed("io", err.to_string()))? + "\n")
+        } else {
+            self.before.clone()
+        };
+        Ok(FileChange { path: self.path.clone(), before: self.before.clone(), after })
+    }
 }
 
 /// The change as a diff (`--dry-run`), or written with a backup of the old
@@ -115,24 +120,39 @@ enum Applied {
 }
 
 fn apply(settings: &Settings, changed: bool, dry_run: bool, what: &str) -> Result<Applied, Rendered> {
-    let after = serde_json::to_string_pretty(&settings.value).map_err(|err| failed("io", err.to_string()))? + "\n";
-    let shown = settings.path.display().to_string();
+    let change = settings.change(changed)?;
     if dry_run {
-        let old = settings.before.clone().unwrap_or_default();
-        let diff = similar::TextDiff::from_lines(&old, &after)
-            .unified_diff()
-            .header(&format!("{shown} (now)"), &format!("{shown} (after {what})"))
-            .to_string();
-        let body = if changed { diff } else { format!("no change to {shown}\n") };
-        return Ok(Applied::Shown(Rendered { exit: Exit::Success, bytes: body.into_bytes() }));
+        return Ok(Applied::Shown(Rendered { exit: Exit::Success, bytes: change.diff(what).into_bytes() }));
     }
     if !changed {
         return Ok(Applied::Written(None));
     }
-    match write(&settings.path, settings.before.as_deref(), &after) {
+    match change.write(true) {
         Ok(saved) => Ok(Applied::Written(saved.map(|p| p.display().to_string()))),
-        Err(err) => Err(failed("io", format!("{shown}: {err}"))),
+        Err(err) => Err(failed("io", format!("{}: {err}", settings.path.display()))),
     }
+}
+
+/// The events to wire: an explicit list, else the reference's twelve or
+/// the minimal lifecycle, with the team events added on request.
+pub(crate) fn chosen_events(explicit: Vec<String>, reference: bool, team: bool) -> Vec<String> {
+    let mut events: Vec<String> = match (explicit.is_empty(), reference) {
+        (false, _) => explicit,
+        (true, true) => REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
+        (true, false) => MINIMAL_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
+    };
+    if team {
+        events.extend(TEAM_EVENTS.iter().map(|e| (*e).to_owned()).filter(|e| !events.contains(e)).collect::<Vec<_>>());
+    }
+    events
+}
+
+/// A source app's name as the hooks report it: no spaces or control characters.
+pub(crate) fn check_source_app(source_app: &str) -> Result<(), Rendered> {
+    if source_app.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(Rendered::invalid_usage("--source-app: no spaces or control characters"));
+    }
+    Ok(())
 }
 
 pub fn install(args: InstallArgs) -> Rendered {
@@ -141,17 +161,10 @@ pub fn install(args: InstallArgs) -> Rendered {
         Err(rendered) => return rendered,
     };
     let source_app = args.source_app.unwrap_or(default_app);
-    if source_app.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Rendered::invalid_usage("--source-app: no spaces or control characters");
+    if let Err(rendered) = check_source_app(&source_app) {
+        return rendered;
     }
-    let mut events: Vec<String> = match (args.events.is_empty(), args.reference) {
-        (false, _) => args.events,
-        (true, true) => REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
-        (true, false) => MINIMAL_EVENTS.iter().map(|e| (*e).to_owned()).collect(),
-    };
-    if args.team {
-        events.extend(TEAM_EVENTS.iter().map(|e| (*e).to_owned()).filter(|e| !events.contains(e)).collect::<Vec<_>>());
-    }
+    let events = chosen_events(args.events, args.reference, args.team);
     let bee_hook = bee_hook().display().to_string();
     let command = format!("{} event --source-app {}", shell_word(&bee_hook), shell_word(&source_app));
     let mut settings = match load(path) {
@@ -191,7 +204,7 @@ pub const MANIFEST_FILE: &str = "bee-manifest.json";
 /// app, the installed Claude Code's version) beside `settings`, unless one
 /// is there (it is the user's to keep) or no `claude` answers for its
 /// version (a manifest cannot pin what nobody checked).
-fn pin_manifest(settings: &Path, source_app: &str, events: &[String]) -> (Option<String>, String) {
+pub(crate) fn pin_manifest(settings: &Path, source_app: &str, events: &[String]) -> (Option<String>, String) {
     let Some(path) = settings.parent().map(|dir| dir.join(MANIFEST_FILE)) else {
         return (None, "no directory for a manifest".to_owned());
     };
@@ -267,37 +280,4 @@ pub fn uninstall(args: UninstallArgs) -> Rendered {
             backup,
         },
     )
-}
-
-/// Backs up `before` (when there was a file) in `~/.bee/backups` and
-/// replaces the file with `after` atomically, keeping its mode. Returns the
-/// backup's path.
-fn write(path: &Path, before: Option<&str>, after: &str) -> std::io::Result<Option<PathBuf>> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("settings path has no directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).unwrap_or(0o600);
-    let backup = match before {
-        Some(text) => {
-            let backups = bee_proto::paths::backups_dir().ok_or_else(|| std::io::Error::other("HOME is not set"))?;
-            bee_daemon::storage::files::ensure_private_dir(&backups)?;
-            let stamp = bee_proto::time::now_rfc3339().replace([':', '-', '.'], "");
-            // The settings' own path, flattened: which file a backup is of.
-            let name: String = path.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();
-            let backup = backups.join(format!("{}-{stamp}", name.trim_start_matches('_')));
-            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&backup)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            Some(backup)
-        }
-        None => None,
-    };
-    let temporary = dir.join(format!(".settings.json.bee-{}", uuid::Uuid::new_v4().simple()));
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
-    file.write_all(after.as_bytes())?;
-    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-    file.sync_all()?;
-    std::fs::rename(&temporary, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temporary);
-    })?;
-    Ok(backup)
 }

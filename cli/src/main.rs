@@ -10,10 +10,13 @@ mod audit;
 mod budget;
 mod daemon;
 mod delivery;
+mod file_change;
 mod hooks;
 mod ingest;
 mod ledger_view;
 mod run;
+mod service;
+mod setup;
 mod table;
 mod token;
 mod token_input;
@@ -79,5 +82,6 @@ fn run(command: args::Command) -> Rendered {
         args::Command::Canary(canary) => audit::canary(canary),
         args::Command::HooksInstall(install) => hooks::install(install),
         args::Command::HooksUninstall(uninstall) => hooks::uninstall(uninstall),
+        args::Command::Setup(setup) => setup::setup(setup),
     }
 }

@@ -46,6 +46,12 @@ pub fn backups_dir() -> Option<PathBuf> {
     bee_dir().map(|dir| dir.join("backups"))
 }
 
+/// Where `beectl setup` keeps its receipts (`~/.bee/setup`): what it
+/// changed, so that `--undo` takes out exactly that.
+pub fn setup_dir() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("setup"))
+}
+
 pub fn spool_dir() -> Option<PathBuf> {
     bee_dir().map(|dir| dir.join("spool"))
 }

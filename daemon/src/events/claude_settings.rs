@@ -41,9 +41,7 @@ pub fn is_event_hook(command: &str, source_app: &str) -> bool {
 
 /// Whether `command` runs `bee-hook event`, for any source app: Bee's own entry.
 pub fn is_bee_event_hook(command: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let runs_bee_hook = words.first().is_some_and(|program| program.trim_matches(['"', '\'']).ends_with("bee-hook"));
-    runs_bee_hook && words.get(1) == Some(&"event")
+    runs_bee_hook(command, "event")
 }
 
 fn commands(group: &Value) -> impl Iterator<Item = &str> {
@@ -77,6 +75,65 @@ pub enum MergeError {
     EventNotAList(String),
 }
 
+/// What adding one hook did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// A hook that counts as present was there already.
+    Unchanged,
+    Added,
+    /// Bee's own entry ran this older command; it now runs the new one.
+    Replaced(String),
+}
+
+/// A hook to add: the event, the command, Claude Code's timeout for it.
+#[derive(Debug, Clone, Copy)]
+pub struct NewHook<'a> {
+    pub event: &'a str,
+    pub command: &'a str,
+    pub timeout_seconds: Option<u64>,
+}
+
+/// Adds `hook` unless a hook whose command is `present` is there; a hook
+/// whose command is `ours` (Bee's own, for something else) is pointed at
+/// the new command in place instead of getting a sibling. Everything else
+/// in `settings` is kept as it was, in its order.
+pub fn add_hook(
+    settings: &mut Value,
+    hook: NewHook<'_>,
+    present: impl Fn(&str) -> bool,
+    ours: impl Fn(&str) -> bool,
+) -> Result<Added, MergeError> {
+    let root = settings.as_object_mut().ok_or(MergeError::NotAnObject)?;
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks.as_object_mut().ok_or(MergeError::HooksNotAnObject)?;
+    let groups = hooks.entry(hook.event.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
+    let groups = groups.as_array_mut().ok_or_else(|| MergeError::EventNotAList(hook.event.to_owned()))?;
+    if groups.iter().any(|group| commands(group).any(&present)) {
+        return Ok(Added::Unchanged);
+    }
+    let existing = groups
+        .iter_mut()
+        .flat_map(|group| group.get_mut("hooks").and_then(Value::as_array_mut))
+        .flatten()
+        .find(|entry| entry.get("command").and_then(Value::as_str).is_some_and(&ours));
+    if let Some(entry) = existing {
+        let old = entry.get("command").and_then(Value::as_str).unwrap_or_default().to_owned();
+        entry["command"] = Value::String(hook.command.to_owned());
+        return Ok(Added::Replaced(old));
+    }
+    let mut entry = json!({"type": "command", "command": hook.command});
+    if let Some(timeout) = hook.timeout_seconds {
+        entry["timeout"] = json!(timeout);
+    }
+    let group = if TOOL_EVENTS.contains(&hook.event) {
+        json!({"matcher": "", "hooks": [entry]})
+    } else {
+        json!({"hooks": [entry]})
+    };
+    groups.push(group);
+    Ok(Added::Added)
+}
+
 /// Adds a `command` hook for each of `events` that does not already run
 /// `bee-hook event --source-app source_app`; Bee's own entry for another
 /// source app is replaced in place, not added to. Returns the events
@@ -87,50 +144,38 @@ pub fn merge(
     command: &str,
     source_app: &str,
 ) -> Result<Vec<String>, MergeError> {
-    let root = settings.as_object_mut().ok_or(MergeError::NotAnObject)?;
-    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks.as_object_mut().ok_or(MergeError::HooksNotAnObject)?;
-    let mut added = Vec::new();
+    let mut changed = Vec::new();
     for event in events {
-        let groups = hooks.entry(event.clone()).or_insert_with(|| Value::Array(Vec::new()));
-        let groups = groups.as_array_mut().ok_or_else(|| MergeError::EventNotAList(event.clone()))?;
-        if groups.iter().any(|group| commands(group).any(|c| is_event_hook(c, source_app))) {
-            continue;
+        let hook = NewHook { event, command, timeout_seconds: None };
+        if add_hook(settings, hook, |c| is_event_hook(c, source_app), is_bee_event_hook)? != Added::Unchanged {
+            changed.push(event.clone());
         }
-        let ours = groups
-            .iter_mut()
-            .flat_map(|group| group.get_mut("hooks").and_then(Value::as_array_mut))
-            .flatten()
-            .find(|hook| hook.get("command").and_then(Value::as_str).is_some_and(is_bee_event_hook));
-        if let Some(hook) = ours {
-            hook["command"] = Value::String(command.to_owned());
-            added.push(event.clone());
-            continue;
-        }
-        let hook = json!({"type": "command", "command": command});
-        let group = if TOOL_EVENTS.contains(&event.as_str()) {
-            json!({"matcher": "", "hooks": [hook]})
-        } else {
-            json!({"hooks": [hook]})
-        };
-        groups.push(group);
-        added.push(event.clone());
     }
-    Ok(added)
+    Ok(changed)
 }
 
-/// Removes every `bee-hook event` hook (any source app), and the groups and
-/// event lists that removal leaves empty; returns the events touched.
-/// Everything else stays as it was.
-pub fn remove_event_hooks(settings: &mut Value) -> Vec<String> {
+/// Whether `command` runs `bee-hook SUBCOMMAND`.
+pub fn runs_bee_hook(command: &str, subcommand: &str) -> bool {
+    let mut words = command.split_whitespace();
+    words.next().is_some_and(|program| program.trim_matches(['"', '\'']).ends_with("bee-hook"))
+        && words.next() == Some(subcommand)
+}
+
+/// Takes out of each of `events` the hooks whose command `matches`, then
+/// the groups, event lists and `hooks` object that leaves empty; returns
+/// the events touched. Everything else stays as it was.
+pub fn remove_hooks(settings: &mut Value, events: Option<&[&str]>, matches: impl Fn(&str) -> bool) -> Vec<String> {
     let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else { return Vec::new() };
     let mut touched = Vec::new();
     for (event, groups) in hooks.iter_mut() {
+        if events.is_some_and(|only| !only.contains(&event.as_str())) {
+            continue;
+        }
         let Some(groups) = groups.as_array_mut() else { continue };
         let before = groups.clone();
         for group in groups.iter_mut() {
             if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                list.retain(|hook| !hook.get("command").and_then(Value::as_str).is_some_and(is_bee_event_hook));
+                list.retain(|hook| !hook.get("command").and_then(Value::as_str).is_some_and(&matches));
             }
         }
         groups.retain(|group| group.get("hooks").and_then(Value::as_array).is_none_or(|list| !list.is_empty()));
@@ -146,6 +191,37 @@ pub fn remove_event_hooks(settings: &mut Value) -> Vec<String> {
         root.remove("hooks");
     }
     touched
+}
+
+/// Points Bee's hook for `event` that runs `command` back at `old`.
+pub fn restore_hook(settings: &mut Value, event: &str, command: &str, old: &str) -> bool {
+    let Some(groups) = settings.pointer_mut(&format!("/hooks/{event}")).and_then(Value::as_array_mut) else {
+        return false;
+    };
+    let entry = groups
+        .iter_mut()
+        .flat_map(|group| group.get_mut("hooks").and_then(Value::as_array_mut))
+        .flatten()
+        .find(|entry| entry.get("command").and_then(Value::as_str) == Some(command));
+    match entry {
+        Some(entry) => {
+            entry["command"] = Value::String(old.to_owned());
+            true
+        }
+        None => false,
+    }
+}
+
+/// The status line's command, when it has one.
+pub fn status_line_command(settings: &Value) -> Option<&str> {
+    settings.get("statusLine")?.get("command")?.as_str()
+}
+
+/// Removes every `bee-hook event` hook (any source app), and the groups and
+/// event lists that removal leaves empty; returns the events touched.
+/// Everything else stays as it was.
+pub fn remove_event_hooks(settings: &mut Value) -> Vec<String> {
+    remove_hooks(settings, None, is_bee_event_hook)
 }
 
 #[cfg(test)]

@@ -1,0 +1,660 @@
+//! `beectl setup`: one idempotent command that wires Claude Code to Bee (the
+//! turn hooks, the event hooks, Bee's status line wrapped around the one
+//! already there, optionally a prompt block), pins the manifest the audit
+//! checks, and installs and starts beed as a user service. What it changed
+//! is kept in a receipt in `~/.bee/setup`, so that `beectl setup --undo`
+//! takes out exactly that and nothing else: when nobody touched the
+//! settings since, the original file comes back byte for byte; when
+//! somebody did, only Bee's entries go and their edits stay.
+
+use bee_daemon::events::claude_settings::{self, Added, NewHook};
+use bee_daemon::rendered::Rendered;
+use bee_proto::exit::Exit;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+use crate::file_change::FileChange;
+use crate::hooks::{self, failed, shell_word};
+use crate::service::{self, Manager};
+use beectl::args::SetupArgs;
+
+/// How long Claude Code waits for Bee's turn and prompt hooks.
+const HOOK_TIMEOUT_SECONDS: u64 = 5;
+
+/// The events whose turns the ledger stamps (`bee-hook turn`).
+const TURN_EVENTS: [&str; 2] = ["UserPromptSubmit", "Stop"];
+
+/// One hook setup put in: `replaced` is the command Bee's own entry ran before.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+struct HookChange {
+    event: String,
+    command: String,
+    replaced: Option<String>,
+}
+
+/// The status line before setup wrapped or set it, and after.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusLineChange {
+    before: Option<Value>,
+    after: Value,
+}
+
+/// A file setup wrote, with its text (to know it is unchanged) and the
+/// backup of what it replaced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WrittenFile {
+    path: PathBuf,
+    text: String,
+    backup: Option<PathBuf>,
+}
+
+/// What setup changed in one settings file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Receipt {
+    schema_version: u32,
+    settings: PathBuf,
+    /// The settings as setup first found them (a backup), when there was a file.
+    original_backup: Option<PathBuf>,
+    /// There was no settings file before setup.
+    created: bool,
+    /// The directories setup made for the settings file, deepest first.
+    created_dirs: Vec<PathBuf>,
+    hooks: Vec<HookChange>,
+    status_line: Option<StatusLineChange>,
+    manifest: Option<WrittenFile>,
+}
+
+/// The user service setup installed (one for all settings files).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ServiceReceipt {
+    schema_version: u32,
+    manager: Manager,
+    files: Vec<WrittenFile>,
+    /// The directories setup made for them, deepest first.
+    #[serde(default)]
+    created_dirs: Vec<PathBuf>,
+    /// Who started beed: `systemd`, `launchd`, `beed` (directly), or `already_running`.
+    started: String,
+}
+
+/// The answer of `setup` and `setup --undo`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    schema_version: u32,
+    action: &'static str,
+    settings: String,
+    changed: bool,
+    /// Each change, as a sentence.
+    changes: Vec<String>,
+    /// What was left alone, and why.
+    kept: Vec<String>,
+    backups: Vec<String>,
+    manifest: Option<String>,
+    manifest_status: Option<String>,
+    service: ServiceReport,
+    receipt: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServiceReport {
+    manager: Manager,
+    files: Vec<String>,
+    /// `systemd`, `launchd`, `beed`, `already_running`, `stopped`, `left_running`, `failed` or `none`.
+    state: String,
+    pid: Option<u32>,
+    message: Option<String>,
+}
+
+pub fn setup(args: SetupArgs) -> Rendered {
+    let answer = if args.undo { undo(&args) } else { wire(&args) };
+    match answer {
+        Ok(Answer::Diff(text)) => Rendered { exit: Exit::Success, bytes: text.into_bytes() },
+        Ok(Answer::Done(report)) => render(&report),
+        Err(rendered) => rendered,
+    }
+}
+
+enum Answer {
+    Diff(String),
+    Done(Box<Report>),
+}
+
+/// JSON when piped, sentences on a terminal.
+fn render(report: &Report) -> Rendered {
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Rendered::json(Exit::Success, report);
+    }
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let verb = if report.action == "undo" { "setup --undo" } else { "setup" };
+    let _ = writeln!(out, "{verb}: {}", if report.changed { "done" } else { "nothing to change" });
+    for line in &report.changes {
+        let _ = writeln!(out, "  changed  {line}");
+    }
+    for line in &report.kept {
+        let _ = writeln!(out, "  kept     {line}");
+    }
+    for backup in &report.backups {
+        let _ = writeln!(out, "  backup   {backup}");
+    }
+    if let Some(status) = &report.manifest_status {
+        let _ = writeln!(out, "  manifest {} ({status})", report.manifest.as_deref().unwrap_or("-"));
+    }
+    let service = &report.service;
+    let _ = writeln!(
+        out,
+        "  service  {} {}{}",
+        service.manager.as_str(),
+        service.state,
+        service.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+    );
+    Rendered { exit: Exit::Success, bytes: out.into_bytes() }
+}
+
+/// The receipt file of `settings`: its path, flattened.
+fn receipt_path(settings: &Path) -> Result<PathBuf, Rendered> {
+    let dir = bee_proto::paths::setup_dir().ok_or_else(|| failed("io", "HOME is not set".into()))?;
+    let name: String = settings.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();
+    Ok(dir.join(format!("settings-{}.json", name.trim_start_matches('_'))))
+}
+
+fn service_receipt_path() -> Result<PathBuf, Rendered> {
+    let dir = bee_proto::paths::setup_dir().ok_or_else(|| failed("io", "HOME is not set".into()))?;
+    Ok(dir.join("service.json"))
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Rendered> {
+    match FileChange::read(path).map_err(|message| failed("io", message))? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|err| failed("receipt_invalid", format!("{}: {err}; remove it to start over", path.display()))),
+    }
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Rendered> {
+    let text = serde_json::to_string_pretty(value).map_err(|err| failed("io", err.to_string()))? + "\n";
+    let dir = path.parent().ok_or_else(|| failed("io", "a receipt path has no directory".into()))?;
+    bee_daemon::storage::files::ensure_private_dir(dir)
+        .map_err(|err| failed("io", format!("{}: {err}", dir.display())))?;
+    FileChange { path: path.to_owned(), before: None, after: Some(text) }
+        .write(false)
+        .map(|_| ())
+        .map_err(|err| failed("io", format!("{}: {err}", path.display())))
+}
+
+/// Puts one hook in and notes what happened.
+fn add(
+    settings: &mut Value,
+    hook: NewHook<'_>,
+    present: impl Fn(&str) -> bool,
+    ours: impl Fn(&str) -> bool,
+    changes: &mut Vec<HookChange>,
+) -> Result<(), Rendered> {
+    let added = claude_settings::add_hook(settings, hook, present, ours)
+        .map_err(|err| failed("settings_invalid", format!("{err}; not touched")))?;
+    let replaced = match added {
+        Added::Unchanged => return Ok(()),
+        Added::Added => None,
+        Added::Replaced(old) => Some(old),
+    };
+    changes.push(HookChange { event: hook.event.to_owned(), command: hook.command.to_owned(), replaced });
+    Ok(())
+}
+
+fn sentence(change: &HookChange) -> String {
+    match &change.replaced {
+        Some(old) => format!("{}: `{old}` now runs `{}`", change.event, change.command),
+        None => format!("{}: added `{}`", change.event, change.command),
+    }
+}
+
+fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
+    let (path, default_app) = hooks::target(args.project.as_deref())?;
+    let source_app = args.source_app.clone().unwrap_or(default_app);
+    hooks::check_source_app(&source_app)?;
+    let events = hooks::chosen_events(args.events.clone(), args.reference, args.team);
+    let block = match &args.prompt_block {
+        Some(file) => match std::path::absolute(file).and_then(std::fs::canonicalize) {
+            Ok(path) if path.is_file() => Some(path),
+            _ => return Err(Rendered::invalid_usage(format!("--prompt-block: {file} is not a file"))),
+        },
+        None => None,
+    };
+    let bee_hook = shell_word(&hooks::bee_hook().display().to_string());
+    let mut settings = hooks::load(path)?;
+    let receipt_file = receipt_path(&settings.path)?;
+    let mut receipt = read_json::<Receipt>(&receipt_file)?.unwrap_or_else(|| Receipt {
+        schema_version: 1,
+        settings: settings.path.clone(),
+        original_backup: None,
+        created: false,
+        created_dirs: Vec::new(),
+        hooks: Vec::new(),
+        status_line: None,
+        manifest: None,
+    });
+
+    let mut hook_changes = Vec::new();
+    let event_command = format!("{bee_hook} event --source-app {}", shell_word(&source_app));
+    for event in &events {
+        let hook = NewHook { event, command: &event_command, timeout_seconds: None };
+        let present = |c: &str| claude_settings::is_event_hook(c, &source_app);
+        add(&mut settings.value, hook, present, claude_settings::is_bee_event_hook, &mut hook_changes)?;
+    }
+    let turn_command = format!("{bee_hook} turn");
+    let is_turn = |c: &str| claude_settings::runs_bee_hook(c, "turn");
+    for event in TURN_EVENTS {
+        let hook = NewHook { event, command: &turn_command, timeout_seconds: Some(HOOK_TIMEOUT_SECONDS) };
+        add(&mut settings.value, hook, is_turn, is_turn, &mut hook_changes)?;
+    }
+    if let Some(block) = &block {
+        let command =
+            format!("{bee_hook} prompt --surface context-json --block {}", shell_word(&block.display().to_string()));
+        let hook =
+            NewHook { event: "UserPromptSubmit", command: &command, timeout_seconds: Some(HOOK_TIMEOUT_SECONDS) };
+        // Bee's own block hook for another file is re-pointed; a wrapped
+        // prompt hook (`-- CMD`) is the user's and stays.
+        let ours =
+            |c: &str| claude_settings::runs_bee_hook(c, "prompt") && c.contains("--block") && !c.contains(" -- ");
+        add(&mut settings.value, hook, |c| c == command, ours, &mut hook_changes)?;
+    }
+    let mut changes: Vec<String> = hook_changes.iter().map(sentence).collect();
+    let mut kept = Vec::new();
+    let status_line = wire_status_line(&mut settings.value, &bee_hook, &mut changes, &mut kept);
+
+    let manager = Manager::from_name(&args.service).unwrap_or_else(Manager::native);
+    let units = service::unit_files(manager).map_err(|message| failed("io", message))?;
+    let mut unit_changes = Vec::new();
+    for (path, text) in units {
+        let before = FileChange::read(&path).map_err(|message| failed("io", message))?;
+        unit_changes.push(FileChange { path, before, after: Some(text) });
+    }
+    let settings_changed = !hook_changes.is_empty() || status_line.is_some();
+    let settings_change = settings.change(settings_changed)?;
+
+    if args.dry_run {
+        let mut text = settings_change.diff("setup");
+        for unit in &unit_changes {
+            text.push_str(&unit.diff("setup"));
+        }
+        let running = crate::daemon::running().is_some();
+        let unit_files: Vec<PathBuf> = unit_changes.iter().map(|u| u.path.clone()).collect();
+        if unit_changes.iter().any(FileChange::changed) {
+            for command in service::start_commands(manager, &unit_files) {
+                text.push_str(&format!("would run: {}\n", command.join(" ")));
+            }
+        }
+        text.push_str(if running { "beed runs already\n" } else { "would start beed\n" });
+        return Ok(Answer::Diff(text));
+    }
+
+    let mut backups = Vec::new();
+    if settings_changed {
+        let missing = crate::file_change::missing_dirs(&settings.path);
+        let backup =
+            settings_change.write(true).map_err(|err| failed("io", format!("{}: {err}", settings.path.display())))?;
+        if receipt.hooks.is_empty() && receipt.status_line.is_none() {
+            // The first change setup makes here: what undo goes back to.
+            receipt.original_backup.clone_from(&backup);
+            receipt.created = settings.before.is_none();
+            receipt.created_dirs = missing;
+        }
+        backups.extend(backup.map(|b| b.display().to_string()));
+        receipt.hooks.extend(hook_changes);
+        if let Some(change) = status_line {
+            match &mut receipt.status_line {
+                Some(recorded) => recorded.after = change.after,
+                None => receipt.status_line = Some(change),
+            }
+        }
+    }
+    let (manifest, manifest_status) = hooks::pin_manifest(&settings.path, &source_app, &events);
+    if manifest_status.starts_with("written")
+        && let Some(path) = &manifest
+        && let Ok(Some(text)) = FileChange::read(Path::new(path))
+    {
+        changes.push(format!("pinned the manifest {path}"));
+        receipt.manifest = Some(WrittenFile { path: PathBuf::from(path), text, backup: None });
+    }
+    let recorded = !receipt.hooks.is_empty() || receipt.status_line.is_some() || receipt.manifest.is_some();
+    if recorded {
+        write_json(&receipt_file, &receipt)?;
+    }
+
+    let service = install_service(manager, &unit_changes, &mut changes, &mut backups)?;
+    Ok(Answer::Done(Box::new(Report {
+        schema_version: 1,
+        action: "setup",
+        settings: settings.path.display().to_string(),
+        changed: !changes.is_empty(),
+        changes,
+        kept,
+        backups,
+        manifest,
+        manifest_status: Some(manifest_status),
+        service,
+        receipt: recorded.then(|| receipt_file.display().to_string()),
+    })))
+}
+
+/// Sets Bee's status line, or wraps the one there so that it keeps running
+/// with Bee's line after it; the change, when there was one.
+fn wire_status_line(
+    settings: &mut Value,
+    bee_hook: &str,
+    changes: &mut Vec<String>,
+    kept: &mut Vec<String>,
+) -> Option<StatusLineChange> {
+    let before = settings.get("statusLine").cloned();
+    let after = match claude_settings::status_line_command(settings) {
+        Some(command) if claude_settings::runs_bee_hook(command, "statusline") => return None,
+        Some(command) => {
+            let wrapped = format!("{bee_hook} statusline --append -- sh -c {}", shell_word(command));
+            changes.push(format!("statusLine: `{command}` kept, Bee's line after it (`{wrapped}`)"));
+            let mut after = before.clone().unwrap_or(Value::Null);
+            after["command"] = Value::String(wrapped);
+            after
+        }
+        None if before.is_none() => {
+            let command = format!("{bee_hook} statusline");
+            changes.push(format!("statusLine: set to `{command}`"));
+            json!({"type": "command", "command": command, "padding": 0})
+        }
+        None => {
+            kept.push("statusLine: left as it is (it runs no command to wrap)".to_owned());
+            return None;
+        }
+    };
+    let root = settings.as_object_mut()?;
+    root.insert("statusLine".to_owned(), after.clone());
+    Some(StatusLineChange { before, after })
+}
+
+/// Writes the unit files, starts them with the service manager (or beed
+/// directly where the manager does not answer), and notes it all.
+fn install_service(
+    manager: Manager,
+    unit_changes: &[FileChange],
+    changes: &mut Vec<String>,
+    backups: &mut Vec<String>,
+) -> Result<ServiceReport, Rendered> {
+    let receipt_file = service_receipt_path()?;
+    let mut receipt = read_json::<ServiceReceipt>(&receipt_file)?.unwrap_or(ServiceReceipt {
+        schema_version: 1,
+        manager,
+        files: Vec::new(),
+        created_dirs: Vec::new(),
+        started: String::new(),
+    });
+    let mut wrote_units = false;
+    for unit in unit_changes.iter().filter(|u| u.changed()) {
+        for dir in crate::file_change::missing_dirs(&unit.path) {
+            if !receipt.created_dirs.contains(&dir) {
+                receipt.created_dirs.push(dir);
+            }
+        }
+        let backup = unit.write(true).map_err(|err| failed("io", format!("{}: {err}", unit.path.display())))?;
+        changes.push(format!("wrote {}", unit.path.display()));
+        backups.extend(backup.iter().map(|b| b.display().to_string()));
+        let text = unit.after.clone().unwrap_or_default();
+        match receipt.files.iter_mut().find(|f| f.path == unit.path) {
+            Some(recorded) => recorded.text = text,
+            None => receipt.files.push(WrittenFile { path: unit.path.clone(), text, backup }),
+        }
+        wrote_units = true;
+    }
+    let mut message = None;
+    let mut state = String::new();
+    if wrote_units {
+        let files: Vec<PathBuf> = unit_changes.iter().map(|u| u.path.clone()).collect();
+        match service::run_all(&service::start_commands(manager, &files)) {
+            Ok(()) => state = manager.as_str().to_owned(),
+            Err(why) => message = Some(format!("{why}; started beed directly")),
+        }
+    }
+    let launched = crate::daemon::launch();
+    if state.is_empty() || launched.outcome == "failed" {
+        state = match launched.outcome {
+            "started" => "beed".to_owned(),
+            other => other.to_owned(),
+        };
+    }
+    if launched.outcome == "started" {
+        changes.push(format!("started beed (pid {})", launched.pid.unwrap_or(0)));
+    }
+    if let Some(said) = launched.message.filter(|_| launched.outcome == "failed") {
+        message = Some(message.map_or(said.clone(), |m| format!("{m}; {said}")));
+    }
+    if receipt.started.is_empty() || receipt.started == "already_running" {
+        receipt.started.clone_from(&state);
+    }
+    if !receipt.files.is_empty() || receipt.started != "already_running" {
+        write_json(&receipt_file, &receipt)?;
+    }
+    Ok(ServiceReport {
+        manager,
+        files: unit_changes.iter().map(|u| u.path.display().to_string()).collect(),
+        state,
+        pid: launched.pid,
+        message,
+    })
+}
+
+fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
+    let (path, _) = hooks::target(args.project.as_deref())?;
+    let settings = hooks::load(path)?;
+    let receipt_file = receipt_path(&settings.path)?;
+    let receipt = read_json::<Receipt>(&receipt_file)?;
+    let mut changes = Vec::new();
+    let mut kept = Vec::new();
+    let mut file_changes = Vec::new();
+
+    if let Some(receipt) = &receipt {
+        let mut value = settings.value.clone();
+        for change in receipt.hooks.iter().rev() {
+            let undone = match &change.replaced {
+                Some(old) => claude_settings::restore_hook(&mut value, &change.event, &change.command, old),
+                None => {
+                    !claude_settings::remove_hooks(&mut value, Some(&[change.event.as_str()]), |c| c == change.command)
+                        .is_empty()
+                }
+            };
+            if undone {
+                changes.push(format!("{}: took out `{}`", change.event, change.command));
+            } else {
+                kept.push(format!("{}: `{}` is no longer there", change.event, change.command));
+            }
+        }
+        if let Some(status_line) = &receipt.status_line {
+            if value.get("statusLine") == Some(&status_line.after) {
+                match (&status_line.before, value.as_object_mut()) {
+                    (Some(before), Some(root)) => {
+                        root.insert("statusLine".to_owned(), before.clone());
+                    }
+                    (None, Some(root)) => {
+                        root.remove("statusLine");
+                    }
+                    _ => {}
+                }
+                changes.push("statusLine: back to what it was".to_owned());
+            } else {
+                kept.push("statusLine: changed since setup; left as it is".to_owned());
+            }
+        }
+        let original = match &receipt.original_backup {
+            Some(backup) => FileChange::read(backup).map_err(|message| failed("io", message))?,
+            None => None,
+        };
+        let untouched_since = original
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .is_some_and(|original| original == value);
+        let after = if receipt.created && value.as_object().is_some_and(serde_json::Map::is_empty) {
+            None
+        } else if untouched_since {
+            // Nobody changed anything else: the file as it was, byte for byte.
+            original
+        } else if value == settings.value {
+            settings.before.clone()
+        } else {
+            kept.push(format!("{}: edited since setup; only Bee's entries were taken out", settings.path.display()));
+            Some(serde_json::to_string_pretty(&value).map_err(|err| failed("io", err.to_string()))? + "\n")
+        };
+        file_changes.push(FileChange { path: settings.path.clone(), before: settings.before.clone(), after });
+        if let Some(manifest) = &receipt.manifest {
+            let now = FileChange::read(&manifest.path).map_err(|message| failed("io", message))?;
+            if now.as_deref() == Some(manifest.text.as_str()) {
+                file_changes.push(FileChange { path: manifest.path.clone(), before: now, after: None });
+            } else if now.is_some() {
+                kept.push(format!("{}: changed since setup; kept", manifest.path.display()));
+            }
+        }
+    } else {
+        kept.push(format!("no setup receipt for {}: nothing to undo there", settings.path.display()));
+    }
+
+    // The service goes with the last settings file setup wired.
+    let service_file = service_receipt_path()?;
+    let others = other_receipts(&receipt_file);
+    let service_receipt = if others == 0 { read_json::<ServiceReceipt>(&service_file)? } else { None };
+    if others > 0 {
+        kept.push(format!("the user service: {others} other setup(s) still use it"));
+    }
+    if let Some(service) = &service_receipt {
+        for file in &service.files {
+            let now = FileChange::read(&file.path).map_err(|message| failed("io", message))?;
+            if now.as_deref() != Some(file.text.as_str()) {
+                kept.push(format!("{}: changed since setup; kept", file.path.display()));
+                continue;
+            }
+            let before = match &file.backup {
+                Some(backup) => FileChange::read(backup).map_err(|message| failed("io", message))?,
+                None => None,
+            };
+            file_changes.push(FileChange { path: file.path.clone(), before: now, after: before });
+        }
+    }
+
+    if args.dry_run {
+        let mut text: String = file_changes.iter().map(|c| c.diff("setup --undo")).collect();
+        if let Some(service) = &service_receipt {
+            for command in service::stop_commands(service.manager) {
+                text.push_str(&format!("would run: {}\n", command.join(" ")));
+            }
+            if service.started == "beed" {
+                text.push_str("would stop beed\n");
+            }
+        }
+        for line in &kept {
+            text.push_str(&format!("kept: {line}\n"));
+        }
+        return Ok(Answer::Diff(text));
+    }
+
+    let mut service_report = ServiceReport {
+        manager: Manager::from_name(&args.service).unwrap_or_else(Manager::native),
+        files: Vec::new(),
+        state: "none".to_owned(),
+        pid: None,
+        message: None,
+    };
+    if let Some(service) = &service_receipt {
+        service_report.manager = service.manager;
+        let stopped = match service.started.as_str() {
+            "systemd" | "launchd" => service::run_all(&service::stop_commands(service.manager)).map(|()| None),
+            "beed" => {
+                let halted = crate::daemon::halt();
+                match halted.outcome {
+                    "failed" => Err(halted.message.unwrap_or_default()),
+                    _ => Ok(halted.pid),
+                }
+            }
+            _ => {
+                service_report.state = "left_running".to_owned();
+                kept.push("beed: it ran before setup; left running".to_owned());
+                Ok(None)
+            }
+        };
+        match stopped {
+            Ok(pid) if service_report.state != "left_running" => {
+                service_report.state = "stopped".to_owned();
+                service_report.pid = pid;
+                changes.push("stopped beed".to_owned());
+            }
+            Ok(_) => {}
+            Err(why) => {
+                service_report.state = "failed".to_owned();
+                service_report.message = Some(why);
+            }
+        }
+    }
+    let mut backups = Vec::new();
+    for change in file_changes.iter().filter(|c| c.changed()) {
+        let backup = change.write(true).map_err(|err| failed("io", format!("{}: {err}", change.path.display())))?;
+        backups.extend(backup.map(|b| b.display().to_string()));
+        let done = if change.after.is_none() { "removed" } else { "restored" };
+        changes.push(format!("{done} {}", change.path.display()));
+        service_report.files.extend(
+            service_receipt
+                .iter()
+                .flat_map(|s| &s.files)
+                .filter(|f| f.path == change.path)
+                .map(|f| f.path.display().to_string()),
+        );
+    }
+    if let Some(service) = &service_receipt
+        && !service_report.files.is_empty()
+        && let Err(why) = service::run_all(&service::after_removal_commands(service.manager))
+    {
+        service_report.message.get_or_insert(why);
+    }
+    let made_dirs = receipt.iter().flat_map(|r| r.created_dirs.iter());
+    let made_dirs: Vec<PathBuf> =
+        made_dirs.chain(service_receipt.iter().flat_map(|s| s.created_dirs.iter())).cloned().collect();
+    for dir in crate::file_change::remove_empty_dirs(&made_dirs) {
+        changes.push(format!("removed the directory {} that setup made", dir.display()));
+    }
+    for done in [Some(&receipt_file), service_receipt.as_ref().map(|_| &service_file)].into_iter().flatten() {
+        match std::fs::remove_file(done) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                return Err(failed("io", format!("{}: {err}", done.display())));
+            }
+            _ => {}
+        }
+    }
+    Ok(Answer::Done(Box::new(Report {
+        schema_version: 1,
+        action: "undo",
+        settings: settings.path.display().to_string(),
+        changed: !changes.is_empty(),
+        changes,
+        kept,
+        backups,
+        manifest: None,
+        manifest_status: None,
+        service: service_report,
+        receipt: None,
+    })))
+}
+
+/// How many settings files other than `ours` setup still has receipts for.
+fn other_receipts(ours: &Path) -> usize {
+    let Some(dir) = ours.parent() else { return 0 };
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.starts_with("settings-") && name.ends_with(".json") && entry.path() != ours
+        })
+        .count()
+}

@@ -1,0 +1,261 @@
+//! `beectl setup`: on a temp HOME whose `settings.json` already has hooks
+//! and a status line, the dry run's diff, the result (the user's hooks kept,
+//! their status line still running with Bee's line after it, the units and
+//! beed started), a second run that changes nothing, and `--undo` giving
+//! back the original byte for byte. The systemd units pass
+//! `systemd-analyze verify`; the launchd agent is a valid plist.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::{TestHome, bin, parse_json_line};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The user's settings as they wrote them (their own layout, which a
+/// JSON round trip would not keep).
+const ORIGINAL: &str = r#"{
+    "model": "opus",
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]
+    },
+    "statusLine": {"type": "command", "command": "printf 'mine: %s' \"$(cat | head -c 0)ok\"", "padding": 1}
+}
+"#;
+
+/// Runs beectl in `home` where no service manager can be reached: no user
+/// bus, no runtime directory (a real user session is never touched).
+fn beectl(home: &TestHome, args: &[&str]) -> Output {
+    let mut command = home.command(bin("beectl"));
+    command
+        .args(args)
+        .env("PATH", "/usr/bin:/bin")
+        .env("XDG_RUNTIME_DIR", home.path().join("no-runtime"))
+        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", home.path().join("no-bus").display()))
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null());
+    command.output().unwrap()
+}
+
+/// Stops whatever beed setup started, whatever the test's outcome.
+struct StopsBeed<'a>(&'a TestHome);
+
+impl Drop for StopsBeed<'_> {
+    fn drop(&mut self) {
+        let _ = beectl(self.0, &["daemon", "stop"]);
+    }
+}
+
+fn settings_path(home: &TestHome) -> PathBuf {
+    home.path().join(".claude").join("settings.json")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// Runs the status line exactly as Claude Code would: the command through
+/// a shell, the status input on stdin.
+fn status_line(home: &TestHome, command: &str) -> String {
+    let input = json!({"session_id": "s-1", "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"}});
+    let mut child = home
+        .command("sh")
+        .args(["-c", command])
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.to_string().as_bytes()).unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+#[test]
+fn setup_wires_everything_once_and_undo_restores_the_original_byte_for_byte() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let settings = settings_path(&home);
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, ORIGINAL).unwrap();
+    let block = home.file("steering.md", b"Run the tests before you say done.\n");
+    let block = block.to_str().unwrap();
+    let units = home.path().join(".config/systemd/user");
+
+    // The dry run shows every change and makes none.
+    let dry = beectl(&home, &["setup", "--prompt-block", block, "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
+    let diff = String::from_utf8(dry.stdout).unwrap();
+    for expected in [
+        "--- ",
+        "+++ ",
+        "-    \"statusLine\"",
+        "statusline --append -- sh -c",
+        "event --source-app claude-code",
+        "turn\",",
+        "prompt --surface context-json --block",
+        "--- /dev/null",
+        "+ExecStart=",
+        "+ListenStream=",
+        "would run: systemctl --user enable --now beed.socket",
+        "would start beed",
+    ] {
+        assert!(diff.contains(expected), "the dry run lacks {expected:?}:\n{diff}");
+    }
+    assert_eq!(read(&settings), ORIGINAL, "a dry run writes nothing");
+    assert!(!units.exists() && !home.socket().exists(), "nor installs or starts anything");
+
+    // The real run.
+    let first = beectl(&home, &["setup", "--prompt-block", block]);
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    let report = parse_json_line(&first.stdout);
+    assert_eq!(report["changed"], true, "{report}");
+    let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
+    let original: Value = serde_json::from_str(ORIGINAL).unwrap();
+    assert_eq!(wired["model"], "opus");
+    assert_eq!(wired["hooks"]["PreToolUse"][0], original["hooks"]["PreToolUse"][0], "the user's hooks stay first");
+    assert_eq!(wired["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
+    let commands = |event: &str| -> Vec<String> {
+        wired["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|group| group["hooks"].as_array().unwrap().iter())
+            .map(|hook| hook["command"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let bee_hook = bin("bee-hook").display().to_string();
+    for event in ["SessionStart", "PreToolUse", "PostToolUse", "Stop"] {
+        assert!(commands(event).contains(&format!("{bee_hook} event --source-app claude-code")), "{event}: {wired}");
+    }
+    for event in ["UserPromptSubmit", "Stop"] {
+        assert!(commands(event).contains(&format!("{bee_hook} turn")), "{event}: {wired}");
+    }
+    assert!(commands("UserPromptSubmit").iter().any(|c| c.contains("prompt --surface context-json --block")));
+    assert_eq!(wired["statusLine"]["padding"], 1, "the user's status line keeps its settings");
+    // Their status line still runs, and Bee's line follows it.
+    let line = status_line(&home, wired["statusLine"]["command"].as_str().unwrap());
+    assert!(line.starts_with("mine: ok | Sonnet 4.5"), "{line:?}");
+    // The service: units with the real paths, beed started (no user bus here,
+    // so directly, and the answer says why).
+    let socket_unit = read(&units.join("beed.socket"));
+    let service_unit = read(&units.join("beed.service"));
+    assert!(socket_unit.contains(&format!("ListenStream={}", home.socket().display())), "{socket_unit}");
+    assert!(service_unit.contains(&format!("ExecStart={}", bin("beed").display())), "{service_unit}");
+    assert!(service_unit.contains(&format!("Environment=BEE_HOME={}", home.path().display())), "{service_unit}");
+    assert_eq!(report["service"]["state"], "beed", "{report}");
+    assert!(report["service"]["message"].as_str().unwrap().contains("systemctl --user"), "{report}");
+    assert_eq!(beectl(&home, &["daemon", "status"]).status.code(), Some(0), "beed answers");
+    // Every backup is in ~/.bee/backups, nothing beside the settings.
+    let beside: Vec<_> =
+        std::fs::read_dir(settings.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, [std::ffi::OsString::from("settings.json")]);
+    let backup = report["backups"][0].as_str().unwrap();
+    assert_eq!(read(Path::new(backup)), ORIGINAL);
+
+    // systemd reads the units without a complaint.
+    let verify = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(units.join("beed.socket"))
+        .arg(units.join("beed.service"))
+        .output()
+        .expect("systemd-analyze (Debian's systemd package) runs here");
+    let complaints = String::from_utf8_lossy(&verify.stderr).into_owned();
+    assert!(verify.status.success() && !complaints.contains("beed"), "systemd-analyze verify: {complaints}");
+
+    // A second run changes nothing.
+    let wired_text = read(&settings);
+    let second = parse_json_line(&beectl(&home, &["setup", "--prompt-block", block]).stdout);
+    assert_eq!((second["changed"].clone(), second["changes"].clone()), (json!(false), json!([])), "{second}");
+    assert_eq!(second["service"]["state"], "already_running");
+    assert_eq!(read(&settings), wired_text);
+    let dry_again = String::from_utf8(beectl(&home, &["setup", "--prompt-block", block, "--dry-run"]).stdout).unwrap();
+    assert!(dry_again.starts_with("no change to"), "{dry_again}");
+    assert!(!dry_again.contains("would run"), "{dry_again}");
+
+    // --undo: exactly what setup added goes, and the file comes back byte for byte.
+    let undo_dry = String::from_utf8(beectl(&home, &["setup", "--undo", "--dry-run"]).stdout).unwrap();
+    assert!(undo_dry.contains("+    \"statusLine\"") && undo_dry.contains("would stop beed"), "{undo_dry}");
+    assert_eq!(read(&settings), wired_text, "the undo's dry run writes nothing");
+    let undone = parse_json_line(&beectl(&home, &["setup", "--undo"]).stdout);
+    assert_eq!(undone["service"]["state"], "stopped", "{undone}");
+    assert_eq!(read(&settings), ORIGINAL, "byte for byte");
+    assert!(!home.path().join(".config").exists(), "the unit directories setup made are gone too");
+    assert_eq!(beectl(&home, &["daemon", "status"]).status.code(), Some(5), "beed is stopped");
+    assert_eq!(std::fs::read_dir(home.bee_dir().join("setup")).unwrap().count(), 0, "no receipt left");
+    let again = parse_json_line(&beectl(&home, &["setup", "--undo"]).stdout);
+    assert_eq!(again["changed"], false, "{again}");
+}
+
+/// Edits made after setup survive its undo: only Bee's entries go.
+#[test]
+fn undo_after_the_user_edited_the_settings_takes_out_only_bees_entries() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let project = home.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.to_str().unwrap();
+    let settings = home.path().join("app/.claude/settings.json");
+    let first = parse_json_line(&beectl(&home, &["setup", "--project", project, "--service", "none"]).stdout);
+    assert_eq!(first["changed"], true, "{first}");
+    assert_eq!(first["service"]["files"], json!([]), "--service none writes no unit");
+    let mut edited: Value = serde_json::from_str(&read(&settings)).unwrap();
+    edited["model"] = json!("sonnet");
+    edited["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": "./mine.sh"}]}));
+    std::fs::write(&settings, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+
+    let undone = parse_json_line(&beectl(&home, &["setup", "--project", project, "--undo"]).stdout);
+    let kept = undone["kept"].to_string();
+    assert!(kept.contains("edited since setup"), "{undone}");
+    let left: Value = serde_json::from_str(&read(&settings)).unwrap();
+    assert_eq!(
+        left,
+        json!({"model": "sonnet", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./mine.sh"}]}]}}),
+        "the user's edits stay; Bee's hooks and status line are gone"
+    );
+
+    // Settings that are not JSON are never touched; a bad argument says so.
+    std::fs::write(&settings, b"{ not json").unwrap();
+    let refused = beectl(&home, &["setup", "--project", project, "--service", "none"]);
+    assert_eq!(refused.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&refused.stdout).contains("not JSON"));
+    assert_eq!(std::fs::read(&settings).unwrap(), b"{ not json");
+    let missing = beectl(&home, &["setup", "--project", project, "--prompt-block", "/nonexistent/block.md"]);
+    assert_eq!(missing.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&missing.stdout).contains("--prompt-block"));
+    let clash = beectl(&home, &["setup", "--undo", "--team"]);
+    assert_eq!(clash.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&clash.stderr).contains("cannot be used with"));
+}
+
+/// The launchd agent setup writes is a valid plist with this machine's paths.
+#[test]
+fn the_launchd_agent_is_a_valid_plist_with_the_real_paths() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let report = parse_json_line(&beectl(&home, &["setup", "--service", "launchd"]).stdout);
+    let plist = home.path().join("Library/LaunchAgents/dev.bee.beed.plist");
+    assert_eq!(report["service"]["files"], json!([plist.display().to_string()]), "{report}");
+    let lint = Command::new("plutil").arg("-lint").arg(&plist).output();
+    if let Ok(lint) = lint {
+        assert!(lint.status.success(), "plutil -lint: {}", String::from_utf8_lossy(&lint.stdout));
+    }
+    // A plist parser (Python's plistlib) reads it back.
+    let script = "import plistlib,sys,json; print(json.dumps(plistlib.load(open(sys.argv[1],'rb'))))";
+    let parsed = Command::new("python3").args(["-c", script]).arg(&plist).output().expect("python3");
+    assert!(parsed.status.success(), "{}", String::from_utf8_lossy(&parsed.stderr));
+    let agent = parse_json_line(&parsed.stdout);
+    assert_eq!(agent["Label"], "dev.bee.beed");
+    assert_eq!(agent["ProgramArguments"], json!([bin("beed").display().to_string()]));
+    assert_eq!(agent["EnvironmentVariables"]["BEE_HOME"], home.path().display().to_string());
+    assert_eq!(agent["StandardErrorPath"], home.bee_dir().join("beed.log").display().to_string());
+    assert_eq!((agent["RunAtLoad"].clone(), agent["Umask"].clone()), (json!(true), json!(63)));
+
+    let undone = parse_json_line(&beectl(&home, &["setup", "--undo"]).stdout);
+    assert_eq!(undone["service"]["state"], "stopped", "{undone}");
+    assert!(!home.path().join("Library").exists(), "{undone}");
+    assert!(!settings_path(&home).exists() && !home.path().join(".claude").exists(), "setup made them; undo took them");
+}
