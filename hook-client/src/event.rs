@@ -9,6 +9,8 @@ use bee_proto::events::{
     EVENT_KEY_FIELD, EVENTS_PATH, EVENTS_SPOOL_FILE, KEPT_FIELDS, PostFailure, RECEIPT_PREFIX, SpooledEvent,
 };
 use serde_json::{Map, Value};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -96,6 +98,14 @@ fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Resul
             event.insert((*key).to_owned(), value.clone());
         }
     }
+    if !event.contains_key("model_name") {
+        // As the reference's sender does: the latest assistant message's
+        // model in the transcript; else the model SessionStart names.
+        let from_transcript = text("transcript_path").and_then(|path| transcript_model(Path::new(&path)));
+        if let Some(model) = from_transcript.or_else(|| text("model")) {
+            event.insert("model_name".into(), model.into());
+        }
+    }
     event.insert("timestamp".into(), bee_proto::time::now_unix_ms().into());
     event.insert(EVENT_KEY_FIELD.into(), uuid::Uuid::new_v4().hyphenated().to_string().into());
     event.insert("payload".into(), Value::Object(envelope));
@@ -103,6 +113,33 @@ fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Resul
     let accepted = bee_proto::events::accept_object(event, |_| capture, bee_proto::time::now_unix_ms())
         .map_err(|rejection| rejection.message())?;
     Ok(Value::Object(accepted.body))
+}
+
+/// How far back from a transcript's end its model is looked for: the hook
+/// reads at most this much, whatever the transcript's size.
+const MODEL_TAIL_BYTES: u64 = 1 << 20;
+
+/// The model of the transcript's latest assistant message within its last
+/// [`MODEL_TAIL_BYTES`]; `None` when there is none there (never a guess).
+fn transcript_model(path: &Path) -> Option<String> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let length = file.metadata().ok().filter(std::fs::Metadata::is_file)?.len();
+    let start = length.saturating_sub(MODEL_TAIL_BYTES);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::new();
+    file.take(MODEL_TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    let mut lines: Vec<&[u8]> = tail.split(|byte| *byte == b'\n').collect();
+    if start > 0 && !lines.is_empty() {
+        // The window cut the first line: not a whole entry.
+        lines.remove(0);
+    }
+    lines.into_iter().rev().filter(|line| line.windows(11).any(|w| w == b"\"assistant\"")).find_map(|line| {
+        let entry: Value = serde_json::from_slice(line).ok()?;
+        let model = entry.get("message")?.get("model")?.as_str()?;
+        // Claude Code's own placeholder for messages no model wrote.
+        (entry.get("type")?.as_str()? == "assistant" && !model.is_empty() && model != "<synthetic>")
+            .then(|| model.to_owned())
+    })
 }
 
 #[cfg(test)]
@@ -131,6 +168,44 @@ mod tests {
         assert!(event_of(b"not json", true, "web", false).is_err());
         assert!(event_of(b"{\"hook_event_name\":\"Stop\"}", true, "web", false).is_err());
         assert!(event_of(envelope.as_bytes(), false, "web", false).is_err());
+    }
+
+    #[test]
+    fn the_model_comes_from_the_transcripts_latest_assistant_message() {
+        let dir = std::env::temp_dir().join(format!("bee-hook-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let transcript = dir.join("session.jsonl");
+        let line = |kind: &str, model: &str| {
+            json!({"type": kind, "message": {"role": kind, "model": model, "content": "x"}}).to_string() + "\n"
+        };
+        let mut text = line("assistant", "claude-opus-4-1-20250805");
+        text += &line("assistant", "claude-sonnet-4-5-20250929");
+        text += &line("user", "not-a-model");
+        text += &line("assistant", "<synthetic>");
+        text += "{broken\n";
+        std::fs::write(&transcript, &text).unwrap();
+        assert_eq!(transcript_model(&transcript).as_deref(), Some("claude-sonnet-4-5-20250929"));
+        let envelope = json!({"session_id": "abc", "hook_event_name": "Stop",
+            "transcript_path": transcript.display().to_string()});
+        let event = event_of(envelope.to_string().as_bytes(), true, "web", false).unwrap();
+        assert_eq!(event["model_name"], "claude-sonnet-4-5-20250929");
+        // Only the last MiB is read: a model further back is unknown, not guessed.
+        let far = line("assistant", "claude-opus-4-1-20250805") + &"x".repeat(MODEL_TAIL_BYTES as usize) + "\n";
+        std::fs::write(&transcript, far).unwrap();
+        assert_eq!(transcript_model(&transcript), None);
+        assert_eq!(transcript_model(&dir), None, "a directory is no transcript");
+        assert_eq!(transcript_model(&dir.join("missing.jsonl")), None);
+        // SessionStart names its model itself.
+        let start = json!({"session_id": "abc", "hook_event_name": "SessionStart", "source": "startup",
+            "model": "claude-haiku-4-5", "transcript_path": dir.join("missing.jsonl").display().to_string()});
+        let event = event_of(start.to_string().as_bytes(), true, "web", false).unwrap();
+        assert_eq!(
+            (event["model_name"].clone(), event["payload"]["source"].clone()),
+            (json!("claude-haiku-4-5"), json!("startup"))
+        );
+        let unknown = json!({"session_id": "abc", "hook_event_name": "Stop"});
+        assert!(event_of(unknown.to_string().as_bytes(), true, "web", false).unwrap().get("model_name").is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

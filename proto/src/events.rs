@@ -116,8 +116,44 @@ pub const KEPT_FIELDS: &[&str] = &[
 /// sets it), so an event posted late and also spooled is stored once.
 pub const EVENT_KEY_FIELD: &str = "bee_event_id";
 
-/// Payload fields kept when capture is off.
-pub const KEPT_PAYLOAD_FIELDS: &[&str] = &["hook_event_name", "tool_name", "tool_use_id", "agent_id", "agent_type"];
+/// Payload fields kept when capture is off: ids and small enums (how a
+/// session started or ended, what triggered a compaction, the permission
+/// mode, the model), which clients show and which carry no content.
+pub const KEPT_PAYLOAD_FIELDS: &[&str] = &[
+    "hook_event_name",
+    "tool_name",
+    "tool_use_id",
+    "agent_id",
+    "agent_type",
+    "source",
+    "trigger",
+    "reason",
+    "notification_type",
+    "permission_mode",
+    "model",
+    "stop_hook_active",
+];
+
+/// The top-level field of a human-in-the-loop request (the reference's
+/// `humanInTheLoop`: a question for the operator and where the agent waits
+/// for the answer) and of its status.
+pub const HITL_FIELD: &str = "humanInTheLoop";
+pub const HITL_STATUS_FIELD: &str = "humanInTheLoopStatus";
+/// The fields of a human-in-the-loop request Bee keeps, capture or not: the
+/// question is addressed to the operator and has to be shown to be answered.
+const HITL_KEPT: &[&str] = &["question", "responseWebSocketUrl", "type", "choices", "timeout", "requiresResponse"];
+/// At most this many choices are kept.
+const MAX_HITL_CHOICES: usize = 32;
+/// The states a human-in-the-loop request can be in.
+pub const HITL_STATES: &[&str] = &["pending", "responded", "timeout", "error"];
+
+/// `POST /events/{id}/respond`: the operator's answer to a human-in-the-loop request.
+pub const RESPOND_PATH: &str = "/events/{id}/respond";
+/// The largest answer body taken.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+/// The fields of an answer that are stored (the rest, such as the client's
+/// copy of the whole event, is forwarded to the agent but not kept).
+pub const RESPONSE_KEPT: &[&str] = &["response", "permission", "choice", "respondedAt", "respondedBy"];
 
 /// An event ready to store: its indexed fields and the object the store
 /// keeps and answers with (everything but the id).
@@ -198,14 +234,20 @@ pub fn accept_object(
     }
     let timestamp_ms = match body.get("timestamp") {
         None | Some(Value::Null) => now_ms,
-        Some(Value::Number(n)) => match n.as_i64() {
+        Some(given) => match timestamp_ms(given) {
             Some(0) => now_ms,
-            Some(ms) if ms > 0 => ms,
-            _ => return Err(EventRejection::Invalid),
+            Some(ms) => ms,
+            None => return Err(EventRejection::Invalid),
         },
-        Some(_) => return Err(EventRejection::Invalid),
     };
-    if !capture(&source_app) {
+    let captured = capture(&source_app);
+    let hitl = match body.remove(HITL_FIELD) {
+        Some(Value::Object(request)) => Some(hitl_request(request)),
+        Some(_) => return Err(EventRejection::Invalid),
+        None => None,
+    };
+    let status = body.remove(HITL_STATUS_FIELD);
+    if !captured {
         body.retain(|key, _| KEPT_FIELDS.contains(&key.as_str()) || key == "payload");
         for (key, value) in body.iter_mut() {
             if key != "payload" {
@@ -213,13 +255,96 @@ pub fn accept_object(
             }
         }
         if let Some(Value::Object(payload)) = body.get_mut("payload") {
-            payload.retain(|key, value| KEPT_PAYLOAD_FIELDS.contains(&key.as_str()) && value.is_string());
+            payload.retain(|key, value| {
+                KEPT_PAYLOAD_FIELDS.contains(&key.as_str()) && (value.is_string() || value.is_boolean())
+            });
             payload.values_mut().for_each(cap_field);
         }
+    }
+    if let Some(request) = hitl {
+        body.insert(HITL_FIELD.to_owned(), Value::Object(request));
+        // The reference marks a new request pending; a sender's own status
+        // is kept whole only under capture (it may carry an answer).
+        let status = match status {
+            Some(Value::Object(status)) if captured => Value::Object(status),
+            Some(Value::Object(status)) => {
+                let state = status.get("status").and_then(Value::as_str).filter(|s| HITL_STATES.contains(s));
+                serde_json::json!({"status": state.unwrap_or("pending")})
+            }
+            _ => serde_json::json!({"status": "pending"}),
+        };
+        body.insert(HITL_STATUS_FIELD.to_owned(), status);
+    } else if let Some(status) = status.filter(|_| captured) {
+        body.insert(HITL_STATUS_FIELD.to_owned(), status);
     }
     body.insert("timestamp".to_owned(), Value::from(timestamp_ms));
     body.remove("id");
     Ok(NewEvent { source_app, session_id, hook_event_type, timestamp_ms, body })
+}
+
+/// A sender's timestamp as milliseconds: a number, or a string holding one
+/// (the reference stores either), a fraction dropped; or an RFC 3339 time.
+/// `None` for anything else, or a negative time.
+fn timestamp_ms(given: &Value) -> Option<i64> {
+    // Below i64::MAX as a float, so the conversion cannot saturate.
+    const LATEST_MS: f64 = 9.2e18;
+    let number = match given {
+        Value::Number(n) => match n.as_i64() {
+            Some(ms) => return (ms >= 0).then_some(ms),
+            None => n.as_f64()?,
+        },
+        Value::String(text) => match text.trim().parse::<f64>() {
+            Ok(number) => number,
+            Err(_) => return crate::time::parse_rfc3339_ms(text.trim()).filter(|ms| *ms >= 0),
+        },
+        _ => return None,
+    };
+    (number.is_finite() && (0.0..LATEST_MS).contains(&number)).then(|| number.floor() as i64)
+}
+
+/// The kept part of a human-in-the-loop request: its known fields, each
+/// string held to [`MAX_KEPT_FIELD_BYTES`].
+fn hitl_request(mut request: Map<String, Value>) -> Map<String, Value> {
+    request.retain(|key, _| HITL_KEPT.contains(&key.as_str()));
+    if let Some(Value::Array(choices)) = request.get_mut("choices") {
+        choices.retain(Value::is_string);
+        choices.truncate(MAX_HITL_CHOICES);
+    }
+    for value in request.values_mut() {
+        match value {
+            Value::Array(items) => items.iter_mut().for_each(cap_field),
+            other => cap_field(other),
+        }
+    }
+    request
+}
+
+/// The stored part of an operator's answer: the answer's own fields, each
+/// held to [`MAX_KEPT_FIELD_BYTES`]; the typed answer (`response`) only
+/// under capture — without it, whether and what was chosen or permitted.
+pub fn kept_response(response: &Map<String, Value>, captured: bool) -> Map<String, Value> {
+    let mut kept: Map<String, Value> = response
+        .iter()
+        .filter(|(key, _)| RESPONSE_KEPT.contains(&key.as_str()) && (captured || key.as_str() != "response"))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    kept.values_mut().for_each(cap_field);
+    kept
+}
+
+/// Whether `url` is a WebSocket address on this machine: the only place
+/// beed delivers an operator's answer to (never a host a sender names).
+pub fn is_loopback_ws_url(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("ws://") else { return false };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return false;
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().map(|h| format!("[{h}]")).unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host).to_owned(),
+    };
+    matches!(host.to_ascii_lowercase().as_str(), "localhost" | "127.0.0.1" | "[::1]")
 }
 
 /// Holds a kept field to [`MAX_KEPT_FIELD_BYTES`], marking what was dropped.
@@ -361,5 +486,79 @@ mod tests {
         .unwrap();
         assert_eq!(kept.body["payload"], json!({"prompt": "p"}));
         assert_eq!((kept.body["chat"].clone(), kept.timestamp_ms), (json!([1]), 5));
+    }
+
+    #[test]
+    fn a_timestamp_may_be_a_number_a_numeric_string_a_fraction_or_rfc3339() {
+        let at = |given: Value| {
+            accept_json(
+                json!({"source_app": "a", "session_id": "s", "hook_event_type": "X", "payload": {},
+                               "timestamp": given}),
+                false,
+            )
+            .map(|e| e.timestamp_ms)
+        };
+        assert_eq!(at(json!(1_796_000_000_000i64)), Ok(1_796_000_000_000));
+        assert_eq!(at(json!("1796000000000")), Ok(1_796_000_000_000));
+        assert_eq!(at(json!(1_796_000_000_000.75)), Ok(1_796_000_000_000));
+        assert_eq!(at(json!(" 1796000000000.5 ")), Ok(1_796_000_000_000));
+        assert_eq!(at(json!("2026-11-30T00:53:20Z")), Ok(1_796_000_000_000));
+        assert_eq!(at(json!("0")), Ok(1_000), "zero is the server's now, as in the reference");
+        for bad in
+            [json!("soon"), json!("-1"), json!(-0.5), json!("NaN"), json!("inf"), json!(1e300), json!(true), json!([])]
+        {
+            assert_eq!(at(bad.clone()), Err(EventRejection::Invalid), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_human_in_the_loop_request_is_kept_and_starts_pending() {
+        let body = json!({"source_app": "a", "session_id": "s", "hook_event_type": "PreToolUse", "payload": {
+                "source": "startup", "trigger": "auto", "stop_hook_active": true, "cwd": "/home/x", "prompt": "p"},
+            "humanInTheLoop": {"question": "Deploy?", "responseWebSocketUrl": "ws://localhost:4242", "type": "choice",
+                "choices": ["yes", "no", 3], "timeout": 300, "requiresResponse": true, "secret": "s3cret"}});
+        let event = accept_json(body.clone(), false).unwrap();
+        assert_eq!(
+            event.body["humanInTheLoop"],
+            json!({"question": "Deploy?", "responseWebSocketUrl": "ws://localhost:4242", "type": "choice",
+                   "choices": ["yes", "no"], "timeout": 300, "requiresResponse": true})
+        );
+        assert_eq!(event.body["humanInTheLoopStatus"], json!({"status": "pending"}));
+        assert_eq!(event.body["payload"], json!({"source": "startup", "trigger": "auto", "stop_hook_active": true}));
+        let mut answered = body.clone();
+        answered["humanInTheLoopStatus"] = json!({"status": "responded", "response": {"response": "private"}});
+        assert_eq!(
+            accept_json(answered.clone(), false).unwrap().body["humanInTheLoopStatus"],
+            json!({"status": "responded"})
+        );
+        assert_eq!(
+            accept_json(answered, true).unwrap().body["humanInTheLoopStatus"]["response"]["response"],
+            "private"
+        );
+        let mut wrong = body;
+        wrong["humanInTheLoop"] = json!("Deploy?");
+        assert_eq!(accept_json(wrong, true), Err(EventRejection::Invalid));
+        let huge = json!({"source_app": "a", "session_id": "s", "hook_event_type": "X", "payload": {},
+                          "humanInTheLoop": {"question": "q".repeat(10_000)}});
+        assert!(accept_json(huge, false).unwrap().body["humanInTheLoop"]["question"].as_str().unwrap().len() < 1_100);
+    }
+
+    #[test]
+    fn answers_go_only_to_websockets_on_this_machine() {
+        for url in ["ws://localhost:4242", "ws://127.0.0.1:1/x", "ws://[::1]:80", "ws://LOCALHOST:9"] {
+            assert!(is_loopback_ws_url(url), "{url}");
+        }
+        for url in [
+            "wss://localhost:1",
+            "ws://evil.example:80",
+            "ws://127.0.0.1.evil:1",
+            "ws://user@evil:1",
+            "http://localhost:1",
+            "ws://localhost@evil.example:1",
+            "ws://[::2]:1",
+            "",
+        ] {
+            assert!(!is_loopback_ws_url(url), "{url}");
+        }
     }
 }

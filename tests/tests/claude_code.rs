@@ -20,11 +20,14 @@ fn the_real_claude_code_runs_the_prompt_hook_and_bee_observes_its_session() {
     let block_text = "Steering: run the linter before every commit (bee-e2e-marker).\n";
     let block = home.file("block.md", block_text.as_bytes());
     let hook = format!("'{}' prompt --surface plain --block '{}'", bin("bee-hook").display(), block.display());
+    let event_hook = format!("'{}' event --source-app e2e", bin("bee-hook").display());
+    let event_group = json!([{"hooks": [{"type": "command", "command": event_hook}]}]);
     let settings = home.file(
         "settings.json",
-        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}]}})
-            .to_string()
-            .as_bytes(),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}],
+                         "SessionStart": event_group, "Stop": event_group}})
+        .to_string()
+        .as_bytes(),
     );
     let project = home.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
@@ -67,5 +70,18 @@ fn the_real_claude_code_runs_the_prompt_hook_and_bee_observes_its_session() {
         (sessions[0]["identity"].as_str(), sessions[0]["version"].as_str()),
         (Some(session), Some("claude-native-session"))
     );
+
+    // The event hooks: SessionStart keeps how the session started (a small
+    // enum, no content), and Stop carries the model of the transcript's
+    // latest answer, as the reference's sender reads it: a model the mock served.
+    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
+    let events: Value = serde_json::from_slice(&body).unwrap();
+    let of = |kind: &str| events.as_array().unwrap().iter().find(|e| e["hook_event_type"] == kind).cloned();
+    let start = of("SessionStart").unwrap_or_else(|| panic!("no SessionStart: {events}"));
+    assert_eq!((start["session_id"].as_str(), start["payload"]["source"].as_str()), (Some(session), Some("startup")));
+    let stop = of("Stop").unwrap_or_else(|| panic!("no Stop: {events}"));
+    let served: Vec<String> = provider.served().iter().map(|s| s.model.clone()).collect();
+    let model = stop["model_name"].as_str().unwrap_or_else(|| panic!("no model_name: {stop}"));
+    assert!(served.iter().any(|m| m == model), "{model} is not a model the mock served: {served:?}");
     drop(daemon);
 }

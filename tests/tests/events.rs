@@ -696,3 +696,184 @@ fn recent_events_default_to_the_reference_clients_300() {
     assert_eq!(recent.as_array().unwrap().len(), 300);
     drop(daemon);
 }
+
+/// The reference's human-in-the-loop round trip, with its exact bodies: an
+/// agent (`utils/hitl.py`) posts a question with the WebSocket it waits on;
+/// the event is stored pending and streamed; the reference client answers
+/// with `POST /events/:id/respond`; beed keeps the answer, delivers it to
+/// the agent's WebSocket and streams the answered event.
+#[test]
+fn a_human_in_the_loop_question_reaches_the_client_and_its_answer_the_agent() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--http-open-reads", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let mut watcher = stream_client(&daemon);
+    assert_eq!(next_message(&mut watcher)["type"], "initial");
+
+    // The agent's side: a WebSocket server waiting for one answer.
+    let agent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let agent_port = agent.local_addr().unwrap().port();
+    let (answered, answer) = std::sync::mpsc::channel();
+    let waiting = std::thread::spawn(move || {
+        let (tcp, _) = agent.accept().unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut socket = tungstenite::accept(tcp).unwrap();
+        loop {
+            match socket.read() {
+                Ok(Message::Text(text)) => {
+                    answered.send(text.to_string()).unwrap();
+                    return;
+                }
+                Ok(_) => {}
+                Err(err) => panic!("the agent got no answer: {err}"),
+            }
+        }
+    });
+
+    let session = "7c6b5a49-3827-4615-9504-f3e2d1c0b9a8";
+    let question = json!({
+        "question": "Deploy to staging?",
+        "responseWebSocketUrl": format!("ws://localhost:{agent_port}"),
+        "type": "choice",
+        "choices": ["yes", "no"],
+        "timeout": 300,
+        "requiresResponse": true
+    });
+    let request = json!({
+        "source_app": REFERENCE_APP,
+        "session_id": session,
+        "hook_event_type": "PreToolUse",
+        "payload": {"tool_name": "Bash", "tool_input": {"command": "make deploy"}},
+        "humanInTheLoop": question,
+        "timestamp": 1_796_000_000_000i64
+    });
+    let (status, saved) = reference_post(&addr, request.to_string().as_bytes());
+    assert_eq!(status, 200, "{saved}");
+    assert_eq!(saved["humanInTheLoop"], question, "the question is kept, capture or not: it is for the operator");
+    assert_eq!(saved["humanInTheLoopStatus"], json!({"status": "pending"}));
+    assert_eq!(saved["payload"], json!({"tool_name": "Bash"}), "the rest follows the capture rule");
+    assert_eq!(next_message(&mut watcher), json!({"type": "event", "data": saved}));
+    let id = saved["id"].as_i64().unwrap();
+
+    // The reference client's answer (EventRow.vue's submitChoice), from its page's origin.
+    let respond = |path: &str, body: &[u8], extra: &str| {
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://localhost:5173\r\nContent-Type: application/json\r\n\
+             {extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let mut bytes = request.into_bytes();
+        bytes.extend_from_slice(body);
+        let (status, _, answer) = tcp_http(&addr, &bytes);
+        (status, json_of(&answer))
+    };
+    let choice = json!({"choice": "yes", "hookEvent": saved, "respondedAt": 1_796_000_001_000i64});
+    let (status, updated) = respond(&format!("/events/{id}/respond"), choice.to_string().as_bytes(), "");
+    assert_eq!(status, 200, "{updated}");
+    let answered_at = updated["humanInTheLoopStatus"]["respondedAt"].as_i64().unwrap();
+    assert!(answered_at > 1_796_000_001_000, "beed stamps the answer's time, as the reference does");
+    assert_eq!(
+        updated["humanInTheLoopStatus"],
+        json!({"status": "responded", "respondedAt": answered_at,
+               "response": {"choice": "yes", "respondedAt": answered_at}}),
+        "the answer is kept without the client's copy of the event"
+    );
+    assert_eq!((updated["id"].clone(), updated["humanInTheLoop"].clone()), (json!(id), question));
+
+    // The agent got the answer whole, the event included, as the reference sends it.
+    let delivered: Value = serde_json::from_str(&answer.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap();
+    assert_eq!((delivered["choice"].clone(), delivered["hookEvent"]["id"].clone()), (json!("yes"), json!(id)));
+    assert_eq!(delivered["respondedAt"], json!(answered_at));
+    waiting.join().unwrap();
+
+    // Every client sees the answered event, and the recent view keeps it.
+    assert_eq!(next_message(&mut watcher), json!({"type": "event", "data": updated}));
+    assert_eq!(get_json(&daemon, "/events/recent").1, json!([updated]));
+    let mut late = stream_client(&daemon);
+    assert_eq!(next_message(&mut late), json!({"type": "initial", "data": [updated]}));
+
+    // The reference's errors: an unknown event, a body that is not JSON, a path that is no event id.
+    assert_eq!(respond("/events/999999/respond", b"{}", ""), (404, json!({"error": "Event not found"})));
+    assert_eq!(respond(&format!("/events/{id}/respond"), b"{not json", ""), (400, json!({"error": "Invalid request"})));
+    assert_eq!(respond("/events/abc/respond", b"{}", "").0, 404);
+    // An answer goes only to this machine: a question naming another host is
+    // stored and answerable, and nothing is sent there.
+    let mut elsewhere = request.clone();
+    elsewhere["humanInTheLoop"]["responseWebSocketUrl"] = json!("ws://198.51.100.7:80");
+    let (_, stored) = reference_post(&addr, elsewhere.to_string().as_bytes());
+    let started = std::time::Instant::now();
+    let (status, _) = respond(&format!("/events/{}/respond", stored["id"]), br#"{"permission":true}"#, "");
+    assert_eq!(status, 200);
+    assert!(started.elapsed() < Duration::from_secs(3), "no connection attempt to another host");
+    assert!(daemon.log().contains("not on this machine"), "{}", daemon.log());
+    drop(daemon);
+
+    // Without open reads an answer needs the dashboard's secret: another
+    // local user cannot grant a permission.
+    let guarded = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = guarded.http_addr();
+    let (_, stored) = reference_post(&addr, request.to_string().as_bytes());
+    let path = format!("/events/{}/respond", stored["id"]);
+    let body = br#"{"permission":true}"#;
+    let send = |extra: &str| {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        tcp_http(&addr, &[head.as_bytes(), body].concat()).0
+    };
+    assert_eq!(send(""), 401);
+    assert_eq!(send(&guarded.read_header()), 200);
+    drop(guarded);
+}
+
+/// The reference client's other expectations: small enums (`source`,
+/// PreCompact's `trigger`) stay in the payload without capture; recent
+/// events come ordered by their timestamp, not by arrival; a timestamp
+/// sent as a string or a float is taken, as the reference takes it.
+#[test]
+fn payload_enums_timestamp_order_and_timestamp_forms_match_the_reference() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--http-open-reads", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let session = "2b3c4d5e-6f70-4812-93a4-b5c6d7e8f901";
+    let post = |kind: &str, payload: Value, timestamp: Value| {
+        let body = json!({"source_app": REFERENCE_APP, "session_id": session, "hook_event_type": kind,
+                          "payload": payload, "timestamp": timestamp});
+        let (status, saved) = reference_post(&addr, body.to_string().as_bytes());
+        assert_eq!(status, 200, "{saved}");
+        saved
+    };
+    // Arrival order: compact, start, end; timestamp order: start, compact, end.
+    let compact = post(
+        "PreCompact",
+        json!({"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": "keep my notes"}),
+        json!("1796000002000"),
+    );
+    let start = post(
+        "SessionStart",
+        json!({"hook_event_name": "SessionStart", "source": "resume", "cwd": "/home/dev/secret-app"}),
+        json!(1_796_000_001_000.5),
+    );
+    let end =
+        post("SessionEnd", json!({"hook_event_name": "SessionEnd", "reason": "logout"}), json!(1_796_000_003_000i64));
+    assert_eq!(compact["payload"], json!({"hook_event_name": "PreCompact", "trigger": "auto"}));
+    assert_eq!(start["payload"], json!({"hook_event_name": "SessionStart", "source": "resume"}));
+    assert_eq!(end["payload"]["reason"], "logout");
+    assert_eq!(
+        (compact["timestamp"].clone(), start["timestamp"].clone()),
+        (json!(1_796_000_002_000i64), json!(1_796_000_001_000i64))
+    );
+    let recent = get_json(&daemon, "/events/recent").1;
+    assert_eq!(recent, json!([start, compact, end]), "ordered by timestamp");
+    assert_eq!(get_json(&daemon, "/events/recent?limit=2").1, json!([compact, end]), "the latest by timestamp");
+    let mut client = stream_client(&daemon);
+    assert_eq!(next_message(&mut client), json!({"type": "initial", "data": [start, compact, end]}));
+    drop(daemon);
+    for (path, bytes) in home.bee_files() {
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in ["keep my notes", "secret-app"] {
+            assert!(!text.contains(secret), "{secret} stored in {}", path.display());
+        }
+    }
+}

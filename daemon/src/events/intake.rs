@@ -18,6 +18,9 @@ use crate::storage::writer::WriterHandle;
 pub struct Live {
     pub id: i64,
     pub message: Arc<str>,
+    /// A stored event sent again because it changed (an operator answered
+    /// it): every client gets it, whatever its replay held.
+    pub update: bool,
 }
 
 /// What storing and streaming events share.
@@ -52,7 +55,7 @@ impl EventsState {
         let stored = Value::Object(event.with_id(id));
         if fresh {
             // No receiver is fine: nobody is watching.
-            let _ = self.live.send(Live { id, message: stream_message("event", &stored).into() });
+            let _ = self.live.send(Live { id, message: stream_message("event", &stored).into(), update: false });
         }
         stored
     }

@@ -56,6 +56,17 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE event ADD COLUMN crc INTEGER;
 "#,
+    // Recent events are the latest by the producer's timestamp, as in the
+    // reference; an operator's answer to a human-in-the-loop request is kept
+    // beside its event (whose row, the receipt, never changes).
+    r#"
+    CREATE INDEX event_time ON event (timestamp_ms);
+    CREATE TABLE hitl_response (
+        event_id         INTEGER PRIMARY KEY REFERENCES event (id),
+        status           TEXT NOT NULL,
+        responded_at_ms  INTEGER NOT NULL
+    ) STRICT;
+"#,
 ];
 
 /// The columns an event's checksum covers, in order.
@@ -101,6 +112,10 @@ pub enum EventWrite {
     ReceiptIssue { session_id: String, hook_event_type: String, failure: PostFailure, at_ms: i64 },
     /// Write `nonce` to the health probe row; answered with 0.
     Probe(i64),
+    /// Keep an operator's answer (the new `humanInTheLoopStatus`) for an
+    /// event; answered with the event's id, `fresh` false when there is no
+    /// such event.
+    Response { event_id: i64, status: String, at_ms: i64 },
 }
 
 /// What a write did: the event's id (0 for other writes) and whether it is new.
@@ -167,6 +182,17 @@ impl EventStore {
                 .execute(params![session_id, hook_event_type, failure_name(failure), at_ms])?;
                 Ok(Stored { id: 0, fresh: true })
             }
+            EventWrite::Response { event_id, status, at_ms } => {
+                let kept = tx
+                    .prepare_cached(
+                        "INSERT INTO hitl_response (event_id, status, responded_at_ms)
+                         SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM event WHERE id = ?1)
+                         ON CONFLICT (event_id) DO UPDATE SET status = excluded.status,
+                                                              responded_at_ms = excluded.responded_at_ms",
+                    )?
+                    .execute(params![event_id, status, at_ms])?;
+                Ok(Stored { id: *event_id, fresh: kept == 1 })
+            }
             EventWrite::Probe(nonce) => {
                 tx.prepare_cached(
                     "INSERT INTO health_probe (id, nonce) VALUES (1, ?1) ON CONFLICT (id) DO UPDATE SET nonce = ?1",
@@ -228,64 +254,110 @@ pub struct Recent {
     pub count: usize,
 }
 
-/// The latest `limit` events, oldest first, holding to `max_bytes` of
-/// stored events (the newest are kept, with no gap). Each is the stored text
-/// with its id appended — the bytes a parse, insert and print would give —
-/// written straight into the answer: one copy of the answer in memory.
+/// The latest `limit` events by their timestamp (ties by id), oldest
+/// first, holding to `max_bytes` of stored events (the newest are kept,
+/// with no gap), as the reference orders them; `newest_id` is the store's
+/// newest id when read, so a stream sends live only what came after. Each
+/// is the stored text with its id appended (and its answer's status, when
+/// an operator answered it) — the bytes a parse, insert and print would
+/// give — written straight into the answer: one copy of it in memory.
 pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Result<Recent> {
+    // One snapshot for the sizes and the bodies.
+    let tx = conn.unchecked_transaction()?;
+    let newest_id: i64 = tx.query_row("SELECT coalesce(max(id), 0) FROM event", [], |row| row.get(0))?;
     // Sizes first, newest first, to find where the budget ends…
-    let mut sizes =
-        conn.prepare_cached("SELECT id, length(CAST(body AS BLOB)) FROM event ORDER BY id DESC LIMIT ?1")?;
+    let mut sizes = tx.prepare_cached(
+        "SELECT id, timestamp_ms,
+                length(CAST(body AS BLOB)) + coalesce((SELECT length(status) FROM hitl_response WHERE event_id = id), 0)
+         FROM event ORDER BY timestamp_ms DESC, id DESC LIMIT ?1",
+    )?;
     let mut rows = sizes.query([limit as i64])?;
-    let (mut bytes, mut oldest, mut newest_id, mut count) = (2usize, None, 0i64, 0usize);
+    let (mut bytes, mut oldest, mut count) = (2usize, None, 0usize);
     while let Some(row) = rows.next()? {
-        let (id, size): (i64, i64) = (row.get(0)?, row.get(1)?);
+        let (id, at_ms, size): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
         // The text grows by `,"id":N` and a separating comma.
         let grown = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(8 + 20);
         if bytes.saturating_add(grown) > max_bytes {
             break;
         }
         bytes += grown;
-        oldest = Some(id);
-        newest_id = newest_id.max(id);
+        oldest = Some((at_ms, id));
         count += 1;
     }
     drop(rows);
+    drop(sizes);
     let mut json = String::with_capacity(bytes);
     json.push('[');
-    if let Some(oldest) = oldest {
-        // …then the bodies, oldest first, within exactly those ids.
-        let mut bodies = conn.prepare_cached(&format!(
-            "SELECT id, body, {CRC_COLUMNS}, crc FROM event WHERE id BETWEEN ?1 AND ?2 ORDER BY id"
+    if let Some((oldest_at, oldest_id)) = oldest {
+        // …then the bodies, oldest first: exactly those rows, a prefix of
+        // the newest-first order.
+        let mut bodies = tx.prepare_cached(&format!(
+            "SELECT id, body, {CRC_COLUMNS}, crc, (SELECT status FROM hitl_response WHERE event_id = id)
+             FROM event WHERE (timestamp_ms, id) >= (?1, ?2) ORDER BY timestamp_ms, id"
         ))?;
-        let mut rows = bodies.query([oldest, newest_id])?;
+        let mut rows = bodies.query([oldest_at, oldest_id])?;
         let mut first = true;
         while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
-            if !sqlite::row_verifies(row, 2, CRC_COLUMN_COUNT)? {
-                // A damaged row is not shown as an event; the audit names it.
-                tracing::warn!(id, "stored event does not match its checksum; left out");
-                continue;
-            }
-            let Some(fields) = row.get_ref(1)?.as_str()?.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
-                continue;
-            };
+            let Some(text) = answered_row(row)? else { continue };
             if !first {
                 json.push(',');
             }
             first = false;
-            json.push('{');
-            json.push_str(fields);
-            if !fields.is_empty() {
-                json.push(',');
-            }
-            json.push_str("\"id\":");
-            json.push_str(&id.to_string());
-            json.push('}');
+            json.push_str(&text);
         }
     }
     json.push(']');
     Ok(Recent { json, newest_id, count })
+}
+
+/// A row of `id, body, CRC_COLUMNS…, crc, status` as the event answered:
+/// the stored text with its id (and the answer's status in place of the
+/// stored one). `None` for a row that does not match its checksum.
+fn answered_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<String>> {
+    let id: i64 = row.get(0)?;
+    if !sqlite::row_verifies(row, 2, CRC_COLUMN_COUNT)? {
+        // A damaged row is not shown as an event; the audit names it.
+        tracing::warn!(id, "stored event does not match its checksum; left out");
+        return Ok(None);
+    }
+    let body = row.get_ref(1)?.as_str()?;
+    let status: Option<String> = row.get(2 + CRC_COLUMN_COUNT + 1)?;
+    if let Some(status) = status {
+        // Rare: parsed, so the stored status is replaced, not repeated.
+        let (Ok(Value::Object(mut event)), Ok(status)) =
+            (serde_json::from_str::<Value>(body), serde_json::from_str::<Value>(&status))
+        else {
+            return Ok(None);
+        };
+        event.insert(bee_proto::events::HITL_STATUS_FIELD.to_owned(), status);
+        event.insert("id".to_owned(), Value::from(id));
+        return Ok(Some(Value::Object(event).to_string()));
+    }
+    let Some(fields) = body.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
+        return Ok(None);
+    };
+    let mut text = String::with_capacity(fields.len() + 30);
+    text.push('{');
+    text.push_str(fields);
+    if !fields.is_empty() {
+        text.push(',');
+    }
+    text.push_str("\"id\":");
+    text.push_str(&id.to_string());
+    text.push('}');
+    Ok(Some(text))
+}
+
+/// One event as answered (with its id and any answer's status), when it is
+/// stored and sound.
+pub fn event_by_id(conn: &Connection, id: i64) -> rusqlite::Result<Option<Value>> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT id, body, {CRC_COLUMNS}, crc, (SELECT status FROM hitl_response WHERE event_id = id)
+         FROM event WHERE id = ?1"
+    ))?;
+    let mut rows = statement.query([id])?;
+    let Some(row) = rows.next()? else { return Ok(None) };
+    Ok(answered_row(row)?.and_then(|text| serde_json::from_str(&text).ok()))
 }
 
 /// The distinct values the dashboard filters on.

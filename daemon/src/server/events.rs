@@ -16,9 +16,10 @@ use bee_proto::audit::AuditSummary;
 use bee_proto::events::{
     AUDIT_SESSIONS_PATH, DEFAULT_RECENT, EVENTS_PATH, EVENTS_RECENT_PATH, EventError, EventRejection,
     FILTER_OPTIONS_PATH, HEALTH_PATH, Health, HealthCheck, MAX_EVENT_BYTES, MAX_EVENTS_ANSWER_BYTES, MAX_RECENT,
-    REPLAY_EVENTS, STREAM_PATH, accept,
+    MAX_RESPONSE_BYTES, REPLAY_EVENTS, RESPOND_PATH, STREAM_PATH, accept,
 };
 use hyper::body::Bytes;
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::broadcast;
@@ -44,6 +45,7 @@ pub fn router(state: Shared) -> Router {
         .route(HEALTH_PATH, get(health))
         .route(AUDIT_SESSIONS_PATH, get(audit_sessions))
         .route(bee_proto::events::THEMES_PATH, get(themes))
+        .route(RESPOND_PATH, post(respond).layer(DefaultBodyLimit::max(MAX_RESPONSE_BYTES)))
         .with_state(state)
 }
 
@@ -80,6 +82,77 @@ async fn post_event(State(state): State<Shared>, body: Result<Bytes, BytesReject
             (StatusCode::SERVICE_UNAVAILABLE, Json(EventError { error: "Event not stored".into() })).into_response()
         }
     }
+}
+
+/// How long delivering an operator's answer to the waiting agent may take.
+const AGENT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `POST /events/{id}/respond`: the operator's answer to a human-in-the-loop
+/// request, as the reference takes it. The answer is kept beside the event
+/// (the event's own row, its receipt, never changes), delivered to the
+/// agent's `responseWebSocketUrl` when that is on this machine, and the
+/// answered event goes to every stream client and back to the caller.
+async fn respond(
+    State(state): State<Shared>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let not_found = || (StatusCode::NOT_FOUND, Json(EventError { error: "Event not found".into() })).into_response();
+    // The reference's route takes digits only; anything else is no route.
+    let Some(id) = id.parse::<i64>().ok().filter(|_| id.bytes().all(|b| b.is_ascii_digit())) else {
+        return (StatusCode::NOT_FOUND, Json(EventError { error: "Not found".into() })).into_response();
+    };
+    let Ok(Ok(Value::Object(mut response))) = body.map(|body| serde_json::from_slice::<Value>(&body)) else {
+        return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid);
+    };
+    let now_ms = bee_proto::time::now_unix_ms();
+    response.insert("respondedAt".to_owned(), Value::from(now_ms));
+    let Ok(Some(event)) = read(&state, move |conn| store::event_by_id(conn, id)).await else { return not_found() };
+    let captured = event.get("source_app").and_then(Value::as_str).is_some_and(|app| state.captures(app));
+    let status = serde_json::json!({
+        "status": "responded",
+        "respondedAt": now_ms,
+        "response": Value::Object(bee_proto::events::kept_response(&response, captured)),
+    });
+    let write = EventWrite::Response { event_id: id, status: status.to_string(), at_ms: now_ms };
+    match state.writer.submit(write).await {
+        Some(Ok(stored)) if stored.fresh => {}
+        Some(Ok(_)) => return not_found(),
+        _ => {
+            return (StatusCode::SERVICE_UNAVAILABLE, Json(EventError { error: "Response not stored".into() }))
+                .into_response();
+        }
+    }
+    let Ok(Some(updated)) = read(&state, move |conn| store::event_by_id(conn, id)).await else { return not_found() };
+    let url = updated.pointer("/humanInTheLoop/responseWebSocketUrl").and_then(Value::as_str);
+    match url {
+        Some(url) if bee_proto::events::is_loopback_ws_url(url) => {
+            // The agent gets the answer whole, as the reference sends it.
+            let message = Value::Object(response).to_string();
+            match tokio::time::timeout(AGENT_DEADLINE, tell_agent(url, message)).await {
+                Ok(Ok(())) => tracing::info!(id, "answer delivered to the waiting agent"),
+                Ok(Err(err)) => tracing::warn!(id, "answer not delivered to the agent: {err}"),
+                Err(_) => tracing::warn!(id, "answer not delivered to the agent within {AGENT_DEADLINE:?}"),
+            }
+        }
+        Some(_) => tracing::warn!(id, "the agent's responseWebSocketUrl is not on this machine; answer not sent there"),
+        None => {}
+    }
+    let message = bee_proto::events::stream_message("event", &updated);
+    let _ = state.live.send(crate::events::intake::Live { id, message: message.into(), update: true });
+    Json(updated).into_response()
+}
+
+/// Sends `message` over a WebSocket to the agent waiting at `url` (checked
+/// to be on this machine), then closes it.
+async fn tell_agent(url: &str, message: String) -> Result<(), String> {
+    use futures_util::SinkExt;
+    let authority = url.trim_start_matches("ws://").split(['/', '?', '#']).next().unwrap_or("");
+    let address = if authority.contains(':') { authority.to_owned() } else { format!("{authority}:80") };
+    let tcp = tokio::net::TcpStream::connect(address.as_str()).await.map_err(|err| err.to_string())?;
+    let (mut socket, _) = tokio_tungstenite::client_async(url, tcp).await.map_err(|err| err.to_string())?;
+    socket.send(tokio_tungstenite::tungstenite::Message::text(message)).await.map_err(|err| err.to_string())?;
+    socket.close(None).await.map_err(|err| err.to_string())
 }
 
 /// Runs a read of the events store off the runtime.
@@ -148,7 +221,7 @@ async fn serve_stream(mut socket: WebSocket, state: Shared) {
         }
         tokio::select! {
             next = live.recv() => match next {
-                Ok(event) if event.id <= replayed_up_to => {}
+                Ok(event) if event.id <= replayed_up_to && !event.update => {}
                 Ok(event) => {
                     if socket.send(Message::Text(event.message.as_ref().into())).await.is_err() {
                         return;

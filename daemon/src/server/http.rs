@@ -116,9 +116,12 @@ pub fn is_loopback_origin(origin: &str) -> bool {
     !host.contains('/') && is_loopback_host(host)
 }
 
-/// Paths whose answers carry stored events: they need the read secret.
+/// Paths whose answers carry stored events, and the operator's answer to
+/// an agent's question (another local user must not answer a permission
+/// request): they need the read secret.
 fn is_read(path: &str) -> bool {
     [EVENTS_RECENT_PATH, FILTER_OPTIONS_PATH, STREAM_PATH, AUDIT_SESSIONS_PATH].contains(&path)
+        || (path.starts_with("/events/") && path.ends_with("/respond"))
 }
 
 fn forbidden(status: StatusCode, error: &str) -> Response {
