@@ -17,15 +17,13 @@ use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX, REPLAY_E
 use bee_proto::exit::Exit;
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use beectl::args::AuditArgs;
 
-/// Largest manifest or settings file read.
-const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 /// How long the canary waits for its event on the stream.
 const CANARY_LINGER: Duration = Duration::from_secs(3);
 /// The canary's source app: its events never mix with a real app's.
@@ -35,17 +33,6 @@ fn unavailable(issue: &str, message: String) -> Rendered {
     crate::ledger_view::unavailable(issue, Some(message))
 }
 
-/// Reads a small JSON configuration file.
-pub fn read_json(path: &Path) -> Result<Value, String> {
-    let file = bee_daemon::storage::files::open_regular(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    let mut text = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text).map_err(|err| format!("{}: {err}", path.display()))?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(format!("{} is over {MAX_CONFIG_BYTES} bytes", path.display()));
-    }
-    serde_json::from_slice(&text).map_err(|err| format!("{} is not JSON: {err}", path.display()))
-}
-
 struct Inputs {
     manifest: Option<Manifest>,
     settings: Option<Result<Value, String>>,
@@ -53,23 +40,15 @@ struct Inputs {
 
 fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
     // The manifest `hooks install` pinned beside the settings, unless another is named.
-    let pinned = Path::new(".claude").join(crate::hooks::MANIFEST_FILE);
+    let pinned = Path::new(".claude").join(audit::MANIFEST_FILE);
     let named = args.manifest.clone().or_else(|| pinned.is_file().then(|| pinned.display().to_string()));
     let manifest = match &named {
-        Some(path) => {
-            let value = read_json(Path::new(path)).map_err(|err| unavailable("manifest_invalid", err))?;
-            let manifest: Manifest = serde_json::from_value(value)
-                .map_err(|err| unavailable("manifest_invalid", format!("{path}: {err}")))?;
-            if manifest.schema_version != 1 {
-                return Err(unavailable("manifest_invalid", format!("{path}: schemaVersion must be 1")));
-            }
-            Some(manifest)
-        }
+        Some(path) => Some(audit::load_manifest(Path::new(path)).map_err(|err| unavailable("manifest_invalid", err))?),
         None => None,
     };
     let settings = manifest.as_ref().map(|_| {
         let path = args.settings.clone().unwrap_or_else(|| ".claude/settings.json".to_owned());
-        read_json(Path::new(&path))
+        audit::read_json(Path::new(&path))
     });
     Ok(Inputs { manifest, settings })
 }
@@ -80,19 +59,12 @@ fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<&'
     Context {
         manifest: inputs.manifest.as_ref(),
         settings: inputs.settings.clone(),
-        installed_version: inputs.manifest.as_ref().and_then(|_| installed_claude_version()),
+        installed_version: inputs.manifest.as_ref().and_then(|_| audit::installed_claude_version()),
         spool_dir: spool,
         presented,
         outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
         now_ms: bee_proto::time::now_unix_ms(),
     }
-}
-
-/// `claude --version`, when a `claude` runs here.
-pub fn installed_claude_version() -> Option<String> {
-    let output = Command::new("claude").arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
-    let text = String::from_utf8(output.stdout).ok()?;
-    output.status.success().then(|| text.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
 /// The events store read-only: `None` when there is none yet.

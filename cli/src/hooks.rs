@@ -197,22 +197,19 @@ pub fn install(args: InstallArgs) -> Rendered {
     )
 }
 
-/// The pinned manifest's file, beside the settings it describes.
-pub const MANIFEST_FILE: &str = "bee-manifest.json";
-
 /// Writes the manifest the installed hooks match (the events, the source
 /// app, the installed Claude Code's version) beside `settings`, unless one
 /// is there (it is the user's to keep) or no `claude` answers for its
 /// version (a manifest cannot pin what nobody checked).
 pub(crate) fn pin_manifest(settings: &Path, source_app: &str, events: &[String]) -> (Option<String>, String) {
-    let Some(path) = settings.parent().map(|dir| dir.join(MANIFEST_FILE)) else {
+    let Some(path) = settings.parent().map(|dir| dir.join(bee_daemon::events::audit::MANIFEST_FILE)) else {
         return (None, "no directory for a manifest".to_owned());
     };
     let shown = path.display().to_string();
     if path.exists() {
         return (Some(shown), "kept".to_owned());
     }
-    let Some(version) = crate::audit::installed_claude_version() else {
+    let Some(version) = bee_daemon::events::audit::installed_claude_version() else {
         return (None, "not written: no claude answered --version to pin".to_owned());
     };
     // `2.1.332 (Claude Code)` pins `2.1`: patch releases keep the events.

@@ -351,3 +351,141 @@ fn a_page_of_another_origin_can_neither_read_the_stream_nor_post() {
     drop(browser);
     drop(daemon);
 }
+
+/// The parts that put the dashboard on par with the reference client: an
+/// event's detail (its payload when captured, a note when not), an activity
+/// chart and a colour per session, tool badges, a legend of every verdict,
+/// a tooltip naming each session's missing evidence and the command that
+/// supplies it, and a `waiting` session with its owner and deadline — a
+/// real verdict: the pinned manifest (checked against the installed Claude
+/// Code), the page's own stream as the presentation receipt, an owned wait.
+#[test]
+fn the_dashboard_explains_verdicts_and_shows_detail_activity_and_a_waiting_session() {
+    let home = TestHome::new();
+    let claude = bee_tests::providers::claude_cli();
+    let path = format!("{}:{}", claude.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    // The project's settings and manifest, pinned against the real Claude Code.
+    let project = home.path().join("shop");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut install = home.command(bin("beectl"));
+    install.args(["hooks", "install", "--project", project.to_str().unwrap(), "--source-app", "shop"]);
+    install.args(["--events", "SessionStart,PreToolUse,PermissionRequest"]).env("PATH", &path);
+    let installed: Value = serde_json::from_slice(&install.output().unwrap().stdout).unwrap();
+    let manifest =
+        installed["manifest"].as_str().unwrap_or_else(|| panic!("no manifest pinned: {installed}")).to_owned();
+    let mut command = home.command(bin("beed"));
+    command.args(["--http", "127.0.0.1:0", "--ingest-every", "0", "--capture-payload", "lab", "--manifest", &manifest]);
+    command.env("PATH", &path);
+    let daemon = Daemon::start(&home, command);
+    let addr = daemon.http_addr();
+    let browser = Browser::start(&home);
+    let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
+    browser.open(url.trim());
+    browser.wait_for("the live status", "return document.getElementById('status').textContent === 'live'");
+
+    let deadline = bee_proto_now_ms() + 30 * 60_000;
+    let shop = |kind: &str, extra: Value| {
+        let mut event = json!({"source_app": "shop", "session_id": "session-wait", "hook_event_type": kind,
+                               "payload": {"hook_event_name": kind}});
+        for (key, value) in extra.as_object().unwrap() {
+            event[key] = value.clone();
+        }
+        post(&addr, &event)
+    };
+    shop("SessionStart", json!({"payload": {"hook_event_name": "SessionStart", "source": "startup"}}));
+    let bash = shop(
+        "PreToolUse",
+        json!({"tool_name": "Bash", "payload": {"hook_event_name": "PreToolUse", "tool_name": "Bash"}}),
+    );
+    shop("PermissionRequest", json!({"tool_name": "Bash", "owner": "ops@example.com", "deadline": deadline}));
+    let captured = post(
+        &addr,
+        &json!({"source_app": "lab", "session_id": "session-lab", "hook_event_type": "PreToolUse", "tool_name": "Read",
+                "payload": {"tool_name": "Read", "tool_input": {"file_path": "notes.md"}}}),
+    );
+
+    // A waiting session: its verdict, its owner and deadline.
+    browser.wait_for(
+        "the waiting verdict",
+        "return document.querySelector('.lane[data-session=\"session-wait\"] .verdict')?.textContent === 'waiting'",
+    );
+    let wait = browser.eval("return document.querySelector('.lane[data-session=\"session-wait\"] .wait').textContent");
+    let wait = wait.as_str().unwrap();
+    assert!(wait.contains("ops@example.com") && wait.contains("until 20") && wait.contains("min left"), "{wait}");
+
+    // The legend names every verdict, with what supplies the evidence.
+    let legend = browser.eval("return [...document.querySelectorAll('#legend-list dt')].map(d => d.dataset.class)");
+    assert_eq!(
+        legend,
+        json!([
+            "delivery_failed_hidden",
+            "persistence_unverified",
+            "dashboard_stale",
+            "manifest_drift",
+            "coverage_gap",
+            "stale",
+            "waiting",
+            "false_complete",
+            "healthy",
+            "unaudited"
+        ])
+    );
+    let legend_text = browser.eval("return document.getElementById('legend').innerText");
+    assert!(legend_text.as_str().unwrap().contains("No outcome check: add one to a manifest"), "{legend_text}");
+    // A session without a manifest: an unproven boundary, explained, not a bare red badge.
+    browser.wait_for(
+        "the lab session's verdict",
+        "return document.querySelector('.lane[data-session=\"session-lab\"] .verdict')?.textContent === 'manifest_drift'",
+    );
+    let lab = browser.eval(
+        "const v = document.querySelector('.lane[data-session=\"session-lab\"] .verdict'); return [v.className, v.title]",
+    );
+    assert_eq!(lab[0], "verdict unverified", "{lab}");
+    let tip = lab[1].as_str().unwrap();
+    assert!(tip.contains("configuration (unknown): no pinned manifest") && tip.contains("beectl setup"), "{tip}");
+    assert!(tip.contains("outcome (unknown)") && tip.contains("add one to a manifest"), "{tip}");
+
+    // A colour per session, the same on its rows and its lane; tool badges; activity.
+    let colours = browser.eval(
+        "const c = (s) => getComputedStyle(document.querySelector(s)).borderLeftColor;
+         return [c('.lane[data-session=\"session-wait\"]'), c('#timeline li[data-session=\"session-wait\"]'),
+                 c('.lane[data-session=\"session-lab\"]')]",
+    );
+    assert_eq!(colours[0], colours[1], "{colours}");
+    assert_ne!(colours[0], colours[2], "{colours}");
+    let tools = browser.eval(
+        "return [...document.querySelectorAll('.lane[data-session=\"session-wait\"] .tools .badge')].map(b => b.textContent)",
+    );
+    assert_eq!(tools, json!(["Bash ×2"]));
+    let activity = browser.eval(
+        "return [...document.querySelectorAll('.lane[data-session=\"session-wait\"] .chart rect')]
+                .reduce((sum, r) => sum + Number(r.dataset.count), 0)",
+    );
+    assert_eq!(activity, json!(3), "the chart counts the session's three events of the last minutes");
+    let bars =
+        browser.eval("return document.querySelectorAll('.lane[data-session=\"session-wait\"] .chart rect').length");
+    assert_eq!(bars, json!(30));
+
+    // The detail panel: metadata, and the payload when captured.
+    browser.eval(&format!("document.querySelector('#timeline li[data-id=\"{captured}\"]').click(); return true"));
+    browser.wait_for("the detail panel", "return !document.getElementById('detail').hidden");
+    let detail = browser.eval("return document.getElementById('detail').innerText");
+    let detail = detail.as_str().unwrap();
+    assert!(detail.contains(&format!("#{captured} PreToolUse")) && detail.contains("session-lab"), "{detail}");
+    assert!(detail.contains("Payload (captured") && detail.contains("notes.md"), "{detail}");
+    browser.eval(&format!("document.querySelector('#timeline li[data-id=\"{bash}\"]').click(); return true"));
+    browser.wait_for(
+        "the detail of an uncaptured event",
+        "return document.getElementById('detail').innerText.includes('Payload capture is off')",
+    );
+    let detail = browser.eval("return document.getElementById('detail').innerText");
+    assert!(detail.as_str().unwrap().contains("beed --capture-payload shop"), "{detail}");
+    browser.eval("document.getElementById('detail-close').click(); return true");
+    browser.wait_for("the closed panel", "return document.getElementById('detail').hidden");
+    drop(browser);
+    drop(daemon);
+}
+
+fn bee_proto_now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}

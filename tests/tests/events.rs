@@ -191,7 +191,9 @@ fn without_opt_in_only_metadata_is_stored() {
     assert_eq!(status, 200);
     assert_eq!(
         saved["payload"],
-        json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01ABCDEF"})
+        json!({"permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_use_id": "toolu_01ABCDEF"}),
+        "ids and small enums only"
     );
     assert_eq!(saved["tool_name"], "Bash");
     drop(daemon);

@@ -41,6 +41,11 @@ struct Args {
     /// this source app; repeatable. Off by default: a privacy trade-off.
     #[arg(long, value_name = "APP")]
     capture_payload: Vec<String>,
+    /// A pinned manifest the dashboard's verdicts judge its source app's
+    /// sessions by (its settings.json beside it); repeatable [default: the
+    /// user's ~/.claude/bee-manifest.json, when there is one].
+    #[arg(long, value_name = "FILE")]
+    manifest: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -67,6 +72,9 @@ fn main() -> ExitCode {
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
             config.capture_payload = args.capture_payload.into_iter().collect();
             config.http_open_reads = args.http_open_reads;
+            if !args.manifest.is_empty() {
+                config.manifests = args.manifest;
+            }
             match args.http.map(Ok).or_else(|| {
                 std::env::var("BEE_HTTP").ok().filter(|v| !v.is_empty()).map(|v| v.parse::<std::net::SocketAddr>())
             }) {

@@ -17,6 +17,45 @@ use std::path::Path;
 use crate::events::store::{self, SessionEvent};
 use crate::storage::lines::{self, Line};
 
+/// Largest manifest or settings file read.
+const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads a small JSON configuration file (a manifest, Claude Code settings).
+pub fn read_json(path: &Path) -> Result<Value, String> {
+    let file = crate::storage::files::open_regular(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let mut text = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut text).map_err(|err| format!("{}: {err}", path.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!("{} is over {MAX_CONFIG_BYTES} bytes", path.display()));
+    }
+    serde_json::from_slice(&text).map_err(|err| format!("{} is not JSON: {err}", path.display()))
+}
+
+/// A pinned manifest file, checked.
+pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
+    let manifest: Manifest =
+        serde_json::from_value(read_json(path)?).map_err(|err| format!("{}: {err}", path.display()))?;
+    if manifest.schema_version != 1 {
+        return Err(format!("{}: schemaVersion must be 1", path.display()));
+    }
+    Ok(manifest)
+}
+
+/// The manifest file `hooks install` and `setup` pin beside the settings.
+pub const MANIFEST_FILE: &str = "bee-manifest.json";
+
+/// `claude --version`, when a `claude` runs here.
+pub fn installed_claude_version() -> Option<String> {
+    let output = std::process::Command::new("claude")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    output.status.success().then(|| text.trim().to_owned()).filter(|t| !t.is_empty())
+}
+
 /// What a stream client received: the ids, and the oldest id the replay
 /// covered (older events are outside what a stream owes).
 #[derive(Debug, Clone, Default)]

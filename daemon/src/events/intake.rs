@@ -30,6 +30,9 @@ pub struct EventsState {
     pub live: broadcast::Sender<Live>,
     /// Source apps whose full payload is stored (opt-in).
     pub capture: HashSet<String>,
+    /// Pinned manifests for the dashboard's verdicts (read at each audit,
+    /// so an edit counts at once; a missing file is no manifest).
+    pub manifests: Vec<PathBuf>,
     pub spool_dir: PathBuf,
     /// Becomes true when beed begins to stop: stream clients are closed.
     pub stopping: tokio::sync::watch::Receiver<bool>,

@@ -348,6 +348,13 @@ fn answered_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<String>> {
     Ok(Some(text))
 }
 
+/// The source app of `session`'s first stored event.
+pub fn session_source_app(conn: &Connection, session: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT source_app FROM event WHERE session_id = ?1 ORDER BY id LIMIT 1")?
+        .query_row([session], |row| row.get(0))
+        .optional()
+}
+
 /// One event as answered (with its id and any answer's status), when it is
 /// stored and sound.
 pub fn event_by_id(conn: &Connection, id: i64) -> rusqlite::Result<Option<Value>> {

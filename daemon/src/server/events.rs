@@ -280,17 +280,54 @@ fn check(name: &str, ok: bool, detail: String, millis: Option<f64>) -> HealthChe
     HealthCheck { name: name.to_owned(), ok, detail, millis }
 }
 
-/// Each session seen in the last day, audited with the evidence beed holds
-/// (store, spool; no outcome checks run on this path).
-async fn audit_sessions(State(state): State<Shared>) -> Response {
+/// Each session seen in the last day, audited with the evidence beed holds:
+/// the store, the spool, the manifest pinned for its source app (and the
+/// settings beside it), and — when the dashboard page says what it received
+/// over the stream (`?from=ID&presented=RANGES`, e.g. `3-40,42`) — that page
+/// as the presentation witness. No outcome checks run on this path: they are
+/// the project's commands, run by `beectl audit` in the project.
+async fn audit_sessions(
+    State(state): State<Shared>,
+    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else { return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid) };
+    let given = |key: &str| query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let presented = match (given("from"), given("presented")) {
+        (None, None) => None,
+        (from, ranges) => {
+            let from = match from.map(str::parse::<i64>) {
+                None => i64::MIN,
+                Some(Ok(from)) => from,
+                Some(Err(_)) => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
+            };
+            match id_ranges(ranges.unwrap_or("")) {
+                Some(ids) => Some(crate::events::audit::Presented { oldest_replayed: from, ids, failure: None }),
+                None => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
+            }
+        }
+    };
     let spool = state.spool_dir.clone();
+    let manifests = state.manifests.clone();
     let summary = read(&state, move |conn| {
         let now_ms = bee_proto::time::now_unix_ms();
-        let cx = crate::events::audit::Context { spool_dir: Some(&spool), now_ms, ..Default::default() };
+        let pinned = Pinned::load(&manifests);
         let sessions = store::recent_sessions(conn, now_ms - 24 * 3_600_000, 300)?;
         let sessions = sessions
             .iter()
-            .map(|session| crate::events::audit::audit_session(Some(conn), session, &cx))
+            .map(|session| {
+                let app = store::session_source_app(conn, session)?;
+                let found = app.as_deref().and_then(|app| pinned.iter().find(|p| p.manifest.source_app == app));
+                let cx = crate::events::audit::Context {
+                    manifest: found.map(|p| &p.manifest),
+                    settings: found.map(|p| p.settings.clone()),
+                    installed_version: found.and_then(|_| installed_version()),
+                    spool_dir: Some(&spool),
+                    presented: presented.as_ref(),
+                    outcome: None,
+                    now_ms,
+                };
+                crate::events::audit::audit_session(Some(conn), session, &cx)
+            })
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(AuditSummary { schema_version: 1, sessions, issues: Vec::new() })
     })
@@ -298,5 +335,69 @@ async fn audit_sessions(State(state): State<Shared>) -> Response {
     match summary {
         Ok(summary) => Json(summary).into_response(),
         Err(response) => response,
+    }
+}
+
+/// The most ids a page may say it presented in one request.
+const MAX_PRESENTED_IDS: usize = 200_000;
+
+/// `3-40,42`: the ids, or `None` for anything malformed or too large.
+fn id_ranges(text: &str) -> Option<std::collections::HashSet<i64>> {
+    let mut ids = std::collections::HashSet::new();
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (low, high) = match part.split_once('-') {
+            Some((low, high)) => (low.parse::<i64>().ok()?, high.parse::<i64>().ok()?),
+            None => {
+                let id = part.parse::<i64>().ok()?;
+                (id, id)
+            }
+        };
+        let span = usize::try_from(high.checked_sub(low)?).ok()?;
+        if ids.len().saturating_add(span) >= MAX_PRESENTED_IDS {
+            return None;
+        }
+        ids.extend(low..=high);
+    }
+    Some(ids)
+}
+
+/// A pinned manifest with the settings beside it.
+struct Pinned {
+    manifest: bee_proto::audit::Manifest,
+    settings: Result<Value, String>,
+}
+
+impl Pinned {
+    /// The manifests that load; one that does not is said in the log.
+    fn load(paths: &[std::path::PathBuf]) -> Vec<Pinned> {
+        paths
+            .iter()
+            .filter(|path| path.exists())
+            .filter_map(|path| match crate::events::audit::load_manifest(path) {
+                Ok(manifest) => {
+                    let settings = path.with_file_name("settings.json");
+                    Some(Pinned { manifest, settings: crate::events::audit::read_json(&settings) })
+                }
+                Err(err) => {
+                    tracing::warn!("manifest not used for verdicts: {err}");
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+/// The installed Claude Code's version, asked at most once a minute: the
+/// verdicts are asked every few seconds.
+fn installed_version() -> Option<String> {
+    static ASKED: std::sync::Mutex<Option<(Instant, Option<String>)>> = std::sync::Mutex::new(None);
+    let mut asked = ASKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match &*asked {
+        Some((at, version)) if at.elapsed() < std::time::Duration::from_secs(60) => version.clone(),
+        _ => {
+            let version = crate::events::audit::installed_claude_version();
+            *asked = Some((Instant::now(), version.clone()));
+            version
+        }
     }
 }

@@ -59,6 +59,8 @@ pub struct DaemonConfig {
     pub http_open_reads: bool,
     /// Source apps whose full event payload is stored (opt-in).
     pub capture_payload: HashSet<String>,
+    /// Pinned manifests the dashboard's verdicts use, per source app.
+    pub manifests: Vec<PathBuf>,
 }
 
 impl DaemonConfig {
@@ -81,6 +83,11 @@ impl DaemonConfig {
             http: None,
             http_open_reads: false,
             capture_payload: HashSet::new(),
+            manifests: std::env::var_os("HOME")
+                .filter(|home| !home.is_empty())
+                .map(|home| PathBuf::from(home).join(".claude").join(crate::events::audit::MANIFEST_FILE))
+                .into_iter()
+                .collect(),
         })
     }
 }
@@ -157,6 +164,7 @@ pub async fn serve(
         store: config.events_store.clone(),
         live: tokio::sync::broadcast::channel(events::LIVE_BACKLOG).0,
         capture: config.capture_payload.clone(),
+        manifests: config.manifests.clone(),
         spool_dir: config.spool_dir.clone(),
         stopping: stop_seen.clone(),
     });
