@@ -42,6 +42,11 @@ fn render(report: &Report) -> String {
         "  delivered bytes   {} (UTF-8 as written and flushed: the surface's JSON wrapper and newline included)",
         figure(report.delivered_utf8_bytes)
     );
+    let content = match report.delivered_content_utf8_bytes {
+        Some(bytes) => figure(bytes),
+        None => format!("unknown ({} delivered events did not record it)", report.content_unknown_events),
+    };
+    let _ = writeln!(out, "  the texts' own   {content} (the blocks' own bytes: the wrapper left out)");
     let _ = writeln!(
         out,
         "  estimated tokens  {} (utf16-ceil-div4 v1: an estimate, not a tokenizer count)",

@@ -122,6 +122,7 @@ fn account(
             version: ESTIMATOR_VERSION,
             estimated_tokens: bee_proto::text::utf16_ceil_div4(text),
         }],
+        content_utf8_bytes: content_bytes(settings.surface, text),
     };
     let Ok(body) = serde_json::to_vec(&observation) else {
         return;
@@ -150,6 +151,25 @@ fn account(
     };
     if debug {
         say!("bee-hook: observation {} {receipt}", observation.event_id);
+    }
+}
+
+/// The delivered text's own bytes, without the surface's envelope: the
+/// whole output of `plain`; the `additionalContext` of `context-json` (0
+/// for a JSON answer without one). `None` when the output does not say —
+/// a `context-json` output that is not a JSON object.
+fn content_bytes(surface: Surface, output: &str) -> Option<u64> {
+    match surface {
+        Surface::Plain => Some(output.len() as u64),
+        Surface::ContextJson => {
+            let answer: serde_json::Value = serde_json::from_str(output).ok()?;
+            answer.as_object()?;
+            match answer.get("hookSpecificOutput").and_then(|specific| specific.get("additionalContext")) {
+                None => Some(0),
+                Some(serde_json::Value::String(context)) => Some(context.len() as u64),
+                Some(_) => None,
+            }
+        }
     }
 }
 
@@ -250,6 +270,24 @@ pub fn pass_through(command: &[OsString]) -> ExitCode {
         Err(failure) => {
             say!("bee-hook: {}", failure.message);
             ExitCode::from(failure.status)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_texts_own_bytes_leave_the_envelope_out() {
+        let block = "Run the tests before you say done.\n";
+        let wrapped = serde_json::to_string(&ContextJsonOutput::user_prompt_submit(block)).unwrap_or_default() + "\n";
+        assert_eq!(content_bytes(Surface::ContextJson, &wrapped), Some(block.len() as u64));
+        assert!(wrapped.len() > 2 * block.len(), "the envelope is most of a short block's output");
+        assert_eq!(content_bytes(Surface::Plain, block), Some(block.len() as u64));
+        assert_eq!(content_bytes(Surface::ContextJson, "{\"decision\":\"block\",\"reason\":\"no\"}"), Some(0));
+        for unknown in ["not json", "[1]", "{\"hookSpecificOutput\":{\"additionalContext\":7}}"] {
+            assert_eq!(content_bytes(Surface::ContextJson, unknown), None, "{unknown}");
         }
     }
 }

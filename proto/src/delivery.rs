@@ -87,9 +87,15 @@ pub struct Observation {
     pub surface: Surface,
     pub item_id: Identity,
     pub item_version: Identity,
-    /// Bytes delivered, or for failed and partial writes the attempted size.
+    /// Bytes delivered, or for failed and partial writes the attempted size:
+    /// the whole output, the surface's JSON envelope and newline included.
     pub utf8_bytes: u64,
     pub estimates: Vec<Estimate>,
+    /// The delivered text's own bytes, without the surface's envelope: the
+    /// `additionalContext` of `context-json`, the whole output of `plain`.
+    /// Absent when the hook could not tell (records from before it did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_utf8_bytes: Option<u64>,
 }
 
 /// Why an observation is refused.
@@ -119,7 +125,7 @@ impl std::fmt::Display for ObservationError {
             }
             ObservationError::Counts => write!(
                 f,
-                "utf8Bytes must be at most {MAX_OBSERVED_UTF8_BYTES} and the estimate at most a quarter of them, rounded up"
+                "utf8Bytes must be at most {MAX_OBSERVED_UTF8_BYTES}, the estimate at most a quarter of them, rounded up, and contentUtf8Bytes at most utf8Bytes"
             ),
         }
     }
@@ -143,7 +149,10 @@ impl Observation {
         };
         // UTF-16 code units never outnumber UTF-8 bytes, so ceil(units / 4)
         // is at most ceil(bytes / 4).
-        if self.utf8_bytes > MAX_OBSERVED_UTF8_BYTES || estimate.estimated_tokens > self.utf8_bytes.div_ceil(4) {
+        if self.utf8_bytes > MAX_OBSERVED_UTF8_BYTES
+            || estimate.estimated_tokens > self.utf8_bytes.div_ceil(4)
+            || self.content_utf8_bytes.is_some_and(|content| content > self.utf8_bytes)
+        {
             return Err(ObservationError::Counts);
         }
         Ok(())
@@ -178,6 +187,8 @@ pub struct StoredObservation {
     pub item_version: Identity,
     pub utf8_bytes: u64,
     pub estimates: Vec<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_utf8_bytes: Option<u64>,
 }
 
 impl StoredObservation {
@@ -195,6 +206,7 @@ impl StoredObservation {
             item_version: observation.item_version,
             utf8_bytes: observation.utf8_bytes,
             estimates: observation.estimates,
+            content_utf8_bytes: observation.content_utf8_bytes,
         }
     }
 
@@ -218,6 +230,7 @@ impl StoredObservation {
             && self.item_version == observation.item_version
             && self.utf8_bytes == observation.utf8_bytes
             && self.estimates == observation.estimates
+            && self.content_utf8_bytes == observation.content_utf8_bytes
     }
 }
 
@@ -344,7 +357,15 @@ pub struct Group {
     pub delivered_events: u64,
     pub delivered_utf8_bytes: u64,
     pub estimates: Vec<ReportEstimate>,
+    /// The delivered text's own bytes, envelope excluded; `null` when any
+    /// delivered event of the group did not record it.
+    pub delivered_content_utf8_bytes: Option<u64>,
 }
+
+/// What `deliveredUtf8Bytes` counts: the whole output as written and
+/// flushed, the surface's envelope (the `context-json` wrapper) and the
+/// trailing newline included.
+pub const DELIVERED_BYTES_COUNTED: &str = "whole_output_with_envelope_and_newline";
 
 /// `beectl delivery report` document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -355,6 +376,13 @@ pub struct Report {
     pub observed_events: u64,
     pub delivered_events: u64,
     pub delivered_utf8_bytes: u64,
+    /// [`DELIVERED_BYTES_COUNTED`]: which bytes `deliveredUtf8Bytes` counts.
+    pub delivered_utf8_bytes_counted: String,
+    /// The delivered text's own bytes, envelope excluded; `null` when
+    /// `contentUnknownEvents` is not 0 (never a smaller sum that looks exact).
+    pub delivered_content_utf8_bytes: Option<u64>,
+    /// Delivered events that did not record their text's own bytes.
+    pub content_unknown_events: u64,
     pub estimates: Vec<ReportEstimate>,
     pub event_kinds: EventKinds,
     pub groups: Vec<Group>,

@@ -27,6 +27,8 @@ fn empty_or_missing_store_gives_the_exact_unknown_report_and_creates_nothing() {
             "schemaVersion": 1,
             "totalsStatus": "unknown",
             "observedEvents": 0, "deliveredEvents": 0, "deliveredUtf8Bytes": 0,
+            "deliveredUtf8BytesCounted": "whole_output_with_envelope_and_newline",
+            "deliveredContentUtf8Bytes": null, "contentUnknownEvents": 0,
             "estimates": [{"estimator": "utf16-ceil-div4", "version": 1, "deliveredEstimatedTokens": 0}],
             "eventKinds": {"Delivered": 0, "WriteFailed": 0, "PartialWrite": 0},
             "groups": [], "omittedGroups": 0,
@@ -97,9 +99,20 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
     let est = |units: u64| units.div_ceil(4);
     let (plain_est, json_est, wrapped_est) = (est(plain_bytes), est(json_bytes), est(12));
     let e = |tokens: u64| json!([{"estimator": "utf16-ceil-div4", "version": 1, "deliveredEstimatedTokens": tokens}]);
+    // The texts' own bytes: the block's for both surfaces (the wrapper left out), the wrapped command's output.
+    let (block_own, wrapped_own) = (BLOCK.len() as u64, wrapped_bytes);
+    let own = |identity: &str| match identity {
+        "steering-block" => 3 * block_own,
+        "repo-rules" => wrapped_own,
+        "hook.prompt.context-json" => block_own,
+        "hook.prompt.plain" => 2 * block_own + wrapped_own,
+        SESSION => 2 * block_own + wrapped_own,
+        _ => block_own,
+    };
     let group = |dimension: &str, identity: &str, version: &str, events: u64, bytes: u64, tokens: u64| {
         json!({"dimension": dimension, "identity": identity, "version": version,
-               "deliveredEvents": events, "deliveredUtf8Bytes": bytes, "estimates": e(tokens)})
+               "deliveredEvents": events, "deliveredUtf8Bytes": bytes, "estimates": e(tokens),
+               "deliveredContentUtf8Bytes": own(identity)})
     };
     let total_bytes = 2 * plain_bytes + json_bytes + wrapped_bytes;
     let total_est = 2 * plain_est + json_est + wrapped_est;
@@ -110,6 +123,8 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
         &json!({
             "schemaVersion": 1, "totalsStatus": "lower_bound",
             "observedEvents": 4, "deliveredEvents": 4, "deliveredUtf8Bytes": total_bytes,
+            "deliveredUtf8BytesCounted": "whole_output_with_envelope_and_newline",
+            "deliveredContentUtf8Bytes": 3 * block_own + wrapped_own, "contentUnknownEvents": 0,
             "estimates": e(total_est),
             "eventKinds": {"Delivered": 4, "WriteFailed": 0, "PartialWrite": 0},
             "groups": [

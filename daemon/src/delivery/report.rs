@@ -2,9 +2,9 @@
 //! and the offline reader, so both print the same bytes.
 
 use bee_proto::delivery::{
-    Dimension, EventKinds, Group, Issue, NATIVE_WITHHELD_STATUS, ObservationKind, REPORT_CAP_BYTES, ReadAnswer,
-    ReadStatus, RecordedObservation, Report, ReportCapAnswer, ReportEstimate, SCHEMA_VERSION, SURFACE_VERSION,
-    SessionSelector, TotalsStatus,
+    DELIVERED_BYTES_COUNTED, Dimension, EventKinds, Group, Issue, NATIVE_WITHHELD_STATUS, ObservationKind,
+    REPORT_CAP_BYTES, ReadAnswer, ReadStatus, RecordedObservation, Report, ReportCapAnswer, ReportEstimate,
+    SCHEMA_VERSION, SURFACE_VERSION, SessionSelector, TotalsStatus,
 };
 use bee_proto::exit::Exit;
 use std::collections::BTreeMap;
@@ -66,6 +66,18 @@ struct Tally {
     events: u64,
     bytes: u64,
     tokens: u64,
+    /// The texts' own bytes of the events that recorded them…
+    content: u64,
+    /// …and how many did not.
+    content_unknown: u64,
+}
+
+impl Tally {
+    /// The texts' own bytes: unknown when any part is, or when nothing was
+    /// delivered (no evidence is no zero).
+    fn content(&self) -> Option<u64> {
+        (self.content_unknown == 0 && self.events > 0).then_some(self.content)
+    }
 }
 
 impl Tally {
@@ -76,9 +88,11 @@ impl Tally {
             self.events.checked_add(1),
             self.bytes.checked_add(record.observation.utf8_bytes),
             self.tokens.checked_add(record.observation.labelled_tokens()),
+            self.content.checked_add(record.observation.content_utf8_bytes.unwrap_or(0)),
         );
-        let (Some(events), Some(bytes), Some(tokens)) = sums else { return false };
-        *self = Tally { events, bytes, tokens };
+        let (Some(events), Some(bytes), Some(tokens), Some(content)) = sums else { return false };
+        let content_unknown = self.content_unknown + u64::from(record.observation.content_utf8_bytes.is_none());
+        *self = Tally { events, bytes, tokens, content, content_unknown };
         true
     }
 }
@@ -132,6 +146,7 @@ pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
                 delivered_events: tally.events,
                 delivered_utf8_bytes: tally.bytes,
                 estimates: vec![ReportEstimate::labelled(tally.tokens)],
+                delivered_content_utf8_bytes: tally.content(),
             })
             .collect();
         // Largest delivery first; ties by identity so the order is stable.
@@ -162,6 +177,9 @@ pub fn build_report(verified: &VerifiedStore, query: &ReportQuery) -> Report {
         observed_events: observed,
         delivered_events: delivered.events,
         delivered_utf8_bytes: delivered.bytes,
+        delivered_utf8_bytes_counted: DELIVERED_BYTES_COUNTED.to_owned(),
+        delivered_content_utf8_bytes: delivered.content(),
+        content_unknown_events: delivered.content_unknown,
         estimates: vec![ReportEstimate::labelled(delivered.tokens)],
         event_kinds: kinds,
         groups,
@@ -216,6 +234,7 @@ mod tests {
                 version: 1,
                 estimated_tokens: bytes.div_ceil(4),
             }],
+            content_utf8_bytes: Some(bytes),
         };
         RecordedObservation {
             schema_version: 1,
@@ -254,6 +273,21 @@ mod tests {
         assert_eq!(items, ["b", "c", "a"], "30 (b) ties 30 (c) by bytes and events; identity breaks it");
         let a = report.groups.iter().find(|g| g.identity == "a").unwrap();
         assert_eq!((a.delivered_events, a.delivered_utf8_bytes), (2, 15));
+    }
+
+    #[test]
+    fn the_texts_own_bytes_are_null_when_any_delivered_event_did_not_record_them() {
+        let report = build_report(&sample(), &ReportQuery { session: None, limit: 100 });
+        assert_eq!((report.delivered_content_utf8_bytes, report.content_unknown_events), (Some(75), 0));
+        assert_eq!(report.delivered_utf8_bytes_counted, "whole_output_with_envelope_and_newline");
+        let mut older = sample();
+        older.records[2].observation.content_utf8_bytes = None;
+        let report = build_report(&older, &ReportQuery { session: None, limit: 100 });
+        assert_eq!((report.delivered_content_utf8_bytes, report.content_unknown_events), (None, 1), "not 45");
+        assert_eq!(report.delivered_utf8_bytes, 75, "the whole output is still known");
+        let c = report.groups.iter().find(|g| g.identity == "c").unwrap();
+        let a = report.groups.iter().find(|g| g.identity == "a").unwrap();
+        assert_eq!((c.delivered_content_utf8_bytes, a.delivered_content_utf8_bytes), (None, Some(15)));
     }
 
     #[test]

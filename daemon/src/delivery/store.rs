@@ -23,7 +23,8 @@ use crate::storage::{files, sqlite};
 pub const DB_FILE: &str = "delivery.sqlite3";
 
 /// Forward migrations; entry `n` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
     CREATE TABLE meta (
         key   TEXT PRIMARY KEY NOT NULL,
         value TEXT NOT NULL
@@ -46,7 +47,13 @@ const MIGRATIONS: &[&str] = &[r#"
         checksum          TEXT NOT NULL
     ) STRICT;
     INSERT INTO meta (key, value) VALUES ('capacity', '2048');
-"#];
+"#,
+    // The delivered text's own bytes (the envelope excluded); NULL for
+    // records from before hooks recorded it, which the checksum never covered.
+    r#"
+    ALTER TABLE observation ADD COLUMN content_utf8_bytes INTEGER;
+"#,
+];
 
 pub use crate::storage::sqlite::DbError as StoreError;
 
@@ -254,8 +261,8 @@ fn insert(
     tx.prepare_cached(
         "INSERT INTO observation (sequence, event_id, kind, observed_at_utc, session_kind,
              session_id, session_sequence, surface, item_id, item_version, utf8_bytes,
-             estimator, estimator_version, estimated_tokens, checksum)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             estimator, estimator_version, estimated_tokens, checksum, content_utf8_bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
          ON CONFLICT (event_id) DO NOTHING",
     )?
     .execute(params![
@@ -274,13 +281,14 @@ fn insert(
         estimator_version,
         estimated_tokens as i64,
         checksum,
+        stored.content_utf8_bytes.map(|bytes| bytes as i64),
     ])
     .map(|inserted| inserted == 1)
 }
 
 const SELECT_COLUMNS: &str = "sequence, event_id, kind, observed_at_utc, session_kind, session_id,
     session_sequence, surface, item_id, item_version, utf8_bytes, estimator,
-    estimator_version, estimated_tokens, checksum";
+    estimator_version, estimated_tokens, checksum, content_utf8_bytes";
 
 fn find_by_event(conn: &Connection, event_id: &uuid::Uuid) -> rusqlite::Result<Option<(u64, StoredObservation)>> {
     let sql = format!("SELECT {SELECT_COLUMNS} FROM observation WHERE event_id = ?1");
@@ -316,6 +324,7 @@ struct RawRow {
     estimator_version: i64,
     estimated_tokens: i64,
     checksum: String,
+    content_utf8_bytes: Option<i64>,
 }
 
 fn raw_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -335,6 +344,7 @@ fn raw_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         estimator_version: row.get(12)?,
         estimated_tokens: row.get(13)?,
         checksum: row.get(14)?,
+        content_utf8_bytes: row.get(15)?,
     })
 }
 
@@ -360,6 +370,10 @@ impl RawRow {
                 version: u32::try_from(self.estimator_version).map_err(|_| bad("estimator"))?,
                 estimated_tokens: u64::try_from(self.estimated_tokens).map_err(|_| bad("estimate"))?,
             }],
+            content_utf8_bytes: match self.content_utf8_bytes {
+                Some(bytes) => Some(u64::try_from(bytes).map_err(|_| bad("content byte count"))?),
+                None => None,
+            },
         };
         observation.validate().map_err(|err| format!("record {}: {err}", self.sequence))?;
         let session_sequence = u64::try_from(self.session_sequence).map_err(|_| bad("session sequence"))?;
@@ -578,6 +592,7 @@ mod tests {
                 version: 1,
                 estimated_tokens: bytes.div_ceil(4),
             }],
+            content_utf8_bytes: Some(bytes),
         }
     }
 
@@ -609,6 +624,42 @@ mod tests {
         let sessions: Vec<_> = verified.records.iter().map(|r| r.observation.session_sequence).collect();
         assert_eq!(sessions, vec![1, 1, 2]);
         assert_eq!(verified.records[0].observation.utf8_bytes, 10);
+    }
+
+    /// A store written before records carried the texts' own bytes: its rows
+    /// verify after the migration (the checksum never covered the field) and
+    /// read back as not recorded, never as 0.
+    #[test]
+    fn records_from_before_the_content_column_still_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let store_dir = dir.path().join("delivery-v1");
+        {
+            // The first schema, and a record as its writer inserted it.
+            std::fs::create_dir_all(&store_dir).unwrap();
+            let conn = Connection::open(store_dir.join(DB_FILE)).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            let mut old = observation(SID, 10);
+            old.content_utf8_bytes = None;
+            let stored = StoredObservation::new(old, 1);
+            let checksum = checksum(1, &stored);
+            conn.execute(
+                "INSERT INTO observation (sequence, event_id, kind, observed_at_utc, session_kind, session_id,
+                     session_sequence, surface, item_id, item_version, utf8_bytes, estimator, estimator_version,
+                     estimated_tokens, checksum)
+                 VALUES (1, ?1, 'Delivered', ?2, 'claude-native-session', ?3, 1, 'hook.prompt.plain',
+                         'steering-block', '1', 10, 'utf16-ceil-div4', 1, 3, ?4)",
+                params![stored.event_id.hyphenated().to_string(), stored.observed_at_utc, SID, checksum],
+            )
+            .unwrap();
+        }
+        let mut store = WritableStore::open(&store_dir).unwrap();
+        store.append_batch(&[observation(SID, 5)]).into_iter().for_each(|a| assert!(a.is_ok()));
+        drop(store);
+        let verified = read_verified(&store_dir);
+        assert!(verified.issues.is_empty(), "{:?}", verified.issues);
+        let content: Vec<_> = verified.records.iter().map(|r| r.observation.content_utf8_bytes).collect();
+        assert_eq!(content, vec![None, Some(5)]);
     }
 
     #[test]
