@@ -541,20 +541,13 @@ pub struct InstallArgs {
     pub dry_run: bool,
 }
 
-/// `beectl setup`.
+/// `beectl setup`: the event hooks as `hooks install` wires them, and more.
 #[derive(Debug)]
 pub struct SetupArgs {
-    /// `None`: the user's settings.
-    pub project: Option<String>,
+    pub hooks: InstallArgs,
     pub prompt_block: Option<String>,
-    /// Explicit events; empty: the preset.
-    pub events: Vec<String>,
-    pub reference: bool,
-    pub team: bool,
-    pub source_app: Option<String>,
-    /// `systemd`, `launchd` or `none`.
+    /// `auto`, `systemd`, `launchd` or `none`.
     pub service: String,
-    pub dry_run: bool,
     pub undo: bool,
 }
 
@@ -861,14 +854,9 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             dry_run,
             undo,
         } => Command::Setup(SetupArgs {
-            project,
+            hooks: InstallArgs { project, events: event_list(events)?, reference, team, source_app, dry_run },
             prompt_block,
-            events: event_list(events)?,
-            reference,
-            team,
-            source_app,
             service,
-            dry_run,
             undo,
         }),
         CliCommand::Hooks(HooksCli::Install { project, user, events, reference, team, source_app, dry_run }) => {

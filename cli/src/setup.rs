@@ -218,10 +218,10 @@ fn sentence(change: &HookChange) -> String {
 }
 
 fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
-    let (path, default_app) = hooks::target(args.project.as_deref())?;
-    let source_app = args.source_app.clone().unwrap_or(default_app);
+    let (path, default_app) = hooks::target(args.hooks.project.as_deref())?;
+    let source_app = args.hooks.source_app.clone().unwrap_or(default_app);
     hooks::check_source_app(&source_app)?;
-    let events = hooks::chosen_events(args.events.clone(), args.reference, args.team);
+    let events = hooks::chosen_events(args.hooks.events.clone(), args.hooks.reference, args.hooks.team);
     let block = match &args.prompt_block {
         Some(file) => match std::path::absolute(file).and_then(std::fs::canonicalize) {
             Ok(path) if path.is_file() => Some(path),
@@ -281,7 +281,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     let settings_changed = !hook_changes.is_empty() || status_line.is_some();
     let settings_change = settings.change(settings_changed)?;
 
-    if args.dry_run {
+    if args.hooks.dry_run {
         let mut text = settings_change.diff("setup");
         for unit in &unit_changes {
             text.push_str(&unit.diff("setup"));
@@ -450,7 +450,7 @@ fn install_service(
 }
 
 fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
-    let (path, _) = hooks::target(args.project.as_deref())?;
+    let (path, _) = hooks::target(args.hooks.project.as_deref())?;
     let settings = hooks::load(path)?;
     let receipt_file = receipt_path(&settings.path)?;
     let receipt = read_json::<Receipt>(&receipt_file)?;
@@ -544,7 +544,7 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
         }
     }
 
-    if args.dry_run {
+    if args.hooks.dry_run {
         let mut text: String = file_changes.iter().map(|c| c.diff("setup --undo")).collect();
         if let Some(service) = &service_receipt {
             for command in service::stop_commands(service.manager) {

@@ -118,22 +118,40 @@ fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Resul
 /// How far back from a transcript's end its model is looked for: the hook
 /// reads at most this much, whatever the transcript's size.
 const MODEL_TAIL_BYTES: u64 = 1 << 20;
+/// The first look: the latest answer is almost always this near the end.
+const MODEL_FIRST_LOOK_BYTES: u64 = 64 << 10;
 
 /// The model of the transcript's latest assistant message within its last
 /// [`MODEL_TAIL_BYTES`]; `None` when there is none there (never a guess).
 fn transcript_model(path: &Path) -> Option<String> {
     let mut file = std::fs::File::open(path).ok()?;
     let length = file.metadata().ok().filter(std::fs::Metadata::is_file)?.len();
-    let start = length.saturating_sub(MODEL_TAIL_BYTES);
-    file.seek(SeekFrom::Start(start)).ok()?;
-    let mut tail = Vec::new();
-    file.take(MODEL_TAIL_BYTES).read_to_end(&mut tail).ok()?;
-    let mut lines: Vec<&[u8]> = tail.split(|byte| *byte == b'\n').collect();
-    if start > 0 && !lines.is_empty() {
-        // The window cut the first line: not a whole entry.
-        lines.remove(0);
+    for window in [MODEL_FIRST_LOOK_BYTES, MODEL_TAIL_BYTES] {
+        let start = length.saturating_sub(window);
+        if let Some(model) = latest_model(&mut file, start, window) {
+            return Some(model);
+        }
+        if start == 0 {
+            break;
+        }
     }
-    lines.into_iter().rev().filter(|line| line.windows(11).any(|w| w == b"\"assistant\"")).find_map(|line| {
+    None
+}
+
+/// The latest assistant message's model among the whole lines of the
+/// `window` bytes from `start`.
+fn latest_model(file: &mut std::fs::File, start: u64, window: u64) -> Option<String> {
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::with_capacity(usize::try_from(window).unwrap_or(0));
+    file.take(window).read_to_end(&mut tail).ok()?;
+    let mut lines = tail.rsplit(|byte| *byte == b'\n').peekable();
+    std::iter::from_fn(|| {
+        let line = lines.next()?;
+        // The window cut the first line (the last one met): not a whole entry.
+        (start == 0 || lines.peek().is_some()).then_some(line)
+    })
+    .filter(|line| line.windows(11).any(|w| w == b"\"assistant\""))
+    .find_map(|line| {
         let entry: Value = serde_json::from_slice(line).ok()?;
         let model = entry.get("message")?.get("model")?.as_str()?;
         // Claude Code's own placeholder for messages no model wrote.
@@ -189,6 +207,10 @@ mod tests {
             "transcript_path": transcript.display().to_string()});
         let event = event_of(envelope.to_string().as_bytes(), true, "web", false).unwrap();
         assert_eq!(event["model_name"], "claude-sonnet-4-5-20250929");
+        // Past the first look (64 KiB), within the last MiB: still found.
+        let filler = line("user", "x").repeat(200_000 / line("user", "x").len());
+        std::fs::write(&transcript, line("assistant", "claude-opus-4-1-20250805") + &filler).unwrap();
+        assert_eq!(transcript_model(&transcript).as_deref(), Some("claude-opus-4-1-20250805"));
         // Only the last MiB is read: a model further back is unknown, not guessed.
         let far = line("assistant", "claude-opus-4-1-20250805") + &"x".repeat(MODEL_TAIL_BYTES as usize) + "\n";
         std::fs::write(&transcript, far).unwrap();

@@ -7,6 +7,11 @@
 //! 2. latency from a POST to each of 10 connected WebSocket clients, p99,
 //!    against the POST's own round trip (the answer carries the stored id).
 //!
+//! 3. `bee-hook event` (a real process, beed running) for an envelope whose
+//!    transcript is 200 MB — the model is read from its last MiB, as the
+//!    reference's sender reads it from the whole file — against the same
+//!    envelope naming no transcript.
+//!
 //! `cargo bench -p bee-tests --bench events [-- ROUNDS]`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -37,6 +42,60 @@ fn main() {
     println!("  in-process commit-per-event:               median {:.0}/s (min {:.0}, max {:.0})", n.0, n.1, n.2);
     println!("  ratio beed / in-process: {:.2}x", b.0 / n.0);
     latency();
+    model_from_transcript();
+}
+
+/// Runs of each kind, interleaved.
+const HOOK_RUNS: usize = 40;
+/// The transcript's size: a long session's.
+const TRANSCRIPT_BYTES: usize = 200 << 20;
+
+fn model_from_transcript() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let transcript = home.path().join("transcript.jsonl");
+    {
+        use std::io::Write;
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&transcript).unwrap());
+        let line = json!({"type": "assistant", "message": {"role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                          "content": [{"type": "text", "text": "x".repeat(2_000)}]}})
+        .to_string();
+        let mut written = 0;
+        while written < TRANSCRIPT_BYTES {
+            writeln!(file, "{line}").unwrap();
+            written += line.len() + 1;
+        }
+    }
+    let envelope = |with: bool| {
+        let mut envelope = json!({"session_id": "bench-session", "hook_event_name": "Stop", "stop_hook_active": false});
+        if with {
+            envelope["transcript_path"] = json!(transcript.display().to_string());
+        }
+        envelope.to_string().into_bytes()
+    };
+    let (with, without) = (envelope(true), envelope(false));
+    let (mut read, mut bare) = (Vec::new(), Vec::new());
+    for _ in 0..HOOK_RUNS {
+        let run = |body: &[u8]| {
+            let mut command = home.command(bin("bee-hook"));
+            command.args(["event", "--source-app", "bench"]);
+            let (output, took) = home.hook_with(command, &[], body);
+            assert_eq!(output.status.code(), Some(0));
+            took
+        };
+        read.push(run(&with));
+        bare.push(run(&without));
+    }
+    let (r, b) = (Spread::of(&read), Spread::of(&bare));
+    println!("\nbee-hook event, {HOOK_RUNS} runs each, interleaved:");
+    println!("  model read from a {} MB transcript  {r}", TRANSCRIPT_BYTES >> 20);
+    println!("  no transcript (baseline)            {b}");
+    println!("  ratio median {:.2}x, p99 {:.2}x", r.median / b.median, r.p99 / b.p99);
+    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
+    let recent: Value = serde_json::from_slice(&body).unwrap();
+    let named = recent.as_array().unwrap().iter().filter(|e| e["model_name"] == "claude-sonnet-4-5-20250929").count();
+    assert_eq!(named, HOOK_RUNS, "the model was read every time, and only from the transcript");
+    drop(daemon);
 }
 
 fn stats(rates: &mut [f64]) -> (f64, f64, f64) {
