@@ -157,6 +157,12 @@ enum CliCommand {
     /// Claude Code hook settings.
     #[command(subcommand)]
     Hooks(HooksCli),
+    /// Stored hook events.
+    #[command(subcommand)]
+    Events(EventsCli),
+    /// Bee's MCP server for agents.
+    #[command(subcommand)]
+    Mcp(McpCli),
     /// Wire Claude Code to Bee in one step: the turn and event hooks, Bee's status line
     /// (an existing one keeps running, Bee's line after it), optionally a prompt block,
     /// the pinned manifest, and beed as a user service, started. Run it again: it changes
@@ -214,6 +220,9 @@ struct PinnedCli {
     /// `unhealthy` for every class but healthy: a gate a CI can use.
     #[arg(long, value_name = "CLASSES", value_parser = NonEmptyStringValueParser::new())]
     fail_on: Option<String>,
+    /// Run no outcome check (the manifest's commands): the outcome boundary stays unknown.
+    #[arg(long)]
+    no_outcome_checks: bool,
 }
 
 /// `--events`: comma-separated event names.
@@ -256,6 +265,26 @@ enum AuditCli {
         /// The stream a dashboard reads, as ws://127.0.0.1:PORT/stream [default: beed's socket].
         #[arg(long, value_name = "URL", value_parser = NonEmptyStringValueParser::new())]
         stream: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum EventsCli {
+    /// The latest stored events by their timestamp, oldest first: the JSON of `GET /events/recent`.
+    Recent {
+        /// How many, 0..5000 [default: 300].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=5_000))]
+        limit: Option<u64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCli {
+    /// Serve Bee's evidence tools over MCP on stdin/stdout (the MCP client starts it).
+    Serve {
+        /// The checkout the tools read files under: absolute and physical [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        root: Option<String>,
     },
 }
 
@@ -339,6 +368,9 @@ struct UsageCli {
     /// Also show the price table's source and date, and the cache columns in compact tables.
     #[arg(long)]
     verbose: bool,
+    /// Answer from the ledger as it is: no import of new log lines first (when beed is not running).
+    #[arg(long)]
+    no_import: bool,
 }
 
 /// How a usage view is printed.
@@ -362,6 +394,8 @@ pub struct UsageArgs {
     pub output: UsageOutput,
     pub compact: bool,
     pub verbose: bool,
+    /// Do not import new provider log lines first.
+    pub no_import: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -513,6 +547,8 @@ pub enum Command {
     HooksInstall(InstallArgs),
     HooksUninstall(UninstallArgs),
     Setup(SetupArgs),
+    EventsRecent { limit: Option<u64> },
+    McpServe { root: Option<String> },
 }
 
 /// `beectl audit` and `beectl audit canary`.
@@ -526,6 +562,8 @@ pub struct AuditArgs {
     pub table: bool,
     /// Classes that make the command exit 5 (a CI gate).
     pub fail_on: Vec<bee_proto::audit::AuditClass>,
+    /// Run no outcome check.
+    pub no_outcome_checks: bool,
 }
 
 /// `beectl hooks install`.
@@ -584,6 +622,9 @@ pub enum Selection {
 pub struct EstimateArgs {
     pub root: Option<String>,
     pub selections: Vec<Selection>,
+    /// What `--stdin` reads instead of the process's stdin (the MCP server's
+    /// inline text: its own stdin is the protocol).
+    pub stdin_text: Option<Vec<u8>>,
     pub encoding: bee_proto::tokens::Encoding,
     pub calls: u64,
     pub output_budget: Option<u64>,
@@ -794,6 +835,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             },
             compact: usage.compact,
             verbose: usage.verbose,
+            no_import: usage.no_import,
         }),
         CliCommand::Prices { prices, json } => Command::Prices { prices, json },
         CliCommand::Top { timezone, once } => Command::Top { timezone, once },
@@ -822,6 +864,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             stream: None,
             table: pinned.format.as_deref() == Some("table"),
             fail_on: fail_on(pinned.fail_on.as_deref())?,
+            no_outcome_checks: pinned.no_outcome_checks,
         }),
         CliCommand::Audit { canary: Some(AuditCli::Canary { pinned, stream }), .. } => {
             if let Some(url) = &stream
@@ -836,12 +879,15 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 stream,
                 table: pinned.format.as_deref() == Some("table"),
                 fail_on: fail_on(pinned.fail_on.as_deref())?,
+                no_outcome_checks: pinned.no_outcome_checks,
             })
         }
         CliCommand::Hooks(HooksCli::Uninstall { project, user, dry_run }) => Command::HooksUninstall(UninstallArgs {
             project: if user { None } else { Some(project.unwrap_or_else(|| ".".to_owned())) },
             dry_run,
         }),
+        CliCommand::Events(EventsCli::Recent { limit }) => Command::EventsRecent { limit },
+        CliCommand::Mcp(McpCli::Serve { root }) => Command::McpServe { root },
         CliCommand::Setup {
             project,
             user: _,
@@ -902,6 +948,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::Token(EstimateArgs {
                 root,
                 selections,
+                stdin_text: None,
                 encoding: encoding.as_deref().and_then(Encoding::from_cli).unwrap_or(Encoding::Heuristic),
                 calls: calls.unwrap_or(1),
                 output_budget,

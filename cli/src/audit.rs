@@ -36,6 +36,7 @@ fn unavailable(issue: &str, message: String) -> Rendered {
 struct Inputs {
     manifest: Option<Manifest>,
     settings: Option<Result<Value, String>>,
+    no_outcome_checks: bool,
 }
 
 fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
@@ -50,7 +51,7 @@ fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
         let path = args.settings.clone().unwrap_or_else(|| ".claude/settings.json".to_owned());
         audit::read_json(Path::new(&path))
     });
-    Ok(Inputs { manifest, settings })
+    Ok(Inputs { manifest, settings, no_outcome_checks: args.no_outcome_checks })
 }
 
 /// The audit's context: the manifest's checks run here and now, from the
@@ -62,7 +63,11 @@ fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<&'
         installed_version: inputs.manifest.as_ref().and_then(|_| audit::installed_claude_version()),
         spool_dir: spool,
         presented,
-        outcome: inputs.manifest.as_ref().and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
+        outcome: inputs
+            .manifest
+            .as_ref()
+            .filter(|_| !inputs.no_outcome_checks)
+            .and_then(|m| audit::run_outcome_checks(&m.outcome, Path::new("."))),
         now_ms: bee_proto::time::now_unix_ms(),
     }
 }

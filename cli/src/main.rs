@@ -10,10 +10,13 @@ mod audit;
 mod budget;
 mod daemon;
 mod delivery;
+mod events_view;
 mod file_change;
 mod hooks;
 mod ingest;
 mod ledger_view;
+mod mcp;
+mod mcp_transport;
 mod run;
 mod service;
 mod setup;
@@ -83,5 +86,7 @@ fn run(command: args::Command) -> Rendered {
         args::Command::HooksInstall(install) => hooks::install(install),
         args::Command::HooksUninstall(uninstall) => hooks::uninstall(uninstall),
         args::Command::Setup(setup) => setup::setup(setup),
+        args::Command::EventsRecent { limit } => events_view::recent(limit),
+        args::Command::McpServe { root } => mcp::serve(root.as_deref()),
     }
 }

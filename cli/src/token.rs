@@ -14,7 +14,7 @@ use beectl::args::{EstimateArgs, Selection};
 
 pub fn estimate(args: EstimateArgs) -> Rendered {
     let deadline = Instant::now() + Duration::from_millis(COMMAND_MILLIS);
-    let inputs = match token_input::read_all(args.root.as_deref(), &args.selections) {
+    let inputs = match token_input::read_all(args.root.as_deref(), &args.selections, args.stdin_text.as_deref()) {
         Ok(inputs) => inputs,
         Err((code, ordinal)) => return report::failure(code, ordinal),
     };

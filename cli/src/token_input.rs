@@ -25,7 +25,12 @@ pub struct Input {
 }
 
 /// Reads every selection in order; the first failure wins.
-pub fn read_all(root: Option<&str>, selections: &[Selection]) -> Result<Vec<Input>, InputFailure> {
+/// `stdin_text`, when given, is what `--stdin` reads instead of the process's stdin.
+pub fn read_all(
+    root: Option<&str>,
+    selections: &[Selection],
+    stdin_text: Option<&[u8]>,
+) -> Result<Vec<Input>, InputFailure> {
     let needs_root = selections.iter().any(|s| matches!(s, Selection::File(_)));
     // With only --stdin the root is never opened, not even the current directory.
     let root = if needs_root { Some(physical_root(root).map_err(|code| (code, None))?) } else { None };
@@ -35,7 +40,10 @@ pub fn read_all(root: Option<&str>, selections: &[Selection]) -> Result<Vec<Inpu
     for (index, selection) in selections.iter().enumerate() {
         let ordinal = Some(index as u64 + 1);
         let bytes = match (selection, &root) {
-            (Selection::Stdin, _) => read_stdin(),
+            (Selection::Stdin, _) => match stdin_text {
+                Some(mut text) => read_bounded(&mut text),
+                None => read_stdin(),
+            },
             (Selection::File(relative), Some(root)) => read_file(root, relative, &mut seen),
             (Selection::File(_), None) => Err(TokenErrorCode::RootInvalid),
         }

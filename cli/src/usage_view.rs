@@ -46,7 +46,9 @@ pub fn usage(args: UsageArgs) -> Rendered {
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
         return unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
     };
-    crate::ingest::catch_up();
+    if !args.no_import {
+        crate::ingest::catch_up();
+    }
     let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
     let report = match usage::report(&dir, &ask, &prices) {
         Ok(report) => report,

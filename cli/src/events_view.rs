@@ -1,0 +1,33 @@
+//! `beectl events recent`: the latest stored hook events, read from the
+//! events store with the very function beed answers `GET /events/recent`
+//! with (a WAL reader sees every committed event while beed runs), so both
+//! give the same bytes.
+
+use bee_daemon::events::store;
+use bee_daemon::rendered::Rendered;
+use bee_proto::delivery::Issue;
+use bee_proto::events::{DEFAULT_RECENT, MAX_EVENTS_ANSWER_BYTES};
+use bee_proto::exit::Exit;
+
+pub fn recent(limit: Option<u64>) -> Rendered {
+    let limit = limit.map_or(DEFAULT_RECENT, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let Some(dir) = bee_proto::paths::default_events_store() else {
+        return crate::ledger_view::unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
+    };
+    let conn = match store::open_reader(&dir) {
+        Ok(conn) => conn,
+        Err(Issue::Missing) => {
+            return crate::ledger_view::unavailable(
+                "missing",
+                Some(format!("no events store at {}: no hook event was stored yet", dir.display())),
+            );
+        }
+        Err(issue) => {
+            return crate::ledger_view::unavailable(issue.as_str(), Some(format!("events store at {}", dir.display())));
+        }
+    };
+    match store::recent(&conn, limit, MAX_EVENTS_ANSWER_BYTES) {
+        Ok(recent) => Rendered { exit: Exit::Success, bytes: (recent.json + "\n").into_bytes() },
+        Err(err) => crate::ledger_view::unavailable("io", Some(err.to_string())),
+    }
+}

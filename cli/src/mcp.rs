@@ -1,0 +1,383 @@
+//! `beectl mcp serve`: Bee's evidence for agents over MCP (the official
+//! Rust SDK, on stdin/stdout). Each evidence tool is a beectl command: its
+//! arguments become the command's own arguments, parsed by the same rules
+//! and answered by the same code, so a tool answers byte for byte what the
+//! CLI prints. The server pins the checkout (`--root`, the files
+//! `bee_token_estimate` reads are under it) and the Bee home at start, and
+//! never writes: `bee_usage` answers from the ledger as it is, `bee_audit`
+//! runs no outcome check. A result over 256 KiB or a call over 15 s is an
+//! error, never a cut answer.
+
+use bee_daemon::rendered::Rendered;
+use bee_proto::exit::Exit;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use beectl::args;
+
+/// The largest tool result.
+pub const MAX_RESULT_BYTES: usize = 256 * 1024;
+/// How long one tool call may take.
+const TOOL_TIMEOUT: Duration = Duration::from_secs(15);
+/// Overrides [`TOOL_TIMEOUT`] in milliseconds (tests, very slow machines).
+const TOOL_TIMEOUT_ENV: &str = "BEE_MCP_TOOL_TIMEOUT_MS";
+
+/// `beectl mcp serve`: runs until the client closes stdin.
+pub fn serve(root: Option<&str>) -> Rendered {
+    let root = match pinned_root(root) {
+        Ok(root) => root,
+        Err(message) => return Rendered::invalid_usage(message),
+    };
+    // The CLI's own path rules resolve files against the current directory.
+    if let Err(err) = std::env::set_current_dir(&root) {
+        return crate::ledger_view::unavailable("io", Some(format!("{}: {err}", root.display())));
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => return crate::ledger_view::unavailable("io", Some(format!("the runtime: {err}"))),
+    };
+    let served = runtime.block_on(async {
+        let service = BeeServer::new(root).serve(crate::mcp_transport::stdio()).await.map_err(|e| e.to_string())?;
+        service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+    });
+    // Whatever is still running (a timed-out call's thread) is not waited for.
+    runtime.shutdown_background();
+    match served {
+        Ok(()) => Rendered { exit: Exit::Success, bytes: Vec::new() },
+        Err(message) => {
+            eprintln!("beectl mcp serve: {message}");
+            Rendered { exit: Exit::Unavailable, bytes: Vec::new() }
+        }
+    }
+}
+
+/// `--root` as given (absolute and physical), else the physical current directory.
+fn pinned_root(root: Option<&str>) -> Result<PathBuf, String> {
+    match root {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            let physical = std::fs::canonicalize(&dir).map_err(|err| format!("--root: {}: {err}", dir.display()))?;
+            if !dir.is_absolute() || physical != dir || !physical.is_dir() {
+                return Err(format!("--root: {} must be an absolute, physical directory", dir.display()));
+            }
+            Ok(physical)
+        }
+        None => std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .map_err(|err| format!("the current directory: {err}")),
+    }
+}
+
+#[derive(Clone)]
+pub struct BeeServer {
+    root: PathBuf,
+    tool_router: ToolRouter<Self>,
+}
+
+/// `bee_token_estimate`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenEstimateArgs {
+    /// Files under the checkout, relative, with `/` separators (as `--file`).
+    #[serde(default)]
+    files: Vec<String>,
+    /// Inline text, counted after the files as `--stdin` counts piped text.
+    text: Option<String>,
+    /// heuristic (the default), o200k_base or cl100k_base.
+    encoding: Option<String>,
+    /// Independent calls with the same input, 1..1000000.
+    calls: Option<u64>,
+    /// Output allowance reserved per call.
+    output_budget: Option<u64>,
+    /// Contributor rows shown, 0..64.
+    limit: Option<u64>,
+}
+
+/// `bee_delivery_report`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeliveryReportArgs {
+    /// Session identity kind, e.g. claude-native-session (with `session`).
+    session_kind: Option<String>,
+    /// Session id (with `sessionKind`).
+    session: Option<String>,
+    /// Groups per view, 0..100.
+    limit: Option<u32>,
+}
+
+/// `bee_delivery_read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeliveryReadArgs {
+    /// The observation's event UUID.
+    event: String,
+}
+
+/// `bee_quota`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QuotaArgs {
+    /// 5h, 24h or 7d (not with since/until).
+    window: Option<String>,
+    /// RFC 3339 UTC.
+    since: Option<String>,
+    /// RFC 3339 UTC [default: now].
+    until: Option<String>,
+    /// claude or codex.
+    provider: Option<String>,
+}
+
+/// `bee_usage`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UsageArgs {
+    /// day (the default), week, month, session, model or block.
+    by: Option<String>,
+    /// YYYY-MM-DD, RFC 3339, today, yesterday, or 30m/5h/7d/2w ago.
+    since: Option<String>,
+    /// The same forms [default: now].
+    until: Option<String>,
+    /// An IANA zone for days, weeks and months [default: the local zone].
+    timezone: Option<String>,
+    /// claude or codex.
+    provider: Option<String>,
+    /// Only projects whose name contains this.
+    project: Option<String>,
+    /// Only models whose name contains this.
+    model: Option<String>,
+}
+
+/// `bee_events_recent`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventsRecentArgs {
+    /// How many, 0..5000 [default: 300].
+    limit: Option<u64>,
+}
+
+/// `bee_audit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuditArgs {
+    /// The session to audit [default: every session of the last day].
+    session: Option<String>,
+}
+
+/// `--flag value` for each given value.
+fn flags(argv: &mut Vec<OsString>, pairs: &[(&str, Option<String>)]) {
+    for (flag, value) in pairs {
+        if let Some(value) = value {
+            argv.push((*flag).into());
+            argv.push(value.into());
+        }
+    }
+}
+
+fn words(list: &[&str]) -> Vec<OsString> {
+    list.iter().map(OsString::from).collect()
+}
+
+#[tool_router]
+impl BeeServer {
+    pub fn new(root: PathBuf) -> BeeServer {
+        BeeServer { root, tool_router: Self::tool_router() }
+    }
+
+    #[tool(
+        description = "Token estimate of files under the checkout and/or inline text: per call and for N calls, with the estimator named (beectl token estimate).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_token_estimate(
+        &self,
+        Parameters(a): Parameters<TokenEstimateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["token", "estimate", "--root"]);
+        argv.push(self.root.clone().into());
+        for file in &a.files {
+            argv.push("--file".into());
+            argv.push(file.into());
+        }
+        if a.text.is_some() {
+            argv.push("--stdin".into());
+        }
+        flags(
+            &mut argv,
+            &[
+                ("--encoding", a.encoding),
+                ("--calls", a.calls.map(|n| n.to_string())),
+                ("--output-budget", a.output_budget.map(|n| n.to_string())),
+                ("--limit", a.limit.map(|n| n.to_string())),
+            ],
+        );
+        Ok(call(argv, a.text.map(String::into_bytes)).await)
+    }
+
+    #[tool(
+        description = "What prompt hooks delivered: totals and groups by item, surface and session (beectl delivery report).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_delivery_report(
+        &self,
+        Parameters(a): Parameters<DeliveryReportArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["delivery", "report", "--store"]);
+        argv.push(default_store().into());
+        flags(
+            &mut argv,
+            &[
+                ("--session-kind", a.session_kind),
+                ("--session", a.session),
+                ("--limit", a.limit.map(|n| n.to_string())),
+            ],
+        );
+        Ok(call(argv, None).await)
+    }
+
+    #[tool(
+        description = "One recorded delivery observation by its event id (beectl delivery read).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_delivery_read(
+        &self,
+        Parameters(a): Parameters<DeliveryReadArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["delivery", "read", "--store"]);
+        argv.push(default_store().into());
+        flags(&mut argv, &[("--event", Some(a.event))]);
+        Ok(call(argv, None).await)
+    }
+
+    #[tool(
+        description = "Time and quota words over a window: agent time, used, idle, each provider's quota windows (beectl quota).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_quota(&self, Parameters(a): Parameters<QuotaArgs>) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["quota"]);
+        flags(
+            &mut argv,
+            &[("--window", a.window), ("--since", a.since), ("--until", a.until), ("--provider", a.provider)],
+        );
+        Ok(call(argv, None).await)
+    }
+
+    #[tool(
+        description = "Tokens and cost by day, week, month, session, model or five-hour block, from the ledger as it is (beectl usage --json --no-import).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_usage(&self, Parameters(a): Parameters<UsageArgs>) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["usage", "--json", "--no-import"]);
+        flags(
+            &mut argv,
+            &[
+                ("--by", a.by),
+                ("--since", a.since),
+                ("--until", a.until),
+                ("--timezone", a.timezone),
+                ("--provider", a.provider),
+                ("--project", a.project),
+                ("--model", a.model),
+            ],
+        );
+        Ok(call(argv, None).await)
+    }
+
+    #[tool(
+        description = "The latest stored hook events by their timestamp, oldest first (beectl events recent).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_events_recent(
+        &self,
+        Parameters(a): Parameters<EventsRecentArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["events", "recent"]);
+        flags(&mut argv, &[("--limit", a.limit.map(|n| n.to_string()))]);
+        Ok(call(argv, None).await)
+    }
+
+    #[tool(
+        description = "The receipt audit of a session (or of each session of the last day): a receipt per boundary and the class, against the checkout's pinned manifest; no outcome check is run (beectl audit --no-outcome-checks).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_audit(&self, Parameters(a): Parameters<AuditArgs>) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["audit", "--no-outcome-checks"]);
+        flags(&mut argv, &[("--session", a.session)]);
+        Ok(call(argv, None).await)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for BeeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("bee", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Bee's local evidence: what hooks delivered, token estimates, the ledger's usage and quota, \
+                 hook events and their audit. Every tool is read-only; answers are beectl's own JSON.",
+            )
+    }
+}
+
+/// The default delivery store of the pinned Bee home.
+fn default_store() -> PathBuf {
+    bee_proto::paths::default_delivery_store().unwrap_or_default()
+}
+
+/// A tool error: `{"errorCode","message"}` with `isError: true`.
+fn tool_error(code: &str, message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(json!({"errorCode": code, "message": message.into()}).to_string())])
+}
+
+/// Runs the beectl command `argv` (with `stdin` for `--stdin`) off the
+/// runtime, within the time limit, and answers what it printed.
+async fn call(argv: Vec<OsString>, stdin: Option<Vec<u8>>) -> CallToolResult {
+    let command = match args::parse(argv) {
+        Ok(args::Parsed::Command(args::Command::Token(mut estimate))) => {
+            estimate.stdin_text = stdin;
+            args::Command::Token(estimate)
+        }
+        Ok(args::Parsed::Command(command)) => command,
+        Ok(args::Parsed::Text(_)) => return tool_error("invalid_usage", "not a command"),
+        Err(args::Usage { message, .. }) => return tool_error("invalid_usage", message),
+    };
+    let limit =
+        std::env::var(TOOL_TIMEOUT_ENV).ok().and_then(|ms| ms.parse().ok()).map_or(TOOL_TIMEOUT, Duration::from_millis);
+    let rendered = match tokio::time::timeout(limit, tokio::task::spawn_blocking(move || crate::run(command))).await {
+        Ok(Ok(rendered)) => rendered,
+        Ok(Err(err)) => return tool_error("io", format!("the command stopped: {err}")),
+        Err(_) => return tool_error("timeout", format!("the call took longer than {} ms", limit.as_millis())),
+    };
+    answer(rendered)
+}
+
+/// What the command printed as the tool's result: its document whole, or
+/// — when it failed with an error code — the contract's error body.
+fn answer(rendered: Rendered) -> CallToolResult {
+    if rendered.bytes.len() > MAX_RESULT_BYTES {
+        return tool_error(
+            "result_too_large",
+            format!(
+                "the answer is {} bytes; a tool result is at most {MAX_RESULT_BYTES} (256 KiB): ask for less \
+                 (a shorter range, a lower limit)",
+                rendered.bytes.len()
+            ),
+        );
+    }
+    let text = String::from_utf8_lossy(&rendered.bytes).into_owned();
+    if rendered.exit != Exit::Success {
+        let document: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if let Some(code) = document.get("errorCode").and_then(Value::as_str) {
+            let message =
+                document.get("message").and_then(Value::as_str).map_or_else(|| document.to_string(), str::to_owned);
+            return tool_error(code, message);
+        }
+    }
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}

@@ -1,0 +1,251 @@
+//! The stdio transport of `beectl mcp serve`: JSON-RPC messages one per
+//! line, with the contract's frame limit. A frame over 512 KiB gets a
+//! JSON-RPC error (its id when the frame names one early, as clients write
+//! it) and the server reads on; a line that is not JSON, or not a JSON-RPC
+//! message, gets the protocol's parse or invalid-request error. One writer
+//! task owns stdout, so answers and these errors never interleave.
+
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// The largest JSON-RPC frame taken.
+pub const MAX_FRAME_BYTES: usize = 512 * 1024;
+/// How much of an oversized frame is searched for its id.
+const ID_SEARCH_BYTES: usize = 4096;
+
+/// Lines for stdout, in the order they are to be written.
+type Lines = mpsc::Sender<Vec<u8>>;
+
+pub struct Stdio {
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
+    outgoing: Lines,
+}
+
+/// The transport over this process's stdin and stdout; its reader and
+/// writer run as tasks of the current runtime.
+pub fn stdio() -> Stdio {
+    let (lines, mut to_write) = mpsc::channel::<Vec<u8>>(64);
+    tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = to_write.recv().await {
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let (messages, incoming) = mpsc::channel(64);
+    let errors = lines.clone();
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+        loop {
+            match read_frame(&mut stdin).await {
+                Ok(Frame::End) | Err(_) => break,
+                Ok(Frame::Oversized { bytes, id }) => {
+                    let message = format!("the frame is {bytes} bytes; the limit is {MAX_FRAME_BYTES} (512 KiB)");
+                    let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": message,
+                                       "data": {"errorCode": "frame_too_large"}}});
+                    if send_line(&errors, &error).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Frame::Line(line)) => match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line) {
+                    Ok(message) => {
+                        if messages.send(message).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(err) => {
+                        let (code, id, what) = match serde_json::from_slice::<Value>(&line) {
+                            Ok(value) => {
+                                (-32600, value.get("id").cloned().unwrap_or(Value::Null), "not a JSON-RPC message")
+                            }
+                            Err(_) => (-32700, Value::Null, "not JSON"),
+                        };
+                        let error = json!({"jsonrpc": "2.0", "id": id,
+                                           "error": {"code": code, "message": format!("{what}: {err}")}});
+                        if send_line(&errors, &error).await.is_err() {
+                            break;
+                        }
+                    }
+                },
+            }
+        }
+    });
+    Stdio { incoming, outgoing: lines }
+}
+
+async fn send_line(lines: &Lines, value: &Value) -> Result<(), mpsc::error::SendError<Vec<u8>>> {
+    let mut line = value.to_string().into_bytes();
+    line.push(b'\n');
+    lines.send(line).await
+}
+
+enum Frame {
+    Line(Vec<u8>),
+    Oversized { bytes: usize, id: Value },
+    End,
+}
+
+/// The next line of `reader`, held only up to the frame limit: beyond it
+/// the rest is read past, counted and dropped.
+async fn read_frame(reader: &mut (impl AsyncBufReadExt + Unpin)) -> std::io::Result<Frame> {
+    let mut line = Vec::new();
+    let mut bytes = 0usize;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if bytes == 0 {
+                Frame::End
+            } else if bytes > MAX_FRAME_BYTES {
+                Frame::Oversized { bytes, id: frame_id(&line) }
+            } else {
+                Frame::Line(line)
+            });
+        }
+        let (chunk, done) = match memchr_newline(available) {
+            Some(at) => (&available[..at], at + 1),
+            None => (available, available.len()),
+        };
+        let keep = if bytes + chunk.len() <= MAX_FRAME_BYTES {
+            chunk.len()
+        } else {
+            ID_SEARCH_BYTES.saturating_sub(line.len()).min(chunk.len())
+        };
+        if bytes + chunk.len() > MAX_FRAME_BYTES && line.len() > ID_SEARCH_BYTES {
+            line.truncate(ID_SEARCH_BYTES);
+        }
+        line.extend_from_slice(&chunk[..keep]);
+        bytes += chunk.len();
+        let ended = done > chunk.len();
+        reader.consume(done);
+        if ended {
+            if line.last() == Some(&b'\r') && bytes <= MAX_FRAME_BYTES {
+                line.pop();
+            }
+            return Ok(if bytes > MAX_FRAME_BYTES {
+                Frame::Oversized { bytes, id: frame_id(&line) }
+            } else if line.iter().all(u8::is_ascii_whitespace) {
+                // A blank line is no frame: read on.
+                bytes = 0;
+                line.clear();
+                continue;
+            } else {
+                Frame::Line(line)
+            });
+        }
+    }
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|b| *b == b'\n')
+}
+
+/// The top-level `"id"` of a frame's beginning, when it names one there (a
+/// number or a string), else `null`.
+fn frame_id(prefix: &[u8]) -> Value {
+    let (mut depth, mut in_string, mut escaped, mut key_start) = (0usize, false, false, None);
+    let mut last_key: Option<(usize, usize)> = None;
+    for (i, &b) in prefix.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => {
+                    in_string = false;
+                    if let Some(start) = key_start.take() {
+                        last_key = Some((start, i));
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                // A string at depth 1 right after `{` or `,` is a key.
+                let before = prefix[..i].iter().rev().find(|c| !c.is_ascii_whitespace());
+                if depth == 1 && matches!(before, Some(b'{') | Some(b',')) {
+                    key_start = Some(i + 1);
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b':' if depth == 1 => {
+                if let Some((start, end)) = last_key.take()
+                    && &prefix[start..end] == b"id"
+                {
+                    let rest = &prefix[i + 1..];
+                    let end = rest.iter().position(|c| matches!(c, b',' | b'}')).unwrap_or(rest.len());
+                    return serde_json::from_slice::<Value>(&rest[..end])
+                        .ok()
+                        .filter(|id| id.is_number() || id.is_string())
+                        .unwrap_or(Value::Null);
+                }
+            }
+            _ => {}
+        }
+    }
+    Value::Null
+}
+
+impl Transport<RoleServer> for Stdio {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let lines = self.outgoing.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            lines.send(line).await.map_err(|_| std::io::Error::other("stdout is closed"))
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.incoming.close();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_frames_id_is_found_at_its_start() {
+        assert_eq!(frame_id(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":"#), json!(7));
+        assert_eq!(frame_id(br#"{"id":"a-1","method":"m"}"#), json!("a-1"));
+        assert_eq!(frame_id(br#"{"params":{"id":3},"method":"m","id":9}"#), json!(9), "only the top-level id");
+        assert_eq!(frame_id(br#"{"method":"m","params":{"text":"\"id\":4"#), Value::Null);
+        assert_eq!(frame_id(b"not json at all"), Value::Null);
+    }
+
+    #[tokio::test]
+    async fn frames_over_the_limit_are_read_past_and_the_next_is_whole() {
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}",
+            "x".repeat(MAX_FRAME_BYTES)
+        );
+        let input = format!("{big}\n\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
+        let mut reader = tokio::io::BufReader::with_capacity(1024, input.as_bytes());
+        match read_frame(&mut reader).await.unwrap() {
+            Frame::Oversized { bytes, id } => assert_eq!((bytes, id), (big.len(), json!(1))),
+            _ => panic!("not oversized"),
+        }
+        match read_frame(&mut reader).await.unwrap() {
+            Frame::Line(line) => assert_eq!(line, br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#),
+            _ => panic!("no line"),
+        }
+        assert!(matches!(read_frame(&mut reader).await.unwrap(), Frame::End));
+    }
+}

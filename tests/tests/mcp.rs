@@ -1,0 +1,309 @@
+//! `beectl mcp serve` through a real MCP client (the official Rust SDK's,
+//! over stdio): the catalogue and its annotations, each evidence tool
+//! answering exactly what the CLI prints for the same arguments, the
+//! documented errors as `isError` results with `{"errorCode","message"}`, a
+//! result over budget refused (never cut), a timed-out call, and a frame
+//! over 512 KiB answered with a JSON-RPC error while the server lives on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::Stdio;
+
+const SESSION_LOG: &str = "4c3b2a19-0817-4f6e-9d5c-4b3a29180706";
+
+type Client = RunningService<RoleClient, ()>;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// `beectl mcp serve --root ROOT` in `home`, as an MCP client starts it.
+async fn connect(home: &TestHome, root: &Path, extra_env: &[(&str, &str)]) -> Client {
+    let mut command = home.command(bin("beectl"));
+    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]).stderr(Stdio::null());
+    for (key, value) in extra_env {
+        command.env(key, value);
+    }
+    let transport = TokioChildProcess::new(tokio::process::Command::from(command)).unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+async fn call(client: &Client, name: &'static str, arguments: Value) -> CallToolResult {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    client.call_tool(CallToolRequestParams::new(name).with_arguments(arguments)).await.unwrap()
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    let value = serde_json::to_value(result).unwrap();
+    value["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {value}")).to_owned()
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    serde_json::to_value(result).unwrap()["isError"] == json!(true)
+}
+
+/// A tool error's body.
+fn error_of(result: &CallToolResult) -> Value {
+    assert!(is_error(result), "{}", text_of(result));
+    let body: Value = serde_json::from_str(&text_of(result)).unwrap();
+    assert_eq!(body.as_object().unwrap().len(), 2, "exactly errorCode and message: {body}");
+    assert!(!body["message"].as_str().unwrap().is_empty());
+    body
+}
+
+/// The CLI's stdout for `args` (with `stdin`), as a string.
+fn cli(home: &TestHome, root: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let mut command = home.command(bin("beectl"));
+    command.current_dir(root).args(args).stdout(Stdio::piped()).stderr(Stdio::null());
+    command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    let mut child = command.spawn().unwrap();
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+fn without(mut value: Value, key: &str) -> Value {
+    if let Some(object) = value.as_object_mut() {
+        object.remove(key);
+    }
+    if let Some(rows) = value.get_mut("sessions").and_then(Value::as_array_mut) {
+        for row in rows {
+            row.as_object_mut().unwrap().remove(key);
+        }
+    }
+    value
+}
+
+/// Evidence in every store: a delivery observation, a ledger response, stored events.
+fn evidence(home: &TestHome, root: &Path) -> String {
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let block = home.file("block.md", b"Run the tests before you say done.\n");
+    let (output, _) = home.hook(
+        &["prompt", "--surface", "context-json", "--block", block.to_str().unwrap()],
+        &prompt_envelope(SESSION, "go"),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    for kind in ["SessionStart", "PreToolUse", "Stop"] {
+        let event = json!({"source_app": "app", "session_id": "s-mcp", "hook_event_type": kind, "payload": {},
+                           "timestamp": 1_796_000_000_000i64});
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", event.to_string().as_bytes()));
+        assert_eq!(status, 200);
+    }
+    home.settle();
+    // `beectl events recent` prints what beed answers, read with the same code.
+    let (_, _, served) = raw_http(&home.socket(), &get_request("/events/recent?limit=3", "beed", ""));
+    let printed = cli(home, root, &["events", "recent", "--limit", "3"], None);
+    assert_eq!(printed.as_bytes(), [served.as_slice(), b"\n"].concat(), "the same bytes as beed's answer");
+    drop(daemon);
+    let log = json!({"type": "assistant", "sessionId": SESSION_LOG, "timestamp": "2026-11-20T10:00:00.000Z",
+        "requestId": "req_mcp_1", "cwd": root.display().to_string(),
+        "message": {"id": "msg_mcp_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 12, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2000, "output_tokens": 34}}});
+    write_quiet(
+        &home.path().join(format!(".claude/projects/-work-app/{SESSION_LOG}.jsonl")),
+        &(log.to_string() + "\n"),
+    );
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let (code, report) = home.report(&[]);
+    assert_eq!((code, report["deliveredEvents"].clone()), (0, json!(1)), "{report}");
+    // The one observation's event id.
+    let db = home.store().join("delivery.sqlite3");
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT event_id FROM observation LIMIT 1", [], |row| row.get(0)).unwrap()
+}
+
+#[test]
+fn every_evidence_tool_answers_what_the_cli_prints() {
+    let home = TestHome::new();
+    let root = home.path().join("checkout");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("notes.md"), "Keep the changelog current.\n").unwrap();
+    let root = std::fs::canonicalize(&root).unwrap();
+    let event_id = evidence(&home, &root);
+    let store = home.store().display().to_string();
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        let info = client.peer_info().unwrap();
+        let version = String::from_utf8(home.beectl(&["--version"]).stdout).unwrap();
+        let served = &info.server_info.as_ref().unwrap().version;
+        assert!(
+            version.starts_with(&format!("beectl {served} ")),
+            "serverInfo.version {served} is beectl's: {version}"
+        );
+        let tools = client.list_all_tools().await.unwrap();
+        let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "bee_audit",
+                "bee_delivery_read",
+                "bee_delivery_report",
+                "bee_events_recent",
+                "bee_quota",
+                "bee_token_estimate",
+                "bee_usage"
+            ]
+        );
+        for tool in &tools {
+            let annotations = serde_json::to_value(tool.annotations.as_ref().unwrap()).unwrap();
+            assert_eq!(
+                (annotations["readOnlyHint"].clone(), annotations["openWorldHint"].clone()),
+                (json!(true), json!(false)),
+                "{}",
+                tool.name
+            );
+        }
+
+        let same = |tool: &str, mcp: &CallToolResult, printed: String| {
+            assert!(!is_error(mcp), "{tool}: {}", text_of(mcp));
+            assert_eq!(text_of(mcp), printed, "{tool} answers what the CLI prints");
+        };
+        let estimate = call(
+            &client,
+            "bee_token_estimate",
+            json!({"files": ["notes.md"], "text": "Hello world!",
+                                                                   "encoding": "o200k_base"}),
+        )
+        .await;
+        same(
+            "bee_token_estimate",
+            &estimate,
+            cli(
+                &home,
+                &root,
+                &["token", "estimate", "--file", "notes.md", "--stdin", "--encoding", "o200k_base"],
+                Some("Hello world!"),
+            ),
+        );
+        let report = call(&client, "bee_delivery_report", json!({"limit": 5})).await;
+        same(
+            "bee_delivery_report",
+            &report,
+            cli(&home, &root, &["delivery", "report", "--store", &store, "--limit", "5"], None),
+        );
+        let read = call(&client, "bee_delivery_read", json!({"event": event_id})).await;
+        same(
+            "bee_delivery_read",
+            &read,
+            cli(&home, &root, &["delivery", "read", "--store", &store, "--event", &event_id], None),
+        );
+        let range = ["--since", "2026-11-01T00:00:00Z", "--until", "2026-11-30T00:00:00Z"];
+        let quota = call(&client, "bee_quota", json!({"since": range[1], "until": range[3]})).await;
+        same("bee_quota", &quota, cli(&home, &root, &[&["quota"][..], &range].concat(), None));
+        let usage =
+            call(&client, "bee_usage", json!({"since": "2026-11-01", "until": "2026-11-29", "timezone": "UTC"})).await;
+        let printed = cli(
+            &home,
+            &root,
+            &["usage", "--json", "--no-import", "--since", "2026-11-01", "--until", "2026-11-29", "--timezone", "UTC"],
+            None,
+        );
+        same("bee_usage", &usage, printed.clone());
+        let usage: Value = serde_json::from_str(&printed).unwrap();
+        assert_eq!(usage["totals"]["tokens"]["outputTokens"], 34, "the ledger's response: {usage}");
+        let recent = call(&client, "bee_events_recent", json!({"limit": 2})).await;
+        same("bee_events_recent", &recent, cli(&home, &root, &["events", "recent", "--limit", "2"], None));
+        assert_eq!(serde_json::from_str::<Value>(&text_of(&recent)).unwrap().as_array().unwrap().len(), 2);
+        // The audit stamps its time: everything else is the same.
+        let audit = call(&client, "bee_audit", json!({"session": "s-mcp"})).await;
+        let printed = cli(&home, &root, &["audit", "--no-outcome-checks", "--session", "s-mcp"], None);
+        assert_eq!(
+            without(serde_json::from_str(&text_of(&audit)).unwrap(), "checkedAtUtc"),
+            without(serde_json::from_str(&printed).unwrap(), "checkedAtUtc")
+        );
+
+        // Documented errors: stable codes, never a stack of text.
+        let cases = [
+            ("bee_delivery_read", json!({"event": "not-a-uuid"}), "invalid_usage"),
+            ("bee_audit", json!({"session": "no-such-session"}), "no_such_session"),
+            ("bee_usage", json!({"by": "fortnight"}), "invalid_usage"),
+            ("bee_quota", json!({"window": "5h", "since": "2026-11-01T00:00:00Z"}), "invalid_usage"),
+        ];
+        for (tool, arguments, code) in cases {
+            let result = call(&client, tool, arguments.clone()).await;
+            assert_eq!(error_of(&result)["errorCode"], code, "{tool} {arguments}");
+        }
+        let outside = call(&client, "bee_token_estimate", json!({"files": ["../outside.txt"]})).await;
+        assert!(is_error(&outside), "a path outside the checkout: {}", text_of(&outside));
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn an_answer_over_budget_is_an_error_and_a_slow_call_times_out() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    // More stored events than one result may carry.
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    for n in 0..2_000 {
+        let event = json!({"source_app": "app", "session_id": format!("s-{n}"), "hook_event_type": "PreToolUse",
+                           "payload": {"tool_name": "Bash"}, "tool_name": "Bash"});
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", event.to_string().as_bytes()));
+        assert_eq!(status, 200);
+    }
+    drop(daemon);
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        let whole = cli(&home, &root, &["events", "recent", "--limit", "2000"], None);
+        assert!(whole.len() > 256 * 1024, "{} bytes", whole.len());
+        let over = call(&client, "bee_events_recent", json!({"limit": 2000})).await;
+        let body = error_of(&over);
+        assert_eq!(body["errorCode"], "result_too_large");
+        assert!(body["message"].as_str().unwrap().contains(&whole.len().to_string()), "{body}");
+        let fits = call(&client, "bee_events_recent", json!({"limit": 10})).await;
+        assert!(!is_error(&fits), "the server answers on");
+        client.cancel().await.unwrap();
+
+        // A call over the time limit (shortened here: counting with a
+        // tokenizer built in-process takes longer than 1 ms).
+        let slow = connect(&home, &root, &[("BEE_MCP_TOOL_TIMEOUT_MS", "1")]).await;
+        let late = call(&slow, "bee_token_estimate", json!({"text": "Hello world!", "encoding": "o200k_base"})).await;
+        assert_eq!(error_of(&late)["errorCode"], "timeout");
+        slow.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    let mut command = home.command(bin("beectl"));
+    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]);
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answer = || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap_or_else(|err| panic!("{err}: {line}"))
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    writeln!(stdin, "{initialize}").unwrap();
+    assert_eq!(answer()["id"], 1);
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    let huge = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bee_token_estimate",
+        "arguments": {"text": "x".repeat(600 * 1024)}}});
+    writeln!(stdin, "{huge}").unwrap();
+    let refused = answer();
+    assert_eq!((refused["id"].clone(), refused["error"]["code"].clone()), (json!(7), json!(-32600)), "{refused}");
+    assert_eq!(refused["error"]["data"]["errorCode"], "frame_too_large");
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
+    let listed = answer();
+    assert_eq!(listed["id"], 8);
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7, "the server lives on");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "it ends when its client closes stdin: {status}");
+}
