@@ -285,6 +285,9 @@ enum McpCli {
         /// The checkout the tools read files under: absolute and physical [default: the current directory].
         #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
         root: Option<String>,
+        /// The same tools behind bee_tool_search, bee_tool_schema and bee_tool_call (small tool budgets).
+        #[arg(long)]
+        discovery: bool,
     },
 }
 
@@ -548,7 +551,7 @@ pub enum Command {
     HooksUninstall(UninstallArgs),
     Setup(SetupArgs),
     EventsRecent { limit: Option<u64> },
-    McpServe { root: Option<String> },
+    McpServe { root: Option<String>, discovery: bool },
 }
 
 /// `beectl audit` and `beectl audit canary`.
@@ -887,7 +890,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             dry_run,
         }),
         CliCommand::Events(EventsCli::Recent { limit }) => Command::EventsRecent { limit },
-        CliCommand::Mcp(McpCli::Serve { root }) => Command::McpServe { root },
+        CliCommand::Mcp(McpCli::Serve { root, discovery }) => Command::McpServe { root, discovery },
         CliCommand::Setup {
             project,
             user: _,

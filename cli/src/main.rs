@@ -87,6 +87,6 @@ fn run(command: args::Command) -> Rendered {
         args::Command::HooksUninstall(uninstall) => hooks::uninstall(uninstall),
         args::Command::Setup(setup) => setup::setup(setup),
         args::Command::EventsRecent { limit } => events_view::recent(limit),
-        args::Command::McpServe { root } => mcp::serve(root.as_deref()),
+        args::Command::McpServe { root, discovery } => mcp::serve(root.as_deref(), discovery),
     }
 }

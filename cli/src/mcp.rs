@@ -31,7 +31,7 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(15);
 const TOOL_TIMEOUT_ENV: &str = "BEE_MCP_TOOL_TIMEOUT_MS";
 
 /// `beectl mcp serve`: runs until the client closes stdin.
-pub fn serve(root: Option<&str>) -> Rendered {
+pub fn serve(root: Option<&str>, discovery: bool) -> Rendered {
     let root = match pinned_root(root) {
         Ok(root) => root,
         Err(message) => return Rendered::invalid_usage(message),
@@ -45,8 +45,13 @@ pub fn serve(root: Option<&str>) -> Rendered {
         Err(err) => return crate::ledger_view::unavailable("io", Some(format!("the runtime: {err}"))),
     };
     let served = runtime.block_on(async {
-        let service = BeeServer::new(root).serve(crate::mcp_transport::stdio()).await.map_err(|e| e.to_string())?;
-        service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+        let transport = crate::mcp_transport::stdio();
+        let service = if discovery {
+            DiscoveryServer::new(root).serve(transport).await.map(|s| s.waiting()).map_err(|e| e.to_string())?.await
+        } else {
+            BeeServer::new(root).serve(transport).await.map(|s| s.waiting()).map_err(|e| e.to_string())?.await
+        };
+        service.map(|_| ()).map_err(|e| e.to_string())
     });
     // Whatever is still running (a timed-out call's thread) is not waited for.
     runtime.shutdown_background();
@@ -313,15 +318,161 @@ impl BeeServer {
     }
 }
 
+impl BeeServer {
+    /// The catalogue's tools, as `tools/list` gives them.
+    fn catalogue(&self) -> Vec<rmcp::model::Tool> {
+        self.tool_router.list_all()
+    }
+
+    /// Calls the catalogue's tool `name` as a direct call would: its
+    /// arguments checked against its own parameters.
+    async fn dispatch(&self, name: &str, arguments: Value) -> Result<CallToolResult, ErrorData> {
+        fn parsed<T: for<'de> Deserialize<'de>>(name: &str, arguments: Value) -> Result<Parameters<T>, ErrorData> {
+            serde_json::from_value(arguments)
+                .map(Parameters)
+                .map_err(|err| ErrorData::invalid_params(format!("{name}: {err}"), None))
+        }
+        match name {
+            "bee_token_estimate" => self.bee_token_estimate(parsed(name, arguments)?).await,
+            "bee_delivery_report" => self.bee_delivery_report(parsed(name, arguments)?).await,
+            "bee_delivery_read" => self.bee_delivery_read(parsed(name, arguments)?).await,
+            "bee_quota" => self.bee_quota(parsed(name, arguments)?).await,
+            "bee_usage" => self.bee_usage(parsed(name, arguments)?).await,
+            "bee_events_recent" => self.bee_events_recent(parsed(name, arguments)?).await,
+            "bee_audit" => self.bee_audit(parsed(name, arguments)?).await,
+            _ => Err(ErrorData::invalid_params(format!("no tool named {name:?}: bee_tool_search lists them"), None)),
+        }
+    }
+}
+
+fn server_config() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        .with_server_info(Implementation::new("bee", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Bee's local evidence: what hooks delivered, token estimates, the ledger's usage and quota, \
+             hook events and their audit. Every tool is read-only; answers are beectl's own JSON.",
+        )
+}
+
+/// `--discovery`: the same catalogue behind three tools, for clients with
+/// small tool budgets.
+#[derive(Clone)]
+pub struct DiscoveryServer {
+    catalogue: BeeServer,
+    tool_router: ToolRouter<Self>,
+}
+
+/// `bee_tool_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolSearchArgs {
+    /// Words to look for in the tools' names and descriptions.
+    query: String,
+    /// 1..20 [default: 5].
+    limit: Option<u32>,
+}
+
+/// `bee_tool_schema`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolSchemaArgs {
+    /// A tool's name, as bee_tool_search gives it.
+    name: String,
+}
+
+/// `bee_tool_call`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallArgs {
+    /// A tool's name.
+    name: String,
+    /// Its arguments, as its schema gives them.
+    #[serde(default)]
+    arguments: serde_json::Map<String, Value>,
+}
+
+#[tool_router]
+impl DiscoveryServer {
+    pub fn new(root: PathBuf) -> DiscoveryServer {
+        DiscoveryServer { catalogue: BeeServer::new(root), tool_router: Self::tool_router() }
+    }
+
+    #[tool(
+        description = "Bee's tools whose name or description matches the query, best first: names and one-line descriptions.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_tool_search(&self, Parameters(a): Parameters<ToolSearchArgs>) -> Result<CallToolResult, ErrorData> {
+        let limit = a.limit.unwrap_or(5);
+        if !(1..=20).contains(&limit) {
+            return Ok(tool_error("invalid_usage", "limit: 1..20"));
+        }
+        let words: Vec<String> = a
+            .query
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let mut scored: Vec<(usize, rmcp::model::Tool)> = self
+            .catalogue
+            .catalogue()
+            .into_iter()
+            .map(|tool| {
+                let name = tool.name.to_lowercase();
+                let description = tool.description.as_deref().unwrap_or("").to_lowercase();
+                let score = words
+                    .iter()
+                    .map(|w| 3 * usize::from(name.contains(w.as_str())) + description.matches(w.as_str()).count())
+                    .sum();
+                (score, tool)
+            })
+            .filter(|(score, _)| *score > 0 || words.is_empty())
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        let found: Vec<Value> = scored
+            .into_iter()
+            .take(limit as usize)
+            .map(|(_, tool)| {
+                let line = tool.description.as_deref().unwrap_or("").split(". ").next().unwrap_or("").to_owned();
+                json!({"name": tool.name, "description": line})
+            })
+            .collect();
+        Ok(CallToolResult::success(vec![ContentBlock::text(Value::Array(found).to_string())]))
+    }
+
+    #[tool(
+        description = "The input schema of one of Bee's tools.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_tool_schema(&self, Parameters(a): Parameters<ToolSchemaArgs>) -> Result<CallToolResult, ErrorData> {
+        match self.catalogue.catalogue().into_iter().find(|tool| tool.name == a.name) {
+            Some(tool) => Ok(CallToolResult::success(vec![ContentBlock::text(
+                json!({"name": tool.name, "inputSchema": tool.input_schema}).to_string(),
+            )])),
+            None => Ok(tool_error("no_such_tool", format!("no tool named {:?}: bee_tool_search lists them", a.name))),
+        }
+    }
+
+    #[tool(
+        description = "Calls one of Bee's tools: the same result, limits and errors as calling it directly.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_tool_call(&self, Parameters(a): Parameters<ToolCallArgs>) -> Result<CallToolResult, ErrorData> {
+        self.catalogue.dispatch(&a.name, Value::Object(a.arguments)).await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for DiscoveryServer {
+    fn get_info(&self) -> ServerConfig {
+        server_config()
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for BeeServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("bee", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Bee's local evidence: what hooks delivered, token estimates, the ledger's usage and quota, \
-                 hook events and their audit. Every tool is read-only; answers are beectl's own JSON.",
-            )
+        server_config()
     }
 }
 

@@ -27,6 +27,12 @@ pub fn codex_cli() -> PathBuf {
     pinned_cli("BEE_TEST_CODEX", "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
 }
 
+/// The MCP Inspector's command-line client (pinned in `tests/node`), or
+/// `BEE_TEST_MCP_INSPECTOR`.
+pub fn mcp_inspector_cli() -> PathBuf {
+    pinned_cli("BEE_TEST_MCP_INSPECTOR", "node_modules/.bin/mcp-inspector")
+}
+
 fn pinned_cli(variable: &str, under_node: &str) -> PathBuf {
     if let Some(path) = std::env::var_os(variable) {
         return path.into();
@@ -227,7 +233,11 @@ fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
                 Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(" "),
                 _ => String::new(),
             };
-            if text.contains("TOOL") || text.contains("LIMIT") || !text.trim_start().starts_with('<') {
+            if text.contains("TOOL")
+                || text.contains("LIMIT")
+                || text.contains("MCP:")
+                || !text.trim_start().starts_with('<')
+            {
                 return (text, answered);
             }
         }
@@ -336,6 +346,13 @@ fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         reasoning: 0,
     };
     let tool = text.split_whitespace().find_map(|word| word.strip_prefix("TOOL:")).filter(|_| !answered);
+    // `MCP:NAME ARGS:{json}`: a call of an MCP tool, with those arguments.
+    let mcp = text.split_whitespace().find_map(|word| word.strip_prefix("MCP:")).filter(|_| !answered);
+    let mcp_input = text
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("ARGS:"))
+        .and_then(|args| serde_json::from_str::<Value>(args).ok())
+        .unwrap_or_else(|| json!({}));
     let start = json!({"type": "message_start", "message": {"id": served.id, "type": "message", "role": "assistant",
         "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
         "usage": {"input_tokens": served.input, "cache_creation_input_tokens": served.cache_creation,
@@ -353,7 +370,14 @@ fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         events.push(("content_block_stop".into(), json!({"type": "content_block_stop", "index": index})));
     };
     block(0, json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": format!("Answer {k}.")}));
-    let stop = if let Some(path) = tool {
+    let stop = if let Some(name) = mcp {
+        block(
+            1,
+            json!({"type": "tool_use", "id": format!("toolu_mock_{k:03}"), "name": name, "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": mcp_input.to_string()}),
+        );
+        "tool_use"
+    } else if let Some(path) = tool {
         block(
             1,
             json!({"type": "tool_use", "id": format!("toolu_mock_{k:03}"), "name": "Read", "input": {}}),

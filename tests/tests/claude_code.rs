@@ -85,3 +85,64 @@ fn the_real_claude_code_runs_the_prompt_hook_and_bee_observes_its_session() {
     assert!(served.iter().any(|m| m == model), "{model} is not a model the mock served: {served:?}");
     drop(daemon);
 }
+
+/// The real Claude Code with Bee as its MCP server (`beectl mcp serve`, from
+/// an `--mcp-config`): the mock model asks for one Bee tool call, Claude
+/// Code makes it, and Bee's answer — what the CLI prints — reaches the next
+/// request the model gets.
+#[test]
+fn the_real_claude_code_calls_a_bee_tool_and_the_answer_reaches_the_model() {
+    let claude = claude_cli();
+    let home = TestHome::new();
+    let provider = MockProvider::anthropic();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let config = home.file(
+        "mcp.json",
+        json!({"mcpServers": {"bee": {"command": bin("beectl").display().to_string(), "args": ["mcp", "serve"]}}})
+            .to_string()
+            .as_bytes(),
+    );
+    let tool = "mcp__bee__bee_token_estimate";
+    let mut command = home.command(&claude);
+    provider.point_claude(&mut command);
+    let output = command
+        .current_dir(&project)
+        .args(["-p", &format!("MCP:{tool} ARGS:{{\"text\":\"Hello,world!\"}} estimate it")])
+        .args(["--mcp-config", config.to_str().unwrap(), "--strict-mcp-config", "--allowedTools", tool])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+
+    // The request after the tool call carries Bee's answer as the tool's result.
+    let printed = {
+        let mut estimate = home.command(bin("beectl"));
+        estimate
+            .args(["token", "estimate", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = estimate.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"Hello,world!").unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let results: Vec<String> = provider
+        .requests()
+        .iter()
+        .filter(|(path, _)| path.starts_with("/v1/messages") && !path.contains("count_tokens"))
+        .flat_map(|(_, body)| body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|part| part["type"] == "tool_result")
+        .map(|part| match &part["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+            other => other.to_string(),
+        })
+        .collect();
+    let estimate: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(estimate["input"]["estimatedTokensPerCall"], 3);
+    assert!(
+        results.iter().any(|content| content.trim_end() == printed.trim_end()),
+        "Bee's answer, as the CLI prints it, is not the tool result the model got: {results:?}"
+    );
+}

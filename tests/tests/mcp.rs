@@ -27,8 +27,12 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// `beectl mcp serve --root ROOT` in `home`, as an MCP client starts it.
 async fn connect(home: &TestHome, root: &Path, extra_env: &[(&str, &str)]) -> Client {
+    connect_with(home, root, &[], extra_env).await
+}
+
+async fn connect_with(home: &TestHome, root: &Path, extra_args: &[&str], extra_env: &[(&str, &str)]) -> Client {
     let mut command = home.command(bin("beectl"));
-    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]).stderr(Stdio::null());
+    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]).args(extra_args).stderr(Stdio::null());
     for (key, value) in extra_env {
         command.env(key, value);
     }
@@ -236,6 +240,41 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
         }
         let outside = call(&client, "bee_token_estimate", json!({"files": ["../outside.txt"]})).await;
         assert!(is_error(&outside), "a path outside the checkout: {}", text_of(&outside));
+
+        // --discovery: the same catalogue behind three tools, the same answers.
+        let discovery = connect_with(&home, &root, &["--discovery"], &[]).await;
+        let mut meta: Vec<String> =
+            discovery.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+        meta.sort();
+        assert_eq!(meta, ["bee_tool_call", "bee_tool_schema", "bee_tool_search"]);
+        let found: Value = serde_json::from_str(&text_of(
+            &call(&discovery, "bee_tool_search", json!({"query": "usage tokens"})).await,
+        ))
+        .unwrap();
+        assert_eq!(found[0]["name"], "bee_usage", "{found}");
+        let schema: Value =
+            serde_json::from_str(&text_of(&call(&discovery, "bee_tool_schema", json!({"name": "bee_usage"})).await))
+                .unwrap();
+        let direct = tools.iter().find(|t| t.name == "bee_usage").unwrap();
+        assert_eq!(schema["inputSchema"], serde_json::to_value(&direct.input_schema).unwrap());
+        let through =
+            call(&discovery, "bee_tool_call", json!({"name": "bee_events_recent", "arguments": {"limit": 2}})).await;
+        assert_eq!(text_of(&through), text_of(&recent), "the same answer as the direct call");
+        let failing = call(
+            &discovery,
+            "bee_tool_call",
+            json!({"name": "bee_audit", "arguments": {"session": "no-such-session"}}),
+        )
+        .await;
+        assert_eq!(error_of(&failing)["errorCode"], "no_such_session", "the same errors");
+        let unknown = discovery
+            .call_tool(
+                CallToolRequestParams::new("bee_tool_call")
+                    .with_arguments(json!({"name": "bee_nothing"}).as_object().cloned().unwrap()),
+            )
+            .await;
+        assert!(unknown.is_err(), "an unknown tool is a protocol error, as a direct call's is");
+        discovery.cancel().await.unwrap();
         client.cancel().await.unwrap();
     });
 }
@@ -306,4 +345,41 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
+}
+
+/// The MCP Inspector's command-line client (npm, pinned in `tests/node`)
+/// lists the tools and calls three of them against `beectl mcp serve`.
+#[test]
+fn the_mcp_inspector_lists_and_calls_the_tools() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    std::fs::write(root.join("notes.md"), "Keep the changelog current.\n").unwrap();
+    let inspector = |method_args: &[&str]| -> Value {
+        let mut command = home.command(bee_tests::providers::mcp_inspector_cli());
+        command
+            .arg("--cli")
+            .arg(bin("beectl"))
+            .args(["mcp", "serve", "--root", root.to_str().unwrap()])
+            .args(method_args)
+            .current_dir(&root)
+            .stdin(Stdio::null());
+        let output = command.output().unwrap();
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+            panic!("{err}: {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+        })
+    };
+    let listed = inspector(&["--method", "tools/list"]);
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 7, "{listed}");
+    let estimate =
+        inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
+    assert_eq!(estimate["isError"], false, "{estimate}");
+    let text = estimate["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text, cli(&home, &root, &["token", "estimate", "--stdin"], Some("Hello world!")));
+    let report = inspector(&["--method", "tools/call", "--tool-name", "bee_delivery_report"]);
+    let printed = cli(&home, &root, &["delivery", "report", "--store", home.store().to_str().unwrap()], None);
+    assert_eq!(report["content"][0]["text"].as_str().unwrap(), printed, "an unknown report, as the CLI prints it");
+    let audit = inspector(&["--method", "tools/call", "--tool-name", "bee_audit", "--tool-arg", "session=nope"]);
+    assert_eq!(audit["isError"], true, "{audit}");
+    let body: Value = serde_json::from_str(audit["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["errorCode"], "no_such_session");
 }
