@@ -163,6 +163,9 @@ enum CliCommand {
     /// Bee's MCP server for agents.
     #[command(subcommand)]
     Mcp(McpCli),
+    /// Files stored on purpose for agents to read back (verified by sha256).
+    #[command(subcommand)]
+    Artifact(ArtifactCli),
     /// Wire Claude Code to Bee in one step: the turn and event hooks, Bee's status line
     /// (an existing one keeps running, Bee's line after it), optionally a prompt block,
     /// the pinned manifest, and beed as a user service, started. Run it again: it changes
@@ -275,6 +278,25 @@ enum EventsCli {
         /// How many, 0..5000 [default: 300].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=5_000))]
         limit: Option<u64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ArtifactCli {
+    /// Store a file (content-addressed, 0600, its sha256 recorded); prints its id.
+    Add {
+        #[arg(value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+        file: String,
+    },
+    /// Every stored artifact.
+    List,
+    /// Write an artifact to a new file, after its sha256 verifies (never overwrites).
+    Get {
+        #[arg(value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+        id: String,
+        /// The new file.
+        #[arg(long, value_name = "NEW_FILE", value_parser = NonEmptyStringValueParser::new())]
+        out: String,
     },
 }
 
@@ -551,6 +573,9 @@ pub enum Command {
     HooksUninstall(UninstallArgs),
     Setup(SetupArgs),
     EventsRecent { limit: Option<u64> },
+    ArtifactAdd { file: String },
+    ArtifactList,
+    ArtifactGet { id: String, out: String },
     McpServe { root: Option<String>, discovery: bool },
 }
 
@@ -890,6 +915,9 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             dry_run,
         }),
         CliCommand::Events(EventsCli::Recent { limit }) => Command::EventsRecent { limit },
+        CliCommand::Artifact(ArtifactCli::Add { file }) => Command::ArtifactAdd { file },
+        CliCommand::Artifact(ArtifactCli::List) => Command::ArtifactList,
+        CliCommand::Artifact(ArtifactCli::Get { id, out }) => Command::ArtifactGet { id, out },
         CliCommand::Mcp(McpCli::Serve { root, discovery }) => Command::McpServe { root, discovery },
         CliCommand::Setup {
             project,

@@ -5,6 +5,7 @@
 //! question; otherwise it reads the store offline through the daemon's own
 //! library, so both paths print the same bytes.
 
+mod artifact_view;
 mod ask;
 mod audit;
 mod budget;
@@ -87,6 +88,9 @@ fn run(command: args::Command) -> Rendered {
         args::Command::HooksUninstall(uninstall) => hooks::uninstall(uninstall),
         args::Command::Setup(setup) => setup::setup(setup),
         args::Command::EventsRecent { limit } => events_view::recent(limit),
+        args::Command::ArtifactAdd { file } => artifact_view::add(&file),
+        args::Command::ArtifactList => artifact_view::list(),
+        args::Command::ArtifactGet { id, out } => artifact_view::get(&id, &out),
         args::Command::McpServe { root, discovery } => mcp::serve(root.as_deref(), discovery),
     }
 }

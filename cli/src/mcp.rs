@@ -5,9 +5,12 @@
 //! CLI prints. The server pins the checkout (`--root`, the files
 //! `bee_token_estimate` reads are under it) and the Bee home at start, and
 //! never writes: `bee_usage` answers from the ledger as it is, `bee_audit`
-//! runs no outcome check. A result over 256 KiB or a call over 15 s is an
-//! error, never a cut answer.
+//! runs no outcome check. The artifact tools read what `beectl artifact
+//! add` stored, only after its sha256 verifies. A result over 256 KiB (or
+//! over a tool's own `budgetBytes`) or a call over 15 s is an error, never
+//! a cut answer.
 
+use bee_daemon::artifacts;
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -176,6 +179,44 @@ pub struct AuditArgs {
     session: Option<String>,
 }
 
+/// `bee_artifact_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArtifactSearchArgs {
+    /// The exact text a line must contain.
+    text: String,
+    /// Matches returned, 1..100 [default: 20].
+    limit: Option<u64>,
+    /// Matches skipped first [default: 0].
+    offset: Option<u64>,
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
+/// `bee_artifact_query`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArtifactQueryArgs {
+    /// A JSON-lines artifact's id.
+    id: String,
+    /// `{"where":[{"path":"a.b","op":"eq|ne|lt|le|gt|ge|contains|exists","value":…}],"select":["a.b"],"limit":N,"offset":N}`, at most 64 KiB.
+    query_json: String,
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
+/// `bee_artifact_read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArtifactReadArgs {
+    /// The artifact's id.
+    id: String,
+    /// Where the page starts [default: 0].
+    offset_bytes: Option<u64>,
+    /// The page's length, 1..65536 [default: 65536].
+    length_bytes: Option<u64>,
+}
+
 /// `--flag value` for each given value.
 fn flags(argv: &mut Vec<OsString>, pairs: &[(&str, Option<String>)]) {
     for (flag, value) in pairs {
@@ -316,6 +357,100 @@ impl BeeServer {
         flags(&mut argv, &[("--session", a.session)]);
         Ok(call(argv, None).await)
     }
+
+    #[tool(
+        description = "Exact line matches in the stored artifacts (beectl artifact add): the total count before paging, then the page.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_artifact_search(
+        &self,
+        Parameters(a): Parameters<ArtifactSearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = a.limit.unwrap_or(20);
+        if !(1..=100).contains(&limit) {
+            return Ok(tool_error("invalid_usage", "limit: 1..100"));
+        }
+        let budget = match budget(a.budget_bytes) {
+            Ok(budget) => budget,
+            Err(message) => return Ok(tool_error("invalid_usage", message)),
+        };
+        Ok(blocking(move || match artifacts::search(&a.text, limit, a.offset.unwrap_or(0)) {
+            Ok(answer) => within(&answer, budget),
+            Err(err) => tool_error(err.code, err.message),
+        })
+        .await)
+    }
+
+    #[tool(
+        description = "A declarative filter and projection over one JSON-lines artifact (no code, no SQL): matching records, the total before paging.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_artifact_query(
+        &self,
+        Parameters(a): Parameters<ArtifactQueryArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let budget = match budget(a.budget_bytes) {
+            Ok(budget) => budget,
+            Err(message) => return Ok(tool_error("invalid_usage", message)),
+        };
+        let query = match artifacts::parse_query(&a.query_json) {
+            Ok(query) => query,
+            Err(err) => return Ok(tool_error(err.code, err.message)),
+        };
+        Ok(blocking(move || match artifacts::query(&a.id, &query) {
+            Ok(answer) => within(&answer, budget),
+            Err(err) => tool_error(err.code, err.message),
+        })
+        .await)
+    }
+
+    #[tool(
+        description = "An artifact's bytes, verified against its sha256, as base64 pages: follow nextOffsetBytes until null, then compare the SHA-256 of the pages with sourceSha256.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_artifact_read(
+        &self,
+        Parameters(a): Parameters<ArtifactReadArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (offset, length) = (a.offset_bytes.unwrap_or(0), a.length_bytes.unwrap_or(artifacts::MAX_PAGE_BYTES));
+        Ok(blocking(move || match artifacts::read_page(&a.id, offset, length) {
+            Ok(page) => within(&page, MAX_RESULT_BYTES),
+            Err(err) => tool_error(err.code, err.message),
+        })
+        .await)
+    }
+}
+
+/// The smallest and largest `budgetBytes`.
+const BUDGET_BYTES: std::ops::RangeInclusive<u64> = 512..=262_144;
+
+/// `budgetBytes` as asked (65,536 when not), or the error saying its range.
+fn budget(asked: Option<u64>) -> Result<usize, String> {
+    let budget = asked.unwrap_or(65_536);
+    if BUDGET_BYTES.contains(&budget) {
+        Ok(budget as usize)
+    } else {
+        Err(format!("budgetBytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end()))
+    }
+}
+
+/// `answer` as the result when its JSON fits `budget` bytes; else the
+/// budget error (partial evidence is never delivered).
+fn within(answer: &impl serde::Serialize, budget: usize) -> CallToolResult {
+    let text = match serde_json::to_string(answer) {
+        Ok(text) => text,
+        Err(err) => return tool_error("io", err.to_string()),
+    };
+    if text.len() > budget {
+        return tool_error(
+            "budget_exceeded",
+            format!(
+                "the answer is {} bytes, over the budget of {budget}: narrow the question or raise budgetBytes",
+                text.len()
+            ),
+        );
+    }
+    CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
 impl BeeServer {
@@ -340,6 +475,9 @@ impl BeeServer {
             "bee_usage" => self.bee_usage(parsed(name, arguments)?).await,
             "bee_events_recent" => self.bee_events_recent(parsed(name, arguments)?).await,
             "bee_audit" => self.bee_audit(parsed(name, arguments)?).await,
+            "bee_artifact_search" => self.bee_artifact_search(parsed(name, arguments)?).await,
+            "bee_artifact_query" => self.bee_artifact_query(parsed(name, arguments)?).await,
+            "bee_artifact_read" => self.bee_artifact_read(parsed(name, arguments)?).await,
             _ => Err(ErrorData::invalid_params(format!("no tool named {name:?}: bee_tool_search lists them"), None)),
         }
     }
@@ -498,14 +636,18 @@ async fn call(argv: Vec<OsString>, stdin: Option<Vec<u8>>) -> CallToolResult {
         Ok(args::Parsed::Text(_)) => return tool_error("invalid_usage", "not a command"),
         Err(args::Usage { message, .. }) => return tool_error("invalid_usage", message),
     };
+    blocking(move || answer(crate::run(command))).await
+}
+
+/// Runs `work` off the runtime within the time limit.
+async fn blocking(work: impl FnOnce() -> CallToolResult + Send + 'static) -> CallToolResult {
     let limit =
         std::env::var(TOOL_TIMEOUT_ENV).ok().and_then(|ms| ms.parse().ok()).map_or(TOOL_TIMEOUT, Duration::from_millis);
-    let rendered = match tokio::time::timeout(limit, tokio::task::spawn_blocking(move || crate::run(command))).await {
-        Ok(Ok(rendered)) => rendered,
-        Ok(Err(err)) => return tool_error("io", format!("the command stopped: {err}")),
-        Err(_) => return tool_error("timeout", format!("the call took longer than {} ms", limit.as_millis())),
-    };
-    answer(rendered)
+    match tokio::time::timeout(limit, tokio::task::spawn_blocking(work)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(err)) => tool_error("io", format!("the call stopped: {err}")),
+        Err(_) => tool_error("timeout", format!("the call took longer than {} ms", limit.as_millis())),
+    }
 }
 
 /// What the command printed as the tool's result: its document whole, or

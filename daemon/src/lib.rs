@@ -10,6 +10,8 @@
 //!   ingestion, aggregates, quota words and usage views (spec/30).
 //! - [`events`]: the hook events store, the audit, Claude Code's settings
 //!   (spec/40).
+//! - [`artifacts`]: files stored on purpose, content-addressed and verified
+//!   before they are served (spec/50).
 //! - [`client`]: the socket and stream clients of a running beed.
 //! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
 //!   routes for every domain, spool ingestion and the loopback listener.
@@ -19,6 +21,7 @@
 //! Dependencies point one way: `server` → domains → `storage`. A domain never
 //! uses `server` or `client`; `tests/tests/layering.rs` checks it.
 
+pub mod artifacts;
 pub mod client;
 pub mod delivery;
 pub mod events;

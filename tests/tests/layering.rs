@@ -19,7 +19,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("tokens", &["storage", "rendered"]),
     ("ledger", &["storage", "rendered"]),
     ("events", &["storage", "rendered"]),
-    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events"]),
+    ("artifacts", &["storage"]),
+    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts"]),
 ];
 
 fn daemon_src() -> PathBuf {

@@ -14,6 +14,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -150,6 +151,9 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
         assert_eq!(
             names,
             [
+                "bee_artifact_query",
+                "bee_artifact_read",
+                "bee_artifact_search",
                 "bee_audit",
                 "bee_delivery_read",
                 "bee_delivery_report",
@@ -341,7 +345,7 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7, "the server lives on");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 10, "the server lives on");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
@@ -369,7 +373,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
         })
     };
     let listed = inspector(&["--method", "tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 7, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 10, "{listed}");
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");
@@ -382,4 +386,125 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
     assert_eq!(audit["isError"], true, "{audit}");
     let body: Value = serde_json::from_str(audit["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(body["errorCode"], "no_such_session");
+}
+
+/// `beectl artifact add | list | get` and the MCP artifact tools: a 1 MiB
+/// binary read back page by page with an equal SHA-256, exact line search
+/// with the total before paging, a declarative query, budgets that refuse
+/// rather than cut, and a tampered artifact never served.
+#[test]
+fn artifacts_round_trip_through_the_cli_and_mcp() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let binary: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    let binary_path = home.file("blob.bin", &binary);
+    let lines: String =
+        (1..=300).map(|n| format!("line {n}: {}\n", if n % 7 == 0 { "needle here" } else { "hay" })).collect();
+    let text_path = home.file("notes.txt", lines.as_bytes());
+    let records: String = (1..=50)
+        .map(|n| {
+            json!({"n": n, "kind": if n % 2 == 0 { "even" } else { "odd" }, "meta": {"size": n * 10}}).to_string()
+                + "\n"
+        })
+        .collect();
+    let records_path = home.file("records.jsonl", records.as_bytes());
+    let add = |path: &Path| -> Value {
+        let output = home.beectl(&["artifact", "add", path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+        parse_json_line(&output.stdout)
+    };
+    let blob = add(&binary_path);
+    assert_eq!(blob["status"], "added");
+    let id = blob["artifact"]["id"].as_str().unwrap().to_owned();
+    let sha = blob["artifact"]["sha256"].as_str().unwrap().to_owned();
+    let sha256sum = |bytes: &[u8]| -> String {
+        let mut child =
+            std::process::Command::new("sha256sum").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()[..64].to_owned()
+    };
+    assert_eq!(sha, sha256sum(&binary), "the recorded sha256 is the file's");
+    assert_eq!(add(&binary_path)["status"], "already_stored", "content-addressed: stored once");
+    let notes = add(&text_path)["artifact"]["id"].as_str().unwrap().to_owned();
+    let records_id = add(&records_path)["artifact"]["id"].as_str().unwrap().to_owned();
+    let listed = parse_json_line(&home.beectl(&["artifact", "list"]).stdout);
+    assert_eq!(listed["artifacts"].as_array().unwrap().len(), 3);
+    let stored = home.bee_dir().join("artifacts").join(format!("{id}.bin"));
+    assert_eq!(std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777, 0o600);
+    let out = home.path().join("copy.bin");
+    assert_eq!(home.beectl(&["artifact", "get", &id, "--out", out.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(std::fs::read(&out).unwrap(), binary);
+    let again = home.beectl(&["artifact", "get", &id, "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        (again.status.code(), parse_json_line(&again.stdout)["errorCode"].clone()),
+        (Some(5), json!("out_exists"))
+    );
+
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        // Page by page, following nextOffsetBytes until null.
+        use base64::Engine as _;
+        let (mut offset, mut pages, mut read) = (Some(0u64), 0, Vec::new());
+        while let Some(at) = offset {
+            let page: Value =
+                serde_json::from_str(&text_of(&call(&client, "bee_artifact_read", json!({"id": id, "offsetBytes": at})).await))
+                    .unwrap();
+            assert_eq!((page["sourceSha256"].as_str(), page["sourceBytes"].as_u64()), (Some(sha.as_str()), Some(1 << 20)));
+            read.extend(base64::engine::general_purpose::STANDARD.decode(page["base64"].as_str().unwrap()).unwrap());
+            offset = page["nextOffsetBytes"].as_u64();
+            pages += 1;
+        }
+        assert_eq!(pages, 16);
+        assert_eq!(sha256sum(&read), sha, "the pages, decoded in order, have the recorded SHA-256");
+        let wrong = call(&client, "bee_artifact_read", json!({"id": id, "lengthBytes": 65_537})).await;
+        assert_eq!(error_of(&wrong)["errorCode"], "invalid_usage");
+        let missing = call(&client, "bee_artifact_read", json!({"id": "0123456789abcdef"})).await;
+        assert_eq!(error_of(&missing)["errorCode"], "artifact_not_found");
+
+        // Exact line search: the total before paging, then the page.
+        let found: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_artifact_search", json!({"text": "needle", "limit": 5, "offset": 2})).await,
+        ))
+        .unwrap();
+        assert_eq!((found["total"].clone(), found["matches"].as_array().unwrap().len()), (json!(42), 5));
+        assert_eq!(found["matches"][0], json!({"id": notes, "line": 21, "text": "line 21: needle here", "truncated": false}));
+        let tight = call(&client, "bee_artifact_search", json!({"text": "line", "limit": 100, "budgetBytes": 512})).await;
+        assert_eq!(error_of(&tight)["errorCode"], "budget_exceeded", "refused, never cut");
+
+        // A declarative query over JSON lines.
+        let query = json!({"where": [{"path": "kind", "op": "eq", "value": "even"}, {"path": "meta.size", "op": "gt", "value": 200}],
+                           "select": ["n", "meta.size"], "limit": 3});
+        let answer: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_artifact_query", json!({"id": records_id, "queryJson": query.to_string()})).await,
+        ))
+        .unwrap();
+        assert_eq!(answer["total"], 15, "{answer}");
+        assert_eq!(answer["rows"], json!([{"n": 22, "meta.size": 220}, {"n": 24, "meta.size": 240}, {"n": 26, "meta.size": 260}]));
+        let code = call(&client, "bee_artifact_query", json!({"id": records_id, "queryJson": "{\"sql\": \"drop table\"}"})).await;
+        assert_eq!(error_of(&code)["errorCode"], "query_invalid");
+        let huge = call(&client, "bee_artifact_query", json!({"id": records_id, "queryJson": " ".repeat(65 * 1024)})).await;
+        assert_eq!(error_of(&huge)["errorCode"], "query_too_large");
+
+        // A stored artifact changed behind Bee's back is never served.
+        let mut tampered = std::fs::read(&stored).unwrap();
+        tampered[1000] ^= 0xff;
+        std::fs::write(&stored, tampered).unwrap();
+        let corrupt = call(&client, "bee_artifact_read", json!({"id": id})).await;
+        assert_eq!(error_of(&corrupt)["errorCode"], "artifact_corrupt");
+        client.cancel().await.unwrap();
+    });
+    let refused = home.beectl(&["artifact", "get", &id, "--out", home.path().join("other.bin").to_str().unwrap()]);
+    assert_eq!(
+        (refused.status.code(), parse_json_line(&refused.stdout)["errorCode"].clone()),
+        (Some(5), json!("artifact_corrupt"))
+    );
+    assert!(!home.path().join("other.bin").exists(), "nothing written from a corrupt artifact");
 }
