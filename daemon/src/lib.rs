@@ -12,6 +12,8 @@
 //!   (spec/40).
 //! - [`artifacts`]: files stored on purpose, content-addressed and verified
 //!   before they are served (spec/50).
+//! - [`skills`]: the skill bridge: Claude Code's skills found, searched and
+//!   resolved (spec/50).
 //! - [`client`]: the socket and stream clients of a running beed.
 //! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
 //!   routes for every domain, spool ingestion and the loopback listener.
@@ -29,5 +31,6 @@ pub mod ledger;
 pub mod rendered;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod skills;
 pub mod storage;
 pub mod tokens;

@@ -20,7 +20,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ledger", &["storage", "rendered"]),
     ("events", &["storage", "rendered"]),
     ("artifacts", &["storage"]),
-    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts"]),
+    ("skills", &["storage"]),
+    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills"]),
 ];
 
 fn daemon_src() -> PathBuf {

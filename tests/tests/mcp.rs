@@ -159,15 +159,20 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
                 "bee_delivery_report",
                 "bee_events_recent",
                 "bee_quota",
+                "bee_skill_get",
+                "bee_skill_resolve",
+                "bee_skill_search",
                 "bee_token_estimate",
                 "bee_usage"
             ]
         );
         for tool in &tools {
             let annotations = serde_json::to_value(tool.annotations.as_ref().unwrap()).unwrap();
+            // Skill tools read directories outside the checkout.
+            let open_world = tool.name.starts_with("bee_skill_");
             assert_eq!(
                 (annotations["readOnlyHint"].clone(), annotations["openWorldHint"].clone()),
-                (json!(true), json!(false)),
+                (json!(true), json!(open_world)),
                 "{}",
                 tool.name
             );
@@ -345,7 +350,7 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 10, "the server lives on");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 13, "the server lives on");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
@@ -373,7 +378,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
         })
     };
     let listed = inspector(&["--method", "tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 10, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 13, "{listed}");
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");
@@ -507,4 +512,100 @@ fn artifacts_round_trip_through_the_cli_and_mcp() {
         (Some(5), json!("artifact_corrupt"))
     );
     assert!(!home.path().join("other.bin").exists(), "nothing written from a corrupt artifact");
+}
+
+fn write_skill(dir: &Path, name: &str, description: &str, dependencies: &[&str], body: &str) {
+    let dir = dir.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dependencies =
+        if dependencies.is_empty() { String::new() } else { format!("dependencies: [{}]\n", dependencies.join(", ")) };
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\n{dependencies}---\n{body}"),
+    )
+    .unwrap();
+}
+
+/// The skill bridge: the checkout's skills, the user's and a configured
+/// root, ranked by relevance; one whole body; a chain, dependencies first;
+/// cycles, missing dependencies, links and a missing bridge as errors.
+#[test]
+fn skills_are_searched_got_and_resolved_across_their_roots() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap().join("checkout");
+    let checkout_skills = root.join(".claude/skills");
+    write_skill(&checkout_skills, "deploy", "Deploy the service to staging", &["build"], "Run ./deploy.sh staging.\n");
+    write_skill(
+        &checkout_skills,
+        "review",
+        "Review a pull request",
+        &[],
+        "Read the diff. Never deploy from a review.\n",
+    );
+    write_skill(&checkout_skills, "loop-a", "First of a cycle", &["loop-b"], "a\n");
+    write_skill(&checkout_skills, "loop-b", "Second of a cycle", &["loop-a"], "b\n");
+    write_skill(&checkout_skills, "orphan", "Needs a skill nobody has", &["nowhere"], "o\n");
+    let user_skills = home.path().join(".claude/skills");
+    write_skill(&user_skills, "build", "Build the release binaries", &[], "cargo build --release\n");
+    let shared = home.path().join("shared-skills");
+    write_skill(&shared, "changelog", "Keep the changelog current", &[], "Add a line per change.\n");
+    std::fs::create_dir_all(home.bee_dir()).unwrap();
+    std::fs::write(
+        home.bee_dir().join("config.toml"),
+        format!("[skills]\nroots = [{:?}]\n", shared.display().to_string()),
+    )
+    .unwrap();
+    // A linked skill is not followed.
+    std::fs::create_dir_all(checkout_skills.join("linked")).unwrap();
+    std::os::unix::fs::symlink(shared.join("changelog/SKILL.md"), checkout_skills.join("linked/SKILL.md")).unwrap();
+
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        let found: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_skill_search", json!({"query": "deploy staging"})).await,
+        ))
+        .unwrap();
+        assert_eq!(found["roots"], json!(["checkout", "user", "config1"]));
+        let names: Vec<&str> =
+            found["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["deploy", "review"], "{found}");
+        assert_eq!(found["skills"][0]["path"], "checkout:deploy/SKILL.md");
+        assert!(found["skills"][0].get("body").is_none(), "search never returns bodies");
+        assert_eq!(found["invalid"][0]["path"], "checkout:linked/SKILL.md", "{found}");
+        let changelog: Value =
+            serde_json::from_str(&text_of(&call(&client, "bee_skill_search", json!({"query": "changelog"})).await))
+                .unwrap();
+        assert_eq!(changelog["skills"][0]["path"], "config1:changelog/SKILL.md");
+
+        let got: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_skill_get", json!({"path": "user:build/SKILL.md"})).await,
+        ))
+        .unwrap();
+        assert_eq!((got["name"].clone(), got["body"].clone()), (json!("build"), json!("cargo build --release\n")));
+        let chain: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_skill_resolve", json!({"path": "checkout:deploy/SKILL.md"})).await,
+        ))
+        .unwrap();
+        let order: Vec<&str> = chain["chain"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(order, ["build", "deploy"], "dependencies first");
+        for (path, code) in [
+            ("checkout:loop-a/SKILL.md", "skill_cycle"),
+            ("checkout:orphan/SKILL.md", "skill_missing"),
+            ("checkout:nope/SKILL.md", "skill_not_found"),
+        ] {
+            let result = call(&client, "bee_skill_resolve", json!({"path": path})).await;
+            assert_eq!(error_of(&result)["errorCode"], code, "{path}");
+        }
+        client.cancel().await.unwrap();
+    });
+
+    // No skills directory anywhere: the bridge says so.
+    let bare = TestHome::new();
+    let bare_root = std::fs::canonicalize(bare.path()).unwrap();
+    runtime().block_on(async {
+        let client = connect(&bare, &bare_root, &[]).await;
+        let result = call(&client, "bee_skill_search", json!({"query": "anything"})).await;
+        assert_eq!(error_of(&result)["errorCode"], "skill_bridge_unavailable");
+        client.cancel().await.unwrap();
+    });
 }

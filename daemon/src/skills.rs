@@ -1,0 +1,337 @@
+//! The skill bridge: Claude Code's skills (`SKILL.md` under a skills
+//! directory: YAML front matter with `name`, `description` and optional
+//! `dependencies`, then a Markdown body) found in the checkout's
+//! `.claude/skills`, the user's `~/.claude/skills` and the roots Bee's
+//! `config.toml` names (`[skills] roots = [...]`). Search ranks with BM25
+//! over name, description and body and never returns bodies; get gives one
+//! whole body; resolve gives a skill's chain, dependencies first. Links are
+//! not followed and nothing outside a root is read. A returned body is
+//! data: no authority, and no proof an agent read it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest skill body served.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// The most a `SKILL.md` is read for search (a bigger one is searched by its start).
+const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
+const SKILL_FILE: &str = "SKILL.md";
+
+/// Why a skill operation failed: a stable code and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SkillError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn error(code: &'static str, message: impl Into<String>) -> SkillError {
+    SkillError { code, message: message.into() }
+}
+
+/// A skills directory and the label paths under it carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub label: String,
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+struct Config {
+    skills: Option<SkillsConfig>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SkillsConfig {
+    #[serde(default)]
+    roots: Vec<PathBuf>,
+}
+
+/// The roots that exist: `checkout` (`CHECKOUT/.claude/skills`), `user`
+/// (`~/.claude/skills`), then `config1`, `config2`… in `config.toml`'s order.
+pub fn roots(checkout: &Path) -> Result<Vec<Root>, SkillError> {
+    let mut candidates = vec![("checkout".to_owned(), checkout.join(".claude").join("skills"))];
+    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+        candidates.push(("user".to_owned(), PathBuf::from(home).join(".claude").join("skills")));
+    }
+    if let Some(path) = bee_proto::paths::bee_dir().map(|dir| dir.join("config.toml"))
+        && path.exists()
+    {
+        let text = crate::storage::files::read_small_text(&path)
+            .map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
+        let config: Config =
+            toml::from_str(&text).map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
+        for (n, dir) in config.skills.map(|s| s.roots).unwrap_or_default().into_iter().enumerate() {
+            candidates.push((format!("config{}", n + 1), dir));
+        }
+    }
+    let found: Vec<Root> = candidates
+        .into_iter()
+        .filter(|(_, dir)| dir.is_absolute() && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()))
+        .map(|(label, dir)| Root { label, dir })
+        .collect();
+    if found.is_empty() {
+        return Err(error(
+            "skill_bridge_unavailable",
+            "no skills directory: CHECKOUT/.claude/skills, ~/.claude/skills, or [skills] roots in ~/.bee/config.toml",
+        ));
+    }
+    Ok(found)
+}
+
+/// A skill as found: where, its front matter, its body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skill {
+    /// `LABEL:DIR/SKILL.md`: the root's label and the path inside it.
+    pub path: String,
+    pub name: String,
+    pub description: String,
+    pub dependencies: Vec<String>,
+    pub body: String,
+    /// The whole file's size.
+    pub bytes: u64,
+}
+
+#[derive(Debug, Deserialize)]
+struct FrontMatter {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    dependencies: Vec<String>,
+}
+
+/// Splits `SKILL.md` into its front matter and body.
+pub fn parse(text: &str) -> Result<(String, String, Vec<String>, String), String> {
+    let rest =
+        text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")).ok_or("no front matter (--- first)")?;
+    let end = rest.find("\n---").ok_or("the front matter does not end (---)")?;
+    let yaml = &rest[..end];
+    let after = &rest[end + 4..];
+    let body = after.strip_prefix("\r\n").or_else(|| after.strip_prefix('\n')).unwrap_or(after);
+    let front: FrontMatter = yaml_serde::from_str(yaml).map_err(|err| format!("front matter: {err}"))?;
+    if front.name.trim().is_empty() {
+        return Err("front matter: an empty name".to_owned());
+    }
+    Ok((front.name, front.description, front.dependencies, body.to_owned()))
+}
+
+/// One skill found unreadable or malformed: named, never skipped silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Invalid {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Every skill under `roots` (`ROOT/NAME/SKILL.md`, no links), and the ones
+/// that could not be read.
+pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
+    let (mut skills, mut invalid) = (Vec::new(), Vec::new());
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root.dir) else { continue };
+        let mut dirs: Vec<(String, PathBuf)> = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|entry| entry.file_name().to_str().map(|name| (name.to_owned(), entry.path())))
+            .collect();
+        dirs.sort();
+        for (name, dir) in dirs {
+            let file = dir.join(SKILL_FILE);
+            let path = format!("{}:{name}/{SKILL_FILE}", root.label);
+            match std::fs::symlink_metadata(&file) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(_) => {
+                    invalid.push(Invalid { path, reason: "not a regular file (links are not followed)".into() });
+                    continue;
+                }
+                Err(_) => continue,
+            }
+            match read(&file) {
+                Ok((text, bytes)) => match parse(&text) {
+                    Ok((name, description, dependencies, body)) => {
+                        skills.push(Skill { path, name, description, dependencies, body, bytes })
+                    }
+                    Err(reason) => invalid.push(Invalid { path, reason }),
+                },
+                Err(reason) => invalid.push(Invalid { path, reason }),
+            }
+        }
+    }
+    (skills, invalid)
+}
+
+fn read(file: &Path) -> Result<(String, u64), String> {
+    let handle = crate::storage::files::open_regular(file).map_err(|err| err.to_string())?;
+    let bytes = handle.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut text = Vec::new();
+    handle.take(MAX_READ_BYTES).read_to_end(&mut text).map_err(|err| err.to_string())?;
+    String::from_utf8(text).map(|text| (text, bytes)).map_err(|_| "not UTF-8".to_owned())
+}
+
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+}
+
+/// A search hit: never the body.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    pub path: String,
+    pub name: String,
+    pub description: String,
+    pub score: f64,
+}
+
+/// BM25 (k1 1.2, b 0.75) over each skill's name (counted three times),
+/// description (twice) and body; the best `limit`, ties by path.
+pub fn search(skills: &[Skill], query: &str, limit: usize) -> Vec<Hit> {
+    let documents: Vec<HashMap<String, f64>> = skills
+        .iter()
+        .map(|skill| {
+            let mut counts: HashMap<String, f64> = HashMap::new();
+            for (text, weight) in [(&skill.name, 3.0), (&skill.description, 2.0), (&skill.body, 1.0)] {
+                for word in words(text) {
+                    *counts.entry(word).or_default() += weight;
+                }
+            }
+            counts
+        })
+        .collect();
+    let lengths: Vec<f64> = documents.iter().map(|d| d.values().sum()).collect();
+    let average = lengths.iter().sum::<f64>() / lengths.len().max(1) as f64;
+    let terms: Vec<String> = {
+        let mut terms: Vec<String> = words(query).collect();
+        terms.sort();
+        terms.dedup();
+        terms
+    };
+    let n = documents.len() as f64;
+    let mut hits: Vec<Hit> = skills
+        .iter()
+        .zip(&documents)
+        .zip(&lengths)
+        .map(|((skill, document), length)| {
+            let score = terms
+                .iter()
+                .map(|term| {
+                    let frequency = document.get(term).copied().unwrap_or(0.0);
+                    if frequency == 0.0 {
+                        return 0.0;
+                    }
+                    let containing = documents.iter().filter(|d| d.contains_key(term)).count() as f64;
+                    let idf = ((n - containing + 0.5) / (containing + 0.5) + 1.0).ln();
+                    let norm = 1.2 * (1.0 - 0.75 + 0.75 * length / average.max(1.0));
+                    idf * frequency * 2.2 / (frequency + norm)
+                })
+                .sum::<f64>();
+            Hit { path: skill.path.clone(), name: skill.name.clone(), description: skill.description.clone(), score }
+        })
+        .filter(|hit| hit.score > 0.0)
+        .collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+    hits.truncate(limit);
+    hits
+}
+
+/// The skill at `path` (as search gives it), its body within the limit.
+pub fn get<'a>(skills: &'a [Skill], path: &str) -> Result<&'a Skill, SkillError> {
+    let skill = skills
+        .iter()
+        .find(|skill| skill.path == path)
+        .ok_or_else(|| error("skill_not_found", format!("no skill at {path:?}: bee_skill_search gives the paths")))?;
+    if skill.bytes as usize > MAX_BODY_BYTES || skill.body.len() > MAX_BODY_BYTES {
+        return Err(error(
+            "skill_too_large",
+            format!("{path} is {} bytes; a skill body is served up to {MAX_BODY_BYTES}", skill.bytes),
+        ));
+    }
+    Ok(skill)
+}
+
+/// `path`'s skill and every skill it depends on (by name), dependencies
+/// first, each once: a missing or too large one, or a cycle, is an error.
+pub fn resolve<'a>(skills: &'a [Skill], path: &str) -> Result<Vec<&'a Skill>, SkillError> {
+    fn visit<'a>(
+        skills: &'a [Skill],
+        skill: &'a Skill,
+        trail: &mut Vec<String>,
+        chain: &mut Vec<&'a Skill>,
+    ) -> Result<(), SkillError> {
+        if chain.iter().any(|done| done.path == skill.path) {
+            return Ok(());
+        }
+        if trail.contains(&skill.name) {
+            trail.push(skill.name.clone());
+            return Err(error("skill_cycle", format!("the dependencies go round: {}", trail.join(" → "))));
+        }
+        get(skills, &skill.path)?;
+        trail.push(skill.name.clone());
+        for name in &skill.dependencies {
+            let dependency = skills.iter().find(|s| &s.name == name).ok_or_else(|| {
+                error("skill_missing", format!("{} depends on {name:?}, which no skill root holds", skill.name))
+            })?;
+            visit(skills, dependency, trail, chain)?;
+        }
+        trail.pop();
+        chain.push(skill);
+        Ok(())
+    }
+    let start = get(skills, path)?;
+    let mut chain = Vec::new();
+    visit(skills, start, &mut Vec::new(), &mut chain)?;
+    Ok(chain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(name: &str, description: &str, body: &str, dependencies: &[&str]) -> Skill {
+        Skill {
+            path: format!("checkout:{name}/SKILL.md"),
+            name: name.into(),
+            description: description.into(),
+            dependencies: dependencies.iter().map(|d| (*d).to_owned()).collect(),
+            body: body.into(),
+            bytes: body.len() as u64,
+        }
+    }
+
+    #[test]
+    fn front_matter_is_parsed_and_malformed_is_said() {
+        let (name, description, dependencies, body) =
+            parse("---\nname: deploy\ndescription: Ship it.\ndependencies: [build, test]\n---\n# Deploy\nsteps\n")
+                .unwrap();
+        assert_eq!((name.as_str(), description.as_str(), body.as_str()), ("deploy", "Ship it.", "# Deploy\nsteps\n"));
+        assert_eq!(dependencies, ["build", "test"]);
+        for bad in ["# no front matter", "---\nname: x\n", "---\nname: [1, 2\n---\n", "---\ndescription: d\n---\n"] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn search_ranks_by_relevance_and_resolve_orders_dependencies() {
+        let skills = vec![
+            skill("deploy", "Deploy the service to staging", "Run the deploy script.", &["build"]),
+            skill("build", "Build the release binaries", "cargo build --release", &[]),
+            skill("review", "Review a pull request", "Read the diff; deploy nothing.", &[]),
+        ];
+        let hits = search(&skills, "deploy staging", 5);
+        assert_eq!(hits.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["deploy", "review"]);
+        assert!(hits[0].score > hits[1].score);
+        assert!(search(&skills, "kubernetes", 5).is_empty(), "no match scores nothing");
+        let chain: Vec<&str> =
+            resolve(&skills, "checkout:deploy/SKILL.md").unwrap().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(chain, ["build", "deploy"]);
+        let cyclic = vec![skill("a", "", "", &["b"]), skill("b", "", "", &["a"])];
+        assert_eq!(resolve(&cyclic, "checkout:a/SKILL.md").unwrap_err().code, "skill_cycle");
+        let missing = vec![skill("a", "", "", &["nowhere"])];
+        assert_eq!(resolve(&missing, "checkout:a/SKILL.md").unwrap_err().code, "skill_missing");
+        let big = vec![skill("big", "", &"x".repeat(MAX_BODY_BYTES + 1), &[])];
+        assert_eq!(get(&big, "checkout:big/SKILL.md").unwrap_err().code, "skill_too_large");
+    }
+}
