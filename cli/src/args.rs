@@ -166,6 +166,9 @@ enum CliCommand {
     /// Files stored on purpose for agents to read back (verified by sha256).
     #[command(subcommand)]
     Artifact(ArtifactCli),
+    /// Context an agent selects on purpose, packed within a budget.
+    #[command(subcommand)]
+    Context(ContextCli),
     /// Wire Claude Code to Bee in one step: the turn and event hooks, Bee's status line
     /// (an existing one keeps running, Bee's line after it), optionally a prompt block,
     /// the pinned manifest, and beed as a user service, started. Run it again: it changes
@@ -278,6 +281,25 @@ enum EventsCli {
         /// How many, 0..5000 [default: 300].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=5_000))]
         limit: Option<u64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ContextCli {
+    /// Pack the selections of a manifest (index, outline or body of files under the root) within a byte budget.
+    Packet {
+        /// The selection manifest: {"selections":[{"id","path","representation":"index|outline|body",…}]}.
+        #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new(), conflicts_with = "manifest_json", required_unless_present = "manifest_json")]
+        manifest: Option<String>,
+        /// The manifest itself, as JSON text.
+        #[arg(long, value_name = "JSON", value_parser = NonEmptyStringValueParser::new())]
+        manifest_json: Option<String>,
+        /// The whole answer's size limit, 512..262144 [default: 65536].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(512..=262_144))]
+        budget_bytes: Option<u64>,
+        /// Physical absolute directory the paths are relative to [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        root: Option<String>,
     },
 }
 
@@ -563,8 +585,14 @@ pub enum Command {
     Ingest,
     Status(LedgerAsk),
     Usage(UsageArgs),
-    Prices { prices: Option<String>, json: bool },
-    Top { timezone: Option<String>, once: bool },
+    Prices {
+        prices: Option<String>,
+        json: bool,
+    },
+    Top {
+        timezone: Option<String>,
+        once: bool,
+    },
     Daemon(DaemonCommand),
     Dashboard,
     Audit(AuditArgs),
@@ -572,11 +600,27 @@ pub enum Command {
     HooksInstall(InstallArgs),
     HooksUninstall(UninstallArgs),
     Setup(SetupArgs),
-    EventsRecent { limit: Option<u64> },
-    ArtifactAdd { file: String },
+    EventsRecent {
+        limit: Option<u64>,
+    },
+    ArtifactAdd {
+        file: String,
+    },
+    ContextPacket {
+        manifest: Option<String>,
+        manifest_json: Option<String>,
+        budget_bytes: Option<u64>,
+        root: Option<String>,
+    },
     ArtifactList,
-    ArtifactGet { id: String, out: String },
-    McpServe { root: Option<String>, discovery: bool },
+    ArtifactGet {
+        id: String,
+        out: String,
+    },
+    McpServe {
+        root: Option<String>,
+        discovery: bool,
+    },
 }
 
 /// `beectl audit` and `beectl audit canary`.
@@ -916,6 +960,9 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         }),
         CliCommand::Events(EventsCli::Recent { limit }) => Command::EventsRecent { limit },
         CliCommand::Artifact(ArtifactCli::Add { file }) => Command::ArtifactAdd { file },
+        CliCommand::Context(ContextCli::Packet { manifest, manifest_json, budget_bytes, root }) => {
+            Command::ContextPacket { manifest, manifest_json, budget_bytes, root }
+        }
         CliCommand::Artifact(ArtifactCli::List) => Command::ArtifactList,
         CliCommand::Artifact(ArtifactCli::Get { id, out }) => Command::ArtifactGet { id, out },
         CliCommand::Mcp(McpCli::Serve { root, discovery }) => Command::McpServe { root, discovery },

@@ -9,6 +9,7 @@ mod artifact_view;
 mod ask;
 mod audit;
 mod budget;
+mod context_packet;
 mod daemon;
 mod delivery;
 mod events_view;
@@ -18,6 +19,7 @@ mod ingest;
 mod ledger_view;
 mod mcp;
 mod mcp_transport;
+mod outline;
 mod run;
 mod service;
 mod setup;
@@ -90,7 +92,34 @@ fn run(command: args::Command) -> Rendered {
         args::Command::EventsRecent { limit } => events_view::recent(limit),
         args::Command::ArtifactAdd { file } => artifact_view::add(&file),
         args::Command::ArtifactList => artifact_view::list(),
+        args::Command::ContextPacket { manifest, manifest_json, budget_bytes, root } => {
+            let text = match (manifest_json, manifest) {
+                (Some(text), _) => text,
+                (None, Some(file)) => match read_manifest(&file) {
+                    Ok(text) => text,
+                    Err(rendered) => return rendered,
+                },
+                (None, None) => return Rendered::invalid_usage("--manifest FILE or --manifest-json TEXT"),
+            };
+            context_packet::packet(&text, budget_bytes, root.as_deref())
+        }
         args::Command::ArtifactGet { id, out } => artifact_view::get(&id, &out),
         args::Command::McpServe { root, discovery } => mcp::serve(root.as_deref(), discovery),
     }
+}
+
+/// A manifest file's text (at most 1 MiB, a regular file).
+fn read_manifest(path: &str) -> Result<String, Rendered> {
+    use std::io::Read;
+    let unavailable = |message: String| {
+        Rendered::json(
+            bee_proto::exit::Exit::Unavailable,
+            &bee_proto::delivery::CommandError::unavailable("manifest_invalid", message),
+        )
+    };
+    let file = bee_daemon::storage::files::open_regular(std::path::Path::new(path))
+        .map_err(|err| unavailable(format!("{path}: {err}")))?;
+    let mut text = String::new();
+    file.take(1 << 20).read_to_string(&mut text).map_err(|err| unavailable(format!("{path}: {err}")))?;
+    Ok(text)
 }

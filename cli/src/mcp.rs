@@ -217,6 +217,16 @@ pub struct ArtifactReadArgs {
     length_bytes: Option<u64>,
 }
 
+/// `bee_context_packet`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextPacketArgs {
+    /// `{"selections":[{"id","path","representation":"index|outline|body","symbol"?,"range"?,"hash"?,"required"?,"dependsOn"?}]}` as JSON text; paths are under the checkout.
+    manifest_json: String,
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
 /// `bee_skill_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -373,6 +383,23 @@ impl BeeServer {
     async fn bee_audit(&self, Parameters(a): Parameters<AuditArgs>) -> Result<CallToolResult, ErrorData> {
         let mut argv = words(&["audit", "--no-outcome-checks"]);
         flags(&mut argv, &[("--session", a.session)]);
+        Ok(call(argv, None).await)
+    }
+
+    #[tool(
+        description = "A packet of sources selected by a manifest: each file under the checkout as an index, an outline (top-level symbols, from a real parser) or a body (whole, one symbol or a line range), dependencies first, with its exact o200k token count; required content that does not fit budgetBytes is needs_refinement, never cut (beectl context packet).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_context_packet(
+        &self,
+        Parameters(a): Parameters<ContextPacketArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut argv = words(&["context", "packet", "--root"]);
+        argv.push(self.root.clone().into());
+        flags(
+            &mut argv,
+            &[("--manifest-json", Some(a.manifest_json)), ("--budget-bytes", a.budget_bytes.map(|n| n.to_string()))],
+        );
         Ok(call(argv, None).await)
     }
 
@@ -557,6 +584,7 @@ impl BeeServer {
             "bee_artifact_search" => self.bee_artifact_search(parsed(name, arguments)?).await,
             "bee_artifact_query" => self.bee_artifact_query(parsed(name, arguments)?).await,
             "bee_artifact_read" => self.bee_artifact_read(parsed(name, arguments)?).await,
+            "bee_context_packet" => self.bee_context_packet(parsed(name, arguments)?).await,
             "bee_skill_search" => self.bee_skill_search(parsed(name, arguments)?).await,
             "bee_skill_get" => self.bee_skill_get(parsed(name, arguments)?).await,
             "bee_skill_resolve" => self.bee_skill_resolve(parsed(name, arguments)?).await,

@@ -30,17 +30,22 @@ pub fn estimate(args: EstimateArgs) -> Rendered {
         })
         .collect();
     let texts: Vec<String> = inputs.into_iter().map(|input| input.text).collect();
-    let counts = match args.encoding {
-        // Nothing to build: the heuristic is counted here on either path.
-        Encoding::Heuristic => Ok(texts.iter().map(|text| bee_proto::text::utf16_ceil_div4(text)).collect()),
-        exact => {
-            ask_daemon(exact, &texts, deadline).unwrap_or_else(|| Encoders::default().count(exact, &texts, deadline))
-        }
-    };
+    let counts = count(args.encoding, &texts, deadline);
     let ask = Ask { encoding: args.encoding, calls: args.calls, output_budget: args.output_budget, limit: args.limit };
     match counts {
         Ok(counts) => report::complete(ask, &measured, &counts),
         Err(failure) => report::failure(failure.code, failure.input.map(|index| index as u64 + 1)),
+    }
+}
+
+/// Each text's tokens in `encoding`: the heuristic here; an exact encoding
+/// by beed (whose encoders are built) when it runs, else in-process.
+pub fn count(encoding: Encoding, texts: &[String], deadline: Instant) -> Result<Vec<u64>, CountFailure> {
+    match encoding {
+        Encoding::Heuristic => Ok(texts.iter().map(|text| bee_proto::text::utf16_ceil_div4(text)).collect()),
+        exact => {
+            ask_daemon(exact, texts, deadline).unwrap_or_else(|| Encoders::default().count(exact, texts, deadline))
+        }
     }
 }
 

@@ -58,6 +58,29 @@ pub fn read_all(
     Ok(inputs)
 }
 
+/// The text of each distinct file of `relatives` under `root`, by the same
+/// path rules as `--file` (a file may be named more than once: it is read
+/// once); the failure names the index of the first selection it stopped.
+pub fn read_files(root: Option<&str>, relatives: &[&str]) -> Result<Vec<(String, String)>, InputFailure> {
+    let root = physical_root(root).map_err(|code| (code, None))?;
+    let mut seen: Vec<(u64, u64)> = Vec::new();
+    let mut read: Vec<(String, String)> = Vec::new();
+    let mut total = 0u64;
+    for (index, relative) in relatives.iter().enumerate() {
+        if read.iter().any(|(path, _)| path == relative) {
+            continue;
+        }
+        let ordinal = Some(index as u64 + 1);
+        let bytes = read_file(&root, relative, &mut seen).map_err(|code| (code, ordinal))?;
+        total += bytes.len() as u64;
+        if total > MAX_TOTAL_BYTES {
+            return Err((TokenErrorCode::TotalByteLimit, ordinal));
+        }
+        read.push(((*relative).to_owned(), plain_text(bytes).map_err(|code| (code, ordinal))?));
+    }
+    Ok(read)
+}
+
 /// The root: absolute, a directory, and already its own canonical form (so
 /// no component is a link and there is no `.` or `..`).
 fn physical_root(root: Option<&str>) -> Result<PathBuf, TokenErrorCode> {

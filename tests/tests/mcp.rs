@@ -155,6 +155,7 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
                 "bee_artifact_read",
                 "bee_artifact_search",
                 "bee_audit",
+                "bee_context_packet",
                 "bee_delivery_read",
                 "bee_delivery_report",
                 "bee_events_recent",
@@ -350,7 +351,7 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 13, "the server lives on");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 14, "the server lives on");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
@@ -378,7 +379,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
         })
     };
     let listed = inspector(&["--method", "tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 13, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 14, "{listed}");
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");
@@ -606,6 +607,110 @@ fn skills_are_searched_got_and_resolved_across_their_roots() {
         let client = connect(&bare, &bare_root, &[]).await;
         let result = call(&client, "bee_skill_search", json!({"query": "anything"})).await;
         assert_eq!(error_of(&result)["errorCode"], "skill_bridge_unavailable");
+        client.cancel().await.unwrap();
+    });
+}
+
+/// Context packets: outlines of this repository's own Rust and of small
+/// files in the other languages, bodies by symbol and range, hash pins,
+/// dependencies first, exact o200k counts, and a budget that makes required
+/// content `needs_refinement` (never cut) and optional content omitted.
+#[test]
+fn context_packets_outline_select_pin_and_keep_to_their_budget() {
+    let home = TestHome::new();
+    let repository = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap();
+    let root = std::fs::canonicalize(home.path()).unwrap().join("fixtures");
+    std::fs::create_dir_all(&root).unwrap();
+    let files = [
+        ("app.py", "import os\n\ndef main():\n    return 1\n\nclass Shop:\n    pass\n"),
+        ("web.ts", "export function render(): string { return ''; }\ninterface Props { a: number }\n"),
+        ("main.go", "package main\n\nfunc main() {}\n\ntype Store struct{}\n"),
+        ("Program.cs", "namespace App {\n  public class Program {\n  }\n}\n"),
+        ("notes.md", "# Notes\n\nKeep them short.\n\n## Later\n\nMore.\n"),
+        ("big.txt", &"x".repeat(4000)),
+    ];
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    runtime().block_on(async {
+        // This repository's own Rust, through the server pinned to it.
+        let own = connect(&home, &repository, &[]).await;
+        let manifest = json!({"selections": [{"id": "skills", "path": "daemon/src/skills.rs", "representation": "outline"}]});
+        let answer = call(&own, "bee_context_packet", json!({"manifestJson": manifest.to_string()})).await;
+        let printed = cli(&home, &repository, &["context", "packet", "--manifest-json", &manifest.to_string()], None);
+        assert_eq!(text_of(&answer), printed, "the tool answers what the CLI prints");
+        let packet: Value = serde_json::from_str(&printed).unwrap();
+        let symbols: Vec<&str> =
+            packet["selections"][0]["outline"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        for name in ["roots", "parse", "all", "search", "get", "resolve"] {
+            assert!(symbols.contains(&name), "{name} in {symbols:?}");
+        }
+        own.cancel().await.unwrap();
+
+        let client = connect(&home, &root, &[]).await;
+        let packet = |manifest: Value, budget: Option<u64>| {
+            let mut arguments = json!({"manifestJson": manifest.to_string()});
+            if let Some(budget) = budget {
+                arguments["budgetBytes"] = json!(budget);
+            }
+            call(&client, "bee_context_packet", arguments)
+        };
+        let py_sha = {
+            let output = std::process::Command::new("sha256sum").arg(root.join("app.py")).output().unwrap();
+            String::from_utf8(output.stdout).unwrap()[..64].to_owned()
+        };
+        let manifest = json!({"selections": [
+            {"id": "py-body", "path": "app.py", "representation": "body", "symbol": "main", "hash": py_sha, "dependsOn": ["ts"]},
+            {"id": "ts", "path": "web.ts", "representation": "outline", "required": true},
+            {"id": "go", "path": "main.go", "representation": "outline"},
+            {"id": "cs", "path": "Program.cs", "representation": "outline"},
+            {"id": "md", "path": "notes.md", "representation": "outline"},
+            {"id": "lines", "path": "notes.md", "representation": "body", "range": "3-3"},
+            {"id": "index", "path": "big.txt", "representation": "index"}
+        ]});
+        let answer: Value = serde_json::from_str(&text_of(&packet(manifest.clone(), None).await)).unwrap();
+        assert_eq!(answer["status"], "complete", "{answer}");
+        let ids: Vec<&str> = answer["selections"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["ts", "py-body", "go", "cs", "md", "lines", "index"], "dependencies first, then the manifest's order");
+        let of = |id: &str| answer["selections"].as_array().unwrap().iter().find(|s| s["id"] == id).unwrap().clone();
+        assert_eq!(of("py-body")["body"], "def main():\n    return 1\n");
+        assert_eq!(of("py-body")["range"], "3-4");
+        assert_eq!(of("ts")["outline"][0]["name"], "render");
+        assert_eq!(of("go")["outline"].as_array().unwrap().len(), 2);
+        assert_eq!(of("cs")["outline"][0]["name"], "Program");
+        assert_eq!(of("md")["outline"][0]["name"], "Notes");
+        assert_eq!(of("lines")["body"], "Keep them short.\n");
+        assert_eq!((of("index")["bytes"].clone(), of("index").get("body").is_none()), (json!(4000), true));
+        // The exact o200k count of what each selection carries.
+        let tokenizer = tiktoken_rs::o200k_base().unwrap();
+        assert_eq!(of("lines")["tokens"], json!(tokenizer.encode_ordinary("Keep them short.\n").len()));
+
+        // A budget that holds the required outline but not everything else: the rest is omitted, by name.
+        let tight: Value = serde_json::from_str(&text_of(&packet(manifest.clone(), Some(1_000)).await)).unwrap();
+        assert_eq!(tight["status"], "complete", "{tight}");
+        assert!(tight["selections"].as_array().unwrap().iter().any(|s| s["id"] == "ts"), "{tight}");
+        assert!(!tight["omitted"].as_array().unwrap().is_empty(), "{tight}");
+        assert!(serde_json::to_string(&tight).unwrap().len() <= 1_000, "the whole answer keeps to the budget");
+        // Required content that cannot fit: needs_refinement naming it, nothing of it delivered.
+        let big = json!({"selections": [{"id": "all-of-it", "path": "big.txt", "representation": "body", "required": true}]});
+        let refined: Value = serde_json::from_str(&text_of(&packet(big, Some(512)).await)).unwrap();
+        assert_eq!((refined["status"].clone(), refined["didNotFit"][0]["id"].clone()), (json!("needs_refinement"), json!("all-of-it")));
+        assert!(!refined.to_string().contains("xxxxxxxx"), "no part of it is delivered");
+
+        for (selection, code) in [
+            (json!({"id": "a", "path": "app.py", "representation": "body", "hash": "0".repeat(64)}), "hash_mismatch"),
+            (json!({"id": "a", "path": "app.py", "representation": "body", "symbol": "nope"}), "symbol_not_found"),
+            (json!({"id": "a", "path": "big.txt", "representation": "outline"}), "outline_unsupported"),
+            (json!({"id": "a", "path": "../outside.py", "representation": "index"}), "path_escape"),
+            (json!({"id": "a", "path": "app.py", "representation": "body", "range": "9-99"}), "invalid_usage"),
+        ] {
+            let result = packet(json!({"selections": [selection.clone()]}), None).await;
+            assert_eq!(error_of(&result)["errorCode"], code, "{selection}");
+        }
+        let cycle = json!({"selections": [
+            {"id": "a", "path": "app.py", "representation": "index", "dependsOn": ["b"]},
+            {"id": "b", "path": "web.ts", "representation": "index", "dependsOn": ["a"]}]});
+        assert_eq!(error_of(&packet(cycle, None).await)["errorCode"], "dependency_cycle");
         client.cancel().await.unwrap();
     });
 }
