@@ -120,18 +120,29 @@ enum CliCommand {
     },
     /// Measured usage of one session, read from the provider CLI's own log.
     Budget {
-        /// Read recorded counters (the only mode; nothing is estimated).
-        #[arg(long, required = true)]
+        /// Read recorded counters (nothing is estimated).
+        #[arg(long, required_unless_present = "manifest")]
         measured: bool,
         /// Which CLI wrote the log: claude or codex.
-        #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex"])]
-        harness: String,
+        #[arg(long, value_name = "HARNESS", value_parser = ["claude", "codex"], required_unless_present = "manifest")]
+        harness: Option<String>,
         /// The session's id (non-nil, hyphenated UUID); never guessed.
-        #[arg(long, value_name = "UUID", value_parser = parse_event)]
-        session: uuid::Uuid,
+        #[arg(long, value_name = "UUID", value_parser = parse_event, required_unless_present = "manifest")]
+        session: Option<uuid::Uuid>,
         /// The log: an absolute physical path to a regular file.
-        #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new())]
-        log: String,
+        #[arg(long, value_name = "PATH", value_parser = NonEmptyStringValueParser::new(), required_unless_present = "manifest")]
+        log: Option<String>,
+        /// Plain budget instead: what a context manifest's selections cost (bytes and exact
+        /// tokens per selection), per call and for --calls calls.
+        #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new(),
+              conflicts_with_all = ["measured", "harness", "session", "log"])]
+        manifest: Option<String>,
+        /// With --manifest: calls with the same context, 1..1000000 [default: 1].
+        #[arg(long, value_name = "N", requires = "manifest", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        calls: Option<u64>,
+        /// With --manifest: the directory its paths are relative to [default: the current directory].
+        #[arg(long, value_name = "DIR", requires = "manifest", value_parser = NonEmptyStringValueParser::new())]
+        root: Option<String>,
         /// Accepted for scripts; the output is JSON either way.
         #[arg(long)]
         json: bool,
@@ -286,6 +297,15 @@ enum EventsCli {
 
 #[derive(Debug, Subcommand)]
 enum ContextCli {
+    /// Check a selection manifest before it is used: every path, file, hash pin, symbol,
+    /// range and dependency, each problem named with its selection (exit 5 when any).
+    Doctor {
+        #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+        manifest: String,
+        /// Physical absolute directory the paths are relative to [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        root: Option<String>,
+    },
     /// Pack the selections of a manifest (index, outline or body of files under the root) within a byte budget.
     Packet {
         /// The selection manifest: {"selections":[{"id","path","representation":"index|outline|body",…}]}.
@@ -605,6 +625,15 @@ pub enum Command {
     },
     ArtifactAdd {
         file: String,
+    },
+    ContextDoctor {
+        manifest: String,
+        root: Option<String>,
+    },
+    BudgetManifest {
+        manifest: String,
+        calls: u64,
+        root: Option<String>,
     },
     ContextPacket {
         manifest: Option<String>,
@@ -960,6 +989,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         }),
         CliCommand::Events(EventsCli::Recent { limit }) => Command::EventsRecent { limit },
         CliCommand::Artifact(ArtifactCli::Add { file }) => Command::ArtifactAdd { file },
+        CliCommand::Context(ContextCli::Doctor { manifest, root }) => Command::ContextDoctor { manifest, root },
         CliCommand::Context(ContextCli::Packet { manifest, manifest_json, budget_bytes, root }) => {
             Command::ContextPacket { manifest, manifest_json, budget_bytes, root }
         }
@@ -998,10 +1028,16 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             provider: bee_proto::ledger::Provider::from_name(&provider).ok_or("--provider: claude or codex")?,
             command: Vec::new(),
         }),
-        CliCommand::Budget { measured: _, harness, session, log, json: _ } => Command::Budget(BudgetArgs {
-            harness: bee_proto::usage::Harness::from_cli(&harness).ok_or("--harness: claude or codex")?,
-            session,
-            log,
+        CliCommand::Budget { manifest: Some(manifest), calls, root, .. } => {
+            Command::BudgetManifest { manifest, calls: calls.unwrap_or(1), root }
+        }
+        CliCommand::Budget { measured: _, harness, session, log, manifest: None, .. } => Command::Budget(BudgetArgs {
+            harness: harness
+                .as_deref()
+                .and_then(bee_proto::usage::Harness::from_cli)
+                .ok_or("--harness: claude or codex")?,
+            session: session.ok_or("--session: the session's id")?,
+            log: log.ok_or("--log: the log's path")?,
         }),
         CliCommand::Token(TokenCli::Estimate {
             root,

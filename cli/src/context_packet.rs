@@ -57,18 +57,44 @@ fn failed(code: &str, message: impl Into<String>) -> Rendered {
     Rendered::json(Exit::Unavailable, &CommandError::unavailable(code, message))
 }
 
-/// The selections in dependency order (ties in manifest order), or why not.
-fn ordered(selections: &[Selection]) -> Result<Vec<usize>, Rendered> {
-    let index_of = |id: &str| selections.iter().position(|s| s.id == id);
-    for selection in selections {
-        for dependency in &selection.depends_on {
-            if index_of(dependency).is_none() {
-                return Err(Rendered::invalid_usage(format!(
-                    "selection {:?} depends on {dependency:?}, which no selection is",
-                    selection.id
-                )));
-            }
+/// One thing wrong with a manifest, named by its selection (`-`: the
+/// manifest as a whole).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    pub id: String,
+    pub code: String,
+    pub message: String,
+}
+
+fn problem(id: &str, code: &str, message: impl Into<String>) -> Problem {
+    Problem { id: id.to_owned(), code: code.to_owned(), message: message.into() }
+}
+
+impl Problem {
+    /// The problem as the command's error document.
+    fn rendered(&self) -> Rendered {
+        if self.code == "invalid_usage" {
+            Rendered::invalid_usage(self.message.clone())
+        } else {
+            failed(&self.code, self.message.clone())
         }
+    }
+}
+
+/// The selections in dependency order (ties in manifest order), or the
+/// problems with their `dependsOn`.
+fn ordered(selections: &[Selection]) -> Result<Vec<usize>, Vec<Problem>> {
+    let index_of = |id: &str| selections.iter().position(|s| s.id == id);
+    let unknown: Vec<Problem> = selections
+        .iter()
+        .flat_map(|s| s.depends_on.iter().filter(|d| index_of(d).is_none()).map(move |d| (s, d)))
+        .map(|(s, d)| {
+            problem(&s.id, "invalid_usage", format!("selection {:?} depends on {d:?}, which no selection is", s.id))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return Err(unknown);
     }
     let mut done: Vec<usize> = Vec::with_capacity(selections.len());
     while done.len() < selections.len() {
@@ -81,7 +107,10 @@ fn ordered(selections: &[Selection]) -> Result<Vec<usize>, Rendered> {
             None => {
                 let stuck: Vec<&str> =
                     (0..selections.len()).filter(|i| !done.contains(i)).map(|i| selections[i].id.as_str()).collect();
-                return Err(failed("dependency_cycle", format!("dependsOn goes round among {stuck:?}")));
+                return Err(stuck
+                    .iter()
+                    .map(|id| problem(id, "dependency_cycle", format!("dependsOn goes round among {stuck:?}")))
+                    .collect());
             }
         }
     }
@@ -103,8 +132,202 @@ fn lines_of(text: &str, start: usize, end: usize) -> String {
 struct Packed {
     id: String,
     required: bool,
-    /// The selection as the answer carries it.
+    /// The selection as the answer carries it (its tokens once counted).
     entry: Value,
+    /// The text its tokens are counted over.
+    content: String,
+}
+
+fn code_name(code: impl Serialize) -> String {
+    serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// Reads and renders every selection of `manifest_text` in dependency
+/// order. With `all`, every problem is gathered (the doctor); otherwise the
+/// first one ends it.
+fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Packed>, Vec<Problem>> {
+    let manifest: Manifest = serde_json::from_str(manifest_text)
+        .map_err(|err| vec![problem("-", "invalid_usage", format!("the manifest: {err}"))])?;
+    let selections = manifest.selections;
+    if selections.is_empty() || selections.len() > MAX_SELECTIONS {
+        return Err(vec![problem("-", "invalid_usage", format!("the manifest: 1..{MAX_SELECTIONS} selections"))]);
+    }
+    let mut problems = Vec::new();
+    for (n, selection) in selections.iter().enumerate() {
+        let id = selection.id.as_str();
+        if id.is_empty() || selections[..n].iter().any(|s| s.id == id) {
+            problems.push(problem(id, "invalid_usage", format!("selection {}: ids are unique and not empty", n + 1)));
+        }
+        if (selection.symbol.is_some() || selection.range.is_some()) && selection.representation != Representation::Body
+        {
+            problems.push(problem(id, "invalid_usage", format!("selection {id:?}: symbol and range are for a body")));
+        }
+        if selection.symbol.is_some() && selection.range.is_some() {
+            problems.push(problem(id, "invalid_usage", format!("selection {id:?}: a symbol or a range, not both")));
+        }
+    }
+    if !problems.is_empty() && !all {
+        return Err(problems);
+    }
+    let order = match ordered(&selections) {
+        Ok(order) => order,
+        Err(found) if all => {
+            problems.extend(found);
+            (0..selections.len()).collect()
+        }
+        Err(found) => return Err(found),
+    };
+    // Every distinct file once; the doctor reads each on its own, so one
+    // unreadable file does not hide the next.
+    let mut files: Vec<(String, Result<String, Problem>)> = Vec::new();
+    for selection in &selections {
+        if files.iter().any(|(path, _)| path == &selection.path) {
+            continue;
+        }
+        let read = crate::token_input::read_files(root, &[selection.path.as_str()]).map(|mut found| found.remove(0).1);
+        let read = read.map_err(|(code, _)| {
+            problem(
+                &selection.id,
+                &code_name(code),
+                format!("selection {:?}: {} cannot be read under the root's path rules", selection.id, selection.path),
+            )
+        });
+        if let (Err(found), false) = (&read, all) {
+            return Err(vec![found.clone()]);
+        }
+        files.push((selection.path.clone(), read));
+    }
+    let mut packed = Vec::with_capacity(order.len());
+    for &i in &order {
+        let selection = &selections[i];
+        let text = match files.iter().find(|(p, _)| p == &selection.path).map(|(_, read)| read) {
+            Some(Ok(text)) => text.as_str(),
+            Some(Err(found)) => {
+                if found.id != selection.id {
+                    problems.push(Problem { id: selection.id.clone(), ..found.clone() });
+                } else {
+                    problems.push(found.clone());
+                }
+                continue;
+            }
+            None => continue,
+        };
+        match render(selection, text) {
+            Ok(item) => packed.push(item),
+            Err(found) if all => problems.push(found),
+            Err(found) => return Err(vec![found]),
+        }
+    }
+    if problems.is_empty() { Ok(packed) } else { Err(problems) }
+}
+
+/// One selection of `text` (its file) as delivered.
+fn render(selection: &Selection, text: &str) -> Result<Packed, Problem> {
+    let id = selection.id.as_str();
+    let sha = bee_daemon::artifacts::sha256(text.as_bytes());
+    if let Some(pinned) = &selection.hash {
+        let pinned = pinned.strip_prefix("sha256:").unwrap_or(pinned);
+        if !pinned.eq_ignore_ascii_case(&sha) {
+            return Err(problem(
+                id,
+                "hash_mismatch",
+                format!("selection {id:?}: {} is sha256 {sha}, not the pinned {pinned}", selection.path),
+            ));
+        }
+    }
+    let lines = text.lines().count();
+    let mut entry = json!({"id": id, "path": selection.path, "representation": selection.representation,
+                           "required": selection.required, "sha256": sha, "bytes": text.len(), "lines": lines});
+    let content = match selection.representation {
+        Representation::Index => format!("{}\t{} bytes\t{lines} lines", selection.path, text.len()),
+        Representation::Outline => {
+            let Some(symbols) = outline::outline(&selection.path, text) else {
+                return Err(problem(
+                    id,
+                    "outline_unsupported",
+                    format!(
+                        "selection {id:?}: no outline for {} (Rust, Python, TypeScript/JavaScript, Go, C#, Markdown)",
+                        selection.path
+                    ),
+                ));
+            };
+            let rendered: String =
+                symbols.iter().map(|s| format!("{} {} {}-{}\n", s.kind, s.name, s.start_line, s.end_line)).collect();
+            entry["outline"] = json!(symbols);
+            rendered
+        }
+        Representation::Body => {
+            let body = match (&selection.symbol, &selection.range) {
+                (Some(name), _) => {
+                    let symbols: Vec<Symbol> = outline::outline(&selection.path, text).unwrap_or_default();
+                    let matching: Vec<&Symbol> = symbols.iter().filter(|s| &s.name == name).collect();
+                    match matching.as_slice() {
+                        [one] => {
+                            entry["symbol"] = json!(name);
+                            entry["range"] = json!(format!("{}-{}", one.start_line, one.end_line));
+                            lines_of(text, one.start_line, one.end_line)
+                        }
+                        [] => {
+                            return Err(problem(
+                                id,
+                                "symbol_not_found",
+                                format!("selection {id:?}: no top-level symbol {name:?} in {}", selection.path),
+                            ));
+                        }
+                        _ => {
+                            return Err(problem(
+                                id,
+                                "symbol_ambiguous",
+                                format!(
+                                    "selection {id:?}: {} top-level symbols are named {name:?}; select a range",
+                                    matching.len()
+                                ),
+                            ));
+                        }
+                    }
+                }
+                (None, Some(range)) => match line_range(range, lines) {
+                    Some((start, end)) => {
+                        entry["range"] = json!(format!("{start}-{end}"));
+                        lines_of(text, start, end)
+                    }
+                    None => {
+                        return Err(problem(
+                            id,
+                            "invalid_usage",
+                            format!("selection {id:?}: range {range:?} is not START-END within 1-{lines}"),
+                        ));
+                    }
+                },
+                (None, None) => text.to_owned(),
+            };
+            entry["body"] = json!(body);
+            body
+        }
+    };
+    if entry.to_string().len() > *BUDGET_BYTES.end() as usize {
+        return Err(problem(
+            id,
+            "selection_too_large",
+            format!(
+                "selection {id:?} alone is over {} bytes: no budget holds it; select an outline, a symbol or a range",
+                BUDGET_BYTES.end()
+            ),
+        ));
+    }
+    Ok(Packed { id: id.to_owned(), required: selection.required, entry, content })
+}
+
+/// Counts each selection's tokens (o200k) into its entry.
+fn count(packed: &mut [Packed]) -> Result<(), Rendered> {
+    let contents: Vec<String> = packed.iter().map(|p| p.content.clone()).collect();
+    let deadline = Instant::now() + Duration::from_millis(bee_proto::tokens::COMMAND_MILLIS);
+    let counts = crate::token::count(Encoding::O200kBase, &contents, deadline)
+        .map_err(|failure| failed(&code_name(failure.code), "the selections could not be counted in o200k_base"))?;
+    for (item, count) in packed.iter_mut().zip(counts) {
+        item.entry["tokens"] = json!(count);
+    }
+    Ok(())
 }
 
 pub fn packet(manifest_text: &str, budget: Option<u64>, root: Option<&str>) -> Rendered {
@@ -112,150 +335,64 @@ pub fn packet(manifest_text: &str, budget: Option<u64>, root: Option<&str>) -> R
     if !BUDGET_BYTES.contains(&budget) {
         return Rendered::invalid_usage(format!("--budget-bytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end()));
     }
-    let manifest: Manifest = match serde_json::from_str(manifest_text) {
-        Ok(manifest) => manifest,
-        Err(err) => return Rendered::invalid_usage(format!("the manifest: {err}")),
-    };
-    let selections = manifest.selections;
-    if selections.is_empty() || selections.len() > MAX_SELECTIONS {
-        return Rendered::invalid_usage(format!("the manifest: 1..{MAX_SELECTIONS} selections"));
-    }
-    for (n, selection) in selections.iter().enumerate() {
-        if selection.id.is_empty() || selections[..n].iter().any(|s| s.id == selection.id) {
-            return Rendered::invalid_usage(format!("selection {}: ids are unique and not empty", n + 1));
-        }
-        if (selection.symbol.is_some() || selection.range.is_some()) && selection.representation != Representation::Body
-        {
-            return Rendered::invalid_usage(format!("selection {:?}: symbol and range are for a body", selection.id));
-        }
-        if selection.symbol.is_some() && selection.range.is_some() {
-            return Rendered::invalid_usage(format!("selection {:?}: a symbol or a range, not both", selection.id));
-        }
-    }
-    let order = match ordered(&selections) {
-        Ok(order) => order,
-        Err(rendered) => return rendered,
-    };
-    let paths: Vec<&str> = selections.iter().map(|s| s.path.as_str()).collect();
-    let files = match crate::token_input::read_files(root, &paths) {
-        Ok(files) => files,
-        Err((code, ordinal)) => {
-            let which = ordinal.and_then(|o| selections.get(o as usize - 1)).map(|s| s.id.as_str()).unwrap_or("-");
-            return failed(
-                &serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
-                format!("selection {which:?}: its file cannot be read under the root's path rules"),
-            );
+    let mut packed = match prepare(manifest_text, root, false) {
+        Ok(packed) => packed,
+        Err(problems) => {
+            return problems.first().map(Problem::rendered).unwrap_or_else(|| failed("io", "no selection"));
         }
     };
-    let text_of = |path: &str| files.iter().find(|(p, _)| p == path).map(|(_, text)| text.as_str()).unwrap_or("");
-
-    // Each selection's content, then its tokens (counted together).
-    let mut packed: Vec<Packed> = Vec::with_capacity(order.len());
-    let mut contents: Vec<String> = Vec::with_capacity(order.len());
-    for &i in &order {
-        let selection = &selections[i];
-        let text = text_of(&selection.path);
-        let sha = bee_daemon::artifacts::sha256(text.as_bytes());
-        if let Some(pinned) = &selection.hash {
-            let pinned = pinned.strip_prefix("sha256:").unwrap_or(pinned);
-            if !pinned.eq_ignore_ascii_case(&sha) {
-                return failed(
-                    "hash_mismatch",
-                    format!(
-                        "selection {:?}: {} is sha256 {sha}, not the pinned {pinned}",
-                        selection.id, selection.path
-                    ),
-                );
-            }
-        }
-        let lines = text.lines().count();
-        let mut entry = json!({"id": selection.id, "path": selection.path, "representation": selection.representation,
-                               "required": selection.required, "sha256": sha, "bytes": text.len(), "lines": lines});
-        let content = match selection.representation {
-            Representation::Index => format!("{}\t{} bytes\t{lines} lines", selection.path, text.len()),
-            Representation::Outline => {
-                let Some(symbols) = outline::outline(&selection.path, text) else {
-                    return failed(
-                        "outline_unsupported",
-                        format!(
-                            "selection {:?}: no outline for {} (Rust, Python, TypeScript/JavaScript, Go, C#, Markdown)",
-                            selection.id, selection.path
-                        ),
-                    );
-                };
-                let rendered: String = symbols
-                    .iter()
-                    .map(|s| format!("{} {} {}-{}\n", s.kind, s.name, s.start_line, s.end_line))
-                    .collect();
-                entry["outline"] = json!(symbols);
-                rendered
-            }
-            Representation::Body => {
-                let body = match (&selection.symbol, &selection.range) {
-                    (Some(name), _) => {
-                        let symbols: Vec<Symbol> = outline::outline(&selection.path, text).unwrap_or_default();
-                        let matching: Vec<&Symbol> = symbols.iter().filter(|s| &s.name == name).collect();
-                        match matching.as_slice() {
-                            [one] => {
-                                entry["symbol"] = json!(name);
-                                entry["range"] = json!(format!("{}-{}", one.start_line, one.end_line));
-                                lines_of(text, one.start_line, one.end_line)
-                            }
-                            [] => {
-                                return failed(
-                                    "symbol_not_found",
-                                    format!(
-                                        "selection {:?}: no top-level symbol {name:?} in {}",
-                                        selection.id, selection.path
-                                    ),
-                                );
-                            }
-                            _ => {
-                                return failed(
-                                    "symbol_ambiguous",
-                                    format!(
-                                        "selection {:?}: {} top-level symbols are named {name:?}; select a range",
-                                        selection.id,
-                                        matching.len()
-                                    ),
-                                );
-                            }
-                        }
-                    }
-                    (None, Some(range)) => match line_range(range, lines) {
-                        Some((start, end)) => {
-                            entry["range"] = json!(format!("{start}-{end}"));
-                            lines_of(text, start, end)
-                        }
-                        None => {
-                            return Rendered::invalid_usage(format!(
-                                "selection {:?}: range {range:?} is not START-END within 1-{lines}",
-                                selection.id
-                            ));
-                        }
-                    },
-                    (None, None) => text.to_owned(),
-                };
-                entry["body"] = json!(body);
-                body
-            }
-        };
-        contents.push(content);
-        packed.push(Packed { id: selection.id.clone(), required: selection.required, entry });
-    }
-    let deadline = Instant::now() + Duration::from_millis(bee_proto::tokens::COMMAND_MILLIS);
-    let counts = match crate::token::count(Encoding::O200kBase, &contents, deadline) {
-        Ok(counts) => counts,
-        Err(failure) => {
-            let code =
-                serde_json::to_value(failure.code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-            return failed(&code, "the selections could not be counted in o200k_base");
-        }
-    };
-    for (item, count) in packed.iter_mut().zip(counts) {
-        item.entry["tokens"] = json!(count);
+    if let Err(rendered) = count(&mut packed) {
+        return rendered;
     }
     fit(packed, budget as usize)
+}
+
+/// `beectl context doctor`: every problem of a manifest before it is used,
+/// each with its selection's id (exit 5 when there is any).
+pub fn doctor(manifest_text: &str, root: Option<&str>) -> Rendered {
+    let selections = serde_json::from_str::<Manifest>(manifest_text).map(|m| m.selections.len()).ok();
+    match prepare(manifest_text, root, true) {
+        Ok(packed) => Rendered::json(
+            Exit::Success,
+            &json!({"schemaVersion": 1, "status": "ok", "selections": packed.len(), "problems": []}),
+        ),
+        Err(problems) => Rendered::json(
+            Exit::Unavailable,
+            &json!({"schemaVersion": 1, "status": "problems", "selections": selections, "problems": problems}),
+        ),
+    }
+}
+
+/// `beectl budget --manifest`: what the manifest's selections cost, each
+/// (the bytes of its entry in a packet and its exact o200k tokens), per
+/// call and for `calls` calls.
+pub fn budget(manifest_text: &str, root: Option<&str>, calls: u64) -> Rendered {
+    let mut packed = match prepare(manifest_text, root, false) {
+        Ok(packed) => packed,
+        Err(problems) => {
+            return problems.first().map(Problem::rendered).unwrap_or_else(|| failed("io", "no selection"));
+        }
+    };
+    if let Err(rendered) = count(&mut packed) {
+        return rendered;
+    }
+    let rows: Vec<Value> = packed
+        .iter()
+        .map(|p| {
+            json!({"id": p.id, "path": p.entry["path"], "representation": p.entry["representation"],
+                   "required": p.required, "bytes": p.entry.to_string().len(), "tokens": p.entry["tokens"]})
+        })
+        .collect();
+    let bytes: u64 = rows.iter().filter_map(|r| r["bytes"].as_u64()).sum();
+    let tokens: u64 = rows.iter().filter_map(|r| r["tokens"].as_u64()).sum();
+    let total = |n: u64| n.checked_mul(calls);
+    Rendered::json(
+        Exit::Success,
+        &json!({"schemaVersion": 1, "encoding": "o200k_base", "calls": calls, "selections": rows,
+                "perCall": {"bytes": bytes, "tokens": tokens},
+                "forCalls": {"bytes": total(bytes), "tokens": total(tokens)},
+                "unknown": ["framing_around_the_packet", "what_the_agent_does_with_it"]}),
+    )
 }
 
 /// The answer carrying `kept` selections (in their order) and listing

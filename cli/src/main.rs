@@ -92,6 +92,14 @@ fn run(command: args::Command) -> Rendered {
         args::Command::EventsRecent { limit } => events_view::recent(limit),
         args::Command::ArtifactAdd { file } => artifact_view::add(&file),
         args::Command::ArtifactList => artifact_view::list(),
+        args::Command::ContextDoctor { manifest, root } => match read_manifest(&manifest) {
+            Ok(text) => context_packet::doctor(&text, root.as_deref()),
+            Err(rendered) => rendered,
+        },
+        args::Command::BudgetManifest { manifest, calls, root } => match read_manifest(&manifest) {
+            Ok(text) => context_packet::budget(&text, root.as_deref(), calls),
+            Err(rendered) => rendered,
+        },
         args::Command::ContextPacket { manifest, manifest_json, budget_bytes, root } => {
             let text = match (manifest_json, manifest) {
                 (Some(text), _) => text,

@@ -394,13 +394,13 @@ impl BeeServer {
         &self,
         Parameters(a): Parameters<ContextPacketArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut argv = words(&["context", "packet", "--root"]);
-        argv.push(self.root.clone().into());
-        flags(
-            &mut argv,
-            &[("--manifest-json", Some(a.manifest_json)), ("--budget-bytes", a.budget_bytes.map(|n| n.to_string()))],
-        );
-        Ok(call(argv, None).await)
+        // The command's own function, not its argv: a manifest may be longer
+        // than the CLI takes in arguments (it reads longer ones from a file).
+        let root = self.root.display().to_string();
+        Ok(blocking(move || {
+            answer(crate::context_packet::packet(&a.manifest_json, a.budget_bytes, Some(root.as_str())))
+        })
+        .await)
     }
 
     #[tool(

@@ -43,9 +43,11 @@ pub fn estimate(args: EstimateArgs) -> Rendered {
 pub fn count(encoding: Encoding, texts: &[String], deadline: Instant) -> Result<Vec<u64>, CountFailure> {
     match encoding {
         Encoding::Heuristic => Ok(texts.iter().map(|text| bee_proto::text::utf16_ceil_div4(text)).collect()),
-        exact => {
-            ask_daemon(exact, texts, deadline).unwrap_or_else(|| Encoders::default().count(exact, texts, deadline))
-        }
+        exact => ask_daemon(exact, texts, deadline).unwrap_or_else(|| {
+            // Built once per process: the MCP server counts many times.
+            static ENCODERS: std::sync::OnceLock<Encoders> = std::sync::OnceLock::new();
+            ENCODERS.get_or_init(Encoders::default).count(exact, texts, deadline)
+        }),
     }
 }
 

@@ -7,6 +7,10 @@
 //!    call on a running server, against the same question as a whole
 //!    `beectl quota --window 7d` command; target ≤ 20 ms per call.
 //!
+//! 3. `bee_context_packet` of 200 Rust files as index + outline, per call on
+//!    a running server, against the same 200 files as index only (read,
+//!    hashed, counted: no parsing); target ≤ 200 ms.
+//!
 //! `cargo bench -p bee-tests --bench mcp`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -67,7 +71,60 @@ impl Server {
 fn main() {
     let home = TestHome::new();
     start_to_tools_list(&home);
+    context_packet_of_200_files(&home);
     quota_over_a_million_calls(&home);
+}
+
+fn context_packet_of_200_files(home: &TestHome) {
+    let root = home.path();
+    // 200 files of about 2 KB (a manifest reads at most 1 MiB in all, as
+    // token estimate does), each with 8 functions, a struct and an impl: the
+    // 400 selections' answer fits the largest budget.
+    let mut source = String::from("//! A generated module.\n\nuse std::collections::HashMap;\n\n");
+    source.push_str("pub struct Store {\n    items: HashMap<String, u64>,\n}\n\nimpl Store {\n    pub fn new() -> Self {\n        Store { items: HashMap::new() }\n    }\n}\n\n");
+    for f in 0..8 {
+        source.push_str(&format!(
+            "/// Adds {f} to the total of `key`.\npub fn add_{f}(store: &mut Store, key: &str) -> u64 {{\n    let entry = store.items.entry(key.to_owned()).or_insert(0);\n    *entry += {f};\n    *entry\n}}\n\n"
+        ));
+    }
+    let mut outline = Vec::new();
+    let mut index = Vec::new();
+    for n in 0..200 {
+        let path = format!("src/file{n:03}.rs");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join(&path), &source).unwrap();
+        index.push(json!({"id": format!("i{n}"), "path": path, "representation": "index"}));
+        outline.push(json!({"id": format!("o{n}"), "path": path, "representation": "outline"}));
+    }
+    let both: Vec<Value> = index.iter().cloned().chain(outline).collect();
+    let call = |id: u64, selections: &[Value]| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "bee_context_packet",
+            "arguments": {"manifestJson": json!({"selections": selections}).to_string(), "budgetBytes": 262_144}}})
+    };
+    let mut server = Server::start(home);
+    server.initialize();
+    let first = server.ask(&call(10, &both));
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    let packet: Value = serde_json::from_str(first["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((packet["status"].as_str(), packet["selections"].as_array().unwrap().len()), (Some("complete"), 400));
+    let (mut full, mut bare) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        assert_eq!(server.ask(&call(11, &both))["result"]["isError"], false);
+        full.push(started.elapsed());
+        let started = Instant::now();
+        assert_eq!(server.ask(&call(12, &index))["result"]["isError"], false);
+        bare.push(started.elapsed());
+    }
+    server.stop();
+    let (full, bare) = (Spread::of(&full), Spread::of(&bare));
+    println!(
+        "\nbee_context_packet of 200 Rust files ({} bytes each), {ROUNDS} rounds (target ≤ 200 ms):",
+        source.len()
+    );
+    println!("  index + outline (tree-sitter), o200k counted   {full}");
+    println!("  baseline index only                             {bare}");
+    println!("  ratio median {:.2}x", full.median / bare.median);
 }
 
 fn start_to_tools_list(home: &TestHome) {
@@ -87,7 +144,7 @@ fn start_to_tools_list(home: &TestHome) {
         server.initialize();
         let listed = server.ask(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
         first_list.push(started.elapsed());
-        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
+        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 14);
         server.stop();
     }
     let (list, base) = (Spread::of(&first_list), Spread::of(&baseline));

@@ -714,3 +714,96 @@ fn context_packets_outline_select_pin_and_keep_to_their_budget() {
         client.cancel().await.unwrap();
     });
 }
+
+/// `beectl context doctor` names every problem of a manifest with its
+/// selection before it is used; plain `beectl budget --manifest` says what
+/// the selections cost per call and for N calls, in bytes and exact tokens.
+#[test]
+fn the_context_doctor_names_every_problem_and_plain_budget_counts() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    std::fs::write(root.join("lib.rs"), "pub fn alpha() {}\n\npub fn beta() {}\n").unwrap();
+    std::fs::write(root.join("notes.md"), "# Notes\n\nShort.\n").unwrap();
+    let broken = json!({"selections": [
+        {"id": "pinned", "path": "lib.rs", "representation": "outline", "hash": "0".repeat(64)},
+        {"id": "outside", "path": "../elsewhere.rs", "representation": "index"},
+        {"id": "missing", "path": "gone.rs", "representation": "index"},
+        {"id": "symbol", "path": "lib.rs", "representation": "body", "symbol": "gamma"},
+        {"id": "range", "path": "notes.md", "representation": "body", "range": "2-40"},
+        {"id": "loop-a", "path": "lib.rs", "representation": "index", "dependsOn": ["loop-b"]},
+        {"id": "loop-b", "path": "lib.rs", "representation": "index", "dependsOn": ["loop-a"]}
+    ]});
+    let manifest = home.file("broken.json", broken.to_string().as_bytes());
+    let output = home
+        .command(bin("beectl"))
+        .current_dir(&root)
+        .args(["context", "doctor", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5));
+    let report = parse_json_line(&output.stdout);
+    assert_eq!(report["status"], "problems");
+    let found: Vec<(String, String)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap().to_owned(), p["code"].as_str().unwrap().to_owned()))
+        .collect();
+    for expected in [
+        ("pinned", "hash_mismatch"),
+        ("outside", "path_escape"),
+        ("missing", "missing"),
+        ("symbol", "symbol_not_found"),
+        ("range", "invalid_usage"),
+        ("loop-a", "dependency_cycle"),
+        ("loop-b", "dependency_cycle"),
+    ] {
+        assert!(found.contains(&(expected.0.to_owned(), expected.1.to_owned())), "{expected:?} in {found:?}");
+    }
+    let good = json!({"selections": [
+        {"id": "outline", "path": "lib.rs", "representation": "outline"},
+        {"id": "notes", "path": "notes.md", "representation": "body", "dependsOn": ["outline"]}
+    ]});
+    let manifest = home.file("good.json", good.to_string().as_bytes());
+    let doctor = home
+        .command(bin("beectl"))
+        .current_dir(&root)
+        .args(["context", "doctor", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert_eq!((doctor.status.code(), parse_json_line(&doctor.stdout)["status"].clone()), (Some(0), json!("ok")));
+
+    let budget = home
+        .command(bin("beectl"))
+        .current_dir(&root)
+        .args(["budget", "--calls", "10", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert_eq!(budget.status.code(), Some(0), "{}", String::from_utf8_lossy(&budget.stdout));
+    let cost = parse_json_line(&budget.stdout);
+    let tokenizer = tiktoken_rs::o200k_base().unwrap();
+    let notes_tokens = tokenizer.encode_ordinary("# Notes\n\nShort.\n").len() as u64;
+    assert_eq!(cost["selections"][1]["tokens"], json!(notes_tokens), "exact o200k tokens of the body: {cost}");
+    let per_call = cost["perCall"]["tokens"].as_u64().unwrap();
+    assert_eq!(
+        per_call,
+        cost["selections"].as_array().unwrap().iter().map(|s| s["tokens"].as_u64().unwrap()).sum::<u64>()
+    );
+    assert_eq!(cost["forCalls"]["tokens"], json!(per_call * 10));
+    // The packet of the same manifest carries exactly those selections and counts.
+    let packet = home
+        .command(bin("beectl"))
+        .current_dir(&root)
+        .args(["context", "packet", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let packet = parse_json_line(&packet.stdout);
+    for (row, selection) in cost["selections"].as_array().unwrap().iter().zip(packet["selections"].as_array().unwrap())
+    {
+        assert_eq!((row["id"].clone(), row["tokens"].clone()), (selection["id"].clone(), selection["tokens"].clone()));
+    }
+}
