@@ -355,6 +355,14 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
+    // The checkout is pinned as given only when absolute and physical.
+    let link = home.path().join("link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    for bad in ["relative/dir", link.to_str().unwrap(), "/nonexistent/checkout"] {
+        let refused = home.beectl(&["mcp", "serve", "--root", bad]);
+        assert_eq!(refused.status.code(), Some(4), "{bad}");
+        assert!(String::from_utf8_lossy(&refused.stdout).contains("--root"), "{bad}");
+    }
 }
 
 /// The MCP Inspector's command-line client (npm, pinned in `tests/node`)
