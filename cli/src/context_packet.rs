@@ -318,6 +318,15 @@ fn render(selection: &Selection, text: &str) -> Result<Packed, Problem> {
     Ok(Packed { id: id.to_owned(), required: selection.required, entry, content })
 }
 
+/// Every selection prepared and counted, or the first problem as the
+/// command's error document.
+fn counted(manifest_text: &str, root: Option<&str>) -> Result<Vec<Packed>, Rendered> {
+    let mut packed = prepare(manifest_text, root, false)
+        .map_err(|problems| problems.first().map(Problem::rendered).unwrap_or_else(|| failed("io", "no selection")))?;
+    count(&mut packed)?;
+    Ok(packed)
+}
+
 /// Counts each selection's tokens (o200k) into its entry.
 fn count(packed: &mut [Packed]) -> Result<(), Rendered> {
     let contents: Vec<String> = packed.iter().map(|p| p.content.clone()).collect();
@@ -335,16 +344,10 @@ pub fn packet(manifest_text: &str, budget: Option<u64>, root: Option<&str>) -> R
     if !BUDGET_BYTES.contains(&budget) {
         return Rendered::invalid_usage(format!("--budget-bytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end()));
     }
-    let mut packed = match prepare(manifest_text, root, false) {
-        Ok(packed) => packed,
-        Err(problems) => {
-            return problems.first().map(Problem::rendered).unwrap_or_else(|| failed("io", "no selection"));
-        }
-    };
-    if let Err(rendered) = count(&mut packed) {
-        return rendered;
+    match counted(manifest_text, root) {
+        Ok(packed) => fit(packed, budget as usize),
+        Err(rendered) => rendered,
     }
-    fit(packed, budget as usize)
 }
 
 /// `beectl context doctor`: every problem of a manifest before it is used,
@@ -367,15 +370,10 @@ pub fn doctor(manifest_text: &str, root: Option<&str>) -> Rendered {
 /// (the bytes of its entry in a packet and its exact o200k tokens), per
 /// call and for `calls` calls.
 pub fn budget(manifest_text: &str, root: Option<&str>, calls: u64) -> Rendered {
-    let mut packed = match prepare(manifest_text, root, false) {
+    let packed = match counted(manifest_text, root) {
         Ok(packed) => packed,
-        Err(problems) => {
-            return problems.first().map(Problem::rendered).unwrap_or_else(|| failed("io", "no selection"));
-        }
+        Err(rendered) => return rendered,
     };
-    if let Err(rendered) = count(&mut packed) {
-        return rendered;
-    }
     let rows: Vec<Value> = packed
         .iter()
         .map(|p| {

@@ -433,8 +433,8 @@ impl BeeServer {
     async fn bee_skill_get(&self, Parameters(a): Parameters<SkillPathArgs>) -> Result<CallToolResult, ErrorData> {
         let root = self.root.clone();
         Ok(blocking(move || {
-            let found = match skills::roots(&root) {
-                Ok(roots) => skills::all(&roots).0,
+            let found = match skills::found(&root) {
+                Ok(found) => found,
                 Err(err) => return tool_error(err.code, err.message),
             };
             match skills::get(&found, &a.path) {
@@ -452,8 +452,8 @@ impl BeeServer {
     async fn bee_skill_resolve(&self, Parameters(a): Parameters<SkillPathArgs>) -> Result<CallToolResult, ErrorData> {
         let root = self.root.clone();
         Ok(blocking(move || {
-            let found = match skills::roots(&root) {
-                Ok(roots) => skills::all(&roots).0,
+            let found = match skills::found(&root) {
+                Ok(found) => found,
                 Err(err) => return tool_error(err.code, err.message),
             };
             match skills::resolve(&found, &a.path) {

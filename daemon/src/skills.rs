@@ -81,6 +81,11 @@ pub fn roots(checkout: &Path) -> Result<Vec<Root>, SkillError> {
     Ok(found)
 }
 
+/// Every skill the bridge finds for `checkout` (see [`roots`] and [`all`]).
+pub fn found(checkout: &Path) -> Result<Vec<Skill>, SkillError> {
+    roots(checkout).map(|roots| all(&roots).0)
+}
+
 /// A skill as found: where, its front matter, its body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

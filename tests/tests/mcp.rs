@@ -741,14 +741,12 @@ fn the_context_doctor_names_every_problem_and_plain_budget_counts() {
         {"id": "loop-a", "path": "lib.rs", "representation": "index", "dependsOn": ["loop-b"]},
         {"id": "loop-b", "path": "lib.rs", "representation": "index", "dependsOn": ["loop-a"]}
     ]});
+    // beectl in the root, with a manifest file.
+    let run = |args: &[&str], manifest: &Path| {
+        home.command(bin("beectl")).current_dir(&root).args(args).arg(manifest).output().unwrap()
+    };
     let manifest = home.file("broken.json", broken.to_string().as_bytes());
-    let output = home
-        .command(bin("beectl"))
-        .current_dir(&root)
-        .args(["context", "doctor", "--manifest"])
-        .arg(&manifest)
-        .output()
-        .unwrap();
+    let output = run(&["context", "doctor", "--manifest"], &manifest);
     assert_eq!(output.status.code(), Some(5));
     let report = parse_json_line(&output.stdout);
     assert_eq!(report["status"], "problems");
@@ -774,22 +772,10 @@ fn the_context_doctor_names_every_problem_and_plain_budget_counts() {
         {"id": "notes", "path": "notes.md", "representation": "body", "dependsOn": ["outline"]}
     ]});
     let manifest = home.file("good.json", good.to_string().as_bytes());
-    let doctor = home
-        .command(bin("beectl"))
-        .current_dir(&root)
-        .args(["context", "doctor", "--manifest"])
-        .arg(&manifest)
-        .output()
-        .unwrap();
+    let doctor = run(&["context", "doctor", "--manifest"], &manifest);
     assert_eq!((doctor.status.code(), parse_json_line(&doctor.stdout)["status"].clone()), (Some(0), json!("ok")));
 
-    let budget = home
-        .command(bin("beectl"))
-        .current_dir(&root)
-        .args(["budget", "--calls", "10", "--manifest"])
-        .arg(&manifest)
-        .output()
-        .unwrap();
+    let budget = run(&["budget", "--calls", "10", "--manifest"], &manifest);
     assert_eq!(budget.status.code(), Some(0), "{}", String::from_utf8_lossy(&budget.stdout));
     let cost = parse_json_line(&budget.stdout);
     let tokenizer = tiktoken_rs::o200k_base().unwrap();
@@ -802,13 +788,7 @@ fn the_context_doctor_names_every_problem_and_plain_budget_counts() {
     );
     assert_eq!(cost["forCalls"]["tokens"], json!(per_call * 10));
     // The packet of the same manifest carries exactly those selections and counts.
-    let packet = home
-        .command(bin("beectl"))
-        .current_dir(&root)
-        .args(["context", "packet", "--manifest"])
-        .arg(&manifest)
-        .output()
-        .unwrap();
+    let packet = run(&["context", "packet", "--manifest"], &manifest);
     let packet = parse_json_line(&packet.stdout);
     for (row, selection) in cost["selections"].as_array().unwrap().iter().zip(packet["selections"].as_array().unwrap())
     {
