@@ -180,6 +180,10 @@ enum CliCommand {
     /// Context an agent selects on purpose, packed within a budget.
     #[command(subcommand)]
     Context(ContextCli),
+    /// Plans: steps with dependencies and declared owners, claimed and reported here;
+    /// agents read them through the MCP server.
+    #[command(subcommand)]
+    Plan(PlanCli),
     /// Wire Claude Code to Bee in one step: the turn and event hooks, Bee's status line
     /// (an existing one keeps running, Bee's line after it), optionally a prompt block,
     /// the pinned manifest, and beed as a user service, started. Run it again: it changes
@@ -292,6 +296,54 @@ enum EventsCli {
         /// How many, 0..5000 [default: 300].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=5_000))]
         limit: Option<u64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PlanCli {
+    /// Record a plan from a JSON file: {"planId","space","title","steps":[{"id","title","dependsOn","owner"}]}.
+    Create {
+        #[arg(value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
+        file: String,
+    },
+    /// Bind a checkout to a space (live while the checkout stays at the same path, device and inode).
+    Bind {
+        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+        space: String,
+        /// The checkout [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        checkout: Option<String>,
+    },
+    /// Remove a checkout's binding.
+    Unbind {
+        /// The checkout [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        checkout: Option<String>,
+    },
+    /// Claim a ready, open step.
+    Claim {
+        #[arg(value_name = "PLAN", value_parser = NonEmptyStringValueParser::new())]
+        plan: String,
+        #[arg(value_name = "STEP", value_parser = NonEmptyStringValueParser::new())]
+        step: String,
+        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+        owner: String,
+    },
+    /// Report a claimed step complete (or --blocked): the owner's word, not independent QA.
+    Report {
+        #[arg(value_name = "PLAN", value_parser = NonEmptyStringValueParser::new())]
+        plan: String,
+        #[arg(value_name = "STEP", value_parser = NonEmptyStringValueParser::new())]
+        step: String,
+        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+        owner: String,
+        #[arg(long)]
+        blocked: bool,
+    },
+    /// A plan's steps and their states now.
+    Show {
+        #[arg(value_name = "PLAN", value_parser = NonEmptyStringValueParser::new())]
+        plan: String,
     },
 }
 
@@ -626,6 +678,7 @@ pub enum Command {
     ArtifactAdd {
         file: String,
     },
+    Plan(PlanCommand),
     ContextDoctor {
         manifest: String,
         root: Option<String>,
@@ -678,6 +731,17 @@ pub struct InstallArgs {
     pub team: bool,
     pub source_app: Option<String>,
     pub dry_run: bool,
+}
+
+/// `beectl plan …`.
+#[derive(Debug)]
+pub enum PlanCommand {
+    Create { file: String },
+    Bind { space: String, checkout: Option<String> },
+    Unbind { checkout: Option<String> },
+    Claim { plan: String, step: String, owner: String },
+    Report { plan: String, step: String, owner: String, blocked: bool },
+    Show { plan: String },
 }
 
 /// `beectl setup`: the event hooks as `hooks install` wires them, and more.
@@ -990,6 +1054,14 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         CliCommand::Events(EventsCli::Recent { limit }) => Command::EventsRecent { limit },
         CliCommand::Artifact(ArtifactCli::Add { file }) => Command::ArtifactAdd { file },
         CliCommand::Context(ContextCli::Doctor { manifest, root }) => Command::ContextDoctor { manifest, root },
+        CliCommand::Plan(plan) => Command::Plan(match plan {
+            PlanCli::Create { file } => PlanCommand::Create { file },
+            PlanCli::Bind { space, checkout } => PlanCommand::Bind { space, checkout },
+            PlanCli::Unbind { checkout } => PlanCommand::Unbind { checkout },
+            PlanCli::Claim { plan, step, owner } => PlanCommand::Claim { plan, step, owner },
+            PlanCli::Report { plan, step, owner, blocked } => PlanCommand::Report { plan, step, owner, blocked },
+            PlanCli::Show { plan } => PlanCommand::Show { plan },
+        }),
         CliCommand::Context(ContextCli::Packet { manifest, manifest_json, budget_bytes, root }) => {
             Command::ContextPacket { manifest, manifest_json, budget_bytes, root }
         }

@@ -20,6 +20,7 @@ mod ledger_view;
 mod mcp;
 mod mcp_transport;
 mod outline;
+mod plan_view;
 mod run;
 mod service;
 mod setup;
@@ -92,6 +93,7 @@ fn run(command: args::Command) -> Rendered {
         args::Command::EventsRecent { limit } => events_view::recent(limit),
         args::Command::ArtifactAdd { file } => artifact_view::add(&file),
         args::Command::ArtifactList => artifact_view::list(),
+        args::Command::Plan(plan) => plan_view::plan(plan),
         args::Command::ContextDoctor { manifest, root } => match read_manifest(&manifest) {
             Ok(text) => context_packet::doctor(&text, root.as_deref()),
             Err(rendered) => rendered,

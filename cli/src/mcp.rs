@@ -11,7 +11,7 @@
 //! a cut answer.
 
 use bee_daemon::rendered::Rendered;
-use bee_daemon::{artifacts, skills};
+use bee_daemon::{artifacts, plans, skills};
 use bee_proto::exit::Exit;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -227,6 +227,24 @@ pub struct ContextPacketArgs {
     budget_bytes: Option<u64>,
 }
 
+/// `bee_plan_show`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlanShowArgs {
+    /// A plan of the space this checkout is bound to.
+    plan_id: String,
+}
+
+/// `bee_plan_next`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlanNextArgs {
+    /// A plan of the space this checkout is bound to.
+    plan_id: String,
+    /// Ready steps returned, 1..5 [default: 1].
+    limit: Option<u32>,
+}
+
 /// `bee_skill_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -399,6 +417,43 @@ impl BeeServer {
         let root = self.root.display().to_string();
         Ok(blocking(move || {
             answer(crate::context_packet::packet(&a.manifest_json, a.budget_bytes, Some(root.as_str())))
+        })
+        .await)
+    }
+
+    #[tool(
+        description = "The whole plan planId of the space this checkout is bound to (the binding is checked live on every call; this never joins or claims). Owners are declarations; reported_complete is the owner's report, not QA.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_plan_show(&self, Parameters(a): Parameters<PlanShowArgs>) -> Result<CallToolResult, ErrorData> {
+        let root = self.root.clone();
+        Ok(blocking(move || match plans::show_bound(&root, &a.plan_id) {
+            Ok(plan) => within(
+                &json!({"schemaVersion": 1, "plan": plan, "labels": plans::labels()}),
+                MAX_RESULT_BYTES,
+                "result_too_large",
+            ),
+            Err(err) => tool_error(err.code, err.message),
+        })
+        .await)
+    }
+
+    #[tool(
+        description = "The ready steps of planId (open, every dependency reported complete), at most limit, with hasMore and how many steps were skipped and why. Never claims.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_plan_next(&self, Parameters(a): Parameters<PlanNextArgs>) -> Result<CallToolResult, ErrorData> {
+        let limit = a.limit.unwrap_or(1);
+        if !(1..=5).contains(&limit) {
+            return Ok(tool_error("invalid_usage", "limit: 1..5"));
+        }
+        let root = self.root.clone();
+        Ok(blocking(move || match plans::next(&root, &a.plan_id, limit as usize) {
+            Ok(mut answer) => {
+                answer["schemaVersion"] = json!(1);
+                within(&answer, MAX_RESULT_BYTES, "result_too_large")
+            }
+            Err(err) => tool_error(err.code, err.message),
         })
         .await)
     }
@@ -585,6 +640,8 @@ impl BeeServer {
             "bee_artifact_query" => self.bee_artifact_query(parsed(name, arguments)?).await,
             "bee_artifact_read" => self.bee_artifact_read(parsed(name, arguments)?).await,
             "bee_context_packet" => self.bee_context_packet(parsed(name, arguments)?).await,
+            "bee_plan_show" => self.bee_plan_show(parsed(name, arguments)?).await,
+            "bee_plan_next" => self.bee_plan_next(parsed(name, arguments)?).await,
             "bee_skill_search" => self.bee_skill_search(parsed(name, arguments)?).await,
             "bee_skill_get" => self.bee_skill_get(parsed(name, arguments)?).await,
             "bee_skill_resolve" => self.bee_skill_resolve(parsed(name, arguments)?).await,

@@ -14,6 +14,8 @@
 //!   before they are served (spec/50).
 //! - [`skills`]: the skill bridge: Claude Code's skills found, searched and
 //!   resolved (spec/50).
+//! - [`plans`]: plans and their steps, an append-only history with the
+//!   current state derived, and checkouts bound to spaces (spec/50).
 //! - [`client`]: the socket and stream clients of a running beed.
 //! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
 //!   routes for every domain, spool ingestion and the loopback listener.
@@ -28,6 +30,7 @@ pub mod client;
 pub mod delivery;
 pub mod events;
 pub mod ledger;
+pub mod plans;
 pub mod rendered;
 #[cfg(feature = "server")]
 pub mod server;

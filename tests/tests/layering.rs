@@ -21,7 +21,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("events", &["storage", "rendered"]),
     ("artifacts", &["storage"]),
     ("skills", &["storage"]),
-    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills"]),
+    ("plans", &["storage"]),
+    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills", "plans"]),
 ];
 
 fn daemon_src() -> PathBuf {

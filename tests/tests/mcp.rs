@@ -159,6 +159,8 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
                 "bee_delivery_read",
                 "bee_delivery_report",
                 "bee_events_recent",
+                "bee_plan_next",
+                "bee_plan_show",
                 "bee_quota",
                 "bee_skill_get",
                 "bee_skill_resolve",
@@ -351,7 +353,7 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 14, "the server lives on");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 16, "the server lives on");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
@@ -387,7 +389,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
         })
     };
     let listed = inspector(&["--method", "tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 14, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 16, "{listed}");
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");
@@ -794,4 +796,84 @@ fn the_context_doctor_names_every_problem_and_plain_budget_counts() {
     {
         assert_eq!((row["id"].clone(), row["tokens"].clone()), (selection["id"].clone(), selection["tokens"].clone()));
     }
+}
+
+/// Plans: a plan with dependencies driven through claim and report by the
+/// CLI while `bee_plan_next` is asked through the MCP client; the binding
+/// is checked on every call (removed, or the checkout moved →
+/// `binding_unavailable`); owners and reports are labelled as declarations.
+#[test]
+fn plans_are_driven_by_the_cli_and_read_through_mcp_on_a_live_binding() {
+    let home = TestHome::new();
+    let checkout = std::fs::canonicalize(home.path()).unwrap().join("app");
+    std::fs::create_dir_all(&checkout).unwrap();
+    let plan = json!({"planId": "release-1", "space": "team", "title": "Ship 1.0", "steps": [
+        {"id": "build", "title": "Build", "owner": "ana"},
+        {"id": "test", "title": "Test", "dependsOn": ["build"], "owner": "bo"},
+        {"id": "docs", "title": "Docs", "owner": "cy"},
+        {"id": "ship", "title": "Ship", "dependsOn": ["test", "docs"], "owner": "ana"}
+    ]});
+    let file = home.file("plan.json", plan.to_string().as_bytes());
+    let beectl = |args: &[&str]| -> (Option<i32>, Value) {
+        let output = home.command(bin("beectl")).current_dir(&checkout).args(args).output().unwrap();
+        (output.status.code(), parse_json_line(&output.stdout))
+    };
+    assert_eq!(beectl(&["plan", "create", file.to_str().unwrap()]).0, Some(0));
+    assert_eq!(beectl(&["plan", "create", file.to_str().unwrap()]).1["errorCode"], "plan_exists");
+    runtime().block_on(async {
+        let client = connect(&home, &checkout, &[]).await;
+        let next = |limit: u32| call(&client, "bee_plan_next", json!({"planId": "release-1", "limit": limit}));
+        assert_eq!(error_of(&next(1).await)["errorCode"], "binding_unavailable", "not bound yet");
+        assert_eq!(beectl(&["plan", "bind", "--space", "team"]).0, Some(0));
+        let ready = |answer: &CallToolResult| -> (Vec<String>, Value, Value) {
+            let answer: Value = serde_json::from_str(&text_of(answer)).unwrap();
+            let ids =
+                answer["ready"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect();
+            (ids, answer["hasMore"].clone(), answer["skipped"].clone())
+        };
+        let (ids, more, skipped) = ready(&next(1).await);
+        assert_eq!((ids, more), (vec!["build".to_owned()], json!(true)), "build and docs are ready; one asked for");
+        assert_eq!(skipped, json!({"waiting": 2, "claimed": 0, "blocked": 0, "reportedComplete": 0}));
+        let (ids, more, _) = ready(&next(5).await);
+        assert_eq!((ids, more), (vec!["build".to_owned(), "docs".to_owned()], json!(false)));
+
+        // Claims and reports by the CLI; the MCP side sees each at once, and never claims.
+        assert_eq!(beectl(&["plan", "claim", "release-1", "test", "--owner", "bo"]).1["errorCode"], "step_not_ready");
+        assert_eq!(beectl(&["plan", "claim", "release-1", "build", "--owner", "ana"]).0, Some(0));
+        assert_eq!(beectl(&["plan", "claim", "release-1", "build", "--owner", "eve"]).1["errorCode"], "step_not_open");
+        let (ids, _, skipped) = ready(&next(5).await);
+        assert_eq!((ids, skipped["claimed"].clone()), (vec!["docs".to_owned()], json!(1)));
+        assert_eq!(
+            beectl(&["plan", "report", "release-1", "build", "--owner", "eve"]).1["errorCode"],
+            "step_not_claimed"
+        );
+        assert_eq!(beectl(&["plan", "report", "release-1", "build", "--owner", "ana"]).0, Some(0));
+        let (ids, _, _) = ready(&next(5).await);
+        assert_eq!(ids, ["test", "docs"], "test's dependency is reported complete");
+        for (step, owner) in [("test", "bo"), ("docs", "cy")] {
+            assert_eq!(beectl(&["plan", "claim", "release-1", step, "--owner", owner]).0, Some(0));
+            assert_eq!(beectl(&["plan", "report", "release-1", step, "--owner", owner]).0, Some(0));
+        }
+        let (ids, _, _) = ready(&next(5).await);
+        assert_eq!(ids, ["ship"]);
+        let shown: Value =
+            serde_json::from_str(&text_of(&call(&client, "bee_plan_show", json!({"planId": "release-1"})).await))
+                .unwrap();
+        let states: Vec<&str> =
+            shown["plan"]["steps"].as_array().unwrap().iter().map(|s| s["state"].as_str().unwrap()).collect();
+        assert_eq!(states, ["reported_complete", "reported_complete", "reported_complete", "open"]);
+        assert_eq!(shown["labels"]["reported_complete"], "the owner's report, not independent QA");
+        assert_eq!(shown["plan"]["steps"][0]["by"], "ana");
+
+        // The binding removed: the next call says so.
+        assert_eq!(beectl(&["plan", "unbind"]).0, Some(0));
+        assert_eq!(error_of(&next(1).await)["errorCode"], "binding_unavailable");
+        assert_eq!(beectl(&["plan", "bind", "--space", "team"]).0, Some(0));
+        assert!(!is_error(&next(1).await));
+        // The checkout moved away (another directory now at its path): not the bound one.
+        std::fs::rename(&checkout, home.path().join("app-moved")).unwrap();
+        std::fs::create_dir_all(&checkout).unwrap();
+        assert_eq!(error_of(&next(1).await)["errorCode"], "binding_unavailable");
+        client.cancel().await.unwrap();
+    });
 }
