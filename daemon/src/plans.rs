@@ -398,3 +398,59 @@ pub fn next(checkout: &Path, plan_id: &str, limit: usize) -> Result<Value, PlanE
         "labels": labels(),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> PlanFile {
+        let step = |id: &str, depends: &[&str]| StepFile {
+            id: id.into(),
+            title: id.into(),
+            depends_on: depends.iter().map(|d| (*d).to_owned()).collect(),
+            owner: Some("ana".into()),
+        };
+        PlanFile {
+            plan_id: "p".into(),
+            space: "s".into(),
+            title: String::new(),
+            steps: vec![step("a", &[]), step("b", &["a"])],
+        }
+    }
+
+    #[test]
+    fn the_state_is_derived_from_the_history_in_order() {
+        let at = String::new;
+        let entries = vec![
+            Entry::Create { at_utc: at(), plan: plan() },
+            Entry::Claim { at_utc: at(), plan_id: "p".into(), step: "a".into(), owner: "ana".into() },
+            Entry::Report {
+                at_utc: at(),
+                plan_id: "p".into(),
+                step: "a".into(),
+                owner: "ana".into(),
+                state: State::ReportedComplete,
+            },
+            // A line about another plan's step changes nothing here.
+            Entry::Claim { at_utc: at(), plan_id: "q".into(), step: "b".into(), owner: "bo".into() },
+        ];
+        let plans = derive(&entries);
+        let p = &plans[0];
+        assert_eq!((p.steps[0].state, p.steps[0].by.as_deref()), (State::ReportedComplete, Some("ana")));
+        assert!(ready(p, &p.steps[1]), "b's dependency is reported complete");
+        assert!(!ready(p, &p.steps[0]), "a is no longer open");
+        let before = derive(&entries[..1]);
+        assert!(!ready(&before[0], &before[0].steps[1]), "b waits for a");
+    }
+
+    #[test]
+    fn a_history_line_this_version_cannot_read_is_damage() {
+        let line = r#"{"kind":"claim","planId":"p"}"#;
+        assert!(serde_json::from_str::<Entry>(line).is_err());
+        let written = serde_json::to_string(&Entry::Create { at_utc: "t".into(), plan: plan() }).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Entry>(&written).unwrap(),
+            Entry::Create { at_utc: "t".into(), plan: plan() }
+        );
+    }
+}

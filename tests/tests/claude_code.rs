@@ -97,12 +97,13 @@ fn the_real_claude_code_calls_a_bee_tool_and_the_answer_reaches_the_model() {
     let provider = MockProvider::anthropic();
     let project = home.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let config = home.file(
-        "mcp.json",
-        json!({"mcpServers": {"bee": {"command": bin("beectl").display().to_string(), "args": ["mcp", "serve"]}}})
-            .to_string()
-            .as_bytes(),
-    );
+    // The snippet the README points at, with this build's beectl.
+    let snippet =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../contrib/claude-code/mcp.json")).unwrap();
+    let mut snippet: Value = serde_json::from_str(&snippet).unwrap();
+    assert_eq!(snippet["mcpServers"]["bee"]["command"], "beectl");
+    snippet["mcpServers"]["bee"]["command"] = json!(bin("beectl").display().to_string());
+    let config = home.file("mcp.json", snippet.to_string().as_bytes());
     let tool = "mcp__bee__bee_token_estimate";
     let mut command = home.command(&claude);
     provider.point_claude(&mut command);
