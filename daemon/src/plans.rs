@@ -246,11 +246,14 @@ pub fn create(plan: PlanFile) -> Result<Plan, PlanError> {
     plans.into_iter().next().ok_or_else(|| error("io", "the plan was not derived"))
 }
 
-/// `plan claim`: an open, ready step taken by `owner`.
-pub fn claim(plan_id: &str, step: &str, owner: &str) -> Result<Plan, PlanError> {
-    if !name_ok(owner) {
-        return Err(error("invalid_usage", "--owner: 1..200 characters"));
-    }
+/// Changes one step of one plan under the history's lock: `check` sees
+/// the plan and the step as they are now, then `entry` is appended.
+fn change_step(
+    plan_id: &str,
+    step: &str,
+    check: impl Fn(&Plan, &Step) -> Result<(), PlanError>,
+    entry: Entry,
+) -> Result<Plan, PlanError> {
     let (mut file, mut entries) = open(true)?;
     let plans = derive(&entries);
     let plan = find(&plans, plan_id)?;
@@ -259,11 +262,16 @@ pub fn claim(plan_id: &str, step: &str, owner: &str) -> Result<Plan, PlanError> 
         .iter()
         .find(|s| s.id == step)
         .ok_or_else(|| error("step_not_found", format!("no step {step:?} in {plan_id:?}")))?;
-    if found.state != State::Open {
-        return Err(error("step_not_open", format!("step {step:?} is {:?}, not open", found.state)));
-    }
-    if !ready(plan, found) {
-        return Err(error("step_not_ready", format!("step {step:?} waits for {:?}", found.depends_on)));
+    check(plan, found)?;
+    append(&mut file, &entry)?;
+    entries.push(entry);
+    find(&derive(&entries), plan_id).cloned()
+}
+
+/// `plan claim`: an open, ready step taken by `owner`.
+pub fn claim(plan_id: &str, step: &str, owner: &str) -> Result<Plan, PlanError> {
+    if !name_ok(owner) {
+        return Err(error("invalid_usage", "--owner: 1..200 characters"));
     }
     let entry = Entry::Claim {
         at_utc: bee_proto::time::now_rfc3339(),
@@ -271,24 +279,20 @@ pub fn claim(plan_id: &str, step: &str, owner: &str) -> Result<Plan, PlanError> 
         step: step.to_owned(),
         owner: owner.to_owned(),
     };
-    append(&mut file, &entry)?;
-    entries.push(entry);
-    find(&derive(&entries), plan_id).cloned()
+    let check = |plan: &Plan, found: &Step| {
+        if found.state != State::Open {
+            return Err(error("step_not_open", format!("step {step:?} is {:?}, not open", found.state)));
+        }
+        if !ready(plan, found) {
+            return Err(error("step_not_ready", format!("step {step:?} waits for {:?}", found.depends_on)));
+        }
+        Ok(())
+    };
+    change_step(plan_id, step, check, entry)
 }
 
 /// `plan report`: the claimer's report that its step is complete (or blocked).
 pub fn report(plan_id: &str, step: &str, owner: &str, blocked: bool) -> Result<Plan, PlanError> {
-    let (mut file, mut entries) = open(true)?;
-    let plans = derive(&entries);
-    let plan = find(&plans, plan_id)?;
-    let found = plan
-        .steps
-        .iter()
-        .find(|s| s.id == step)
-        .ok_or_else(|| error("step_not_found", format!("no step {step:?} in {plan_id:?}")))?;
-    if found.state != State::Claimed || found.by.as_deref() != Some(owner) {
-        return Err(error("step_not_claimed", format!("step {step:?} is not claimed by {owner:?}")));
-    }
     let state = if blocked { State::Blocked } else { State::ReportedComplete };
     let entry = Entry::Report {
         at_utc: bee_proto::time::now_rfc3339(),
@@ -297,9 +301,13 @@ pub fn report(plan_id: &str, step: &str, owner: &str, blocked: bool) -> Result<P
         owner: owner.to_owned(),
         state,
     };
-    append(&mut file, &entry)?;
-    entries.push(entry);
-    find(&derive(&entries), plan_id).cloned()
+    let check = |_: &Plan, found: &Step| {
+        if found.state != State::Claimed || found.by.as_deref() != Some(owner) {
+            return Err(error("step_not_claimed", format!("step {step:?} is not claimed by {owner:?}")));
+        }
+        Ok(())
+    };
+    change_step(plan_id, step, check, entry)
 }
 
 /// `plan show`.
