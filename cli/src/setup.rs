@@ -415,6 +415,20 @@ fn install_service(
     let mut message = None;
     let mut state = String::new();
     if wrote_units {
+        // A beed started by hand holds the socket path the new unit is to
+        // listen on: it stops first, so the service owns the socket.
+        if let Some(before) = crate::daemon::running()
+            && !before.socket_activated
+            && manager != Manager::None
+        {
+            let halted = crate::daemon::halt();
+            if halted.outcome == "stopped" {
+                changes.push(format!(
+                    "stopped the beed that ran by hand (pid {}) so the service owns its socket",
+                    before.pid
+                ));
+            }
+        }
         let files: Vec<PathBuf> = unit_changes.iter().map(|u| u.path.clone()).collect();
         match service::run_all(&service::start_commands(manager, &files)) {
             Ok(()) => state = manager.as_str().to_owned(),

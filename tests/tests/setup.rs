@@ -236,7 +236,14 @@ fn undo_after_the_user_edited_the_settings_takes_out_only_bees_entries() {
 fn the_launchd_agent_is_a_valid_plist_with_the_real_paths() {
     let home = TestHome::new();
     let _stops = StopsBeed(&home);
+    // A beed started by hand before setup holds the socket the agent is to
+    // own: setup stops it first, and says so.
+    let by_hand = parse_json_line(&beectl(&home, &["daemon", "start"]).stdout);
+    assert_eq!(by_hand["outcome"], "started", "{by_hand}");
     let report = parse_json_line(&beectl(&home, &["setup", "--service", "launchd"]).stdout);
+    let stopped = format!("stopped the beed that ran by hand (pid {})", by_hand["pid"]);
+    assert!(report["changes"].to_string().contains(&stopped), "{report}");
+    assert_eq!(report["service"]["state"], "beed", "started again, directly: no launchctl here: {report}");
     let plist = home.path().join("Library/LaunchAgents/dev.bee.beed.plist");
     assert_eq!(report["service"]["files"], json!([plist.display().to_string()]), "{report}");
     let lint = Command::new("plutil").arg("-lint").arg(&plist).output();
