@@ -61,7 +61,7 @@ pub fn run(args: PromptArgs) -> ExitCode {
         Some(block) => block_output(block, settings.surface),
         None => wrapped_output(&args.command, &envelope, whole),
     };
-    let Produced { bytes, status } = match produced {
+    let Produced { bytes, status, content_bytes } = match produced {
         Ok(produced) => produced,
         Err(failure) => {
             say!("bee-hook: {}", failure.message);
@@ -75,7 +75,7 @@ pub fn run(args: PromptArgs) -> ExitCode {
     // Everything below is accounting: silent, and unable to change the
     // output, the stderr or the exit status the agent already has.
     if status == 0 && whole {
-        account(&settings, &envelope, &bytes, written, observed_at_utc);
+        account(&settings, &envelope, &bytes, content_bytes, written, observed_at_utc);
     }
     ExitCode::from(status)
 }
@@ -84,6 +84,7 @@ fn account(
     settings: &Settings,
     envelope: &[u8],
     output: &[u8],
+    content: Option<u64>,
     written: output::WriteOutcome,
     observed_at_utc: String,
 ) {
@@ -122,7 +123,9 @@ fn account(
             version: ESTIMATOR_VERSION,
             estimated_tokens: bee_proto::text::utf16_ceil_div4(text),
         }],
-        content_utf8_bytes: content_bytes(settings.surface, text),
+        // A block's size is known where it was wrapped; only a wrapped
+        // command's output is read for it.
+        content_utf8_bytes: content.or_else(|| content_bytes(settings.surface, text)),
     };
     let Ok(body) = serde_json::to_vec(&observation) else {
         return;
@@ -154,7 +157,7 @@ fn account(
     }
 }
 
-/// The delivered text's own bytes, without the surface's envelope: the
+/// A wrapped command's output's own bytes, without the surface's envelope: the
 /// whole output of `plain`; the `additionalContext` of `context-json` (0
 /// for a JSON answer without one). `None` when the output does not say —
 /// a `context-json` output that is not a JSON object.
@@ -176,6 +179,8 @@ fn content_bytes(surface: Surface, output: &str) -> Option<u64> {
 pub(crate) struct Produced {
     pub(crate) bytes: Vec<u8>,
     pub(crate) status: u8,
+    /// The delivered text's own bytes, when the producer knows them.
+    pub(crate) content_bytes: Option<u64>,
 }
 
 pub(crate) struct Failure {
@@ -204,6 +209,7 @@ fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, F
     let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
     let bytes = std::fs::read(block)
         .map_err(|err| Failure { message: format!("cannot read block file {}: {err}", block.display()), status: 1 })?;
+    let content_bytes = Some(bytes.len() as u64);
     let bytes = match surface {
         Surface::Plain => bytes,
         Surface::ContextJson => {
@@ -217,7 +223,7 @@ fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, F
             json
         }
     };
-    Ok(Produced { bytes, status: 0 })
+    Ok(Produced { bytes, status: 0, content_bytes })
 }
 
 pub(crate) fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool) -> Result<Produced, Failure> {
@@ -240,7 +246,7 @@ pub(crate) fn wrapped_output(command: &[OsString], envelope: &[u8], whole: bool)
     if let Some(feeder) = feeder {
         let _ = feeder.join();
     }
-    Ok(Produced { bytes, status: bee_proto::exit::shell_status(status) })
+    Ok(Produced { bytes, status: bee_proto::exit::shell_status(status), content_bytes: None })
 }
 
 fn spawn(command: &[OsString], stdin: Stdio, stdout: Stdio) -> Result<std::process::Child, Failure> {
