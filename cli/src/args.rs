@@ -299,6 +299,17 @@ enum EventsCli {
     },
 }
 
+/// A plan's step and who acts on it.
+#[derive(Debug, clap::Args)]
+struct StepCli {
+    #[arg(value_name = "PLAN", value_parser = NonEmptyStringValueParser::new())]
+    plan: String,
+    #[arg(value_name = "STEP", value_parser = NonEmptyStringValueParser::new())]
+    step: String,
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    owner: String,
+}
+
 #[derive(Debug, Subcommand)]
 enum PlanCli {
     /// Record a plan from a JSON file: {"planId","space","title","steps":[{"id","title","dependsOn","owner"}]}.
@@ -322,21 +333,13 @@ enum PlanCli {
     },
     /// Claim a ready, open step.
     Claim {
-        #[arg(value_name = "PLAN", value_parser = NonEmptyStringValueParser::new())]
-        plan: String,
-        #[arg(value_name = "STEP", value_parser = NonEmptyStringValueParser::new())]
-        step: String,
-        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
-        owner: String,
+        #[command(flatten)]
+        step: StepCli,
     },
     /// Report a claimed step complete (or --blocked): the owner's word, not independent QA.
     Report {
-        #[arg(value_name = "PLAN", value_parser = NonEmptyStringValueParser::new())]
-        plan: String,
-        #[arg(value_name = "STEP", value_parser = NonEmptyStringValueParser::new())]
-        step: String,
-        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
-        owner: String,
+        #[command(flatten)]
+        step: StepCli,
         #[arg(long)]
         blocked: bool,
     },
@@ -367,7 +370,7 @@ enum ContextCli {
         #[arg(long, value_name = "JSON", value_parser = NonEmptyStringValueParser::new())]
         manifest_json: Option<String>,
         /// The whole answer's size limit, 512..262144 [default: 65536].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(512..=262_144))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(bee_proto::mcp::BUDGET_BYTES))]
         budget_bytes: Option<u64>,
         /// Physical absolute directory the paths are relative to [default: the current directory].
         #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
@@ -1058,8 +1061,10 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             PlanCli::Create { file } => PlanCommand::Create { file },
             PlanCli::Bind { space, checkout } => PlanCommand::Bind { space, checkout },
             PlanCli::Unbind { checkout } => PlanCommand::Unbind { checkout },
-            PlanCli::Claim { plan, step, owner } => PlanCommand::Claim { plan, step, owner },
-            PlanCli::Report { plan, step, owner, blocked } => PlanCommand::Report { plan, step, owner, blocked },
+            PlanCli::Claim { step: StepCli { plan, step, owner } } => PlanCommand::Claim { plan, step, owner },
+            PlanCli::Report { step: StepCli { plan, step, owner }, blocked } => {
+                PlanCommand::Report { plan, step, owner, blocked }
+            }
             PlanCli::Show { plan } => PlanCommand::Show { plan },
         }),
         CliCommand::Context(ContextCli::Packet { manifest, manifest_json, budget_bytes, root }) => {

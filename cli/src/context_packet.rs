@@ -12,6 +12,7 @@
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
+use bee_proto::mcp::{BUDGET_BYTES, DEFAULT_BUDGET_BYTES};
 use bee_proto::tokens::Encoding;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -19,8 +20,6 @@ use std::time::{Duration, Instant};
 
 use crate::outline::{self, Symbol};
 
-/// The smallest and largest `--budget-bytes`.
-pub const BUDGET_BYTES: std::ops::RangeInclusive<u64> = 512..=262_144;
 /// The most selections one manifest may make.
 const MAX_SELECTIONS: usize = 512;
 
@@ -177,15 +176,19 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
         }
         Err(found) => return Err(found),
     };
-    // Every distinct file once; the doctor reads each on its own, so one
-    // unreadable file does not hide the next.
+    // Every distinct file once, by the token estimate's rules and its total
+    // limit; the doctor goes on past an unreadable file to the next.
+    let mut reader = crate::token_input::Files::open(root).map_err(|code| {
+        vec![problem("-", &code_name(code), "the root must be an existing, absolute, physical directory")]
+    })?;
+    let mut total = 0u64;
     let mut files: Vec<(String, Result<String, Problem>)> = Vec::new();
     for selection in &selections {
         if files.iter().any(|(path, _)| path == &selection.path) {
             continue;
         }
-        let read = crate::token_input::read_files(root, &[selection.path.as_str()]).map(|mut found| found.remove(0).1);
-        let read = read.map_err(|(code, _)| {
+        let read = reader.read(&selection.path).and_then(|bytes| crate::token_input::counted(&mut total, bytes));
+        let read = read.map_err(|code| {
             problem(
                 &selection.id,
                 &code_name(code),
@@ -340,7 +343,7 @@ fn count(packed: &mut [Packed]) -> Result<(), Rendered> {
 }
 
 pub fn packet(manifest_text: &str, budget: Option<u64>, root: Option<&str>) -> Rendered {
-    let budget = budget.unwrap_or(65_536);
+    let budget = budget.unwrap_or(DEFAULT_BUDGET_BYTES);
     if !BUDGET_BYTES.contains(&budget) {
         return Rendered::invalid_usage(format!("--budget-bytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end()));
     }

@@ -68,6 +68,13 @@ impl FileChange {
     }
 }
 
+/// `path` as one file name that says which file it is: `/` becomes `_`
+/// (`/home/u/.claude/settings.json` → `home_u_.claude_settings.json`).
+pub fn flat_name(path: &Path) -> String {
+    let name: String = path.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();
+    name.trim_start_matches('_').to_owned()
+}
+
 /// Keeps `text`, the old contents of `path`, in `~/.bee/backups` under a
 /// name that says which file it is of and when.
 fn save_backup(path: &Path, text: &str) -> std::io::Result<PathBuf> {
@@ -75,13 +82,13 @@ fn save_backup(path: &Path, text: &str) -> std::io::Result<PathBuf> {
     bee_daemon::storage::files::ensure_private_dir(&backups)?;
     let stamp = bee_proto::time::now_rfc3339().replace([':', '-', '.'], "");
     // The file's own path, flattened: which file a backup is of.
-    let name: String = path.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();
-    let mut backup = backups.join(format!("{}-{stamp}", name.trim_start_matches('_')));
+    let name = flat_name(path);
+    let mut backup = backups.join(format!("{name}-{stamp}"));
     // Two changes in one millisecond (setup, then undo in a script) keep both.
     let mut n = 1;
     while backup.exists() {
         n += 1;
-        backup = backups.join(format!("{}-{stamp}-{n}", name.trim_start_matches('_')));
+        backup = backups.join(format!("{name}-{stamp}-{n}"));
     }
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&backup)?;
     file.write_all(text.as_bytes())?;

@@ -13,6 +13,7 @@
 use bee_daemon::rendered::Rendered;
 use bee_daemon::{artifacts, plans, skills};
 use bee_proto::exit::Exit;
+use bee_proto::mcp::{BUDGET_BYTES, DEFAULT_BUDGET_BYTES, MAX_RESULT_BYTES, ToolError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -26,10 +27,8 @@ use std::time::Duration;
 
 use beectl::args;
 
-/// The largest tool result.
-pub const MAX_RESULT_BYTES: usize = 256 * 1024;
 /// How long one tool call may take.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(15);
+const TOOL_TIMEOUT: Duration = Duration::from_secs(bee_proto::mcp::TOOL_TIMEOUT_SECONDS);
 /// Overrides [`TOOL_TIMEOUT`] in milliseconds (tests, very slow machines).
 const TOOL_TIMEOUT_ENV: &str = "BEE_MCP_TOOL_TIMEOUT_MS";
 
@@ -67,21 +66,12 @@ pub fn serve(root: Option<&str>, discovery: bool) -> Rendered {
     }
 }
 
-/// `--root` as given (absolute and physical), else the physical current directory.
+/// `--root` as given (absolute and physical), else the physical current
+/// directory: the token estimate's own rule for its root.
 fn pinned_root(root: Option<&str>) -> Result<PathBuf, String> {
-    match root {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            let physical = std::fs::canonicalize(&dir).map_err(|err| format!("--root: {}: {err}", dir.display()))?;
-            if !dir.is_absolute() || physical != dir || !physical.is_dir() {
-                return Err(format!("--root: {} must be an absolute, physical directory", dir.display()));
-            }
-            Ok(physical)
-        }
-        None => std::env::current_dir()
-            .and_then(std::fs::canonicalize)
-            .map_err(|err| format!("the current directory: {err}")),
-    }
+    crate::token_input::physical_root(root).map_err(|_| {
+        format!("--root: {} must be an existing, absolute, physical directory", root.unwrap_or("the current directory"))
+    })
 }
 
 #[derive(Clone)]
@@ -582,12 +572,9 @@ impl BeeServer {
     }
 }
 
-/// The smallest and largest `budgetBytes`.
-const BUDGET_BYTES: std::ops::RangeInclusive<u64> = 512..=262_144;
-
 /// `budgetBytes` as asked (65,536 when not), or the error saying its range.
 fn budget(asked: Option<u64>) -> Result<usize, String> {
-    let budget = asked.unwrap_or(65_536);
+    let budget = asked.unwrap_or(DEFAULT_BUDGET_BYTES);
     if BUDGET_BYTES.contains(&budget) {
         Ok(budget as usize)
     } else {
@@ -788,7 +775,8 @@ fn default_store() -> PathBuf {
 
 /// A tool error: `{"errorCode","message"}` with `isError: true`.
 fn tool_error(code: &str, message: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(json!({"errorCode": code, "message": message.into()}).to_string())])
+    let body = ToolError { error_code: code.to_owned(), message: message.into() };
+    CallToolResult::error(vec![ContentBlock::text(serde_json::to_string(&body).unwrap_or_default())])
 }
 
 /// Runs the beectl command `argv` (with `stdin` for `--stdin`) off the

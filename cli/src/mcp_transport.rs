@@ -5,14 +5,13 @@
 //! message, gets the protocol's parse or invalid-request error. One writer
 //! task owns stdout, so answers and these errors never interleave.
 
+use bee_proto::mcp::MAX_FRAME_BYTES;
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// The largest JSON-RPC frame taken.
-pub const MAX_FRAME_BYTES: usize = 512 * 1024;
 /// How much of an oversized frame is searched for its id.
 const ID_SEARCH_BYTES: usize = 4096;
 
@@ -90,57 +89,50 @@ enum Frame {
 }
 
 /// The next line of `reader`, held only up to the frame limit: beyond it
-/// the rest is read past, counted and dropped.
+/// only its first bytes are kept (for its id), the rest read past and counted.
 async fn read_frame(reader: &mut (impl AsyncBufReadExt + Unpin)) -> std::io::Result<Frame> {
     let mut line = Vec::new();
     let mut bytes = 0usize;
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(if bytes == 0 {
-                Frame::End
-            } else if bytes > MAX_FRAME_BYTES {
-                Frame::Oversized { bytes, id: frame_id(&line) }
-            } else {
-                Frame::Line(line)
-            });
+            return Ok(if bytes == 0 { Frame::End } else { frame(line, bytes) });
         }
-        let (chunk, done) = match memchr_newline(available) {
-            Some(at) => (&available[..at], at + 1),
-            None => (available, available.len()),
+        let (chunk, used, ended) = match available.iter().position(|b| *b == b'\n') {
+            Some(at) => (&available[..at], at + 1, true),
+            None => (available, available.len(), false),
         };
-        let keep = if bytes + chunk.len() <= MAX_FRAME_BYTES {
-            chunk.len()
-        } else {
-            ID_SEARCH_BYTES.saturating_sub(line.len()).min(chunk.len())
-        };
-        if bytes + chunk.len() > MAX_FRAME_BYTES && line.len() > ID_SEARCH_BYTES {
-            line.truncate(ID_SEARCH_BYTES);
-        }
-        line.extend_from_slice(&chunk[..keep]);
         bytes += chunk.len();
-        let ended = done > chunk.len();
-        reader.consume(done);
-        if ended {
-            if line.last() == Some(&b'\r') && bytes <= MAX_FRAME_BYTES {
-                line.pop();
-            }
-            return Ok(if bytes > MAX_FRAME_BYTES {
-                Frame::Oversized { bytes, id: frame_id(&line) }
-            } else if line.iter().all(u8::is_ascii_whitespace) {
-                // A blank line is no frame: read on.
-                bytes = 0;
-                line.clear();
-                continue;
-            } else {
-                Frame::Line(line)
-            });
+        let keep = if bytes > MAX_FRAME_BYTES {
+            line.truncate(ID_SEARCH_BYTES);
+            ID_SEARCH_BYTES.saturating_sub(line.len()).min(chunk.len())
+        } else {
+            chunk.len()
+        };
+        line.extend_from_slice(&chunk[..keep]);
+        reader.consume(used);
+        if !ended {
+            continue;
         }
+        if bytes <= MAX_FRAME_BYTES && line.iter().all(u8::is_ascii_whitespace) {
+            // A blank line is no frame: read on.
+            (line, bytes) = (Vec::new(), 0);
+            continue;
+        }
+        return Ok(frame(line, bytes));
     }
 }
 
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|b| *b == b'\n')
+/// A whole line (`bytes` long; `held` all of it, or only its start when it
+/// is over the limit) as a frame.
+fn frame(mut held: Vec<u8>, bytes: usize) -> Frame {
+    if bytes > MAX_FRAME_BYTES {
+        return Frame::Oversized { bytes, id: frame_id(&held) };
+    }
+    if held.last() == Some(&b'\r') {
+        held.pop();
+    }
+    Frame::Line(held)
 }
 
 /// The top-level `"id"` of a frame's beginning, when it names one there (a

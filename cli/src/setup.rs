@@ -162,8 +162,7 @@ fn render(report: &Report) -> Rendered {
 /// The receipt file of `settings`: its path, flattened.
 fn receipt_path(settings: &Path) -> Result<PathBuf, Rendered> {
     let dir = bee_proto::paths::setup_dir().ok_or_else(|| failed("io", "HOME is not set".into()))?;
-    let name: String = settings.display().to_string().chars().map(|c| if c == '/' { '_' } else { c }).collect();
-    Ok(dir.join(format!("settings-{}.json", name.trim_start_matches('_'))))
+    Ok(dir.join(format!("settings-{}.json", crate::file_change::flat_name(settings))))
 }
 
 fn service_receipt_path() -> Result<PathBuf, Rendered> {

@@ -33,57 +33,55 @@ pub fn read_all(
 ) -> Result<Vec<Input>, InputFailure> {
     let needs_root = selections.iter().any(|s| matches!(s, Selection::File(_)));
     // With only --stdin the root is never opened, not even the current directory.
-    let root = if needs_root { Some(physical_root(root).map_err(|code| (code, None))?) } else { None };
-    let mut seen: Vec<(u64, u64)> = Vec::new();
+    let mut files = if needs_root { Some(Files::open(root).map_err(|code| (code, None))?) } else { None };
     let mut total = 0u64;
     let mut inputs = Vec::with_capacity(selections.len());
     for (index, selection) in selections.iter().enumerate() {
         let ordinal = Some(index as u64 + 1);
-        let bytes = match (selection, &root) {
+        let bytes = match (selection, files.as_mut()) {
             (Selection::Stdin, _) => match stdin_text {
                 Some(mut text) => read_bounded(&mut text),
                 None => read_stdin(),
             },
-            (Selection::File(relative), Some(root)) => read_file(root, relative, &mut seen),
+            (Selection::File(relative), Some(files)) => files.read(relative),
             (Selection::File(_), None) => Err(TokenErrorCode::RootInvalid),
-        }
-        .map_err(|code| (code, ordinal))?;
-        total += bytes.len() as u64;
-        if total > MAX_TOTAL_BYTES {
-            return Err((TokenErrorCode::TotalByteLimit, ordinal));
-        }
-        let text = plain_text(bytes).map_err(|code| (code, ordinal))?;
+        };
+        let text = bytes.and_then(|bytes| counted(&mut total, bytes)).map_err(|code| (code, ordinal))?;
         inputs.push(Input { selection: selection.clone(), text });
     }
     Ok(inputs)
 }
 
-/// The text of each distinct file of `relatives` under `root`, by the same
-/// path rules as `--file` (a file may be named more than once: it is read
-/// once); the failure names the index of the first selection it stopped.
-pub fn read_files(root: Option<&str>, relatives: &[&str]) -> Result<Vec<(String, String)>, InputFailure> {
-    let root = physical_root(root).map_err(|code| (code, None))?;
-    let mut seen: Vec<(u64, u64)> = Vec::new();
-    let mut read: Vec<(String, String)> = Vec::new();
-    let mut total = 0u64;
-    for (index, relative) in relatives.iter().enumerate() {
-        if read.iter().any(|(path, _)| path == relative) {
-            continue;
-        }
-        let ordinal = Some(index as u64 + 1);
-        let bytes = read_file(&root, relative, &mut seen).map_err(|code| (code, ordinal))?;
-        total += bytes.len() as u64;
-        if total > MAX_TOTAL_BYTES {
-            return Err((TokenErrorCode::TotalByteLimit, ordinal));
-        }
-        read.push(((*relative).to_owned(), plain_text(bytes).map_err(|code| (code, ordinal))?));
+/// Text read so far, `bytes` more: within the total limit and plain text.
+pub fn counted(total: &mut u64, bytes: Vec<u8>) -> Result<String, TokenErrorCode> {
+    *total += bytes.len() as u64;
+    if *total > MAX_TOTAL_BYTES {
+        return Err(TokenErrorCode::TotalByteLimit);
     }
-    Ok(read)
+    plain_text(bytes)
+}
+
+/// Files read under one root by `--file`'s path rules: the root resolved
+/// once, and the same file (device and inode) never read twice.
+pub struct Files {
+    root: PathBuf,
+    seen: Vec<(u64, u64)>,
+}
+
+impl Files {
+    pub fn open(root: Option<&str>) -> Result<Files, TokenErrorCode> {
+        Ok(Files { root: physical_root(root)?, seen: Vec::new() })
+    }
+
+    /// The bytes of `relative` under the root.
+    pub fn read(&mut self, relative: &str) -> Result<Vec<u8>, TokenErrorCode> {
+        read_file(&self.root, relative, &mut self.seen)
+    }
 }
 
 /// The root: absolute, a directory, and already its own canonical form (so
 /// no component is a link and there is no `.` or `..`).
-fn physical_root(root: Option<&str>) -> Result<PathBuf, TokenErrorCode> {
+pub(crate) fn physical_root(root: Option<&str>) -> Result<PathBuf, TokenErrorCode> {
     let root = match root {
         Some(root) => PathBuf::from(root),
         None => std::env::current_dir().map_err(|_| TokenErrorCode::RootInvalid)?,

@@ -147,6 +147,35 @@ const MAX_HITL_CHOICES: usize = 32;
 /// The states a human-in-the-loop request can be in.
 pub const HITL_STATES: &[&str] = &["pending", "responded", "timeout", "error"];
 
+/// `humanInTheLoopStatus` as Bee writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HitlStatus {
+    /// One of [`HITL_STATES`].
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responded_at: Option<i64>,
+    /// The answer's kept fields (see [`kept_response`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Map<String, Value>>,
+}
+
+impl HitlStatus {
+    /// A status with no answer.
+    pub fn state(status: &str) -> HitlStatus {
+        HitlStatus { status: status.to_owned(), responded_at: None, response: None }
+    }
+
+    /// An operator's answer, given at `at_ms`.
+    pub fn responded(at_ms: i64, response: Map<String, Value>) -> HitlStatus {
+        HitlStatus { status: "responded".to_owned(), responded_at: Some(at_ms), response: Some(response) }
+    }
+
+    pub fn value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
 /// `POST /events/{id}/respond`: the operator's answer to a human-in-the-loop request.
 pub const RESPOND_PATH: &str = "/events/{id}/respond";
 /// The largest answer body taken.
@@ -269,9 +298,9 @@ pub fn accept_object(
             Some(Value::Object(status)) if captured => Value::Object(status),
             Some(Value::Object(status)) => {
                 let state = status.get("status").and_then(Value::as_str).filter(|s| HITL_STATES.contains(s));
-                serde_json::json!({"status": state.unwrap_or("pending")})
+                HitlStatus::state(state.unwrap_or("pending")).value()
             }
-            _ => serde_json::json!({"status": "pending"}),
+            _ => HitlStatus::state("pending").value(),
         };
         body.insert(HITL_STATUS_FIELD.to_owned(), status);
     } else if let Some(status) = status.filter(|_| captured) {
@@ -337,14 +366,18 @@ pub fn kept_response(response: &Map<String, Value>, captured: bool) -> Map<Strin
 pub fn is_loopback_ws_url(url: &str) -> bool {
     let Some(rest) = url.strip_prefix("ws://") else { return false };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.contains('@') {
-        return false;
-    }
-    let host = match authority.strip_prefix('[') {
-        Some(bracketed) => bracketed.split(']').next().map(|h| format!("[{h}]")).unwrap_or_default(),
-        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host).to_owned(),
+    !authority.contains('@') && is_loopback_host(authority)
+}
+
+/// Whether `host` (a Host header, an Origin's or a URL's host, with or
+/// without a port) names this machine: `localhost` or a loopback address.
+pub fn is_loopback_host(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
     };
-    matches!(host.to_ascii_lowercase().as_str(), "localhost" | "127.0.0.1" | "[::1]")
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Holds a kept field to [`MAX_KEPT_FIELD_BYTES`], marking what was dropped.

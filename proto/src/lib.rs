@@ -17,6 +17,7 @@ pub mod events;
 pub mod exit;
 pub mod identity;
 pub mod ledger;
+pub mod mcp;
 pub mod paths;
 pub mod spool;
 pub mod text;

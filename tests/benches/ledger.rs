@@ -107,20 +107,14 @@ fn views() {
     let mut ledger = Ledger::open(&dir).unwrap();
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
     let week = 7 * 24 * 3_600_000u64;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut random = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
     let started = Instant::now();
     for _ in 0..100 {
         let batch: Vec<Evidence> = (0..10_000)
             .map(|n| {
                 let at = now - 1_000 - random() % (week - 3_600_000);
                 let at_utc = bee_proto::time::format_rfc3339(UNIX_EPOCH + Duration::from_millis(at));
-                let provider = if random() % 3 == 0 { Provider::Codex } else { Provider::Claude };
+                let provider = if random().is_multiple_of(3) { Provider::Codex } else { Provider::Claude };
                 let model = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5-codex"][(random() % 3) as usize].to_owned();
                 let session = format!("session-{}", random() % 1_000);
                 let tokens = Counters {

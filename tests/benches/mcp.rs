@@ -159,19 +159,13 @@ fn quota_over_a_million_calls(home: &TestHome) {
     let mut ledger = Ledger::open(&dir).unwrap();
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
     let week = 7 * 24 * 3_600_000u64;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut random = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
     let started = Instant::now();
     for _ in 0..CALLS / 10_000 {
         let batch: Vec<Evidence> = (0..10_000)
             .map(|_| {
                 let at = now - 1_000 - random() % (week - 3_600_000);
-                let provider = if random() % 3 == 0 { Provider::Codex } else { Provider::Claude };
+                let provider = if random().is_multiple_of(3) { Provider::Codex } else { Provider::Claude };
                 Evidence::Record(LedgerRecord::Call(Box::new(CallRecord {
                     record_id: uuid::Uuid::new_v4(),
                     source: CallSource::Run,

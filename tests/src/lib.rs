@@ -629,3 +629,15 @@ pub fn allow_open_files(wanted: u64) {
     let current = Some(wanted.min(limit.maximum.unwrap_or(wanted)));
     setrlimit(Resource::Nofile, Rlimit { current, maximum: limit.maximum }).expect("raise the open-file limit");
 }
+
+/// A deterministic xorshift64 sequence from `seed` (non-zero): generated
+/// test data that is the same on every run.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}

@@ -412,15 +412,8 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
 fn artifacts_round_trip_through_the_cli_and_mcp() {
     let home = TestHome::new();
     let root = std::fs::canonicalize(home.path()).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let binary: Vec<u8> = (0..1 << 20)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
+    let mut random = xorshift(0x2545_f491_4f6c_dd1d);
+    let binary: Vec<u8> = (0..1 << 20).map(|_| random() as u8).collect();
     let binary_path = home.file("blob.bin", &binary);
     let lines: String =
         (1..=300).map(|n| format!("line {n}: {}\n", if n % 7 == 0 { "needle here" } else { "hay" })).collect();

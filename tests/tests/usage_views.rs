@@ -272,13 +272,8 @@ fn with_beed_down_usage_imports_what_is_new_first() {
 #[test]
 fn the_estimate_on_a_generated_tree_equals_an_independent_computation() {
     let home = TestHome::new();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut random = |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut sequence = xorshift(0x9e37_79b9_7f4a_7c15);
+    let mut random = |n: u64| sequence() % n;
     let models = ["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5", "claude-mystery-9"];
     let (mut expected, mut unknown) = (0.0, 0u64);
     for session in 0..6u64 {

@@ -109,11 +109,8 @@ async fn respond(
     response.insert("respondedAt".to_owned(), Value::from(now_ms));
     let Ok(Some(event)) = read(&state, move |conn| store::event_by_id(conn, id)).await else { return not_found() };
     let captured = event.get("source_app").and_then(Value::as_str).is_some_and(|app| state.captures(app));
-    let status = serde_json::json!({
-        "status": "responded",
-        "respondedAt": now_ms,
-        "response": Value::Object(bee_proto::events::kept_response(&response, captured)),
-    });
+    let status =
+        bee_proto::events::HitlStatus::responded(now_ms, bee_proto::events::kept_response(&response, captured)).value();
     let write = EventWrite::Response { event_id: id, status: status.to_string(), at_ms: now_ms };
     match state.writer.submit(write).await {
         Some(Ok(stored)) if stored.fresh => {}
@@ -148,7 +145,11 @@ async fn respond(
 async fn tell_agent(url: &str, message: String) -> Result<(), String> {
     use futures_util::SinkExt;
     let authority = url.trim_start_matches("ws://").split(['/', '?', '#']).next().unwrap_or("");
-    let address = if authority.contains(':') { authority.to_owned() } else { format!("{authority}:80") };
+    let has_port = !authority.ends_with(']')
+        && authority
+            .rsplit_once(':')
+            .is_some_and(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    let address = if has_port { authority.to_owned() } else { format!("{authority}:80") };
     let tcp = tokio::net::TcpStream::connect(address.as_str()).await.map_err(|err| err.to_string())?;
     let (mut socket, _) = tokio_tungstenite::client_async(url, tcp).await.map_err(|err| err.to_string())?;
     socket.send(tokio_tungstenite::tungstenite::Message::text(message)).await.map_err(|err| err.to_string())?;

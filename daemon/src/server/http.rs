@@ -97,15 +97,7 @@ struct Guard {
     rate: RateLimit,
 }
 
-/// Whether `host` (a Host header or an Origin's host) names this machine.
-pub fn is_loopback_host(host: &str) -> bool {
-    let name = match host.rsplit_once(':') {
-        Some((name, port)) if !name.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => name,
-        _ => host,
-    };
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
+pub use bee_proto::events::is_loopback_host;
 
 /// Whether an `Origin` header value is a loopback origin (any port).
 pub fn is_loopback_origin(origin: &str) -> bool {
