@@ -180,6 +180,9 @@ enum CliCommand {
     /// Context an agent selects on purpose, packed within a budget.
     #[command(subcommand)]
     Context(ContextCli),
+    /// JSON values as a bee-json-v1 packet (fewer tokens, the same values) and back.
+    #[command(subcommand)]
+    Repr(ReprCli),
     /// Plans: steps with dependencies and declared owners, claimed and reported here;
     /// agents read them through the MCP server.
     #[command(subcommand)]
@@ -375,6 +378,33 @@ enum ContextCli {
         /// Physical absolute directory the paths are relative to [default: the current directory].
         #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
         root: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ReprCli {
+    /// The packet for the JSON value in FILE (several values, as JSON lines, make a
+    /// sequence), with the bytes and exact o200k tokens of both forms.
+    #[command(after_help = "Example:\n  beectl repr encode response.json\n  cat events.jsonl | beectl repr encode")]
+    Encode {
+        /// The JSON text [default: standard input; also `-`].
+        #[arg(value_name = "FILE")]
+        file: Option<String>,
+        /// The representation [default: bee-json-v1, the one there is].
+        #[arg(long, value_name = "ENCODING")]
+        encoding: Option<String>,
+        /// The answer's size limit, 512..262144 [default: 65536].
+        #[arg(long, value_name = "N")]
+        budget_bytes: Option<u64>,
+    },
+    /// The exact JSON values a bee-json-v1 packet carries.
+    Decode {
+        /// The packet [default: standard input; also `-`].
+        #[arg(value_name = "FILE")]
+        file: Option<String>,
+        /// The answer's size limit, 512..262144 [default: 65536].
+        #[arg(long, value_name = "N")]
+        budget_bytes: Option<u64>,
     },
 }
 
@@ -698,6 +728,15 @@ pub enum Command {
         root: Option<String>,
     },
     ArtifactList,
+    ReprEncode {
+        file: Option<String>,
+        encoding: Option<String>,
+        budget_bytes: Option<u64>,
+    },
+    ReprDecode {
+        file: Option<String>,
+        budget_bytes: Option<u64>,
+    },
     ArtifactGet {
         id: String,
         out: String,
@@ -1071,6 +1110,10 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::ContextPacket { manifest, manifest_json, budget_bytes, root }
         }
         CliCommand::Artifact(ArtifactCli::List) => Command::ArtifactList,
+        CliCommand::Repr(ReprCli::Encode { file, encoding, budget_bytes }) => {
+            Command::ReprEncode { file, encoding, budget_bytes }
+        }
+        CliCommand::Repr(ReprCli::Decode { file, budget_bytes }) => Command::ReprDecode { file, budget_bytes },
         CliCommand::Artifact(ArtifactCli::Get { id, out }) => Command::ArtifactGet { id, out },
         CliCommand::Mcp(McpCli::Serve { root, discovery }) => Command::McpServe { root, discovery },
         CliCommand::Setup {

@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_transport;
 mod outline;
 mod plan_view;
+mod repr;
 mod run;
 mod service;
 mod setup;
@@ -93,6 +94,14 @@ fn run(command: args::Command) -> Rendered {
         args::Command::EventsRecent { limit } => events_view::recent(limit),
         args::Command::ArtifactAdd { file } => artifact_view::add(&file),
         args::Command::ArtifactList => artifact_view::list(),
+        args::Command::ReprEncode { file, encoding, budget_bytes } => match repr::read_input(file.as_deref()) {
+            Ok(text) => repr::encode(&text, encoding.as_deref(), budget_bytes),
+            Err(rendered) => rendered,
+        },
+        args::Command::ReprDecode { file, budget_bytes } => match repr::read_input(file.as_deref()) {
+            Ok(packet) => repr::decode(&packet, budget_bytes),
+            Err(rendered) => rendered,
+        },
         args::Command::Plan(plan) => plan_view::plan(plan),
         args::Command::ContextDoctor { manifest, root } => match read_manifest(&manifest) {
             Ok(text) => context_packet::doctor(&text, root.as_deref()),

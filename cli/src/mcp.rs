@@ -253,6 +253,28 @@ pub struct SkillPathArgs {
     path: String,
 }
 
+/// `bee_representation_encode`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReprEncodeArgs {
+    /// The JSON text: one value, or several (JSON lines) for a sequence; at most 256 KiB.
+    json: String,
+    /// bee-json-v1 (the default and the one there is).
+    encoding: Option<String>,
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
+/// `bee_representation_decode`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReprDecodeArgs {
+    /// A bee-json-v1 packet, as bee_representation_encode gave it.
+    packet: String,
+    /// The whole result's size limit, 512..262144 [default: 65536]; decoding stops when the values pass it.
+    budget_bytes: Option<u64>,
+}
+
 /// `--flag value` for each given value.
 fn flags(argv: &mut Vec<OsString>, pairs: &[(&str, Option<String>)]) {
     for (flag, value) in pairs {
@@ -556,6 +578,28 @@ impl BeeServer {
     }
 
     #[tool(
+        description = "JSON values as a bee-json-v1 packet: fewer tokens than compact JSON (keys written once per table, strings bare where unambiguous), every number spelled as given, white space and key order not kept; with the bytes and exact o200k tokens of both forms (beectl repr encode).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_representation_encode(
+        &self,
+        Parameters(a): Parameters<ReprEncodeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(blocking(move || answer(crate::repr::encode(&a.json, a.encoding.as_deref(), a.budget_bytes))).await)
+    }
+
+    #[tool(
+        description = "The exact JSON values inside a bee-json-v1 packet; decoding stops at budgetBytes, an answer over it is an error, never cut (beectl repr decode).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_representation_decode(
+        &self,
+        Parameters(a): Parameters<ReprDecodeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(blocking(move || answer(crate::repr::decode(&a.packet, a.budget_bytes))).await)
+    }
+
+    #[tool(
         description = "An artifact's bytes, verified against its sha256, as base64 pages: follow nextOffsetBytes until null, then compare the SHA-256 of the pages with sourceSha256.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -626,6 +670,8 @@ impl BeeServer {
             "bee_artifact_search" => self.bee_artifact_search(parsed(name, arguments)?).await,
             "bee_artifact_query" => self.bee_artifact_query(parsed(name, arguments)?).await,
             "bee_artifact_read" => self.bee_artifact_read(parsed(name, arguments)?).await,
+            "bee_representation_encode" => self.bee_representation_encode(parsed(name, arguments)?).await,
+            "bee_representation_decode" => self.bee_representation_decode(parsed(name, arguments)?).await,
             "bee_context_packet" => self.bee_context_packet(parsed(name, arguments)?).await,
             "bee_plan_show" => self.bee_plan_show(parsed(name, arguments)?).await,
             "bee_plan_next" => self.bee_plan_next(parsed(name, arguments)?).await,

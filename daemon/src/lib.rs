@@ -32,6 +32,7 @@ pub mod events;
 pub mod ledger;
 pub mod plans;
 pub mod rendered;
+pub mod representation;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod skills;

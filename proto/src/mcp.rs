@@ -21,3 +21,7 @@ pub struct ToolError {
     pub error_code: String,
     pub message: String,
 }
+
+/// The largest JSON text `repr encode` takes, and the largest packet
+/// `repr decode` takes.
+pub const REPRESENTATION_INPUT_BYTES: usize = 262_144;

@@ -1,0 +1,166 @@
+//! `beectl repr encode | decode` and their MCP twins: JSON values as a
+//! `bee-json-v1` packet and back (the codec is the daemon library's), with
+//! the measured size of both forms: bytes, and exact o200k tokens.
+
+use bee_daemon::rendered::Rendered;
+use bee_daemon::representation::{self, ReprError};
+use bee_proto::delivery::CommandError;
+use bee_proto::exit::Exit;
+use bee_proto::mcp::{BUDGET_BYTES, DEFAULT_BUDGET_BYTES, REPRESENTATION_INPUT_BYTES};
+use bee_proto::tokens::{COMMAND_MILLIS, Encoding};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// The one representation there is.
+const ENCODING: &str = representation::MAGIC;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Encoded {
+    schema_version: u32,
+    encoding: &'static str,
+    /// Whether the input held several values (JSON lines).
+    sequence: bool,
+    values: usize,
+    packet: String,
+    json_bytes: usize,
+    packet_bytes: usize,
+    tokenizer: &'static str,
+    json_tokens: u64,
+    packet_tokens: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Decoded {
+    schema_version: u32,
+    encoding: &'static str,
+    sequence: bool,
+    /// Each value as compact JSON, its numbers spelled as the packet has them.
+    values: Vec<Box<RawValue>>,
+    json_bytes: usize,
+}
+
+fn failure(code: &str, message: impl Into<String>) -> Rendered {
+    Rendered::json(Exit::Unavailable, &CommandError::unavailable(code, message))
+}
+
+fn from(err: ReprError) -> Rendered {
+    failure(err.code, err.message)
+}
+
+/// `--budget-bytes` as given, or the default; the range is the MCP tools'.
+fn budget(asked: Option<u64>) -> Result<usize, Rendered> {
+    let budget = asked.unwrap_or(DEFAULT_BUDGET_BYTES);
+    if BUDGET_BYTES.contains(&budget) {
+        Ok(budget as usize)
+    } else {
+        Err(Rendered::invalid_usage(format!("--budget-bytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end())))
+    }
+}
+
+/// The answer when its JSON fits `budget` bytes, else `budget_exceeded`.
+fn within(answer: &impl Serialize, budget: usize) -> Rendered {
+    let rendered = Rendered::json(Exit::Success, answer);
+    // The printed document ends with a newline the budget does not count.
+    let size = rendered.bytes.len().saturating_sub(1);
+    if size > budget {
+        return failure(
+            "budget_exceeded",
+            format!("the answer is {size} bytes, over the budget of {budget}: raise budgetBytes or give less"),
+        );
+    }
+    rendered
+}
+
+/// The input text: `FILE`, or standard input for `-` or none; at most
+/// [`REPRESENTATION_INPUT_BYTES`], UTF-8.
+pub fn read_input(file: Option<&str>) -> Result<String, Rendered> {
+    let limit = REPRESENTATION_INPUT_BYTES as u64;
+    let mut bytes = Vec::new();
+    let read = match file {
+        None | Some("-") => std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
+        Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
+    };
+    if let Err(err) = read {
+        return Err(failure("io", format!("{}: {err}", file.unwrap_or("standard input"))));
+    }
+    checked_text(bytes)
+}
+
+/// `bytes` as text within the input limit.
+pub fn checked_text(bytes: Vec<u8>) -> Result<String, Rendered> {
+    if bytes.len() > REPRESENTATION_INPUT_BYTES {
+        return Err(failure(
+            "input_too_large",
+            format!("the input is over {REPRESENTATION_INPUT_BYTES} bytes (256 KiB)"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|err| failure("not_utf8", format!("the input is not UTF-8: {err}")))
+}
+
+/// `beectl repr encode`: the packet for the JSON value(s) in `text`.
+pub fn encode(text: &str, encoding: Option<&str>, budget_bytes: Option<u64>) -> Rendered {
+    let budget = match budget(budget_bytes) {
+        Ok(budget) => budget,
+        Err(rendered) => return rendered,
+    };
+    if let Some(other) = encoding.filter(|e| *e != ENCODING) {
+        return failure("unsupported_encoding", format!("{other:?}: the one encoding is {ENCODING}"));
+    }
+    if text.len() > REPRESENTATION_INPUT_BYTES {
+        return failure("input_too_large", format!("the input is over {REPRESENTATION_INPUT_BYTES} bytes (256 KiB)"));
+    }
+    let values = match representation::parse_json_values(text) {
+        Ok(values) => values,
+        Err(err) => return from(err),
+    };
+    let sequence = values.len() != 1;
+    let packet = match representation::encode(&values, sequence) {
+        Ok(packet) => packet,
+        Err(err) => return from(err),
+    };
+    let json = values.iter().map(representation::to_json).collect::<Vec<_>>().join("\n");
+    let deadline = Instant::now() + Duration::from_millis(COMMAND_MILLIS);
+    let counts = match crate::token::count(Encoding::O200kBase, &[json.clone(), packet.clone()], deadline) {
+        Ok(counts) => counts,
+        Err(_) => return failure("encoding_unavailable", "the o200k_base counts could not be made"),
+    };
+    let answer = Encoded {
+        schema_version: 1,
+        encoding: ENCODING,
+        sequence,
+        values: values.len(),
+        json_bytes: json.len(),
+        packet_bytes: packet.len(),
+        packet,
+        tokenizer: "o200k_base",
+        json_tokens: counts[0],
+        packet_tokens: counts[1],
+    };
+    within(&answer, budget)
+}
+
+/// `beectl repr decode`: the exact JSON values a packet carries.
+pub fn decode(packet: &str, budget_bytes: Option<u64>) -> Rendered {
+    let budget = match budget(budget_bytes) {
+        Ok(budget) => budget,
+        Err(rendered) => return rendered,
+    };
+    if packet.len() > REPRESENTATION_INPUT_BYTES {
+        return failure("input_too_large", format!("the packet is over {REPRESENTATION_INPUT_BYTES} bytes (256 KiB)"));
+    }
+    let (values, sequence) = match representation::decode(packet, budget) {
+        Ok(decoded) => decoded,
+        Err(err) => return from(err),
+    };
+    let texts: Vec<String> = values.iter().map(representation::to_json).collect();
+    let json_bytes = texts.iter().map(String::len).sum::<usize>() + texts.len().saturating_sub(1);
+    let values = match texts.into_iter().map(RawValue::from_string).collect::<Result<Vec<_>, _>>() {
+        Ok(values) => values,
+        Err(err) => return failure("io", err.to_string()),
+    };
+    within(&Decoded { schema_version: 1, encoding: ENCODING, sequence, values, json_bytes }, budget)
+}
