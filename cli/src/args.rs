@@ -183,6 +183,9 @@ enum CliCommand {
     /// JSON values as a bee-json-v1 packet (fewer tokens, the same values) and back.
     #[command(subcommand)]
     Repr(ReprCli),
+    /// Local prose compression for agents (bee_context_compress): off until enabled.
+    #[command(subcommand)]
+    Compress(CompressCli),
     /// Plans: steps with dependencies and declared owners, claimed and reported here;
     /// agents read them through the MCP server.
     #[command(subcommand)]
@@ -378,6 +381,30 @@ enum ContextCli {
         /// Physical absolute directory the paths are relative to [default: the current directory].
         #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
         root: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CompressCli {
+    /// Turn compression on ([compression] enabled = true in ~/.bee/config.toml).
+    Enable,
+    /// Turn it off: bee_context_compress then returns texts as given.
+    Disable,
+    /// Whether it is on, and the method.
+    Status,
+    /// Compress the prose in FILE as bee_context_compress would (the original is stored
+    /// as an artifact).
+    #[command(after_help = "Example:\n  beectl compress prose notes.md --rate-percent 50")]
+    Prose {
+        /// The text [default: standard input; also `-`].
+        #[arg(value_name = "FILE")]
+        file: Option<String>,
+        /// The share of tokens to keep, 10..90.
+        #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(10..=90))]
+        rate_percent: u32,
+        /// The answer's size limit, 512..262144 [default: 65536].
+        #[arg(long, value_name = "N")]
+        budget_bytes: Option<u64>,
     },
 }
 
@@ -735,6 +762,15 @@ pub enum Command {
     },
     ReprDecode {
         file: Option<String>,
+        budget_bytes: Option<u64>,
+    },
+    CompressSet {
+        enabled: bool,
+    },
+    CompressStatus,
+    CompressProse {
+        file: Option<String>,
+        rate_percent: u32,
         budget_bytes: Option<u64>,
     },
     ArtifactGet {
@@ -1114,6 +1150,12 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             Command::ReprEncode { file, encoding, budget_bytes }
         }
         CliCommand::Repr(ReprCli::Decode { file, budget_bytes }) => Command::ReprDecode { file, budget_bytes },
+        CliCommand::Compress(CompressCli::Enable) => Command::CompressSet { enabled: true },
+        CliCommand::Compress(CompressCli::Disable) => Command::CompressSet { enabled: false },
+        CliCommand::Compress(CompressCli::Status) => Command::CompressStatus,
+        CliCommand::Compress(CompressCli::Prose { file, rate_percent, budget_bytes }) => {
+            Command::CompressProse { file, rate_percent, budget_bytes }
+        }
         CliCommand::Artifact(ArtifactCli::Get { id, out }) => Command::ArtifactGet { id, out },
         CliCommand::Mcp(McpCli::Serve { root, discovery }) => Command::McpServe { root, discovery },
         CliCommand::Setup {

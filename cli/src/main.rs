@@ -9,6 +9,7 @@ mod artifact_view;
 mod ask;
 mod audit;
 mod budget;
+mod compress_view;
 mod context_packet;
 mod daemon;
 mod delivery;
@@ -98,6 +99,11 @@ fn run(command: args::Command) -> Rendered {
             Ok(text) => repr::encode(&text, encoding.as_deref(), budget_bytes),
             Err(rendered) => rendered,
         },
+        args::Command::CompressSet { enabled } => compress_view::set(enabled),
+        args::Command::CompressStatus => compress_view::status(),
+        args::Command::CompressProse { file, rate_percent, budget_bytes } => {
+            compress_view::prose(file.as_deref(), rate_percent, budget_bytes)
+        }
         args::Command::ReprDecode { file, budget_bytes } => match repr::read_input(file.as_deref()) {
             Ok(packet) => repr::decode(&packet, budget_bytes),
             Err(rendered) => rendered,

@@ -4,8 +4,9 @@
 //! and answered by the same code, so a tool answers byte for byte what the
 //! CLI prints. The server pins the checkout (`--root`, the files
 //! `bee_token_estimate` reads are under it) and the Bee home at start, and
-//! never writes: `bee_usage` answers from the ledger as it is, `bee_audit`
-//! runs no outcome check. The artifact tools read what `beectl artifact
+//! writes nothing but the original of a compressed text (an artifact, and
+//! only when compression is enabled): `bee_usage` answers from the ledger
+//! as it is, `bee_audit` runs no outcome check. The artifact tools read what `beectl artifact
 //! add` stored, only after its sha256 verifies. A result over 256 KiB (or
 //! over a tool's own `budgetBytes`) or a call over 15 s is an error, never
 //! a cut answer.
@@ -261,6 +262,30 @@ pub struct ReprEncodeArgs {
     json: String,
     /// bee-json-v1 (the default and the one there is).
     encoding: Option<String>,
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
+/// `bee_context_compress`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompressArgs {
+    /// The text, at most 64 KiB and 8,192 o200k tokens.
+    text: String,
+    /// "prose": the only kind compressed.
+    content_kind: String,
+    /// The share of tokens to keep, 10..90.
+    rate_percent: u32,
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
+/// `bee_compression_recover`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecoverArgs {
+    /// The id bee_context_compress answered.
+    id: String,
     /// The whole result's size limit, 512..262144 [default: 65536].
     budget_bytes: Option<u64>,
 }
@@ -600,6 +625,28 @@ impl BeeServer {
     }
 
     #[tool(
+        description = "Optional local prose compression: off until `beectl compress enable` (then the text comes back as given, compressed: false); on, the least informative sentences and words are dropped (self-information from the tokenizer's own frequency data, no model, no network) to keep ratePercent of the o200k tokens, and the original is stored as an artifact for bee_compression_recover. semanticRisk is true whenever anything was dropped.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn bee_context_compress(&self, Parameters(a): Parameters<CompressArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(blocking(move || {
+            answer(crate::compress_view::compress(&a.text, &a.content_kind, a.rate_percent, a.budget_bytes))
+        })
+        .await)
+    }
+
+    #[tool(
+        description = "The exact original of a compressed text, after its sha256 verifies; budgetBytes applies (an answer over it is an error, never cut).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_compression_recover(
+        &self,
+        Parameters(a): Parameters<RecoverArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(blocking(move || answer(crate::compress_view::recover(&a.id, a.budget_bytes))).await)
+    }
+
+    #[tool(
         description = "An artifact's bytes, verified against its sha256, as base64 pages: follow nextOffsetBytes until null, then compare the SHA-256 of the pages with sourceSha256.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -672,6 +719,8 @@ impl BeeServer {
             "bee_artifact_read" => self.bee_artifact_read(parsed(name, arguments)?).await,
             "bee_representation_encode" => self.bee_representation_encode(parsed(name, arguments)?).await,
             "bee_representation_decode" => self.bee_representation_decode(parsed(name, arguments)?).await,
+            "bee_context_compress" => self.bee_context_compress(parsed(name, arguments)?).await,
+            "bee_compression_recover" => self.bee_compression_recover(parsed(name, arguments)?).await,
             "bee_context_packet" => self.bee_context_packet(parsed(name, arguments)?).await,
             "bee_plan_show" => self.bee_plan_show(parsed(name, arguments)?).await,
             "bee_plan_next" => self.bee_plan_next(parsed(name, arguments)?).await,
@@ -688,7 +737,9 @@ fn server_config() -> ServerConfig {
         .with_server_info(Implementation::new("bee", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "Bee's local evidence: what hooks delivered, token estimates, the ledger's usage and quota, \
-             hook events and their audit. Every tool is read-only; answers are beectl's own JSON.",
+             hook events and their audit; context packets, artifacts, skills, plans, the bee-json-v1 \
+             representation and optional prose compression. Every tool is read-only except \
+             bee_context_compress, which keeps the original it compressed; answers are beectl's own JSON.",
         )
 }
 

@@ -32,6 +32,20 @@ pub struct Meta {
     /// The file name it was added from.
     pub name: String,
     pub added_at_utc: String,
+    /// Set when the artifact is the original of a compressed text
+    /// (`bee_context_compress`): only such an artifact is recovered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<CompressionRecord>,
+}
+
+/// What a compression of an artifact kept: metadata only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompressionRecord {
+    pub method: String,
+    pub rate_percent: u32,
+    pub original_tokens: u64,
+    pub compressed_tokens: u64,
 }
 
 /// Why an artifact operation failed: a stable code and a sentence.
@@ -100,7 +114,22 @@ pub fn add(path: &Path) -> Result<(Meta, bool), ArtifactError> {
     if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
         return Err(error("artifact_too_large", format!("{} is over {MAX_ARTIFACT_BYTES} bytes", path.display())));
     }
-    let sha = sha256(&bytes);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    store(&bytes, name, None)
+}
+
+/// Stores `bytes` as an artifact named `name`; the artifact and whether it
+/// is new. The same bytes are stored once: a second store answers the
+/// first one's metadata.
+pub fn store(
+    bytes: &[u8],
+    name: String,
+    compression: Option<CompressionRecord>,
+) -> Result<(Meta, bool), ArtifactError> {
+    if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
+        return Err(error("artifact_too_large", format!("{name} is over {MAX_ARTIFACT_BYTES} bytes")));
+    }
+    let sha = sha256(bytes);
     let id = sha[..16].to_owned();
     let dir = dir()?;
     crate::storage::files::ensure_private_dir(&dir).map_err(|err| io(&dir, err))?;
@@ -114,10 +143,11 @@ pub fn add(path: &Path) -> Result<(Meta, bool), ArtifactError> {
         id: id.clone(),
         sha256: sha,
         bytes: bytes.len() as u64,
-        name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        name,
         added_at_utc: bee_proto::time::now_rfc3339(),
+        compression,
     };
-    write_private(&dir.join(format!("{id}.bin")), &bytes)?;
+    write_private(&dir.join(format!("{id}.bin")), bytes)?;
     let text = serde_json::to_vec(&meta).map_err(|err| error("io", err.to_string()))?;
     write_private(&dir.join(format!("{id}.json")), &text)?;
     Ok((meta, true))

@@ -27,6 +27,7 @@
 
 pub mod artifacts;
 pub mod client;
+pub mod compression;
 pub mod delivery;
 pub mod events;
 pub mod ledger;

@@ -155,6 +155,8 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
                 "bee_artifact_read",
                 "bee_artifact_search",
                 "bee_audit",
+                "bee_compression_recover",
+                "bee_context_compress",
                 "bee_context_packet",
                 "bee_delivery_read",
                 "bee_delivery_report",
@@ -162,6 +164,8 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
                 "bee_plan_next",
                 "bee_plan_show",
                 "bee_quota",
+                "bee_representation_decode",
+                "bee_representation_encode",
                 "bee_skill_get",
                 "bee_skill_resolve",
                 "bee_skill_search",
@@ -171,11 +175,13 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
         );
         for tool in &tools {
             let annotations = serde_json::to_value(tool.annotations.as_ref().unwrap()).unwrap();
-            // Skill tools read directories outside the checkout.
+            // Skill tools read directories outside the checkout; compression
+            // keeps the original it compressed.
             let open_world = tool.name.starts_with("bee_skill_");
+            let read_only = tool.name != "bee_context_compress";
             assert_eq!(
                 (annotations["readOnlyHint"].clone(), annotations["openWorldHint"].clone()),
-                (json!(true), json!(open_world)),
+                (json!(read_only), json!(open_world)),
                 "{}",
                 tool.name
             );
@@ -353,7 +359,7 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 16, "the server lives on");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 20, "the server lives on");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
@@ -389,7 +395,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
         })
     };
     let listed = inspector(&["--method", "tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 16, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 20, "{listed}");
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");
@@ -869,4 +875,209 @@ fn plans_are_driven_by_the_cli_and_read_through_mcp_on_a_live_binding() {
         assert_eq!(error_of(&next(1).await)["errorCode"], "binding_unavailable");
         client.cancel().await.unwrap();
     });
+}
+
+/// Every document of the representation corpus through `beectl repr
+/// encode` and `bee_representation_encode` (the same bytes), its token
+/// counts equal to the tokenizer's own and below compact JSON's, decoded
+/// back through MCP and the CLI to the same values; number spellings kept;
+/// every documented error.
+#[test]
+fn representation_round_trips_through_the_cli_and_mcp() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    let corpus = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/repr-corpus");
+    let mut documents: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "jsonl"))
+        .collect();
+    documents.sort();
+    assert!(documents.len() >= 20);
+    let tokenizer = tiktoken_rs::o200k_base().unwrap();
+    let most = "262144";
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        for path in &documents {
+            let text = std::fs::read_to_string(path).unwrap();
+            let printed = cli(&home, &root, &["repr", "encode", path.to_str().unwrap(), "--budget-bytes", most], None);
+            let mcp = call(&client, "bee_representation_encode", json!({"json": text, "budgetBytes": 262_144})).await;
+            assert_eq!(text_of(&mcp), printed, "{}: the tool answers what the CLI prints", path.display());
+            let answer: Value = serde_json::from_str(&printed).unwrap();
+            let packet = answer["packet"].as_str().unwrap();
+            let values: Vec<Value> =
+                serde_json::Deserializer::from_str(&text).into_iter::<Value>().map(Result::unwrap).collect();
+            // Compact JSON with every number as the document spells it: the
+            // document without the white space between its tokens.
+            let compact = text.lines().filter(|l| !l.trim().is_empty()).map(minified).collect::<Vec<_>>();
+            let compact = if path.extension().unwrap() == "jsonl" { compact.join("\n") } else { minified(&text) };
+            assert_eq!(answer["packetTokens"], json!(tokenizer.encode_ordinary(packet).len()));
+            assert_eq!(answer["jsonTokens"], json!(tokenizer.encode_ordinary(&compact).len()));
+            assert_eq!((answer["packetBytes"].clone(), answer["jsonBytes"].clone()), (json!(packet.len()), json!(compact.len())));
+            assert!(answer["packetTokens"].as_u64() < answer["jsonTokens"].as_u64(), "{}: {answer}", path.display());
+            let decoded = call(&client, "bee_representation_decode", json!({"packet": packet, "budgetBytes": 262_144})).await;
+            let decoded_text = text_of(&decoded);
+            assert_eq!(cli(&home, &root, &["repr", "decode", "--budget-bytes", most], Some(packet)), decoded_text);
+            let decoded: Value = serde_json::from_str(&decoded_text).unwrap();
+            assert_eq!(decoded["values"], Value::Array(values), "{}", path.display());
+            assert_eq!(decoded["sequence"], json!(path.extension().unwrap() == "jsonl"));
+        }
+
+        // Every number keeps its spelling, whatever form carries it.
+        let spelled = r#"{"a":1.0,"b":1e3,"c":123456789012345678901234567890,"rows":[{"x":-0,"y":"1.0","t":7},{"x":2.50,"y":"z","t":8},{"x":1E+2,"y":"","t":9}]}"#;
+        let encoded: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_representation_encode", json!({"json": spelled})).await,
+        ))
+        .unwrap();
+        let decoded = text_of(&call(&client, "bee_representation_decode", json!({"packet": encoded["packet"]})).await);
+        for spelling in ["1.0", "1e3", "123456789012345678901234567890", "-0", "2.50", "1E+2", "\"1.0\""] {
+            assert!(decoded.contains(spelling), "{spelling} in {decoded}");
+        }
+
+        for (tool, arguments, code) in [
+            ("bee_representation_encode", json!({"json": "{\"a\":"}), "invalid_json"),
+            ("bee_representation_encode", json!({"json": "{\"a\":1,\"a\":2}"}), "invalid_json"),
+            ("bee_representation_encode", json!({"json": "[".repeat(200) + &"]".repeat(200)}), "too_deep"),
+            ("bee_representation_encode", json!({"json": "1", "encoding": "toon"}), "unsupported_encoding"),
+            ("bee_representation_encode", json!({"json": "1", "budgetBytes": 100}), "invalid_usage"),
+            ("bee_representation_encode", json!({"json": format!("[{}]", "1,".repeat(150_000) + "1")}), "input_too_large"),
+            ("bee_representation_encode", json!({"json": format!("[{}]", "\"word\",".repeat(20_000) + "1"), "budgetBytes": 512}), "budget_exceeded"),
+            ("bee_representation_decode", json!({"packet": "bee-json-v1\na[3]:1,2"}), "invalid_packet"),
+            ("bee_representation_decode", json!({"packet": "not a packet"}), "invalid_packet"),
+            ("bee_representation_decode", json!({"packet": format!("bee-json-v1\n[20000]:{}", "xxxxxxxx,".repeat(19_999) + "x"), "budgetBytes": 512}), "budget_exceeded"),
+        ] {
+            let result = call(&client, tool, arguments).await;
+            assert_eq!(error_of(&result)["errorCode"], code, "{tool}");
+        }
+        client.cancel().await.unwrap();
+    });
+
+    // The CLI refuses what is not text, and what is too large, with the same codes.
+    let binary = home.file("bad.json", &[b'"', 0xff, 0xfe, b'"']);
+    let output = home.beectl(&["repr", "encode", binary.to_str().unwrap()]);
+    assert_eq!(
+        (output.status.code(), parse_json_line(&output.stdout)["errorCode"].clone()),
+        (Some(5), json!("not_utf8"))
+    );
+    let large = home.file("large.json", format!("[{}1]", "1,".repeat(140_000)).as_bytes());
+    let output = home.beectl(&["repr", "encode", large.to_str().unwrap()]);
+    assert_eq!(
+        (output.status.code(), parse_json_line(&output.stdout)["errorCode"].clone()),
+        (Some(5), json!("input_too_large"))
+    );
+}
+
+/// Compression is off until `beectl compress enable`; then the kept share
+/// comes back with its measured tokens, the original stored as a 0600
+/// artifact and recovered whole after its sha256 verifies; a changed
+/// original is never served; the bounds are errors.
+#[test]
+fn prose_compression_is_off_until_enabled_and_its_original_recovers_exactly() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    let prose = "The ledger counts each provider response once, by its provider id. \
+                 It is the same response whoever brought it, so a copy in another session's file is not counted again. \
+                 Well, you know, it is basically just a thing that is really quite important. \
+                 Time comes from producers and tokens come from the provider's own logs.\n\n\
+                 A window that was not observed is unknown, never zero.\n";
+    let tokenizer = tiktoken_rs::o200k_base().unwrap();
+    let all = tokenizer.encode_ordinary(prose).len();
+    let status = parse_json_line(&home.beectl(&["compress", "status"]).stdout);
+    assert_eq!(status["enabled"], json!(false));
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        let off: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_context_compress", json!({"text": prose, "contentKind": "prose", "ratePercent": 50}))
+                .await,
+        ))
+        .unwrap();
+        assert_eq!((off["compressed"].clone(), off["text"].clone()), (json!(false), json!(prose)), "{off}");
+        assert!(!home.bee_dir().join("artifacts").exists(), "nothing stored while off");
+
+        // A comment and another table in config.toml survive enabling.
+        std::fs::create_dir_all(home.bee_dir()).unwrap();
+        std::fs::write(home.bee_dir().join("config.toml"), "# mine\n[skills]\nroots = []\n").unwrap();
+        assert_eq!(home.beectl(&["compress", "enable"]).status.code(), Some(0));
+        let config = std::fs::read_to_string(home.bee_dir().join("config.toml")).unwrap();
+        assert!(
+            config.starts_with("# mine\n[skills]\nroots = []\n") && config.contains("[compression]\nenabled = true"),
+            "{config}"
+        );
+
+        let on: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_context_compress", json!({"text": prose, "contentKind": "prose", "ratePercent": 50}))
+                .await,
+        ))
+        .unwrap();
+        let text = on["text"].as_str().unwrap();
+        assert_eq!((on["compressed"].clone(), on["semanticRisk"].clone()), (json!(true), json!(true)), "{on}");
+        assert_eq!(on["originalTokens"], json!(all));
+        assert_eq!(on["compressedTokens"], json!(tokenizer.encode_ordinary(text).len()));
+        assert!(on["compressedTokens"].as_u64().unwrap() as usize <= all.div_ceil(2) + 4, "{on}");
+        let mut rest = prose;
+        for word in text.split_whitespace() {
+            let at = rest.find(word).unwrap_or_else(|| panic!("{word}: kept words are the original's, in order"));
+            rest = &rest[at + word.len()..];
+        }
+        let id = on["id"].as_str().unwrap().to_owned();
+        let stored = home.bee_dir().join("artifacts").join(format!("{id}.bin"));
+        assert_eq!(std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read(&stored).unwrap(), prose.as_bytes());
+
+        let recovered: Value =
+            serde_json::from_str(&text_of(&call(&client, "bee_compression_recover", json!({"id": id})).await)).unwrap();
+        assert_eq!((recovered["text"].clone(), recovered["verified"].clone()), (json!(prose), json!(true)));
+        assert_eq!(recovered["sha256"], on["originalSha256"]);
+        let tight = call(&client, "bee_compression_recover", json!({"id": id, "budgetBytes": 512})).await;
+        assert_eq!(error_of(&tight)["errorCode"], "budget_exceeded", "refused, never cut");
+
+        for (arguments, code) in [
+            (json!({"text": "fn main() {}", "contentKind": "code", "ratePercent": 50}), "unsupported_content_kind"),
+            (json!({"text": prose, "contentKind": "prose", "ratePercent": 5}), "invalid_usage"),
+            (json!({"text": prose, "contentKind": "prose", "ratePercent": 95}), "invalid_usage"),
+            (json!({"text": "word ".repeat(14_000), "contentKind": "prose", "ratePercent": 50}), "input_too_large"),
+            (json!({"text": "q1x9 ".repeat(9_000), "contentKind": "prose", "ratePercent": 50}), "input_too_large"),
+        ] {
+            let result = call(&client, "bee_context_compress", arguments).await;
+            assert_eq!(error_of(&result)["errorCode"], code);
+        }
+
+        // Only a compression's original is recovered; a changed one never is.
+        let other = home.file("other.txt", b"just a file\n");
+        let added = parse_json_line(&home.beectl(&["artifact", "add", other.to_str().unwrap()]).stdout);
+        let plain = call(&client, "bee_compression_recover", json!({"id": added["artifact"]["id"]})).await;
+        assert_eq!(error_of(&plain)["errorCode"], "not_a_compression_original");
+        std::fs::write(&stored, prose.replace("ledger", "LEDGER")).unwrap();
+        let corrupt = call(&client, "bee_compression_recover", json!({"id": id})).await;
+        assert_eq!(error_of(&corrupt)["errorCode"], "artifact_corrupt");
+
+        assert_eq!(home.beectl(&["compress", "disable"]).status.code(), Some(0));
+        let again: Value = serde_json::from_str(&text_of(
+            &call(&client, "bee_context_compress", json!({"text": prose, "contentKind": "prose", "ratePercent": 50}))
+                .await,
+        ))
+        .unwrap();
+        assert_eq!(again["compressed"], json!(false));
+        client.cancel().await.unwrap();
+    });
+}
+
+/// `text` without white space outside its strings.
+fn minified(text: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            (in_string, escaped) = match (escaped, c) {
+                (true, _) => (true, false),
+                (false, '\\') => (true, true),
+                (false, '"') => (false, false),
+                _ => (true, false),
+            };
+        } else if !c.is_whitespace() {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
 }
