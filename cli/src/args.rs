@@ -186,6 +186,10 @@ enum CliCommand {
     /// Local prose compression for agents (bee_context_compress): off until enabled.
     #[command(subcommand)]
     Compress(CompressCli),
+    /// Design bundles: import a static export, map entries to sources, capture
+    /// screenshots as evidence; `design mcp` serves them to agents (read-only).
+    #[command(subcommand)]
+    Design(DesignCli),
     /// Plans: steps with dependencies and declared owners, claimed and reported here;
     /// agents read them through the MCP server.
     #[command(subcommand)]
@@ -382,6 +386,99 @@ enum ContextCli {
         #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
         root: Option<String>,
     },
+}
+
+/// `beectl design …`, parsed.
+#[derive(Debug)]
+pub enum DesignCommand {
+    Import {
+        dir: String,
+        bundle: String,
+        root: Option<String>,
+    },
+    Map {
+        id: String,
+        source: String,
+        bundle: Option<String>,
+        root: Option<String>,
+    },
+    Capture {
+        id: String,
+        url: Option<String>,
+        file: Option<String>,
+        viewport: String,
+        bundle: Option<String>,
+        root: Option<String>,
+    },
+    Mcp {
+        root: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DesignCli {
+    /// Copy a static export (HTML, CSS, images) into <root>/.bee/design/NAME/ with its
+    /// manifest bee-design.json (the export's own, or derived from its files).
+    #[command(after_help = "Example:\n  beectl design import design/export --bundle app")]
+    Import {
+        /// The export's directory, inside the root.
+        #[arg(value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        dir: String,
+        #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+        bundle: String,
+        /// The checkout: absolute and physical [default: the current directory].
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        root: Option<String>,
+    },
+    /// Record which source implements an entry: PATH[#SYMBOL], inside the root.
+    #[command(after_help = "Example:\n  beectl design map screens/home --source src/home.tsx#HomePage")]
+    Map {
+        #[arg(value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+        id: String,
+        #[arg(long, value_name = "PATH[#SYMBOL]", value_parser = NonEmptyStringValueParser::new())]
+        source: String,
+        #[command(flatten)]
+        root: DesignRoot,
+    },
+    /// Store a headless Chromium screenshot of an entry's rendering as evidence.
+    #[command(
+        after_help = "Examples:\n  beectl design capture screens/home --url http://127.0.0.1:5173/\n  beectl design capture screens/home --file build/home.html --viewport 1280x800"
+    )]
+    Capture {
+        #[arg(value_name = "ID", value_parser = NonEmptyStringValueParser::new())]
+        id: String,
+        /// An http(s) address to render.
+        #[arg(long, value_name = "URL", conflicts_with = "file", required_unless_present = "file")]
+        url: Option<String>,
+        /// An HTML file inside the root to render.
+        #[arg(long, value_name = "HTML")]
+        file: Option<String>,
+        /// WIDTHxHEIGHT [default: 1280x800].
+        #[arg(long, value_name = "WxH", default_value = "1280x800")]
+        viewport: String,
+        #[command(flatten)]
+        root: DesignRoot,
+    },
+    /// Serve the design tools (list, slice, verify, visual report) over MCP on stdin/stdout.
+    Mcp {
+        /// stdin/stdout, the one transport.
+        #[arg(long, required = true)]
+        stdio: bool,
+        /// The checkout: absolute and physical.
+        #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+        root: String,
+    },
+}
+
+/// Where the design bundles are.
+#[derive(Debug, clap::Args)]
+struct DesignRoot {
+    /// The bundle [default: the only one].
+    #[arg(long, value_name = "NAME")]
+    bundle: Option<String>,
+    /// The checkout: absolute and physical [default: the current directory].
+    #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
+    root: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -768,6 +865,7 @@ pub enum Command {
         enabled: bool,
     },
     CompressStatus,
+    Design(DesignCommand),
     CompressProse {
         file: Option<String>,
         rate_percent: u32,
@@ -1153,6 +1251,16 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         CliCommand::Compress(CompressCli::Enable) => Command::CompressSet { enabled: true },
         CliCommand::Compress(CompressCli::Disable) => Command::CompressSet { enabled: false },
         CliCommand::Compress(CompressCli::Status) => Command::CompressStatus,
+        CliCommand::Design(design) => Command::Design(match design {
+            DesignCli::Import { dir, bundle, root } => DesignCommand::Import { dir, bundle, root },
+            DesignCli::Map { id, source, root } => {
+                DesignCommand::Map { id, source, bundle: root.bundle, root: root.root }
+            }
+            DesignCli::Capture { id, url, file, viewport, root } => {
+                DesignCommand::Capture { id, url, file, viewport, bundle: root.bundle, root: root.root }
+            }
+            DesignCli::Mcp { stdio: _, root } => DesignCommand::Mcp { root },
+        }),
         CliCommand::Compress(CompressCli::Prose { file, rate_percent, budget_bytes }) => {
             Command::CompressProse { file, rate_percent, budget_bytes }
         }

@@ -13,6 +13,9 @@ mod compress_view;
 mod context_packet;
 mod daemon;
 mod delivery;
+mod design;
+mod design_mcp;
+mod design_view;
 mod events_view;
 mod file_change;
 mod hooks;
@@ -101,6 +104,7 @@ fn run(command: args::Command) -> Rendered {
         },
         args::Command::CompressSet { enabled } => compress_view::set(enabled),
         args::Command::CompressStatus => compress_view::status(),
+        args::Command::Design(design) => design_view::run(design),
         args::Command::CompressProse { file, rate_percent, budget_bytes } => {
             compress_view::prose(file.as_deref(), rate_percent, budget_bytes)
         }

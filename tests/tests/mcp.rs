@@ -1081,3 +1081,231 @@ fn minified(text: &str) -> String {
     }
     out
 }
+
+/// `beectl design mcp --stdio --root ROOT`, as an MCP client starts it.
+async fn connect_design(home: &TestHome, root: &Path) -> Client {
+    let mut command = home.command(bin("beectl"));
+    command.args(["design", "mcp", "--stdio", "--root", root.to_str().unwrap()]).stderr(Stdio::null());
+    ().serve(TokioChildProcess::new(tokio::process::Command::from(command)).unwrap()).await.unwrap()
+}
+
+/// A design tool's answer: the envelope checked, its `data` (or `error`).
+async fn design_call(client: &Client, name: &'static str, arguments: Value) -> (bool, Value) {
+    let result = call(client, name, arguments).await;
+    let body: Value = serde_json::from_str(&text_of(&result)).unwrap();
+    assert_eq!(
+        (body["schemaVersion"].clone(), body["trusted"].clone(), body["acceptance"].clone()),
+        (json!(1), json!(false), json!(false)),
+        "{body}"
+    );
+    assert_eq!(body["ok"], json!(!is_error(&result)), "{body}");
+    if is_error(&result) { (false, body["error"].clone()) } else { (true, body["data"].clone()) }
+}
+
+/// Every file under `dir` with its bytes: what the server must not change.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path)
+            } else {
+                found.push((path.display().to_string(), std::fs::read(&path).unwrap()))
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Design bundles end to end: import (derived and declared manifests),
+/// map, real headless Chromium captures, then the four read-only tools —
+/// the list without markup, a slice that keeps to its budget and says when
+/// it is incomplete, verify per check (a changed file, a cycle, a lost
+/// symbol), and a visual report from stored evidence (consistent with the
+/// reference, stale after a source change, different after a changed
+/// rendering, a tampered capture). The server writes nothing.
+#[test]
+fn the_design_server_reads_bundles_and_reports_from_stored_evidence() {
+    assert!(
+        std::path::Path::new("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium (.ci/run installs it)"
+    );
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap().join("checkout");
+    let export = root.join("export");
+    std::fs::create_dir_all(export.join("components")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(export.join("home.html"), "<!doctype html><html><head><link rel=\"stylesheet\" href=\"style.css\"></head><body><div class=\"box\">Hi</div><img src=\"logo.svg\"></body></html>\n").unwrap();
+    std::fs::write(
+        export.join("style.css"),
+        ".box{width:120px;height:60px;background:#2a6;color:#fff}body{margin:0;background:#fff}\n",
+    )
+    .unwrap();
+    std::fs::write(export.join("logo.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"/>\n")
+        .unwrap();
+    std::fs::write(export.join("components/card.html"), "<div class=\"card\"></div>\n").unwrap();
+    std::fs::write(root.join("src/home.rs"), "pub fn render_home() -> String {\n    String::from(\"Hi\")\n}\n")
+        .unwrap();
+    let design = |args: &[&str]| -> (i32, Value) {
+        let mut all = vec!["design"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--root", root.to_str().unwrap()]);
+        let output = home.beectl(&all);
+        (output.status.code().unwrap_or(-1), parse_json_line(&output.stdout))
+    };
+
+    let (code, imported) = design(&["import", export.to_str().unwrap(), "--bundle", "app"]);
+    assert_eq!((code, imported["entries"].clone()), (0, json!(4)), "{imported}");
+    assert_eq!(design(&["map", "home", "--source", "src/home.rs#render_home"]).0, 0);
+    let (code, lost) = design(&["map", "home", "--source", "src/home.rs#nothing"]);
+    assert_eq!((code, lost["errorCode"].clone()), (5, json!("symbol_not_found")));
+    let (code, outside) = design(&["map", "home", "--source", "/etc/hostname"]);
+    assert_eq!((code, outside["errorCode"].clone()), (5, json!("path_outside_root")));
+    // The reference rendering: Chromium's own screenshot of the export,
+    // shipped with it as home.png; a re-import keeps mappings and captures.
+    let (code, captured) = design(&["capture", "home", "--file", "export/home.html", "--viewport", "320x200"]);
+    assert_eq!(code, 0, "{captured}");
+    let bundle = root.join(".bee/design/app");
+    let png = std::fs::read(bundle.join(captured["capture"]["file"].as_str().unwrap())).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    std::fs::write(export.join("home.png"), &png).unwrap();
+    assert_eq!(design(&["import", "export", "--bundle", "app"]).0, 0);
+
+    // A declared manifest with a dependency cycle, in a second bundle.
+    let cyclic = root.join("cyclic");
+    std::fs::create_dir_all(&cyclic).unwrap();
+    std::fs::write(cyclic.join("a.css"), "a{}\n").unwrap();
+    std::fs::write(cyclic.join("b.css"), "b{}\n").unwrap();
+    std::fs::write(
+        cyclic.join("bee-design.json"),
+        json!({"entries": [
+        {"id": "a", "kind": "style", "file": "a.css", "dependsOn": ["b"], "status": "ready"},
+        {"id": "b", "kind": "style", "file": "b.css", "dependsOn": ["a"]}]})
+        .to_string(),
+    )
+    .unwrap();
+    assert_eq!(design(&["import", "cyclic", "--bundle", "cyc"]).0, 0);
+
+    let before = snapshot(&root.join(".bee"));
+    runtime().block_on(async {
+        let client = connect_design(&home, &root).await;
+        let mut names: Vec<String> =
+            client.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        assert_eq!(names, ["bee_design_list", "bee_design_slice", "bee_design_verify", "bee_visual_report"]);
+
+        let (ok, listed) = design_call(&client, "bee_design_list", json!({})).await;
+        assert!(ok);
+        assert!(!listed.to_string().contains("<div"), "never raw HTML: {listed}");
+        let app = listed["bundles"].as_array().unwrap().iter().find(|b| b["bundle"] == "app").unwrap().clone();
+        assert_eq!(app["path"], ".bee/design/app");
+        let home_entry = app["entries"].as_array().unwrap().iter().find(|e| e["id"] == "home").unwrap().clone();
+        assert_eq!(
+            (home_entry["status"].clone(), home_entry["dependsOn"].clone(), home_entry["reference"].clone()),
+            (json!("draft"), json!(["style", "logo.svg"]), json!("home.png"))
+        );
+
+        // A slice: dependencies first, then the entry, its mapped symbol.
+        let (_, whole) =
+            design_call(&client, "bee_design_slice", json!({"id": "home", "bundle": "app", "budgetBytes": 65_536}))
+                .await;
+        assert_eq!(whole["complete"], json!(true), "{whole}");
+        let ids: Vec<Value> = whole["parts"].as_array().unwrap().iter().map(|p| p["id"].clone()).collect();
+        assert_eq!(ids, [json!("style"), json!("logo.svg"), json!("home"), Value::Null]);
+        assert!(whole["parts"][0]["text"].as_str().unwrap().contains(".box{"));
+        assert_eq!(whole["parts"][1]["binary"], json!(true));
+        assert_eq!(whole["parts"][3]["text"], "pub fn render_home() -> String {\n    String::from(\"Hi\")\n}");
+        let (_, tight) =
+            design_call(&client, "bee_design_slice", json!({"id": "home", "bundle": "app", "budgetBytes": 512})).await;
+        assert_eq!(tight["complete"], json!(false), "{tight}");
+        assert!(!tight["omitted"].as_array().unwrap().is_empty());
+        assert!(tight.to_string().len() <= 512 + 120, "{} bytes", tight.to_string().len());
+        let (ok, wrong) =
+            design_call(&client, "bee_design_slice", json!({"id": "home", "bundle": "app", "budgetBytes": 100})).await;
+        assert_eq!((ok, wrong["errorCode"].clone()), (false, json!("invalid_usage")));
+        let (ok, several) = design_call(&client, "bee_design_slice", json!({"id": "home"})).await;
+        assert_eq!((ok, several["errorCode"].clone()), (false, json!("invalid_usage")), "two bundles: name one");
+
+        let (_, verified) = design_call(&client, "bee_design_verify", json!({"bundle": "app"})).await;
+        assert_eq!(verified["failed"], json!(0), "{verified}");
+        assert!(
+            verified["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["check"] == "mapping_symbol" && c["ok"] == json!(true))
+        );
+        let (_, cyc) = design_call(&client, "bee_design_verify", json!({"bundle": "cyc"})).await;
+        let acyclic: Vec<&Value> =
+            cyc["checks"].as_array().unwrap().iter().filter(|c| c["check"] == "dependency_acyclic").collect();
+        assert!(acyclic.len() == 2 && acyclic.iter().all(|c| c["ok"] == json!(false)), "{cyc}");
+        let (_, cyc_slice) = design_call(&client, "bee_design_slice", json!({"id": "a", "bundle": "cyc"})).await;
+        assert_eq!(cyc_slice["parts"].as_array().unwrap().len(), 2, "a cycle ends where it closes");
+
+        let (_, report) = design_call(&client, "bee_visual_report", json!({"id": "home", "bundle": "app"})).await;
+        assert_eq!(report["decision"], "consistent_with_reference", "{report}");
+        let difference =
+            report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "pixel_difference").unwrap().clone();
+        assert_eq!(
+            (difference["differingPixels"].clone(), difference["totalPixels"].clone()),
+            (json!(0), json!(320 * 200))
+        );
+        let (_, none) =
+            design_call(&client, "bee_visual_report", json!({"id": "components/card", "bundle": "app"})).await;
+        assert_eq!(none["decision"], "insufficient_evidence");
+        assert_eq!(none["findings"][0]["kind"], "missing_capture");
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(snapshot(&root.join(".bee")), before, "the design server wrote nothing");
+
+    // The source changes: the capture is stale. A new capture of another
+    // rendering differs from the reference, pixel by pixel.
+    std::fs::write(root.join("src/home.rs"), "pub fn render_home() -> String {\n    String::from(\"Hello\")\n}\n")
+        .unwrap();
+    runtime().block_on(async {
+        let client = connect_design(&home, &root).await;
+        let (_, stale) = design_call(&client, "bee_visual_report", json!({"id": "home", "bundle": "app"})).await;
+        assert_eq!(stale["decision"], "insufficient_evidence", "{stale}");
+        assert!(stale["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "stale_capture"));
+        client.cancel().await.unwrap();
+    });
+    std::fs::write(root.join("other.html"), "<!doctype html><html><body style=\"margin:0;background:#fff\"><div style=\"width:120px;height:60px;background:#a26\">Hi</div></body></html>\n").unwrap();
+    assert_eq!(design(&["capture", "home", "--bundle", "app", "--file", "other.html", "--viewport", "320x200"]).0, 0);
+    runtime().block_on(async {
+        let client = connect_design(&home, &root).await;
+        let (_, differs) = design_call(&client, "bee_visual_report", json!({"id": "home", "bundle": "app"})).await;
+        assert_eq!(differs["decision"], "differs", "{differs}");
+        let difference =
+            differs["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "pixel_difference").unwrap().clone();
+        assert!(difference["differingPixels"].as_u64().unwrap() > 1000, "{difference}");
+        // A capture changed behind Bee's back, and a design file.
+        let latest = root.join(".bee/design/app").join(differs["capture"]["file"].as_str().unwrap());
+        std::fs::write(&latest, b"not a png").unwrap();
+        std::fs::write(root.join(".bee/design/app/style.css"), "changed{}\n").unwrap();
+        let (_, tampered) = design_call(&client, "bee_visual_report", json!({"id": "home", "bundle": "app"})).await;
+        assert_eq!(tampered["decision"], "insufficient_evidence");
+        assert!(
+            tampered["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "mismatched_capture"),
+            "{tampered}"
+        );
+        let (_, verified) = design_call(&client, "bee_design_verify", json!({"bundle": "app", "id": "home"})).await;
+        let hash = verified["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["entry"] == "style" && c["check"] == "hash")
+            .unwrap()
+            .clone();
+        assert_eq!(hash["ok"], json!(false), "{verified}");
+        client.cancel().await.unwrap();
+    });
+    let outside = home.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let (code, refused) = design(&["import", outside.to_str().unwrap(), "--bundle", "x"]);
+    assert_eq!((code, refused["errorCode"].clone()), (5, json!("path_outside_root")));
+    let usage = home.beectl(&["design", "mcp", "--root", root.to_str().unwrap()]);
+    assert_eq!(usage.status.code(), Some(4), "--stdio is the one transport and is asked for");
+}

@@ -1,0 +1,143 @@
+//! `beectl design mcp --stdio --root /ABS/CHECKOUT`: the design bundles of
+//! one checkout for agents, over MCP (the official Rust SDK). Four tools,
+//! all read-only: list, slice, verify, visual report. Every answer is
+//! `{"schemaVersion":1,"ok":…,"data"|"error":…,"trusted":false,
+//! "acceptance":false}`: a read, never an approval.
+
+use bee_daemon::rendered::Rendered;
+use bee_proto::exit::Exit;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+use crate::design::{self, DesignError};
+
+/// `beectl design mcp`: runs until the client closes stdin.
+pub fn serve(root: PathBuf) -> Rendered {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => return crate::ledger_view::unavailable("io", Some(format!("the runtime: {err}"))),
+    };
+    let served = runtime.block_on(async {
+        let server = DesignServer { root, tool_router: DesignServer::tool_router() };
+        let service = server.serve(crate::mcp_transport::stdio()).await.map_err(|e| e.to_string())?;
+        service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+    });
+    match served {
+        Ok(()) => Rendered { exit: Exit::Success, bytes: Vec::new() },
+        Err(message) => {
+            eprintln!("beectl design mcp: {message}");
+            Rendered { exit: Exit::Unavailable, bytes: Vec::new() }
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct DesignServer {
+    root: PathBuf,
+    tool_router: ToolRouter<Self>,
+}
+
+/// `bee_design_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListArgs {}
+
+/// `bee_design_slice`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SliceArgs {
+    /// An entry's id, as bee_design_list gives it.
+    id: String,
+    /// The bundle [default: the only one].
+    bundle: Option<String>,
+    /// The whole slice's size limit, 512..65536 [default: 16384].
+    budget_bytes: Option<u64>,
+}
+
+/// `bee_design_verify`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VerifyArgs {
+    /// One entry (and its dependencies) [default: every entry].
+    id: Option<String>,
+    /// The bundle [default: the only one].
+    bundle: Option<String>,
+}
+
+/// `bee_visual_report`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VisualArgs {
+    /// An entry's id.
+    id: String,
+    /// The bundle [default: the only one].
+    bundle: Option<String>,
+}
+
+/// The envelope every answer has.
+fn envelope(answer: Result<Value, DesignError>) -> CallToolResult {
+    match answer {
+        Ok(data) => CallToolResult::success(vec![ContentBlock::text(
+            json!({"schemaVersion": 1, "ok": true, "data": data, "trusted": false, "acceptance": false}).to_string(),
+        )]),
+        Err(err) => CallToolResult::error(vec![ContentBlock::text(
+            json!({"schemaVersion": 1, "ok": false, "error": {"errorCode": err.code, "message": err.message},
+                   "trusted": false, "acceptance": false})
+            .to_string(),
+        )]),
+    }
+}
+
+#[tool_router]
+impl DesignServer {
+    #[tool(
+        description = "The design bundles of this checkout: path (relative to the root), entry ids, kinds, status, dependencies, mapped sources and captures. Never raw HTML.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_design_list(&self, Parameters(_): Parameters<ListArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(envelope(design::list(&self.root)))
+    }
+
+    #[tool(
+        description = "Source and dependency context for one entry: its markup or style and its dependencies' (dependencies first), assets by metadata only, and the sources mapped to it, within budgetBytes (512..65536); complete: false says context is missing or did not fit.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_design_slice(&self, Parameters(a): Parameters<SliceArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(envelope(design::slice(&self.root, a.bundle.as_deref(), &a.id, a.budget_bytes.unwrap_or(16_384))))
+    }
+
+    #[tool(
+        description = "Integrity of a bundle, per check: each file's hash against the manifest, dependencies (exist, acyclic), mappings (file and symbol exist). Not a screenshot comparison, not an approval.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_design_verify(&self, Parameters(a): Parameters<VerifyArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(envelope(design::verify(&self.root, a.bundle.as_deref(), a.id.as_deref())))
+    }
+
+    #[tool(
+        description = "decision, findings and limitations for one entry from stored evidence only: missing, stale or mismatched captures, and a pixel difference against the reference image where both exist. Runs no browser.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_visual_report(&self, Parameters(a): Parameters<VisualArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(envelope(design::visual_report(&self.root, a.bundle.as_deref(), &a.id)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for DesignServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("bee-design", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "The design bundles of this checkout, read-only: list, slice, verify, visual report. \
+                 Every answer is trusted: false and acceptance: false: verify the task's outcome with real \
+                 files, processes and tests.",
+            )
+    }
+}
