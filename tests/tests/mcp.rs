@@ -1051,6 +1051,34 @@ fn prose_compression_is_off_until_enabled_and_its_original_recovers_exactly() {
         let corrupt = call(&client, "bee_compression_recover", json!({"id": id})).await;
         assert_eq!(error_of(&corrupt)["errorCode"], "artifact_corrupt");
 
+        // The prose corpus at 50 %: within ±5 points, and each original back byte for byte.
+        let corpus = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/prose-corpus");
+        let mut documents: Vec<_> = std::fs::read_dir(&corpus).unwrap().map(|e| e.unwrap().path()).collect();
+        documents.retain(|p| p.file_name().unwrap() != "README.md");
+        documents.sort();
+        assert_eq!(documents.len(), 6);
+        for path in documents {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let answer: Value = serde_json::from_str(&text_of(
+                &call(
+                    &client,
+                    "bee_context_compress",
+                    json!({"text": text, "contentKind": "prose", "ratePercent": 50}),
+                )
+                .await,
+            ))
+            .unwrap();
+            let kept = tokenizer.encode_ordinary(answer["text"].as_str().unwrap()).len() as f64;
+            let achieved = 100.0 * kept / tokenizer.encode_ordinary(&text).len() as f64;
+            assert!((45.0..=55.0).contains(&achieved), "{}: {achieved:.1} % kept", path.display());
+            assert!((answer["achievedRatePercent"].as_f64().unwrap() - achieved).abs() < 0.06, "{answer}");
+            let recovered: Value = serde_json::from_str(&text_of(
+                &call(&client, "bee_compression_recover", json!({"id": answer["id"], "budgetBytes": 262_144})).await,
+            ))
+            .unwrap();
+            assert_eq!(recovered["text"].as_str().unwrap().as_bytes(), text.as_bytes(), "{}", path.display());
+        }
+
         assert_eq!(home.beectl(&["compress", "disable"]).status.code(), Some(0));
         let again: Value = serde_json::from_str(&text_of(
             &call(&client, "bee_context_compress", json!({"text": prose, "contentKind": "prose", "ratePercent": 50}))
