@@ -16,6 +16,10 @@
 //!   resolved (spec/50).
 //! - [`plans`]: plans and their steps, an append-only history with the
 //!   current state derived, and checkouts bound to spaces (spec/50).
+//! - [`representation`]: the `bee-json-v1` codec: JSON values in fewer
+//!   tokens, and back exactly (spec/50).
+//! - [`compression`]: local, extractive prose compression and its setting
+//!   (spec/50).
 //! - [`client`]: the socket and stream clients of a running beed.
 //! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
 //!   routes for every domain, spool ingestion and the loopback listener.

@@ -13,8 +13,9 @@
 //!   (the keys are written once for the whole array: a column is a key
 //!   path, so nested objects flatten; an empty cell is a key the row does
 //!   not have; a non-empty array in a cell is compact JSON; a column of
-//!   integers stepping evenly is `t=START+STEP` in the header and no
-//!   cells); otherwise `[N]:` and N items `- value` at the owner's
+//!   integers or `YYYY-MM-DD` dates stepping evenly is `t=START+STEP` or
+//!   `day=2026-05-01+1d` in the header and no cells); otherwise `[N]:`
+//!   and N items `- value` at the owner's
 //!   column, an object item's first field on the dash line and the rest
 //!   one space in;
 //! - an object whose values are objects of one shape is a keyed table,
@@ -615,27 +616,102 @@ fn bare_segment(key: &str) -> bool {
     bare_key(key) && !key.contains(['.', '='])
 }
 
-/// The start and step of a column of at least three integers (spelled
-/// plainly) that step evenly from row to row, if it is one.
-fn sequence<'a>(mut cells: impl Iterator<Item = Option<&'a Json>>) -> Option<(i64, i64)> {
-    let integer = |cell: Option<&Json>| match cell {
-        Some(Json::Number(spelled)) => spelled.parse::<i64>().ok().filter(|n| n.to_string() == *spelled),
-        _ => None,
-    };
-    let start = integer(cells.next()?)?;
-    let second = integer(cells.next()?)?;
-    let step = second.checked_sub(start)?;
-    let mut previous = second;
-    let mut rows = 2;
-    for cell in cells {
-        let next = integer(cell)?;
-        if next.checked_sub(previous)? != step {
-            return None;
-        }
-        previous = next;
-        rows += 1;
+/// A column that steps evenly from row to row, written as its start and
+/// step in the header instead of a cell per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sequence {
+    /// Integers spelled plainly: `t=1764547200+60`.
+    Integers { start: i64, step: i64 },
+    /// Calendar dates as `YYYY-MM-DD` strings: `date=2026-05-01+1d`.
+    Days { start: i64, step: i64 },
+}
+
+/// Day numbers of `YYYY-MM-DD` dates, counted from 1970-01-01.
+fn day_number(text: &str) -> Option<i64> {
+    let date: jiff::civil::Date = text.parse().ok()?;
+    if date.to_string() != text {
+        return None;
     }
-    (rows >= 3).then_some((start, step))
+    Some(i64::from(date.since(jiff::civil::date(1970, 1, 1)).ok()?.get_days()))
+}
+
+fn date_of(day: i64) -> Option<String> {
+    let span = jiff::Span::new().try_days(day).ok()?;
+    Some(jiff::civil::date(1970, 1, 1).checked_add(span).ok()?.to_string())
+}
+
+impl Sequence {
+    /// The value of row `index`.
+    fn nth(self, index: usize) -> Option<Json> {
+        let (start, step) = match self {
+            Sequence::Integers { start, step } | Sequence::Days { start, step } => (start, step),
+        };
+        let n = i64::try_from(index).ok()?.checked_mul(step)?.checked_add(start)?;
+        match self {
+            Sequence::Integers { .. } => Some(Json::Number(n.to_string())),
+            Sequence::Days { .. } => date_of(n).map(Json::String),
+        }
+    }
+
+    fn write(self, out: &mut String) {
+        let (step, unit) = match self {
+            Sequence::Integers { start, step } => {
+                let _ = write!(out, "={start}");
+                (step, "")
+            }
+            Sequence::Days { start, step } => {
+                let _ = write!(out, "={}", date_of(start).unwrap_or_default());
+                (step, "d")
+            }
+        };
+        let _ = write!(out, "{}{}{unit}", if step < 0 { '-' } else { '+' }, step.unsigned_abs());
+    }
+
+    /// `START+STEP`, `START-STEP` (integers) or `YYYY-MM-DD+Nd`.
+    fn parse(spec: &str) -> Option<Sequence> {
+        let (days, spec) = match spec.strip_suffix('d') {
+            Some(rest) => (true, rest),
+            None => (false, spec),
+        };
+        let from = if days { 10 } else { 1 };
+        let sign_at = spec.char_indices().skip(from).find(|(_, c)| *c == '+' || *c == '-')?.0;
+        let magnitude: i64 = spec[sign_at + 1..].parse().ok().filter(|m: &i64| *m >= 0)?;
+        let step = if spec[sign_at..].starts_with('-') { magnitude.checked_neg()? } else { magnitude };
+        if days {
+            Some(Sequence::Days { start: day_number(&spec[..sign_at])?, step })
+        } else {
+            Some(Sequence::Integers { start: spec[..sign_at].parse().ok()?, step })
+        }
+    }
+}
+
+/// The sequence a column of at least three cells is, if it is one: every
+/// row has it, and each value is the previous one plus the same step.
+fn sequence<'a>(cells: impl Iterator<Item = Option<&'a Json>> + Clone) -> Option<Sequence> {
+    let steps = |numbers: Vec<i64>| -> Option<(i64, i64)> {
+        let (start, second) = (*numbers.first()?, *numbers.get(1)?);
+        let step = second.checked_sub(start)?;
+        let even = numbers.windows(2).all(|pair| pair[1].checked_sub(pair[0]) == Some(step));
+        (even && numbers.len() >= 3).then_some((start, step))
+    };
+    let integers: Option<Vec<i64>> = cells
+        .clone()
+        .map(|cell| match cell {
+            Some(Json::Number(spelled)) => spelled.parse::<i64>().ok().filter(|n| n.to_string() == *spelled),
+            _ => None,
+        })
+        .collect();
+    if let Some((start, step)) = integers.and_then(steps) {
+        return Some(Sequence::Integers { start, step });
+    }
+    let days: Option<Vec<i64>> = cells
+        .map(|cell| match cell {
+            Some(Json::String(text)) if text.len() == 10 => day_number(text),
+            _ => None,
+        })
+        .collect();
+    let (start, step) = steps(days?)?;
+    Some(Sequence::Days { start, step })
 }
 
 fn write_key(key: &str, out: &mut String) {
@@ -651,7 +727,7 @@ struct Table<'a> {
     /// A column whose integers step evenly from row to row (a time
     /// series' timestamps) is its start and step in the header, and no
     /// cell in the rows.
-    sequences: Vec<Option<(i64, i64)>>,
+    sequences: Vec<Option<Sequence>>,
     rows: Vec<Vec<Option<&'a Json>>>,
     delimiter: char,
 }
@@ -754,8 +830,8 @@ impl<'a> Table<'a> {
                     write_json_string(segment, out);
                 }
             }
-            if let Some((start, step)) = self.sequences[i] {
-                let _ = write!(out, "={start}{}{}", if step < 0 { '-' } else { '+' }, step.unsigned_abs());
+            if let Some(sequence) = self.sequences[i] {
+                sequence.write(out);
             }
         }
         out.push_str("}:\n");
@@ -1074,15 +1150,11 @@ impl<'a> PacketReader<'a> {
             let mut cells = cells.into_iter();
             for (path, sequence) in &columns {
                 let value = match sequence {
-                    Some((start, step)) => {
-                        let n = i64::try_from(index)
-                            .ok()
-                            .and_then(|i| i.checked_mul(*step))
-                            .and_then(|d| d.checked_add(*start))
-                            .ok_or_else(|| self.fail("a sequence column passes the integers it can hold"))?;
-                        let spelled = n.to_string();
-                        self.produce(spelled.len())?;
-                        Json::Number(spelled)
+                    Some(sequence) => {
+                        let value =
+                            sequence.nth(index).ok_or_else(|| self.fail("a sequence column passes the values it can hold"))?;
+                        self.produce(8)?;
+                        value
                     }
                     None => {
                         let cell = cells.next().unwrap_or("");
@@ -1196,7 +1268,7 @@ fn split_cells(line: &str, delimiter: char) -> Result<Vec<&str>, &'static str> {
 /// joined by `.`) and its sequence (`=START+STEP`) if it is one, split on
 /// `delimiter`.
 #[allow(clippy::type_complexity)]
-fn split_columns(header: &str, delimiter: char) -> Result<Vec<(Vec<String>, Option<(i64, i64)>)>, &'static str> {
+fn split_columns(header: &str, delimiter: char) -> Result<Vec<(Vec<String>, Option<Sequence>)>, &'static str> {
     let mut columns = Vec::new();
     let mut path = Vec::new();
     let mut rest = header;
@@ -1222,9 +1294,10 @@ fn split_columns(header: &str, delimiter: char) -> Result<Vec<(Vec<String>, Opti
         let sequence = match rest.strip_prefix('=') {
             Some(spec) => {
                 let end = spec.find(delimiter).unwrap_or(spec.len());
-                let (start, step) = parse_sequence(&spec[..end]).ok_or("a sequence column is name=START+STEP")?;
+                let sequence =
+                    Sequence::parse(&spec[..end]).ok_or("a sequence column is name=START+STEP or name=YYYY-MM-DD+Nd")?;
                 rest = &spec[end..];
-                Some((start, step))
+                Some(sequence)
             }
             None => None,
         };
@@ -1235,15 +1308,6 @@ fn split_columns(header: &str, delimiter: char) -> Result<Vec<(Vec<String>, Opti
             None => return Err("text after a quoted key in a column"),
         }
     }
-}
-
-/// `START+STEP` or `START-STEP` as integers.
-fn parse_sequence(spec: &str) -> Option<(i64, i64)> {
-    let sign_at = spec.char_indices().skip(1).find(|(_, c)| *c == '+' || *c == '-')?.0;
-    let start: i64 = spec[..sign_at].parse().ok()?;
-    let magnitude: i64 = spec[sign_at + 1..].parse().ok().filter(|m: &i64| *m >= 0)?;
-    let step = if spec[sign_at..].starts_with('-') { magnitude.checked_neg()? } else { magnitude };
-    Some((start, step))
 }
 
 /// Sets `path` in `row` to `value`, making the objects on the way.
@@ -1346,6 +1410,13 @@ mod tests {
             assert!(!round(text).contains("t="), "{text}");
         }
         assert!(decode("bee-json-v1\n[3]{t=9223372036854775800+5,v}:\n1\n2\n3", usize::MAX).is_err());
+        // Calendar days, across a month and a leap day; not a date spelled otherwise.
+        let packet = round(r#"[{"d":"2028-02-28","v":1},{"d":"2028-02-29","v":2},{"d":"2028-03-01","v":3},{"d":"2028-03-02","v":5}]"#);
+        assert!(packet.starts_with("bee-json-v1\n[4]{d=2028-02-28+1d,v}:"), "{packet}");
+        let packet = round(r#"[{"d":"2026-01-15","v":1},{"d":"2026-01-08","v":2},{"d":"2026-01-01","v":4}]"#);
+        assert!(packet.contains("d=2026-01-15-7d"), "{packet}");
+        assert!(!round(r#"[{"d":"2026-1-01","v":1},{"d":"2026-1-02","v":2},{"d":"2026-1-03","v":4}]"#).contains("d="));
+        assert!(decode("bee-json-v1\n[3]{d=9999-12-30+1d,v}:\n1\n2\n3", usize::MAX).is_err());
     }
 
     #[test]

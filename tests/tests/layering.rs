@@ -22,6 +22,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("artifacts", &["storage"]),
     ("skills", &["storage"]),
     ("plans", &["storage"]),
+    ("representation", &[]),
+    ("compression", &["storage"]),
     ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills", "plans"]),
 ];
 
