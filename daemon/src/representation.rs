@@ -1151,8 +1151,9 @@ impl<'a> PacketReader<'a> {
             for (path, sequence) in &columns {
                 let value = match sequence {
                     Some(sequence) => {
-                        let value =
-                            sequence.nth(index).ok_or_else(|| self.fail("a sequence column passes the values it can hold"))?;
+                        let value = sequence
+                            .nth(index)
+                            .ok_or_else(|| self.fail("a sequence column passes the values it can hold"))?;
                         self.produce(8)?;
                         value
                     }
@@ -1294,8 +1295,8 @@ fn split_columns(header: &str, delimiter: char) -> Result<Vec<(Vec<String>, Opti
         let sequence = match rest.strip_prefix('=') {
             Some(spec) => {
                 let end = spec.find(delimiter).unwrap_or(spec.len());
-                let sequence =
-                    Sequence::parse(&spec[..end]).ok_or("a sequence column is name=START+STEP or name=YYYY-MM-DD+Nd")?;
+                let sequence = Sequence::parse(&spec[..end])
+                    .ok_or("a sequence column is name=START+STEP or name=YYYY-MM-DD+Nd")?;
                 rest = &spec[end..];
                 Some(sequence)
             }
@@ -1411,7 +1412,9 @@ mod tests {
         }
         assert!(decode("bee-json-v1\n[3]{t=9223372036854775800+5,v}:\n1\n2\n3", usize::MAX).is_err());
         // Calendar days, across a month and a leap day; not a date spelled otherwise.
-        let packet = round(r#"[{"d":"2028-02-28","v":1},{"d":"2028-02-29","v":2},{"d":"2028-03-01","v":3},{"d":"2028-03-02","v":5}]"#);
+        let packet = round(
+            r#"[{"d":"2028-02-28","v":1},{"d":"2028-02-29","v":2},{"d":"2028-03-01","v":3},{"d":"2028-03-02","v":5}]"#,
+        );
         assert!(packet.starts_with("bee-json-v1\n[4]{d=2028-02-28+1d,v}:"), "{packet}");
         let packet = round(r#"[{"d":"2026-01-15","v":1},{"d":"2026-01-08","v":2},{"d":"2026-01-01","v":4}]"#);
         assert!(packet.contains("d=2026-01-15-7d"), "{packet}");
