@@ -9,7 +9,8 @@ use bee_daemon::compression::{self, CompressionError};
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
-use bee_proto::mcp::{BUDGET_BYTES, DEFAULT_BUDGET_BYTES};
+
+use crate::budgeted::{budget, within};
 use serde::Serialize;
 use std::io::Read;
 
@@ -107,28 +108,6 @@ struct Answer<'a> {
     dropped_sentences: Option<usize>,
     text: &'a str,
     labels: Vec<&'static str>,
-}
-
-fn budget(asked: Option<u64>) -> Result<usize, Rendered> {
-    let budget = asked.unwrap_or(DEFAULT_BUDGET_BYTES);
-    if BUDGET_BYTES.contains(&budget) {
-        Ok(budget as usize)
-    } else {
-        Err(Rendered::invalid_usage(format!("budgetBytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end())))
-    }
-}
-
-/// The answer when its JSON fits `budget` bytes, else `budget_exceeded`.
-fn within(answer: &impl Serialize, budget: usize) -> Rendered {
-    let rendered = Rendered::json(Exit::Success, answer);
-    let size = rendered.bytes.len().saturating_sub(1);
-    if size > budget {
-        return failure(
-            "budget_exceeded",
-            format!("the answer is {size} bytes, over the budget of {budget}: raise budgetBytes"),
-        );
-    }
-    rendered
 }
 
 /// `bee_context_compress` (and `beectl compress prose`): off, the text as

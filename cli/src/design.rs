@@ -445,20 +445,7 @@ pub fn import(root: &Path, dir: &str, bundle: &str) -> Result<Manifest, DesignEr
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DesignError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let temporary = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temporary)
-        .and_then(|mut file| file.write_all(bytes))
-        .and_then(|()| std::fs::rename(&temporary, path));
-    written.map_err(|err| {
-        let _ = std::fs::remove_file(&temporary);
-        io(path, err)
-    })
+    bee_daemon::storage::files::write_private(path, bytes).map_err(|err| io(path, err))
 }
 
 // -------------------------------------------------------------------- map

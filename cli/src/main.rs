@@ -9,6 +9,7 @@ mod artifact_view;
 mod ask;
 mod audit;
 mod budget;
+mod budgeted;
 mod compress_view;
 mod context_packet;
 mod daemon;

@@ -6,7 +6,9 @@ use bee_daemon::rendered::Rendered;
 use bee_daemon::representation::{self, ReprError};
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
-use bee_proto::mcp::{BUDGET_BYTES, DEFAULT_BUDGET_BYTES, REPRESENTATION_INPUT_BYTES};
+use bee_proto::mcp::REPRESENTATION_INPUT_BYTES;
+
+use crate::budgeted::{budget, within};
 use bee_proto::tokens::{COMMAND_MILLIS, Encoding};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -49,30 +51,6 @@ fn failure(code: &str, message: impl Into<String>) -> Rendered {
 
 fn from(err: ReprError) -> Rendered {
     failure(err.code, err.message)
-}
-
-/// `--budget-bytes` as given, or the default; the range is the MCP tools'.
-fn budget(asked: Option<u64>) -> Result<usize, Rendered> {
-    let budget = asked.unwrap_or(DEFAULT_BUDGET_BYTES);
-    if BUDGET_BYTES.contains(&budget) {
-        Ok(budget as usize)
-    } else {
-        Err(Rendered::invalid_usage(format!("--budget-bytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end())))
-    }
-}
-
-/// The answer when its JSON fits `budget` bytes, else `budget_exceeded`.
-fn within(answer: &impl Serialize, budget: usize) -> Rendered {
-    let rendered = Rendered::json(Exit::Success, answer);
-    // The printed document ends with a newline the budget does not count.
-    let size = rendered.bytes.len().saturating_sub(1);
-    if size > budget {
-        return failure(
-            "budget_exceeded",
-            format!("the answer is {size} bytes, over the budget of {budget}: raise budgetBytes or give less"),
-        );
-    }
-    rendered
 }
 
 /// The input text: `FILE`, or standard input for `-` or none; at most

@@ -9,8 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The largest file stored.
@@ -91,18 +90,7 @@ fn check_id(id: &str) -> Result<(), ArtifactError> {
 
 /// Writes `bytes` to `path` atomically, 0600.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ArtifactError> {
-    let temporary = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temporary)
-        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
-        .and_then(|()| std::fs::rename(&temporary, path));
-    written.map_err(|err| {
-        let _ = std::fs::remove_file(&temporary);
-        io(path, err)
-    })
+    crate::storage::files::write_private(path, bytes).map_err(|err| io(path, err))
 }
 
 /// Stores the regular file at `path` (links are not followed); the

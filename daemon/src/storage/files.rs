@@ -110,3 +110,21 @@ pub fn open_private_file(path: &Path) -> io::Result<File> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
 }
+
+/// Writes `bytes` to a new file at `path` atomically (a temporary file
+/// beside it, synced, then renamed over it), 0600.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let temporary = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|()| fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
+}
