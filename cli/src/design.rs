@@ -24,6 +24,9 @@ const CHANNEL_TOLERANCE: u8 = 8;
 /// A capture is consistent with its reference when at most this share of
 /// pixels differ.
 const DIFFERING_SHARE: f64 = 0.001;
+/// How long one capture may take, and its override in milliseconds (tests).
+const CAPTURE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+const CAPTURE_TIMEOUT_ENV: &str = "BEE_CAPTURE_TIMEOUT_MS";
 /// Slices of a design take 512..65,536 bytes.
 pub const SLICE_BUDGET: std::ops::RangeInclusive<u64> = 512..=65_536;
 
@@ -490,6 +493,20 @@ fn resolve_symbol(root: &Path, path: &str, symbol: &str) -> Result<(usize, usize
 
 // ---------------------------------------------------------------- capture
 
+/// `path` as a `file://` URL, every byte outside the unreserved set and `/`
+/// percent-encoded (a space, `#` or `?` in a name would change the URL).
+fn file_url(path: &Path) -> String {
+    let mut url = String::from("file://");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(byte) {
+            url.push(char::from(*byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    url
+}
+
 /// Where the headless browser is: `BEE_CHROMIUM`, else the first of
 /// chromium, chromium-browser, google-chrome on the PATH.
 fn browser() -> Result<PathBuf, DesignError> {
@@ -529,7 +546,7 @@ pub fn capture(
         }
         (None, Some(file)) => {
             let path = inside(root, file)?;
-            ("file", relative(root, &path), format!("file://{}", path.display()))
+            ("file", relative(root, &path), file_url(&path))
         }
         _ => return Err(error("invalid_usage", "give one of --url and --file")),
     };
@@ -566,7 +583,31 @@ pub fn capture(
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let status = command.status().map_err(|err| error("browser_unavailable", format!("the browser: {err}")))?;
+    // Its own process group, so that stopping it stops its renderers too.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|err| error("browser_unavailable", format!("the browser: {err}")))?;
+    // A page that never finishes loading must not hang the command.
+    let limit = std::env::var(CAPTURE_TIMEOUT_ENV)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(CAPTURE_TIMEOUT, std::time::Duration::from_millis);
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait().map_err(|err| error("capture_failed", err.to_string()))? {
+            Some(status) => break status,
+            None if std::time::Instant::now() > deadline => {
+                if let Some(group) = rustix::process::Pid::from_raw(child.id() as i32) {
+                    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+                }
+                let _ = child.wait();
+                return Err(error(
+                    "capture_failed",
+                    format!("the browser took longer than {} ms; stopped", limit.as_millis()),
+                ));
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    };
     let bytes = match std::fs::read(&png) {
         Ok(bytes) if status.success() => bytes,
         _ => return Err(error("capture_failed", format!("the browser wrote no screenshot ({status})"))),

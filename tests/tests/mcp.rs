@@ -1330,6 +1330,17 @@ fn the_design_server_reads_bundles_and_reports_from_stored_evidence() {
         assert_eq!(hash["ok"], json!(false), "{verified}");
         client.cancel().await.unwrap();
     });
+    // A page that never answers: the capture is stopped at its limit.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", silent.local_addr().unwrap());
+    let mut command = home.command(bin("beectl"));
+    command.env("BEE_CAPTURE_TIMEOUT_MS", "1500").args(["design", "capture", "home", "--bundle", "app", "--url", &url]);
+    let output = command.arg("--root").arg(&root).output().unwrap();
+    assert_eq!(
+        (output.status.code(), parse_json_line(&output.stdout)["errorCode"].clone()),
+        (Some(5), json!("capture_failed"))
+    );
+    drop(silent);
     let outside = home.path().join("elsewhere");
     std::fs::create_dir_all(&outside).unwrap();
     let (code, refused) = design(&["import", outside.to_str().unwrap(), "--bundle", "x"]);
