@@ -2,7 +2,8 @@
 //! one checkout for agents, over MCP (the official Rust SDK). Four tools,
 //! all read-only: list, slice, verify, visual report. Every answer is
 //! `{"schemaVersion":1,"ok":…,"data"|"error":…,"trusted":false,
-//! "acceptance":false}`: a read, never an approval.
+//! "acceptance":false}`: a read, never an approval. The main server's
+//! limits hold: frames of 512 KiB, results of 256 KiB, 15 s a call.
 
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
@@ -16,6 +17,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 use crate::design::{self, DesignError};
+use bee_proto::mcp::MAX_RESULT_BYTES;
 
 /// `beectl design mcp`: runs until the client closes stdin.
 pub fn serve(root: PathBuf) -> Rendered {
@@ -28,6 +30,8 @@ pub fn serve(root: PathBuf) -> Rendered {
         let service = server.serve(crate::mcp_transport::stdio()).await.map_err(|e| e.to_string())?;
         service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
     });
+    // Whatever is still running (a timed-out call's thread) is not waited for.
+    runtime.shutdown_background();
     match served {
         Ok(()) => Rendered { exit: Exit::Success, bytes: Vec::new() },
         Err(message) => {
@@ -80,17 +84,45 @@ pub struct VisualArgs {
     bundle: Option<String>,
 }
 
-/// The envelope every answer has.
+/// The envelope every answer has; an answer over 256 KiB is the error
+/// `result_too_large`, never a cut one.
 fn envelope(answer: Result<Value, DesignError>) -> CallToolResult {
-    match answer {
-        Ok(data) => CallToolResult::success(vec![ContentBlock::text(
-            json!({"schemaVersion": 1, "ok": true, "data": data, "trusted": false, "acceptance": false}).to_string(),
-        )]),
-        Err(err) => CallToolResult::error(vec![ContentBlock::text(
-            json!({"schemaVersion": 1, "ok": false, "error": {"errorCode": err.code, "message": err.message},
+    let failed = |code: &str, message: String| {
+        CallToolResult::error(vec![ContentBlock::text(
+            json!({"schemaVersion": 1, "ok": false, "error": {"errorCode": code, "message": message},
                    "trusted": false, "acceptance": false})
             .to_string(),
-        )]),
+        )])
+    };
+    match answer {
+        Ok(data) => {
+            let text = json!({"schemaVersion": 1, "ok": true, "data": data, "trusted": false, "acceptance": false})
+                .to_string();
+            if text.len() > MAX_RESULT_BYTES {
+                return failed(
+                    "result_too_large",
+                    format!(
+                        "the answer is {} bytes; a tool result is at most {MAX_RESULT_BYTES} (256 KiB)",
+                        text.len()
+                    ),
+                );
+            }
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        }
+        Err(err) => failed(err.code, err.message),
+    }
+}
+
+/// `read` off the runtime, within the tools' time limit (`timeout`).
+async fn answer(read: impl FnOnce() -> Result<Value, DesignError> + Send + 'static) -> CallToolResult {
+    let limit = crate::mcp::tool_timeout();
+    match tokio::time::timeout(limit, tokio::task::spawn_blocking(read)).await {
+        Ok(Ok(answer)) => envelope(answer),
+        Ok(Err(err)) => envelope(Err(DesignError { code: "io", message: format!("the call stopped: {err}") })),
+        Err(_) => envelope(Err(DesignError {
+            code: "timeout",
+            message: format!("the call took longer than {} ms", limit.as_millis()),
+        })),
     }
 }
 
@@ -101,7 +133,8 @@ impl DesignServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_design_list(&self, Parameters(_): Parameters<ListArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(envelope(design::list(&self.root)))
+        let root = self.root.clone();
+        Ok(answer(move || design::list(&root)).await)
     }
 
     #[tool(
@@ -109,7 +142,8 @@ impl DesignServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_design_slice(&self, Parameters(a): Parameters<SliceArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(envelope(design::slice(&self.root, a.bundle.as_deref(), &a.id, a.budget_bytes.unwrap_or(16_384))))
+        let root = self.root.clone();
+        Ok(answer(move || design::slice(&root, a.bundle.as_deref(), &a.id, a.budget_bytes.unwrap_or(16_384))).await)
     }
 
     #[tool(
@@ -117,7 +151,8 @@ impl DesignServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_design_verify(&self, Parameters(a): Parameters<VerifyArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(envelope(design::verify(&self.root, a.bundle.as_deref(), a.id.as_deref())))
+        let root = self.root.clone();
+        Ok(answer(move || design::verify(&root, a.bundle.as_deref(), a.id.as_deref())).await)
     }
 
     #[tool(
@@ -125,7 +160,8 @@ impl DesignServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_visual_report(&self, Parameters(a): Parameters<VisualArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(envelope(design::visual_report(&self.root, a.bundle.as_deref(), &a.id)))
+        let root = self.root.clone();
+        Ok(answer(move || design::visual_report(&root, a.bundle.as_deref(), &a.id)).await)
     }
 }
 

@@ -891,10 +891,14 @@ async fn call(argv: Vec<OsString>, stdin: Option<Vec<u8>>) -> CallToolResult {
     blocking(move || answer(crate::run(command))).await
 }
 
+/// How long a tool call may take: 15 s, or `BEE_MCP_TOOL_TIMEOUT_MS`.
+pub(crate) fn tool_timeout() -> Duration {
+    std::env::var(TOOL_TIMEOUT_ENV).ok().and_then(|ms| ms.parse().ok()).map_or(TOOL_TIMEOUT, Duration::from_millis)
+}
+
 /// Runs `work` off the runtime within the time limit.
 async fn blocking(work: impl FnOnce() -> CallToolResult + Send + 'static) -> CallToolResult {
-    let limit =
-        std::env::var(TOOL_TIMEOUT_ENV).ok().and_then(|ms| ms.parse().ok()).map_or(TOOL_TIMEOUT, Duration::from_millis);
+    let limit = tool_timeout();
     match tokio::time::timeout(limit, tokio::task::spawn_blocking(work)).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => tool_error("io", format!("the call stopped: {err}")),
