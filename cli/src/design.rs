@@ -16,6 +16,8 @@ use std::path::{Component, Path, PathBuf};
 
 /// The manifest's file name in a bundle.
 pub const MANIFEST: &str = "bee-design.json";
+/// Where a bundle keeps its captures.
+const CAPTURES: &str = "captures/";
 /// The largest bundle imported, and the most files.
 const MAX_BUNDLE_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_BUNDLE_FILES: usize = 10_000;
@@ -354,6 +356,12 @@ pub fn import(root: &Path, dir: &str, bundle: &str) -> Result<Manifest, DesignEr
         return Err(error("invalid_usage", "import from an export, not from Bee's own design directory"));
     }
     let files = files_under(&source)?;
+    if let Some(taken) = files.iter().find(|f| f.starts_with(CAPTURES)) {
+        return Err(error(
+            "invalid_usage",
+            format!("{taken}: a bundle's {CAPTURES} directory holds Bee's screenshots; rename it in the export"),
+        ));
+    }
     let file_set: HashSet<&str> = files.iter().map(String::as_str).collect();
     let read = |file: &str| std::fs::read(source.join(file)).map_err(|err| io(&source.join(file), err));
     let mut entries = Vec::new();
@@ -436,6 +444,15 @@ pub fn import(root: &Path, dir: &str, bundle: &str) -> Result<Manifest, DesignEr
         }
         let bytes = read(file)?;
         write_private(&to, &bytes)?;
+    }
+    // What an earlier import copied and this export no longer has goes.
+    if let Ok(present) = files_under(&target) {
+        for stale in present
+            .iter()
+            .filter(|f| f.as_str() != MANIFEST && !f.starts_with(CAPTURES) && !file_set.contains(f.as_str()))
+        {
+            std::fs::remove_file(target.join(stale)).map_err(|err| io(&target.join(stale), err))?;
+        }
     }
     let manifest = Manifest {
         schema_version: 1,
@@ -554,7 +571,7 @@ pub fn capture(
         return Err(error("invalid_usage", "the viewport is 16..8192 pixels each way"));
     }
     let bundle_dir = design_dir(root).join(&manifest.bundle);
-    let captures = bundle_dir.join("captures");
+    let captures = bundle_dir.join(CAPTURES.trim_end_matches('/'));
     bee_daemon::storage::files::ensure_private_dir(&captures).map_err(|err| io(&captures, err))?;
     let stamp = uuid::Uuid::new_v4().simple().to_string();
     let png = captures.join(format!("{}-{}.png", id.replace('/', "_"), &stamp[..12]));

@@ -1345,6 +1345,15 @@ fn the_design_server_reads_bundles_and_reports_from_stored_evidence() {
     std::fs::create_dir_all(&outside).unwrap();
     let (code, refused) = design(&["import", outside.to_str().unwrap(), "--bundle", "x"]);
     assert_eq!((code, refused["errorCode"].clone()), (5, json!("path_outside_root")));
+    // A re-import mirrors the export: a file it no longer has goes; the captures stay.
+    std::fs::remove_file(export.join("components/card.html")).unwrap();
+    assert_eq!(design(&["import", "export", "--bundle", "app"]).0, 0);
+    assert!(!root.join(".bee/design/app/components/card.html").exists());
+    assert!(std::fs::read_dir(root.join(".bee/design/app/captures")).unwrap().count() >= 2);
+    std::fs::create_dir_all(export.join("captures")).unwrap();
+    std::fs::write(export.join("captures/x.png"), b"x").unwrap();
+    let (code, taken) = design(&["import", "export", "--bundle", "app"]);
+    assert_eq!((code, taken["errorCode"].clone()), (4, json!("invalid_usage")));
     let usage = home.beectl(&["design", "mcp", "--root", root.to_str().unwrap()]);
     assert_eq!(usage.status.code(), Some(4), "--stdio is the one transport and is asked for");
 }
