@@ -13,7 +13,11 @@ pub fn budget(asked: Option<u64>) -> Result<usize, Rendered> {
     if BUDGET_BYTES.contains(&budget) {
         Ok(budget as usize)
     } else {
-        Err(Rendered::invalid_usage(format!("budgetBytes: {}..{}", BUDGET_BYTES.start(), BUDGET_BYTES.end())))
+        Err(Rendered::invalid_usage(format!(
+            "--budget-bytes (budgetBytes): {}..{}",
+            BUDGET_BYTES.start(),
+            BUDGET_BYTES.end()
+        )))
     }
 }
 
