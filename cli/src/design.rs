@@ -21,6 +21,8 @@ const CAPTURES: &str = "captures/";
 /// The largest bundle imported, and the most files.
 const MAX_BUNDLE_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_BUNDLE_FILES: usize = 10_000;
+/// A bundle's manifest names at most MAX_BUNDLE_FILES entries; it is read whole or refused.
+const MANIFEST_LIMIT: u64 = 16 * 1024 * 1024;
 /// A pixel differs when a channel moves more than this (of 255).
 const CHANNEL_TOLERANCE: u8 = 8;
 /// A capture is consistent with its reference when at most this share of
@@ -192,7 +194,7 @@ fn check_bundle_name(name: &str) -> Result<(), DesignError> {
 pub fn load(root: &Path, bundle: &str) -> Result<Manifest, DesignError> {
     check_bundle_name(bundle)?;
     let path = design_dir(root).join(bundle).join(MANIFEST);
-    let text = match bee_daemon::storage::files::read_small_text(&path) {
+    let text = match bee_daemon::storage::files::read_text_at_most(&path, MANIFEST_LIMIT) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(error("bundle_not_found", format!("no design bundle {bundle:?} (beectl design import)")));

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 /// The largest file stored.
 pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
+/// An artifact's metadata file is read whole or refused.
+const META_LIMIT: u64 = 64 * 1024;
 /// The largest page `read_page` gives.
 pub const MAX_PAGE_BYTES: u64 = 65_536;
 /// The largest query.
@@ -144,7 +146,7 @@ pub fn store(
 fn meta(id: &str) -> Result<Meta, ArtifactError> {
     check_id(id)?;
     let path = dir()?.join(format!("{id}.json"));
-    let text = match crate::storage::files::read_small_text(&path) {
+    let text = match crate::storage::files::read_text_at_most(&path, META_LIMIT) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(error("artifact_not_found", format!("no artifact {id}")));

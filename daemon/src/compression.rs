@@ -47,7 +47,7 @@ fn error(code: &'static str, message: impl Into<String>) -> CompressionError {
 
 /// `${BEE_HOME}/.bee/config.toml`.
 pub fn config_path() -> Option<PathBuf> {
-    bee_proto::paths::bee_dir().map(|dir| dir.join("config.toml"))
+    bee_proto::paths::config_file()
 }
 
 #[derive(Deserialize)]
@@ -65,7 +65,7 @@ struct Setting {
 /// `config.toml`; a missing file or table is off.
 pub fn enabled() -> Result<bool, CompressionError> {
     let Some(path) = config_path() else { return Ok(false) };
-    let text = match crate::storage::files::read_small_text(&path) {
+    let text = match crate::storage::files::read_text_at_most(&path, crate::storage::files::CONFIG_LIMIT) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(err) => return Err(error("config_invalid", format!("{}: {err}", path.display()))),

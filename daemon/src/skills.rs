@@ -56,10 +56,10 @@ pub fn roots(checkout: &Path) -> Result<Vec<Root>, SkillError> {
     if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
         candidates.push(("user".to_owned(), PathBuf::from(home).join(".claude").join("skills")));
     }
-    if let Some(path) = bee_proto::paths::bee_dir().map(|dir| dir.join("config.toml"))
+    if let Some(path) = bee_proto::paths::config_file()
         && path.exists()
     {
-        let text = crate::storage::files::read_small_text(&path)
+        let text = crate::storage::files::read_text_at_most(&path, crate::storage::files::CONFIG_LIMIT)
             .map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
         let config: Config =
             toml::from_str(&text).map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;

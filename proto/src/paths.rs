@@ -18,6 +18,16 @@ pub fn bee_dir() -> Option<PathBuf> {
     bee_home().map(|home| home.join(".bee"))
 }
 
+/// Bee's settings: `${BEE_HOME:-$HOME}/.bee/config.toml`.
+pub fn config_file() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("config.toml"))
+}
+
+/// The exporter's state, written by beed: `${BEE_HOME:-$HOME}/.bee/export/state.json`.
+pub fn export_state_file() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("export").join("state.json"))
+}
+
 /// The daemon socket: `BEE_SOCKET`, else `${BEE_HOME:-$HOME}/.bee/run/beed.sock`.
 pub fn socket_path() -> Option<PathBuf> {
     non_empty_env(BEE_SOCKET_ENV).map(PathBuf::from).or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))

@@ -994,15 +994,17 @@ fn prose_compression_is_off_until_enabled_and_its_original_recovers_exactly() {
         assert_eq!((off["compressed"].clone(), off["text"].clone()), (json!(false), json!(prose)), "{off}");
         assert!(!home.bee_dir().join("artifacts").exists(), "nothing stored while off");
 
-        // A comment and another table in config.toml survive enabling.
+        // A comment and another table in config.toml survive enabling; a
+        // config longer than 4 KiB is read whole (it was once cut there, and
+        // the setting at its end was lost).
         std::fs::create_dir_all(home.bee_dir()).unwrap();
-        std::fs::write(home.bee_dir().join("config.toml"), "# mine\n[skills]\nroots = []\n").unwrap();
+        let mine = format!("# mine\n{}[skills]\nroots = []\n", "# a long comment line of the user's own\n".repeat(150));
+        std::fs::write(home.bee_dir().join("config.toml"), &mine).unwrap();
         assert_eq!(home.beectl(&["compress", "enable"]).status.code(), Some(0));
         let config = std::fs::read_to_string(home.bee_dir().join("config.toml")).unwrap();
-        assert!(
-            config.starts_with("# mine\n[skills]\nroots = []\n") && config.contains("[compression]\nenabled = true"),
-            "{config}"
-        );
+        assert!(config.len() > 4096 && config.starts_with(&mine) && config.contains("[compression]\nenabled = true"));
+        let status = parse_json_line(&home.beectl(&["compress", "status"]).stdout);
+        assert_eq!(status["enabled"], json!(true), "{status}");
 
         let on: Value = serde_json::from_str(&text_of(
             &call(&client, "bee_context_compress", json!({"text": prose, "contentKind": "prose", "ratePercent": 50}))

@@ -98,6 +98,21 @@ pub fn read_small_text(path: &Path) -> io::Result<String> {
     Ok(text.trim().to_owned())
 }
 
+/// The whole text of a regular file (a config, a manifest), read without
+/// following a link; a file over `limit` bytes is an error, never cut short.
+pub fn read_text_at_most(path: &Path, limit: u64) -> io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    open_regular(path)?.take(limit + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("larger than {limit} bytes")));
+    }
+    Ok(text)
+}
+
+/// The largest settings file Bee reads (`config.toml`).
+pub const CONFIG_LIMIT: u64 = 1 << 20;
+
 /// Opens (creating with 0600 if needed) a regular file for reading and writing,
 /// refusing to follow a symlink.
 pub fn open_private_file(path: &Path) -> io::Result<File> {
@@ -127,4 +142,22 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temporary);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_is_read_whole_or_refused_never_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let text = "# a line of a long config\n".repeat(400);
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(read_text_at_most(&path, text.len() as u64).unwrap(), text);
+        let refused = read_text_at_most(&path, text.len() as u64 - 1).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::InvalidData);
+        std::os::unix::fs::symlink(&path, dir.path().join("link")).unwrap();
+        assert!(read_text_at_most(&dir.path().join("link"), CONFIG_LIMIT).is_err(), "a link is not followed");
+    }
 }
