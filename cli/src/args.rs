@@ -186,6 +186,9 @@ enum CliCommand {
     /// Local prose compression for agents (bee_context_compress): off until enabled.
     #[command(subcommand)]
     Compress(CompressCli),
+    /// Export to a team's engine ([export] in ~/.bee/config.toml): what beed sends and how it went.
+    #[command(subcommand)]
+    Export(ExportCli),
     /// Design bundles: import a static export, map entries to sources, capture
     /// screenshots as evidence; `design mcp` serves them to agents (read-only).
     #[command(subcommand)]
@@ -479,6 +482,13 @@ struct DesignRoot {
     /// The checkout: absolute and physical [default: the current directory].
     #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
     root: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum ExportCli {
+    /// The [export] settings, the exporter's last attempt and success, its last error,
+    /// the cursor (store records the last send covered) and the backlog beyond it.
+    Status,
 }
 
 #[derive(Debug, Subcommand)]
@@ -865,6 +875,7 @@ pub enum Command {
         enabled: bool,
     },
     CompressStatus,
+    ExportStatus,
     Design(DesignCommand),
     CompressProse {
         file: Option<String>,
@@ -1251,6 +1262,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         CliCommand::Compress(CompressCli::Enable) => Command::CompressSet { enabled: true },
         CliCommand::Compress(CompressCli::Disable) => Command::CompressSet { enabled: false },
         CliCommand::Compress(CompressCli::Status) => Command::CompressStatus,
+        CliCommand::Export(ExportCli::Status) => Command::ExportStatus,
         CliCommand::Design(design) => Command::Design(match design {
             DesignCli::Import { dir, bundle, root } => DesignCommand::Import { dir, bundle, root },
             DesignCli::Map { id, source, root } => {

@@ -84,6 +84,12 @@ fn answer_status(exit: Exit, report: &StatusReport, table: bool) -> Rendered {
         let pending = spool.pending_lines.map_or("unknown".to_owned(), |n| n.to_string());
         let _ = writeln!(out, "  {:<22} {pending:>10}", spool.file);
     }
+    if let Some(export) = &report.export {
+        let lines = crate::export_view::lines(export);
+        if !lines.is_empty() {
+            let _ = writeln!(out, "\n{}", lines.join("\n"));
+        }
+    }
     if let Some(message) = &report.message {
         let _ = writeln!(out, "\n  {message}");
     }
@@ -114,6 +120,7 @@ pub fn status(table: bool) -> Rendered {
         spools: spool_backlogs(spool_dir.as_deref()),
         ingestion: ingestion_lag(),
         dashboard_url: None,
+        export: crate::export_view::current(),
     };
     let answer = match &socket {
         Some(socket) => client::get(socket, STATUS_PATH, Duration::from_secs(3)),

@@ -18,6 +18,7 @@ mod design;
 mod design_mcp;
 mod design_view;
 mod events_view;
+mod export_view;
 mod file_change;
 mod hooks;
 mod ingest;
@@ -105,6 +106,7 @@ fn run(command: args::Command) -> Rendered {
         },
         args::Command::CompressSet { enabled } => compress_view::set(enabled),
         args::Command::CompressStatus => compress_view::status(),
+        args::Command::ExportStatus => export_view::status(),
         args::Command::Design(design) => design_view::run(design),
         args::Command::CompressProse { file, rate_percent, budget_bytes } => {
             compress_view::prose(file.as_deref(), rate_percent, budget_bytes)

@@ -20,6 +20,8 @@
 //!   tokens, and back exactly (spec/50).
 //! - [`compression`]: local, extractive prose compression and its setting
 //!   (spec/50).
+//! - [`export`]: the series a team's engine receives (Prometheus remote
+//!   write), read from the ledger, delivery and events stores (spec/60).
 //! - [`client`]: the socket and stream clients of a running beed.
 //! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
 //!   routes for every domain, spool ingestion and the loopback listener.
@@ -34,6 +36,7 @@ pub mod client;
 pub mod compression;
 pub mod delivery;
 pub mod events;
+pub mod export;
 pub mod ledger;
 pub mod plans;
 pub mod rendered;

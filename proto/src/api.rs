@@ -168,6 +168,9 @@ pub struct StatusReport {
     /// The dashboard's URL (with its read secret) when beed serves one.
     #[serde(default)]
     pub dashboard_url: Option<String>,
+    /// Export to a team's engine: settings, last attempt and error, backlog.
+    #[serde(default)]
+    pub export: Option<crate::export::ExportStatus>,
 }
 
 /// The hooks' spool as beectl sees it.

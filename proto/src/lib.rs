@@ -15,6 +15,7 @@ pub mod delivery;
 pub mod envelope;
 pub mod events;
 pub mod exit;
+pub mod export;
 pub mod identity;
 pub mod ledger;
 pub mod mcp;

@@ -24,7 +24,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("plans", &["storage"]),
     ("representation", &[]),
     ("compression", &["storage"]),
-    ("server", &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills", "plans"]),
+    ("export", &["storage", "ledger", "delivery", "events"]),
+    (
+        "server",
+        &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills", "plans", "export"],
+    ),
 ];
 
 fn daemon_src() -> PathBuf {

@@ -22,6 +22,11 @@ impl Zone {
         Zone { name, zone }
     }
 
+    /// UTC, for views whose buckets are not days (by model, by session).
+    pub fn utc() -> Zone {
+        Zone { name: "UTC".to_owned(), zone: TimeZone::UTC }
+    }
+
     /// A zone by its IANA name (`Europe/Paris`, `UTC`), from the zone
     /// database bundled in the binary.
     pub fn named(name: &str) -> Result<Zone, String> {

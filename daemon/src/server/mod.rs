@@ -199,6 +199,7 @@ pub async fn serve(
     let ingestion =
         Arc::new(crate::ledger::ingest::SinglePass::new(ledger.clone(), config.log_roots.clone(), background::QUIET));
     let ingester = config.ingest_every.map(|every| tokio::spawn(ingest_logs(ingestion.clone(), every)));
+    let exporter = start_export(&config);
 
     let encoders = Arc::new(Encoders::default());
     let state = Arc::new(AppState {
@@ -260,9 +261,9 @@ pub async fn serve(
     tracing::info!("shutting down: draining the writer");
     poller.abort();
     let _ = poller.await;
-    if let Some(ingester) = ingester {
-        ingester.abort();
-        let _ = ingester.await;
+    for task in [ingester, exporter].into_iter().flatten() {
+        task.abort();
+        let _ = task.await;
     }
     // The last writer handles went with the routers; the threads drain and end.
     for thread in [writer_thread, events_thread] {
@@ -277,4 +278,19 @@ pub async fn serve(
     served?;
     tracing::info!("beed stopped");
     Ok(())
+}
+
+/// Starts the exporter when config.toml's `[export]` names a destination;
+/// a setting that is wrong is logged and nothing is sent.
+fn start_export(config: &DaemonConfig) -> Option<tokio::task::JoinHandle<()>> {
+    let settings = crate::export::settings();
+    for error in &settings.errors {
+        tracing::error!("config.toml [export]: {error}; nothing is exported");
+    }
+    let stores = crate::export::Stores {
+        ledger: config.ledger_store.clone(),
+        delivery: config.delivery_store.clone(),
+        events: config.events_store.clone(),
+    };
+    settings.config.map(|export| tokio::spawn(crate::export::remote_write::run(export, stores)))
 }

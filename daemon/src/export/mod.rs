@@ -1,0 +1,445 @@
+//! Export to a team's engine (spec/60): the `[export]` settings of
+//! `config.toml`, the series read from the stores, the exporter's state file,
+//! and the Prometheus remote-write encoding and send in [`remote_write`].
+//!
+//! Every series is cumulative over the whole store and recomputed from it at
+//! each send, so the stores are the cursor: a collector that was down loses
+//! nothing (the next send carries every total), and a resend is harmless.
+//! The same library paths answer `beectl usage` and `quota`, so a series
+//! equals what the CLI prints.
+
+pub mod remote_write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bee_proto::export::{self as names, ExportState, ExportStatus, StoreCursor};
+use bee_proto::ledger::{Provider, UsageFilters, UsageGrouping};
+use serde::Deserialize;
+
+use crate::ledger::calendar::Zone;
+use crate::ledger::prices::PriceTable;
+use crate::ledger::rollup::Range;
+use crate::ledger::usage::{UsageAsk, report as usage_report};
+use crate::storage::files;
+
+/// The shortest interval between sends (a collector is not a log).
+const MIN_INTERVAL_SECONDS: u64 = 1;
+const DEFAULT_INTERVAL_SECONDS: u64 = 30;
+
+/// `[export]` of config.toml, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportConfig {
+    pub user: String,
+    /// `http://HOST[:PORT]/PATH`.
+    pub remote_write: RemoteWriteUrl,
+    /// Extra request headers (`Authorization`, tenant ids).
+    pub headers: Vec<(String, String)>,
+    pub interval: Duration,
+}
+
+/// A remote-write endpoint, split for the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteWriteUrl {
+    pub url: String,
+    pub authority: String,
+}
+
+/// What config.toml says about export.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// A destination is configured and every setting is valid.
+    pub config: Option<ExportConfig>,
+    pub user: Option<String>,
+    pub interval_seconds: Option<u64>,
+    /// Why export is off although `[export]` names a destination.
+    pub errors: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    export: Option<Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    user: Option<String>,
+    prometheus_remote_write: Option<String>,
+    otlp_endpoint: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    headers_file: Option<PathBuf>,
+    interval_seconds: Option<u64>,
+}
+
+/// Reads `[export]` from `${BEE_HOME}/.bee/config.toml`; no file or no
+/// table is export off, with no errors.
+pub fn settings() -> Settings {
+    let Some(path) = bee_proto::paths::config_file() else { return Settings::default() };
+    match files::read_text_at_most(&path, files::CONFIG_LIMIT) {
+        Ok(text) => settings_from(&text, &path),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Settings::default(),
+        Err(err) => Settings { errors: vec![format!("{}: {err}", path.display())], ..Settings::default() },
+    }
+}
+
+fn settings_from(text: &str, path: &Path) -> Settings {
+    let table = match toml::from_str::<File>(text) {
+        Ok(File { export: Some(table) }) => table,
+        Ok(File { export: None }) => return Settings::default(),
+        Err(err) => return Settings { errors: vec![format!("{}: {err}", path.display())], ..Settings::default() },
+    };
+    let mut errors = Vec::new();
+    let interval_seconds = table.interval_seconds.unwrap_or(DEFAULT_INTERVAL_SECONDS);
+    if interval_seconds < MIN_INTERVAL_SECONDS {
+        errors.push(format!("interval_seconds: at least {MIN_INTERVAL_SECONDS}"));
+    }
+    let user = table.user.clone().filter(|user| !user.trim().is_empty());
+    if user.is_none() {
+        errors.push("user: required (the label on every series; Bee never derives it)".to_owned());
+    }
+    if table.otlp_endpoint.is_some() {
+        errors.push(
+            "otlp_endpoint: OTLP export is not in this version of Bee; remove it or use prometheus_remote_write"
+                .to_owned(),
+        );
+    }
+    let remote_write = match table.prometheus_remote_write.as_deref() {
+        Some(url) => match parse_url(url) {
+            Ok(url) => Some(url),
+            Err(message) => {
+                errors.push(format!("prometheus_remote_write: {message}"));
+                None
+            }
+        },
+        None => {
+            errors.push("prometheus_remote_write: required to export".to_owned());
+            None
+        }
+    };
+    let mut headers: Vec<(String, String)> = table.headers.into_iter().collect();
+    if let Some(file) = &table.headers_file {
+        match headers_from_file(file) {
+            Ok(more) => headers.extend(more),
+            Err(message) => errors.push(format!("headers_file: {message}")),
+        }
+    }
+    for (name, value) in &headers {
+        if hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+            || hyper::header::HeaderValue::from_str(value).is_err()
+        {
+            errors.push(format!("headers: {name:?} is not a valid HTTP header"));
+        }
+    }
+    let config = match (errors.is_empty(), user.clone(), remote_write) {
+        (true, Some(user), Some(remote_write)) => {
+            Some(ExportConfig { user, remote_write, headers, interval: Duration::from_secs(interval_seconds) })
+        }
+        _ => None,
+    };
+    Settings { config, user, interval_seconds: Some(interval_seconds), errors }
+}
+
+/// `http://HOST[:PORT]/PATH`; https needs TLS, which this version does not
+/// carry (a collector's loopback or LAN receiver, or an agent, takes plain
+/// HTTP).
+fn parse_url(url: &str) -> Result<RemoteWriteUrl, String> {
+    if url.starts_with("https://") {
+        return Err(format!(
+            "{url}: https is not supported by this version of Bee; send to a local agent or collector over http"
+        ));
+    }
+    let uri: hyper::Uri = url.parse().map_err(|err| format!("{url}: {err}"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(format!("{url}: an http:// URL"));
+    }
+    let authority = uri.authority().map(|a| a.as_str().to_owned()).ok_or_else(|| format!("{url}: no host"))?;
+    Ok(RemoteWriteUrl { url: url.to_owned(), authority })
+}
+
+/// `Name: value` lines of a 0600 file (credentials stay out of config.toml).
+fn headers_from_file(path: &Path) -> Result<Vec<(String, String)>, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let file = files::open_regular(path).map_err(|err| format!("{shown}: {err}"))?;
+    let mode = file.metadata().map_err(|err| format!("{shown}: {err}"))?.permissions().mode();
+    if mode & 0o077 != 0 {
+        return Err(format!("{shown}: readable by others (mode {:o}); chmod 600 it", mode & 0o777));
+    }
+    let text = files::read_text_at_most(path, 64 * 1024).map_err(|err| format!("{shown}: {err}"))?;
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            line.split_once(':')
+                .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+                .ok_or_else(|| format!("{shown}: a line is not `Name: value`"))
+        })
+        .collect()
+}
+
+/// One sample of one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: &'static str,
+    /// Sorted by name, as remote write wants; `__name__` excluded.
+    pub labels: Vec<(&'static str, String)>,
+    pub value: f64,
+}
+
+/// Where the series are read from.
+#[derive(Debug, Clone)]
+pub struct Stores {
+    pub ledger: PathBuf,
+    pub delivery: PathBuf,
+    pub events: PathBuf,
+}
+
+/// Every series of the stores at `now_ms`, labelled with `user` and `host`,
+/// and the record counts they cover (the cursor). A store that cannot be
+/// read contributes no series (unknown, not zero) and names itself in the
+/// error list.
+pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec<Series>, StoreCursor, Vec<String>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let common = [(names::LABEL_USER, user.to_owned()), (names::LABEL_HOST, host.to_owned())];
+    let mut push = |name: &'static str, labels: &[(&'static str, String)], value: f64| {
+        let mut all: Vec<(&'static str, String)> =
+            common.iter().chain(labels).filter(|(_, v)| !v.is_empty()).cloned().collect();
+        all.sort();
+        out.push(Series { name, labels: all, value });
+    };
+    let range = Range { since_ms: 0, until_ms: now_ms };
+    let prices = PriceTable::bundled();
+    for provider in Provider::ALL.iter().copied() {
+        let ask = UsageAsk {
+            range,
+            by: UsageGrouping::Model,
+            zone: Zone::utc(),
+            filters: UsageFilters { provider: Some(provider), ..UsageFilters::default() },
+        };
+        let report = match usage_report(&stores.ledger, &ask, &prices) {
+            Ok(report) => report,
+            Err(issue) => {
+                problems.push(format!("ledger: {}", issue.as_str()));
+                break;
+            }
+        };
+        for row in &report.rows {
+            let p = (names::LABEL_PROVIDER, provider.as_str().to_owned());
+            let m = (names::LABEL_MODEL, row.key.clone().unwrap_or_default());
+            push(names::RESPONSES_TOTAL, &[p.clone(), m.clone()], row.responses as f64);
+            for (kind, value) in names::TOKEN_KINDS.iter().zip(row.tokens.values()) {
+                if let Some(value) = value {
+                    push(
+                        names::TOKENS_TOTAL,
+                        &[p.clone(), m.clone(), (names::LABEL_KIND, (*kind).to_owned())],
+                        value as f64,
+                    );
+                }
+            }
+            push(names::USAGE_PARTIAL_PARTS, &[p.clone(), m.clone()], row.partial_parts as f64);
+            if let Some(cost) = row.reported_cost_usd {
+                push(names::REPORTED_COST_TOTAL, &[p.clone(), m.clone()], cost);
+            }
+            if let Some(cost) = row.estimated_cost_usd {
+                push(names::ESTIMATED_COST_TOTAL, &[p.clone(), m.clone()], cost);
+            }
+            push(names::UNPRICED_PARTS, &[p, m], row.unpriced_parts as f64);
+        }
+    }
+    match crate::ledger::store::read_range(&stores.ledger, range) {
+        Ok(view) => {
+            let quota = crate::ledger::quota::quota(&view, range, None);
+            for provider in &quota.providers {
+                let p = (names::LABEL_PROVIDER, provider.provider.as_str().to_owned());
+                // No producer measured a call: the measured time is unknown, not 0 s.
+                if provider.calls > 0 {
+                    push(
+                        names::AGENT_TIME_SECONDS_TOTAL,
+                        &[p.clone(), (names::LABEL_MEASURE, "measured".to_owned())],
+                        provider.agent_time_ms as f64 / 1000.0,
+                    );
+                }
+                if provider.derived.turns > 0 {
+                    push(
+                        names::AGENT_TIME_SECONDS_TOTAL,
+                        &[p.clone(), (names::LABEL_MEASURE, "derived".to_owned())],
+                        provider.derived.agent_time_ms as f64 / 1000.0,
+                    );
+                }
+                push(names::LIMIT_HITS_TOTAL, std::slice::from_ref(&p), provider.crossed as f64);
+                for window in &provider.windows {
+                    let Some(resets_ms) = window.resets_at_utc.as_deref().and_then(bee_proto::time::parse_rfc3339_ms)
+                    else {
+                        continue;
+                    };
+                    if resets_ms <= now_ms {
+                        continue;
+                    }
+                    let labels = [
+                        p.clone(),
+                        (names::LABEL_WINDOW, window.window.as_str().to_owned()),
+                        (names::LABEL_LIMIT_ID, window.limit_id.clone().unwrap_or_default()),
+                    ];
+                    push(names::WINDOW_UTILISATION, &labels, window.peak_percent / 100.0);
+                    push(names::WINDOW_RESET_TIMESTAMP, &labels, resets_ms as f64 / 1000.0);
+                }
+            }
+        }
+        Err(issue) => problems.push(format!("ledger: {}", issue.as_str())),
+    }
+    if stores.delivery.exists() {
+        let query = crate::delivery::report::ReportQuery { session: None, limit: 100 };
+        let rendered = crate::delivery::report::report(&stores.delivery, &query);
+        match serde_json::from_slice::<bee_proto::delivery::Report>(&rendered.bytes) {
+            Ok(report) => {
+                for group in report.groups.iter().filter(|g| g.dimension == bee_proto::delivery::Dimension::Surface) {
+                    let s = [(names::LABEL_SURFACE, group.identity.clone())];
+                    push(names::DELIVERY_OBSERVATIONS_TOTAL, &s, group.delivered_events as f64);
+                    push(names::DELIVERY_BYTES_TOTAL, &s, group.delivered_utf8_bytes as f64);
+                }
+            }
+            Err(_) => problems.push("delivery: its report could not be read".to_owned()),
+        }
+    }
+    if stores.events.exists() {
+        match crate::events::store::open_reader(&stores.events).and_then(|conn| {
+            crate::events::store::counts_by_type(&conn).map_err(|err| crate::storage::sqlite::issue_of(&err))
+        }) {
+            Ok(counts) => {
+                for (event_type, source_app, count) in counts {
+                    push(
+                        names::HOOK_EVENTS_TOTAL,
+                        &[(names::LABEL_TYPE, event_type), (names::LABEL_SOURCE_APP, source_app)],
+                        count as f64,
+                    );
+                }
+            }
+            Err(issue) => problems.push(format!("events: {}", issue.as_str())),
+        }
+    }
+    (out, cursor(stores), problems)
+}
+
+/// The stores' record counts now (0 for a store that does not exist yet).
+pub fn cursor(stores: &Stores) -> StoreCursor {
+    let count = |status: bee_proto::api::StoreStatus| status.records.unwrap_or(0);
+    StoreCursor {
+        ledger_records: count(crate::ledger::store::store_status(&stores.ledger)),
+        delivery_records: count(crate::delivery::report::store_status(&stores.delivery)),
+        event_records: count(crate::events::store::store_status(&stores.events)),
+    }
+}
+
+/// This machine's name, the `host` label.
+pub fn host_name() -> String {
+    rustix::system::uname().nodename().to_string_lossy().into_owned()
+}
+
+/// The exporter's last state, when beed ever wrote one.
+pub fn read_state() -> Option<ExportState> {
+    let path = bee_proto::paths::export_state_file()?;
+    let text = files::read_text_at_most(&path, 64 * 1024).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Writes the exporter's state (0600, atomically, its directory 0700).
+pub fn write_state(state: &ExportState) -> std::io::Result<()> {
+    let Some(path) = bee_proto::paths::export_state_file() else { return Ok(()) };
+    if let Some(dir) = path.parent() {
+        files::ensure_private_dir(dir)?;
+    }
+    let bytes = serde_json::to_vec_pretty(state).map_err(std::io::Error::other)?;
+    files::write_private(&path, &bytes)
+}
+
+/// `beectl export status`: the settings, the last state and the backlog.
+pub fn status(stores: &Stores) -> ExportStatus {
+    let settings = settings();
+    let state = read_state();
+    let backlog_records = state.as_ref().and_then(|state| state.cursor).map(|sent| {
+        let now = cursor(stores);
+        now.ledger_records.saturating_sub(sent.ledger_records)
+            + now.delivery_records.saturating_sub(sent.delivery_records)
+            + now.event_records.saturating_sub(sent.event_records)
+    });
+    ExportStatus {
+        schema_version: 1,
+        enabled: settings.config.is_some(),
+        user: settings.user,
+        interval_seconds: settings.interval_seconds,
+        config_errors: settings.errors,
+        state,
+        backlog_records,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Settings {
+        settings_from(text, Path::new("config.toml"))
+    }
+
+    #[test]
+    fn export_is_off_without_a_table_and_every_mistake_is_named() {
+        assert_eq!(read(""), Settings::default());
+        assert_eq!(read("[compression]\nenabled = true\n"), Settings::default());
+        let good = read(
+            "[export]\nuser = \"alice\"\nprometheus_remote_write = \"http://127.0.0.1:9090/api/v1/write\"\nheaders = { \"X-Scope-OrgID\" = \"team\" }\ninterval_seconds = 5\n",
+        );
+        let config = good.config.unwrap();
+        assert_eq!(config.user, "alice");
+        assert_eq!(config.remote_write.authority, "127.0.0.1:9090");
+        assert_eq!(config.headers, vec![("X-Scope-OrgID".to_owned(), "team".to_owned())]);
+        assert_eq!(config.interval, Duration::from_secs(5));
+        for (text, named) in [
+            ("[export]\nprometheus_remote_write = \"http://h/w\"\n", "user: required"),
+            ("[export]\nuser = \"a\"\n", "prometheus_remote_write: required"),
+            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"https://h/w\"\n", "https is not supported"),
+            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"ftp://h/w\"\n", "an http:// URL"),
+            (
+                "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\ninterval_seconds = 0\n",
+                "interval_seconds",
+            ),
+            (
+                "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\notlp_endpoint = \"http://h:4318\"\n",
+                "otlp_endpoint",
+            ),
+            (
+                "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\nheaders = { \"bad name\" = \"x\" }\n",
+                "not a valid HTTP header",
+            ),
+            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\ncolour = 1\n", "unknown field"),
+            ("[export\n", "config.toml"),
+        ] {
+            let settings = read(text);
+            assert!(settings.config.is_none(), "{text}");
+            assert!(settings.errors.iter().any(|e| e.contains(named)), "{text}: {:?}", settings.errors);
+        }
+    }
+
+    #[test]
+    fn a_headers_file_must_be_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("headers");
+        std::fs::write(&file, "# the collector's token\nAuthorization: Bearer abc\n\nX-Scope-OrgID: team\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(headers_from_file(&file).unwrap_err().contains("chmod 600"));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(
+            headers_from_file(&file).unwrap(),
+            vec![
+                ("Authorization".to_owned(), "Bearer abc".to_owned()),
+                ("X-Scope-OrgID".to_owned(), "team".to_owned())
+            ]
+        );
+        std::fs::write(&file, "no colon here\n").unwrap();
+        assert!(headers_from_file(&file).is_err());
+    }
+}

@@ -1,0 +1,110 @@
+//! Export to a team's engine (spec/60): the series beed sends to a
+//! Prometheus remote-write endpoint, their labels, and the status document
+//! `beectl export status` and `beectl daemon status` show. Every series and
+//! label name is spelled here once.
+//!
+//! Counters are cumulative over the whole store, so a resend is harmless and
+//! a collector that was down catches up with the next send. A figure nobody
+//! observed is no series at all, never a 0.
+
+use serde::{Deserialize, Serialize};
+
+/// Provider responses, counted once by provider id. Labels: provider, model.
+pub const RESPONSES_TOTAL: &str = "bee_responses_total";
+/// Summed provider counters. Labels: provider, model, kind ([`TOKEN_KINDS`]).
+/// A kind no response reported has no series.
+pub const TOKENS_TOTAL: &str = "bee_tokens_total";
+/// Parts of the token sums that lacked a counter their provider reports:
+/// while above 0, `bee_tokens_total` of that provider and model is a lower
+/// bound. Labels: provider, model.
+pub const USAGE_PARTIAL_PARTS: &str = "bee_usage_partial_parts";
+/// Cost the provider reported. Labels: provider, model.
+pub const REPORTED_COST_TOTAL: &str = "bee_reported_cost_usd_total";
+/// Cost estimated from the bundled price table; never a bill. Labels:
+/// provider, model. No series for a model the table does not name.
+pub const ESTIMATED_COST_TOTAL: &str = "bee_estimated_cost_usd_total";
+/// Responses the price table could not price. Labels: provider, model.
+pub const UNPRICED_PARTS: &str = "bee_unpriced_parts";
+/// Agent time. Labels: provider, measure (`measured` by a producer, or
+/// `derived` from the logs' own timestamps). `measured` has no series while
+/// no producer measured a call: unknown, not zero.
+pub const AGENT_TIME_SECONDS_TOTAL: &str = "bee_agent_time_seconds_total";
+/// Limit hits, one per hit. Labels: provider.
+pub const LIMIT_HITS_TOTAL: &str = "bee_limit_hits_total";
+/// The highest utilisation a current quota window reported, 0–1. Labels:
+/// provider, window, limit_id (when the provider named one).
+pub const WINDOW_UTILISATION: &str = "bee_window_utilisation_ratio";
+/// When a current quota window resets, Unix seconds. Labels as
+/// [`WINDOW_UTILISATION`].
+pub const WINDOW_RESET_TIMESTAMP: &str = "bee_window_reset_timestamp_seconds";
+/// Delivered hook outputs the delivery store observed. Labels: surface.
+pub const DELIVERY_OBSERVATIONS_TOTAL: &str = "bee_delivery_observations_total";
+/// Their UTF-8 bytes as written (the surface's wrapper included). Labels: surface.
+pub const DELIVERY_BYTES_TOTAL: &str = "bee_delivery_bytes_total";
+/// Hook events stored. Labels: type (the hook event), source_app.
+pub const HOOK_EVENTS_TOTAL: &str = "bee_hook_events_total";
+
+/// On every series: who (the config's `user`) and which machine.
+pub const LABEL_USER: &str = "user";
+pub const LABEL_HOST: &str = "host";
+pub const LABEL_PROVIDER: &str = "provider";
+pub const LABEL_MODEL: &str = "model";
+pub const LABEL_KIND: &str = "kind";
+pub const LABEL_MEASURE: &str = "measure";
+pub const LABEL_WINDOW: &str = "window";
+pub const LABEL_LIMIT_ID: &str = "limit_id";
+pub const LABEL_SURFACE: &str = "surface";
+pub const LABEL_TYPE: &str = "type";
+pub const LABEL_SOURCE_APP: &str = "source_app";
+
+/// `kind` values of [`TOKENS_TOTAL`], the provider counters' own names
+/// without `_tokens`.
+pub const TOKEN_KINDS: [&str; 7] =
+    ["input", "cached_input", "cache_creation_input", "cache_read_input", "output", "reasoning_output", "total"];
+
+/// The exporter's state, written by beed after every attempt and read by
+/// `beectl export status` and `beectl daemon status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportState {
+    /// Where it sends (the configured URL; credentials never written).
+    pub prometheus_remote_write: Option<String>,
+    pub last_attempt_utc: Option<String>,
+    pub last_success_utc: Option<String>,
+    /// The last failure's description (an HTTP status and the collector's
+    /// first line, or the connection error); `null` after a success.
+    pub last_error: Option<String>,
+    pub consecutive_failures: u64,
+    /// Series in the last successful send.
+    pub series_sent: u64,
+    /// The stores' record counts the last successful send covered: the
+    /// cursor. What the stores hold beyond it is the backlog.
+    pub cursor: Option<StoreCursor>,
+}
+
+/// Record counts of the stores an export reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreCursor {
+    pub ledger_records: u64,
+    pub delivery_records: u64,
+    pub event_records: u64,
+}
+
+/// `beectl export status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportStatus {
+    pub schema_version: u32,
+    /// `[export]` in config.toml names a destination.
+    pub enabled: bool,
+    pub user: Option<String>,
+    pub interval_seconds: Option<u64>,
+    /// What config.toml's `[export]` got wrong; export is off while any.
+    pub config_errors: Vec<String>,
+    /// The exporter's last state; `null` when beed never ran one.
+    pub state: Option<ExportState>,
+    /// Records the stores hold beyond the cursor; `null` without a cursor
+    /// or when a store could not be counted.
+    pub backlog_records: Option<u64>,
+}

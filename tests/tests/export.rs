@@ -1,0 +1,309 @@
+//! Export to a team's engine (spec/60) against a real Prometheus (Debian's
+//! package, `.ci/run` installs it) started here with its remote-write
+//! receiver on a loopback port: two beeds with different `user` labels
+//! export their ledgers, and PromQL over Prometheus's HTTP API answers each
+//! user's totals as that home's own `beectl usage` prints them, and the
+//! team's as their sum. Then Prometheus stops, a ledger grows, Prometheus
+//! starts again on the same storage, and the totals catch up exactly.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::*;
+use serde_json::{Value, json};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const PROMETHEUS: &str = "/usr/bin/prometheus";
+
+/// A Prometheus on a loopback port with its storage in a temp directory;
+/// stopped when dropped.
+struct Prometheus {
+    child: Option<Child>,
+    addr: String,
+}
+
+impl Prometheus {
+    fn start(dir: &Path, port: u16) -> Prometheus {
+        assert!(Path::new(PROMETHEUS).exists(), "{PROMETHEUS} is missing: install Debian's prometheus (.ci/run does)");
+        let config = dir.join("prometheus.yml");
+        std::fs::write(&config, "global:\n  scrape_interval: 1h\n").unwrap();
+        let addr = format!("127.0.0.1:{port}");
+        let log = std::fs::File::create(dir.join(format!("prometheus-{}.log", uuid::Uuid::new_v4().simple()))).unwrap();
+        let child = Command::new(PROMETHEUS)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .arg("--web.enable-remote-write-receiver")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let prometheus = Prometheus { child: Some(child), addr };
+        assert!(
+            eventually(Duration::from_secs(30), || {
+                std::net::TcpStream::connect(&prometheus.addr).is_ok_and(|_| prometheus.ready())
+            }),
+            "Prometheus did not become ready on {}",
+            prometheus.addr
+        );
+        prometheus
+    }
+
+    fn ready(&self) -> bool {
+        let (status, _, _) = tcp_http(&self.addr, &get_request("/-/ready", &self.addr, ""));
+        status == 200
+    }
+
+    /// The value of an instant PromQL query that answers one number.
+    fn value(&self, promql: &str) -> Option<f64> {
+        let path = format!("/api/v1/query?query={}", percent_encoded(promql));
+        let (status, _, body) = tcp_http(&self.addr, &get_request(&path, &self.addr, ""));
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        assert_eq!(status, 200, "{promql}: {answer}");
+        answer["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok())
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ =
+                rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::TERM);
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Writes `sessions` finished Claude Code sessions of generated responses.
+fn write_history(home: &TestHome, tag: &str, sessions: u64, seed: u64) {
+    let mut random = xorshift(seed);
+    for session in 0..sessions {
+        let id = format!("5eed0000-0000-4000-8000-{:012}", seed % 1000 * 1000 + session);
+        let mut body = String::new();
+        for n in 0..40u64 {
+            body += &(json!({"type": "assistant", "sessionId": id,
+                "timestamp": format!("2026-11-{:02}T{:02}:00:00.000Z", 1 + random() % 28, random() % 24),
+                "requestId": format!("req_{tag}_{session}_{n}"),
+                "message": {"id": format!("msg_{tag}_{session}_{n}"), "model": "claude-sonnet-4-5-20250929",
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": random() % 2_000, "cache_creation_input_tokens": random() % 5_000,
+                              "cache_read_input_tokens": random() % 300_000, "output_tokens": random() % 4_000}}})
+            .to_string()
+                + "\n");
+        }
+        write_quiet(&home.path().join(format!(".claude/projects/-home-dev-{tag}/{id}.jsonl")), &body);
+    }
+}
+
+fn configure(home: &TestHome, user: &str, port: u16) {
+    std::fs::create_dir_all(home.bee_dir()).unwrap();
+    std::fs::write(
+        home.bee_dir().join("config.toml"),
+        format!(
+            "[export]\nuser = \"{user}\"\nprometheus_remote_write = \"http://127.0.0.1:{port}/api/v1/write\"\ninterval_seconds = 1\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// The home's own `beectl usage` totals: (responses, input, output, cache writes, cache reads).
+fn usage_totals(home: &TestHome) -> [u64; 5] {
+    let usage = parse_json_line(&home.beectl(&["usage", "--json", "--no-import"]).stdout);
+    let totals = &usage["totals"];
+    let field = |name: &str| totals["tokens"][name].as_u64().unwrap_or(0);
+    [
+        totals["responses"].as_u64().unwrap(),
+        field("inputTokens"),
+        field("outputTokens"),
+        field("cacheCreationInputTokens"),
+        field("cacheReadInputTokens"),
+    ]
+}
+
+/// The same figures for `selector` (e.g. `user="alice"`) as PromQL sums.
+fn prometheus_totals(prometheus: &Prometheus, selector: &str) -> Option<[u64; 5]> {
+    let sum = |query: String| prometheus.value(&query).map(|v| v as u64);
+    Some([
+        sum(format!("sum(bee_responses_total{{{selector}}})"))?,
+        sum(format!("sum(bee_tokens_total{{{selector},kind=\"input\"}})"))?,
+        sum(format!("sum(bee_tokens_total{{{selector},kind=\"output\"}})"))?,
+        sum(format!("sum(bee_tokens_total{{{selector},kind=\"cache_creation_input\"}})"))?,
+        sum(format!("sum(bee_tokens_total{{{selector},kind=\"cache_read_input\"}})"))?,
+    ])
+}
+
+fn sum(a: [u64; 5], b: [u64; 5]) -> [u64; 5] {
+    std::array::from_fn(|i| a[i] + b[i])
+}
+
+/// Waits until the homes' ledgers hold what they should and Prometheus
+/// answers each user's and the team's totals as the ledgers do.
+fn assert_prometheus_matches(prometheus: &Prometheus, homes: &[(&TestHome, &str, u64)]) {
+    let mut expected = Vec::new();
+    for (home, user, responses) in homes {
+        assert!(
+            eventually(Duration::from_secs(30), || usage_totals(home)[0] == *responses),
+            "{user}'s beed did not ingest {responses} responses: {:?}",
+            usage_totals(home)
+        );
+        expected.push((format!("user=\"{user}\""), usage_totals(home)));
+    }
+    let team = expected.iter().fold([0; 5], |all, (_, totals)| sum(all, *totals));
+    expected.push(("user=~\".+\"".to_owned(), team));
+    for (selector, totals) in &expected {
+        let matched = eventually(Duration::from_secs(30), || prometheus_totals(prometheus, selector) == Some(*totals));
+        assert!(matched, "{selector}: Prometheus {:?}, ledger {totals:?}", prometheus_totals(prometheus, selector));
+    }
+}
+
+fn export_status(home: &TestHome) -> Value {
+    parse_json_line(&home.beectl(&["export", "status"]).stdout)
+}
+
+#[test]
+fn two_machines_export_to_a_real_prometheus_and_an_outage_loses_nothing() {
+    let storage = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut prometheus = Prometheus::start(storage.path(), port);
+    let (alice, bob) = (TestHome::new(), TestHome::new());
+    write_history(&alice, "alice", 3, 11);
+    write_history(&bob, "bob", 2, 22);
+    configure(&alice, "alice", port);
+    configure(&bob, "bob", port);
+    let alice_beed = alice.start_daemon_with(&["--ingest-every", "1"]);
+    let _bob_beed = bob.start_daemon_with(&["--ingest-every", "1"]);
+    assert_prometheus_matches(&prometheus, &[(&alice, "alice", 120), (&bob, "bob", 80)]);
+    // One series per counter the ledger knows, none for a counter nobody
+    // reported (Codex's cached input and reasoning here).
+    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    let usage = parse_json_line(&alice.beectl(&["usage", "--json", "--no-import"]).stdout);
+    let known = usage["totals"]["tokens"].as_object().unwrap().values().filter(|v| !v.is_null()).count();
+    assert_eq!(known, 5, "input, output, both cache counters and the total: {usage}");
+    let series = format!(
+        "count(bee_tokens_total{{user=\"alice\",host=\"{host}\",provider=\"claude\",model=\"claude-sonnet-4-5-20250929\"}})"
+    );
+    assert_eq!(prometheus.value(&series), Some(known as f64));
+    let status = export_status(&alice);
+    assert_eq!((status["enabled"].clone(), status["user"].clone()), (json!(true), json!("alice")), "{status}");
+    assert!(status["state"]["lastSuccessUtc"].is_string() && status["state"]["lastError"].is_null(), "{status}");
+
+    // The collector goes away; alice's agents go on working.
+    prometheus.stop();
+    write_history(&alice, "alice-later", 2, 33);
+    assert!(eventually(Duration::from_secs(30), || usage_totals(&alice)[0] == 200), "{:?}", usage_totals(&alice));
+    assert!(
+        eventually(Duration::from_secs(30), || export_status(&alice)["state"]["consecutiveFailures"].as_u64()
+            > Some(1)),
+        "{}",
+        export_status(&alice)
+    );
+    let status = export_status(&alice);
+    assert!(status["state"]["lastError"].as_str().unwrap().contains(&format!("127.0.0.1:{port}")), "{status}");
+    assert!(status["backlogRecords"].as_u64().unwrap() >= 80, "the 80 new responses wait: {status}");
+    let daemon_status = parse_json_line(&alice.beectl(&["daemon", "status"]).stdout);
+    assert_eq!(daemon_status["export"]["state"]["lastError"], status["state"]["lastError"], "{daemon_status}");
+    assert!(alice_beed.log().contains("export to http://127.0.0.1"), "{}", alice_beed.log());
+
+    // It comes back on the same storage: every total catches up, nothing lost or doubled.
+    let prometheus = Prometheus::start(storage.path(), port);
+    assert_prometheus_matches(&prometheus, &[(&alice, "alice", 200), (&bob, "bob", 80)]);
+    assert!(
+        eventually(Duration::from_secs(30), || export_status(&alice)["backlogRecords"] == json!(0)),
+        "{}",
+        export_status(&alice)
+    );
+}
+
+/// What beed sends is what the stores say, unknowns left out: no agent
+/// time series while no producer measured a call, no estimate for a model
+/// the price table does not name.
+#[test]
+fn unknowns_are_no_series_and_a_bad_config_exports_nothing() {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.bee_dir()).unwrap();
+    std::fs::write(
+        home.bee_dir().join("config.toml"),
+        "[export]\nprometheus_remote_write = \"https://metrics.example/api/v1/write\"\n",
+    )
+    .unwrap();
+    let status = export_status(&home);
+    assert_eq!(status["enabled"], json!(false), "{status}");
+    let errors = status["configErrors"].to_string();
+    assert!(errors.contains("user: required") && errors.contains("https"), "{status}");
+    let beed = home.start_daemon();
+    assert!(eventually(Duration::from_secs(5), || beed.log().contains("nothing is exported")), "{}", beed.log());
+    drop(beed);
+    assert_eq!(export_status(&home)["state"], Value::Null, "no exporter ran");
+}
+
+/// The series of a ledger with an unknown model, no cache reads and no
+/// measured time, read by the library the exporter uses.
+#[test]
+fn series_leave_out_what_nobody_observed() {
+    let home = TestHome::new();
+    let id = "5eed0000-0000-4000-8000-000000000001";
+    let body = [("claude-sonnet-4-5-20250929", 1), ("claude-mystery-9", 2)]
+        .iter()
+        .map(|(model, n)| {
+            json!({"type": "assistant", "sessionId": id, "timestamp": "2026-11-03T10:00:00.000Z",
+                "requestId": format!("req_{n}"), "message": {"id": format!("msg_{n}"), "model": model,
+                "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 20}}})
+            .to_string()
+                + "\n"
+        })
+        .collect::<String>();
+    write_quiet(&home.path().join(format!(".claude/projects/-home-dev-app/{id}.jsonl")), &body);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let stores = bee_daemon::export::Stores {
+        ledger: home.bee_dir().join("usage/ledger-v1"),
+        delivery: home.bee_dir().join("usage/delivery-v1"),
+        events: home.bee_dir().join("usage/events-v1"),
+    };
+    let (series, _, problems) =
+        bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
+    assert!(problems.is_empty(), "{problems:?}");
+    let named = |name: &str, model: &str| {
+        series.iter().filter(|s| s.name == name && s.labels.iter().any(|(k, v)| *k == "model" && v == model)).count()
+    };
+    assert_eq!(named("bee_estimated_cost_usd_total", "claude-sonnet-4-5-20250929"), 1);
+    assert_eq!(named("bee_estimated_cost_usd_total", "claude-mystery-9"), 0, "never another model's price");
+    assert_eq!(named("bee_unpriced_parts", "claude-mystery-9"), 1);
+    assert!(
+        !series.iter().any(|s| s.name == "bee_agent_time_seconds_total"
+            && s.labels.iter().any(|(k, v)| *k == "measure" && v == "measured")),
+        "no producer measured a call: no measured time, not 0 s"
+    );
+    assert!(
+        !series
+            .iter()
+            .any(|s| s.name == "bee_tokens_total"
+                && s.labels.iter().any(|(k, v)| *k == "kind" && v == "cache_read_input")),
+        "no response reported cache reads: no series"
+    );
+}
