@@ -104,7 +104,7 @@ pub struct ExportStatus {
     pub config_errors: Vec<String>,
     /// The exporter's last state; `null` when beed never ran one.
     pub state: Option<ExportState>,
-    /// Records the stores hold beyond the cursor; `null` without a cursor
-    /// or when a store could not be counted.
+    /// Records the stores hold beyond the cursor (all of them before the
+    /// first successful send); `null` when no exporter ever ran.
     pub backlog_records: Option<u64>,
 }

@@ -1,8 +1,10 @@
 //! Wall time of `bee-hook prompt --block FILE` against `cat FILE`, timed the
 //! same way, interleaved, in the same run: with beed up, with beed up while
 //! 1,100 idle connections are held on its loopback listener (a flood must not
-//! slow the hooks on the unix socket), with beed down (no socket), and with
-//! beed frozen (the 100 ms deadline bounds the hook).
+//! slow the hooks on the unix socket), with beed exporting every second to a
+//! collector that is down (against beed up without export; beed's memory
+//! before and after), with beed down (no socket), and with beed frozen (the
+//! 100 ms deadline bounds the hook).
 //!
 //! `cargo bench -p bee-tests --bench hook_latency [-- RUNS]`
 
@@ -39,6 +41,38 @@ fn main() {
     drop(daemon);
     println!("  observations recorded with beed up: {recorded}");
 
+    // Export every second to a collector that is not there: the hooks must
+    // not notice, and beed's memory must not grow with the backlog.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = home.bee_dir().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[export]\nuser = \"bench\"\nprometheus_remote_write = \"http://127.0.0.1:{closed}/api/v1/write\"\ninterval_seconds = 1\n"
+        ),
+    )
+    .unwrap();
+    let daemon = home.start_daemon();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let before = memory_kib(daemon.pid());
+    // Long enough for several failed sends while the backlog grows.
+    let (cat_export, hook_export) = interleave(runs * 4, &cat, &hook);
+    report_against_cat("beed up, exporting every second to a stopped collector", &cat_export, &hook_export);
+    let after = memory_kib(daemon.pid());
+    let status = parse_json_line(&home.beectl(&["export", "status"]).stdout);
+    println!(
+        "  export: {} failed attempts, backlog {} records; beed resident {} KiB before, {} KiB after (peak {} KiB)",
+        status["state"]["consecutiveFailures"], status["backlogRecords"], before.0, after.0, after.1
+    );
+    let (with, without) = (Spread::of(&hook_export), Spread::of(&hook_up));
+    println!(
+        "  bee-hook with export / without (same run): median {:.2}x, p99 {:.2}x",
+        with.median / without.median,
+        with.p99 / without.p99
+    );
+    drop(daemon);
+    std::fs::remove_file(&config).unwrap();
+
     // This process holds 1,100 sockets.
     allow_open_files(4096);
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0"]);
@@ -68,4 +102,18 @@ fn main() {
     report_against_cat("beed frozen (deadline)", &cat_frozen, &hook_frozen);
     daemon.resume();
     drop(daemon);
+}
+
+/// A process's resident and peak resident memory, KiB (`/proc/PID/status`).
+fn memory_kib(pid: i32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }

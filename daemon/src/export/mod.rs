@@ -360,7 +360,9 @@ pub fn write_state(state: &ExportState) -> std::io::Result<()> {
 pub fn status(stores: &Stores) -> ExportStatus {
     let settings = settings();
     let state = read_state();
-    let backlog_records = state.as_ref().and_then(|state| state.cursor).map(|sent| {
+    // Before its first success the exporter has covered nothing: every record waits.
+    let backlog_records = state.as_ref().map(|state| {
+        let sent = state.cursor.unwrap_or_default();
         let now = cursor(stores);
         now.ledger_records.saturating_sub(sent.ledger_records)
             + now.delivery_records.saturating_sub(sent.delivery_records)
