@@ -44,6 +44,29 @@ pub const DELIVERY_BYTES_TOTAL: &str = "bee_delivery_bytes_total";
 /// Hook events stored. Labels: type (the hook event), source_app.
 pub const HOOK_EVENTS_TOTAL: &str = "bee_hook_events_total";
 
+/// Always 1, with the exporting Bee's `version`: present whenever beed sends,
+/// so a silent machine shows (its samples stop) even with empty stores.
+pub const BUILD_INFO: &str = "bee_build_info";
+pub const LABEL_VERSION: &str = "version";
+
+/// Every series Bee exports (contrib's rules and dashboard name no other).
+pub const ALL_SERIES: [&str; 14] = [
+    BUILD_INFO,
+    RESPONSES_TOTAL,
+    TOKENS_TOTAL,
+    USAGE_PARTIAL_PARTS,
+    REPORTED_COST_TOTAL,
+    ESTIMATED_COST_TOTAL,
+    UNPRICED_PARTS,
+    AGENT_TIME_SECONDS_TOTAL,
+    LIMIT_HITS_TOTAL,
+    WINDOW_UTILISATION,
+    WINDOW_RESET_TIMESTAMP,
+    DELIVERY_OBSERVATIONS_TOTAL,
+    DELIVERY_BYTES_TOTAL,
+    HOOK_EVENTS_TOTAL,
+];
+
 /// On every series: who (the config's `user`) and which machine.
 pub const LABEL_USER: &str = "user";
 pub const LABEL_HOST: &str = "host";

@@ -66,6 +66,15 @@ impl Prometheus {
         answer["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok())
     }
 
+    /// An instant query's status and how many series it answered.
+    fn answer(&self, promql: &str) -> (u16, usize, Value) {
+        let path = format!("/api/v1/query?query={}", percent_encoded(promql));
+        let (status, _, body) = tcp_http(&self.addr, &get_request(&path, &self.addr, ""));
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let series = answer["data"]["result"].as_array().map_or(0, Vec::len);
+        (status, series, answer)
+    }
+
     fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ =
@@ -213,6 +222,8 @@ fn two_machines_export_to_a_real_prometheus_and_an_outage_loses_nothing() {
     assert_eq!((status["enabled"].clone(), status["user"].clone()), (json!(true), json!("alice")), "{status}");
     assert!(status["state"]["lastSuccessUtc"].is_string() && status["state"]["lastError"].is_null(), "{status}");
 
+    contrib_queries_run_on_the_real_series(&prometheus);
+
     // The collector goes away; alice's agents go on working.
     prometheus.stop();
     write_history(&alice, "alice-later", 2, 33);
@@ -306,4 +317,45 @@ fn series_leave_out_what_nobody_observed() {
                 && s.labels.iter().any(|(k, v)| *k == "kind" && v == "cache_read_input")),
         "no response reported cache reads: no series"
     );
+}
+
+/// Every PromQL expression of contrib's rules and Grafana dashboard (with
+/// the dashboard's `$user` as all users): Prometheus accepts it, it names
+/// only series Bee exports, and the panels over always-present series
+/// answer data.
+fn contrib_queries_run_on_the_real_series(prometheus: &Prometheus) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let rules = std::fs::read_to_string(root.join("contrib/prometheus/bee-rules.yml")).unwrap();
+    let mut expressions: Vec<String> =
+        rules.lines().filter_map(|line| line.trim().strip_prefix("expr: ")).map(str::to_owned).collect();
+    let rule_count = expressions.len();
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("contrib/grafana/bee-dashboard.json")).unwrap())
+            .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            expressions.push(target["expr"].as_str().unwrap().replace("$user", ".+"));
+        }
+    }
+    assert!(rule_count >= 10 && expressions.len() > rule_count, "{expressions:?}");
+    for expression in &expressions {
+        let words = expression.split(|c: char| !(c.is_ascii_lowercase() || c == '_'));
+        for name in words.filter(|word| word.starts_with("bee_")) {
+            assert!(bee_proto::export::ALL_SERIES.contains(&name), "{expression}: {name} is not exported");
+        }
+        let (status, _, answer) = prometheus.answer(expression);
+        assert_eq!((status, answer["status"].as_str()), (200, Some("success")), "{expression}: {answer}");
+    }
+    let (_, last_send, answer) =
+        prometheus.answer("time() - max by (user, host) (timestamp(bee_build_info{user=~\".+\"}))");
+    assert_eq!(last_send, 2, "one row per machine: {answer}");
+}
+
+/// `promtool check rules` (Debian's prometheus package) accepts contrib's rules.
+#[test]
+fn contrib_rules_pass_promtool() {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/prometheus/bee-rules.yml");
+    let checked = Command::new("/usr/bin/promtool").arg("check").arg("rules").arg(&rules).output().unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout).into_owned() + &String::from_utf8_lossy(&checked.stderr);
+    assert!(checked.status.success() && said.contains("SUCCESS"), "{said}");
 }

@@ -211,6 +211,7 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
         all.sort();
         out.push(Series { name, labels: all, value });
     };
+    push(names::BUILD_INFO, &[(names::LABEL_VERSION, env!("CARGO_PKG_VERSION").to_owned())], 1.0);
     let range = Range { since_ms: 0, until_ms: now_ms };
     let prices = PriceTable::bundled();
     for provider in Provider::ALL.iter().copied() {
