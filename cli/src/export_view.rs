@@ -39,24 +39,20 @@ pub fn lines(status: &ExportStatus) -> Vec<String> {
     if !status.enabled && status.config_errors.is_empty() && status.state.is_none() {
         return lines;
     }
-    let destination = status
-        .state
-        .as_ref()
-        .and_then(|state| state.prometheus_remote_write.clone())
-        .unwrap_or_else(|| "(none)".to_owned());
-    lines.push(format!("export    {} to {destination}", if status.enabled { "on" } else { "off" }));
+    lines.push(format!("export    {}", if status.enabled { "on" } else { "off" }));
     for error in &status.config_errors {
         lines.push(format!("  config: {error}"));
     }
-    if let Some(state) = &status.state {
+    for (name, destination) in status.state.iter().flat_map(|state| state.destinations()) {
         lines.push(format!(
-            "  last success {}, last attempt {}, {} series",
-            state.last_success_utc.as_deref().unwrap_or("never"),
-            state.last_attempt_utc.as_deref().unwrap_or("never"),
-            state.series_sent
+            "  {name} {}: last success {}, last attempt {}, {} series",
+            destination.url,
+            destination.last_success_utc.as_deref().unwrap_or("never"),
+            destination.last_attempt_utc.as_deref().unwrap_or("never"),
+            destination.series_sent
         ));
-        if let Some(error) = &state.last_error {
-            lines.push(format!("  failing ({} attempts): {error}", state.consecutive_failures));
+        if let Some(error) = &destination.last_error {
+            lines.push(format!("    failing ({} attempts): {error}", destination.consecutive_failures));
         }
     }
     if let Some(backlog) = status.backlog_records {

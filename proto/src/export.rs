@@ -86,12 +86,25 @@ pub const TOKEN_KINDS: [&str; 7] =
     ["input", "cached_input", "cache_creation_input", "cache_read_input", "output", "reasoning_output", "total"];
 
 /// The exporter's state, written by beed after every attempt and read by
-/// `beectl export status` and `beectl daemon status`.
+/// `beectl export status` and `beectl daemon status`: one entry per
+/// destination.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportState {
+    /// Prometheus remote write.
+    #[serde(default)]
+    pub prometheus: Option<DestinationState>,
+    /// OTLP/HTTP (metrics).
+    #[serde(default)]
+    pub otlp: Option<DestinationState>,
+}
+
+/// How sending to one destination went.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DestinationState {
     /// Where it sends (the configured URL; credentials never written).
-    pub prometheus_remote_write: Option<String>,
+    pub url: String,
     pub last_attempt_utc: Option<String>,
     pub last_success_utc: Option<String>,
     /// The last failure's description (an HTTP status and the collector's
@@ -103,6 +116,15 @@ pub struct ExportState {
     /// The stores' record counts the last successful send covered: the
     /// cursor. What the stores hold beyond it is the backlog.
     pub cursor: Option<StoreCursor>,
+}
+
+impl ExportState {
+    /// The destinations that ran, by name.
+    pub fn destinations(&self) -> impl Iterator<Item = (&'static str, &DestinationState)> {
+        [("prometheus", &self.prometheus), ("otlp", &self.otlp)]
+            .into_iter()
+            .filter_map(|(name, state)| state.as_ref().map(|state| (name, state)))
+    }
 }
 
 /// Record counts of the stores an export reads.
@@ -127,7 +149,8 @@ pub struct ExportStatus {
     pub config_errors: Vec<String>,
     /// The exporter's last state; `null` when beed never ran one.
     pub state: Option<ExportState>,
-    /// Records the stores hold beyond the cursor (all of them before the
-    /// first successful send); `null` when no exporter ever ran.
+    /// Records the stores hold beyond the furthest-behind destination's
+    /// cursor (all of them before its first successful send); `null` when
+    /// no exporter ever ran.
     pub backlog_records: Option<u64>,
 }

@@ -192,6 +192,23 @@ fn views() {
     let version = Spread::of(&(0..10).map(|_| run(&["--version"])).collect::<Vec<_>>());
     println!("  baseline beectl --version     {version}");
     println!("  baseline COUNT(*) scan        {scan}");
+    // What beed's exporter reads at every send: every series over the whole store.
+    let stores = bee_daemon::export::Stores {
+        ledger: dir.clone(),
+        delivery: home.bee_dir().join("usage").join("delivery-v1"),
+        events: home.bee_dir().join("usage").join("events-v1"),
+    };
+    let mut reads = Vec::new();
+    let mut count = 0;
+    for _ in 0..5 {
+        let started = Instant::now();
+        let (series, _, problems) = bee_daemon::export::read_series(&stores, "bench", "host", now as i64);
+        reads.push(started.elapsed());
+        assert!(problems.is_empty(), "{problems:?}");
+        count = series.len();
+    }
+    let read = Spread::of(&reads);
+    println!("  export: every series ({count}) read {read}; {:.1}x the raw scan", read.median / scan.median);
     for args in [&["quota", "--window", "7d"][..], &["usage", "--by", "day"], &["status", "--window", "7d"]] {
         run(args);
         let times = Spread::of(&(0..7).map(|_| run(args)).collect::<Vec<_>>());

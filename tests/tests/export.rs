@@ -220,7 +220,11 @@ fn two_machines_export_to_a_real_prometheus_and_an_outage_loses_nothing() {
     assert_eq!(prometheus.value(&series), Some(known as f64));
     let status = export_status(&alice);
     assert_eq!((status["enabled"].clone(), status["user"].clone()), (json!(true), json!("alice")), "{status}");
-    assert!(status["state"]["lastSuccessUtc"].is_string() && status["state"]["lastError"].is_null(), "{status}");
+    assert!(
+        status["state"]["prometheus"]["lastSuccessUtc"].is_string()
+            && status["state"]["prometheus"]["lastError"].is_null(),
+        "{status}"
+    );
 
     contrib_queries_run_on_the_real_series(&prometheus);
 
@@ -229,16 +233,23 @@ fn two_machines_export_to_a_real_prometheus_and_an_outage_loses_nothing() {
     write_history(&alice, "alice-later", 2, 33);
     assert!(eventually(Duration::from_secs(30), || usage_totals(&alice)[0] == 200), "{:?}", usage_totals(&alice));
     assert!(
-        eventually(Duration::from_secs(30), || export_status(&alice)["state"]["consecutiveFailures"].as_u64()
+        eventually(Duration::from_secs(30), || export_status(&alice)["state"]["prometheus"]["consecutiveFailures"]
+            .as_u64()
             > Some(1)),
         "{}",
         export_status(&alice)
     );
     let status = export_status(&alice);
-    assert!(status["state"]["lastError"].as_str().unwrap().contains(&format!("127.0.0.1:{port}")), "{status}");
+    assert!(
+        status["state"]["prometheus"]["lastError"].as_str().unwrap().contains(&format!("127.0.0.1:{port}")),
+        "{status}"
+    );
     assert!(status["backlogRecords"].as_u64().unwrap() >= 80, "the 80 new responses wait: {status}");
     let daemon_status = parse_json_line(&alice.beectl(&["daemon", "status"]).stdout);
-    assert_eq!(daemon_status["export"]["state"]["lastError"], status["state"]["lastError"], "{daemon_status}");
+    assert_eq!(
+        daemon_status["export"]["state"]["prometheus"]["lastError"], status["state"]["prometheus"]["lastError"],
+        "{daemon_status}"
+    );
     assert!(alice_beed.log().contains("export to http://127.0.0.1"), "{}", alice_beed.log());
 
     // It comes back on the same storage: every total catches up, nothing lost or doubled.
@@ -358,4 +369,159 @@ fn contrib_rules_pass_promtool() {
     let checked = Command::new("/usr/bin/promtool").arg("check").arg("rules").arg(&rules).output().unwrap();
     let said = String::from_utf8_lossy(&checked.stdout).into_owned() + &String::from_utf8_lossy(&checked.stderr);
     assert!(checked.status.success() && said.contains("SUCCESS"), "{said}");
+}
+
+/// Each request's content type and body, as received.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// An OTLP/HTTP receiver on a loopback port that answers 200 and keeps the
+/// bodies POSTed to `/v1/metrics`.
+struct OtlpReceiver {
+    port: u16,
+    bodies: Received,
+}
+
+impl OtlpReceiver {
+    fn start() -> OtlpReceiver {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = Received::default();
+        let kept = bodies.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    let mut writer = stream.try_clone().unwrap();
+                    let mut reader = BufReader::new(stream);
+                    // Keep-alive: one request after another on the connection.
+                    loop {
+                        let mut request_line = String::new();
+                        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let (mut length, mut content_type) = (0usize, String::new());
+                        loop {
+                            let mut header = String::new();
+                            reader.read_line(&mut header).unwrap();
+                            let header = header.trim_end();
+                            if header.is_empty() {
+                                break;
+                            }
+                            let (name, value) = header.split_once(':').unwrap();
+                            match name.to_ascii_lowercase().as_str() {
+                                "content-length" => length = value.trim().parse().unwrap(),
+                                "content-type" => content_type = value.trim().to_owned(),
+                                _ => {}
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).unwrap();
+                        assert!(request_line.starts_with("POST /v1/metrics "), "{request_line}");
+                        kept.lock().unwrap().push((content_type, body));
+                        writer
+                            .write_all(
+                                b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n",
+                            )
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        OtlpReceiver { port, bodies }
+    }
+
+    /// The last request, decoded with the official OpenTelemetry definitions.
+    fn last(&self) -> Option<opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest> {
+        use prost::Message;
+        let bodies = self.bodies.lock().unwrap();
+        let (content_type, body) = bodies.last()?;
+        assert_eq!(content_type, "application/x-protobuf");
+        Some(
+            opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest::decode(body.as_slice())
+                .unwrap(),
+        )
+    }
+}
+
+/// OTLP export, checked by decoding the requests with the official
+/// OpenTelemetry protobuf definitions (`opentelemetry-proto`), not Bee's
+/// types: the resource names Bee and the host; every counter is a
+/// monotonic cumulative sum, the rest gauges; each carries the Prometheus
+/// series' labels, and the token sums equal the ledger's `beectl usage`.
+#[test]
+fn otlp_export_decodes_with_the_official_definitions() {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use opentelemetry_proto::tonic::metrics::v1::{metric::Data, number_data_point::Value as Number};
+    let receiver = OtlpReceiver::start();
+    let home = TestHome::new();
+    write_history(&home, "carol", 2, 44);
+    std::fs::create_dir_all(home.bee_dir()).unwrap();
+    std::fs::write(
+        home.bee_dir().join("config.toml"),
+        format!(
+            "[export]\nuser = \"carol\"\notlp_endpoint = \"http://127.0.0.1:{}\"\ninterval_seconds = 1\n",
+            receiver.port
+        ),
+    )
+    .unwrap();
+    let _beed = home.start_daemon_with(&["--ingest-every", "1"]);
+    assert!(eventually(Duration::from_secs(30), || usage_totals(&home)[0] == 80), "{:?}", usage_totals(&home));
+    let expected = usage_totals(&home);
+    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    let text = |value: &Option<opentelemetry_proto::tonic::common::v1::AnyValue>| match value
+        .as_ref()
+        .and_then(|v| v.value.as_ref())
+    {
+        Some(Any::StringValue(text)) => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    // The sums of one send over the points whose attributes include `want`.
+    let sums = |request: &opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest| {
+        let resource = &request.resource_metrics[0];
+        let attributes: Vec<(String, String)> =
+            resource.resource.as_ref().unwrap().attributes.iter().map(|kv| (kv.key.clone(), text(&kv.value))).collect();
+        assert!(attributes.contains(&("service.name".to_owned(), "bee".to_owned())), "{attributes:?}");
+        assert!(attributes.contains(&("host.name".to_owned(), host.clone())), "{attributes:?}");
+        let mut found = std::collections::BTreeMap::new();
+        for metric in &resource.scope_metrics[0].metrics {
+            let points = match &metric.data {
+                Some(Data::Sum(sum)) => {
+                    assert!(sum.is_monotonic && sum.aggregation_temporality == 2, "{}: cumulative", metric.name);
+                    assert!(!metric.name.ends_with("_total"), "{}", metric.name);
+                    &sum.data_points
+                }
+                Some(Data::Gauge(gauge)) => &gauge.data_points,
+                other => panic!("{}: {other:?}", metric.name),
+            };
+            for point in points {
+                let labels: std::collections::BTreeMap<String, String> =
+                    point.attributes.iter().map(|kv| (kv.key.clone(), text(&kv.value))).collect();
+                assert_eq!((labels["user"].as_str(), labels["host"].as_str()), ("carol", host.as_str()), "{labels:?}");
+                let Some(Number::AsDouble(value)) = point.value else { panic!("{point:?}") };
+                let key = (metric.name.clone(), labels.get("kind").cloned().unwrap_or_default());
+                *found.entry(key).or_insert(0.0) += value;
+            }
+        }
+        found
+    };
+    let matched = eventually(Duration::from_secs(30), || {
+        receiver.last().is_some_and(|request| {
+            let found = sums(&request);
+            let get = |name: &str, kind: &str| found.get(&(name.to_owned(), kind.to_owned())).map(|v| *v as u64);
+            [
+                get("bee_responses", ""),
+                get("bee_tokens", "input"),
+                get("bee_tokens", "output"),
+                get("bee_tokens", "cache_creation_input"),
+                get("bee_tokens", "cache_read_input"),
+            ] == expected.map(Some)
+                && get("bee_build_info", "") == Some(1)
+                && get("bee_usage_partial_parts", "") == Some(0)
+        })
+    });
+    assert!(matched, "ledger {expected:?}, last request {:?}", receiver.last().map(|r| sums(&r)));
+    let status = export_status(&home);
+    assert!(status["state"]["otlp"]["lastSuccessUtc"].is_string(), "{status}");
+    assert_eq!(status["state"]["prometheus"], Value::Null, "{status}");
 }

@@ -1,6 +1,7 @@
 //! Export to a team's engine (spec/60): the `[export]` settings of
-//! `config.toml`, the series read from the stores, the exporter's state file,
-//! and the Prometheus remote-write encoding and send in [`remote_write`].
+//! `config.toml`, the series read from the stores and the exporter's state
+//! file here; the two encodings in [`remote_write`] (Prometheus) and
+//! [`otlp`] (OpenTelemetry); the sending loop in [`exporter`].
 //!
 //! Every series is cumulative over the whole store and recomputed from it at
 //! each send, so the stores are the cursor: a collector that was down loses
@@ -8,6 +9,8 @@
 //! The same library paths answer `beectl usage` and `quota`, so a series
 //! equals what the CLI prints.
 
+pub mod exporter;
+pub mod otlp;
 pub mod remote_write;
 
 use std::collections::BTreeMap;
@@ -32,16 +35,18 @@ const DEFAULT_INTERVAL_SECONDS: u64 = 30;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExportConfig {
     pub user: String,
-    /// `http://HOST[:PORT]/PATH`.
-    pub remote_write: RemoteWriteUrl,
+    /// Prometheus remote write: `http://HOST[:PORT]/PATH`.
+    pub remote_write: Option<Endpoint>,
+    /// OTLP/HTTP: the collector's base URL; metrics go to `/v1/metrics`.
+    pub otlp: Option<Endpoint>,
     /// Extra request headers (`Authorization`, tenant ids).
     pub headers: Vec<(String, String)>,
     pub interval: Duration,
 }
 
-/// A remote-write endpoint, split for the request.
+/// Where a request goes, split for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteWriteUrl {
+pub struct Endpoint {
     pub url: String,
     pub authority: String,
 }
@@ -85,7 +90,8 @@ pub fn settings() -> Settings {
     }
 }
 
-fn settings_from(text: &str, path: &Path) -> Settings {
+/// `[export]` of a config.toml's text (`path` names it in errors).
+pub fn settings_from(text: &str, path: &Path) -> Settings {
     let table = match toml::from_str::<File>(text) {
         Ok(File { export: Some(table) }) => table,
         Ok(File { export: None }) => return Settings::default(),
@@ -100,25 +106,20 @@ fn settings_from(text: &str, path: &Path) -> Settings {
     if user.is_none() {
         errors.push("user: required (the label on every series; Bee never derives it)".to_owned());
     }
-    if table.otlp_endpoint.is_some() {
-        errors.push(
-            "otlp_endpoint: OTLP export is not in this version of Bee; remove it or use prometheus_remote_write"
-                .to_owned(),
-        );
-    }
-    let remote_write = match table.prometheus_remote_write.as_deref() {
-        Some(url) => match parse_url(url) {
-            Ok(url) => Some(url),
+    let mut endpoint = |key: &str, url: Option<&str>, path: &str| {
+        url.and_then(|url| match parse_url(url, path) {
+            Ok(endpoint) => Some(endpoint),
             Err(message) => {
-                errors.push(format!("prometheus_remote_write: {message}"));
+                errors.push(format!("{key}: {message}"));
                 None
             }
-        },
-        None => {
-            errors.push("prometheus_remote_write: required to export".to_owned());
-            None
-        }
+        })
     };
+    let remote_write = endpoint("prometheus_remote_write", table.prometheus_remote_write.as_deref(), "");
+    let otlp = endpoint("otlp_endpoint", table.otlp_endpoint.as_deref(), OTLP_METRICS_PATH);
+    if table.prometheus_remote_write.is_none() && table.otlp_endpoint.is_none() {
+        errors.push("prometheus_remote_write or otlp_endpoint: name where to send".to_owned());
+    }
     let mut headers: Vec<(String, String)> = table.headers.into_iter().collect();
     if let Some(file) = &table.headers_file {
         match headers_from_file(file) {
@@ -133,19 +134,22 @@ fn settings_from(text: &str, path: &Path) -> Settings {
             errors.push(format!("headers: {name:?} is not a valid HTTP header"));
         }
     }
-    let config = match (errors.is_empty(), user.clone(), remote_write) {
-        (true, Some(user), Some(remote_write)) => {
-            Some(ExportConfig { user, remote_write, headers, interval: Duration::from_secs(interval_seconds) })
+    let config = match (errors.is_empty(), user.clone()) {
+        (true, Some(user)) => {
+            Some(ExportConfig { user, remote_write, otlp, headers, interval: Duration::from_secs(interval_seconds) })
         }
         _ => None,
     };
     Settings { config, user, interval_seconds: Some(interval_seconds), errors }
 }
 
-/// `http://HOST[:PORT]/PATH`; https needs TLS, which this version does not
-/// carry (a collector's loopback or LAN receiver, or an agent, takes plain
-/// HTTP).
-fn parse_url(url: &str) -> Result<RemoteWriteUrl, String> {
+/// OTLP/HTTP's metrics path under the collector's base URL.
+pub const OTLP_METRICS_PATH: &str = "/v1/metrics";
+
+/// `http://HOST[:PORT]/PATH`, with `suffix` appended (OTLP's signal path);
+/// https needs TLS, which this version does not carry (a collector's
+/// loopback or LAN receiver, or an agent, takes plain HTTP).
+fn parse_url(url: &str, suffix: &str) -> Result<Endpoint, String> {
     if url.starts_with("https://") {
         return Err(format!(
             "{url}: https is not supported by this version of Bee; send to a local agent or collector over http"
@@ -156,7 +160,8 @@ fn parse_url(url: &str) -> Result<RemoteWriteUrl, String> {
         return Err(format!("{url}: an http:// URL"));
     }
     let authority = uri.authority().map(|a| a.as_str().to_owned()).ok_or_else(|| format!("{url}: no host"))?;
-    Ok(RemoteWriteUrl { url: url.to_owned(), authority })
+    let url = if suffix.is_empty() { url.to_owned() } else { format!("{}{suffix}", url.trim_end_matches('/')) };
+    Ok(Endpoint { url, authority })
 }
 
 /// `Name: value` lines of a 0600 file (credentials stay out of config.toml).
@@ -361,13 +366,19 @@ pub fn write_state(state: &ExportState) -> std::io::Result<()> {
 pub fn status(stores: &Stores) -> ExportStatus {
     let settings = settings();
     let state = read_state();
-    // Before its first success the exporter has covered nothing: every record waits.
-    let backlog_records = state.as_ref().map(|state| {
-        let sent = state.cursor.unwrap_or_default();
-        let now = cursor(stores);
-        now.ledger_records.saturating_sub(sent.ledger_records)
-            + now.delivery_records.saturating_sub(sent.delivery_records)
-            + now.event_records.saturating_sub(sent.event_records)
+    // Before its first success a destination has covered nothing: every
+    // record waits. The furthest-behind destination sets the backlog.
+    let now = state.as_ref().map(|_| cursor(stores));
+    let backlog_records = state.as_ref().zip(now).and_then(|(state, now)| {
+        state
+            .destinations()
+            .map(|(_, destination)| {
+                let sent = destination.cursor.unwrap_or_default();
+                now.ledger_records.saturating_sub(sent.ledger_records)
+                    + now.delivery_records.saturating_sub(sent.delivery_records)
+                    + now.event_records.saturating_sub(sent.event_records)
+            })
+            .max()
     });
     ExportStatus {
         schema_version: 1,
@@ -397,22 +408,23 @@ mod tests {
         );
         let config = good.config.unwrap();
         assert_eq!(config.user, "alice");
-        assert_eq!(config.remote_write.authority, "127.0.0.1:9090");
+        assert_eq!(config.remote_write.unwrap().authority, "127.0.0.1:9090");
+        assert_eq!(config.otlp, None);
+        let otlp = read("[export]\nuser = \"a\"\notlp_endpoint = \"http://collector:4318/\"\n").config.unwrap();
+        assert_eq!(otlp.otlp.unwrap().url, "http://collector:4318/v1/metrics");
+        assert_eq!(otlp.remote_write, None);
         assert_eq!(config.headers, vec![("X-Scope-OrgID".to_owned(), "team".to_owned())]);
         assert_eq!(config.interval, Duration::from_secs(5));
         for (text, named) in [
             ("[export]\nprometheus_remote_write = \"http://h/w\"\n", "user: required"),
-            ("[export]\nuser = \"a\"\n", "prometheus_remote_write: required"),
+            ("[export]\nuser = \"a\"\n", "name where to send"),
             ("[export]\nuser = \"a\"\nprometheus_remote_write = \"https://h/w\"\n", "https is not supported"),
             ("[export]\nuser = \"a\"\nprometheus_remote_write = \"ftp://h/w\"\n", "an http:// URL"),
             (
                 "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\ninterval_seconds = 0\n",
                 "interval_seconds",
             ),
-            (
-                "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\notlp_endpoint = \"http://h:4318\"\n",
-                "otlp_endpoint",
-            ),
+            ("[export]\nuser = \"a\"\notlp_endpoint = \"https://h:4318\"\n", "otlp_endpoint: https://h:4318: https"),
             (
                 "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\nheaders = { \"bad name\" = \"x\" }\n",
                 "not a valid HTTP header",

@@ -1,21 +1,9 @@
 //! Prometheus remote write 1.0: the protocol's own protobuf messages
-//! (`prometheus/prompb/remote.proto`, `types.proto`), snappy block-compressed,
-//! POSTed to the configured endpoint; and beed's exporter loop around it.
-//!
-//! The loop runs on beed's runtime, never on the hook path: each send reads
-//! the stores on a blocking thread, holds only that send's series (bounded
-//! by the stores' distinct label sets, not by how long a collector was
-//! down), and writes its state for `beectl export status`.
+//! (`prometheus/prompb/remote.proto`, `types.proto`), snappy block-compressed.
 
-use std::time::Duration;
-
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use prost::Message;
 
-use super::{ExportConfig, Series, Stores};
+use super::Series;
 
 /// `prometheus.WriteRequest`.
 #[derive(Clone, PartialEq, Message)]
@@ -52,9 +40,6 @@ pub struct Sample {
     pub timestamp: i64,
 }
 
-/// How long one send may take before it counts as failed.
-const SEND_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// The snappy-compressed `WriteRequest` of `series`, each one sample at
 /// `at_ms`, labels sorted with `__name__` first as the protocol asks.
 pub fn encode(series: &[Series], at_ms: i64) -> Result<Vec<u8>, snap::Error> {
@@ -76,107 +61,6 @@ pub fn encode(series: &[Series], at_ms: i64) -> Result<Vec<u8>, snap::Error> {
 pub fn decode(body: &[u8]) -> Result<WriteRequest, String> {
     let raw = snap::raw::Decoder::new().decompress_vec(body).map_err(|err| err.to_string())?;
     WriteRequest::decode(raw.as_slice()).map_err(|err| err.to_string())
-}
-
-/// POSTs one body; `Err` says why the collector did not take it.
-async fn send(
-    client: &Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
-    config: &ExportConfig,
-    body: Vec<u8>,
-) -> Result<(), String> {
-    let mut request = hyper::Request::post(&config.remote_write.url)
-        .header(hyper::header::CONTENT_TYPE, "application/x-protobuf")
-        .header(hyper::header::CONTENT_ENCODING, "snappy")
-        .header("X-Prometheus-Remote-Write-Version", "0.1.0")
-        .header(hyper::header::USER_AGENT, concat!("bee/", env!("CARGO_PKG_VERSION")));
-    for (name, value) in &config.headers {
-        request = request.header(name.as_str(), value.as_str());
-    }
-    let request = request.body(Full::new(Bytes::from(body))).map_err(|err| err.to_string())?;
-    let answer = tokio::time::timeout(SEND_TIMEOUT, client.request(request))
-        .await
-        .map_err(|_| format!("no answer within {} s", SEND_TIMEOUT.as_secs()))?
-        .map_err(|err| format!("{}: {err}", config.remote_write.authority))?;
-    let status = answer.status();
-    if status.is_success() {
-        return Ok(());
-    }
-    // The collector's reason, its first line and no more (it may echo a label).
-    let body = tokio::time::timeout(SEND_TIMEOUT, answer.into_body().collect())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .map(|collected| collected.to_bytes())
-        .unwrap_or_default();
-    let reason = String::from_utf8_lossy(&body).lines().next().unwrap_or("").chars().take(200).collect::<String>();
-    Err(format!("HTTP {status}: {reason}"))
-}
-
-/// Sends every `config.interval` until beed stops, writing the state after
-/// each attempt. Failures are logged when they start or change and when
-/// they end, not at every tick.
-pub async fn run(config: ExportConfig, stores: Stores) {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let host = super::host_name();
-    let mut state = super::read_state()
-        .filter(|state| state.prometheus_remote_write.as_deref() == Some(config.remote_write.url.as_str()))
-        .unwrap_or_default();
-    state.prometheus_remote_write = Some(config.remote_write.url.clone());
-    let mut ticks = tokio::time::interval(config.interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tracing::info!(
-        "exporting to {} every {} s as user {:?}",
-        config.remote_write.url,
-        config.interval.as_secs(),
-        config.user
-    );
-    loop {
-        ticks.tick().await;
-        let now_ms = bee_proto::time::now_unix_ms();
-        let (reading_stores, user, host) = (stores.clone(), config.user.clone(), host.clone());
-        let read = tokio::task::spawn_blocking(move || {
-            let (series, cursor, problems) = super::read_series(&reading_stores, &user, &host, now_ms);
-            encode(&series, now_ms).map(|body| (body, series.len(), cursor, problems))
-        })
-        .await;
-        state.last_attempt_utc = Some(bee_proto::time::format_unix_ms(now_ms));
-        let outcome = match read {
-            Ok(Ok((body, count, cursor, problems))) => {
-                for problem in &problems {
-                    tracing::warn!("export: {problem}; its series are left out of this send");
-                }
-                send(&client, &config, body).await.map(|()| (count, cursor))
-            }
-            Ok(Err(err)) => Err(format!("encoding: {err}")),
-            Err(err) => Err(format!("reading the stores: {err}")),
-        };
-        match outcome {
-            Ok((count, cursor)) => {
-                if state.consecutive_failures > 0 {
-                    tracing::info!("export: sent again after {} failed attempts", state.consecutive_failures);
-                }
-                state.last_success_utc = state.last_attempt_utc.clone();
-                state.last_error = None;
-                state.consecutive_failures = 0;
-                state.series_sent = count as u64;
-                state.cursor = Some(cursor);
-            }
-            Err(error) => {
-                if state.last_error.as_deref() != Some(error.as_str()) {
-                    tracing::warn!(
-                        "export to {} failed: {error}; the next send carries every total",
-                        config.remote_write.url
-                    );
-                }
-                state.last_error = Some(error);
-                state.consecutive_failures += 1;
-            }
-        }
-        let written = state.clone();
-        if let Ok(Err(err)) = tokio::task::spawn_blocking(move || super::write_state(&written)).await {
-            tracing::warn!("export: its state could not be written: {err}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -292,5 +292,5 @@ fn start_export(config: &DaemonConfig) -> Option<tokio::task::JoinHandle<()>> {
         delivery: config.delivery_store.clone(),
         events: config.events_store.clone(),
     };
-    settings.config.map(|export| tokio::spawn(crate::export::remote_write::run(export, stores)))
+    settings.config.map(|export| tokio::spawn(crate::export::exporter::run(export, stores)))
 }

@@ -1,0 +1,158 @@
+//! beed's exporter: every interval it reads the series once and POSTs them to
+//! each configured destination (Prometheus remote write, OTLP/HTTP), then
+//! writes each destination's state for `beectl export status`.
+//!
+//! It runs on beed's runtime, never on the hook path: the stores are read on
+//! a blocking thread, and only that send's series are held (bounded by the
+//! stores' distinct label sets, not by how long a collector was down).
+
+use std::time::Duration;
+
+use bee_proto::export::{DestinationState, StoreCursor};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use super::{Endpoint, ExportConfig, Stores};
+
+/// How long one send may take before it counts as failed.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// One destination's wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    RemoteWrite,
+    Otlp,
+}
+
+/// POSTs one body; `Err` says why the collector did not take it.
+async fn post(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    format: Format,
+    headers: &[(String, String)],
+    body: Vec<u8>,
+) -> Result<(), String> {
+    let mut request = hyper::Request::post(&endpoint.url)
+        .header(hyper::header::CONTENT_TYPE, "application/x-protobuf")
+        .header(hyper::header::USER_AGENT, concat!("bee/", env!("CARGO_PKG_VERSION")));
+    if format == Format::RemoteWrite {
+        request = request
+            .header(hyper::header::CONTENT_ENCODING, "snappy")
+            .header("X-Prometheus-Remote-Write-Version", "0.1.0");
+    }
+    for (name, value) in headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    let request = request.body(Full::new(Bytes::from(body))).map_err(|err| err.to_string())?;
+    let answer = tokio::time::timeout(SEND_TIMEOUT, client.request(request))
+        .await
+        .map_err(|_| format!("no answer within {} s", SEND_TIMEOUT.as_secs()))?
+        .map_err(|err| format!("{}: {err}", endpoint.authority))?;
+    let status = answer.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    // The collector's reason, its first line and no more (it may echo a label).
+    let body = tokio::time::timeout(SEND_TIMEOUT, answer.into_body().collect())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default();
+    let reason = String::from_utf8_lossy(&body).lines().next().unwrap_or("").chars().take(200).collect::<String>();
+    Err(format!("HTTP {status}: {reason}"))
+}
+
+/// Notes one attempt's outcome; failures are logged when they start or
+/// change and when they end, not at every tick.
+fn note(state: &mut DestinationState, attempt_utc: &str, outcome: Result<(usize, StoreCursor), String>) {
+    state.last_attempt_utc = Some(attempt_utc.to_owned());
+    match outcome {
+        Ok((count, cursor)) => {
+            if state.consecutive_failures > 0 {
+                tracing::info!(
+                    "export to {}: sent again after {} failed attempts",
+                    state.url,
+                    state.consecutive_failures
+                );
+            }
+            state.last_success_utc = Some(attempt_utc.to_owned());
+            state.last_error = None;
+            state.consecutive_failures = 0;
+            state.series_sent = count as u64;
+            state.cursor = Some(cursor);
+        }
+        Err(error) => {
+            if state.last_error.as_deref() != Some(error.as_str()) {
+                tracing::warn!("export to {} failed: {error}; the next send carries every total", state.url);
+            }
+            state.last_error = Some(error);
+            state.consecutive_failures += 1;
+        }
+    }
+}
+
+/// A destination's state, continued from the last run's when it sent to the same URL.
+fn continued(previous: Option<DestinationState>, endpoint: &Endpoint) -> DestinationState {
+    previous
+        .filter(|state| state.url == endpoint.url)
+        .unwrap_or_else(|| DestinationState { url: endpoint.url.clone(), ..DestinationState::default() })
+}
+
+/// Sends every `config.interval` until beed stops.
+pub async fn run(config: ExportConfig, stores: Stores) {
+    let client: HttpClient = Client::builder(TokioExecutor::new()).build_http();
+    let host = super::host_name();
+    let previous = super::read_state().unwrap_or_default();
+    let mut state = bee_proto::export::ExportState {
+        prometheus: config.remote_write.as_ref().map(|endpoint| continued(previous.prometheus, endpoint)),
+        otlp: config.otlp.as_ref().map(|endpoint| continued(previous.otlp, endpoint)),
+    };
+    let start_ns = u64::try_from(bee_proto::time::now_unix_ms()).unwrap_or(0).saturating_mul(1_000_000);
+    let mut ticks = tokio::time::interval(config.interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let to: Vec<&str> = state.destinations().map(|(_, destination)| destination.url.as_str()).collect();
+    tracing::info!("exporting to {} every {} s as user {:?}", to.join(" and "), config.interval.as_secs(), config.user);
+    loop {
+        ticks.tick().await;
+        let now_ms = bee_proto::time::now_unix_ms();
+        let attempt_utc = bee_proto::time::format_unix_ms(now_ms);
+        let (reading, user, host_label) = (stores.clone(), config.user.clone(), host.clone());
+        let read = tokio::task::spawn_blocking(move || super::read_series(&reading, &user, &host_label, now_ms)).await;
+        let (series, cursor, problems) = match read {
+            Ok(read) => read,
+            Err(err) => {
+                let error = format!("reading the stores: {err}");
+                for destination in [state.prometheus.as_mut(), state.otlp.as_mut()].into_iter().flatten() {
+                    note(destination, &attempt_utc, Err(error.clone()));
+                }
+                continue;
+            }
+        };
+        for problem in &problems {
+            tracing::warn!("export: {problem}; its series are left out of this send");
+        }
+        if let (Some(endpoint), Some(destination)) = (&config.remote_write, state.prometheus.as_mut()) {
+            let outcome = match super::remote_write::encode(&series, now_ms) {
+                Ok(body) => post(&client, endpoint, Format::RemoteWrite, &config.headers, body).await,
+                Err(err) => Err(format!("encoding: {err}")),
+            };
+            note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
+        }
+        if let (Some(endpoint), Some(destination)) = (&config.otlp, state.otlp.as_mut()) {
+            let now_ns = u64::try_from(now_ms).unwrap_or(0).saturating_mul(1_000_000);
+            let body = super::otlp::encode(&series, &host, start_ns, now_ns);
+            let outcome = post(&client, endpoint, Format::Otlp, &config.headers, body).await;
+            note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
+        }
+        let written = state.clone();
+        if let Ok(Err(err)) = tokio::task::spawn_blocking(move || super::write_state(&written)).await {
+            tracing::warn!("export: its state could not be written: {err}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! OTLP/HTTP metrics: the series as an `ExportMetricsServiceRequest` of the
+//! official OpenTelemetry protobuf definitions (`opentelemetry-proto`'s
+//! generated messages), binary protobuf.
+//!
+//! A Prometheus `_total` counter becomes a monotonic cumulative Sum named
+//! without the suffix (a collector's Prometheus exporter adds it back);
+//! every other series is a Gauge. The labels become data point attributes;
+//! the resource says `service.name` `bee`, its version and `host.name`.
+
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
+use opentelemetry_proto::tonic::metrics::v1::{
+    AggregationTemporality, Gauge, Metric, NumberDataPoint, ResourceMetrics, ScopeMetrics, Sum, metric,
+    number_data_point,
+};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use prost::Message;
+
+use super::Series;
+
+/// The OTLP name of a series: `_total` dropped from a counter's name.
+pub fn metric_name(series_name: &str) -> &str {
+    series_name.strip_suffix("_total").unwrap_or(series_name)
+}
+
+fn attribute(key: &str, value: &str) -> KeyValue {
+    KeyValue {
+        key: key.to_owned(),
+        value: Some(AnyValue { value: Some(any_value::Value::StringValue(value.to_owned())) }),
+        ..KeyValue::default()
+    }
+}
+
+/// The request for `series` at `now_ns`; cumulative sums count from `start_ns`
+/// (when this exporter started: the totals themselves cover the whole store).
+pub fn metrics_request(series: &[Series], host: &str, start_ns: u64, now_ns: u64) -> ExportMetricsServiceRequest {
+    let mut metrics: Vec<Metric> = Vec::new();
+    for one in series {
+        let point = NumberDataPoint {
+            attributes: one.labels.iter().map(|(key, value)| attribute(key, value)).collect(),
+            start_time_unix_nano: start_ns,
+            time_unix_nano: now_ns,
+            value: Some(number_data_point::Value::AsDouble(one.value)),
+            ..NumberDataPoint::default()
+        };
+        let name = metric_name(one.name);
+        let at = match metrics.iter().position(|m| m.name == name) {
+            Some(at) => at,
+            None => {
+                let data = if one.name.ends_with("_total") {
+                    metric::Data::Sum(Sum {
+                        data_points: Vec::new(),
+                        aggregation_temporality: AggregationTemporality::Cumulative as i32,
+                        is_monotonic: true,
+                    })
+                } else {
+                    metric::Data::Gauge(Gauge { data_points: Vec::new() })
+                };
+                let unit = if name.ends_with("_seconds") { "s" } else { "" };
+                metrics.push(Metric {
+                    name: name.to_owned(),
+                    unit: unit.to_owned(),
+                    data: Some(data),
+                    ..Metric::default()
+                });
+                metrics.len() - 1
+            }
+        };
+        match &mut metrics[at].data {
+            Some(metric::Data::Sum(sum)) => sum.data_points.push(point),
+            Some(metric::Data::Gauge(gauge)) => gauge.data_points.push(point),
+            _ => {}
+        }
+    }
+    let resource = Resource {
+        attributes: vec![
+            attribute("service.name", "bee"),
+            attribute("service.version", env!("CARGO_PKG_VERSION")),
+            attribute("host.name", host),
+        ],
+        ..Resource::default()
+    };
+    ExportMetricsServiceRequest {
+        resource_metrics: vec![ResourceMetrics {
+            resource: Some(resource),
+            scope_metrics: vec![ScopeMetrics {
+                scope: Some(InstrumentationScope {
+                    name: "bee".to_owned(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                    ..InstrumentationScope::default()
+                }),
+                metrics,
+                ..ScopeMetrics::default()
+            }],
+            ..ResourceMetrics::default()
+        }],
+    }
+}
+
+/// The binary protobuf body of [`metrics_request`].
+pub fn encode(series: &[Series], host: &str, start_ns: u64, now_ns: u64) -> Vec<u8> {
+    metrics_request(series, host, start_ns, now_ns).encode_to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_cumulative_sums_without_total_and_the_rest_gauges() {
+        let series = vec![
+            Series { name: "bee_tokens_total", labels: vec![("kind", "output".to_owned())], value: 7.0 },
+            Series { name: "bee_tokens_total", labels: vec![("kind", "input".to_owned())], value: 3.0 },
+            Series { name: "bee_window_utilisation_ratio", labels: vec![], value: 0.5 },
+        ];
+        let body = encode(&series, "box", 1, 2);
+        let request = ExportMetricsServiceRequest::decode(body.as_slice()).unwrap();
+        let metrics = &request.resource_metrics[0].scope_metrics[0].metrics;
+        assert_eq!(metrics.len(), 2);
+        assert_eq!(metrics[0].name, "bee_tokens");
+        let Some(metric::Data::Sum(sum)) = &metrics[0].data else { panic!("{metrics:?}") };
+        assert!(sum.is_monotonic && sum.aggregation_temporality == AggregationTemporality::Cumulative as i32);
+        assert_eq!(sum.data_points.len(), 2);
+        assert!(matches!(metrics[1].data, Some(metric::Data::Gauge(_))));
+    }
+}
