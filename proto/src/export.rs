@@ -67,6 +67,12 @@ pub const ALL_SERIES: [&str; 14] = [
     HOOK_EVENTS_TOTAL,
 ];
 
+/// OTLP log events (metadata only): a usage-limit hit (attributes
+/// provider, window, limit_id), and ledger records a producer could not
+/// write (attributes producer, records).
+pub const LOG_LIMIT_HIT: &str = "bee.limit_hit";
+pub const LOG_RECORD_FAILED: &str = "bee.record_failed";
+
 /// On every series: who (the config's `user`) and which machine.
 pub const LABEL_USER: &str = "user";
 pub const LABEL_HOST: &str = "host";
@@ -116,6 +122,23 @@ pub struct DestinationState {
     /// The stores' record counts the last successful send covered: the
     /// cursor. What the stores hold beyond it is the backlog.
     pub cursor: Option<StoreCursor>,
+    /// OTLP: how far log events were sent. A log record is not a total, so
+    /// it is sent once, after the metrics, and only then is this moved on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_cursor: Option<LogCursor>,
+    /// OTLP: log events sent since the exporter first ran.
+    #[serde(default)]
+    pub log_events_sent: u64,
+}
+
+/// Where OTLP log events stand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogCursor {
+    /// Limit hits at or before this instant (Unix ms) were sent.
+    pub limit_hits_through_ms: i64,
+    /// Record failures up to this byte of the journal were sent.
+    pub record_failures_offset: u64,
 }
 
 impl ExportState {

@@ -371,11 +371,14 @@ fn contrib_rules_pass_promtool() {
     assert!(checked.status.success() && said.contains("SUCCESS"), "{said}");
 }
 
-/// Each request's content type and body, as received.
-type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<u8>)>>>;
+/// A log record as the test compares it: event name, severity, sorted attributes.
+type LoggedEvent = (String, i32, Vec<(String, String)>);
+
+/// Each request's path, content type and body, as received.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, String, Vec<u8>)>>>;
 
 /// An OTLP/HTTP receiver on a loopback port that answers 200 and keeps the
-/// bodies POSTed to `/v1/metrics`.
+/// bodies POSTed to `/v1/metrics` and `/v1/logs`.
 struct OtlpReceiver {
     port: u16,
     bodies: Received,
@@ -417,8 +420,9 @@ impl OtlpReceiver {
                         }
                         let mut body = vec![0; length];
                         reader.read_exact(&mut body).unwrap();
-                        assert!(request_line.starts_with("POST /v1/metrics "), "{request_line}");
-                        kept.lock().unwrap().push((content_type, body));
+                        let path = request_line.split(' ').nth(1).unwrap_or("").to_owned();
+                        assert!(request_line.starts_with("POST "), "{request_line}");
+                        kept.lock().unwrap().push((path, content_type, body));
                         writer
                             .write_all(
                                 b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n",
@@ -431,16 +435,35 @@ impl OtlpReceiver {
         OtlpReceiver { port, bodies }
     }
 
-    /// The last request, decoded with the official OpenTelemetry definitions.
+    /// The last metrics request, decoded with the official OpenTelemetry definitions.
     fn last(&self) -> Option<opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest> {
         use prost::Message;
         let bodies = self.bodies.lock().unwrap();
-        let (content_type, body) = bodies.last()?;
+        let (_, content_type, body) = bodies.iter().rev().find(|(path, _, _)| path == "/v1/metrics")?;
         assert_eq!(content_type, "application/x-protobuf");
         Some(
             opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest::decode(body.as_slice())
                 .unwrap(),
         )
+    }
+
+    /// Every log record received, decoded with the official definitions.
+    fn log_records(&self) -> Vec<opentelemetry_proto::tonic::logs::v1::LogRecord> {
+        use prost::Message;
+        let bodies = self.bodies.lock().unwrap();
+        let paths: Vec<&str> = bodies.iter().map(|(path, _, _)| path.as_str()).collect();
+        assert!(paths.iter().all(|path| ["/v1/metrics", "/v1/logs"].contains(path)), "{paths:?}");
+        bodies
+            .iter()
+            .filter(|(path, _, _)| path == "/v1/logs")
+            .flat_map(|(_, _, body)| {
+                opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest::decode(body.as_slice())
+                    .unwrap()
+                    .resource_logs
+            })
+            .flat_map(|resource| resource.scope_logs)
+            .flat_map(|scope| scope.log_records)
+            .collect()
     }
 }
 
@@ -456,6 +479,24 @@ fn otlp_export_decodes_with_the_official_definitions() {
     let receiver = OtlpReceiver::start();
     let home = TestHome::new();
     write_history(&home, "carol", 2, 44);
+    // A usage-limit hit an hour ago, and records a producer could not write.
+    let hit_ms = bee_proto::time::now_unix_ms() - 3_600_000;
+    let mut ledger = bee_daemon::ledger::store::Ledger::open(&home.bee_dir().join("usage/ledger-v1")).unwrap();
+    let mut hit = bee_proto::ledger::LimitRecord::new(
+        uuid::Uuid::new_v4(),
+        bee_proto::time::format_unix_ms(hit_ms),
+        bee_proto::ledger::Provider::Claude,
+        None,
+        bee_proto::usage::Detection::Structured,
+    );
+    hit.window = Some(bee_proto::usage::WindowKind::FiveHour);
+    ledger.append(&[bee_proto::ledger::LedgerRecord::Limit(hit)]).unwrap();
+    drop(ledger);
+    std::fs::write(
+        home.bee_dir().join("usage/record-failures.jsonl"),
+        format!("{{\"atUtc\":\"{}\",\"producer\":\"run\",\"records\":3}}\n", bee_proto::time::format_unix_ms(hit_ms)),
+    )
+    .unwrap();
     std::fs::create_dir_all(home.bee_dir()).unwrap();
     std::fs::write(
         home.bee_dir().join("config.toml"),
@@ -521,7 +562,37 @@ fn otlp_export_decodes_with_the_official_definitions() {
         })
     });
     assert!(matched, "ledger {expected:?}, last request {:?}", receiver.last().map(|r| sums(&r)));
+    // The hit and the lost records arrive once each as log events, whatever
+    // the number of sends since.
+    assert!(eventually(Duration::from_secs(30), || receiver.log_records().len() == 2), "{:?}", receiver.log_records());
+    let sends = receiver.bodies.lock().unwrap().len();
+    assert!(eventually(Duration::from_secs(30), || receiver.bodies.lock().unwrap().len() >= sends + 3));
+    let records = receiver.log_records();
+    let mut got: Vec<LoggedEvent> = records
+        .iter()
+        .map(|record| {
+            let mut attributes: Vec<(String, String)> =
+                record.attributes.iter().map(|kv| (kv.key.clone(), text(&kv.value))).collect();
+            attributes.sort();
+            (record.event_name.clone(), record.severity_number, attributes)
+        })
+        .collect();
+    got.sort();
+    let with_common = |pairs: &[(&str, &str)]| {
+        let mut attributes: Vec<(String, String)> =
+            pairs.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect();
+        attributes.extend([("host".to_owned(), host.clone()), ("user".to_owned(), "carol".to_owned())]);
+        attributes.sort();
+        attributes
+    };
+    let expected = vec![
+        ("bee.limit_hit".to_owned(), 13, with_common(&[("provider", "claude"), ("window", "five_hour")])),
+        ("bee.record_failed".to_owned(), 17, with_common(&[("producer", "run"), ("records", "3")])),
+    ];
+    assert_eq!(got, expected, "each once, nothing sent twice");
+    assert!(records.iter().all(|r| r.time_unix_nano == hit_ms as u64 * 1_000_000), "{records:?}");
     let status = export_status(&home);
     assert!(status["state"]["otlp"]["lastSuccessUtc"].is_string(), "{status}");
+    assert_eq!(status["state"]["otlp"]["logEventsSent"], 2, "{status}");
     assert_eq!(status["state"]["prometheus"], Value::Null, "{status}");
 }

@@ -104,6 +104,36 @@ fn continued(previous: Option<DestinationState>, endpoint: &Endpoint) -> Destina
         .unwrap_or_else(|| DestinationState { url: endpoint.url.clone(), ..DestinationState::default() })
 }
 
+/// Sends the log events after the destination's log cursor, and moves the
+/// cursor on only when the collector took them.
+async fn send_logs(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    config: &ExportConfig,
+    stores: &Stores,
+    destination: &mut DestinationState,
+    host: &str,
+    now_ms: i64,
+) -> Result<(), String> {
+    let from = destination.log_cursor.unwrap_or_default();
+    let (reading, user, host_label) = (stores.clone(), config.user.clone(), host.to_owned());
+    let (events, next, problems) =
+        tokio::task::spawn_blocking(move || super::read_log_events(&reading, from, &user, &host_label, now_ms))
+            .await
+            .map_err(|err| format!("reading the log events: {err}"))?;
+    for problem in &problems {
+        tracing::warn!("export: {problem}; its log events wait for the next send");
+    }
+    if !events.is_empty() {
+        let now_ns = u64::try_from(now_ms).unwrap_or(0).saturating_mul(1_000_000);
+        let body = super::otlp::encode_logs(&events, host, now_ns);
+        post(client, endpoint, Format::Otlp, &config.headers, body).await.map_err(|err| format!("logs: {err}"))?;
+        destination.log_events_sent += events.len() as u64;
+    }
+    destination.log_cursor = Some(next);
+    Ok(())
+}
+
 /// Sends every `config.interval` until beed stops.
 pub async fn run(config: ExportConfig, stores: Stores) {
     let client: HttpClient = Client::builder(TokioExecutor::new()).build_http();
@@ -147,7 +177,12 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         if let (Some(endpoint), Some(destination)) = (&config.otlp, state.otlp.as_mut()) {
             let now_ns = u64::try_from(now_ms).unwrap_or(0).saturating_mul(1_000_000);
             let body = super::otlp::encode(&series, &host, start_ns, now_ns);
-            let outcome = post(&client, endpoint, Format::Otlp, &config.headers, body).await;
+            let mut outcome = post(&client, endpoint, Format::Otlp, &config.headers, body).await;
+            if outcome.is_ok()
+                && let Some(logs) = &config.otlp_logs
+            {
+                outcome = send_logs(&client, logs, &config, &stores, destination, &host, now_ms).await;
+            }
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
         let written = state.clone();

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bee_proto::export::{self as names, ExportState, ExportStatus, StoreCursor};
+use bee_proto::export::{self as names, ExportState, ExportStatus, LogCursor, StoreCursor};
 use bee_proto::ledger::{Provider, UsageFilters, UsageGrouping};
 use serde::Deserialize;
 
@@ -37,8 +37,10 @@ pub struct ExportConfig {
     pub user: String,
     /// Prometheus remote write: `http://HOST[:PORT]/PATH`.
     pub remote_write: Option<Endpoint>,
-    /// OTLP/HTTP: the collector's base URL; metrics go to `/v1/metrics`.
+    /// OTLP/HTTP metrics: the collector's base URL and `/v1/metrics`.
     pub otlp: Option<Endpoint>,
+    /// OTLP/HTTP logs: the same base URL and `/v1/logs`.
+    pub otlp_logs: Option<Endpoint>,
     /// Extra request headers (`Authorization`, tenant ids).
     pub headers: Vec<(String, String)>,
     pub interval: Duration,
@@ -136,15 +138,21 @@ pub fn settings_from(text: &str, path: &Path) -> Settings {
     }
     let config = match (errors.is_empty(), user.clone()) {
         (true, Some(user)) => {
-            Some(ExportConfig { user, remote_write, otlp, headers, interval: Duration::from_secs(interval_seconds) })
+            let otlp_logs = otlp.as_ref().map(|metrics| Endpoint {
+                url: format!("{}{OTLP_LOGS_PATH}", metrics.url.trim_end_matches(OTLP_METRICS_PATH)),
+                authority: metrics.authority.clone(),
+            });
+            let interval = Duration::from_secs(interval_seconds);
+            Some(ExportConfig { user, remote_write, otlp, otlp_logs, headers, interval })
         }
         _ => None,
     };
     Settings { config, user, interval_seconds: Some(interval_seconds), errors }
 }
 
-/// OTLP/HTTP's metrics path under the collector's base URL.
+/// OTLP/HTTP's metrics and logs paths under the collector's base URL.
 pub const OTLP_METRICS_PATH: &str = "/v1/metrics";
+pub const OTLP_LOGS_PATH: &str = "/v1/logs";
 
 /// `http://HOST[:PORT]/PATH`, with `suffix` appended (OTLP's signal path);
 /// https needs TLS, which this version does not carry (a collector's
@@ -330,6 +338,99 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
     (out, cursor(stores), problems)
 }
 
+/// One OTLP log event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogEvent {
+    pub at_ms: i64,
+    pub name: &'static str,
+    /// `true`: an error (a lost record); else a warning (a limit hit).
+    pub error: bool,
+    pub body: String,
+    pub attributes: Vec<(&'static str, String)>,
+}
+
+/// At most this many log events go in one send; the rest follow.
+const LOG_EVENTS_PER_SEND: usize = 1000;
+
+/// The log events after `from`, at most [`LOG_EVENTS_PER_SEND`], and the
+/// cursor after them. A limit hit is sent once it is settled (no notice can
+/// merge into it any more: [`SAME_HIT_MS`] has passed), so a hit is never
+/// sent twice as it grows. A part that cannot be read sends nothing and
+/// keeps its cursor.
+///
+/// [`SAME_HIT_MS`]: crate::ledger::store::SAME_HIT_MS
+pub fn read_log_events(
+    stores: &Stores,
+    from: LogCursor,
+    user: &str,
+    host: &str,
+    now_ms: i64,
+) -> (Vec<LogEvent>, LogCursor, Vec<String>) {
+    use crate::ledger::store::SAME_HIT_MS;
+    let (mut events, mut cursor, mut problems) = (Vec::new(), from, Vec::new());
+    let common = || vec![(names::LABEL_USER, user.to_owned()), (names::LABEL_HOST, host.to_owned())];
+    let settled = now_ms - SAME_HIT_MS;
+    if from.limit_hits_through_ms < settled {
+        // Notices of a hit already sent that fall just after it merge into it, not into a new one.
+        let range =
+            Range { since_ms: from.limit_hits_through_ms.saturating_sub(SAME_HIT_MS).max(0), until_ms: settled + 1 };
+        match crate::ledger::store::read_range(&stores.ledger, range) {
+            Ok(view) => {
+                let mut hits: Vec<_> = view
+                    .limits
+                    .into_iter()
+                    .filter(|hit| hit.at_ms > from.limit_hits_through_ms && hit.at_ms <= settled)
+                    .collect();
+                let complete = hits.len() <= LOG_EVENTS_PER_SEND;
+                hits.truncate(LOG_EVENTS_PER_SEND);
+                cursor.limit_hits_through_ms = match (complete, hits.last()) {
+                    (true, _) | (false, None) => settled,
+                    (false, Some(last)) => last.at_ms,
+                };
+                for hit in hits {
+                    let mut attributes = common();
+                    attributes.push((names::LABEL_PROVIDER, hit.provider.as_str().to_owned()));
+                    if let Some(window) = hit.window {
+                        attributes.push((names::LABEL_WINDOW, window.as_str().to_owned()));
+                    }
+                    if let Some(limit_id) = hit.limit_id {
+                        attributes.push((names::LABEL_LIMIT_ID, limit_id));
+                    }
+                    events.push(LogEvent {
+                        at_ms: hit.at_ms,
+                        name: names::LOG_LIMIT_HIT,
+                        error: false,
+                        body: format!("{} usage limit hit", hit.provider.as_str()),
+                        attributes,
+                    });
+                }
+            }
+            Err(issue) => problems.push(format!("ledger: {}", issue.as_str())),
+        }
+    }
+    if let Some(journal) = stores.ledger.parent().map(|dir| dir.join(bee_proto::ledger::RECORD_FAILURES_FILE)) {
+        match crate::ledger::record_failures::read(&journal, from.record_failures_offset) {
+            Ok((failures, offset)) => {
+                cursor.record_failures_offset = offset;
+                for failure in failures {
+                    let mut attributes = common();
+                    attributes.push(("producer", failure.producer.as_str().to_owned()));
+                    attributes.push(("records", failure.records.to_string()));
+                    events.push(LogEvent {
+                        at_ms: bee_proto::time::parse_rfc3339_ms(&failure.at_utc).unwrap_or(now_ms),
+                        name: names::LOG_RECORD_FAILED,
+                        error: true,
+                        body: format!("{} ledger records could not be written", failure.records),
+                        attributes,
+                    });
+                }
+            }
+            Err(err) => problems.push(format!("record failures: {err}")),
+        }
+    }
+    (events, cursor, problems)
+}
+
 /// The stores' record counts now (0 for a store that does not exist yet).
 pub fn cursor(stores: &Stores) -> StoreCursor {
     let count = |status: bee_proto::api::StoreStatus| status.records.unwrap_or(0);
@@ -412,6 +513,7 @@ mod tests {
         assert_eq!(config.otlp, None);
         let otlp = read("[export]\nuser = \"a\"\notlp_endpoint = \"http://collector:4318/\"\n").config.unwrap();
         assert_eq!(otlp.otlp.unwrap().url, "http://collector:4318/v1/metrics");
+        assert_eq!(otlp.otlp_logs.unwrap().url, "http://collector:4318/v1/logs");
         assert_eq!(otlp.remote_write, None);
         assert_eq!(config.headers, vec![("X-Scope-OrgID".to_owned(), "team".to_owned())]);
         assert_eq!(config.interval, Duration::from_secs(5));

@@ -1,4 +1,5 @@
-//! OTLP/HTTP metrics: the series as an `ExportMetricsServiceRequest` of the
+//! OTLP/HTTP: the series as an `ExportMetricsServiceRequest`, and the log
+//! events (limit hits, lost records) as an `ExportLogsServiceRequest`, of the
 //! official OpenTelemetry protobuf definitions (`opentelemetry-proto`'s
 //! generated messages), binary protobuf.
 //!
@@ -7,8 +8,10 @@
 //! every other series is a Gauge. The labels become data point attributes;
 //! the resource says `service.name` `bee`, its version and `host.name`.
 
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
+use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs, SeverityNumber};
 use opentelemetry_proto::tonic::metrics::v1::{
     AggregationTemporality, Gauge, Metric, NumberDataPoint, ResourceMetrics, ScopeMetrics, Sum, metric,
     number_data_point,
@@ -16,7 +19,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 
-use super::Series;
+use super::{LogEvent, Series};
 
 /// The OTLP name of a series: `_total` dropped from a counter's name.
 pub fn metric_name(series_name: &str) -> &str {
@@ -72,29 +75,62 @@ pub fn metrics_request(series: &[Series], host: &str, start_ns: u64, now_ns: u64
             _ => {}
         }
     }
-    let resource = Resource {
+    ExportMetricsServiceRequest {
+        resource_metrics: vec![ResourceMetrics {
+            resource: Some(resource(host)),
+            scope_metrics: vec![ScopeMetrics { scope: Some(scope()), metrics, ..ScopeMetrics::default() }],
+            ..ResourceMetrics::default()
+        }],
+    }
+}
+
+/// Bee on this host: the resource of every request.
+fn resource(host: &str) -> Resource {
+    Resource {
         attributes: vec![
             attribute("service.name", "bee"),
             attribute("service.version", env!("CARGO_PKG_VERSION")),
             attribute("host.name", host),
         ],
         ..Resource::default()
-    };
-    ExportMetricsServiceRequest {
-        resource_metrics: vec![ResourceMetrics {
-            resource: Some(resource),
-            scope_metrics: vec![ScopeMetrics {
-                scope: Some(InstrumentationScope {
-                    name: "bee".to_owned(),
-                    version: env!("CARGO_PKG_VERSION").to_owned(),
-                    ..InstrumentationScope::default()
-                }),
-                metrics,
-                ..ScopeMetrics::default()
-            }],
-            ..ResourceMetrics::default()
+    }
+}
+
+fn scope() -> InstrumentationScope {
+    InstrumentationScope {
+        name: "bee".to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        ..InstrumentationScope::default()
+    }
+}
+
+/// The binary protobuf body of the log events, observed at `now_ns`.
+pub fn encode_logs(events: &[LogEvent], host: &str, now_ns: u64) -> Vec<u8> {
+    let ns = |ms: i64| u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000);
+    let log_records = events
+        .iter()
+        .map(|event| {
+            let severity = if event.error { SeverityNumber::Error } else { SeverityNumber::Warn };
+            LogRecord {
+                time_unix_nano: ns(event.at_ms),
+                observed_time_unix_nano: now_ns,
+                severity_number: severity as i32,
+                severity_text: if event.error { "ERROR" } else { "WARN" }.to_owned(),
+                body: Some(AnyValue { value: Some(any_value::Value::StringValue(event.body.clone())) }),
+                attributes: event.attributes.iter().map(|(key, value)| attribute(key, value)).collect(),
+                event_name: event.name.to_owned(),
+                ..LogRecord::default()
+            }
+        })
+        .collect();
+    ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(resource(host)),
+            scope_logs: vec![ScopeLogs { scope: Some(scope()), log_records, ..ScopeLogs::default() }],
+            ..ResourceLogs::default()
         }],
     }
+    .encode_to_vec()
 }
 
 /// The binary protobuf body of [`metrics_request`].
