@@ -57,8 +57,16 @@ pub fn encode(series: &[Series], at_ms: i64) -> Result<Vec<u8>, snap::Error> {
     snap::raw::Encoder::new().compress_vec(&WriteRequest { timeseries }.encode_to_vec())
 }
 
+/// The largest request [`decode`] unpacks: a snappy body declares its own
+/// length, and six bytes can claim gigabytes.
+pub const MAX_DECODED_BYTES: usize = 32 << 20;
+
 /// The `WriteRequest` in a snappy-compressed body (tests, and a receiver's check).
 pub fn decode(body: &[u8]) -> Result<WriteRequest, String> {
+    let declared = snap::raw::decompress_len(body).map_err(|err| err.to_string())?;
+    if declared > MAX_DECODED_BYTES {
+        return Err(format!("the body claims {declared} bytes unpacked, over {MAX_DECODED_BYTES}"));
+    }
     let raw = snap::raw::Decoder::new().decompress_vec(body).map_err(|err| err.to_string())?;
     WriteRequest::decode(raw.as_slice()).map_err(|err| err.to_string())
 }
@@ -81,5 +89,7 @@ mod tests {
         assert_eq!(request.timeseries[0].labels[0].value, "bee_tokens_total");
         assert_eq!(request.timeseries[0].samples, vec![Sample { value: 1976.0, timestamp: 1_764_000_000_000 }]);
         assert!(decode(b"not snappy").is_err());
+        // Found by the fuzz target: six bytes that claim 3.6 GB unpacked.
+        assert!(decode(&[0xd3, 0xd3, 0xd3, 0xd3, 0x0d, 0x0d]).unwrap_err().contains("claims"));
     }
 }
