@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(config.interval.as_secs() >= 1 && !config.user.trim().is_empty());
             assert!(config.remote_write.is_some() || config.otlp.is_some());
             for endpoint in config.remote_write.iter().chain(&config.otlp) {
-                assert!(endpoint.url.starts_with("http://"));
+                assert!(endpoint.url.starts_with("http://") || endpoint.url.starts_with("https://"));
             }
         }
     }

@@ -437,8 +437,9 @@ pub fn tcp_http(addr: &str, request: &[u8]) -> (u16, String, Vec<u8>) {
     exchange(stream, request)
 }
 
-/// Writes `request`, reads the answer to the end (`connection: close`).
-fn exchange(mut stream: impl std::io::Read + Write, request: &[u8]) -> (u16, String, Vec<u8>) {
+/// Writes `request`, reads the answer to the end (`connection: close`);
+/// any stream (a TLS one too).
+pub fn exchange(mut stream: impl std::io::Read + Write, request: &[u8]) -> (u16, String, Vec<u8>) {
     stream.write_all(request).expect("send request");
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);

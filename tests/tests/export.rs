@@ -22,10 +22,17 @@ const PROMETHEUS: &str = "/usr/bin/prometheus";
 struct Prometheus {
     child: Option<Child>,
     addr: String,
+    /// Served over TLS: the test's client, trusting the test's CA.
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl Prometheus {
     fn start(dir: &Path, port: u16) -> Prometheus {
+        Prometheus::start_with(dir, port, None)
+    }
+
+    /// With `(ca, cert, key)`: TLS on its listener (`--web.config.file`), the test trusting `ca`.
+    fn start_with(dir: &Path, port: u16, tls: Option<(&Path, &Path, &Path)>) -> Prometheus {
         assert!(Path::new(PROMETHEUS).exists(), "{PROMETHEUS} is missing: install Debian's prometheus (.ci/run does)");
         let config = dir.join("prometheus.yml");
         std::fs::write(&config, "global:\n  scrape_interval: 1h\n").unwrap();
@@ -36,12 +43,34 @@ impl Prometheus {
             .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
             .arg(format!("--web.listen-address={addr}"))
             .arg("--web.enable-remote-write-receiver")
+            .args(tls.map(|(_, cert, key)| {
+                let web = dir.join("web.yml");
+                std::fs::write(
+                    &web,
+                    format!("tls_server_config:\n  cert_file: {}\n  key_file: {}\n", cert.display(), key.display()),
+                )
+                .unwrap();
+                format!("--web.config.file={}", web.display())
+            }))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap();
-        let prometheus = Prometheus { child: Some(child), addr };
+        let tls = tls.map(|(ca, _, _)| {
+            use rustls::pki_types::CertificateDer;
+            use rustls::pki_types::pem::PemObject;
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(CertificateDer::from_pem_file(ca).unwrap()).unwrap();
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            std::sync::Arc::new(config)
+        });
+        let prometheus = Prometheus { child: Some(child), addr, tls };
         assert!(
             eventually(Duration::from_secs(30), || {
                 std::net::TcpStream::connect(&prometheus.addr).is_ok_and(|_| prometheus.ready())
@@ -53,14 +82,23 @@ impl Prometheus {
     }
 
     fn ready(&self) -> bool {
-        let (status, _, _) = tcp_http(&self.addr, &get_request("/-/ready", &self.addr, ""));
-        status == 200
+        self.get("/-/ready").0 == 200
+    }
+
+    /// `GET path`, over TLS when Prometheus serves it.
+    fn get(&self, path: &str) -> (u16, String, Vec<u8>) {
+        let request = get_request(path, &self.addr, "");
+        let Some(tls) = &self.tls else { return tcp_http(&self.addr, &request) };
+        let Ok(stream) = std::net::TcpStream::connect(&self.addr) else { return (0, String::new(), Vec::new()) };
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let connection = rustls::ClientConnection::new(tls.clone(), name).unwrap();
+        exchange(rustls::StreamOwned::new(connection, stream), &request)
     }
 
     /// The value of an instant PromQL query that answers one number.
     fn value(&self, promql: &str) -> Option<f64> {
-        let path = format!("/api/v1/query?query={}", percent_encoded(promql));
-        let (status, _, body) = tcp_http(&self.addr, &get_request(&path, &self.addr, ""));
+        let (status, _, body) = self.get(&format!("/api/v1/query?query={}", percent_encoded(promql)));
         let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         assert_eq!(status, 200, "{promql}: {answer}");
         answer["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok())
@@ -68,8 +106,7 @@ impl Prometheus {
 
     /// An instant query's status and how many series it answered.
     fn answer(&self, promql: &str) -> (u16, usize, Value) {
-        let path = format!("/api/v1/query?query={}", percent_encoded(promql));
-        let (status, _, body) = tcp_http(&self.addr, &get_request(&path, &self.addr, ""));
+        let (status, _, body) = self.get(&format!("/api/v1/query?query={}", percent_encoded(promql)));
         let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let series = answer["data"]["result"].as_array().map_or(0, Vec::len);
         (status, series, answer)
@@ -131,12 +168,14 @@ fn write_history(home: &TestHome, tag: &str, sessions: u64, seed: u64) {
 }
 
 fn configure(home: &TestHome, user: &str, port: u16) {
+    configure_with(home, user, &format!("http://127.0.0.1:{port}/api/v1/write"), "");
+}
+
+fn configure_with(home: &TestHome, user: &str, url: &str, more: &str) {
     std::fs::create_dir_all(home.bee_dir()).unwrap();
     std::fs::write(
         home.bee_dir().join("config.toml"),
-        format!(
-            "[export]\nuser = \"{user}\"\nprometheus_remote_write = \"http://127.0.0.1:{port}/api/v1/write\"\ninterval_seconds = 1\n"
-        ),
+        format!("[export]\nuser = \"{user}\"\nprometheus_remote_write = \"{url}\"\ninterval_seconds = 1\n{more}"),
     )
     .unwrap();
 }
@@ -271,13 +310,13 @@ fn unknowns_are_no_series_and_a_bad_config_exports_nothing() {
     std::fs::create_dir_all(home.bee_dir()).unwrap();
     std::fs::write(
         home.bee_dir().join("config.toml"),
-        "[export]\nprometheus_remote_write = \"https://metrics.example/api/v1/write\"\n",
+        "[export]\nprometheus_remote_write = \"ftp://metrics.example/api/v1/write\"\n",
     )
     .unwrap();
     let status = export_status(&home);
     assert_eq!(status["enabled"], json!(false), "{status}");
     let errors = status["configErrors"].to_string();
-    assert!(errors.contains("user: required") && errors.contains("https"), "{status}");
+    assert!(errors.contains("user: required") && errors.contains("ftp://"), "{status}");
     let beed = home.start_daemon();
     assert!(eventually(Duration::from_secs(5), || beed.log().contains("nothing is exported")), "{}", beed.log());
     drop(beed);
@@ -595,4 +634,45 @@ fn otlp_export_decodes_with_the_official_definitions() {
     assert!(status["state"]["otlp"]["lastSuccessUtc"].is_string(), "{status}");
     assert_eq!(status["state"]["otlp"]["logEventsSent"], 2, "{status}");
     assert_eq!(status["state"]["prometheus"], Value::Null, "{status}");
+}
+
+/// HTTPS: Prometheus serves TLS with a certificate of its own (made here by
+/// openssl for 127.0.0.1); a beed given it as `ca_file` exports and PromQL
+/// over TLS answers its ledger's totals; a beed without it is refused by
+/// the TLS check, says so in its state, and sends nothing.
+#[test]
+fn export_over_https_trusts_its_ca_file_and_nothing_else() {
+    let storage = tempfile::tempdir().unwrap();
+    // A CA, and a server certificate for 127.0.0.1 it signed.
+    let at = |name: &str| storage.path().join(name);
+    let (ca, cert, key) = (at("ca.pem"), at("cert.pem"), at("key.pem"));
+    std::fs::write(
+        at("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    for args in [
+        "req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bee-test-ca -keyout ca.key -out ca.pem",
+        "req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout key.pem -out server.csr",
+        "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile server.ext -out cert.pem",
+    ] {
+        let made = Command::new("openssl").args(args.split(' ')).current_dir(storage.path()).output().unwrap();
+        assert!(made.status.success(), "openssl {args}: {}", String::from_utf8_lossy(&made.stderr));
+    }
+    let port = free_port();
+    let prometheus = Prometheus::start_with(storage.path(), port, Some((&ca, &cert, &key)));
+    let url = format!("https://127.0.0.1:{port}/api/v1/write");
+    let (dave, eve) = (TestHome::new(), TestHome::new());
+    write_history(&dave, "dave", 1, 55);
+    write_history(&eve, "eve", 1, 66);
+    configure_with(&dave, "dave", &url, &format!("ca_file = \"{}\"\n", ca.display()));
+    configure_with(&eve, "eve", &url, "");
+    let _dave_beed = dave.start_daemon_with(&["--ingest-every", "1"]);
+    let _eve_beed = eve.start_daemon_with(&["--ingest-every", "1"]);
+    assert_prometheus_matches(&prometheus, &[(&dave, "dave", 40)]);
+    let refused = eventually(Duration::from_secs(30), || {
+        export_status(&eve)["state"]["prometheus"]["lastError"].as_str().is_some_and(|e| e.contains("certificate"))
+    });
+    assert!(refused, "{}", export_status(&eve));
+    assert_eq!(prometheus.value("count(bee_build_info{user=\"eve\"})"), None, "nothing of eve's arrived");
 }

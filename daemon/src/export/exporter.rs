@@ -11,6 +11,7 @@ use std::time::Duration;
 use bee_proto::export::{DestinationState, StoreCursor};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -20,7 +21,34 @@ use super::{Endpoint, ExportConfig, Stores};
 /// How long one send may take before it counts as failed.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A client for http and https: TLS through rustls, trusting the system's
+/// roots and the config's `ca_file`. Roots that fail to load are logged; an
+/// https send then fails with the TLS error, in the state and the log.
+fn client(extra_roots: &[Vec<u8>]) -> Result<HttpClient, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    for error in &native.errors {
+        tracing::warn!("export: a system root certificate could not be read: {error}");
+    }
+    let (added, ignored) = roots.add_parsable_certificates(native.certs);
+    tracing::debug!("export: {added} system root certificates, {ignored} unusable");
+    for root in extra_roots {
+        roots
+            .add(rustls::pki_types::CertificateDer::from(root.clone()))
+            .map_err(|err| format!("a ca_file certificate is not usable: {err}"))?;
+    }
+    let tls =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|err| format!("TLS cannot be set up: {err}"))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let connector =
+        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().build();
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
+}
 
 /// One destination's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +80,7 @@ async fn post(
     let answer = tokio::time::timeout(SEND_TIMEOUT, client.request(request))
         .await
         .map_err(|_| format!("no answer within {} s", SEND_TIMEOUT.as_secs()))?
-        .map_err(|err| format!("{}: {err}", endpoint.authority))?;
+        .map_err(|err| format!("{}: {}", endpoint.authority, with_causes(&err)))?;
     let status = answer.status();
     if status.is_success() {
         return Ok(());
@@ -66,6 +94,21 @@ async fn post(
         .unwrap_or_default();
     let reason = String::from_utf8_lossy(&body).lines().next().unwrap_or("").chars().take(200).collect::<String>();
     Err(format!("HTTP {status}: {reason}"))
+}
+
+/// An error with every cause below it: the client's own says only
+/// "client error (Connect)", the cause says which certificate was refused.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        cause = inner.source();
+    }
+    text
 }
 
 /// Notes one attempt's outcome; failures are logged when they start or
@@ -136,12 +179,23 @@ async fn send_logs(
 
 /// Sends every `config.interval` until beed stops.
 pub async fn run(config: ExportConfig, stores: Stores) {
-    let client: HttpClient = Client::builder(TokioExecutor::new()).build_http();
     let host = super::host_name();
     let previous = super::read_state().unwrap_or_default();
     let mut state = bee_proto::export::ExportState {
         prometheus: config.remote_write.as_ref().map(|endpoint| continued(previous.prometheus, endpoint)),
         otlp: config.otlp.as_ref().map(|endpoint| continued(previous.otlp, endpoint)),
+    };
+    let client = match client(&config.extra_roots) {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::error!("export: {error}; nothing is exported");
+            let attempt_utc = bee_proto::time::format_unix_ms(bee_proto::time::now_unix_ms());
+            for destination in [state.prometheus.as_mut(), state.otlp.as_mut()].into_iter().flatten() {
+                note(destination, &attempt_utc, Err(error.clone()));
+            }
+            let _ = tokio::task::spawn_blocking(move || super::write_state(&state)).await;
+            return;
+        }
     };
     let start_ns = u64::try_from(bee_proto::time::now_unix_ms()).unwrap_or(0).saturating_mul(1_000_000);
     let mut ticks = tokio::time::interval(config.interval);

@@ -44,6 +44,9 @@ pub struct ExportConfig {
     /// Extra request headers (`Authorization`, tenant ids).
     pub headers: Vec<(String, String)>,
     pub interval: Duration,
+    /// Certificates (DER) trusted for HTTPS beside the system's roots: a
+    /// team's own CA, from `ca_file`.
+    pub extra_roots: Vec<Vec<u8>>,
 }
 
 /// Where a request goes, split for it.
@@ -78,6 +81,7 @@ struct Table {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     headers_file: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
     interval_seconds: Option<u64>,
 }
 
@@ -136,6 +140,13 @@ pub fn settings_from(text: &str, path: &Path) -> Settings {
             errors.push(format!("headers: {name:?} is not a valid HTTP header"));
         }
     }
+    let extra_roots = match &table.ca_file {
+        Some(file) => roots_from_file(file).unwrap_or_else(|message| {
+            errors.push(format!("ca_file: {message}"));
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
     let config = match (errors.is_empty(), user.clone()) {
         (true, Some(user)) => {
             let otlp_logs = otlp.as_ref().map(|metrics| Endpoint {
@@ -143,7 +154,7 @@ pub fn settings_from(text: &str, path: &Path) -> Settings {
                 authority: metrics.authority.clone(),
             });
             let interval = Duration::from_secs(interval_seconds);
-            Some(ExportConfig { user, remote_write, otlp, otlp_logs, headers, interval })
+            Some(ExportConfig { user, remote_write, otlp, otlp_logs, headers, interval, extra_roots })
         }
         _ => None,
     };
@@ -154,22 +165,31 @@ pub fn settings_from(text: &str, path: &Path) -> Settings {
 pub const OTLP_METRICS_PATH: &str = "/v1/metrics";
 pub const OTLP_LOGS_PATH: &str = "/v1/logs";
 
-/// `http://HOST[:PORT]/PATH`, with `suffix` appended (OTLP's signal path);
-/// https needs TLS, which this version does not carry (a collector's
-/// loopback or LAN receiver, or an agent, takes plain HTTP).
+/// `http[s]://HOST[:PORT]/PATH`, with `suffix` appended (OTLP's signal path).
 fn parse_url(url: &str, suffix: &str) -> Result<Endpoint, String> {
-    if url.starts_with("https://") {
-        return Err(format!(
-            "{url}: https is not supported by this version of Bee; send to a local agent or collector over http"
-        ));
-    }
     let uri: hyper::Uri = url.parse().map_err(|err| format!("{url}: {err}"))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(format!("{url}: an http:// URL"));
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(format!("{url}: an http:// or https:// URL"));
     }
     let authority = uri.authority().map(|a| a.as_str().to_owned()).ok_or_else(|| format!("{url}: no host"))?;
     let url = if suffix.is_empty() { url.to_owned() } else { format!("{}{suffix}", url.trim_end_matches('/')) };
     Ok(Endpoint { url, authority })
+}
+
+/// The certificates of a PEM file (a CA to trust for HTTPS).
+fn roots_from_file(path: &Path) -> Result<Vec<Vec<u8>>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let shown = path.display();
+    let text = files::read_text_at_most(path, 1 << 20).map_err(|err| format!("{shown}: {err}"))?;
+    let roots: Vec<Vec<u8>> = CertificateDer::pem_slice_iter(text.as_bytes())
+        .map(|cert| cert.map(|cert| cert.to_vec()))
+        .collect::<Result<_, _>>()
+        .map_err(|err| format!("{shown}: {err}"))?;
+    if roots.is_empty() {
+        return Err(format!("{shown}: no PEM certificate in it"));
+    }
+    Ok(roots)
 }
 
 /// `Name: value` lines of a 0600 file (credentials stay out of config.toml).
@@ -520,13 +540,16 @@ mod tests {
         for (text, named) in [
             ("[export]\nprometheus_remote_write = \"http://h/w\"\n", "user: required"),
             ("[export]\nuser = \"a\"\n", "name where to send"),
-            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"https://h/w\"\n", "https is not supported"),
-            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"ftp://h/w\"\n", "an http:// URL"),
+            (
+                "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\nca_file = \"/nonexistent.pem\"\n",
+                "ca_file",
+            ),
+            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"ftp://h/w\"\n", "an http:// or https:// URL"),
             (
                 "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\ninterval_seconds = 0\n",
                 "interval_seconds",
             ),
-            ("[export]\nuser = \"a\"\notlp_endpoint = \"https://h:4318\"\n", "otlp_endpoint: https://h:4318: https"),
+            ("[export]\nuser = \"a\"\notlp_endpoint = \"h:4318\"\n", "otlp_endpoint: h:4318"),
             (
                 "[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\nheaders = { \"bad name\" = \"x\" }\n",
                 "not a valid HTTP header",
