@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use bee_proto::export::{DestinationState, StoreCursor};
+use bee_proto::export::{DestinationState, ExportState, StoreCursor};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_rustls::HttpsConnector;
@@ -168,7 +168,7 @@ async fn send_logs(
         tracing::warn!("export: {problem}; its log events wait for the next send");
     }
     if !events.is_empty() {
-        let now_ns = u64::try_from(now_ms).unwrap_or(0).saturating_mul(1_000_000);
+        let now_ns = super::otlp::unix_ns(now_ms);
         let body = super::otlp::encode_logs(&events, host, now_ns);
         post(client, endpoint, Format::Otlp, &config.headers, body).await.map_err(|err| format!("logs: {err}"))?;
         destination.log_events_sent += events.len() as u64;
@@ -181,7 +181,7 @@ async fn send_logs(
 pub async fn run(config: ExportConfig, stores: Stores) {
     let host = super::host_name();
     let previous = super::read_state().unwrap_or_default();
-    let mut state = bee_proto::export::ExportState {
+    let mut state = ExportState {
         prometheus: config.remote_write.as_ref().map(|endpoint| continued(previous.prometheus, endpoint)),
         otlp: config.otlp.as_ref().map(|endpoint| continued(previous.otlp, endpoint)),
     };
@@ -189,15 +189,12 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         Ok(client) => client,
         Err(error) => {
             tracing::error!("export: {error}; nothing is exported");
-            let attempt_utc = bee_proto::time::format_unix_ms(bee_proto::time::now_unix_ms());
-            for destination in [state.prometheus.as_mut(), state.otlp.as_mut()].into_iter().flatten() {
-                note(destination, &attempt_utc, Err(error.clone()));
-            }
-            let _ = tokio::task::spawn_blocking(move || super::write_state(&state)).await;
+            fail_all(&mut state, &bee_proto::time::format_unix_ms(bee_proto::time::now_unix_ms()), &error);
+            write(state).await;
             return;
         }
     };
-    let start_ns = u64::try_from(bee_proto::time::now_unix_ms()).unwrap_or(0).saturating_mul(1_000_000);
+    let start_ns = super::otlp::unix_ns(bee_proto::time::now_unix_ms());
     let mut ticks = tokio::time::interval(config.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let to: Vec<&str> = state.destinations().map(|(_, destination)| destination.url.as_str()).collect();
@@ -211,10 +208,8 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         let (series, cursor, problems) = match read {
             Ok(read) => read,
             Err(err) => {
-                let error = format!("reading the stores: {err}");
-                for destination in [state.prometheus.as_mut(), state.otlp.as_mut()].into_iter().flatten() {
-                    note(destination, &attempt_utc, Err(error.clone()));
-                }
+                fail_all(&mut state, &attempt_utc, &format!("reading the stores: {err}"));
+                write(state.clone()).await;
                 continue;
             }
         };
@@ -229,7 +224,7 @@ pub async fn run(config: ExportConfig, stores: Stores) {
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
         if let (Some(endpoint), Some(destination)) = (&config.otlp, state.otlp.as_mut()) {
-            let now_ns = u64::try_from(now_ms).unwrap_or(0).saturating_mul(1_000_000);
+            let now_ns = super::otlp::unix_ns(now_ms);
             let body = super::otlp::encode(&series, &host, start_ns, now_ns);
             let mut outcome = post(&client, endpoint, Format::Otlp, &config.headers, body).await;
             if outcome.is_ok()
@@ -239,9 +234,20 @@ pub async fn run(config: ExportConfig, stores: Stores) {
             }
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
-        let written = state.clone();
-        if let Ok(Err(err)) = tokio::task::spawn_blocking(move || super::write_state(&written)).await {
-            tracing::warn!("export: its state could not be written: {err}");
-        }
+        write(state.clone()).await;
+    }
+}
+
+/// Notes the same failure for every destination.
+fn fail_all(state: &mut ExportState, attempt_utc: &str, error: &str) {
+    for destination in [state.prometheus.as_mut(), state.otlp.as_mut()].into_iter().flatten() {
+        note(destination, attempt_utc, Err(error.to_owned()));
+    }
+}
+
+/// Writes the state for `beectl export status`, off the runtime.
+async fn write(state: ExportState) {
+    if let Ok(Err(err)) = tokio::task::spawn_blocking(move || super::write_state(&state)).await {
+        tracing::warn!("export: its state could not be written: {err}");
     }
 }

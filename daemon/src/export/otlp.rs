@@ -21,6 +21,11 @@ use prost::Message;
 
 use super::{LogEvent, Series};
 
+/// OTLP's nanoseconds of a Unix millisecond instant (0 before the epoch).
+pub fn unix_ns(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000)
+}
+
 /// The OTLP name of a series: `_total` dropped from a counter's name.
 pub fn metric_name(series_name: &str) -> &str {
     series_name.strip_suffix("_total").unwrap_or(series_name)
@@ -106,13 +111,12 @@ fn scope() -> InstrumentationScope {
 
 /// The binary protobuf body of the log events, observed at `now_ns`.
 pub fn encode_logs(events: &[LogEvent], host: &str, now_ns: u64) -> Vec<u8> {
-    let ns = |ms: i64| u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000);
     let log_records = events
         .iter()
         .map(|event| {
             let severity = if event.error { SeverityNumber::Error } else { SeverityNumber::Warn };
             LogRecord {
-                time_unix_nano: ns(event.at_ms),
+                time_unix_nano: unix_ns(event.at_ms),
                 observed_time_unix_nano: now_ns,
                 severity_number: severity as i32,
                 severity_text: if event.error { "ERROR" } else { "WARN" }.to_owned(),
