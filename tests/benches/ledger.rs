@@ -209,6 +209,16 @@ fn views() {
     }
     let read = Spread::of(&reads);
     println!("  export: every series ({count}) read {read}; {:.1}x the raw scan", read.median / scan.median);
+    // A send while nothing changed only counts the stores' records.
+    let checks: Vec<_> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            bee_daemon::export::cursor(&stores);
+            started.elapsed()
+        })
+        .collect();
+    let check = Spread::of(&checks);
+    println!("  export: stores unchanged, checked {check}; {:.1}x the raw scan", check.median / scan.median);
     for args in [&["quota", "--window", "7d"][..], &["usage", "--by", "day"], &["status", "--window", "7d"]] {
         run(args);
         let times = Spread::of(&(0..7).map(|_| run(args)).collect::<Vec<_>>());
