@@ -24,7 +24,7 @@ use serde::Deserialize;
 use crate::ledger::calendar::Zone;
 use crate::ledger::prices::PriceTable;
 use crate::ledger::rollup::Range;
-use crate::ledger::usage::{UsageAsk, report as usage_report};
+use crate::ledger::usage::{UsageAsk, reports as usage_reports};
 use crate::storage::files;
 
 /// The shortest interval between sends (a collector is not a log).
@@ -250,20 +250,16 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
     push(names::BUILD_INFO, &[(names::LABEL_VERSION, env!("CARGO_PKG_VERSION").to_owned())], 1.0);
     let range = Range { since_ms: 0, until_ms: now_ms };
     let prices = PriceTable::bundled();
-    for provider in Provider::ALL.iter().copied() {
-        let ask = UsageAsk {
-            range,
-            by: UsageGrouping::Model,
-            zone: Zone::utc(),
-            filters: UsageFilters { provider: Some(provider), ..UsageFilters::default() },
-        };
-        let report = match usage_report(&stores.ledger, &ask, &prices) {
-            Ok(report) => report,
-            Err(issue) => {
-                problems.push(format!("ledger: {}", issue.as_str()));
-                break;
-            }
-        };
+    let ask = UsageAsk { range, by: UsageGrouping::Model, zone: Zone::utc(), filters: UsageFilters::default() };
+    let each: Vec<UsageFilters> = Provider::ALL
+        .iter()
+        .map(|provider| UsageFilters { provider: Some(*provider), ..UsageFilters::default() })
+        .collect();
+    let reports = usage_reports(&stores.ledger, &ask, &each, &prices).unwrap_or_else(|issue| {
+        problems.push(format!("ledger: {}", issue.as_str()));
+        Vec::new()
+    });
+    for (provider, report) in Provider::ALL.iter().copied().zip(&reports) {
         for row in &report.rows {
             let p = (names::LABEL_PROVIDER, provider.as_str().to_owned());
             let m = (names::LABEL_MODEL, row.key.clone().unwrap_or_default());

@@ -37,6 +37,18 @@ pub struct UsageAsk {
 
 /// The report of `ask` from the ledger at `dir`, priced with `prices`.
 pub fn report(dir: &Path, ask: &UsageAsk, prices: &PriceTable) -> Result<UsageReport, Issue> {
+    let mut reports = reports(dir, ask, std::slice::from_ref(&ask.filters), prices)?;
+    reports.pop().ok_or(Issue::Io)
+}
+
+/// One report of `ask` per set of `filters`, from one read of the ledger
+/// (the export asks for each provider's; the reading is what costs).
+pub fn reports(
+    dir: &Path,
+    ask: &UsageAsk,
+    filters: &[UsageFilters],
+    prices: &PriceTable,
+) -> Result<Vec<UsageReport>, Issue> {
     let reader = Reader::open(dir)?;
     let windows = match ask.by {
         UsageGrouping::Block => {
@@ -49,7 +61,7 @@ pub fn report(dir: &Path, ask: &UsageAsk, prices: &PriceTable) -> Result<UsageRe
     let bucket = bucketing(ask.by, &ask.zone, &windows);
     let summary = reader.usage(ask.range, &bucket)?;
     let (reported, damaged_costs) = reader.reported_costs(ask.range)?;
-    let projects = if ask.filters.project.is_some() || ask.by == UsageGrouping::Session {
+    let projects = if filters.iter().any(|f| f.project.is_some()) || ask.by == UsageGrouping::Session {
         reader.session_projects()?
     } else {
         HashMap::new()
@@ -62,7 +74,10 @@ pub fn report(dir: &Path, ask: &UsageAsk, prices: &PriceTable) -> Result<UsageRe
         damaged: summary.damaged_records + damaged_costs,
         bucket: &bucket,
     };
-    Ok(build(ask, prices, &inputs))
+    Ok(filters
+        .iter()
+        .map(|filters| build(&UsageAsk { filters: filters.clone(), ..ask.clone() }, prices, &inputs))
+        .collect())
 }
 
 /// The five-hour windows each provider's snapshots named, as
