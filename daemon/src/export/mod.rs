@@ -101,7 +101,14 @@ pub fn settings_from(text: &str, path: &Path) -> Settings {
     let table = match toml::from_str::<File>(text) {
         Ok(File { export: Some(table) }) => table,
         Ok(File { export: None }) => return Settings::default(),
-        Err(err) => return Settings { errors: vec![format!("{}: {err}", path.display())], ..Settings::default() },
+        // The message and where, not toml's quote of the line: it may hold a credential.
+        Err(err) => {
+            let at = err.span().map(|span| format!(" (at byte {})", span.start)).unwrap_or_default();
+            return Settings {
+                errors: vec![format!("{}: {}{at}", path.display(), err.message())],
+                ..Settings::default()
+            };
+        }
     };
     let mut errors = Vec::new();
     let interval_seconds = table.interval_seconds.unwrap_or(DEFAULT_INTERVAL_SECONDS);
@@ -167,6 +174,10 @@ pub const OTLP_LOGS_PATH: &str = "/v1/logs";
 
 /// `http[s]://HOST[:PORT]/PATH`, with `suffix` appended (OTLP's signal path).
 fn parse_url(url: &str, suffix: &str) -> Result<Endpoint, String> {
+    // Never echoed, never kept in the state file or the log.
+    if url.contains('@') {
+        return Err("credentials do not go in the URL: put them in headers or headers_file".to_owned());
+    }
     let uri: hyper::Uri = url.parse().map_err(|err| format!("{url}: {err}"))?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
         return Err(format!("{url}: an http:// or https:// URL"));
@@ -555,10 +566,15 @@ mod tests {
             ),
             ("[export]\nuser = \"a\"\nprometheus_remote_write = \"http://h/w\"\ncolour = 1\n", "unknown field"),
             ("[export\n", "config.toml"),
+            ("[export]\nheaders = { Authorization = \"Bearer secret-token\n", "at byte"),
+            ("[export]\nuser = \"a\"\nprometheus_remote_write = \"http://me:secret-token@h/w\"\n", "credentials"),
+            ("[export]\nuser = \"a\"\notlp_endpoint = \"http://h\"\nheaders = { X = \"secret-token\\n\" }\n", "X"),
         ] {
             let settings = read(text);
             assert!(settings.config.is_none(), "{text}");
             assert!(settings.errors.iter().any(|e| e.contains(named)), "{text}: {:?}", settings.errors);
+            // A credential in a mistaken setting is not repeated in the error.
+            assert!(!settings.errors.iter().any(|e| e.contains("secret-token")), "{text}: {:?}", settings.errors);
         }
     }
 
