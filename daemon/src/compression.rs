@@ -70,8 +70,8 @@ pub fn enabled() -> Result<bool, CompressionError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(err) => return Err(error("config_invalid", format!("{}: {err}", path.display()))),
     };
-    let config: Config =
-        toml::from_str(&text).map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
+    let config: Config = toml::from_str(&text)
+        .map_err(|err| error("config_invalid", crate::storage::files::config_error(&path, &err)))?;
     Ok(config.compression.is_some_and(|s| s.enabled))
 }
 

@@ -61,8 +61,8 @@ pub fn roots(checkout: &Path) -> Result<Vec<Root>, SkillError> {
     {
         let text = crate::storage::files::read_text_at_most(&path, crate::storage::files::CONFIG_LIMIT)
             .map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
-        let config: Config =
-            toml::from_str(&text).map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
+        let config: Config = toml::from_str(&text)
+            .map_err(|err| error("config_invalid", crate::storage::files::config_error(&path, &err)))?;
         for (n, dir) in config.skills.map(|s| s.roots).unwrap_or_default().into_iter().enumerate() {
             candidates.push((format!("config{}", n + 1), dir));
         }

@@ -101,14 +101,7 @@ pub fn settings_from(text: &str, path: &Path) -> Settings {
     let table = match toml::from_str::<File>(text) {
         Ok(File { export: Some(table) }) => table,
         Ok(File { export: None }) => return Settings::default(),
-        // The message and where, not toml's quote of the line: it may hold a credential.
-        Err(err) => {
-            let at = err.span().map(|span| format!(" (at byte {})", span.start)).unwrap_or_default();
-            return Settings {
-                errors: vec![format!("{}: {}{at}", path.display(), err.message())],
-                ..Settings::default()
-            };
-        }
+        Err(err) => return Settings { errors: vec![files::config_error(path, &err)], ..Settings::default() },
     };
     let mut errors = Vec::new();
     let interval_seconds = table.interval_seconds.unwrap_or(DEFAULT_INTERVAL_SECONDS);

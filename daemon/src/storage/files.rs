@@ -113,6 +113,14 @@ pub fn read_text_at_most(path: &Path, limit: u64) -> io::Result<String> {
 /// The largest settings file Bee reads (`config.toml`).
 pub const CONFIG_LIMIT: u64 = 1 << 20;
 
+/// A `config.toml` that does not parse, named by toml's message and the byte
+/// where it went wrong — not toml's quote of the line, which may hold a
+/// credential (`[export] headers`) and would reach a log or an agent.
+pub fn config_error(path: &Path, err: &toml::de::Error) -> String {
+    let at = err.span().map(|span| format!(" (at byte {})", span.start)).unwrap_or_default();
+    format!("{}: {}{at}", path.display(), err.message().trim_end())
+}
+
 /// Opens (creating with 0600 if needed) a regular file for reading and writing,
 /// refusing to follow a symlink.
 pub fn open_private_file(path: &Path) -> io::Result<File> {
@@ -159,5 +167,15 @@ mod tests {
         assert_eq!(refused.kind(), io::ErrorKind::InvalidData);
         std::os::unix::fs::symlink(&path, dir.path().join("link")).unwrap();
         assert!(read_text_at_most(&dir.path().join("link"), CONFIG_LIMIT).is_err(), "a link is not followed");
+    }
+
+    #[test]
+    fn a_config_error_does_not_quote_the_line() {
+        let text = "[export]\nheaders = { Authorization = \"Bearer secret-token\n";
+        let err = toml::from_str::<toml::Table>(text).unwrap_err();
+        assert!(err.to_string().contains("secret-token"), "toml's own message quotes the line: {err}");
+        let said = config_error(Path::new("config.toml"), &err);
+        assert!(said.starts_with("config.toml: ") && said.contains("at byte"), "{said}");
+        assert!(!said.contains("secret-token"), "{said}");
     }
 }
