@@ -348,7 +348,6 @@ fn answered_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<String>> {
     Ok(Some(text))
 }
 
-/// The source app of `session`'s first stored event.
 /// Stored events per hook event type and source app (the export's counters).
 pub fn counts_by_type(conn: &Connection) -> rusqlite::Result<Vec<(String, String, u64)>> {
     let mut statement = conn.prepare(
@@ -358,6 +357,7 @@ pub fn counts_by_type(conn: &Connection) -> rusqlite::Result<Vec<(String, String
     rows.map(|row| row.map(|(t, a, n)| (t, a, u64::try_from(n).unwrap_or(0)))).collect()
 }
 
+/// The source app of `session`'s first stored event.
 pub fn session_source_app(conn: &Connection, session: &str) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT source_app FROM event WHERE session_id = ?1 ORDER BY id LIMIT 1")?
         .query_row([session], |row| row.get(0))
