@@ -529,7 +529,38 @@ fn otlp_export_decodes_with_the_official_definitions() {
         bee_proto::usage::Detection::Structured,
     );
     hit.window = Some(bee_proto::usage::WindowKind::FiveHour);
-    ledger.append(&[bee_proto::ledger::LedgerRecord::Limit(hit)]).unwrap();
+    // A call `beectl run` measured in one of carol's sessions (agent time),
+    // with the five-hour window the provider reported (utilisation, reset).
+    let now_ms = bee_proto::time::now_unix_ms();
+    let call = bee_proto::ledger::CallRecord {
+        record_id: uuid::Uuid::new_v4(),
+        source: bee_proto::ledger::CallSource::Run,
+        provider: bee_proto::ledger::Provider::Claude,
+        started_at_utc: bee_proto::time::format_unix_ms(hit_ms),
+        duration_ms: Some(60_000),
+        success: Some(true),
+        model: Some("claude-sonnet-4-5-20250929".to_owned()),
+        project_path: None,
+        cost_usd: None,
+        tokens: None,
+        quota_snapshots: vec![bee_proto::ledger::QuotaSnapshot {
+            observed_at_utc: bee_proto::time::format_unix_ms(now_ms - 600_000),
+            window: bee_proto::usage::WindowKind::FiveHour,
+            window_minutes: Some(300),
+            used_percent: 42.0,
+            resets_at_utc: Some(bee_proto::time::format_unix_ms(now_ms + 7_200_000)),
+            limit_id: None,
+        }],
+        model_invocations: Some(1),
+        context_window: None,
+        context_tokens: None,
+        compactions: None,
+        session_id: Some("5eed0000-0000-4000-8000-000000044000".to_owned()),
+        outcome: None,
+    };
+    ledger
+        .append(&[bee_proto::ledger::LedgerRecord::Limit(hit), bee_proto::ledger::LedgerRecord::Call(Box::new(call))])
+        .unwrap();
     drop(ledger);
     std::fs::write(
         home.bee_dir().join("usage/record-failures.jsonl"),
@@ -546,6 +577,16 @@ fn otlp_export_decodes_with_the_official_definitions() {
     )
     .unwrap();
     let _beed = home.start_daemon_with(&["--ingest-every", "1"]);
+    // A delivered prompt block and a hook event, through bee-hook.
+    let block = home.file("block.md", b"Keep functions small.\n");
+    let (delivered, _) = home.hook(
+        &["prompt", "--surface", "plain", "--block", block.to_str().unwrap()],
+        &prompt_envelope("5eed0000-0000-4000-8000-000000044000", "go"),
+    );
+    assert_eq!(delivered.status.code(), Some(0));
+    let event = json!({"session_id": "5eed0000-0000-4000-8000-000000044000", "hook_event_name": "SessionStart", "source": "startup"});
+    let (sent, _) = home.hook(&["event", "--source-app", "carol-app"], &serde_json::to_vec(&event).unwrap());
+    assert_eq!(sent.status.code(), Some(0));
     assert!(eventually(Duration::from_secs(30), || usage_totals(&home)[0] == 80), "{:?}", usage_totals(&home));
     let expected = usage_totals(&home);
     let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
@@ -601,6 +642,26 @@ fn otlp_export_decodes_with_the_official_definitions() {
         })
     });
     assert!(matched, "ledger {expected:?}, last request {:?}", receiver.last().map(|r| sums(&r)));
+    // Every series the stores have evidence for is there, under its OTLP
+    // name; the reported cost is the only one with none (nothing reported one).
+    let every = eventually(Duration::from_secs(30), || {
+        receiver.last().is_some_and(|request| {
+            let names: std::collections::BTreeSet<String> = sums(&request).into_keys().map(|(name, _)| name).collect();
+            bee_proto::export::ALL_SERIES
+                .iter()
+                .filter(|name| **name != bee_proto::export::REPORTED_COST_TOTAL)
+                .all(|name| names.contains(name.strip_suffix("_total").unwrap_or(name)))
+        })
+    });
+    assert!(every, "{:?}", receiver.last().map(|r| sums(&r).into_keys().collect::<Vec<_>>()));
+    let found = sums(&receiver.last().unwrap());
+    let value = |name: &str| found.iter().find(|((n, _), _)| n == name).map(|(_, v)| *v);
+    assert_eq!(value("bee_agent_time_seconds"), Some(60.0), "the measured call's minute");
+    assert_eq!(value("bee_window_utilisation_ratio"), Some(0.42));
+    assert_eq!(value("bee_limit_hits"), Some(1.0));
+    assert_eq!(value("bee_hook_events"), Some(1.0));
+    assert_eq!(value("bee_delivery_observations"), Some(1.0));
+    assert_eq!(value("bee_delivery_bytes"), Some(22.0), "the block and its newline, as written");
     // The hit and the lost records arrive once each as log events, whatever
     // the number of sends since.
     assert!(eventually(Duration::from_secs(30), || receiver.log_records().len() == 2), "{:?}", receiver.log_records());
