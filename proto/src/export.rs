@@ -1,7 +1,8 @@
-//! Export to a team's engine (spec/60): the series beed sends to a
-//! Prometheus remote-write endpoint, their labels, and the status document
-//! `beectl export status` and `beectl daemon status` show. Every series and
-//! label name is spelled here once.
+//! Export to a team's engine (spec/60): the series beed sends (to a
+//! Prometheus remote-write endpoint, and as OTLP metrics), their labels, the
+//! OTLP log events, and the status document `beectl export status` and
+//! `beectl daemon status` show. Every series, label and event name is
+//! spelled here once.
 //!
 //! Counters are cumulative over the whole store, so a resend is harmless and
 //! a collector that was down catches up with the next send. A figure nobody

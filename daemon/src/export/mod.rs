@@ -63,7 +63,7 @@ pub struct Settings {
     pub config: Option<ExportConfig>,
     pub user: Option<String>,
     pub interval_seconds: Option<u64>,
-    /// Why export is off although `[export]` names a destination.
+    /// Why export is off although config.toml has an `[export]` table.
     pub errors: Vec<String>,
 }
 
