@@ -8,6 +8,7 @@
 //! Nothing here approves a design: a verified hash, an acyclic graph or a
 //! matching screenshot is the result of that read, not acceptance.
 
+use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -35,16 +36,7 @@ const CAPTURE_TIMEOUT_ENV: &str = "BEE_CAPTURE_TIMEOUT_MS";
 pub const SLICE_BUDGET: std::ops::RangeInclusive<u64> = 512..=65_536;
 
 /// Why a design operation failed: a stable code and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct DesignError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-fn error(code: &'static str, message: impl Into<String>) -> DesignError {
-    DesignError { code, message: message.into() }
-}
+pub type DesignError = bee_proto::mcp::CodedError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -6,6 +6,7 @@
 //! work on what is stored: exact line matches, and a declarative filter
 //! over a JSON-lines artifact (nothing is executed).
 
+use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -50,16 +51,7 @@ pub struct CompressionRecord {
 }
 
 /// Why an artifact operation failed: a stable code and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ArtifactError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-fn error(code: &'static str, message: impl Into<String>) -> ArtifactError {
-    ArtifactError { code, message: message.into() }
-}
+pub type ArtifactError = bee_proto::mcp::CodedError;
 
 fn io(what: &Path, err: std::io::Error) -> ArtifactError {
     error("io", format!("{}: {err}", what.display()))

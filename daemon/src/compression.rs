@@ -20,6 +20,7 @@
 //! `${BEE_HOME}/.bee/config.toml`, off unless `beectl compress enable`
 //! turned it on.
 
+use bee_proto::mcp::coded as error;
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -34,16 +35,7 @@ pub const MAX_INPUT_TOKENS: usize = 8_192;
 pub const RATE_PERCENT: std::ops::RangeInclusive<u32> = 10..=90;
 
 /// Why text could not be compressed or the setting not read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct CompressionError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-fn error(code: &'static str, message: impl Into<String>) -> CompressionError {
-    CompressionError { code, message: message.into() }
-}
+pub type CompressionError = bee_proto::mcp::CodedError;
 
 /// `${BEE_HOME}/.bee/config.toml`.
 pub fn config_path() -> Option<PathBuf> {

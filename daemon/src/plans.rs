@@ -9,6 +9,7 @@
 //! both land. Owners are declarations and `reported_complete` is the
 //! owner's report, not independent QA: answers label them so.
 
+use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
@@ -22,16 +23,7 @@ const MAX_STEPS: usize = 1_000;
 const MAX_NAME_CHARS: usize = 200;
 
 /// Why a plan operation failed: a stable code and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct PlanError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-fn error(code: &'static str, message: impl Into<String>) -> PlanError {
-    PlanError { code, message: message.into() }
-}
+pub type PlanError = bee_proto::mcp::CodedError;
 
 /// A plan as `plan create` reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

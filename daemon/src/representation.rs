@@ -34,6 +34,7 @@
 //! nesting deeper than [`MAX_DEPTH`], and stops as soon as its output would
 //! pass the caller's limit: expansion is bounded.
 
+use bee_proto::mcp::coded as error;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -60,18 +61,9 @@ pub enum Json {
     Object(Vec<(String, Json)>),
 }
 
-/// Why a text or a packet could not be read, or a result would not fit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ReprError {
-    /// `invalid_json`, `invalid_packet`, `too_deep` or `budget_exceeded`.
-    pub code: &'static str,
-    pub message: String,
-}
-
-fn error(code: &'static str, message: impl Into<String>) -> ReprError {
-    ReprError { code, message: message.into() }
-}
+/// Why a text or a packet could not be read, or a result would not fit:
+/// `invalid_json`, `invalid_packet`, `too_deep` or `budget_exceeded`.
+pub type ReprError = bee_proto::mcp::CodedError;
 
 // ---------------------------------------------------------------- JSON in
 

@@ -8,6 +8,7 @@
 //! not followed and nothing outside a root is read. A returned body is
 //! data: no authority, and no proof an agent read it.
 
+use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Read;
@@ -20,16 +21,7 @@ const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 const SKILL_FILE: &str = "SKILL.md";
 
 /// Why a skill operation failed: a stable code and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct SkillError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-fn error(code: &'static str, message: impl Into<String>) -> SkillError {
-    SkillError { code, message: message.into() }
-}
+pub type SkillError = bee_proto::mcp::CodedError;
 
 /// A skills directory and the label paths under it carry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,6 +22,28 @@ pub struct ToolError {
     pub message: String,
 }
 
+/// Why an operation behind a tool or its CLI twin failed (an artifact, a
+/// skill, a plan, a packet, a compression, a design bundle): a stable
+/// snake_case code and a sentence. [`ToolError`] is how it travels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodedError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// A [`CodedError`].
+pub fn coded(code: &'static str, message: impl Into<String>) -> CodedError {
+    CodedError { code, message: message.into() }
+}
+
+impl std::fmt::Display for CodedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CodedError {}
+
 /// The largest JSON text `repr encode` takes, and the largest packet
 /// `repr decode` takes.
 pub const REPRESENTATION_INPUT_BYTES: usize = 262_144;
