@@ -46,14 +46,14 @@ pub fn status() -> Rendered {
         Ok(enabled) => enabled,
         Err(err) => return from(err),
     };
-    let config = compression::config_path().map(|p| p.display().to_string()).unwrap_or_default();
+    let config = bee_proto::paths::config_file().map(|p| p.display().to_string()).unwrap_or_default();
     Rendered::json(Exit::Success, &Status { schema_version: 1, enabled, config, method: compression::METHOD })
 }
 
 /// `beectl compress enable | disable`: `[compression] enabled` in
 /// config.toml, the rest of the file as it was.
 pub fn set(enabled: bool) -> Rendered {
-    let Some(path) = compression::config_path() else {
+    let Some(path) = bee_proto::paths::config_file() else {
         return failure("io", "neither BEE_HOME nor HOME is set");
     };
     let before = match crate::file_change::FileChange::read(&path) {

@@ -22,7 +22,6 @@
 
 use bee_proto::mcp::coded as error;
 use serde::Deserialize;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// The method's name and version, as answers and stored metadata give it.
@@ -36,11 +35,6 @@ pub const RATE_PERCENT: std::ops::RangeInclusive<u32> = 10..=90;
 
 /// Why text could not be compressed or the setting not read.
 pub type CompressionError = bee_proto::mcp::CodedError;
-
-/// `${BEE_HOME}/.bee/config.toml`.
-pub fn config_path() -> Option<PathBuf> {
-    bee_proto::paths::config_file()
-}
 
 #[derive(Deserialize)]
 struct Config {
@@ -56,15 +50,9 @@ struct Setting {
 /// Whether compression is on: `[compression] enabled = true` in
 /// `config.toml`; a missing file or table is off.
 pub fn enabled() -> Result<bool, CompressionError> {
-    let Some(path) = config_path() else { return Ok(false) };
-    let text = match crate::storage::files::read_text_at_most(&path, crate::storage::files::CONFIG_LIMIT) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(err) => return Err(error("config_invalid", format!("{}: {err}", path.display()))),
-    };
-    let config: Config = toml::from_str(&text)
-        .map_err(|err| error("config_invalid", crate::storage::files::config_error(&path, &err)))?;
-    Ok(config.compression.is_some_and(|s| s.enabled))
+    let config: Option<Config> =
+        crate::storage::files::read_config().map_err(|message| error("config_invalid", message))?;
+    Ok(config.and_then(|c| c.compression).is_some_and(|s| s.enabled))
 }
 
 /// A compressed text and what it cost.

@@ -48,16 +48,10 @@ pub fn roots(checkout: &Path) -> Result<Vec<Root>, SkillError> {
     if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
         candidates.push(("user".to_owned(), PathBuf::from(home).join(".claude").join("skills")));
     }
-    if let Some(path) = bee_proto::paths::config_file()
-        && path.exists()
-    {
-        let text = crate::storage::files::read_text_at_most(&path, crate::storage::files::CONFIG_LIMIT)
-            .map_err(|err| error("config_invalid", format!("{}: {err}", path.display())))?;
-        let config: Config = toml::from_str(&text)
-            .map_err(|err| error("config_invalid", crate::storage::files::config_error(&path, &err)))?;
-        for (n, dir) in config.skills.map(|s| s.roots).unwrap_or_default().into_iter().enumerate() {
-            candidates.push((format!("config{}", n + 1), dir));
-        }
+    let config: Option<Config> =
+        crate::storage::files::read_config().map_err(|message| error("config_invalid", message))?;
+    for (n, dir) in config.and_then(|c| c.skills).map(|s| s.roots).unwrap_or_default().into_iter().enumerate() {
+        candidates.push((format!("config{}", n + 1), dir));
     }
     let found: Vec<Root> = candidates
         .into_iter()

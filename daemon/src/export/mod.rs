@@ -88,21 +88,22 @@ struct Table {
 /// Reads `[export]` from `${BEE_HOME}/.bee/config.toml`; no file or no
 /// table is export off, with no errors.
 pub fn settings() -> Settings {
-    let Some(path) = bee_proto::paths::config_file() else { return Settings::default() };
-    match files::read_text_at_most(&path, files::CONFIG_LIMIT) {
-        Ok(text) => settings_from(&text, &path),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Settings::default(),
-        Err(err) => Settings { errors: vec![format!("{}: {err}", path.display())], ..Settings::default() },
+    match files::read_config::<File>() {
+        Ok(file) => settings_of(file.and_then(|file| file.export)),
+        Err(message) => Settings { errors: vec![message], ..Settings::default() },
     }
 }
 
 /// `[export]` of a config.toml's text (`path` names it in errors).
 pub fn settings_from(text: &str, path: &Path) -> Settings {
-    let table = match toml::from_str::<File>(text) {
-        Ok(File { export: Some(table) }) => table,
-        Ok(File { export: None }) => return Settings::default(),
-        Err(err) => return Settings { errors: vec![files::config_error(path, &err)], ..Settings::default() },
-    };
+    match toml::from_str::<File>(text) {
+        Ok(file) => settings_of(file.export),
+        Err(err) => Settings { errors: vec![files::config_error(path, &err)], ..Settings::default() },
+    }
+}
+
+fn settings_of(table: Option<Table>) -> Settings {
+    let Some(table) = table else { return Settings::default() };
     let mut errors = Vec::new();
     let interval_seconds = table.interval_seconds.unwrap_or(DEFAULT_INTERVAL_SECONDS);
     if interval_seconds < MIN_INTERVAL_SECONDS {

@@ -113,6 +113,18 @@ pub fn read_text_at_most(path: &Path, limit: u64) -> io::Result<String> {
 /// The largest settings file Bee reads (`config.toml`).
 pub const CONFIG_LIMIT: u64 = 1 << 20;
 
+/// Bee's `config.toml`, read whole and parsed as `T`; `None` when there is
+/// no home or no file. An error says which file and why, never quoting it.
+pub fn read_config<T: serde::de::DeserializeOwned>() -> Result<Option<T>, String> {
+    let Some(path) = bee_proto::paths::config_file() else { return Ok(None) };
+    let text = match read_text_at_most(&path, CONFIG_LIMIT) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("{}: {err}", path.display())),
+    };
+    toml::from_str(&text).map(Some).map_err(|err| config_error(&path, &err))
+}
+
 /// A `config.toml` that does not parse, named by toml's message and the byte
 /// where it went wrong — not toml's quote of the line, which may hold a
 /// credential (`[export] headers`) and would reach a log or an agent.
