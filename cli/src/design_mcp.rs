@@ -89,7 +89,8 @@ pub struct VisualArgs {
 fn envelope(answer: Result<Value, DesignError>) -> CallToolResult {
     let failed = |code: &str, message: String| {
         CallToolResult::error(vec![ContentBlock::text(
-            json!({"schemaVersion": 1, "ok": false, "error": {"errorCode": code, "message": message},
+            json!({"schemaVersion": 1, "ok": false,
+                   "error": bee_proto::mcp::ToolError { error_code: code.to_owned(), message },
                    "trusted": false, "acceptance": false})
             .to_string(),
         )])

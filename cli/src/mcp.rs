@@ -465,11 +465,7 @@ impl BeeServer {
     async fn bee_plan_show(&self, Parameters(a): Parameters<PlanShowArgs>) -> Result<CallToolResult, ErrorData> {
         let root = self.root.clone();
         Ok(blocking(move || match plans::show_bound(&root, &a.plan_id) {
-            Ok(plan) => within(
-                &json!({"schemaVersion": 1, "plan": plan, "labels": plans::labels()}),
-                MAX_RESULT_BYTES,
-                "result_too_large",
-            ),
+            Ok(plan) => within(&plans::show_document(&plan), MAX_RESULT_BYTES, "result_too_large"),
             Err(err) => tool_error(err.code, err.message),
         })
         .await)

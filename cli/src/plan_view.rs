@@ -20,9 +20,7 @@ fn failure(err: PlanError) -> Rendered {
 
 fn answered(plan: Result<Plan, PlanError>) -> Rendered {
     match plan {
-        Ok(plan) => {
-            Rendered::json(Exit::Success, &json!({"schemaVersion": 1, "plan": plan, "labels": plans::labels()}))
-        }
+        Ok(plan) => Rendered::json(Exit::Success, &plans::show_document(&plan)),
         Err(err) => failure(err),
     }
 }

@@ -91,8 +91,13 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
+/// A plan as `plan show` prints it and `bee_plan_show` answers it, with its labels.
+pub fn show_document(plan: &Plan) -> Value {
+    json!({"schemaVersion": 1, "plan": plan, "labels": labels()})
+}
+
 /// What the labels in a plan's answers mean.
-pub fn labels() -> Value {
+fn labels() -> Value {
     json!({"owner": "declared by the plan, not checked",
            "claimed": "the claimer's word",
            "reported_complete": "the owner's report, not independent QA"})
