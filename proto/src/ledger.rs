@@ -58,6 +58,11 @@ named! {
         /// A turn no producer measured, timed from the log's own
         /// timestamps (prompt → last response); never mixed with measured time.
         Derived => "derived",
+        /// One provider request as the provider CLI's own OpenTelemetry
+        /// reported it (Claude Code's `claude_code.api_request`, received by
+        /// `beed --otlp`): measured time and reported cost. beed records
+        /// these itself; a producer never appends one.
+        ApiRequest => "api_request",
     }
 }
 

@@ -19,6 +19,7 @@ pub mod export;
 pub mod identity;
 pub mod ledger;
 pub mod mcp;
+pub mod otlp;
 pub mod paths;
 pub mod spool;
 pub mod text;

@@ -236,9 +236,18 @@ impl Daemon {
 
     /// The loopback listener's address, as beed logged it.
     pub fn http_addr(&self) -> String {
+        self.logged_addr("dashboard and event API on loopback", "http=")
+    }
+
+    /// The OTLP receiver's address, as beed logged it.
+    pub fn otlp_addr(&self) -> String {
+        self.logged_addr("OTLP/HTTP receiver on loopback", "otlp=")
+    }
+
+    fn logged_addr(&self, line: &str, field: &str) -> String {
         let log = self.log();
-        let line = log.lines().find(|l| l.contains("dashboard and event API on loopback")).expect("beed runs --http");
-        line.split("http=").nth(1).and_then(|rest| rest.split_whitespace().next()).expect("address").to_owned()
+        let line = log.lines().find(|l| l.contains(line)).unwrap_or_else(|| panic!("beed logged no {field}:\n{log}"));
+        line.split(field).nth(1).and_then(|rest| rest.split_whitespace().next()).expect("address").to_owned()
     }
 
     /// The loopback listener's read secret (none when reads are open).

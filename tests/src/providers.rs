@@ -7,7 +7,9 @@
 //! a tool when the newest user message says `TOOL` (so one turn makes two
 //! requests), send rate-limit headers, and refuse with a usage-limit 429
 //! when the newest user message says `LIMIT` (`LIMIT-NOHEADERS`: without
-//! rate-limit headers).
+//! rate-limit headers). A conversation that says `SLOW:<ms>` anywhere is
+//! answered that many milliseconds late, request by request, so a measured
+//! duration has a floor the test knows.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -282,6 +284,14 @@ fn serve(api: Api, stream: TcpStream, log: &Mutex<Log>) {
         _ => Answer::json(404, json!({})),
     };
     drop(log);
+    let delay = body
+        .to_string()
+        .split("SLOW:")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next().and_then(|ms| ms.parse::<u64>().ok()));
+    if let Some(ms) = delay {
+        std::thread::sleep(Duration::from_millis(ms.min(10_000)));
+    }
     let mut head = format!(
         "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n",
         answer.status,

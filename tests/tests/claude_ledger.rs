@@ -249,3 +249,86 @@ fn an_interactive_session_in_a_terminal_is_measured_by_its_hooks_and_counted_fro
     assert!(status["estCostUsd"].as_f64().unwrap() > 0.0, "{status}");
     drop(daemon);
 }
+
+/// Points Claude Code's own OpenTelemetry at beed's OTLP receiver, in the
+/// given OTLP/HTTP encoding (`http/json` or `http/protobuf`).
+fn telemetry_to(command: &mut Command, daemon: &Daemon, protocol: &str) {
+    command
+        .env_remove("DISABLE_TELEMETRY")
+        .env("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+        .env("OTEL_METRICS_EXPORTER", "otlp")
+        .env("OTEL_LOGS_EXPORTER", "otlp")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{}", daemon.otlp_addr()))
+        .env("OTEL_LOGS_EXPORT_INTERVAL", "200")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "1000");
+}
+
+fn usage_responses(home: &TestHome) -> u64 {
+    let report = json_of(&home.beectl(&["usage", "--by", "model"]));
+    report["rows"].as_array().map_or(0, |rows| rows.iter().map(|r| r["responses"].as_u64().unwrap_or(0)).sum())
+}
+
+#[test]
+fn claude_codes_own_telemetry_times_every_request_once_beside_its_transcript() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0", "--otlp", "127.0.0.1:0"]);
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    let notes = project.join("notes.txt");
+    let slow_ms = 250;
+    // A turn with a tool call (two requests), telemetry as protobuf; then
+    // one more turn of the same session as JSON. No hooks: the telemetry is
+    // the only producer.
+    let session = "5d1c7a2e-8b3f-4c6d-9e0a-1f2b3c4d5e6f";
+    let mut first = claude(&home, &provider, &project, None);
+    telemetry_to(&mut first, &daemon, "http/protobuf");
+    first.args(["-p", &format!("TOOL:{} SLOW:{slow_ms} read the notes", notes.display()), "--session-id", session]);
+    run_ok(first);
+    let mut second = claude(&home, &provider, &project, None);
+    telemetry_to(&mut second, &daemon, "http/json");
+    second.args(["-p", "and now?", "--resume", session]);
+    run_ok(second);
+    let served = provider.served();
+    assert_eq!(served.len(), 3, "two requests, then one");
+
+    // Before any transcript is read, the telemetry alone brought every
+    // served response, each with the mock's own counters.
+    let arrived = eventually(std::time::Duration::from_secs(15), || usage_responses(&home) == 3);
+    assert!(arrived, "{}\n{}", usage_responses(&home), daemon.log());
+    assert_usage_equals_served(&home, &provider);
+    let quota = json_of(&home.beectl(&["quota"]));
+    assert_eq!(quota["providers"][0]["calls"], 3, "each request is one measured call: {quota}");
+    let measured = quota["agentTimeMs"].as_u64().unwrap();
+    // The mock held each request of the slow conversation back: the
+    // durations Claude Code measured include that (the third request is
+    // in the same conversation, so it is slow too).
+    assert!(measured >= 3 * slow_ms, "{quota}");
+    assert_eq!(quota["derived"]["turns"], 0, "{quota}");
+    assert!(!quota["issues"].as_array().unwrap().contains(&json!("time_not_measured")), "{quota}");
+
+    // The transcripts add nothing: the same responses, once.
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &provider);
+    let after = json_of(&home.beectl(&["quota"]));
+    assert_eq!(after["providers"][0]["calls"], 3, "{after}");
+    assert_eq!(after["agentTimeMs"], quota["agentTimeMs"], "{after}");
+    assert_eq!(after["derived"]["turns"], 0, "the requests measured the turns the logs would derive: {after}");
+    // Claude Code's telemetry resent (its retry after a lost answer) is the
+    // same records.
+    let before = usage_responses(&home);
+    let mut again = claude(&home, &provider, &project, None);
+    telemetry_to(&mut again, &daemon, "http/json");
+    again.args(["-p", "hello again", "--settings", turn_hooks(&home).to_str().unwrap()]);
+    run_ok(again);
+    home.settle();
+    assert!(eventually(std::time::Duration::from_secs(15), || usage_responses(&home) == before + 1));
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &provider);
+    // With the turn hooks, the turn is the call: its request lies inside it
+    // and is not another call, nor more agent time.
+    let hooked = json_of(&home.beectl(&["quota"]));
+    assert_eq!(hooked["providers"][0]["calls"], 4, "{hooked}");
+    assert_eq!(hooked["agentTimeMs"], hooked["usedMs"], "nothing overlaps itself: {hooked}");
+    drop(daemon);
+}

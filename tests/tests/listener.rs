@@ -183,3 +183,126 @@ fn another_local_user_reads_nothing_and_loose_directories_are_tightened() {
     assert!(verdicts.starts_with("HTTP/1.1 401"), "{verdicts}");
     drop(daemon);
 }
+
+/// One `claude_code.api_request` log record as Claude Code sends it over
+/// OTLP/JSON.
+fn api_request_logs(request_id: &str) -> Vec<u8> {
+    let attributes = json!([
+        {"key": "session.id", "value": {"stringValue": "otlp-session"}},
+        {"key": "event.name", "value": {"stringValue": "api_request"}},
+        {"key": "event.timestamp", "value": {"stringValue": "2026-11-30T10:00:00.500Z"}},
+        {"key": "model", "value": {"stringValue": "claude-opus-5-5"}},
+        {"key": "input_tokens", "value": {"intValue": 11}},
+        {"key": "output_tokens", "value": {"intValue": 22}},
+        {"key": "cache_read_tokens", "value": {"intValue": 33}},
+        {"key": "cache_creation_tokens", "value": {"intValue": 44}},
+        {"key": "cost_usd", "value": {"doubleValue": 0.25}},
+        {"key": "duration_ms", "value": {"intValue": 1500}},
+        {"key": "request_id", "value": {"stringValue": request_id}},
+    ]);
+    json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"timeUnixNano": "1796032800500000000", "body": {"stringValue": "claude_code.api_request"}, "attributes": attributes}
+    ]}]}]})
+    .to_string()
+    .into_bytes()
+}
+
+fn otlp_post(addr: &str, path: &str, headers: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let mut request =
+        format!("POST {path} HTTP/1.1\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+            .into_bytes();
+    request.extend_from_slice(body);
+    let (status, _, answer) = tcp_http(addr, &request);
+    (status, answer)
+}
+
+fn gzip(body: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(body).unwrap();
+    encoder.finish().unwrap()
+}
+
+#[test]
+fn the_otlp_receiver_takes_claude_codes_requests_under_the_listener_rules() {
+    let home = TestHome::new();
+    let refused = home.command(bin("beed")).args(["--otlp", "0.0.0.0:4318"]).output().unwrap();
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--otlp must name a loopback address"));
+
+    let daemon = home.start_daemon_with(&["--ingest-every", "0", "--otlp", "127.0.0.1:0"]);
+    let addr = daemon.otlp_addr();
+    let json_headers = format!("Host: {addr}\r\nContent-Type: application/json\r\n");
+    let body = api_request_logs("req_otlp_1");
+
+    // Web pages and names that are not loopback are refused, as on the
+    // event listener; so are media types a page may post without asking.
+    let (status, _) = otlp_post(&addr, "/v1/logs", &format!("{json_headers}Origin: https://evil.example\r\n"), &body);
+    assert_eq!(status, 403);
+    let (status, _) = otlp_post(&addr, "/v1/logs", "Host: evil.example\r\nContent-Type: application/json\r\n", &body);
+    assert_eq!(status, 403);
+    for media in ["text/plain", "application/x-www-form-urlencoded"] {
+        let (status, answer) =
+            otlp_post(&addr, "/v1/logs", &format!("Host: {addr}\r\nContent-Type: {media}\r\n"), &body);
+        assert_eq!(status, 415, "{media}: {}", String::from_utf8_lossy(&answer));
+    }
+
+    // Malformed, non-UTF-8, oversized and bomb bodies: a clear error, nothing stored.
+    let (status, answer) = otlp_post(&addr, "/v1/logs", &json_headers, b"{\"resourceLogs\": [");
+    assert_eq!(status, 400);
+    let error: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(error["code"], 3, "{error}");
+    let (status, _) = otlp_post(&addr, "/v1/logs", &json_headers, b"\xff\xfe\x00{");
+    assert_eq!(status, 400);
+    let (status, _) = otlp_post(&addr, "/v1/logs", &json_headers, &vec![b' '; 9 * 1024 * 1024]);
+    assert_eq!(status, 413);
+    let bomb = gzip(&vec![b' '; 9 * 1024 * 1024]);
+    let (status, answer) = otlp_post(&addr, "/v1/logs", &format!("{json_headers}Content-Encoding: gzip\r\n"), &bomb);
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&answer));
+    let (status, _) = otlp_post(&addr, "/v1/logs", &format!("{json_headers}Content-Encoding: br\r\n"), &body);
+    assert_eq!(status, 400);
+    let (status, _) = otlp_post(&addr, "/v1/nothing", &json_headers, &body);
+    assert_eq!(status, 404);
+    let usage =
+        |home: &TestHome| parse_json_line(&home.beectl(&["usage", "--by", "model", "--since", "2026-11-01"]).stdout);
+    assert_eq!(usage(&home)["rows"], json!([]), "nothing refused was stored");
+
+    // JSON, the same request again gzipped, and as protobuf: one response.
+    let (status, answer) = otlp_post(&addr, "/v1/logs", &json_headers, &body);
+    assert_eq!((status, answer), (200, b"{}".to_vec()));
+    let (status, _) = otlp_post(&addr, "/v1/logs", &format!("{json_headers}Content-Encoding: gzip\r\n"), &gzip(&body));
+    assert_eq!(status, 200);
+    let request: opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest =
+        serde_json::from_slice(&body).unwrap();
+    let protobuf = prost::Message::encode_to_vec(&request);
+    let (status, answer) =
+        otlp_post(&addr, "/v1/logs", &format!("Host: {addr}\r\nContent-Type: application/x-protobuf\r\n"), &protobuf);
+    assert_eq!((status, answer), (200, Vec::new()), "an empty ExportLogsServiceResponse");
+    // Metrics are accepted and dropped.
+    let (status, _) = otlp_post(&addr, "/v1/metrics", &json_headers, b"{\"resourceMetrics\": []}");
+    assert_eq!(status, 200);
+
+    let report = usage(&home);
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{report}");
+    let tokens = &rows[0]["tokens"];
+    assert_eq!(rows[0]["responses"], 1, "{report}");
+    assert_eq!(
+        [
+            &tokens["inputTokens"],
+            &tokens["outputTokens"],
+            &tokens["cacheReadInputTokens"],
+            &tokens["cacheCreationInputTokens"]
+        ],
+        [&json!(11), &json!(22), &json!(33), &json!(44)],
+        "{report}"
+    );
+    assert_eq!(rows[0]["reportedCostUsd"], 0.25, "the cost Claude Code reported: {report}");
+    let quota = parse_json_line(&home.beectl(&["quota", "--since", "2026-11-30T09:00:00Z"]).stdout);
+    drop(daemon);
+    assert_eq!(
+        (quota["agentTimeMs"].clone(), quota["providers"][0]["calls"].clone()),
+        (json!(1500), json!(1)),
+        "{quota}"
+    );
+}

@@ -37,6 +37,12 @@ struct Args {
     /// opens can then read the stored events.
     #[arg(long)]
     http_open_reads: bool,
+    /// Receive Claude Code's own OpenTelemetry (OTLP/HTTP, JSON or protobuf)
+    /// on this loopback address, e.g. 127.0.0.1:4318: each request it
+    /// reports becomes a response with its measured duration and reported
+    /// cost [default: $BEE_OTLP, else `[receive] otlp` in config.toml, else off]
+    #[arg(long, value_name = "ADDR")]
+    otlp: Option<std::net::SocketAddr>,
     /// Store the full event payload (prompts, tool inputs, transcripts) for
     /// this source app; repeatable. Off by default: a privacy trade-off.
     #[arg(long, value_name = "APP")]
@@ -75,12 +81,18 @@ fn main() -> ExitCode {
             if !args.manifest.is_empty() {
                 config.manifests = args.manifest;
             }
-            match args.http.map(Ok).or_else(|| {
-                std::env::var("BEE_HTTP").ok().filter(|v| !v.is_empty()).map(|v| v.parse::<std::net::SocketAddr>())
-            }) {
+            match args.http.map(Ok).or_else(|| address_from_env("BEE_HTTP")) {
                 Some(Ok(addr)) => config.http = Some(addr),
                 Some(Err(err)) => {
-                    tracing::error!("BEE_HTTP is not an address: {err}");
+                    tracing::error!("{err}");
+                    return ExitCode::from(4);
+                }
+                None => {}
+            }
+            match args.otlp.map(Ok).or_else(|| address_from_env("BEE_OTLP")).or_else(otlp_from_config) {
+                Some(Ok(addr)) => config.otlp = Some(addr),
+                Some(Err(err)) => {
+                    tracing::error!("{err}");
                     return ExitCode::from(4);
                 }
                 None => {}
@@ -110,6 +122,35 @@ fn main() -> ExitCode {
         Err(err) => {
             tracing::error!("{err}");
             ExitCode::from(5)
+        }
+    }
+}
+
+/// An address from an environment variable, when it is set and not empty.
+fn address_from_env(variable: &str) -> Option<Result<std::net::SocketAddr, String>> {
+    let value = std::env::var(variable).ok().filter(|v| !v.is_empty())?;
+    Some(value.parse().map_err(|err| format!("{variable} is not an address: {err}")))
+}
+
+/// `[receive] otlp = "127.0.0.1:4318"` in config.toml.
+fn otlp_from_config() -> Option<Result<std::net::SocketAddr, String>> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        receive: Option<Receive>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Receive {
+        otlp: Option<String>,
+    }
+    match bee_daemon::storage::files::read_config::<File>() {
+        Ok(file) => {
+            let address = file?.receive?.otlp?;
+            Some(address.parse().map_err(|err| format!("config.toml [receive] otlp is not an address: {err}")))
+        }
+        // The file's other settings are not beed's to refuse a start over.
+        Err(message) => {
+            tracing::error!("{message}; [receive] not read");
+            None
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The ledger (spec/30): the append-only store of calls, limits and work,
 //! the provider-log readers (Claude Code transcripts, Codex rollouts) and
-//! their incremental ingestion, the hourly aggregates, the quota words and
+//! their incremental ingestion, Claude Code's own OpenTelemetry, the hourly aggregates, the quota words and
 //! usage views, and the journal of ledger writes that were lost.
 //!
 //! May use: `storage`, `bee_proto`. Never `server` or `client`.
@@ -10,6 +10,7 @@ pub mod glance;
 pub mod ingest;
 pub mod live;
 pub mod logs;
+pub mod otel;
 pub mod prices;
 pub mod quota;
 pub mod record_failures;

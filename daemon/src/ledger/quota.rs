@@ -212,6 +212,7 @@ mod tests {
                 ..Counters::default()
             }),
             logged: false,
+            folded: false,
         }
     }
 

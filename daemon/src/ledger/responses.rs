@@ -1,7 +1,9 @@
 //! Provider responses, the ledger's token evidence. A response is one
-//! provider answer under its provider identity (Claude: `message.id` +
-//! `requestId`; Codex: `response_id`, else the rollout's own order), stored
-//! once globally whichever file, session or producer brought it.
+//! provider answer under its provider identity (Claude: `requestId`, else
+//! `message.id`; Codex: `response_id`, else the rollout's own order), stored
+//! once globally whichever file, session or producer brought it: a
+//! transcript line, or Claude Code's own OpenTelemetry (which knows the
+//! request id only).
 //!
 //! Logs write one response several times while it streams, and copy it into
 //! other sessions' files when a session is resumed or forked. Each distinct
@@ -17,6 +19,21 @@ use rusqlite::{Connection, params};
 use crate::ledger::rollup::Range;
 use crate::ledger::store::Columns;
 use crate::storage::sqlite;
+
+/// The provider identity a stored key names. A Claude transcript's key is
+/// `message.id` and `requestId` ([`bee_proto::usage::claude_response_key`]);
+/// the request id alone names the response, so a write that knows only it
+/// (Claude Code's OpenTelemetry) is the same response. A key without a
+/// request id is the message id alone.
+pub fn identity(provider: Provider, key: &str) -> &str {
+    match provider {
+        Provider::Claude => match key.rsplit_once('\u{1f}') {
+            Some((_, request)) if !request.is_empty() => request,
+            _ => key,
+        },
+        Provider::Codex => key,
+    }
+}
 
 /// Columns of a `response` write, in the order its checksum covers them.
 pub const RESPONSE_COLUMNS: Columns = Columns {
@@ -48,10 +65,11 @@ impl ResponseWrite {
     /// integer the store finds a response's writes by. Writes of different
     /// responses that share it are told apart by their keys when read.
     pub fn key_hash(&self) -> i64 {
-        let mut name = Vec::with_capacity(self.key.len() + 8);
+        let identity = identity(self.provider, &self.key);
+        let mut name = Vec::with_capacity(identity.len() + 8);
         name.extend_from_slice(self.provider.as_str().as_bytes());
         name.push(0x1f);
-        name.extend_from_slice(self.key.as_bytes());
+        name.extend_from_slice(identity.as_bytes());
         let id = uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, &name);
         (id.as_u64_pair().0 >> 1) as i64
     }
@@ -326,9 +344,11 @@ impl Merged {
 
 fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
     // Writes of one response side by side.
-    writes.sort_unstable_by(|a, b| (a.provider, &a.key).cmp(&(b.provider, &b.key)));
+    writes.sort_unstable_by(|a, b| {
+        (a.provider, identity(a.provider, &a.key)).cmp(&(b.provider, identity(b.provider, &b.key)))
+    });
     let mut responses: Vec<Response> = writes
-        .chunk_by(|a, b| a.provider == b.provider && a.key == b.key)
+        .chunk_by(|a, b| a.provider == b.provider && identity(a.provider, &a.key) == identity(b.provider, &b.key))
         .filter_map(|writes| {
             let (first, rest) = writes.split_first()?;
             let mut merged = Merged::new(first.provider, first.view());

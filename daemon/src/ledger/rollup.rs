@@ -192,6 +192,9 @@ pub struct CallRow {
     /// A log of the call's session exists: its responses are the token
     /// evidence, and the producer's own counters stand in for nothing.
     pub logged: bool,
+    /// A part of another call (a timed request inside a hook turn that
+    /// reported no cost): only its reported cost counts, nothing else.
+    pub folded: bool,
 }
 
 impl CallRow {
@@ -213,18 +216,27 @@ impl CallRow {
             || self.interval().is_some_and(|(start, end)| range.clip(start, end).is_some())
     }
 
-    /// Whether `turn`, a hook-measured turn, lies inside this `beectl run`
-    /// of the same session: the run is the call, the turn is not another.
-    fn contains_turn(&self, turn: &CallRow) -> bool {
-        self.source == CallSource::Run
-            && turn.source == CallSource::HookTurn
-            && self.provider == turn.provider
-            && self.session_id.is_some()
-            && self.session_id == turn.session_id
-            && match (self.interval(), turn.interval()) {
-                (Some((start, end)), Some((turn_start, turn_end))) => start <= turn_start && turn_end <= end,
-                _ => false,
-            }
+    /// Whether `inner` is a part of this call of the same session, not
+    /// another call: a hook-measured turn inside a `beectl run` (the run is
+    /// the call), or a request the provider's telemetry timed inside a run
+    /// or a hook turn (the turn spans its requests and the time between
+    /// them: `UserPromptSubmit` runs before the first request is sent, `Stop`
+    /// after the last response). Inside, not merely overlapping: every range
+    /// a part lies in then holds its call too, so each hour folds alike.
+    fn contains(&self, inner: &CallRow) -> bool {
+        let same_session =
+            self.provider == inner.provider && self.session_id.is_some() && self.session_id == inner.session_id;
+        let (Some((start, end)), Some((inner_start, inner_end))) = (self.interval(), inner.interval()) else {
+            return false;
+        };
+        same_session
+            && start <= inner_start
+            && inner_end <= end
+            && matches!(
+                (self.source, inner.source),
+                (CallSource::Run, CallSource::HookTurn)
+                    | (CallSource::Run | CallSource::HookTurn, CallSource::ApiRequest)
+            )
     }
 }
 
@@ -261,6 +273,13 @@ impl Tally {
         let mut clipped = Vec::new();
         for call in calls {
             let started_here = range.contains(call.started_ms);
+            if call.folded {
+                if let (true, Some(cost)) = (started_here, call.cost_usd) {
+                    tally.cost_calls += 1;
+                    tally.cost_usd = Some(tally.cost_usd.unwrap_or(0.0) + cost);
+                }
+                continue;
+            }
             let interval = call.interval();
             let piece = interval.and_then(|(start, end)| range.clip(start, end));
             if started_here || (count_earlier && call.runs_into(range.since_ms)) {
@@ -473,6 +492,12 @@ impl Touched {
     }
 
     /// A derived turn was inserted: its hours are settled again.
+    /// A record inserted elsewhere changes the figures of the hour `at_ms`
+    /// lies in: it is settled again.
+    pub fn hour_of(&mut self, at_ms: i64) {
+        self.mark(at_ms, at_ms + 1);
+    }
+
     pub fn derived(&mut self, started_ms: i64, ended_ms: i64) {
         self.span(started_ms, Some(ended_ms - started_ms));
     }
@@ -573,8 +598,10 @@ fn lookback(conn: &Connection, version: u32) -> rusqlite::Result<i64> {
 
 /// Producer calls overlapping `range` (calls once ingested from logs are no
 /// evidence of time: responses carry the tokens now), without hook turns
-/// that lie inside a `beectl run` of their session (one call, not two), and
-/// the record ids of calls that fail their checksum (left out: damaged).
+/// that lie inside a `beectl run` of their session and requests that lie in
+/// a run or a hook turn (one call, not two: a request's reported cost goes
+/// to the call around it when that call reported none), and the record ids
+/// of calls that fail their checksum (left out: damaged).
 pub fn load_calls(
     conn: &Connection,
     version: u32,
@@ -622,35 +649,59 @@ pub fn load_calls(
             model: if details { row.get(7)? } else { None },
             session_id: row.get(21)?,
             tokens,
-            logged: row.get(CALL_COLUMN_COUNT + 1)?,
+            // A timed request's tokens are always a response write of its
+            // own: it stands in for no log.
+            logged: source == CallSource::ApiRequest || row.get(CALL_COLUMN_COUNT + 1)?,
+            folded: false,
         };
         if call.overlaps(range) {
             calls.push(call);
         }
     }
-    let mut runs: HashMap<(Provider, &str), Vec<&CallRow>> = HashMap::new();
-    for call in calls.iter().filter(|c| c.source == CallSource::Run) {
-        if let Some(session) = call.session_id.as_deref() {
-            runs.entry((call.provider, session)).or_default().push(call);
-        }
-    }
-    let inside_a_run: Vec<bool> = calls
-        .iter()
-        .map(|call| {
-            call.source == CallSource::HookTurn
-                && call.session_id.as_deref().is_some_and(|session| {
-                    runs.get(&(call.provider, session))
-                        .is_some_and(|runs| runs.iter().any(|run| run.contains_turn(call)))
-                })
-        })
-        .collect();
-    let mut inside = inside_a_run.into_iter();
-    calls.retain(|_| !inside.next().unwrap_or(false));
+    fold_parts_into_calls(&mut calls);
     if version >= RESPONSE_SCHEMA {
         let derived = load_derived(conn, range, lookback, &mut damaged)?;
         calls.extend(derived);
     }
     Ok((calls, damaged))
+}
+
+/// Folds the calls that are parts of another call of theirs (see
+/// [`CallRow::contains`]): dropped, but a request's reported cost is kept
+/// (as a [`CallRow::folded`] part, where it started) when the call around
+/// it reported none. A run is matched before a hook turn, so a request
+/// inside both goes to the run. Each part is judged by its own call alone,
+/// which every range holding the part holds too: hours fold alike.
+fn fold_parts_into_calls(calls: &mut Vec<CallRow>) {
+    let mut outer: HashMap<(Provider, &str), Vec<usize>> = HashMap::new();
+    for (at, call) in calls.iter().enumerate() {
+        if let (CallSource::Run | CallSource::HookTurn, Some(session)) = (call.source, call.session_id.as_deref()) {
+            outer.entry((call.provider, session)).or_default().push(at);
+        }
+    }
+    for spans in outer.values_mut() {
+        spans.sort_by_key(|&at| (calls[at].source != CallSource::Run, calls[at].started_ms));
+    }
+    let mut folded: Vec<Option<usize>> = vec![None; calls.len()];
+    for (at, call) in calls.iter().enumerate() {
+        if let Some(spans) = call.session_id.as_deref().and_then(|s| outer.get(&(call.provider, s))) {
+            folded[at] = spans.iter().copied().find(|&span| span != at && calls[span].contains(call));
+        }
+    }
+    let keep_cost: Vec<bool> = folded
+        .iter()
+        .enumerate()
+        .map(|(at, into)| {
+            into.is_some_and(|into| calls[into].cost_usd.is_none())
+                && calls[at].source == CallSource::ApiRequest
+                && calls[at].cost_usd.is_some()
+        })
+        .collect();
+    for (call, keep) in calls.iter_mut().zip(&keep_cost) {
+        call.folded = *keep;
+    }
+    let mut dropped = folded.iter().zip(keep_cost).map(|(into, keep)| into.is_some() && !keep);
+    calls.retain(|_| !dropped.next().unwrap_or(false));
 }
 
 /// Derived turns overlapping `range` (each start at its longest end) that
@@ -685,7 +736,7 @@ fn load_derived(
     // every range and every hour agree).
     let mut overlapping = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM call
-           WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn')
+           WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn', 'api_request')
              AND started_at_ms >= ?3 AND started_at_ms < ?4
              AND started_at_ms + MIN(COALESCE(duration_ms, 0), ?5) > ?6)",
     )?;
@@ -701,6 +752,7 @@ fn load_derived(
             cost_usd: None,
             tokens: None,
             logged: true,
+            folded: false,
         };
         if !call.overlaps(range) {
             continue;
@@ -1071,7 +1123,8 @@ mod tests {
             _ => Some(random.below(20 * 60_000)),
         };
         let source =
-            [CallSource::Run, CallSource::HookTurn, CallSource::Derived, CallSource::Derived][random.below(4) as usize];
+            [CallSource::Run, CallSource::HookTurn, CallSource::ApiRequest, CallSource::Derived, CallSource::Derived]
+                [random.below(5) as usize];
         if source == CallSource::Derived {
             return Evidence::Turn(crate::ledger::logs::DerivedTurn {
                 provider: if random.below(3) == 0 { Provider::Codex } else { Provider::Claude },
@@ -1080,7 +1133,7 @@ mod tests {
                 ended_at_ms: at + duration.unwrap_or(0).min(bee_proto::ledger::bounds::MAX_CALL_DURATION_MS) as i64,
             });
         }
-        Evidence::Record(LedgerRecord::Call(Box::new(CallRecord {
+        let record = Box::new(CallRecord {
             record_id: uuid::Uuid::from_u128(
                 u128::from(random.below(u64::MAX)) << 64 | u128::from(random.below(u64::MAX)),
             ),
@@ -1104,7 +1157,13 @@ mod tests {
             compactions: None,
             session_id: (random.below(6) != 0).then(|| format!("session-{}", random.below(12))),
             outcome: None,
-        })))
+        });
+        // A timed request is beed's own reading (Claude Code's telemetry):
+        // its tokens are a response write of their own.
+        if source == CallSource::ApiRequest {
+            return Evidence::TimedRequest(Box::new(CallRecord { tokens: None, ..*record }));
+        }
+        Evidence::Record(LedgerRecord::Call(record))
     }
 
     /// A write of one of a few hundred responses: the same response is
@@ -1114,9 +1173,16 @@ mod tests {
         let id = random.below(300);
         let at = base + (id as i64) * 15 * 60_000 + random.below(3) as i64 * random.below(6 * HOUR_MS as u64) as i64;
         let provider = if id.is_multiple_of(3) { Provider::Codex } else { Provider::Claude };
+        // Claude's transcripts name message and request, its telemetry the
+        // request alone: the same response either way.
+        let key = match (provider, random.below(3)) {
+            (Provider::Claude, 0) => format!("req_{id}"),
+            (Provider::Claude, 1) => format!("msg_{id}\u{1f}req_{id}"),
+            _ => format!("msg_{id}"),
+        };
         Evidence::Response(ResponseWrite {
             provider,
-            key: format!("msg_{id}"),
+            key,
             session_id: Some(format!("session-{}", random.below(12))),
             at_utc: format_unix_ms(at),
             model: (random.below(5) != 0).then(|| format!("model-{}", id % 3)),
@@ -1286,6 +1352,53 @@ mod tests {
                 assert!(same(&view, &expected), "round {round} {range:?} {by:?}\n{view:#?}\n{expected:#?}");
             }
         }
+    }
+
+    #[test]
+    fn a_timed_request_inside_a_turn_is_part_of_it_and_its_cost_counts_once() {
+        let row = |source: CallSource, start: i64, duration: i64, cost: Option<f64>| CallRow {
+            started_ms: start,
+            duration_ms: Some(duration),
+            provider: Provider::Claude,
+            source,
+            model: None,
+            session_id: Some("s".to_owned()),
+            cost_usd: cost,
+            tokens: None,
+            logged: true,
+            folded: false,
+        };
+        let range = Range { since_ms: 0, until_ms: 100_000 };
+        let summary = |calls: &[CallRow]| {
+            let mut calls = calls.to_vec();
+            fold_parts_into_calls(&mut calls);
+            Summary::of_records(&calls, &[], range, None).all
+        };
+        // A hook turn (no cost) around two requests, and one request outside any turn.
+        let calls = [
+            row(CallSource::HookTurn, 1_000, 10_000, None),
+            row(CallSource::ApiRequest, 2_000, 3_000, Some(0.5)),
+            row(CallSource::ApiRequest, 6_000, 4_000, Some(0.25)),
+            row(CallSource::ApiRequest, 20_000, 2_000, Some(1.0)),
+        ];
+        let all = summary(&calls);
+        assert_eq!((all.calls, all.agent_ms, all.used_ms), (2, 12_000, 12_000), "the turn and the lone request");
+        assert_eq!(
+            (all.cost_usd, all.cost_calls),
+            (Some(1.75), 3),
+            "the turn reported none: its requests' costs count"
+        );
+        // A run that reported its own cost: the requests inside add none.
+        let mut with_run = calls.to_vec();
+        with_run.push(row(CallSource::Run, 500, 11_000, Some(2.0)));
+        let all = summary(&with_run);
+        assert_eq!((all.calls, all.agent_ms), (2, 13_000), "the run holds the turn and its requests");
+        assert_eq!(all.cost_usd, Some(3.0), "the run's own cost and the lone request's");
+        // Another session's turn, or a request sticking out of the turn, is no part of it.
+        let mut apart = calls.to_vec();
+        apart[1].session_id = Some("other".to_owned());
+        apart[2].duration_ms = Some(40_000);
+        assert_eq!(summary(&apart).calls, 4);
     }
 
     #[test]

@@ -359,16 +359,24 @@ fn optional_ms(text: Option<&str>, what: &'static str) -> Result<Option<i64>, In
     text.map(|t| required_ms(t, what)).transpose()
 }
 
-/// Checks what serde cannot: times, ranges, lengths.
+/// Checks a record a producer appends: what serde cannot (times, ranges,
+/// lengths), and that a call is a producer's span.
 pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
+    // Log-derived evidence and telemetry-timed requests are beed's own
+    // reading, never something appended.
+    if let LedgerRecord::Call(call) = record
+        && matches!(call.source, CallSource::Derived | CallSource::Ingested | CallSource::ApiRequest)
+    {
+        return Err(InvalidRecord("source"));
+    }
+    validate_fields(record)
+}
+
+/// Checks what serde cannot: times, ranges, lengths.
+pub fn validate_fields(record: &LedgerRecord) -> Result<(), InvalidRecord> {
     match record {
         LedgerRecord::Call(call) => {
             required_ms(&call.started_at_utc, "startedAtUtc")?;
-            // Only a producer's span is a call record; log-derived evidence
-            // is beed's own reading, never something appended.
-            if matches!(call.source, CallSource::Derived | CallSource::Ingested) {
-                return Err(InvalidRecord("source"));
-            }
             if call.cost_usd.is_some_and(|c| !c.is_finite() || !(0.0..=bounds::MAX_CALL_COST_USD).contains(&c)) {
                 return Err(InvalidRecord("costUsd"));
             }
@@ -565,6 +573,14 @@ impl Ledger {
                 Staged::Other(Evidence::SessionLogged(provider, session)) => touched.logged(*provider, session),
                 Staged::Other(Evidence::Turn(turn)) => count(insert_turn(&tx, turn, &mut touched)?),
                 Staged::Other(Evidence::SessionCost(cost)) => count(insert_cost(&tx, cost, &mut touched)?),
+                Staged::Other(Evidence::TimedRequest(call)) => {
+                    let record = LedgerRecord::Call(call.clone());
+                    if call.source != CallSource::ApiRequest {
+                        return Err(DbError::Invalid("a timed request's source"));
+                    }
+                    validate_fields(&record).map_err(|err| DbError::Invalid(err.0))?;
+                    count(insert(&tx, &record, &mut touched)?);
+                }
             }
         }
         writes.sort_unstable_by_key(|prepared| (prepared.at_ms, prepared.digest));
@@ -646,6 +662,43 @@ fn mark_derived_turns(
     Ok(())
 }
 
+/// A timed request folds into the run or hook turn of its session that it
+/// overlaps (its cost with it, see [`rollup::load_calls`]): the hour that
+/// call started in is settled again, wherever it lies.
+fn mark_calls_around(
+    tx: &rusqlite::Transaction<'_>,
+    provider: Provider,
+    session: &str,
+    started_ms: i64,
+    duration_ms: Option<u64>,
+    touched: &mut Touched,
+) -> Result<(), DbError> {
+    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
+    let mut around = tx.prepare_cached(
+        "SELECT started_at_ms FROM call
+         WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn')
+           AND started_at_ms >= ?3 AND started_at_ms <= ?4
+           AND started_at_ms + MIN(COALESCE(duration_ms, 0), ?5) >= ?6",
+    )?;
+    let starts: Vec<i64> = around
+        .query_map(
+            params![
+                provider.as_str(),
+                session,
+                started_ms.saturating_sub(rollup::MAX_CALL_MS),
+                end,
+                rollup::MAX_CALL_MS,
+                started_ms
+            ],
+            |row| row.get(0),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    for start in starts {
+        touched.hour_of(start);
+    }
+    Ok(())
+}
+
 /// Appends a session's cumulative cost unless the same one is stored.
 fn insert_cost(tx: &rusqlite::Transaction<'_>, cost: &SessionCost, touched: &mut Touched) -> Result<bool, DbError> {
     let inserted = insert_row(
@@ -713,6 +766,9 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                 touched.call(call.provider, call.session_id.as_deref(), started, call.duration_ms.map(sql_integer));
                 if let Some(session) = &call.session_id {
                     mark_derived_turns(tx, call.provider, session, started, call.duration_ms, touched)?;
+                    if call.source == CallSource::ApiRequest {
+                        mark_calls_around(tx, call.provider, session, started, call.duration_ms, touched)?;
+                    }
                 }
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;

@@ -451,6 +451,7 @@ mod tests {
             cost_usd: None,
             tokens,
             logged,
+            folded: false,
         };
         let ten = Some(Counters {
             input_tokens: Some(10),

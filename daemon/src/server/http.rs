@@ -55,11 +55,22 @@ pub const RATE_BURST: f64 = 1_000.0;
 /// How long a stop waits for requests in flight on TCP.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// How the listener guards reads.
+/// How a listener guards its routes.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// `None` when reads are open (`--http-open-reads`).
     pub read_secret: Option<String>,
+    /// The media types a POST may carry: a browser page can send only
+    /// `text/plain`, form types and `multipart/form-data` without asking
+    /// first, so any other type keeps pages from posting across origins.
+    pub post_media: &'static [&'static str],
+}
+
+impl HttpOptions {
+    /// The event listener's: JSON only.
+    pub fn events(read_secret: Option<String>) -> HttpOptions {
+        HttpOptions { read_secret, post_media: &["application/json"] }
+    }
 }
 
 /// The peer of a TCP connection, for the rate limit.
@@ -180,14 +191,15 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         return forbidden(StatusCode::FORBIDDEN, "Forbidden origin");
     }
     if request.method() == Method::POST {
-        let json = request
+        let accepted = request
             .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split(';').next())
-            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
-        if !json {
-            return forbidden(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+            .is_some_and(|media| guard.options.post_media.iter().any(|m| media.trim().eq_ignore_ascii_case(m)));
+        if !accepted {
+            let wanted = guard.options.post_media.join(" or ");
+            return forbidden(StatusCode::UNSUPPORTED_MEDIA_TYPE, &format!("Content-Type must be {wanted}"));
         }
     }
     if let Some(secret) = &guard.options.read_secret
@@ -256,6 +268,13 @@ pub fn router(events: Router, options: HttpOptions) -> Router {
     events
         .route("/", get(dashboard).with_state(guard.clone()))
         .layer(middleware::from_fn_with_state(guard, check_request))
+}
+
+/// `routes` behind the same guard as the event listener (loopback `Host`
+/// and `Origin`, the POST media types, the rate limit).
+pub fn guarded(routes: Router, options: HttpOptions) -> Router {
+    let guard = Arc::new(Guard { options, rate: RateLimit::default() });
+    routes.layer(middleware::from_fn_with_state(guard, check_request))
 }
 
 /// A connection's stream, holding its place under the connection cap until

@@ -1,7 +1,8 @@
 //! beed: its lifecycle here, its socket in [`socket`], the `/v1/` API in
 //! [`api`], the event routes and dashboard in [`events`], the loopback TCP
-//! listener's guard and accept loop in [`http`], and the background
-//! ingestion in [`background`]. Behind the `server` feature, so
+//! listener's guard and accept loop in [`http`], the OTLP receiver for
+//! Claude Code's own telemetry in [`otlp`], and the background ingestion in
+//! [`background`]. Behind the `server` feature, so
 //! `beectl` links the domains without axum.
 //!
 //! May use: every domain, `storage`, `rendered`. Never `client`.
@@ -16,6 +17,7 @@ mod api;
 mod background;
 pub mod events;
 pub mod http;
+mod otlp;
 mod socket;
 
 use bee_proto::tokens::Encoding;
@@ -57,6 +59,8 @@ pub struct DaemonConfig {
     pub http: Option<std::net::SocketAddr>,
     /// Reads on the loopback listener without the per-user secret.
     pub http_open_reads: bool,
+    /// The optional loopback OTLP/HTTP receiver (Claude Code's telemetry).
+    pub otlp: Option<std::net::SocketAddr>,
     /// Source apps whose full event payload is stored (opt-in).
     pub capture_payload: HashSet<String>,
     /// Pinned manifests the dashboard's verdicts use, per source app.
@@ -82,6 +86,7 @@ impl DaemonConfig {
             events_store: std::path::absolute(bee_proto::paths::default_events_store().ok_or(StartError::NoHome)?)?,
             http: None,
             http_open_reads: false,
+            otlp: None,
             capture_payload: HashSet::new(),
             manifests: std::env::var_os("HOME")
                 .filter(|home| !home.is_empty())
@@ -101,8 +106,8 @@ pub enum StartError {
     AlreadyRunning { socket: PathBuf, pid: Option<u32> },
     #[error("{0} exists and is not a socket; refusing to replace it")]
     NotASocket(PathBuf),
-    #[error("--http must name a loopback address, not {0}")]
-    NotLoopback(std::net::SocketAddr),
+    #[error("{0} must name a loopback address, not {1}")]
+    NotLoopback(&'static str, std::net::SocketAddr),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("I/O error: {0}")]
@@ -152,10 +157,12 @@ pub async fn serve(
     ledger.on_change(Box::new(move || bump.send_modify(|generation| *generation += 1)));
     let ledger = Arc::new(Mutex::new(ledger));
     tracing::info!(ledger = %config.ledger_store.display(), "ledger open");
-    if let Some(addr) = config.http
-        && !addr.ip().is_loopback()
-    {
-        return Err(StartError::NotLoopback(addr));
+    for (flag, addr) in [("--http", config.http), ("--otlp", config.otlp)] {
+        if let Some(addr) = addr
+            && !addr.ip().is_loopback()
+        {
+            return Err(StartError::NotLoopback(flag, addr));
+        }
     }
     let (events_writer, events_thread) = writer::spawn(EventStore::open(&config.events_store)?, "bee-events")?;
     let (stopping, stop_seen) = tokio::sync::watch::channel(false);
@@ -185,6 +192,10 @@ pub async fn serve(
         Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
         None => None,
     };
+    let otlp_tcp = match config.otlp {
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+        None => None,
+    };
 
     let spools = Spools {
         dir: config.spool_dir.clone(),
@@ -200,6 +211,14 @@ pub async fn serve(
         Arc::new(crate::ledger::ingest::SinglePass::new(ledger.clone(), config.log_roots.clone(), background::QUIET));
     let ingester = config.ingest_every.map(|every| tokio::spawn(ingest_logs(ingestion.clone(), every)));
     let exporter = start_export(&config);
+
+    let otlp_server = match otlp_tcp {
+        Some(tcp) => {
+            tracing::info!(otlp = %tcp.local_addr()?, "OTLP/HTTP receiver on loopback (Claude Code's telemetry)");
+            Some(tokio::spawn(http::serve(tcp, otlp::router(ledger.clone()), stop_seen.clone())))
+        }
+        None => None,
+    };
 
     let encoders = Arc::new(Encoders::default());
     let state = Arc::new(AppState {
@@ -227,7 +246,7 @@ pub async fn serve(
                 tracing::warn!(http = %local, "reads on the loopback listener are open to every local user and page");
             }
             tracing::info!(http = %local, url_file = %url_file.display(), "dashboard and event API on loopback");
-            let app = tcp_router(events.clone(), http::HttpOptions { read_secret });
+            let app = tcp_router(events.clone(), http::HttpOptions::events(read_secret));
             Some((tokio::spawn(http::serve(tcp, app, stop_seen.clone())), url_file))
         }
         None => None,
@@ -256,6 +275,9 @@ pub async fn serve(
     if let Some((http_server, url_file)) = http_server {
         let _ = http_server.await;
         let _ = std::fs::remove_file(url_file);
+    }
+    if let Some(otlp_server) = otlp_server {
+        let _ = otlp_server.await;
     }
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     tracing::info!("shutting down: draining the writer");

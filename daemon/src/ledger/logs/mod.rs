@@ -70,6 +70,10 @@ pub enum Evidence {
     SessionLogged(Provider, String),
     Turn(DerivedTurn),
     SessionCost(SessionCost),
+    /// A request the provider CLI's own telemetry timed (a call of source
+    /// `api_request`): beed's own reading, like a derived turn, so never
+    /// something a producer may append.
+    TimedRequest(Box<bee_proto::ledger::CallRecord>),
 }
 
 /// A session's cumulative cost as its CLI wrote it in its log.
@@ -86,6 +90,10 @@ impl Evidence {
     pub fn is_valid(&self) -> bool {
         match self {
             Evidence::Record(record) => crate::ledger::store::validate(record).is_ok(),
+            Evidence::TimedRequest(call) => {
+                call.source == bee_proto::ledger::CallSource::ApiRequest
+                    && crate::ledger::store::validate_fields(&LedgerRecord::Call(call.clone())).is_ok()
+            }
             Evidence::Response(write) => write.is_valid(),
             Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
             Evidence::SessionCost(cost) => {
