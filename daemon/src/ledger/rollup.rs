@@ -1326,6 +1326,33 @@ mod tests {
             && a.parts == b.parts
     }
 
+    /// A view read while the writer settles is one snapshot: an hour that
+    /// was dirty when the reader began is not also taken from the
+    /// aggregate the settle wrote meanwhile (which counted it twice).
+    #[test]
+    fn a_reader_sees_one_snapshot_while_the_writer_settles() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("ledger");
+        let mut ledger = Ledger::open(&store).unwrap();
+        let mut random = Random(0x9e37_79b9_7f4a_7c15);
+        let base = 1_764_000_000_000;
+        let batch: Vec<Evidence> = (0..200).map(|_| response(&mut random, base)).collect();
+        ledger.append_at(&batch, &[]).unwrap();
+        let range = Range { since_ms: base - 2 * HOUR_MS, until_ms: base + 200 * HOUR_MS };
+        let reader = store::Reader::open(&store).unwrap();
+        let before = reader.usage(range, &bucketing(0)).unwrap();
+        // Between any two reads of a view, the writer may append and settle.
+        let more: Vec<Evidence> = (0..200).map(|_| response(&mut random, base)).collect();
+        ledger.append_at(&more, &[]).unwrap();
+        ledger.settle();
+        let during = reader.usage(range, &bucketing(0)).unwrap();
+        assert!(same(&before, &during), "{before:#?}\n{during:#?}");
+        drop(reader);
+        let after = read_usage(&store, range, 0);
+        assert!(!same(&after, &before), "a new reader sees the new writes");
+        assert!(same(&after, &from_records_only(&store, range, 0)));
+    }
+
     #[test]
     fn aggregates_agree_with_the_records_for_any_range_settled_or_not() {
         let dir = tempfile::tempdir().unwrap();

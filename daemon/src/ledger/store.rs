@@ -1090,8 +1090,14 @@ impl std::fmt::Debug for Reader {
 }
 
 impl Reader {
+    /// Opens the ledger and begins one read transaction for the reader's
+    /// life: every view it answers comes from one snapshot. (Read piece by
+    /// piece outside one, a view could take an hour's aggregate from after
+    /// a settle and the same hour's records from before it, as dirty: the
+    /// hour counted twice.)
     pub fn open(dir: &Path) -> Result<Reader, Issue> {
         let (conn, version) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
+        conn.execute_batch("BEGIN DEFERRED").map_err(|e| sqlite::issue_of(&e))?;
         Ok(Reader { conn, version })
     }
 
