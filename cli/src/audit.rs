@@ -13,7 +13,7 @@ use bee_daemon::events::store;
 use bee_daemon::rendered::Rendered;
 use bee_proto::audit::{AuditReport, AuditSummary, Boundary, Manifest, Receipt, ReceiptStatus};
 use bee_proto::delivery::Issue;
-use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX, REPLAY_EVENTS};
+use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX};
 use bee_proto::exit::Exit;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -90,19 +90,10 @@ fn socket() -> Option<PathBuf> {
 
 /// What a stream client gets from `target` now (its replay, `linger` of live).
 fn presented(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Presented {
-    match stream::read(target, linger, until_seen) {
-        Ok(received) => Presented {
-            // A full replay covers only the newest events; a shorter one covers all.
-            oldest_replayed: if received.replayed.len() >= REPLAY_EVENTS {
-                received.replayed.iter().copied().min().unwrap_or(i64::MIN)
-            } else {
-                i64::MIN
-            },
-            ids: received.ids(),
-            failure: None,
-        },
-        Err(failure) => Presented { oldest_replayed: i64::MIN, ids: Default::default(), failure: Some(failure) },
-    }
+    Presented::received(stream::read(target, linger, until_seen).map(|received| {
+        let ids = received.ids();
+        (received.replayed, ids)
+    }))
 }
 
 pub fn audit(args: AuditArgs) -> Rendered {

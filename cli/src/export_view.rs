@@ -15,6 +15,9 @@ pub fn default_stores() -> Option<Stores> {
         ledger: bee_proto::paths::default_ledger_store()?,
         delivery: bee_proto::paths::default_delivery_store()?,
         events: bee_proto::paths::default_events_store()?,
+        manifests: bee_daemon::events::audit::default_manifests(),
+        spool: bee_proto::paths::spool_dir()?,
+        socket: bee_proto::paths::socket_path()?,
     })
 }
 

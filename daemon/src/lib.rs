@@ -20,8 +20,10 @@
 //!   tokens, and back exactly (spec/50).
 //! - [`compression`]: local, extractive prose compression and its setting
 //!   (spec/50).
-//! - [`export`]: the series a team's engine receives (Prometheus remote
-//!   write), read from the ledger, delivery and events stores (spec/60).
+//! - [`export`]: the series and log events a team's engine receives
+//!   (Prometheus remote write, OTLP), read from the ledger, delivery and
+//!   events stores (spec/60); the one domain that uses `client`, to read
+//!   beed's stream as the audit's presentation receipt.
 //! - [`client`]: the socket and stream clients of a running beed.
 //! - [`server`] (feature `server`, on for `beed`): beed's lifecycle, its
 //!   routes for every domain, spool ingestion and the loopback listener.
@@ -29,7 +31,8 @@
 //!   domains' reports and both the daemon and offline paths.
 //!
 //! Dependencies point one way: `server` → domains → `storage`. A domain never
-//! uses `server` or `client`; `tests/tests/layering.rs` checks it.
+//! uses `server`, nor `client` (save `export`, above);
+//! `tests/tests/layering.rs` checks it.
 
 pub mod artifacts;
 pub mod client;

@@ -44,6 +44,10 @@ pub const DELIVERY_OBSERVATIONS_TOTAL: &str = "bee_delivery_observations_total";
 pub const DELIVERY_BYTES_TOTAL: &str = "bee_delivery_bytes_total";
 /// Hook events stored. Labels: type (the hook event), source_app.
 pub const HOOK_EVENTS_TOTAL: &str = "bee_hook_events_total";
+/// Recent sessions (their last event within a day, as the dashboard shows
+/// them) by audit verdict. Labels: class (every class, 0 included: the
+/// events store was read). No series when the events store cannot be read.
+pub const AUDIT_SESSIONS: &str = "bee_audit_sessions";
 
 /// Always 1, with the exporting Bee's `version`: present whenever beed sends,
 /// so a silent machine shows (its samples stop) even with empty stores.
@@ -51,7 +55,7 @@ pub const BUILD_INFO: &str = "bee_build_info";
 pub const LABEL_VERSION: &str = "version";
 
 /// Every series Bee exports (contrib's rules and dashboard name no other).
-pub const ALL_SERIES: [&str; 14] = [
+pub const ALL_SERIES: [&str; 15] = [
     BUILD_INFO,
     RESPONSES_TOTAL,
     TOKENS_TOTAL,
@@ -66,13 +70,17 @@ pub const ALL_SERIES: [&str; 14] = [
     DELIVERY_OBSERVATIONS_TOTAL,
     DELIVERY_BYTES_TOTAL,
     HOOK_EVENTS_TOTAL,
+    AUDIT_SESSIONS,
 ];
 
 /// OTLP log events (metadata only): a usage-limit hit (attributes
-/// provider, window, limit_id), and ledger records a producer could not
-/// write (attributes producer, records).
+/// provider, window, limit_id), ledger records a producer could not write
+/// (attributes producer, records), and a recent session's audit verdict
+/// that changed, or was seen for the first time (attributes session_id,
+/// source_app, class, previous_class when there was one).
 pub const LOG_LIMIT_HIT: &str = "bee.limit_hit";
 pub const LOG_RECORD_FAILED: &str = "bee.record_failed";
+pub const LOG_AUDIT_VERDICT_CHANGED: &str = "bee.audit_verdict_changed";
 
 /// On every series: who (the config's `user`) and which machine.
 pub const LABEL_USER: &str = "user";
@@ -86,6 +94,9 @@ pub const LABEL_LIMIT_ID: &str = "limit_id";
 pub const LABEL_SURFACE: &str = "surface";
 pub const LABEL_TYPE: &str = "type";
 pub const LABEL_SOURCE_APP: &str = "source_app";
+pub const LABEL_CLASS: &str = "class";
+pub const LABEL_SESSION_ID: &str = "session_id";
+pub const LABEL_PREVIOUS_CLASS: &str = "previous_class";
 
 /// `kind` values of [`TOKENS_TOTAL`], the provider counters' own names
 /// without `_tokens`.
@@ -133,13 +144,17 @@ pub struct DestinationState {
 }
 
 /// Where OTLP log events stand.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogCursor {
     /// Limit hits at or before this instant (Unix ms) were sent.
     pub limit_hits_through_ms: i64,
     /// Record failures up to this byte of the journal were sent.
     pub record_failures_offset: u64,
+    /// The verdict last sent for each recent session (session id → class);
+    /// a session no longer recent leaves it.
+    #[serde(default)]
+    pub verdicts: std::collections::BTreeMap<String, String>,
 }
 
 impl ExportState {

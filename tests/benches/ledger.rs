@@ -197,6 +197,9 @@ fn views() {
         ledger: dir.clone(),
         delivery: home.bee_dir().join("usage").join("delivery-v1"),
         events: home.bee_dir().join("usage").join("events-v1"),
+        manifests: Vec::new(),
+        spool: home.spool_dir(),
+        socket: home.socket(),
     };
     let mut reads = Vec::new();
     let mut count = 0;

@@ -226,7 +226,12 @@ fn assert_prometheus_matches(prometheus: &Prometheus, homes: &[(&TestHome, &str,
     expected.push(("user=~\".+\"".to_owned(), team));
     for (selector, totals) in &expected {
         let matched = eventually(Duration::from_secs(30), || prometheus_totals(prometheus, selector) == Some(*totals));
-        assert!(matched, "{selector}: Prometheus {:?}, ledger {totals:?}", prometheus_totals(prometheus, selector));
+        assert!(
+            matched,
+            "{selector}: Prometheus {:?}, ledger {totals:?}; its series {}",
+            prometheus_totals(prometheus, selector),
+            prometheus.answer(&format!("bee_responses_total{{{selector}}}")).2
+        );
     }
 }
 
@@ -345,6 +350,9 @@ fn series_leave_out_what_nobody_observed() {
         ledger: home.bee_dir().join("usage/ledger-v1"),
         delivery: home.bee_dir().join("usage/delivery-v1"),
         events: home.bee_dir().join("usage/events-v1"),
+        manifests: Vec::new(),
+        spool: home.spool_dir(),
+        socket: home.socket(),
     };
     let (series, _, problems) =
         bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
@@ -662,9 +670,14 @@ fn otlp_export_decodes_with_the_official_definitions() {
     assert_eq!(value("bee_hook_events"), Some(1.0));
     assert_eq!(value("bee_delivery_observations"), Some(1.0));
     assert_eq!(value("bee_delivery_bytes"), Some(22.0), "the block and its newline, as written");
-    // The hit and the lost records arrive once each as log events, whatever
-    // the number of sends since.
-    assert!(eventually(Duration::from_secs(30), || receiver.log_records().len() == 2), "{:?}", receiver.log_records());
+    // The one recent session by its audit verdict: every class is a series,
+    // and they sum to the sessions the events store holds.
+    let classes = found.keys().filter(|(name, _)| name == "bee_audit_sessions").count();
+    assert_eq!(classes, 1, "one name, its classes summed here");
+    assert_eq!(value("bee_audit_sessions"), Some(1.0));
+    // The hit, the lost records and the session's first verdict arrive
+    // once each as log events, whatever the number of sends since.
+    assert!(eventually(Duration::from_secs(30), || receiver.log_records().len() == 3), "{:?}", receiver.log_records());
     let sends = receiver.bodies.lock().unwrap().len();
     assert!(eventually(Duration::from_secs(30), || receiver.bodies.lock().unwrap().len() >= sends + 3));
     let records = receiver.log_records();
@@ -685,15 +698,35 @@ fn otlp_export_decodes_with_the_official_definitions() {
         attributes.sort();
         attributes
     };
+    // No manifest is pinned in this home: the session's configuration and
+    // coverage are unproven, and a session that has not stopped is not
+    // complete — the classifier's verdict for it (see `beectl audit`).
+    let verdict = parse_json_line(&home.beectl(&["audit", "--session", "5eed0000-0000-4000-8000-000000044000"]).stdout);
+    let class = verdict["class"].as_str().unwrap().to_owned();
     let expected = vec![
+        (
+            "bee.audit_verdict_changed".to_owned(),
+            9,
+            with_common(&[
+                ("class", class.as_str()),
+                ("session_id", "5eed0000-0000-4000-8000-000000044000"),
+                ("source_app", "carol-app"),
+            ]),
+        ),
         ("bee.limit_hit".to_owned(), 13, with_common(&[("provider", "claude"), ("window", "five_hour")])),
         ("bee.record_failed".to_owned(), 17, with_common(&[("producer", "run"), ("records", "3")])),
     ];
     assert_eq!(got, expected, "each once, nothing sent twice");
-    assert!(records.iter().all(|r| r.time_unix_nano == hit_ms as u64 * 1_000_000), "{records:?}");
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.event_name != "bee.audit_verdict_changed")
+            .all(|r| r.time_unix_nano == hit_ms as u64 * 1_000_000),
+        "{records:?}"
+    );
     let status = export_status(&home);
     assert!(status["state"]["otlp"]["lastSuccessUtc"].is_string(), "{status}");
-    assert_eq!(status["state"]["otlp"]["logEventsSent"], 2, "{status}");
+    assert_eq!(status["state"]["otlp"]["logEventsSent"], 3, "{status}");
     assert_eq!(status["state"]["prometheus"], Value::Null, "{status}");
 }
 

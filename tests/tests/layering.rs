@@ -24,7 +24,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("plans", &["storage"]),
     ("representation", &[]),
     ("compression", &["storage"]),
-    ("export", &["storage", "ledger", "delivery", "events"]),
+    // The audit verdicts it exports prove presentation as `beectl audit`
+    // does: a stream client of beed's own socket.
+    ("export", &["storage", "ledger", "delivery", "events", "client"]),
     (
         "server",
         &["storage", "rendered", "delivery", "tokens", "ledger", "events", "artifacts", "skills", "plans", "export"],

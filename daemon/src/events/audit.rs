@@ -17,6 +17,93 @@ use std::path::Path;
 use crate::events::store::{self, SessionEvent};
 use crate::storage::lines::{self, Line};
 
+/// A pinned manifest with the settings beside it.
+pub struct Pinned {
+    manifest: Manifest,
+    settings: Result<Value, String>,
+}
+
+impl Pinned {
+    /// The manifests that load; one that does not is said in the log.
+    pub fn load(paths: &[std::path::PathBuf]) -> Vec<Pinned> {
+        paths
+            .iter()
+            .filter(|path| path.exists())
+            .filter_map(|path| match load_manifest(path) {
+                Ok(manifest) => {
+                    let settings = path.with_file_name("settings.json");
+                    Some(Pinned { manifest, settings: read_json(&settings) })
+                }
+                Err(err) => {
+                    tracing::warn!("manifest not used for verdicts: {err}");
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+/// The manifest the verdicts use unless told otherwise: the user's
+/// `~/.claude/bee-manifest.json` (`beectl setup` pins it).
+pub fn default_manifests() -> Vec<std::path::PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(|home| std::path::PathBuf::from(home).join(".claude").join(MANIFEST_FILE))
+        .into_iter()
+        .collect()
+}
+
+/// How far back a session's last event may lie for its verdict to be shown
+/// (the dashboard) or counted (the export), and how many sessions at most.
+pub const RECENT_SESSIONS_MS: i64 = 24 * 3_600_000;
+pub const RECENT_SESSIONS: usize = 300;
+
+/// The verdict of every recent session, each judged by the pinned manifest
+/// of its source app (none pinned: the boundaries it would prove stay
+/// unknown).
+pub fn recent_verdicts(
+    conn: &Connection,
+    pinned: &[Pinned],
+    spool: &Path,
+    presented: Option<&Presented>,
+    now_ms: i64,
+) -> rusqlite::Result<Vec<AuditReport>> {
+    let sessions = store::recent_sessions(conn, now_ms - RECENT_SESSIONS_MS, RECENT_SESSIONS)?;
+    sessions
+        .iter()
+        .map(|session| {
+            let app = store::session_source_app(conn, session)?;
+            let found = app.as_deref().and_then(|app| pinned.iter().find(|p| p.manifest.source_app == app));
+            let cx = Context {
+                manifest: found.map(|p| &p.manifest),
+                settings: found.map(|p| p.settings.clone()),
+                installed_version: found.and_then(|_| installed_version()),
+                spool_dir: Some(spool),
+                presented,
+                outcome: None,
+                now_ms,
+            };
+            audit_session(Some(conn), session, &cx)
+        })
+        .collect()
+}
+
+/// The installed Claude Code's version, asked at most once a minute: the
+/// verdicts are asked every few seconds.
+fn installed_version() -> Option<String> {
+    use std::time::{Duration, Instant};
+    static ASKED: std::sync::Mutex<Option<(Instant, Option<String>)>> = std::sync::Mutex::new(None);
+    let mut asked = ASKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match &*asked {
+        Some((at, version)) if at.elapsed() < Duration::from_secs(60) => version.clone(),
+        _ => {
+            let version = installed_claude_version();
+            *asked = Some((Instant::now(), version.clone()));
+            version
+        }
+    }
+}
+
 /// Largest manifest or settings file read.
 const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -64,6 +151,26 @@ pub struct Presented {
     pub ids: HashSet<i64>,
     /// Why the stream could not be read, when it could not.
     pub failure: Option<String>,
+}
+
+impl Presented {
+    /// What a stream client received (the ids of its replay, and every id
+    /// it saw), or why it could not read the stream.
+    pub fn received(received: Result<(Vec<i64>, HashSet<i64>), String>) -> Presented {
+        match received {
+            Ok((replayed, ids)) => Presented {
+                // A full replay covers only the newest events; a shorter one covers all.
+                oldest_replayed: if replayed.len() >= bee_proto::events::REPLAY_EVENTS {
+                    replayed.iter().copied().min().unwrap_or(i64::MIN)
+                } else {
+                    i64::MIN
+                },
+                ids,
+                failure: None,
+            },
+            Err(failure) => Presented { oldest_replayed: i64::MIN, ids: HashSet::new(), failure: Some(failure) },
+        }
+    }
 }
 
 /// Everything besides the events store the audit looks at.

@@ -158,7 +158,7 @@ async fn send_logs(
     host: &str,
     now_ms: i64,
 ) -> Result<(), String> {
-    let from = destination.log_cursor.unwrap_or_default();
+    let from = destination.log_cursor.clone().unwrap_or_default();
     let (reading, user, host_label) = (stores.clone(), config.user.clone(), host.to_owned());
     let (events, next, problems) =
         tokio::task::spawn_blocking(move || super::read_log_events(&reading, from, &user, &host_label, now_ms))

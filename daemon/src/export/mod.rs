@@ -233,6 +233,42 @@ pub struct Stores {
     pub ledger: PathBuf,
     pub delivery: PathBuf,
     pub events: PathBuf,
+    /// What the audit verdicts need beside the events store: the pinned
+    /// manifests, the sender spool, and beed's socket (its stream is the
+    /// presentation receipt, read as `beectl audit` reads it).
+    pub manifests: Vec<PathBuf>,
+    pub spool: PathBuf,
+    pub socket: PathBuf,
+}
+
+/// The verdicts of the recent sessions, as the dashboard judges them, each
+/// with its session's source app.
+fn recent_verdicts(
+    stores: &Stores,
+    now_ms: i64,
+) -> Result<Vec<(bee_proto::audit::AuditReport, Option<String>)>, String> {
+    let conn = crate::events::store::open_reader(&stores.events).map_err(|issue| issue.as_str().to_owned())?;
+    let pinned = crate::events::audit::Pinned::load(&stores.manifests);
+    // No beed answering: presentation is unchecked, and the verdicts say so.
+    let presented = std::os::unix::net::UnixStream::connect(&stores.socket).is_ok().then(|| {
+        let target = crate::client::stream::StreamTarget::Socket(stores.socket.clone());
+        crate::events::audit::Presented::received(
+            crate::client::stream::read(&target, std::time::Duration::ZERO, None).map(|received| {
+                let ids = received.ids();
+                (received.replayed, ids)
+            }),
+        )
+    });
+    let read = || -> rusqlite::Result<Vec<_>> {
+        crate::events::audit::recent_verdicts(&conn, &pinned, &stores.spool, presented.as_ref(), now_ms)?
+            .into_iter()
+            .map(|report| {
+                let app = crate::events::store::session_source_app(&conn, &report.session_id)?;
+                Ok((report, app))
+            })
+            .collect()
+    };
+    read().map_err(|err| crate::storage::sqlite::issue_of(&err).as_str().to_owned())
 }
 
 /// Every series of the stores at `now_ms`, labelled with `user` and `host`,
@@ -358,8 +394,28 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
             }
             Err(issue) => problems.push(format!("events: {}", issue.as_str())),
         }
+        match recent_verdicts(stores, now_ms) {
+            Ok(reports) => {
+                for class in bee_proto::audit::AuditClass::ALL {
+                    let sessions = reports.iter().filter(|(r, _)| r.class == *class).count();
+                    push(names::AUDIT_SESSIONS, &[(names::LABEL_CLASS, class.as_str().to_owned())], sessions as f64);
+                }
+            }
+            Err(issue) => problems.push(format!("events: the audit verdicts: {issue}")),
+        }
     }
     (out, covered, problems)
+}
+
+/// How grave an OTLP log event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// A verdict that changed.
+    Info,
+    /// A limit hit.
+    Warn,
+    /// Records lost.
+    Error,
 }
 
 /// One OTLP log event.
@@ -367,8 +423,7 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
 pub struct LogEvent {
     pub at_ms: i64,
     pub name: &'static str,
-    /// `true`: an error (a lost record); else a warning (a limit hit).
-    pub error: bool,
+    pub level: LogLevel,
     pub body: String,
     pub attributes: Vec<(&'static str, String)>,
 }
@@ -391,7 +446,7 @@ pub fn read_log_events(
     now_ms: i64,
 ) -> (Vec<LogEvent>, LogCursor, Vec<String>) {
     use crate::ledger::store::SAME_HIT_MS;
-    let (mut events, mut cursor, mut problems) = (Vec::new(), from, Vec::new());
+    let (mut events, mut cursor, mut problems) = (Vec::new(), from.clone(), Vec::new());
     let common = || vec![(names::LABEL_USER, user.to_owned()), (names::LABEL_HOST, host.to_owned())];
     let settled = now_ms - SAME_HIT_MS;
     if from.limit_hits_through_ms < settled {
@@ -423,7 +478,7 @@ pub fn read_log_events(
                     events.push(LogEvent {
                         at_ms: hit.at_ms,
                         name: names::LOG_LIMIT_HIT,
-                        error: false,
+                        level: LogLevel::Warn,
                         body: format!("{} usage limit hit", hit.provider.as_str()),
                         attributes,
                     });
@@ -443,13 +498,48 @@ pub fn read_log_events(
                     events.push(LogEvent {
                         at_ms: bee_proto::time::parse_rfc3339_ms(&failure.at_utc).unwrap_or(now_ms),
                         name: names::LOG_RECORD_FAILED,
-                        error: true,
+                        level: LogLevel::Error,
                         body: format!("{} ledger records could not be written", failure.records),
                         attributes,
                     });
                 }
             }
             Err(err) => problems.push(format!("record failures: {err}")),
+        }
+    }
+    if stores.events.exists() {
+        match recent_verdicts(stores, now_ms) {
+            Ok(reports) => {
+                let mut now_verdicts = std::collections::BTreeMap::new();
+                for (report, app) in reports {
+                    let class = report.class.as_str();
+                    let previous = from.verdicts.get(&report.session_id);
+                    if previous.map(String::as_str) != Some(class) {
+                        let mut attributes = common();
+                        attributes.push((names::LABEL_SESSION_ID, report.session_id.clone()));
+                        if let Some(app) = app {
+                            attributes.push((names::LABEL_SOURCE_APP, app));
+                        }
+                        attributes.push((names::LABEL_CLASS, class.to_owned()));
+                        if let Some(previous) = previous {
+                            attributes.push((names::LABEL_PREVIOUS_CLASS, previous.clone()));
+                        }
+                        events.push(LogEvent {
+                            at_ms: now_ms,
+                            name: names::LOG_AUDIT_VERDICT_CHANGED,
+                            level: LogLevel::Info,
+                            body: match previous {
+                                Some(previous) => format!("audit verdict {previous} -> {class}"),
+                                None => format!("audit verdict {class}"),
+                            },
+                            attributes,
+                        });
+                    }
+                    now_verdicts.insert(report.session_id, class.to_owned());
+                }
+                cursor.verdicts = now_verdicts;
+            }
+            Err(issue) => problems.push(format!("events: the audit verdicts: {issue}")),
         }
     }
     (events, cursor, problems)

@@ -19,7 +19,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 
-use super::{LogEvent, Series};
+use super::{LogEvent, LogLevel, Series};
 
 /// OTLP's nanoseconds of a Unix millisecond instant (0 before the epoch).
 pub fn unix_ns(ms: i64) -> u64 {
@@ -114,12 +114,16 @@ pub fn encode_logs(events: &[LogEvent], host: &str, now_ns: u64) -> Vec<u8> {
     let log_records = events
         .iter()
         .map(|event| {
-            let severity = if event.error { SeverityNumber::Error } else { SeverityNumber::Warn };
+            let (severity, text) = match event.level {
+                LogLevel::Info => (SeverityNumber::Info, "INFO"),
+                LogLevel::Warn => (SeverityNumber::Warn, "WARN"),
+                LogLevel::Error => (SeverityNumber::Error, "ERROR"),
+            };
             LogRecord {
                 time_unix_nano: unix_ns(event.at_ms),
                 observed_time_unix_nano: now_ns,
                 severity_number: severity as i32,
-                severity_text: if event.error { "ERROR" } else { "WARN" }.to_owned(),
+                severity_text: text.to_owned(),
                 body: Some(AnyValue { value: Some(any_value::Value::StringValue(event.body.clone())) }),
                 attributes: event.attributes.iter().map(|(key, value)| attribute(key, value)).collect(),
                 event_name: event.name.to_owned(),

@@ -311,25 +311,8 @@ async fn audit_sessions(
     let manifests = state.manifests.clone();
     let summary = read(&state, move |conn| {
         let now_ms = bee_proto::time::now_unix_ms();
-        let pinned = Pinned::load(&manifests);
-        let sessions = store::recent_sessions(conn, now_ms - 24 * 3_600_000, 300)?;
-        let sessions = sessions
-            .iter()
-            .map(|session| {
-                let app = store::session_source_app(conn, session)?;
-                let found = app.as_deref().and_then(|app| pinned.iter().find(|p| p.manifest.source_app == app));
-                let cx = crate::events::audit::Context {
-                    manifest: found.map(|p| &p.manifest),
-                    settings: found.map(|p| p.settings.clone()),
-                    installed_version: found.and_then(|_| installed_version()),
-                    spool_dir: Some(&spool),
-                    presented: presented.as_ref(),
-                    outcome: None,
-                    now_ms,
-                };
-                crate::events::audit::audit_session(Some(conn), session, &cx)
-            })
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let pinned = crate::events::audit::Pinned::load(&manifests);
+        let sessions = crate::events::audit::recent_verdicts(conn, &pinned, &spool, presented.as_ref(), now_ms)?;
         Ok(AuditSummary { schema_version: 1, sessions, issues: Vec::new() })
     })
     .await;
@@ -360,45 +343,4 @@ fn id_ranges(text: &str) -> Option<std::collections::HashSet<i64>> {
         ids.extend(low..=high);
     }
     Some(ids)
-}
-
-/// A pinned manifest with the settings beside it.
-struct Pinned {
-    manifest: bee_proto::audit::Manifest,
-    settings: Result<Value, String>,
-}
-
-impl Pinned {
-    /// The manifests that load; one that does not is said in the log.
-    fn load(paths: &[std::path::PathBuf]) -> Vec<Pinned> {
-        paths
-            .iter()
-            .filter(|path| path.exists())
-            .filter_map(|path| match crate::events::audit::load_manifest(path) {
-                Ok(manifest) => {
-                    let settings = path.with_file_name("settings.json");
-                    Some(Pinned { manifest, settings: crate::events::audit::read_json(&settings) })
-                }
-                Err(err) => {
-                    tracing::warn!("manifest not used for verdicts: {err}");
-                    None
-                }
-            })
-            .collect()
-    }
-}
-
-/// The installed Claude Code's version, asked at most once a minute: the
-/// verdicts are asked every few seconds.
-fn installed_version() -> Option<String> {
-    static ASKED: std::sync::Mutex<Option<(Instant, Option<String>)>> = std::sync::Mutex::new(None);
-    let mut asked = ASKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    match &*asked {
-        Some((at, version)) if at.elapsed() < std::time::Duration::from_secs(60) => version.clone(),
-        _ => {
-            let version = crate::events::audit::installed_claude_version();
-            *asked = Some((Instant::now(), version.clone()));
-            version
-        }
-    }
 }

@@ -88,11 +88,7 @@ impl DaemonConfig {
             http_open_reads: false,
             otlp: None,
             capture_payload: HashSet::new(),
-            manifests: std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(|home| PathBuf::from(home).join(".claude").join(crate::events::audit::MANIFEST_FILE))
-                .into_iter()
-                .collect(),
+            manifests: crate::events::audit::default_manifests(),
         })
     }
 }
@@ -313,6 +309,9 @@ fn start_export(config: &DaemonConfig) -> Option<tokio::task::JoinHandle<()>> {
         ledger: config.ledger_store.clone(),
         delivery: config.delivery_store.clone(),
         events: config.events_store.clone(),
+        manifests: config.manifests.clone(),
+        spool: config.spool_dir.clone(),
+        socket: config.socket.clone(),
     };
     settings.config.map(|export| tokio::spawn(crate::export::exporter::run(export, stores)))
 }
