@@ -124,6 +124,38 @@ pub struct CallRecord {
     pub outcome: Option<CallOutcome>,
 }
 
+impl CallRecord {
+    /// A call that is a span of time and nothing more yet: the rest unknown.
+    pub fn span(
+        record_id: uuid::Uuid,
+        source: CallSource,
+        provider: Provider,
+        started_at_utc: String,
+        duration_ms: Option<u64>,
+        session_id: Option<String>,
+    ) -> CallRecord {
+        CallRecord {
+            record_id,
+            source,
+            provider,
+            started_at_utc,
+            duration_ms,
+            success: None,
+            model: None,
+            project_path: None,
+            cost_usd: None,
+            tokens: None,
+            quota_snapshots: Vec::new(),
+            model_invocations: None,
+            context_window: None,
+            context_tokens: None,
+            compactions: None,
+            session_id,
+            outcome: None,
+        }
+    }
+}
+
 pub use crate::usage::Detection;
 
 /// A call reported a usage limit.

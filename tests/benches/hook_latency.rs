@@ -48,7 +48,8 @@ fn main() {
     std::fs::write(
         &config,
         format!(
-            "[export]\nuser = \"bench\"\nprometheus_remote_write = \"http://127.0.0.1:{closed}/api/v1/write\"\ninterval_seconds = 1\n"
+            "[export]\nuser = \"bench\"\nprometheus_remote_write = \"http://127.0.0.1:{closed}/api/v1/write\"\n\
+             otlp_endpoint = \"http://127.0.0.1:{closed}\"\ninterval_seconds = 1\n"
         ),
     )
     .unwrap();
@@ -61,8 +62,13 @@ fn main() {
     let after = memory_kib(daemon.pid());
     let status = parse_json_line(&home.beectl(&["export", "status"]).stdout);
     println!(
-        "  export: {} failed attempts, backlog {} records; beed resident {} KiB before, {} KiB after (peak {} KiB)",
-        status["state"]["consecutiveFailures"], status["backlogRecords"], before.0, after.0, after.1
+        "  export: {} and {} failed attempts (remote write, OTLP), backlog {} records; beed resident {} KiB before, {} KiB after (peak {} KiB)",
+        status["state"]["prometheus"]["consecutiveFailures"],
+        status["state"]["otlp"]["consecutiveFailures"],
+        status["backlogRecords"],
+        before.0,
+        after.0,
+        after.1
     );
     let (with, without) = (Spread::of(&hook_export), Spread::of(&hook_up));
     println!(

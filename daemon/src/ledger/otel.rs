@@ -176,24 +176,20 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
             // Nothing would tell a resend from another request.
             return (!evidence.is_empty()).then_some(evidence);
         }
+        let record_id = crate::ledger::logs::record_id(&[name[0], name[1], name[2], name[3], &end.to_string()]);
+        let started_at_utc = bee_proto::time::format_unix_ms(start);
         evidence.push(Evidence::TimedRequest(Box::new(CallRecord {
-            record_id: crate::ledger::logs::record_id(&[name[0], name[1], name[2], name[3], &end.to_string()]),
-            source: CallSource::ApiRequest,
-            provider: Provider::Claude,
-            started_at_utc: bee_proto::time::format_unix_ms(start),
-            duration_ms: Some(duration),
             success: Some(true),
             model,
-            project_path: None,
             cost_usd: amount(attributes, attribute::COST_USD),
-            tokens: None,
-            quota_snapshots: Vec::new(),
-            model_invocations: None,
-            context_window: None,
-            context_tokens: None,
-            compactions: None,
-            session_id: session,
-            outcome: None,
+            ..CallRecord::span(
+                record_id,
+                CallSource::ApiRequest,
+                Provider::Claude,
+                started_at_utc,
+                Some(duration),
+                session,
+            )
         })));
     }
     (!evidence.is_empty()).then_some(evidence)

@@ -629,72 +629,46 @@ impl Staged {
     }
 }
 
-/// A producer call now measures the derived turns of its session that it
-/// overlaps: they leave the aggregates of every hour they lie in.
-fn mark_derived_turns(
+/// What a call newly inserted changes elsewhere, its hours settled again:
+/// the derived turns of its session that it overlaps (a producer measured
+/// them, so they leave the aggregates of every hour they lie in), and for a
+/// timed request, the runs and hook turns of its session that may hold it
+/// (it becomes their part, see [`rollup::load_calls`]: the hour each
+/// started in, where its cost is counted).
+fn mark_what_it_measures(
     tx: &rusqlite::Transaction<'_>,
-    provider: Provider,
+    call: &CallRecord,
     session: &str,
     started_ms: i64,
-    duration_ms: Option<u64>,
     touched: &mut Touched,
 ) -> Result<(), DbError> {
-    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
+    let end = started_ms.saturating_add(call.duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
+    let provider = call.provider.as_str();
     let mut turns = tx.prepare_cached(
         "SELECT started_at_ms, MAX(ended_at_ms) FROM derived_turn
          WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND provider = ?3 AND session_id = ?4
          GROUP BY started_at_ms",
     )?;
+    let earliest = started_ms.saturating_sub(rollup::MAX_CALL_MS);
     let spans: Vec<(i64, i64)> = turns
-        .query_map(
-            params![
-                started_ms.saturating_sub(rollup::MAX_CALL_MS),
-                end.max(started_ms + 1),
-                provider.as_str(),
-                session
-            ],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )?
+        .query_map(params![earliest, end.max(started_ms + 1), provider, session], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     for (start, turn_end) in spans.into_iter().filter(|(_, turn_end)| *turn_end >= started_ms) {
         touched.derived(start, turn_end);
     }
-    Ok(())
-}
-
-/// A timed request folds into the run or hook turn of its session that it
-/// overlaps (its cost with it, see [`rollup::load_calls`]): the hour that
-/// call started in is settled again, wherever it lies.
-fn mark_calls_around(
-    tx: &rusqlite::Transaction<'_>,
-    provider: Provider,
-    session: &str,
-    started_ms: i64,
-    duration_ms: Option<u64>,
-    touched: &mut Touched,
-) -> Result<(), DbError> {
-    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
-    let mut around = tx.prepare_cached(
-        "SELECT started_at_ms FROM call
-         WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn')
-           AND started_at_ms >= ?3 AND started_at_ms <= ?4
-           AND started_at_ms + MIN(COALESCE(duration_ms, 0), ?5) >= ?6",
-    )?;
-    let starts: Vec<i64> = around
-        .query_map(
-            params![
-                provider.as_str(),
-                session,
-                started_ms.saturating_sub(rollup::MAX_CALL_MS),
-                end,
-                rollup::MAX_CALL_MS,
-                started_ms
-            ],
-            |row| row.get(0),
-        )?
-        .collect::<rusqlite::Result<_>>()?;
-    for start in starts {
-        touched.hour_of(start);
+    if call.source == CallSource::ApiRequest {
+        let mut around = tx.prepare_cached(
+            "SELECT started_at_ms FROM call
+             WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn')
+               AND started_at_ms >= ?3 AND started_at_ms <= ?4
+               AND started_at_ms + MIN(COALESCE(duration_ms, 0), ?5) >= ?6",
+        )?;
+        let starts: Vec<i64> = around
+            .query_map(params![provider, session, earliest, started_ms, rollup::MAX_CALL_MS, end], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for start in starts {
+            touched.hour_of(start);
+        }
     }
     Ok(())
 }
@@ -765,10 +739,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
             if inserted {
                 touched.call(call.provider, call.session_id.as_deref(), started, call.duration_ms.map(sql_integer));
                 if let Some(session) = &call.session_id {
-                    mark_derived_turns(tx, call.provider, session, started, call.duration_ms, touched)?;
-                    if call.source == CallSource::ApiRequest {
-                        mark_calls_around(tx, call.provider, session, started, call.duration_ms, touched)?;
-                    }
+                    mark_what_it_measures(tx, call, session, started, touched)?;
                 }
                 for snapshot in &call.quota_snapshots {
                     insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
@@ -877,27 +848,21 @@ fn close_turn(
     if closed {
         return Ok(());
     }
+    let record_id = uuid::Uuid::new_v5(
+        &uuid::Uuid::NAMESPACE_OID,
+        format!("bee-turn\u{1f}{}\u{1f}{start_utc}", stop.session_id).as_bytes(),
+    );
+    let duration = Some((stop_ms - start_ms).max(0) as u64);
     let call = CallRecord {
-        record_id: uuid::Uuid::new_v5(
-            &uuid::Uuid::NAMESPACE_OID,
-            format!("bee-turn\u{1f}{}\u{1f}{start_utc}", stop.session_id).as_bytes(),
-        ),
-        source: CallSource::HookTurn,
-        provider: Provider::Claude,
-        started_at_utc: start_utc,
-        duration_ms: Some((stop_ms - start_ms).max(0) as u64),
-        success: None,
-        model: None,
         project_path: stop.cwd.clone().or(start_cwd),
-        cost_usd: None,
-        tokens: None,
-        quota_snapshots: Vec::new(),
-        model_invocations: None,
-        context_window: None,
-        context_tokens: None,
-        compactions: None,
-        session_id: Some(stop.session_id.clone()),
-        outcome: None,
+        ..CallRecord::span(
+            record_id,
+            CallSource::HookTurn,
+            Provider::Claude,
+            start_utc,
+            duration,
+            Some(stop.session_id.clone()),
+        )
     };
     insert(tx, &LedgerRecord::Call(Box::new(call)), touched)?;
     Ok(())
