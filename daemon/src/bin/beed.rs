@@ -81,21 +81,14 @@ fn main() -> ExitCode {
             if !args.manifest.is_empty() {
                 config.manifests = args.manifest;
             }
-            match args.http.map(Ok).or_else(|| address_from_env("BEE_HTTP")) {
-                Some(Ok(addr)) => config.http = Some(addr),
-                Some(Err(err)) => {
+            let http = args.http.map(Ok).or_else(|| address_from_env("BEE_HTTP")).transpose();
+            let otlp = args.otlp.map(Ok).or_else(|| address_from_env("BEE_OTLP")).or_else(otlp_from_config).transpose();
+            match (http, otlp) {
+                (Ok(http), Ok(otlp)) => (config.http, config.otlp) = (http, otlp),
+                (Err(err), _) | (_, Err(err)) => {
                     tracing::error!("{err}");
                     return ExitCode::from(4);
                 }
-                None => {}
-            }
-            match args.otlp.map(Ok).or_else(|| address_from_env("BEE_OTLP")).or_else(otlp_from_config) {
-                Some(Ok(addr)) => config.otlp = Some(addr),
-                Some(Err(err)) => {
-                    tracing::error!("{err}");
-                    return ExitCode::from(4);
-                }
-                None => {}
             }
             config
         }

@@ -58,6 +58,13 @@ pub fn default_manifests() -> Vec<std::path::PathBuf> {
 pub const RECENT_SESSIONS_MS: i64 = 24 * 3_600_000;
 pub const RECENT_SESSIONS: usize = 300;
 
+/// A recent session's verdict, and the source app it was judged as.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub source_app: Option<String>,
+    pub report: AuditReport,
+}
+
 /// The verdict of every recent session, each judged by the pinned manifest
 /// of its source app (none pinned: the boundaries it would prove stay
 /// unknown).
@@ -67,7 +74,7 @@ pub fn recent_verdicts(
     spool: &Path,
     presented: Option<&Presented>,
     now_ms: i64,
-) -> rusqlite::Result<Vec<AuditReport>> {
+) -> rusqlite::Result<Vec<Verdict>> {
     let sessions = store::recent_sessions(conn, now_ms - RECENT_SESSIONS_MS, RECENT_SESSIONS)?;
     sessions
         .iter()
@@ -83,7 +90,7 @@ pub fn recent_verdicts(
                 outcome: None,
                 now_ms,
             };
-            audit_session(Some(conn), session, &cx)
+            Ok(Verdict { report: audit_session(Some(conn), session, &cx)?, source_app: app })
         })
         .collect()
 }

@@ -147,23 +147,26 @@ fn continued(previous: Option<DestinationState>, endpoint: &Endpoint) -> Destina
         .unwrap_or_else(|| DestinationState { url: endpoint.url.clone(), ..DestinationState::default() })
 }
 
-/// Sends the log events after the destination's log cursor, and moves the
-/// cursor on only when the collector took them.
+/// Sends the log events after the destination's log cursor (to the OTLP
+/// logs endpoint, when there is one), and moves the cursor on only when the
+/// collector took them. `verdicts` are the last full read's.
 async fn send_logs(
     client: &HttpClient,
-    endpoint: &Endpoint,
     config: &ExportConfig,
     stores: &Stores,
     destination: &mut DestinationState,
+    verdicts: Option<Vec<crate::events::audit::Verdict>>,
     host: &str,
     now_ms: i64,
 ) -> Result<(), String> {
+    let Some(endpoint) = &config.otlp_logs else { return Ok(()) };
     let from = destination.log_cursor.clone().unwrap_or_default();
     let (reading, user, host_label) = (stores.clone(), config.user.clone(), host.to_owned());
-    let (events, next, problems) =
-        tokio::task::spawn_blocking(move || super::read_log_events(&reading, from, &user, &host_label, now_ms))
-            .await
-            .map_err(|err| format!("reading the log events: {err}"))?;
+    let (events, next, problems) = tokio::task::spawn_blocking(move || {
+        super::read_log_events(&reading, from, verdicts.as_deref(), &user, &host_label, now_ms)
+    })
+    .await
+    .map_err(|err| format!("reading the log events: {err}"))?;
     for problem in &problems {
         tracing::warn!("export: {problem}; its log events wait for the next send");
     }
@@ -211,17 +214,16 @@ pub async fn run(config: ExportConfig, stores: Stores) {
             // (a 1,000,000-record ledger takes seconds); a window's reset
             // still drops out within REREAD.
             match earlier {
-                Some(earlier) if now_ms - earlier.at_ms < REREAD_MS && super::cursor(&reading) == earlier.cursor => {
-                    (earlier.series, earlier.cursor, Vec::new(), earlier.at_ms)
+                Some(earlier)
+                    if now_ms - earlier.at_ms < REREAD_MS && super::cursor(&reading) == earlier.reading.cursor =>
+                {
+                    (super::Reading { problems: Vec::new(), ..earlier.reading }, earlier.at_ms)
                 }
-                _ => {
-                    let (series, cursor, problems) = super::read_series(&reading, &user, &host_label, now_ms);
-                    (series, cursor, problems, now_ms)
-                }
+                _ => (super::read(&reading, &user, &host_label, now_ms), now_ms),
             }
         })
         .await;
-        let (series, cursor, problems, read_at_ms) = match read {
+        let (super::Reading { series, cursor, problems, verdicts }, read_at_ms) = match read {
             Ok(read) => read,
             Err(err) => {
                 fail_all(&mut state, &attempt_utc, &format!("reading the stores: {err}"));
@@ -243,16 +245,16 @@ pub async fn run(config: ExportConfig, stores: Stores) {
             let now_ns = super::otlp::unix_ns(now_ms);
             let body = super::otlp::encode(&series, &host, start_ns, now_ns);
             let mut outcome = post(&client, endpoint, Format::Otlp, &config.headers, body).await;
-            if outcome.is_ok()
-                && let Some(logs) = &config.otlp_logs
-            {
-                outcome = send_logs(&client, logs, &config, &stores, destination, &host, now_ms).await;
+            if outcome.is_ok() {
+                let verdicts = verdicts.clone();
+                outcome = send_logs(&client, &config, &stores, destination, verdicts, &host, now_ms).await;
             }
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
         write(state.clone()).await;
         if problems.is_empty() {
-            last_read = Some(LastRead { cursor, at_ms: read_at_ms, series });
+            last_read =
+                Some(LastRead { reading: super::Reading { series, cursor, problems, verdicts }, at_ms: read_at_ms });
         }
     }
 }
@@ -260,11 +262,10 @@ pub async fn run(config: ExportConfig, stores: Stores) {
 /// A full read of the stores at least this often, changed or not.
 const REREAD_MS: i64 = 5 * 60_000;
 
-/// The last full read: what it covered, when, and its series.
+/// The last full read, and when it was made.
 struct LastRead {
-    cursor: StoreCursor,
+    reading: super::Reading,
     at_ms: i64,
-    series: Vec<super::Series>,
 }
 
 /// Notes the same failure for every destination.

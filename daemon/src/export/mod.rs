@@ -241,12 +241,8 @@ pub struct Stores {
     pub socket: PathBuf,
 }
 
-/// The verdicts of the recent sessions, as the dashboard judges them, each
-/// with its session's source app.
-fn recent_verdicts(
-    stores: &Stores,
-    now_ms: i64,
-) -> Result<Vec<(bee_proto::audit::AuditReport, Option<String>)>, String> {
+/// The verdicts of the recent sessions, as the dashboard judges them.
+fn recent_verdicts(stores: &Stores, now_ms: i64) -> Result<Vec<crate::events::audit::Verdict>, String> {
     let conn = crate::events::store::open_reader(&stores.events).map_err(|issue| issue.as_str().to_owned())?;
     let pinned = crate::events::audit::Pinned::load(&stores.manifests);
     // No beed answering: presentation is unchecked, and the verdicts say so.
@@ -259,27 +255,38 @@ fn recent_verdicts(
             }),
         )
     });
-    let read = || -> rusqlite::Result<Vec<_>> {
-        crate::events::audit::recent_verdicts(&conn, &pinned, &stores.spool, presented.as_ref(), now_ms)?
-            .into_iter()
-            .map(|report| {
-                let app = crate::events::store::session_source_app(&conn, &report.session_id)?;
-                Ok((report, app))
-            })
-            .collect()
-    };
-    read().map_err(|err| crate::storage::sqlite::issue_of(&err).as_str().to_owned())
+    crate::events::audit::recent_verdicts(&conn, &pinned, &stores.spool, presented.as_ref(), now_ms)
+        .map_err(|err| crate::storage::sqlite::issue_of(&err).as_str().to_owned())
+}
+
+/// One full read of the stores: the series, the record counts they cover
+/// (the cursor), what could not be read, and the recent sessions' verdicts
+/// (`None` when the events store could not be judged), which the log
+/// events compare with the ones last sent.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub series: Vec<Series>,
+    pub cursor: StoreCursor,
+    pub problems: Vec<String>,
+    pub verdicts: Option<Vec<crate::events::audit::Verdict>>,
+}
+
+/// [`read`]'s series, cursor and problems.
+pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec<Series>, StoreCursor, Vec<String>) {
+    let reading = read(stores, user, host, now_ms);
+    (reading.series, reading.cursor, reading.problems)
 }
 
 /// Every series of the stores at `now_ms`, labelled with `user` and `host`,
 /// and the record counts they cover (the cursor). A store that cannot be
 /// read contributes no series (unknown, not zero) and names itself in the
 /// error list.
-pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec<Series>, StoreCursor, Vec<String>) {
+pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
     // Counted first: a record that lands while the series are read is
     // beyond the cursor, so it is never reported as sent when it was not.
     let covered = cursor(stores);
     let mut out = Vec::new();
+    let mut verdicts = None;
     let mut problems = Vec::new();
     let common = [(names::LABEL_USER, user.to_owned()), (names::LABEL_HOST, host.to_owned())];
     let mut push = |name: &'static str, labels: &[(&'static str, String)], value: f64| {
@@ -395,16 +402,17 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
             Err(issue) => problems.push(format!("events: {}", issue.as_str())),
         }
         match recent_verdicts(stores, now_ms) {
-            Ok(reports) => {
+            Ok(judged) => {
                 for class in bee_proto::audit::AuditClass::ALL {
-                    let sessions = reports.iter().filter(|(r, _)| r.class == *class).count();
+                    let sessions = judged.iter().filter(|v| v.report.class == *class).count();
                     push(names::AUDIT_SESSIONS, &[(names::LABEL_CLASS, class.as_str().to_owned())], sessions as f64);
                 }
+                verdicts = Some(judged);
             }
             Err(issue) => problems.push(format!("events: the audit verdicts: {issue}")),
         }
     }
-    (out, covered, problems)
+    Reading { series: out, cursor: covered, problems, verdicts }
 }
 
 /// How grave an OTLP log event is.
@@ -434,13 +442,15 @@ const LOG_EVENTS_PER_SEND: usize = 1000;
 /// The log events after `from`, at most [`LOG_EVENTS_PER_SEND`], and the
 /// cursor after them. A limit hit is sent once it is settled (no notice can
 /// merge into it any more: [`SAME_HIT_MS`] has passed), so a hit is never
-/// sent twice as it grows. A part that cannot be read sends nothing and
-/// keeps its cursor.
+/// sent twice as it grows. The verdicts are those of the last full read
+/// ([`Reading::verdicts`]); a change among them is sent once. A part that
+/// cannot be read sends nothing and keeps its cursor.
 ///
 /// [`SAME_HIT_MS`]: crate::ledger::store::SAME_HIT_MS
 pub fn read_log_events(
     stores: &Stores,
     from: LogCursor,
+    verdicts: Option<&[crate::events::audit::Verdict]>,
     user: &str,
     host: &str,
     now_ms: i64,
@@ -507,40 +517,35 @@ pub fn read_log_events(
             Err(err) => problems.push(format!("record failures: {err}")),
         }
     }
-    if stores.events.exists() {
-        match recent_verdicts(stores, now_ms) {
-            Ok(reports) => {
-                let mut now_verdicts = std::collections::BTreeMap::new();
-                for (report, app) in reports {
-                    let class = report.class.as_str();
-                    let previous = from.verdicts.get(&report.session_id);
-                    if previous.map(String::as_str) != Some(class) {
-                        let mut attributes = common();
-                        attributes.push((names::LABEL_SESSION_ID, report.session_id.clone()));
-                        if let Some(app) = app {
-                            attributes.push((names::LABEL_SOURCE_APP, app));
-                        }
-                        attributes.push((names::LABEL_CLASS, class.to_owned()));
-                        if let Some(previous) = previous {
-                            attributes.push((names::LABEL_PREVIOUS_CLASS, previous.clone()));
-                        }
-                        events.push(LogEvent {
-                            at_ms: now_ms,
-                            name: names::LOG_AUDIT_VERDICT_CHANGED,
-                            level: LogLevel::Info,
-                            body: match previous {
-                                Some(previous) => format!("audit verdict {previous} -> {class}"),
-                                None => format!("audit verdict {class}"),
-                            },
-                            attributes,
-                        });
-                    }
-                    now_verdicts.insert(report.session_id, class.to_owned());
-                }
-                cursor.verdicts = now_verdicts;
+    if let Some(verdicts) = verdicts {
+        for crate::events::audit::Verdict { report, source_app } in verdicts {
+            let class = report.class.as_str();
+            let previous = from.verdicts.get(&report.session_id);
+            if previous.map(String::as_str) == Some(class) {
+                continue;
             }
-            Err(issue) => problems.push(format!("events: the audit verdicts: {issue}")),
+            let mut attributes = common();
+            attributes.push((names::LABEL_SESSION_ID, report.session_id.clone()));
+            if let Some(app) = source_app {
+                attributes.push((names::LABEL_SOURCE_APP, app.clone()));
+            }
+            attributes.push((names::LABEL_CLASS, class.to_owned()));
+            if let Some(previous) = previous {
+                attributes.push((names::LABEL_PREVIOUS_CLASS, previous.clone()));
+            }
+            events.push(LogEvent {
+                at_ms: now_ms,
+                name: names::LOG_AUDIT_VERDICT_CHANGED,
+                level: LogLevel::Info,
+                body: match previous {
+                    Some(previous) => format!("audit verdict {previous} -> {class}"),
+                    None => format!("audit verdict {class}"),
+                },
+                attributes,
+            });
         }
+        cursor.verdicts =
+            verdicts.iter().map(|v| (v.report.session_id.clone(), v.report.class.as_str().to_owned())).collect();
     }
     (events, cursor, problems)
 }

@@ -163,20 +163,20 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
         // The same event sent again is the same record: by its request id,
         // else by where it sits in its session's event sequence.
         let sequence = count(attributes, attribute::EVENT_SEQUENCE).map(|n| n.to_string());
-        let name = match request {
-            Some(request) => ["api_request", request, "", ""],
-            None => [
+        let end_text = end.to_string();
+        let name = match (request, sequence.as_deref()) {
+            (Some(request), _) => ["api_request", request, "", "", &end_text],
+            (None, Some(sequence)) => [
                 "api_request",
                 session.as_deref().unwrap_or(""),
                 text(attributes, attribute::PROMPT_ID).unwrap_or(""),
-                sequence.as_deref().unwrap_or(""),
+                sequence,
+                &end_text,
             ],
-        };
-        if request.is_none() && sequence.is_none() {
             // Nothing would tell a resend from another request.
-            return (!evidence.is_empty()).then_some(evidence);
-        }
-        let record_id = crate::ledger::logs::record_id(&[name[0], name[1], name[2], name[3], &end.to_string()]);
+            (None, None) => return (!evidence.is_empty()).then_some(evidence),
+        };
+        let record_id = crate::ledger::logs::record_id(&name);
         let started_at_utc = bee_proto::time::format_unix_ms(start);
         evidence.push(Evidence::TimedRequest(Box::new(CallRecord {
             success: Some(true),

@@ -273,26 +273,22 @@ impl Tally {
         let mut clipped = Vec::new();
         for call in calls {
             let started_here = range.contains(call.started_ms);
+            if let (true, Some(cost)) = (started_here, call.cost_usd) {
+                tally.cost_calls += 1;
+                tally.cost_usd = Some(tally.cost_usd.unwrap_or(0.0) + cost);
+            }
+            // A part of another call brings its cost, and nothing else.
             if call.folded {
-                if let (true, Some(cost)) = (started_here, call.cost_usd) {
-                    tally.cost_calls += 1;
-                    tally.cost_usd = Some(tally.cost_usd.unwrap_or(0.0) + cost);
-                }
                 continue;
             }
             let interval = call.interval();
-            let piece = interval.and_then(|(start, end)| range.clip(start, end));
             if started_here || (count_earlier && call.runs_into(range.since_ms)) {
                 tally.calls += 1;
             }
             if started_here {
                 tally.without_duration += u64::from(interval.is_none());
-                if let Some(cost) = call.cost_usd {
-                    tally.cost_calls += 1;
-                    tally.cost_usd = Some(tally.cost_usd.unwrap_or(0.0) + cost);
-                }
             }
-            clipped.extend(piece);
+            clipped.extend(interval.and_then(|(start, end)| range.clip(start, end)));
         }
         let (agent, used) = times(&mut clipped);
         tally.agent_ms = agent;
@@ -492,12 +488,6 @@ impl Touched {
     }
 
     /// A derived turn was inserted: its hours are settled again.
-    /// A record inserted elsewhere changes the figures of the hour `at_ms`
-    /// lies in: it is settled again.
-    pub fn hour_of(&mut self, at_ms: i64) {
-        self.mark(at_ms, at_ms + 1);
-    }
-
     pub fn derived(&mut self, started_ms: i64, ended_ms: i64) {
         self.span(started_ms, Some(ended_ms - started_ms));
     }
@@ -599,9 +589,8 @@ fn lookback(conn: &Connection, version: u32) -> rusqlite::Result<i64> {
 /// Producer calls overlapping `range` (calls once ingested from logs are no
 /// evidence of time: responses carry the tokens now), without hook turns
 /// that lie inside a `beectl run` of their session and requests that lie in
-/// a run or a hook turn (one call, not two: a request's reported cost goes
-/// to the call around it when that call reported none), and the record ids
-/// of calls that fail their checksum (left out: damaged).
+/// a run or a hook turn (one call, not two: see [`fold_parts_into_calls`]),
+/// and the record ids of calls that fail their checksum (left out: damaged).
 pub fn load_calls(
     conn: &Connection,
     version: u32,
@@ -682,26 +671,22 @@ fn fold_parts_into_calls(calls: &mut Vec<CallRow>) {
     for spans in outer.values_mut() {
         spans.sort_by_key(|&at| (calls[at].source != CallSource::Run, calls[at].started_ms));
     }
-    let mut folded: Vec<Option<usize>> = vec![None; calls.len()];
-    for (at, call) in calls.iter().enumerate() {
-        if let Some(spans) = call.session_id.as_deref().and_then(|s| outer.get(&(call.provider, s))) {
-            folded[at] = spans.iter().copied().find(|&span| span != at && calls[span].contains(call));
-        }
-    }
-    let keep_cost: Vec<bool> = folded
+    // A part of another call: `Some(true)` when it stays for its cost
+    // alone, `Some(false)` when it goes; `None` for a call of its own.
+    let parts: Vec<Option<bool>> = calls
         .iter()
         .enumerate()
-        .map(|(at, into)| {
-            into.is_some_and(|into| calls[into].cost_usd.is_none())
-                && calls[at].source == CallSource::ApiRequest
-                && calls[at].cost_usd.is_some()
+        .map(|(at, call)| {
+            let spans = call.session_id.as_deref().and_then(|session| outer.get(&(call.provider, session)))?;
+            let into = spans.iter().copied().find(|&span| span != at && calls[span].contains(call))?;
+            Some(call.source == CallSource::ApiRequest && call.cost_usd.is_some() && calls[into].cost_usd.is_none())
         })
         .collect();
-    for (call, keep) in calls.iter_mut().zip(&keep_cost) {
-        call.folded = *keep;
+    for (call, part) in calls.iter_mut().zip(&parts) {
+        call.folded = *part == Some(true);
     }
-    let mut dropped = folded.iter().zip(keep_cost).map(|(into, keep)| into.is_some() && !keep);
-    calls.retain(|_| !dropped.next().unwrap_or(false));
+    let mut parts = parts.into_iter();
+    calls.retain(|_| parts.next().flatten() != Some(false));
 }
 
 /// Derived turns overlapping `range` (each start at its longest end) that

@@ -359,44 +359,43 @@ fn optional_ms(text: Option<&str>, what: &'static str) -> Result<Option<i64>, In
     text.map(|t| required_ms(t, what)).transpose()
 }
 
+/// Checks a call's times, ranges and lengths.
+pub fn validate_call(call: &CallRecord) -> Result<(), InvalidRecord> {
+    required_ms(&call.started_at_utc, "startedAtUtc")?;
+    if call.cost_usd.is_some_and(|c| !c.is_finite() || !(0.0..=bounds::MAX_CALL_COST_USD).contains(&c)) {
+        return Err(InvalidRecord("costUsd"));
+    }
+    if call.duration_ms.is_some_and(|d| d > bounds::MAX_CALL_DURATION_MS) {
+        return Err(InvalidRecord("durationMs"));
+    }
+    let tokens = call.tokens.iter().flat_map(Counters::values);
+    if tokens.chain([call.context_window, call.context_tokens]).flatten().any(|n| n > bounds::MAX_CALL_TOKENS) {
+        return Err(InvalidRecord("token counter"));
+    }
+    if [call.model_invocations, call.compactions].into_iter().flatten().any(|n| n > bounds::MAX_CALL_COUNT) {
+        return Err(InvalidRecord("modelInvocations or compactions"));
+    }
+    for snapshot in &call.quota_snapshots {
+        validate_snapshot(snapshot)?;
+    }
+    let texts = [call.model.as_deref(), call.project_path.as_deref(), call.session_id.as_deref()];
+    if texts.iter().flatten().any(|t| t.len() > 4_096) {
+        return Err(InvalidRecord("text field too long"));
+    }
+    Ok(())
+}
+
 /// Checks a record a producer appends: what serde cannot (times, ranges,
 /// lengths), and that a call is a producer's span.
 pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
-    // Log-derived evidence and telemetry-timed requests are beed's own
-    // reading, never something appended.
-    if let LedgerRecord::Call(call) = record
-        && matches!(call.source, CallSource::Derived | CallSource::Ingested | CallSource::ApiRequest)
-    {
-        return Err(InvalidRecord("source"));
-    }
-    validate_fields(record)
-}
-
-/// Checks what serde cannot: times, ranges, lengths.
-pub fn validate_fields(record: &LedgerRecord) -> Result<(), InvalidRecord> {
     match record {
         LedgerRecord::Call(call) => {
-            required_ms(&call.started_at_utc, "startedAtUtc")?;
-            if call.cost_usd.is_some_and(|c| !c.is_finite() || !(0.0..=bounds::MAX_CALL_COST_USD).contains(&c)) {
-                return Err(InvalidRecord("costUsd"));
+            // Log-derived evidence and telemetry-timed requests are beed's
+            // own reading, never something appended.
+            if matches!(call.source, CallSource::Derived | CallSource::Ingested | CallSource::ApiRequest) {
+                return Err(InvalidRecord("source"));
             }
-            if call.duration_ms.is_some_and(|d| d > bounds::MAX_CALL_DURATION_MS) {
-                return Err(InvalidRecord("durationMs"));
-            }
-            let tokens = call.tokens.iter().flat_map(Counters::values);
-            if tokens.chain([call.context_window, call.context_tokens]).flatten().any(|n| n > bounds::MAX_CALL_TOKENS) {
-                return Err(InvalidRecord("token counter"));
-            }
-            if [call.model_invocations, call.compactions].into_iter().flatten().any(|n| n > bounds::MAX_CALL_COUNT) {
-                return Err(InvalidRecord("modelInvocations or compactions"));
-            }
-            for snapshot in &call.quota_snapshots {
-                validate_snapshot(snapshot)?;
-            }
-            let texts = [call.model.as_deref(), call.project_path.as_deref(), call.session_id.as_deref()];
-            if texts.iter().flatten().any(|t| t.len() > 4_096) {
-                return Err(InvalidRecord("text field too long"));
-            }
+            validate_call(call)?;
         }
         LedgerRecord::Limit(limit) => {
             required_ms(&limit.at_utc, "atUtc")?;
@@ -474,6 +473,15 @@ impl Ledger {
         let staged: Vec<Staged> =
             records.iter().cloned().map(|record| Staged::Other(Evidence::Record(record))).collect();
         let (appended, _) = self.append_staged(&staged, &[])?;
+        self.settle();
+        Ok(appended)
+    }
+
+    /// Appends beed's own evidence (say Claude Code's telemetry) in one
+    /// transaction and settles the hours it touched, as [`Ledger::append`]
+    /// does for producers' records.
+    pub fn append_evidence(&mut self, evidence: &[Evidence]) -> Result<LedgerAppended, DbError> {
+        let appended = self.append_at(evidence, &[])?;
         self.settle();
         Ok(appended)
     }
@@ -574,12 +582,11 @@ impl Ledger {
                 Staged::Other(Evidence::Turn(turn)) => count(insert_turn(&tx, turn, &mut touched)?),
                 Staged::Other(Evidence::SessionCost(cost)) => count(insert_cost(&tx, cost, &mut touched)?),
                 Staged::Other(Evidence::TimedRequest(call)) => {
-                    let record = LedgerRecord::Call(call.clone());
                     if call.source != CallSource::ApiRequest {
                         return Err(DbError::Invalid("a timed request's source"));
                     }
-                    validate_fields(&record).map_err(|err| DbError::Invalid(err.0))?;
-                    count(insert(&tx, &record, &mut touched)?);
+                    validate_call(call).map_err(|err| DbError::Invalid(err.0))?;
+                    count(insert_call(&tx, call, &mut touched)?);
                 }
             }
         }
@@ -629,46 +636,35 @@ impl Staged {
     }
 }
 
-/// What a call newly inserted changes elsewhere, its hours settled again:
-/// the derived turns of its session that it overlaps (a producer measured
-/// them, so they leave the aggregates of every hour they lie in), and for a
-/// timed request, the runs and hook turns of its session that may hold it
-/// (it becomes their part, see [`rollup::load_calls`]: the hour each
-/// started in, where its cost is counted).
-fn mark_what_it_measures(
+/// A producer call now measures the derived turns of its session that it
+/// overlaps: they leave the aggregates of every hour they lie in.
+fn mark_derived_turns(
     tx: &rusqlite::Transaction<'_>,
-    call: &CallRecord,
+    provider: Provider,
     session: &str,
     started_ms: i64,
+    duration_ms: Option<u64>,
     touched: &mut Touched,
 ) -> Result<(), DbError> {
-    let end = started_ms.saturating_add(call.duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
-    let provider = call.provider.as_str();
+    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
     let mut turns = tx.prepare_cached(
         "SELECT started_at_ms, MAX(ended_at_ms) FROM derived_turn
          WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND provider = ?3 AND session_id = ?4
          GROUP BY started_at_ms",
     )?;
-    let earliest = started_ms.saturating_sub(rollup::MAX_CALL_MS);
     let spans: Vec<(i64, i64)> = turns
-        .query_map(params![earliest, end.max(started_ms + 1), provider, session], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .query_map(
+            params![
+                started_ms.saturating_sub(rollup::MAX_CALL_MS),
+                end.max(started_ms + 1),
+                provider.as_str(),
+                session
+            ],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?
         .collect::<rusqlite::Result<_>>()?;
     for (start, turn_end) in spans.into_iter().filter(|(_, turn_end)| *turn_end >= started_ms) {
         touched.derived(start, turn_end);
-    }
-    if call.source == CallSource::ApiRequest {
-        let mut around = tx.prepare_cached(
-            "SELECT started_at_ms FROM call
-             WHERE provider = ?1 AND session_id = ?2 AND source IN ('run', 'hook_turn')
-               AND started_at_ms >= ?3 AND started_at_ms <= ?4
-               AND started_at_ms + MIN(COALESCE(duration_ms, 0), ?5) >= ?6",
-        )?;
-        let starts: Vec<i64> = around
-            .query_map(params![provider, session, earliest, started_ms, rollup::MAX_CALL_MS, end], |row| row.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        for start in starts {
-            touched.hour_of(start);
-        }
     }
     Ok(())
 }
@@ -699,54 +695,58 @@ fn insert_turn(tx: &rusqlite::Transaction<'_>, turn: &DerivedTurn, touched: &mut
     Ok(inserted)
 }
 
+/// Appends a call unless its record id is stored, with what it changes
+/// elsewhere and its quota snapshots.
+fn insert_call(tx: &rusqlite::Transaction<'_>, call: &CallRecord, touched: &mut Touched) -> Result<bool, DbError> {
+    let started = required_ms(&call.started_at_utc, "startedAtUtc").map_err(|err| DbError::Invalid(err.0))?;
+    let tokens = call.tokens.clone().unwrap_or_default();
+    let id = call.record_id.hyphenated().to_string();
+    let inserted = insert_row(
+        tx,
+        rollup::CALL_COLUMNS,
+        &INSERT_CALL,
+        params![
+            id,
+            call.source.as_str(),
+            call.provider.as_str(),
+            call.started_at_utc,
+            started,
+            call.duration_ms.map(sql_integer),
+            call.success,
+            call.model,
+            call.project_path,
+            call.cost_usd,
+            tokens.input_tokens.map(sql_integer),
+            tokens.cached_input_tokens.map(sql_integer),
+            tokens.cache_creation_input_tokens.map(sql_integer),
+            tokens.cache_read_input_tokens.map(sql_integer),
+            tokens.output_tokens.map(sql_integer),
+            tokens.reasoning_output_tokens.map(sql_integer),
+            tokens.total_tokens.map(sql_integer),
+            call.model_invocations.map(sql_integer),
+            call.context_window.map(sql_integer),
+            call.context_tokens.map(sql_integer),
+            call.compactions.map(sql_integer),
+            call.session_id,
+            call.outcome.map(bee_proto::ledger::CallOutcome::as_str),
+        ],
+    )? == 1;
+    if inserted {
+        touched.call(call.provider, call.session_id.as_deref(), started, call.duration_ms.map(sql_integer));
+        if let Some(session) = &call.session_id {
+            mark_derived_turns(tx, call.provider, session, started, call.duration_ms, touched)?;
+        }
+        for snapshot in &call.quota_snapshots {
+            insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
+        }
+    }
+    Ok(inserted)
+}
+
 fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut Touched) -> Result<bool, DbError> {
     let invalid = |err: InvalidRecord| DbError::Invalid(err.0);
     match record {
-        LedgerRecord::Call(call) => {
-            let started = required_ms(&call.started_at_utc, "startedAtUtc").map_err(invalid)?;
-            let tokens = call.tokens.clone().unwrap_or_default();
-            let id = call.record_id.hyphenated().to_string();
-            let inserted = insert_row(
-                tx,
-                rollup::CALL_COLUMNS,
-                &INSERT_CALL,
-                params![
-                    id,
-                    call.source.as_str(),
-                    call.provider.as_str(),
-                    call.started_at_utc,
-                    started,
-                    call.duration_ms.map(sql_integer),
-                    call.success,
-                    call.model,
-                    call.project_path,
-                    call.cost_usd,
-                    tokens.input_tokens.map(sql_integer),
-                    tokens.cached_input_tokens.map(sql_integer),
-                    tokens.cache_creation_input_tokens.map(sql_integer),
-                    tokens.cache_read_input_tokens.map(sql_integer),
-                    tokens.output_tokens.map(sql_integer),
-                    tokens.reasoning_output_tokens.map(sql_integer),
-                    tokens.total_tokens.map(sql_integer),
-                    call.model_invocations.map(sql_integer),
-                    call.context_window.map(sql_integer),
-                    call.context_tokens.map(sql_integer),
-                    call.compactions.map(sql_integer),
-                    call.session_id,
-                    call.outcome.map(bee_proto::ledger::CallOutcome::as_str),
-                ],
-            )? == 1;
-            if inserted {
-                touched.call(call.provider, call.session_id.as_deref(), started, call.duration_ms.map(sql_integer));
-                if let Some(session) = &call.session_id {
-                    mark_what_it_measures(tx, call, session, started, touched)?;
-                }
-                for snapshot in &call.quota_snapshots {
-                    insert_snapshot(tx, Some(&id), call.provider, snapshot)?;
-                }
-            }
-            Ok(inserted)
-        }
+        LedgerRecord::Call(call) => insert_call(tx, call, touched),
         LedgerRecord::Limit(limit) => {
             let at = required_ms(&limit.at_utc, "atUtc").map_err(invalid)?;
             Ok(insert_row(

@@ -273,19 +273,29 @@ async fn append_ledger(
         crate::ledger::store::validate(record)
             .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     }
-    let ledger = state.ledger.clone();
+    let appended = append_to_ledger(state.ledger.clone(), move |ledger| ledger.append(&request.records))
+        .await
+        .map_err(|reason| Failure::new(ApiErrorCode::Io, reason))?;
+    tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
+    Ok(Json(appended))
+}
+
+/// Runs `append` on the ledger off the runtime; a failure is logged under
+/// [`bee_proto::ledger::RECORD_FAILED`] and returned.
+pub(super) async fn append_to_ledger(
+    ledger: Arc<Mutex<Ledger>>,
+    append: impl FnOnce(&mut Ledger) -> Result<LedgerAppended, crate::storage::sqlite::DbError> + Send + 'static,
+) -> Result<LedgerAppended, String> {
     let appended = tokio::task::spawn_blocking(move || match ledger.lock() {
-        Ok(mut ledger) => ledger.append(&request.records).map_err(|err| err.to_string()),
+        Ok(mut ledger) => append(&mut ledger).map_err(|err| err.to_string()),
         Err(_) => Err("ledger lock poisoned".to_owned()),
     })
     .await
-    .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
-    .map_err(|reason| {
+    .unwrap_or_else(|err| Err(err.to_string()));
+    if let Err(reason) = &appended {
         tracing::warn!(code = bee_proto::ledger::RECORD_FAILED, error = %reason, "ledger append failed");
-        Failure::new(ApiErrorCode::Io, reason)
-    })?;
-    tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
-    Ok(Json(appended))
+    }
+    appended
 }
 
 /// Runs one ingestion pass now (for `beectl ingest` while beed runs).

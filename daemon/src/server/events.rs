@@ -312,7 +312,8 @@ async fn audit_sessions(
     let summary = read(&state, move |conn| {
         let now_ms = bee_proto::time::now_unix_ms();
         let pinned = crate::events::audit::Pinned::load(&manifests);
-        let sessions = crate::events::audit::recent_verdicts(conn, &pinned, &spool, presented.as_ref(), now_ms)?;
+        let verdicts = crate::events::audit::recent_verdicts(conn, &pinned, &spool, presented.as_ref(), now_ms)?;
+        let sessions = verdicts.into_iter().map(|verdict| verdict.report).collect();
         Ok(AuditSummary { schema_version: 1, sessions, issues: Vec::new() })
     })
     .await;

@@ -184,14 +184,8 @@ pub async fn serve(
 
     let (listener, socket_activated) = listen(&config.socket)?;
     let uid = rustix::process::geteuid().as_raw();
-    let tcp = match config.http {
-        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
-        None => None,
-    };
-    let otlp_tcp = match config.otlp {
-        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
-        None => None,
-    };
+    let tcp = bind(config.http).await?;
+    let otlp_tcp = bind(config.otlp).await?;
 
     let spools = Spools {
         dir: config.spool_dir.clone(),
@@ -296,6 +290,14 @@ pub async fn serve(
     served?;
     tracing::info!("beed stopped");
     Ok(())
+}
+
+/// A loopback TCP listener, when one was asked for.
+async fn bind(addr: Option<std::net::SocketAddr>) -> io::Result<Option<tokio::net::TcpListener>> {
+    match addr {
+        Some(addr) => tokio::net::TcpListener::bind(addr).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Starts the exporter when config.toml's `[export]` names a destination;

@@ -105,23 +105,15 @@ async fn logs(State(ledger): State<Arc<Mutex<Ledger>>>, headers: HeaderMap, body
     let received = otel::evidence(&request);
     if !received.evidence.is_empty() {
         let evidence = received.evidence;
-        let appended = tokio::task::spawn_blocking(move || {
-            let mut ledger = ledger.lock().map_err(|_| "ledger lock poisoned".to_owned())?;
-            let appended = ledger.append_at(&evidence, &[]).map_err(|err| err.to_string())?;
-            ledger.settle();
-            Ok::<_, String>(appended)
-        })
-        .await
-        .unwrap_or_else(|err| Err(err.to_string()));
-        match appended {
+        match super::api::append_to_ledger(ledger, move |ledger| ledger.append_evidence(&evidence)).await {
             Ok(appended) => tracing::debug!(
                 api_requests = received.api_requests,
                 appended = appended.appended,
                 duplicates = appended.duplicates,
                 "Claude Code requests received over OTLP"
             ),
-            Err(reason) => {
-                tracing::warn!(code = bee_proto::ledger::RECORD_FAILED, error = %reason, "OTLP records not appended; the sender retries");
+            // Logged as a lost write; the sender retries on 503.
+            Err(_) => {
                 return failure(StatusCode::SERVICE_UNAVAILABLE, encoding, UNAVAILABLE, "the ledger is busy; retry");
             }
         }

@@ -92,7 +92,7 @@ impl Evidence {
             Evidence::Record(record) => crate::ledger::store::validate(record).is_ok(),
             Evidence::TimedRequest(call) => {
                 call.source == bee_proto::ledger::CallSource::ApiRequest
-                    && crate::ledger::store::validate_fields(&LedgerRecord::Call(call.clone())).is_ok()
+                    && crate::ledger::store::validate_call(call).is_ok()
             }
             Evidence::Response(write) => write.is_valid(),
             Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
