@@ -43,6 +43,16 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The library's own logs (an offline ingestion pass's phases, a log it
+    // could not read) when asked for, as beed shows them; never on stdout,
+    // where the one JSON document goes.
+    if let Some(filter) = std::env::var_os("BEE_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter.to_string_lossy()))
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
+    }
     let rendered = match args::parse(std::env::args_os().skip(1).collect()) {
         // A wrapped provider run answers with the provider's own exit status.
         Ok(args::Parsed::Command(args::Command::Run(wrapped))) => return run::run(wrapped),

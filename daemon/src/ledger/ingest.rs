@@ -15,7 +15,7 @@
 //! Lines without a usage marker are skipped before any JSON parsing; the
 //! rest are parsed into small typed shapes that skip message content.
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{LedgerAppended, Provider};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -25,13 +25,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::responses::Held;
+use crate::ledger::responses::{Held, Prepared, Response};
 use crate::ledger::store::{Ledger, Staged};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
 /// Records committed per transaction, gathered across the files of a pass.
 const RECORDS_PER_COMMIT: usize = 16_384;
+
+/// Records committed per transaction by a first pass over an empty store:
+/// the store's pages are written once and in order, and a history of
+/// ordinary size (a few hundred megabytes of logs) is one transaction, at
+/// about 30 MiB of records held.
+const FIRST_PASS_RECORDS_PER_COMMIT: usize = 65_536;
 
 /// Where the logs are.
 #[derive(Debug, Clone, Default)]
@@ -157,6 +163,7 @@ pub fn pass(
     workers: usize,
     progress: Progress<'_>,
 ) -> Result<PassSummary, DbError> {
+    let began = std::time::Instant::now();
     let offsets = lock(ledger)?.offsets()?;
     let mut files = Vec::new();
     for (dirs, provider) in [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)] {
@@ -191,12 +198,20 @@ pub fn pass(
     // A first pass over an empty store holds what it writes, to settle
     // from memory (see `Held`).
     let held = lock(ledger)?.holds_no_response()?.then(Held::default);
+    let bulk = match held {
+        Some(_) => Some(BulkLoad::begin(ledger)?),
+        None => None,
+    };
     // Batches wait here for the one writer: the readers go on reading while
-    // it commits, and stop waiting once two are queued.
-    let (sender, batches) = std::sync::mpsc::sync_channel::<Pending>(2);
+    // it commits, and stop waiting once two are queued (a first pass's
+    // larger batches: once one is).
+    let queued = if held.is_some() { 0 } else { 2 };
+    let (sender, batches) = std::sync::mpsc::sync_channel::<Pending>(queued);
     let committer = Committer {
         ledger,
+        per_commit: if held.is_some() { FIRST_PASS_RECORDS_PER_COMMIT } else { RECORDS_PER_COMMIT },
         held: Mutex::new(held),
+        merged: Mutex::new(None),
         queue: Mutex::new(Queue { pending: Pending::default(), sender: Some(sender) }),
         failure: Mutex::new(None),
         failed: AtomicBool::new(false),
@@ -235,21 +250,43 @@ pub fn pass(
                 });
             }
         });
+        tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: logs read");
         committer.flush();
     });
+    // The index is built before anything reads the responses back.
+    drop(bulk);
     if let Some(err) = committer.failure.into_inner().ok().flatten() {
         return Err(err);
     }
     let summary = committer.totals.into_inner().unwrap_or_default();
+    tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: committed");
     // Also settles hours left dirty by a failed settle or a schema upgrade.
-    match committer.held.into_inner().ok().flatten() {
-        Some(held) => {
-            let written = held.written;
-            lock(ledger)?.settle_held(&held.into_responses(), written)
-        }
+    match committer.merged.into_inner().ok().flatten() {
+        Some((responses, written)) => lock(ledger)?.settle_held(&responses, written),
         None => lock(ledger)?.settle(),
     }
+    tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: settled");
     Ok(summary)
+}
+
+/// A first pass's bulk load ([`Ledger::begin_bulk_load`]), ended when
+/// dropped: after the writer's last commit, or on any way out of the pass.
+struct BulkLoad<'a>(&'a Mutex<Ledger>);
+
+impl<'a> BulkLoad<'a> {
+    fn begin(ledger: &'a Mutex<Ledger>) -> Result<BulkLoad<'a>, DbError> {
+        lock(ledger)?.begin_bulk_load()?;
+        Ok(BulkLoad(ledger))
+    }
+}
+
+impl Drop for BulkLoad<'_> {
+    fn drop(&mut self) {
+        let ended = lock(self.0).and_then(|mut ledger| ledger.end_bulk_load());
+        if let Err(err) = ended {
+            tracing::warn!(error = %err, "response index not rebuilt after the first pass; the next open builds it");
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, DbError> {
@@ -261,6 +298,8 @@ fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, DbError> {
 struct Pending {
     records: Vec<Staged>,
     offsets: Vec<(String, FileOffset)>,
+    /// The pass's last batch.
+    last: bool,
 }
 
 /// The batch being gathered, and the way to the writer.
@@ -279,11 +318,15 @@ struct Committer<'a> {
     ledger: &'a Mutex<Ledger>,
     /// The pass's responses so far, while it may settle from them.
     held: Mutex<Option<Held>>,
+    /// Once the last batch is committed: the pass's responses merged, and
+    /// how many writes it inserted (see [`Held`]).
+    merged: Mutex<Option<(Vec<Response>, u64)>>,
     queue: Mutex<Queue>,
     /// The first error that stopped the pass; readers stop at the next push.
     failure: Mutex<Option<DbError>>,
     failed: AtomicBool,
     totals: Mutex<PassSummary>,
+    per_commit: usize,
 }
 
 impl Committer<'_> {
@@ -303,7 +346,7 @@ impl Committer<'_> {
         let mut queue = lock(&self.queue)?;
         queue.pending.records.extend(staged);
         queue.pending.offsets.push((path.to_owned(), at));
-        if queue.pending.records.len() >= RECORDS_PER_COMMIT {
+        if queue.pending.records.len() >= self.per_commit {
             let batch = std::mem::take(&mut queue.pending);
             // Sent under the queue's lock: batches leave in the order taken.
             if let Some(sender) = &queue.sender
@@ -319,7 +362,7 @@ impl Committer<'_> {
     fn flush(&self) {
         match self.queue.lock() {
             Ok(mut queue) => {
-                let batch = std::mem::take(&mut queue.pending);
+                let batch = Pending { last: true, ..std::mem::take(&mut queue.pending) };
                 if let Some(sender) = queue.sender.take() {
                     // A writer that is gone has already recorded why.
                     let _ = sender.send(batch);
@@ -349,29 +392,55 @@ impl Committer<'_> {
     }
 
     fn commit(&self, pending: Pending) -> Result<(), DbError> {
-        if pending.offsets.is_empty() {
-            return Ok(());
+        let mut held = lock(&self.held)?.take();
+        if held.as_ref().is_some_and(|holding| !holding.has_room(responses_of(&pending.records).count())) {
+            held = None;
         }
-        let (answer, responses) = lock(self.ledger)?.append_staged(&pending.records, &pending.offsets)?;
-        let mut held = lock(&self.held)?;
-        if let Some(holding) = held.as_mut() {
-            let writes = pending.records.into_iter().filter_map(|staged| match staged {
-                Staged::Response(prepared) => Some(prepared),
-                Staged::Other(_) => None,
-            });
-            if !holding.absorb(writes, responses) {
-                *held = None;
+        let (answer, inserted, merged) = match &held {
+            // The pass's last batch: its responses are merged while it commits.
+            Some(holding) if pending.last => std::thread::scope(|scope| {
+                let merging = scope.spawn(|| holding.responses_with(responses_of(&pending.records)));
+                let appended = self.append(&pending);
+                // A merge that failed leaves the settling to the store.
+                let merged = merging.join().ok();
+                appended.map(|(answer, inserted)| (answer, inserted, merged))
+            })?,
+            _ => {
+                let (answer, inserted) = self.append(&pending)?;
+                (answer, inserted, None)
+            }
+        };
+        if let Some(mut holding) = held {
+            holding.written += inserted;
+            match merged {
+                Some(responses) => *lock(&self.merged)? = Some((responses, holding.written)),
+                None if !pending.last => {
+                    holding.absorb(pending.records.into_iter().filter_map(Staged::into_response));
+                    *lock(&self.held)? = Some(holding);
+                }
+                None => {}
             }
         }
-        drop(held);
         let mut totals = lock(&self.totals)?;
         totals.records_appended += answer.appended;
         totals.duplicates += answer.duplicates;
         Ok(())
     }
+
+    /// Appends a batch: its records and offsets, in one transaction.
+    fn append(&self, pending: &Pending) -> Result<(LedgerAppended, u64), DbError> {
+        if pending.offsets.is_empty() {
+            return Ok((LedgerAppended { appended: 0, duplicates: 0 }, 0));
+        }
+        lock(self.ledger)?.append_staged(&pending.records, &pending.offsets)
+    }
 }
 
-/// Regular `*.jsonl` files under `root`; links are not followed.
+/// The response writes among `records`.
+fn responses_of(records: &[Staged]) -> impl Iterator<Item = &Prepared> {
+    records.iter().filter_map(Staged::response)
+}
+
 /// How far the ledger (its `offsets`) is behind each provider's logs under `roots`.
 pub fn lag(
     roots: &Roots,
@@ -401,6 +470,7 @@ pub fn lag(
         .collect()
 }
 
+/// Regular `*.jsonl` files under `root`; links are not followed.
 fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {

@@ -66,12 +66,7 @@ impl ResponseWrite {
     /// responses that share it are told apart by their keys when read.
     pub fn key_hash(&self) -> i64 {
         let identity = identity(self.provider, &self.key);
-        let mut name = Vec::with_capacity(identity.len() + 8);
-        name.extend_from_slice(self.provider.as_str().as_bytes());
-        name.push(0x1f);
-        name.extend_from_slice(identity.as_bytes());
-        let id = uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, &name);
-        (id.as_u64_pair().0 >> 1) as i64
+        crate::ledger::logs::response_hash(&[self.provider.as_str().as_bytes(), b"\x1f", identity.as_bytes()])
     }
 
     /// The same write read again (another pass, the same line) has the same
@@ -85,20 +80,18 @@ impl ResponseWrite {
         for (slot, value) in counters.chunks_exact_mut(8).zip(self.tokens.values()) {
             slot.copy_from_slice(&value.map_or(0, |v| v.saturating_add(1)).to_le_bytes());
         }
-        let mut name = Vec::with_capacity(self.key.len() + 80);
-        name.extend_from_slice(self.provider.as_str().as_bytes());
-        name.push(0x1f);
-        name.extend_from_slice(self.key.as_bytes());
-        name.push(0x1f);
-        name.extend_from_slice(&counters);
-        name.push(u8::from(self.is_final));
         // A copy in another session's file is kept as that session's write,
         // so which session a response belongs to never depends on which
         // file was read first.
-        name.push(0x1f);
-        name.extend_from_slice(self.session_id.as_deref().unwrap_or("").as_bytes());
-        let id = uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, &name);
-        (id.as_u64_pair().0 >> 1) as i64
+        crate::ledger::logs::response_hash(&[
+            self.provider.as_str().as_bytes(),
+            b"\x1f",
+            self.key.as_bytes(),
+            b"\x1f",
+            &counters,
+            &[u8::from(self.is_final), 0x1f],
+            self.session_id.as_deref().unwrap_or("").as_bytes(),
+        ])
     }
 
     /// Bee's bounds on one response's figures: a write outside them is a
@@ -174,13 +167,21 @@ impl Prepared {
         ]
     }
 
-    /// Appends this write unless the same write is stored; whether it was new.
-    pub(crate) fn insert(&self, tx: &Connection) -> rusqlite::Result<bool> {
+    /// The statement [`Prepared::insert`] binds, prepared once per batch.
+    pub(crate) fn statement(tx: &Connection) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
         static INSERT: std::sync::LazyLock<String> =
             std::sync::LazyLock::new(|| RESPONSE_COLUMNS.insert_sql("response", "ON CONFLICT DO NOTHING"));
-        let mut values: Vec<&dyn rusqlite::ToSql> = self.values().to_vec();
-        values.push(&self.crc);
-        Ok(tx.prepare_cached(&INSERT)?.execute(values.as_slice())? == 1)
+        tx.prepare_cached(&INSERT)
+    }
+
+    /// Appends this write with `statement` ([`Prepared::statement`]) unless
+    /// the same write is stored; whether it was new. Bound value by value:
+    /// the one writer of a pass does this for every response.
+    pub(crate) fn insert(&self, statement: &mut rusqlite::Statement<'_>) -> rusqlite::Result<bool> {
+        for (index, value) in self.values().into_iter().chain([&self.crc as &dyn rusqlite::ToSql]).enumerate() {
+            statement.raw_bind_parameter(index + 1, value)?;
+        }
+        Ok(statement.raw_execute()? == 1)
     }
 }
 
@@ -243,6 +244,8 @@ pub struct Response {
 #[derive(Debug, Clone)]
 struct StoredWrite {
     provider: Provider,
+    /// [`ResponseWrite::key_hash`]: writes of one response share it.
+    key_hash: i64,
     key: String,
     session_id: Option<String>,
     at_ms: i64,
@@ -257,9 +260,13 @@ fn fullness(t: &Counters) -> ((usize, u64), u64) {
     (t.completeness(), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
-/// One write, borrowed, as the merge reads it.
+/// One write, borrowed, as the merge reads it: a stored write read back,
+/// or a prepared one a pass is committing.
 #[derive(Clone, Copy)]
-struct WriteView<'a> {
+pub(crate) struct WriteView<'a> {
+    provider: Provider,
+    key_hash: i64,
+    key: &'a str,
     at_ms: i64,
     session_id: Option<&'a str>,
     model: Option<&'a str>,
@@ -270,11 +277,30 @@ struct WriteView<'a> {
 impl StoredWrite {
     fn view(&self) -> WriteView<'_> {
         WriteView {
+            provider: self.provider,
+            key_hash: self.key_hash,
+            key: &self.key,
             at_ms: self.at_ms,
             session_id: self.session_id.as_deref(),
             model: self.model.as_deref(),
             tokens: &self.tokens,
             is_final: self.is_final,
+        }
+    }
+}
+
+impl Prepared {
+    pub(crate) fn view(&self) -> WriteView<'_> {
+        let write = &self.write;
+        WriteView {
+            provider: write.provider,
+            key_hash: self.key_hash,
+            key: &write.key,
+            at_ms: self.at_ms,
+            session_id: write.session_id.as_deref(),
+            model: write.model.as_deref(),
+            tokens: &write.tokens,
+            is_final: write.is_final,
         }
     }
 }
@@ -296,7 +322,8 @@ struct Merged {
 }
 
 impl Merged {
-    fn new(provider: Provider, write: WriteView<'_>) -> Merged {
+    fn new(write: WriteView<'_>) -> Merged {
+        let provider = write.provider;
         let order = (write.at_ms, write.session_id.map(str::to_owned));
         Merged {
             provider,
@@ -342,25 +369,56 @@ impl Merged {
     }
 }
 
-fn merge(mut writes: Vec<StoredWrite>) -> Vec<Response> {
-    // Writes of one response side by side.
-    writes.sort_unstable_by(|a, b| {
-        (a.provider, identity(a.provider, &a.key)).cmp(&(b.provider, identity(b.provider, &b.key)))
-    });
-    let mut responses: Vec<Response> = writes
-        .chunk_by(|a, b| a.provider == b.provider && identity(a.provider, &a.key) == identity(b.provider, &b.key))
-        .filter_map(|writes| {
-            let (first, rest) = writes.split_first()?;
-            let mut merged = Merged::new(first.provider, first.view());
-            for write in rest {
-                merged.absorb(write.view());
+fn merge(writes: &[WriteView<'_>]) -> Vec<Response> {
+    // Writes of one response side by side: by their hash first, an integer
+    // comparison that nearly always decides. Sorted as indices, since
+    // moving writes costs more than comparing them.
+    let same_response = |a: &WriteView<'_>, b: &WriteView<'_>| {
+        a.key_hash
+            .cmp(&b.key_hash)
+            .then_with(|| (a.provider, identity(a.provider, a.key)).cmp(&(b.provider, identity(b.provider, b.key))))
+    };
+    let mut by_response: Vec<usize> = (0..writes.len()).collect();
+    by_response.sort_unstable_by(|&a, &b| same_response(&writes[a], &writes[b]));
+    let mut responses: Vec<Response> = by_response
+        .chunk_by(|&a, &b| same_response(&writes[a], &writes[b]).is_eq())
+        .filter_map(|group| {
+            let (first, rest) = group.split_first()?;
+            let mut merged = Merged::new(writes[*first]);
+            for &write in rest {
+                merged.absorb(writes[write]);
             }
             Some(merged.finish())
         })
         .collect();
     // In the order views read them: by first write, then session.
-    responses.sort_by(|a, b| (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id)));
+    let mut in_order: Vec<usize> = (0..responses.len()).collect();
+    in_order.sort_by(|&a, &b| {
+        let (a, b) = (&responses[a], &responses[b]);
+        (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id))
+    });
+    permute(&mut responses, in_order);
     responses
+}
+
+fn merge_stored(writes: &[StoredWrite]) -> Vec<Response> {
+    merge(&writes.iter().map(StoredWrite::view).collect::<Vec<_>>())
+}
+
+/// Reorders `items` so that item `i` is the one that was at `order[i]`;
+/// `order` is a permutation of the indices.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    // Each cycle of the permutation is walked once, by swaps.
+    for start in 0..order.len() {
+        let mut at = start;
+        while order[at] != start {
+            let from = order[at];
+            items.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
 }
 
 /// The response writes one ingestion pass committed. When the pass began
@@ -379,12 +437,11 @@ impl Held {
     /// store, and first-pass memory stays bounded.
     const MOST: usize = 150_000;
 
-    /// Takes in a committed batch's writes, `inserted` of them new rows;
-    /// `false` once it holds too many to go on.
-    pub(crate) fn absorb(&mut self, writes: impl Iterator<Item = Prepared>, inserted: u64) -> bool {
-        self.written += inserted;
-        self.writes.extend(writes.map(|Prepared { write, at_ms, .. }| StoredWrite {
+    /// Takes in a committed batch's writes (see [`Held::has_room`]).
+    pub(crate) fn absorb(&mut self, writes: impl Iterator<Item = Prepared>) {
+        self.writes.extend(writes.map(|Prepared { write, at_ms, key_hash, .. }| StoredWrite {
             provider: write.provider,
+            key_hash,
             key: write.key,
             session_id: write.session_id,
             at_ms,
@@ -392,12 +449,19 @@ impl Held {
             tokens: write.tokens,
             is_final: write.is_final,
         }));
-        self.writes.len() <= Held::MOST
     }
 
-    /// The responses, merged as a read of the store merges them.
-    pub(crate) fn into_responses(self) -> Vec<Response> {
-        merge(self.writes)
+    /// The responses of the writes held and of `more` (a batch being
+    /// committed), merged as a read of the store merges them.
+    pub(crate) fn responses_with<'a>(&'a self, more: impl Iterator<Item = &'a Prepared>) -> Vec<Response> {
+        let views: Vec<WriteView<'_>> =
+            self.writes.iter().map(StoredWrite::view).chain(more.map(Prepared::view)).collect();
+        merge(&views)
+    }
+
+    /// Whether `more` writes can be held too.
+    pub(crate) fn has_room(&self, more: usize) -> bool {
+        self.writes.len().saturating_add(more) <= Held::MOST
     }
 }
 
@@ -417,7 +481,7 @@ pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(V
     ))?;
     let (writes, damaged) = read_writes(&mut statement, range)?;
     let (responses, earlier): (Vec<Response>, Vec<Response>) =
-        merge(writes).into_iter().filter(|r| r.at_ms < range.until_ms).partition(|r| r.at_ms >= range.since_ms);
+        merge_stored(&writes).into_iter().filter(|r| r.at_ms < range.until_ms).partition(|r| r.at_ms >= range.since_ms);
     Ok((responses, damaged, earlier.into_iter().map(|r| r.at_ms).collect()))
 }
 
@@ -436,7 +500,7 @@ pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Resu
          FROM call WHERE source = 'ingested' AND started_at_ms >= ?1 AND started_at_ms < ?2",
     )?;
     let (writes, _) = read_writes(&mut statement, range)?;
-    Ok((merge(writes), Vec::new()))
+    Ok((merge_stored(&writes), Vec::new()))
 }
 
 /// The writes a statement selecting [`RESPONSE_COLUMNS`] and `crc` over
@@ -455,6 +519,7 @@ fn read_writes(
         let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
         writes.push(StoredWrite {
             provider,
+            key_hash: row.get(1)?,
             key: row.get(3)?,
             session_id: row.get(4)?,
             at_ms: row.get(6)?,
@@ -473,6 +538,7 @@ mod tests {
     fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> StoredWrite {
         StoredWrite {
             provider: Provider::Claude,
+            key_hash: crate::ledger::logs::response_hash(&[b"claude\x1f", identity(Provider::Claude, key).as_bytes()]),
             key: key.to_owned(),
             session_id: Some(session.to_owned()),
             at_ms,
@@ -498,7 +564,7 @@ mod tests {
             write("C", "s1", 2_000, Some(9), false),
             write("A", "s2", 9_000, Some(607), true),
         ];
-        let responses = merge(writes);
+        let responses = merge_stored(&writes);
         assert_eq!(responses.len(), 3);
         let a = &responses[0];
         assert_eq!((a.tokens.output_tokens, a.session_id.as_deref(), a.at_ms), (Some(607), Some("s1"), 1_000));
@@ -521,7 +587,7 @@ mod tests {
                 write("A", "s3", 5_000, Some(20), true),
             ]
         };
-        let expected = merge(writes());
+        let expected = merge_stored(&writes());
         assert_eq!(expected.len(), 1);
         assert_eq!(expected[0].session_id.as_deref(), Some("s0"), "the first write: earliest, then least session");
         let mut order: Vec<usize> = (0..4).collect();
@@ -533,7 +599,7 @@ mod tests {
                 order.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
                 let all = writes();
                 let permuted: Vec<StoredWrite> = order.iter().map(|&n| all[n].clone()).collect();
-                assert_eq!(merge(permuted), expected, "order {order:?}");
+                assert_eq!(merge_stored(&permuted), expected, "order {order:?}");
                 c[i] += 1;
                 i = 0;
             } else {
@@ -543,9 +609,64 @@ mod tests {
         }
     }
 
+    /// Digests and key hashes are stored: the SHA-1 that computes them now
+    /// gives exactly what the whole-name UUID gave before it.
+    #[test]
+    fn hashes_keep_the_values_earlier_versions_stored() {
+        let uuid_hash = |name: &[u8]| {
+            (uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, name).as_u64_pair().0 >> 1) as i64
+        };
+        let long = "k".repeat(300);
+        let cases = [
+            (Provider::Claude, "msg_1\u{1f}req_1", Some("s1"), Some(607), true),
+            (Provider::Claude, "msg_only", None, None, false),
+            (Provider::Codex, long.as_str(), Some("sé\u{1f}ssion"), Some(0), true),
+            (Provider::Codex, "", Some(""), Some(u64::MAX), false),
+        ];
+        for (provider, key, session, output, is_final) in cases {
+            let write = ResponseWrite {
+                provider,
+                key: key.to_owned(),
+                session_id: session.map(str::to_owned),
+                at_utc: "2026-11-30T10:00:00.000Z".to_owned(),
+                model: None,
+                tokens: Counters { input_tokens: Some(3), output_tokens: output, ..Counters::default() },
+                context_tokens: None,
+                context_window: None,
+                is_final,
+            };
+            let mut name = format!("{}\u{1f}{}", provider.as_str(), identity(provider, key)).into_bytes();
+            assert_eq!(write.key_hash(), uuid_hash(&name), "{key}");
+            name = format!("{}\u{1f}{key}\u{1f}", provider.as_str()).into_bytes();
+            for value in write.tokens.values() {
+                name.extend_from_slice(&value.map_or(0, |v| v.saturating_add(1)).to_le_bytes());
+            }
+            name.push(u8::from(is_final));
+            name.push(0x1f);
+            name.extend_from_slice(session.unwrap_or("").as_bytes());
+            assert_eq!(write.digest(), uuid_hash(&name), "{key}");
+        }
+    }
+
+    #[test]
+    fn permute_puts_each_item_where_the_order_says() {
+        let mut random = crate::ledger::Random(7);
+        for len in [0usize, 1, 2, 5, 64, 257] {
+            let mut order: Vec<usize> = (0..len).collect();
+            for i in (1..len).rev() {
+                order.swap(i, random.below(i as u64 + 1) as usize);
+            }
+            let items: Vec<usize> = (0..len).map(|i| i * 10).collect();
+            let expected: Vec<usize> = order.iter().map(|&i| items[i]).collect();
+            let mut permuted = items.clone();
+            permute(&mut permuted, order);
+            assert_eq!(permuted, expected, "{len}");
+        }
+    }
+
     #[test]
     fn a_response_missing_a_counter_is_partial_and_has_no_total() {
-        let responses = merge(vec![write("A", "s1", 1, None, true)]);
+        let responses = merge_stored(&[write("A", "s1", 1, None, true)]);
         assert!(responses[0].partial);
         assert_eq!(responses[0].tokens.total_tokens, None);
     }

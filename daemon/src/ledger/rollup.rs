@@ -846,13 +846,13 @@ fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> ru
     let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { return Ok(false) };
     let span = Range { since_ms: first, until_ms: last + HOUR_MS };
     let (calls, damaged_calls) = load_calls(tx, RESPONSE_SCHEMA, span, true)?;
+    // Either way in the order of their first writes, which the hours slice.
     let (responses, damaged_responses, earlier) = match held {
-        Some(held) => {
-            let from = held.partition_point(|r| r.at_ms < span.since_ms);
-            let to = held.partition_point(|r| r.at_ms < span.until_ms);
-            (held[from..to].to_vec(), Vec::new(), Vec::new())
+        Some(held) => (std::borrow::Cow::Borrowed(within(held, span)), Vec::new(), Vec::new()),
+        None => {
+            let (loaded, damaged, earlier) = responses::load_with_earlier(tx, span)?;
+            (std::borrow::Cow::Owned(loaded), damaged, earlier)
         }
-        None => responses::load_with_earlier(tx, span)?,
     };
     // Late writes of responses first written before this chunk: those
     // responses live in earlier hours, which are settled again.
@@ -873,10 +873,17 @@ fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> ru
     for &hour in chunk {
         let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
         let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
-        let answered: Vec<Response> = responses.iter().filter(|r| range.contains(r.at_ms)).cloned().collect();
-        write_hour(tx, range, &mine, &answered)?;
+        write_hour(tx, range, &mine, within(&responses, range))?;
     }
     Ok(more)
+}
+
+/// The responses first written in `range`, of `responses` in the order of
+/// their first writes.
+fn within(responses: &[Response], range: Range) -> &[Response] {
+    let from = responses.partition_point(|r| r.at_ms < range.since_ms);
+    let to = responses.partition_point(|r| r.at_ms < range.until_ms);
+    &responses[from..to.max(from)]
 }
 
 fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Response]) -> rusqlite::Result<()> {

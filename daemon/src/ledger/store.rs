@@ -462,6 +462,8 @@ impl Ledger {
         // 64 MiB page cache keeps them in memory instead of re-reading them
         // from the file at each commit.
         db.conn.pragma_update(None, "cache_size", -65_536)?;
+        // A first pass that stopped before building its index again.
+        db.conn.execute_batch(RESPONSE_KEY_INDEX)?;
         Ok(Ledger { db, on_change: None })
     }
 
@@ -501,6 +503,26 @@ impl Ledger {
         if let Err(err) = rollup::settle_held(&self.db.conn, held, written) {
             tracing::warn!(error = %err, "ledger aggregates not settled; views read those hours from the records");
         }
+    }
+
+    /// Before a first ingestion pass fills an empty store: the response
+    /// index is built once when the pass is done, from the sorted table,
+    /// instead of row by row at random places; and the WAL is copied into
+    /// the database once at the end, not each time it grows past its
+    /// checkpoint size (a pass rewrites the same pages commit after commit).
+    pub(crate) fn begin_bulk_load(&mut self) -> Result<(), DbError> {
+        self.db.conn.execute_batch("DROP INDEX IF EXISTS response_key_hash; PRAGMA wal_autocheckpoint = 0;")?;
+        Ok(())
+    }
+
+    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass.
+    pub(crate) fn end_bulk_load(&mut self) -> Result<(), DbError> {
+        self.db.conn.execute_batch(RESPONSE_KEY_INDEX)?;
+        self.db.conn.pragma_update(None, "wal_autocheckpoint", sqlite::WAL_AUTOCHECKPOINT_PAGES)?;
+        // Now rather than at the next commit; passive: a reader is never
+        // waited for (what it still reads is copied by a later checkpoint).
+        self.db.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     /// Whether no response was ever stored.
@@ -592,14 +614,16 @@ impl Ledger {
         }
         writes.sort_unstable_by_key(|prepared| (prepared.at_ms, prepared.digest));
         let mut responses = 0;
+        let mut statement = Prepared::statement(&tx)?;
         for prepared in writes {
-            let inserted = prepared.insert(&tx)?;
+            let inserted = prepared.insert(&mut statement)?;
             if inserted {
                 touched.response(prepared.at_ms);
                 responses += 1;
             }
             count(inserted);
         }
+        drop(statement);
         touched.write(&tx)?;
         tx.commit()?;
         if answer.appended > 0
@@ -616,6 +640,9 @@ impl Ledger {
     }
 }
 
+/// The index a response's writes are found by ([`ResponseWrite::key_hash`]).
+const RESPONSE_KEY_INDEX: &str = "CREATE INDEX IF NOT EXISTS response_key_hash ON response (key_hash);";
+
 /// Evidence made ready for the store: a response write prepared (see
 /// [`ResponseWrite::prepare`]), which ingestion does on its reading threads
 /// so the one writer only binds and steps.
@@ -626,6 +653,20 @@ pub(crate) enum Staged {
 }
 
 impl Staged {
+    pub(crate) fn response(&self) -> Option<&Prepared> {
+        match self {
+            Staged::Response(prepared) => Some(prepared),
+            Staged::Other(_) => None,
+        }
+    }
+
+    pub(crate) fn into_response(self) -> Option<Prepared> {
+        match self {
+            Staged::Response(prepared) => Some(prepared),
+            Staged::Other(_) => None,
+        }
+    }
+
     pub(crate) fn of(evidence: Evidence) -> Result<Staged, DbError> {
         match evidence {
             Evidence::Response(write) => {

@@ -123,11 +123,25 @@ impl ClaudeParser {
             COST_STATE = b"\"type\":\"cost-state\"";
             LIMIT = bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes();
         }
-        if contains(line, &USER) && !contains(line, &TOOL_RESULT) {
-            return self.prompt(line, out);
-        }
-        if contains(line, &COST_STATE) {
-            return cost_state(line, out);
+        // A user line is a prompt or a tool result, never a response, a
+        // cost or a limit notice: tool results (the bulk of the bytes) are
+        // not searched any further, and one that quotes a limit notice or
+        // a usage object is not taken for one.
+        // An assistant line is a response or a limit notice, whatever its
+        // tool calls' input holds (an object with `"type":"user"` is no
+        // prompt). Only a line whose type comes after a nested object is
+        // told by its markers.
+        match top_level_type(line) {
+            Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
+            Some(b"assistant") => {}
+            _ => {
+                if contains(line, &USER) && !contains(line, &TOOL_RESULT) {
+                    return self.prompt(line, out);
+                }
+                if contains(line, &COST_STATE) {
+                    return cost_state(line, out);
+                }
+            }
         }
         let limit = contains(line, &LIMIT);
         if !limit && !contains(line, &super::USAGE_MARKER) {
@@ -220,6 +234,23 @@ impl ClaudeParser {
         }
         true
     }
+}
+
+/// The line's own `type`, found without parsing it, when the line names
+/// it before any nested object (Claude Code writes it before the message):
+/// the first `"type":"` with no `{` before it but the line's own is a key
+/// of the line itself, since a string cannot hold those quotes unescaped.
+fn top_level_type(line: &[u8]) -> Option<&[u8]> {
+    const KEY: &[u8] = b"\"type\":\"";
+    markers! {
+        TYPE_KEY = KEY;
+    }
+    let at = TYPE_KEY.find(line)?;
+    if line.first() != Some(&b'{') || memchr::memchr(b'{', line.get(1..at)?).is_some() {
+        return None;
+    }
+    let value = line.get(at + KEY.len()..)?;
+    Some(&value[..memchr::memchr(b'"', value)?])
 }
 
 #[derive(Default)]
@@ -355,4 +386,73 @@ fn claude_limit_text(message: &Value) -> Option<Option<String>> {
         _ => return None,
     };
     texts.iter().find_map(|text| bee_proto::usage::claude_limit_reset(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::logs::LogParser;
+
+    /// The output tokens of each response write found.
+    fn output_tokens(out: &[Evidence]) -> Vec<Option<u64>> {
+        out.iter()
+            .filter_map(|e| match e {
+                Evidence::Response(write) => Some(write.tokens.output_tokens),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lines_own_type_is_found_only_before_any_nested_object() {
+        assert_eq!(top_level_type(br#"{"parentUuid":null,"type":"user","message":{"type":"x"}}"#), Some(&b"user"[..]));
+        assert_eq!(top_level_type(br#"{"message":{"type":"user"},"type":"assistant"}"#), None);
+        assert_eq!(top_level_type(br#"{"cwd":"a\"type\":\"user\"","type":"assistant"}"#), Some(&b"assistant"[..]));
+        assert_eq!(top_level_type(br#" {"type":"user"}"#), None, "not a line Claude Code writes: parsed");
+        assert_eq!(top_level_type(br#"{"type":"us"#), None, "cut short");
+        assert_eq!(top_level_type(b"{\"type\":\"\xff\xfe\"}"), Some(&b"\xff\xfe"[..]));
+        assert_eq!(top_level_type(b""), None);
+    }
+
+    /// A tool result that quotes a limit notice and a usage object (an
+    /// agent reading its own logs) is neither: only the response counts.
+    #[test]
+    fn a_tool_result_quoting_a_limit_or_usage_is_neither() {
+        let session = "5eed0000-0000-4000-8000-000000000001";
+        let quoted =
+            format!("{} {{\"usage\":{{\"input_tokens\":5,\"output_tokens\":7}}}}", bee_proto::usage::CLAUDE_LIMIT_TEXT);
+        let tool_result = serde_json::json!({"parentUuid": null, "type": "user", "sessionId": session,
+            "timestamp": "2026-11-30T10:00:00.000Z", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01", "content": quoted}]}});
+        let response = serde_json::json!({"type": "assistant", "sessionId": session,
+            "timestamp": "2026-11-30T10:00:01.000Z", "requestId": "req_1", "message": {"id": "msg_1",
+            "model": "claude-sonnet-4-5", "stop_reason": "end_turn", "usage": {"input_tokens": 3,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9}}});
+        let mut parser = LogParser::new(Provider::Claude, FileOffset::default());
+        let mut out = Vec::new();
+        for (at, line) in [tool_result, response].iter().enumerate() {
+            assert!(parser.line(format!("{line}\n").as_bytes(), at as u64, &mut out));
+        }
+        parser.finish(true, &mut out);
+        let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
+        assert_eq!((limits, output_tokens(&out)), (0, vec![Some(9)]));
+    }
+
+    /// A response whose tool call's input is an object of type `user` (an
+    /// agent writing a transcript line, say) is a response, not a prompt:
+    /// its tokens count and no turn begins.
+    #[test]
+    fn a_tool_input_of_type_user_is_no_prompt() {
+        let session = "5eed0000-0000-4000-8000-000000000002";
+        let response = serde_json::json!({"parentUuid": null, "type": "assistant", "sessionId": session,
+            "timestamp": "2026-11-30T10:00:01.000Z", "requestId": "req_1", "message": {"id": "msg_1",
+            "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "content": [{"type": "tool_use",
+            "id": "toolu_01", "name": "Write", "input": {"type": "user", "content": "hi"}}],
+            "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+            "output_tokens": 9}}});
+        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, format!("{response}\n").as_bytes());
+        assert_eq!(unparseable, 0);
+        assert_eq!(output_tokens(&out), vec![Some(9)]);
+        assert!(!out.iter().any(|e| matches!(e, Evidence::Turn(_))), "no turn: {out:?}");
+    }
 }

@@ -136,6 +136,27 @@ pub(crate) fn contains(haystack: &[u8], marker: &Marker) -> bool {
 /// Namespace of response write digests.
 pub(crate) const RESPONSE_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_7265_7370_6f6e_7365_2d76_3100);
 
+/// 63 bits of the name-based UUID of the name `parts` spell (one after
+/// another) in [`RESPONSE_NAMESPACE`]: the high half of
+/// `Uuid::new_v5(&RESPONSE_NAMESPACE, name)`, shifted right by one, so
+/// that stored digests keep their values. Ingestion hashes every response
+/// write twice; this SHA-1 uses the CPU's SHA instructions where it has them
+/// and needs no copy of the name.
+pub(crate) fn response_hash(parts: &[&[u8]]) -> i64 {
+    use sha1::Digest;
+    let mut hasher = sha1::Sha1::new();
+    hasher.update(RESPONSE_NAMESPACE.as_bytes());
+    for part in parts {
+        hasher.update(part);
+    }
+    let hash = hasher.finalize();
+    let mut high = [0u8; 8];
+    high.copy_from_slice(&hash[..8]);
+    // The version nibble, as a v5 UUID carries it.
+    high[6] = (high[6] & 0x0f) | 0x50;
+    (u64::from_be_bytes(high) >> 1) as i64
+}
+
 /// The usage marker every Claude response line carries.
 pub(crate) static USAGE_MARKER: Marker = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
 
