@@ -35,6 +35,11 @@ pub fn identity(provider: Provider, key: &str) -> &str {
     }
 }
 
+/// [`ResponseWrite::key_hash`] of a write of `provider` keyed `key`.
+fn key_hash(provider: Provider, key: &str) -> i64 {
+    crate::ledger::logs::response_hash(&[provider.as_str().as_bytes(), b"\x1f", identity(provider, key).as_bytes()])
+}
+
 /// Columns of a `response` write, in the order its checksum covers them.
 pub const RESPONSE_COLUMNS: Columns = Columns {
     base: "digest, key_hash, provider, response_key, session_id, at_utc, at_ms, model,
@@ -65,8 +70,7 @@ impl ResponseWrite {
     /// integer the store finds a response's writes by. Writes of different
     /// responses that share it are told apart by their keys when read.
     pub fn key_hash(&self) -> i64 {
-        let identity = identity(self.provider, &self.key);
-        crate::ledger::logs::response_hash(&[self.provider.as_str().as_bytes(), b"\x1f", identity.as_bytes()])
+        key_hash(self.provider, &self.key)
     }
 
     /// The same write read again (another pass, the same line) has the same
@@ -538,7 +542,7 @@ mod tests {
     fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> StoredWrite {
         StoredWrite {
             provider: Provider::Claude,
-            key_hash: crate::ledger::logs::response_hash(&[b"claude\x1f", identity(Provider::Claude, key).as_bytes()]),
+            key_hash: key_hash(Provider::Claude, key),
             key: key.to_owned(),
             session_id: Some(session.to_owned()),
             at_ms,

@@ -123,14 +123,12 @@ impl ClaudeParser {
             COST_STATE = b"\"type\":\"cost-state\"";
             LIMIT = bee_proto::usage::CLAUDE_LIMIT_TEXT.as_bytes();
         }
-        // A user line is a prompt or a tool result, never a response, a
-        // cost or a limit notice: tool results (the bulk of the bytes) are
-        // not searched any further, and one that quotes a limit notice or
-        // a usage object is not taken for one.
-        // An assistant line is a response or a limit notice, whatever its
-        // tool calls' input holds (an object with `"type":"user"` is no
-        // prompt). Only a line whose type comes after a nested object is
-        // told by its markers.
+        // The line's own type decides where Claude Code wrote it first. A
+        // user line is a prompt or a tool result, never a response, a cost
+        // or a limit notice: tool results (the bulk of the bytes) are not
+        // searched further, so one quoting a notice or a usage object is
+        // neither. An assistant line is a response or a limit notice,
+        // whatever its tool input holds. Other lines go by their markers.
         match top_level_type(line) {
             Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
             Some(b"assistant") => {}
