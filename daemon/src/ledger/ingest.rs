@@ -253,36 +253,76 @@ pub fn pass(
         tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: logs read");
         committer.flush();
     });
-    // The index is built before anything reads the responses back.
-    drop(bulk);
     if let Some(err) = committer.failure.into_inner().ok().flatten() {
+        drop(bulk);
         return Err(err);
     }
     let summary = committer.totals.into_inner().unwrap_or_default();
     tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: committed");
+    let merged = committer.merged.into_inner().ok().flatten();
     // Also settles hours left dirty by a failed settle or a schema upgrade.
-    match committer.merged.into_inner().ok().flatten() {
-        Some((responses, written)) => lock(ledger)?.settle_held(&responses, written),
-        None => lock(ledger)?.settle(),
+    let settle = |ledger: &mut Ledger| match &merged {
+        Some((responses, written)) => ledger.settle_held(responses, *written),
+        None => ledger.settle(),
+    };
+    match bulk {
+        Some(bulk) => bulk.finish(settle)?,
+        None => settle(&mut *lock(ledger)?),
     }
     tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: settled");
     Ok(summary)
 }
 
-/// A first pass's bulk load ([`Ledger::begin_bulk_load`]), ended when
-/// dropped: after the writer's last commit, or on any way out of the pass.
-struct BulkLoad<'a>(&'a Mutex<Ledger>);
+/// A first pass's bulk load ([`Ledger::begin_bulk_load`]): finished after
+/// the writer's last commit, else ended when dropped, on any way out of
+/// the pass.
+struct BulkLoad<'a> {
+    ledger: &'a Mutex<Ledger>,
+    finished: bool,
+}
 
 impl<'a> BulkLoad<'a> {
     fn begin(ledger: &'a Mutex<Ledger>) -> Result<BulkLoad<'a>, DbError> {
         lock(ledger)?.begin_bulk_load()?;
-        Ok(BulkLoad(ledger))
+        Ok(BulkLoad { ledger, finished: false })
+    }
+
+    /// [`Ledger::end_bulk_load`] with `settle` in it: the index is built
+    /// before anything reads the responses back, then the WAL (the whole
+    /// pass) is copied into the database on a connection of its own while
+    /// `settle` writes the aggregates on the ledger's; checkpoints resume
+    /// once both are done, so the settling commit never starts another.
+    /// A step that fails is logged, and the load is ended when dropped,
+    /// as on any other way out.
+    fn finish(mut self, settle: impl FnOnce(&mut Ledger)) -> Result<(), DbError> {
+        let mut ledger = lock(self.ledger)?;
+        let checkpointer = match ledger.build_response_index().and_then(|()| ledger.checkpointer()) {
+            Ok(checkpointer) => checkpointer,
+            Err(err) => {
+                tracing::warn!(error = %err, "the first pass's bulk load not finished; ending it after settling");
+                settle(&mut ledger);
+                return Ok(());
+            }
+        };
+        std::thread::scope(|scope| {
+            let copying = scope.spawn(move || crate::storage::sqlite::checkpoint(&checkpointer));
+            settle(&mut ledger);
+            // What this checkpoint did not copy, a later one does.
+            if let Ok(Err(err)) = copying.join() {
+                tracing::warn!(error = %err, "the first pass's WAL not checkpointed; a later checkpoint copies it");
+            }
+        });
+        self.finished = ledger.resume_checkpoints().is_ok();
+        Ok(())
     }
 }
 
 impl Drop for BulkLoad<'_> {
     fn drop(&mut self) {
-        let ended = lock(self.0).and_then(|mut ledger| ledger.end_bulk_load());
+        if self.finished {
+            return;
+        }
+        let ended = lock(self.ledger).and_then(|mut ledger| ledger.end_bulk_load());
         if let Err(err) = ended {
             tracing::warn!(error = %err, "response index not rebuilt after the first pass; the next open builds it");
         }
@@ -296,7 +336,10 @@ fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, DbError> {
 /// Records read and the offsets they were read up to, not committed yet.
 #[derive(Default)]
 struct Pending {
-    records: Vec<Staged>,
+    /// As the readers handed them over: gathered without copying them again.
+    records: Vec<Vec<Staged>>,
+    /// How many `records` holds.
+    count: usize,
     offsets: Vec<(String, FileOffset)>,
     /// The pass's last batch.
     last: bool,
@@ -344,9 +387,10 @@ impl Committer<'_> {
             records.drain(..).filter(Evidence::is_valid).filter_map(|e| Staged::of(e).ok()).collect();
         let dropped = (before - staged.len()) as u64;
         let mut queue = lock(&self.queue)?;
-        queue.pending.records.extend(staged);
+        queue.pending.count += staged.len();
+        queue.pending.records.push(staged);
         queue.pending.offsets.push((path.to_owned(), at));
-        if queue.pending.records.len() >= self.per_commit {
+        if queue.pending.count >= self.per_commit {
             let batch = std::mem::take(&mut queue.pending);
             // Sent under the queue's lock: batches leave in the order taken.
             if let Some(sender) = &queue.sender
@@ -415,7 +459,7 @@ impl Committer<'_> {
             match merged {
                 Some(responses) => *lock(&self.merged)? = Some((responses, holding.written)),
                 None if !pending.last => {
-                    holding.absorb(pending.records.into_iter().filter_map(Staged::into_response));
+                    holding.absorb(pending.records.into_iter().flatten().filter_map(Staged::into_response));
                     *lock(&self.held)? = Some(holding);
                 }
                 None => {}
@@ -432,13 +476,13 @@ impl Committer<'_> {
         if pending.offsets.is_empty() {
             return Ok((LedgerAppended { appended: 0, duplicates: 0 }, 0));
         }
-        lock(self.ledger)?.append_staged(&pending.records, &pending.offsets)
+        lock(self.ledger)?.append_staged(pending.records.iter().flatten(), &pending.offsets)
     }
 }
 
 /// The response writes among `records`.
-fn responses_of(records: &[Staged]) -> impl Iterator<Item = &Prepared> {
-    records.iter().filter_map(Staged::response)
+fn responses_of(records: &[Vec<Staged>]) -> impl Iterator<Item = &Prepared> {
+    records.iter().flatten().filter_map(Staged::response)
 }
 
 /// How far the ledger (its `offsets`) is behind each provider's logs under `roots`.
@@ -668,5 +712,79 @@ mod tests {
             let expected = (truth.len() as u64, truth.values().sum::<u64>(), 0);
             assert_eq!(output_total(&home.path().join("ledger")), expected, "seed {seed}");
         }
+    }
+
+    const ONE_SESSION: &str = "00000000-1111-4222-8333-444455556666";
+
+    /// A ledger and a projects tree for one session's log (`path`, not
+    /// written yet).
+    struct OneLog {
+        _home: tempfile::TempDir,
+        path: PathBuf,
+        dir: PathBuf,
+        ledger: Mutex<Ledger>,
+        roots: Roots,
+    }
+
+    impl OneLog {
+        fn new() -> OneLog {
+            let home = tempfile::tempdir().unwrap();
+            let projects = home.path().join("projects");
+            std::fs::create_dir_all(&projects).unwrap();
+            let dir = home.path().join("ledger");
+            OneLog {
+                path: projects.join(format!("{ONE_SESSION}.jsonl")),
+                ledger: Mutex::new(Ledger::open(&dir).unwrap()),
+                dir,
+                roots: Roots { claude_projects: vec![projects], codex_sessions: Vec::new() },
+                _home: home,
+            }
+        }
+    }
+
+    /// Writes go in many to a statement: a log read again (a new file at
+    /// the same path) whose old writes sit among new ones in every
+    /// statement counts each write once, appended or duplicate, and the
+    /// totals are the responses'.
+    #[test]
+    fn writes_read_again_among_new_ones_count_once() {
+        let one = OneLog::new();
+        let (session, path, dir, ledger, roots) = (ONE_SESSION, &one.path, &one.dir, &one.ledger, &one.roots);
+        let old: Vec<u64> = (1..=100).filter(|id| id % 4 == 0).collect();
+        std::fs::write(path, old.iter().map(|&id| write(session, id, id, true)).collect::<String>()).unwrap();
+        let first = pass(ledger, roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        assert_eq!((first.records_appended, first.duplicates), (25, 0));
+        // Written beside the old file and renamed over it: a new inode,
+        // which a file removed first might not get.
+        let new = path.with_extension("new");
+        std::fs::write(&new, (1..=100).map(|id| write(session, id, id, true)).collect::<String>()).unwrap();
+        std::fs::rename(&new, path).unwrap();
+        let again = pass(ledger, roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        assert_eq!((again.records_appended, again.duplicates), (75, 25));
+        assert_eq!(output_total(dir), (100, (1..=100).sum(), 0));
+    }
+
+    /// A first pass copies what it wrote into the database file while it
+    /// settles (on a connection of its own), and leaves the ledger checkpointing
+    /// as usual: with the ledger still open, the database file holds the
+    /// pass and the aggregates are whole.
+    #[test]
+    fn a_first_pass_is_in_the_database_file_before_the_ledger_closes() {
+        let one = OneLog::new();
+        let (path, dir, ledger, roots) = (&one.path, &one.dir, &one.ledger, &one.roots);
+        let responses = 10_000u64;
+        let log: String = (1..=responses).map(|id| write(ONE_SESSION, id, id % 97 + 1, true)).collect();
+        std::fs::write(path, log).unwrap();
+        let summary = pass(ledger, roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        assert_eq!(summary.records_appended, responses);
+        // Schema alone is a few dozen pages; ten thousand responses are
+        // megabytes, which only a checkpoint puts in the database file.
+        let in_file = std::fs::metadata(dir.join(crate::ledger::store::DB_FILE)).unwrap().len();
+        assert!(in_file > 1 << 20, "the database file holds {in_file} bytes");
+        let autocheckpoint: i64 =
+            lock(ledger).unwrap().db_conn().pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0)).unwrap();
+        assert_eq!(autocheckpoint, crate::storage::sqlite::WAL_AUTOCHECKPOINT_PAGES);
+        let output: u64 = (1..=responses).map(|id| id % 97 + 1).sum();
+        assert_eq!(output_total(dir), (responses, output, 0));
     }
 }

@@ -171,22 +171,40 @@ impl Prepared {
         ]
     }
 
-    /// The statement [`Prepared::insert`] binds, prepared once per batch.
-    pub(crate) fn statement(tx: &Connection) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
-        static INSERT: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| RESPONSE_COLUMNS.insert_sql("response", "ON CONFLICT DO NOTHING"));
-        tx.prepare_cached(&INSERT)
+    /// Writes [`Prepared::insert`] appends with one statement: a statement
+    /// run costs about as much as a row it inserts, so rows go in together.
+    pub(crate) const ROWS_PER_INSERT: usize = 16;
+
+    /// The statement [`Prepared::insert`] binds for `rows` writes (one, or
+    /// [`Prepared::ROWS_PER_INSERT`]), prepared once per batch.
+    pub(crate) fn statement(tx: &Connection, rows: usize) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
+        static ONE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| insert_sql(1));
+        static MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| insert_sql(Prepared::ROWS_PER_INSERT));
+        tx.prepare_cached(if rows == 1 { &ONE } else { &MANY })
     }
 
-    /// Appends this write with `statement` ([`Prepared::statement`]) unless
-    /// the same write is stored; whether it was new. Bound value by value:
-    /// the one writer of a pass does this for every response.
-    pub(crate) fn insert(&self, statement: &mut rusqlite::Statement<'_>) -> rusqlite::Result<bool> {
-        for (index, value) in self.values().into_iter().chain([&self.crc as &dyn rusqlite::ToSql]).enumerate() {
+    /// Appends `writes` with `statement` ([`Prepared::statement`] for their
+    /// number), each unless the same write is stored; how many were new.
+    /// Bound value by value: the one writer of a pass does this for every
+    /// response.
+    pub(crate) fn insert(writes: &[&Prepared], statement: &mut rusqlite::Statement<'_>) -> rusqlite::Result<usize> {
+        let values =
+            writes.iter().flat_map(|write| write.values().into_iter().chain([&write.crc as &dyn rusqlite::ToSql]));
+        for (index, value) in values.enumerate() {
             statement.raw_bind_parameter(index + 1, value)?;
         }
-        Ok(statement.raw_execute()? == 1)
+        statement.raw_execute()
     }
+}
+
+/// `INSERT` of `rows` response writes, the same write stored once.
+fn insert_sql(rows: usize) -> String {
+    let one = format!("({})", vec!["?"; RESPONSE_COLUMN_COUNT + 1].join(", "));
+    format!(
+        "INSERT INTO response ({}, crc) VALUES {} ON CONFLICT DO NOTHING",
+        RESPONSE_COLUMNS.base,
+        vec![one; rows].join(", ")
+    )
 }
 
 /// The counters a provider reports for every response: a response missing

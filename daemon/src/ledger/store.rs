@@ -515,14 +515,36 @@ impl Ledger {
         Ok(())
     }
 
-    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass.
+    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass: its
+    /// index built, checkpoints as usual again, and the WAL copied into the
+    /// database now rather than at the next commit.
     pub(crate) fn end_bulk_load(&mut self) -> Result<(), DbError> {
-        self.db.conn.execute_batch(RESPONSE_KEY_INDEX)?;
-        self.db.conn.pragma_update(None, "wal_autocheckpoint", sqlite::WAL_AUTOCHECKPOINT_PAGES)?;
-        // Now rather than at the next commit; passive: a reader is never
-        // waited for (what it still reads is copied by a later checkpoint).
-        self.db.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-        Ok(())
+        self.build_response_index()?;
+        self.resume_checkpoints()?;
+        Ok(sqlite::checkpoint(&self.db.conn)?)
+    }
+
+    /// Builds the response index a bulk load dropped (from the sorted
+    /// table, at once, rather than row by row at random places).
+    pub(crate) fn build_response_index(&mut self) -> Result<(), DbError> {
+        Ok(self.db.conn.execute_batch(RESPONSE_KEY_INDEX)?)
+    }
+
+    /// Checkpoints again whenever the WAL grows past its usual size, as
+    /// before a bulk load.
+    pub(crate) fn resume_checkpoints(&mut self) -> Result<(), DbError> {
+        Ok(self.db.conn.pragma_update(None, "wal_autocheckpoint", sqlite::WAL_AUTOCHECKPOINT_PAGES)?)
+    }
+
+    /// A connection to checkpoint the ledger on while this one writes
+    /// ([`sqlite::Writer::checkpointer`]).
+    pub(crate) fn checkpointer(&self) -> Result<rusqlite::Connection, DbError> {
+        self.db.checkpointer()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn db_conn(&self) -> &rusqlite::Connection {
+        &self.db.conn
     }
 
     /// Whether no response was ever stored.
@@ -549,9 +571,9 @@ impl Ledger {
 
     /// [`Ledger::append_at`] of staged evidence, and how many response
     /// writes were new.
-    pub(crate) fn append_staged(
+    pub(crate) fn append_staged<'e>(
         &mut self,
-        evidence: &[Staged],
+        evidence: impl IntoIterator<Item = &'e Staged>,
         offsets: &[(String, FileOffset)],
     ) -> Result<(LedgerAppended, u64), DbError> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -614,16 +636,26 @@ impl Ledger {
         }
         writes.sort_unstable_by_key(|prepared| (prepared.at_ms, prepared.digest));
         let mut responses = 0;
-        let mut statement = Prepared::statement(&tx)?;
-        for prepared in writes {
-            let inserted = prepared.insert(&mut statement)?;
-            if inserted {
-                touched.response(prepared.at_ms);
-                responses += 1;
+        let mut together = Prepared::statement(&tx, Prepared::ROWS_PER_INSERT)?;
+        let mut alone = Prepared::statement(&tx, 1)?;
+        // Which rows of a statement were new is known when all or none
+        // were; when only some were, all their hours are settled again,
+        // which costs a settle and changes no figure.
+        let mut tally = |rows: &[&Prepared], inserted: usize| {
+            if inserted > 0 {
+                rows.iter().for_each(|row| touched.response(row.at_ms));
             }
-            count(inserted);
+            responses += inserted as u64;
+            (0..rows.len()).for_each(|row| count(row < inserted));
+        };
+        let (statements, rest) = writes.as_chunks::<{ Prepared::ROWS_PER_INSERT }>();
+        for rows in statements {
+            tally(rows, Prepared::insert(rows, &mut together)?);
         }
-        drop(statement);
+        for row in rest.chunks(1) {
+            tally(row, Prepared::insert(row, &mut alone)?);
+        }
+        drop((together, alone));
         touched.write(&tx)?;
         tx.commit()?;
         if answer.appended > 0

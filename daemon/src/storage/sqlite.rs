@@ -77,6 +77,26 @@ pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Wri
     Ok(Writer { conn, _lock: lock })
 }
 
+impl Writer {
+    /// A second connection to the writer's database, to checkpoint on
+    /// another thread while this one writes: in WAL mode a passive
+    /// checkpoint and a writer never wait for each other.
+    pub fn checkpointer(&self) -> Result<Connection, DbError> {
+        let path = self.conn.path().ok_or(DbError::Invalid("the store has no file"))?;
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        Ok(conn)
+    }
+}
+
+/// Copies what the WAL holds into the database, waiting for no reader or
+/// writer (what one still needs is copied by a later checkpoint).
+pub fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+}
+
 /// SQLite's default `wal_autocheckpoint`, restored after a bulk load.
 pub const WAL_AUTOCHECKPOINT_PAGES: i64 = 1_000;
 
