@@ -175,12 +175,10 @@ impl Prepared {
     /// run costs about as much as a row it inserts, so rows go in together.
     pub(crate) const ROWS_PER_INSERT: usize = 16;
 
-    /// The statement [`Prepared::insert`] binds for `rows` writes (one, or
-    /// [`Prepared::ROWS_PER_INSERT`]), prepared once per batch.
+    /// The statement [`Prepared::insert`] binds for `rows` writes, prepared
+    /// once per batch.
     pub(crate) fn statement(tx: &Connection, rows: usize) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
-        static ONE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| insert_sql(1));
-        static MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| insert_sql(Prepared::ROWS_PER_INSERT));
-        tx.prepare_cached(if rows == 1 { &ONE } else { &MANY })
+        tx.prepare_cached(&RESPONSE_COLUMNS.insert_rows_sql("response", rows, "ON CONFLICT DO NOTHING"))
     }
 
     /// Appends `writes` with `statement` ([`Prepared::statement`] for their
@@ -195,16 +193,6 @@ impl Prepared {
         }
         statement.raw_execute()
     }
-}
-
-/// `INSERT` of `rows` response writes, the same write stored once.
-fn insert_sql(rows: usize) -> String {
-    let one = format!("({})", vec!["?"; RESPONSE_COLUMN_COUNT + 1].join(", "));
-    format!(
-        "INSERT INTO response ({}, crc) VALUES {} ON CONFLICT DO NOTHING",
-        RESPONSE_COLUMNS.base,
-        vec![one; rows].join(", ")
-    )
 }
 
 /// The counters a provider reports for every response: a response missing

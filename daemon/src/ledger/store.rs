@@ -289,8 +289,20 @@ impl Columns {
 
     /// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`.
     pub(crate) fn insert_sql(self, table: &str, suffix: &str) -> String {
-        let placeholders: Vec<String> = (1..=self.count() + 1).map(|n| format!("?{n}")).collect();
-        format!("INSERT INTO {table} ({}, crc) VALUES ({}) {suffix}", self.select(u32::MAX), placeholders.join(", "))
+        self.insert_rows_sql(table, 1, suffix)
+    }
+
+    /// [`Columns::insert_sql`] of `rows` records in one statement, their
+    /// values one record after another.
+    pub(crate) fn insert_rows_sql(self, table: &str, rows: usize, suffix: &str) -> String {
+        let per_row = self.count() + 1;
+        let values: Vec<String> = (0..rows)
+            .map(|row| {
+                let placeholders: Vec<String> = (1..=per_row).map(|n| format!("?{}", row * per_row + n)).collect();
+                format!("({})", placeholders.join(", "))
+            })
+            .collect();
+        format!("INSERT INTO {table} ({}, crc) VALUES {} {suffix}", self.select(u32::MAX), values.join(", "))
     }
 
     /// Whether a row selected with [`Columns::select`] from `first` on, then

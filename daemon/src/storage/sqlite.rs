@@ -40,6 +40,8 @@ pub enum DbError {
 /// A store opened by its one writer.
 pub struct Writer {
     pub conn: Connection,
+    /// The database file, for more connections to it.
+    path: PathBuf,
     // Held for its lock: released when the writer is dropped.
     _lock: File,
 }
@@ -64,7 +66,14 @@ pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Wri
         PathKind::Missing | PathKind::RegularFile => drop(files::open_private_file(&db)?),
         _ => return Err(DbError::Unsupported(db)),
     }
-    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    let conn = connect(&db)?;
+    migrate(&conn, migrations)?;
+    Ok(Writer { conn, path: db, _lock: lock })
+}
+
+/// A read-write connection to `db`, in WAL mode.
+fn connect(db: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     // NORMAL (in WAL mode): a commit is in the WAL before the daemon
@@ -73,8 +82,7 @@ pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Wri
     // crash can lose observations"). Syncing every commit (FULL) costs about
     // 40 % of the append throughput on the machines this runs on.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
-    migrate(&conn, migrations)?;
-    Ok(Writer { conn, _lock: lock })
+    Ok(conn)
 }
 
 impl Writer {
@@ -82,12 +90,7 @@ impl Writer {
     /// another thread while this one writes: in WAL mode a passive
     /// checkpoint and a writer never wait for each other.
     pub fn checkpointer(&self) -> Result<Connection, DbError> {
-        let path = self.conn.path().ok_or(DbError::Invalid("the store has no file"))?;
-        let conn =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        Ok(conn)
+        Ok(connect(&self.path)?)
     }
 }
 
