@@ -287,32 +287,26 @@ impl<'a> BulkLoad<'a> {
         Ok(BulkLoad { ledger, finished: false })
     }
 
-    /// [`Ledger::end_bulk_load`] with `settle` in it: the index is built
-    /// before anything reads the responses back, then the WAL (the whole
+    /// [`Ledger::end_bulk_load`] with `settle` in it: the WAL (the whole
     /// pass) is copied into the database on a connection of its own while
-    /// `settle` writes the aggregates on the ledger's; checkpoints resume
-    /// once both are done, so the settling commit never starts another.
-    /// A step that fails is logged, and the load is ended when dropped,
-    /// as on any other way out.
+    /// the index is built and `settle` writes the aggregates on the
+    /// ledger's (the index before anything reads the responses back);
+    /// checkpoints resume once all are done, so the settling commit never
+    /// starts another. A step that fails is logged, and the load is ended
+    /// when dropped, as on any other way out.
     fn finish(mut self, settle: impl FnOnce(&mut Ledger)) -> Result<(), DbError> {
         let mut ledger = lock(self.ledger)?;
-        let checkpointer = match ledger.build_response_index().and_then(|()| ledger.checkpointer()) {
-            Ok(checkpointer) => checkpointer,
-            Err(err) => {
-                tracing::warn!(error = %err, "the first pass's bulk load not finished; ending it after settling");
-                settle(&mut ledger);
-                return Ok(());
-            }
-        };
         std::thread::scope(|scope| {
-            let copying = scope.spawn(move || crate::storage::sqlite::checkpoint(&checkpointer));
+            let copying = ledger.checkpointer().map(|checkpointer| scope.spawn(move || checkpointer.copy_wal()));
+            let indexed = ledger.build_response_index();
             settle(&mut ledger);
-            // What this checkpoint did not copy, a later one does.
-            if let Ok(Err(err)) = copying.join() {
-                tracing::warn!(error = %err, "the first pass's WAL not checkpointed; a later checkpoint copies it");
+            let copied = copying
+                .and_then(|copying| copying.join().unwrap_or(Err(DbError::Invalid("the WAL copy stopped abnormally"))));
+            match indexed.and(copied) {
+                Ok(()) => self.finished = ledger.resume_checkpoints().is_ok(),
+                Err(err) => tracing::warn!(error = %err, "the first pass's bulk load not finished; ending it now"),
             }
         });
-        self.finished = ledger.resume_checkpoints().is_ok();
         Ok(())
     }
 }
@@ -784,6 +778,15 @@ mod tests {
         let autocheckpoint: i64 =
             lock(ledger).unwrap().db_conn().pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0)).unwrap();
         assert_eq!(autocheckpoint, crate::storage::sqlite::WAL_AUTOCHECKPOINT_PAGES);
+        // The index the load dropped is back, built while the WAL was copied.
+        let indexed: bool = lock(ledger)
+            .unwrap()
+            .db_conn()
+            .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'response_key_hash')", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert!(indexed);
         let output: u64 = (1..=responses).map(|id| id % 97 + 1).sum();
         assert_eq!(output_total(dir), (responses, output, 0));
     }

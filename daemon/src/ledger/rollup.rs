@@ -340,6 +340,16 @@ pub type Parts = BTreeMap<PartKey, UsageRow>;
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
+/// A [`PartKey`] borrowing its session and model from a response.
+#[derive(PartialEq, Eq, Hash)]
+struct PartOf<'a> {
+    bucket: i64,
+    provider: Provider,
+    session: Option<&'a str>,
+    model: Option<&'a str>,
+    tier: u8,
+}
+
 fn part(parts: &mut Parts, key: PartKey) -> &mut UsageRow {
     parts.entry(key).or_default()
 }
@@ -351,19 +361,32 @@ fn parts_of<'a>(
     bucket: Bucket<'_>,
     into: &mut Parts,
 ) {
+    // Summed under borrowed keys first: a part's session and model are
+    // copied once, not once per response.
+    let mut sums: HashMap<PartOf<'_>, UsageRow> = HashMap::new();
     for response in responses.filter(|r| range.contains(r.at_ms)) {
-        let key = PartKey {
+        let key = PartOf {
             bucket: bucket(response.provider, response.at_ms),
             provider: response.provider,
-            session: response.session_id.clone(),
-            model: response.model.clone(),
+            session: response.session_id.as_deref(),
+            model: response.model.as_deref(),
             tier: crate::ledger::prices::tier_of(response.provider, &response.tokens),
         };
-        let row = part(into, key);
+        let row = sums.entry(key).or_default();
         row.responses += 1;
         row.tokens.add(&response.tokens);
         row.partial_parts += u64::from(response.partial);
         row.pending_responses += u64::from(response.pending);
+    }
+    for (key, sum) in sums {
+        let key = PartKey {
+            bucket: key.bucket,
+            provider: key.provider,
+            session: key.session.map(str::to_owned),
+            model: key.model.map(str::to_owned),
+            tier: key.tier,
+        };
+        part(into, key).add(&sum);
     }
     for call in calls.filter(|c| range.contains(c.started_ms) && !c.logged) {
         let key = PartKey {

@@ -550,7 +550,7 @@ impl Ledger {
 
     /// A connection to checkpoint the ledger on while this one writes
     /// ([`sqlite::Writer::checkpointer`]).
-    pub(crate) fn checkpointer(&self) -> Result<rusqlite::Connection, DbError> {
+    pub(crate) fn checkpointer(&self) -> Result<sqlite::Checkpointer, DbError> {
         self.db.checkpointer()
     }
 

@@ -89,8 +89,26 @@ impl Writer {
     /// A second connection to the writer's database, to checkpoint on
     /// another thread while this one writes: in WAL mode a passive
     /// checkpoint and a writer never wait for each other.
-    pub fn checkpointer(&self) -> Result<Connection, DbError> {
-        Ok(connect(&self.path)?)
+    pub fn checkpointer(&self) -> Result<Checkpointer, DbError> {
+        Ok(Checkpointer { conn: connect(&self.path)?, db: File::open(&self.path)? })
+    }
+}
+
+/// See [`Writer::checkpointer`].
+pub struct Checkpointer {
+    conn: Connection,
+    db: File,
+}
+
+impl Checkpointer {
+    /// Copies what the WAL holds into the database ([`checkpoint`]) and
+    /// flushes the copy to disk. SQLite syncs the database only after a
+    /// checkpoint that found no newer commit; with the writer committing
+    /// meanwhile, the whole copy would wait for the writer's next
+    /// checkpoint (at the latest when it closes) to be synced.
+    pub fn copy_wal(&self) -> Result<(), DbError> {
+        checkpoint(&self.conn)?;
+        Ok(self.db.sync_data()?)
     }
 }
 
