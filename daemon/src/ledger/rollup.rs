@@ -794,7 +794,6 @@ pub(crate) fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Re
 }
 
 /// Recomputes every dirty hour from the records; returns how many.
-/// Recomputes every dirty hour from the records; returns how many.
 pub fn settle(conn: &Connection) -> rusqlite::Result<u64> {
     let mut settled = 0;
     // A round can find earlier hours to settle again (late writes of their
