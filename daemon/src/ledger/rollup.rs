@@ -340,7 +340,7 @@ pub type Parts = BTreeMap<PartKey, UsageRow>;
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
-/// A [`PartKey`] borrowing its session and model from a response.
+/// A [`PartKey`] borrowing its session and model from a response or call.
 #[derive(PartialEq, Eq, Hash)]
 struct PartOf<'a> {
     bucket: i64,
@@ -362,7 +362,7 @@ fn parts_of<'a>(
     into: &mut Parts,
 ) {
     // Summed under borrowed keys first: a part's session and model are
-    // copied once, not once per response.
+    // copied once, not once per response or call.
     let mut sums: HashMap<PartOf<'_>, UsageRow> = HashMap::new();
     for response in responses.filter(|r| range.contains(r.at_ms)) {
         let key = PartOf {
@@ -378,6 +378,24 @@ fn parts_of<'a>(
         row.partial_parts += u64::from(response.partial);
         row.pending_responses += u64::from(response.pending);
     }
+    for call in calls.filter(|c| range.contains(c.started_ms) && !c.logged) {
+        let key = PartOf {
+            bucket: bucket(call.provider, call.started_ms),
+            provider: call.provider,
+            session: call.session_id.as_deref(),
+            model: call.model.as_deref(),
+            tier: call.tokens.as_ref().map_or(0, |t| crate::ledger::prices::tier_of(call.provider, t)),
+        };
+        let row = sums.entry(key).or_default();
+        row.producer_counted_calls += 1;
+        match &call.tokens {
+            Some(tokens) => {
+                row.tokens.add(&responses::with_total(call.provider, tokens.clone()));
+                row.partial_parts += u64::from(!responses::reports_all(call.provider, tokens));
+            }
+            None => row.partial_parts += 1,
+        }
+    }
     for (key, sum) in sums {
         let key = PartKey {
             bucket: key.bucket,
@@ -387,24 +405,6 @@ fn parts_of<'a>(
             tier: key.tier,
         };
         part(into, key).add(&sum);
-    }
-    for call in calls.filter(|c| range.contains(c.started_ms) && !c.logged) {
-        let key = PartKey {
-            bucket: bucket(call.provider, call.started_ms),
-            provider: call.provider,
-            session: call.session_id.clone(),
-            model: call.model.clone(),
-            tier: call.tokens.as_ref().map_or(0, |t| crate::ledger::prices::tier_of(call.provider, t)),
-        };
-        let row = part(into, key);
-        row.producer_counted_calls += 1;
-        match &call.tokens {
-            Some(tokens) => {
-                row.tokens.add(&responses::with_total(call.provider, tokens.clone()));
-                row.partial_parts += u64::from(!responses::reports_all(call.provider, tokens));
-            }
-            None => row.partial_parts += 1,
-        }
     }
 }
 

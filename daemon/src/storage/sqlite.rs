@@ -90,7 +90,7 @@ impl Writer {
     /// another thread while this one writes: in WAL mode a passive
     /// checkpoint and a writer never wait for each other.
     pub fn checkpointer(&self) -> Result<Checkpointer, DbError> {
-        Ok(Checkpointer { conn: connect(&self.path)?, db: File::open(&self.path)? })
+        Ok(Checkpointer { conn: connect(&self.path)?, db: files::open_regular(&self.path)? })
     }
 }
 
