@@ -689,16 +689,23 @@ struct RangeCli {
     /// The last 5h, 24h or 7d.
     #[arg(long, value_name = "WINDOW", value_parser = ["5h", "24h", "7d"], conflicts_with_all = ["since", "until"])]
     window: Option<String>,
-    /// From this RFC 3339 UTC time.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    /// From: YYYY-MM-DD, RFC 3339, today, yesterday, or 30m/5h/7d/2w ago (days in the local zone).
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
     since: Option<i64>,
-    /// Until this RFC 3339 UTC time [default: now].
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    /// Until: the same forms; a day is included whole [default: now].
+    #[arg(long, value_name = "TIME", value_parser = parse_until)]
     until: Option<i64>,
 }
 
-fn parse_time(text: &str) -> Result<i64, String> {
-    bee_proto::time::parse_rfc3339_ms(text).ok_or_else(|| format!("{text:?} is not an RFC 3339 UTC time (…Z)"))
+/// `--since` of the time-word views, in the words `usage` takes: one way
+/// to say a time across beectl.
+fn parse_since(text: &str) -> Result<i64, String> {
+    bee_daemon::ledger::calendar::Zone::local().parse_time(text, false, bee_proto::time::now_unix_ms())
+}
+
+/// `--until`, as [`parse_since`]; a day given is included whole.
+fn parse_until(text: &str) -> Result<i64, String> {
+    bee_daemon::ledger::calendar::Zone::local().parse_time(text, true, bee_proto::time::now_unix_ms())
 }
 
 /// A time range in unix milliseconds, as asked.
@@ -1457,6 +1464,33 @@ mod tests {
         }
         assert!(matches!(parse_strs(&["delivery", "--help"]), Ok(Parsed::Text(_))));
         assert!(matches!(parse_strs(&["--version"]), Ok(Parsed::Text(_))));
+    }
+
+    /// `quota` and `status` take the time words `usage` takes, resolved
+    /// the same way: a day given to `--until` is included whole.
+    #[test]
+    fn the_time_word_views_take_usages_time_words() {
+        let zone = bee_daemon::ledger::calendar::Zone::local();
+        let now = bee_proto::time::now_unix_ms();
+        let day = |end| zone.parse_time("2026-11-01", end, now).unwrap();
+        for view in ["quota", "status"] {
+            let Ok(Parsed::Command(Command::Quota(ask) | Command::Status(ask))) =
+                parse_strs(&[view, "--since", "2026-11-01", "--until", "2026-11-01"])
+            else {
+                panic!("{view}: a day refused");
+            };
+            assert_eq!(ask.range, RangeAsk::Between { since: Some(day(false)), until: Some(day(true)) }, "{view}");
+            let Ok(Parsed::Command(Command::Quota(ask) | Command::Status(ask))) = parse_strs(&[view, "--since", "7d"])
+            else {
+                panic!("{view}: 7d refused");
+            };
+            let RangeAsk::Between { since: Some(since), until: None } = ask.range else { panic!("{view}: {ask:?}") };
+            assert!((now - 7 * 86_400_000 - 1_000..=now - 7 * 86_400_000 + 60_000).contains(&since), "{view}: {since}");
+            for text in ["", "tomorrow", "0d", "2026-13-01", "7 d", "2026-11-30T10:00:00"] {
+                assert!(parse_strs(&[view, "--since", text]).is_err(), "{view} took --since {text:?}");
+            }
+            assert!(parse_strs(&[view, "--window", "5h", "--since", "today"]).is_err(), "{view}: both");
+        }
     }
 
     #[test]

@@ -126,9 +126,9 @@ pub struct DeliveryReadArgs {
 pub struct QuotaArgs {
     /// 5h, 24h or 7d (not with since/until).
     window: Option<String>,
-    /// RFC 3339 UTC.
+    /// YYYY-MM-DD, RFC 3339, today, yesterday, or 30m/5h/7d/2w ago.
     since: Option<String>,
-    /// RFC 3339 UTC [default: now].
+    /// The same forms; a day is included whole [default: now].
     until: Option<String>,
     /// claude or codex.
     provider: Option<String>,

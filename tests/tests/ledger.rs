@@ -225,7 +225,8 @@ fn ledger_views_reject_bad_ranges() {
     for args in [
         vec!["quota", "--window", "3h"],
         vec!["quota", "--window", "5h", "--since", "2026-11-30T00:00:00Z"],
-        vec!["quota", "--since", "yesterday"],
+        vec!["quota", "--since", "tomorrow"],
+        vec!["status", "--since", "2026-11-30", "--until", "2026-11-29"],
         vec!["usage", "--by", "fortnight"],
         vec!["usage", "--since", "next tuesday"],
         vec!["usage", "--until", "2026-02-30"],
