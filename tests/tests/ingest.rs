@@ -322,6 +322,30 @@ fn writes_of_one_response_apart_in_the_file_merge_and_copies_in_other_sessions_c
     assert_eq!(rows.len(), 1, "each response belongs to the session that asked for it: {report}");
 }
 
+/// A log of responses without a prompt line (nothing to time a turn by)
+/// and no producer: the agent worked that day, so its time is unknown —
+/// an issue, not a measured zero — while a day without responses is idle.
+/// `quota` takes the same day words as `usage`.
+#[test]
+fn responses_nothing_timed_leave_the_time_unknown_not_zero() {
+    let (home, _) =
+        home_with_transcript(&[assistant("msg_A", "req_A", 10, 20, 1), assistant("msg_B", "req_B", 3, 7, 2)]);
+    assert_eq!(ingest(&home)["summary"]["recordsAppended"], 2);
+    let quota = |day: &str| parse_json_line(&home.beectl(&["quota", "--since", day, "--until", day]).stdout);
+    let worked = quota("2026-11-30");
+    assert_eq!(
+        (&worked["sinceUtc"], &worked["untilUtc"]),
+        (&json!("2026-11-30T00:00:00.000Z"), &json!("2026-12-01T00:00:00.000Z")),
+        "a day counts whole: {worked}"
+    );
+    assert_eq!((&worked["agentTimeMs"], &worked["derived"]["turns"]), (&json!(0), &json!(0)), "{worked}");
+    assert_eq!(worked["issues"], json!(["time_not_measured"]), "{worked}");
+    let status = parse_json_line(&home.beectl(&["status", "--since", "2026-11-30", "--until", "2026-11-30"]).stdout);
+    assert_eq!(status["issues"], json!(["time_not_measured"]), "{status}");
+    let idle = quota("2026-11-29");
+    assert_eq!((&idle["idleMs"], &idle["issues"]), (&json!(86_400_000), &json!([])), "{idle}");
+}
+
 #[test]
 fn every_claude_config_dir_is_read() {
     let home = TestHome::new();

@@ -53,7 +53,10 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         None => Some(&summary.derived_all),
         Some(provider) => summary.derived_providers.get(&provider),
     });
-    if overall.calls == 0 && derived.turns > 0 {
+    // Turns the logs timed, or responses nothing timed: the agent worked,
+    // and a measured time of zero would say it did not.
+    let responded = view.responded.iter().any(|p| wanted(*p));
+    if overall.calls == 0 && (derived.turns > 0 || responded) {
         issues.push(bee_proto::ledger::TIME_NOT_MEASURED_ISSUE.to_owned());
     }
     // Codex reports its windows with every response (rate-limit headers);
@@ -343,6 +346,24 @@ mod tests {
             (hits[0].at_ms, hits[0].window, hits[0].limit_id.as_deref()),
             (0, Some(WindowKind::FiveHour), Some("codex"))
         );
+    }
+
+    /// Responses in the window that no call and no derived turn timed (a
+    /// log without prompt lines, say): the time is unknown, not zero.
+    #[test]
+    fn responses_nothing_timed_make_the_time_unknown() {
+        let range = Range { since_ms: 0, until_ms: H };
+        let view = LedgerView { responded: vec![Provider::Codex], ..LedgerView::default() };
+        let report = quota(&view, range, None);
+        assert_eq!((report.agent_time_ms, report.derived.turns), (0, 0));
+        assert_eq!(report.issues, ["time_not_measured"]);
+        assert!(quota(&view, range, Some(Provider::Claude)).issues.is_empty(), "Claude did nothing");
+        let timed = LedgerView {
+            responded: vec![Provider::Claude],
+            ..calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range)
+        };
+        assert!(quota(&timed, range, None).issues.is_empty(), "{:?}", quota(&timed, range, None).issues);
+        assert!(quota(&LedgerView::default(), range, None).issues.is_empty(), "nothing happened: zero is the truth");
     }
 
     #[test]

@@ -1109,6 +1109,9 @@ pub struct LedgerView {
     pub sessions_with_cost: u64,
     pub work: Vec<(Provider, i64)>,
     pub snapshots: Vec<SnapshotRow>,
+    /// The providers that wrote a response in the range: activity, whether
+    /// or not anything timed it.
+    pub responded: Vec<Provider>,
 }
 
 /// Reads the ledger at `dir` read-only: the time and quota figures of `range`.
@@ -1318,8 +1321,23 @@ fn load(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<Ledge
     view.snapshots = read_snapshots(conn, version, range, damaged)?;
     if version >= rollup::RESPONSE_SCHEMA {
         (view.session_cost_usd, view.sessions_with_cost) = session_costs(conn, range, damaged)?;
+        view.responded = responding(conn, range)?;
     }
     Ok(view)
+}
+
+/// The providers with a response write in `range`: each found by its first
+/// one there, along the table's time order.
+fn responding(conn: &Connection, range: Range) -> rusqlite::Result<Vec<Provider>> {
+    let mut statement = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM response WHERE at_ms >= ?1 AND at_ms < ?2 AND provider = ?3)")?;
+    let mut found = Vec::new();
+    for provider in Provider::ALL {
+        if statement.query_row(params![range.since_ms, range.until_ms, provider.as_str()], |row| row.get(0))? {
+            found.push(*provider);
+        }
+    }
+    Ok(found)
 }
 
 /// The records of `table` whose time column falls in `range`, in time
