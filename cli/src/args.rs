@@ -700,12 +700,16 @@ struct RangeCli {
 /// `--since` of the time-word views, in the words `usage` takes: one way
 /// to say a time across beectl.
 fn parse_since(text: &str) -> Result<i64, String> {
-    bee_daemon::ledger::calendar::Zone::local().parse_time(text, false, bee_proto::time::now_unix_ms())
+    local_time(text, false)
 }
 
 /// `--until`, as [`parse_since`]; a day given is included whole.
 fn parse_until(text: &str) -> Result<i64, String> {
-    bee_daemon::ledger::calendar::Zone::local().parse_time(text, true, bee_proto::time::now_unix_ms())
+    local_time(text, true)
+}
+
+fn local_time(text: &str, end: bool) -> Result<i64, String> {
+    bee_daemon::ledger::calendar::Zone::local().parse_time(text, end, bee_proto::time::now_unix_ms())
 }
 
 /// A time range in unix milliseconds, as asked.
