@@ -4,9 +4,11 @@
 use bee_daemon::ledger::quota::{self, Range};
 use bee_daemon::ledger::store::{self, LedgerView};
 use bee_daemon::rendered::Rendered;
+use bee_proto::delivery::Issue;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport};
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use beectl::args::{LedgerAsk, RangeAsk};
 
@@ -37,11 +39,11 @@ fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendere
         return Rendered::invalid_usage("--since must be before --until");
     }
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return unavailable("io", None);
+        return unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
     };
     match store::read_range(&dir, range) {
         Ok(view) => answer(&view, range),
-        Err(issue) => unavailable(issue.as_str(), None),
+        Err(issue) => ledger_unavailable(issue, &dir),
     }
 }
 
@@ -49,6 +51,34 @@ fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendere
 /// never a report of zeros.
 pub fn unavailable(issue: &str, message: Option<String>) -> Rendered {
     Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, message))
+}
+
+/// The ledger at `dir` could not be read: its issue, and what that means
+/// and what to do. A new user's first view meets `missing`, which says
+/// where Bee looks for the provider logs and whether it found any.
+pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
+    let dir_shown = dir.display();
+    let message = match issue {
+        Issue::Missing => {
+            let roots = bee_daemon::ledger::ingest::Roots::from_env();
+            let logs: Vec<&PathBuf> = roots.claude_projects.iter().chain(&roots.codex_sessions).collect();
+            let found = logs.iter().any(|root| root.is_dir());
+            let spooled = bee_proto::paths::spool_dir()
+                .and_then(|spool| std::fs::read_dir(spool).ok())
+                .is_some_and(|mut entries| entries.next().is_some());
+            let listed = logs.iter().map(|root| root.display().to_string()).collect::<Vec<_>>().join(", ");
+            format!(
+                "no ledger yet at {dir_shown}: beed builds it from the provider logs ({listed}{}) and from what \
+                 producers record{}; start beed (`beectl daemon start`), or run `beectl ingest`",
+                if found { "" } else { ": none there yet" },
+                if spooled { " (records already wait in the spool)" } else { "" },
+            )
+        }
+        Issue::Busy => format!("the ledger at {dir_shown} is busy (another process is changing it); try again"),
+        Issue::Corrupt => format!("the ledger at {dir_shown} does not read as Bee's ledger; nothing was changed"),
+        _ => format!("the ledger at {dir_shown} could not be read"),
+    };
+    unavailable(issue.as_str(), Some(message))
 }
 
 fn text(body: String) -> Rendered {

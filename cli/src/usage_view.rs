@@ -52,7 +52,7 @@ pub fn usage(args: UsageArgs) -> Rendered {
     let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
     let report = match usage::report(&dir, &ask, &prices) {
         Ok(report) => report,
-        Err(issue) => return unavailable(issue.as_str(), None),
+        Err(issue) => return crate::ledger_view::ledger_unavailable(issue, &dir),
     };
     let table = match args.output {
         UsageOutput::Json => false,

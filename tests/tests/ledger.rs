@@ -128,9 +128,11 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
     // beed down: nothing to read yet, and no zeros shown for it.
     let quota = home.beectl(&["quota"]);
     assert_eq!(quota.status.code(), Some(5));
-    assert_eq!(
-        json_of(&quota),
-        json!({"schemaVersion": 1, "status": "unavailable", "issues": ["missing"], "message": null})
+    let missing = json_of(&quota);
+    assert_eq!((&missing["status"], &missing["issues"]), (&json!("unavailable"), &json!(["missing"])), "{missing}");
+    assert!(
+        missing["message"].as_str().unwrap().contains("(records already wait in the spool)"),
+        "what was recorded is not lost, and the message says where it is: {missing}"
     );
     let daemon = home.start_daemon();
     let usage = json_of(&home.beectl(&["usage", "--by", "day"]));
@@ -217,6 +219,36 @@ fn the_ledger_refuses_updates_and_deletes() {
         let err = conn.execute(sql, []).unwrap_err();
         assert!(err.to_string().contains("append-only"), "{sql}: {err}");
     }
+}
+
+/// A new user's first look, before any log or producer: the views say
+/// what is missing, where Bee looks for the logs, and what to do — and
+/// create nothing.
+#[test]
+fn a_first_look_without_a_ledger_says_what_is_missing_and_what_to_do() {
+    let home = TestHome::new();
+    for args in [&["usage"][..], &["usage", "--by", "model", "--format", "table"], &["quota"], &["status"]] {
+        let output = home.beectl(args);
+        assert_eq!(output.status.code(), Some(5), "{args:?}");
+        let answer = json_of(&output);
+        assert_eq!(answer["issues"], json!(["missing"]), "{args:?}: {answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        let projects = home.path().join(".claude/projects");
+        for part in [
+            format!("no ledger yet at {}", home.path().join(".bee/usage/ledger-v1").display()),
+            format!("{}, {}: none there yet", projects.display(), home.path().join(".codex/sessions").display()),
+            "beectl daemon start".to_owned(),
+            "beectl ingest".to_owned(),
+        ] {
+            assert!(message.contains(&part), "{args:?}: {part:?} not in {message:?}");
+        }
+        assert!(!message.contains("spool"), "nothing waits: {message}");
+    }
+    assert!(!home.bee_dir().exists(), "looking created nothing");
+    // Logs exist but nothing imported them yet (quota only reads).
+    std::fs::create_dir_all(home.path().join(".claude/projects")).unwrap();
+    let message = json_of(&home.beectl(&["quota"]))["message"].as_str().unwrap().to_owned();
+    assert!(!message.contains("none there yet"), "{message}");
 }
 
 #[test]
