@@ -135,13 +135,17 @@ fn quota_table(report: &QuotaReport) -> String {
         let _ = writeln!(out, "  {} calls of unknown duration are in no time figure", report.calls_without_duration);
     }
     for provider in &report.providers {
+        // As above: no measured call is an unknown time, not "0m".
+        let time = if provider.calls == 0 {
+            "agent time unknown".to_owned()
+        } else {
+            format!("agent time {}  used {}", duration(provider.agent_time_ms), duration(provider.used_ms))
+        };
         let _ = writeln!(
             out,
-            "\n  {}  calls {}  agent time {}  used {}  converted {}  crossed {}",
+            "\n  {}  calls {}  {time}  converted {}  crossed {}",
             provider.provider.as_str(),
             provider.calls,
-            duration(provider.agent_time_ms),
-            duration(provider.used_ms),
             provider.converted,
             provider.crossed
         );
@@ -184,4 +188,53 @@ fn status_table(report: &LedgerStatus) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bee_proto::ledger::{DerivedTime, Provider, ProviderQuota};
+
+    fn report(calls: u64, derived_turns: u64) -> QuotaReport {
+        let derived = DerivedTime { turns: derived_turns, agent_time_ms: derived_turns * 120_000, used_ms: 0 };
+        let (agent_time_ms, used_ms) = (calls * 60_000, calls * 60_000);
+        QuotaReport {
+            schema_version: 1,
+            since_utc: "2026-11-30T00:00:00.000Z".to_owned(),
+            until_utc: "2026-12-01T00:00:00.000Z".to_owned(),
+            provider: None,
+            agent_time_ms,
+            used_ms,
+            idle_ms: 86_400_000 - used_ms,
+            converted: 0,
+            crossed: 0,
+            calls_without_duration: 0,
+            derived: derived.clone(),
+            providers: vec![ProviderQuota {
+                provider: Provider::Claude,
+                calls,
+                agent_time_ms,
+                used_ms,
+                derived,
+                converted: 0,
+                crossed: 0,
+                windows: Vec::new(),
+            }],
+            issues: Vec::new(),
+        }
+    }
+
+    /// With no measured call the table says the time is unknown, overall
+    /// and per provider, and shows the derived turns apart: never "0m".
+    #[test]
+    fn no_measured_call_is_an_unknown_time_in_every_line() {
+        let table = quota_table(&report(0, 3));
+        assert!(table.contains("Agent time unknown"), "{table}");
+        assert!(table.contains("claude  calls 0  agent time unknown"), "{table}");
+        assert!(table.contains("derived: 3 turns, agent time 6m"), "{table}");
+        assert!(!table.contains("agent time 0m") && !table.contains("Idle"), "{table}");
+        let measured = quota_table(&report(2, 0));
+        assert!(measured.contains("Agent time 2m   Used 2m   Idle 23h 58m"), "{measured}");
+        assert!(measured.contains("claude  calls 2  agent time 2m  used 2m"), "{measured}");
+    }
 }
