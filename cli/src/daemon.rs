@@ -142,10 +142,16 @@ pub fn status(table: bool) -> Rendered {
             answer_status(Exit::Success, &report, table)
         }
         Err(err) => {
-            if !matches!(err, ClientError::NotRunning(_)) {
-                report.daemon = DaemonState::Unreachable;
-            }
-            report.message = Some(err.to_string());
+            report.message = Some(match err {
+                // What to do about it, for the first look after installing.
+                ClientError::NotRunning(_) => {
+                    format!("{err}; start it: `beectl daemon start`, or `beectl setup` for a user service")
+                }
+                _ => {
+                    report.daemon = DaemonState::Unreachable;
+                    err.to_string()
+                }
+            });
             report.stores = [
                 bee_proto::paths::default_delivery_store().map(|s| bee_daemon::delivery::report::store_status(&s)),
                 bee_proto::paths::default_ledger_store().map(|s| bee_daemon::ledger::store::store_status(&s)),

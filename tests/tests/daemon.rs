@@ -425,6 +425,9 @@ fn daemon_status_shows_every_store_the_ingestion_lag_and_the_spools() {
         + "\n";
     write_quiet(&dir.join(format!("{SESSION}.jsonl")), &line);
     let offline = parse_json_line(&home.beectl(&["daemon", "status"]).stdout);
+    let message = offline["message"].as_str().unwrap();
+    assert!(message.starts_with("beed is not running (no socket at "), "{message}");
+    assert!(message.ends_with("start it: `beectl daemon start`, or `beectl setup` for a user service"), "{message}");
     assert_eq!(
         offline["ingestion"][0],
         json!({"provider": "claude", "files": 1, "filesBehind": 1, "bytesBehind": line.len()})
