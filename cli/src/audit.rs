@@ -75,7 +75,7 @@ fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<&'
 /// The events store read-only: `None` when there is none yet.
 fn events_store() -> Result<Option<store::Connection>, Rendered> {
     let Some(dir) = bee_proto::paths::default_events_store() else {
-        return Err(unavailable("io", "neither BEE_HOME nor HOME is set".into()));
+        return Err(unavailable("io", bee_proto::paths::NO_HOME.into()));
     };
     match store::open_reader(&dir) {
         Ok(conn) => Ok(Some(conn)),

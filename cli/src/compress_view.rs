@@ -54,7 +54,7 @@ pub fn status() -> Rendered {
 /// config.toml, the rest of the file as it was.
 pub fn set(enabled: bool) -> Rendered {
     let Some(path) = bee_proto::paths::config_file() else {
-        return failure("io", "neither BEE_HOME nor HOME is set");
+        return failure("io", bee_proto::paths::NO_HOME);
     };
     let before = match crate::file_change::FileChange::read(&path) {
         Ok(before) => before,

@@ -124,7 +124,7 @@ pub fn status(table: bool) -> Rendered {
     };
     let answer = match &socket {
         Some(socket) => client::get(socket, STATUS_PATH, Duration::from_secs(3)),
-        None => Err(ClientError::NotRunning("(neither BEE_HOME nor HOME is set)".into())),
+        None => Err(ClientError::NotRunning(format!("({})", bee_proto::paths::NO_HOME))),
     };
     let daemon: Result<DaemonStatus, ClientError> = answer
         .and_then(|answer| serde_json::from_slice(&answer.body).map_err(|err| ClientError::Transport(err.to_string())));
@@ -171,7 +171,7 @@ pub fn dashboard() -> Rendered {
     let unavailable =
         |message: String| Rendered::json(Exit::Unavailable, &CommandError::unavailable(NO_DASHBOARD, message));
     let Some(socket) = bee_proto::paths::socket_path() else {
-        return unavailable("neither BEE_HOME nor HOME is set".into());
+        return unavailable(bee_proto::paths::NO_HOME.into());
     };
     if let Err(err) = client::get(&socket, STATUS_PATH, Duration::from_secs(3)) {
         return unavailable(format!("beed is not running on {}: {err}", socket.display()));
@@ -248,7 +248,7 @@ pub(crate) fn launch() -> Outcome {
         return outcome("already_running", Some(status.pid), None);
     }
     let Some(run_dir) = bee_proto::paths::socket_path().and_then(|s| s.parent().map(std::path::Path::to_owned)) else {
-        return outcome("failed", None, Some("neither BEE_HOME nor HOME is set".into()));
+        return outcome("failed", None, Some(bee_proto::paths::NO_HOME.into()));
     };
     // beed's own log, for when it does not come up.
     let log_path = run_dir.join("beed.log");

@@ -12,7 +12,7 @@ use bee_proto::exit::Exit;
 pub fn recent(limit: Option<u64>) -> Rendered {
     let limit = limit.map_or(DEFAULT_RECENT, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let Some(dir) = bee_proto::paths::default_events_store() else {
-        return crate::ledger_view::unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
+        return crate::ledger_view::unavailable("io", Some(bee_proto::paths::NO_HOME.to_owned()));
     };
     let conn = match store::open_reader(&dir) {
         Ok(conn) => conn,

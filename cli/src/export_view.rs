@@ -29,10 +29,9 @@ pub fn current() -> Option<ExportStatus> {
 pub fn status() -> Rendered {
     match current() {
         Some(status) => Rendered::json(Exit::Success, &status),
-        None => Rendered::json(
-            Exit::Unavailable,
-            &CommandError::unavailable("io", "neither BEE_HOME nor HOME is set".to_owned()),
-        ),
+        None => {
+            Rendered::json(Exit::Unavailable, &CommandError::unavailable("io", bee_proto::paths::NO_HOME.to_owned()))
+        }
     }
 }
 

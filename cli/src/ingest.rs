@@ -16,7 +16,7 @@ use crate::ask;
 
 pub fn run() -> Rendered {
     let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return failure("neither BEE_HOME nor HOME is set");
+        return failure(bee_proto::paths::NO_HOME);
     };
     let ledger = match Ledger::open(&dir) {
         Ok(ledger) => ledger,

@@ -38,8 +38,9 @@ fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendere
     if range.since_ms >= range.until_ms {
         return Rendered::invalid_usage("--since must be before --until");
     }
-    let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
+    let dir = match ledger_dir() {
+        Ok(dir) => dir,
+        Err(rendered) => return rendered,
     };
     match store::read_range(&dir, range) {
         Ok(view) => answer(&view, range),
@@ -51,6 +52,12 @@ fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendere
 /// never a report of zeros.
 pub fn unavailable(issue: &str, message: Option<String>) -> Rendered {
     Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, message))
+}
+
+/// The ledger's directory, or the answer when no home places it.
+pub fn ledger_dir() -> Result<PathBuf, Rendered> {
+    bee_proto::paths::default_ledger_store()
+        .ok_or_else(|| unavailable("io", Some(bee_proto::paths::NO_HOME.to_owned())))
 }
 
 /// The ledger at `dir` could not be read: its issue, and what that means

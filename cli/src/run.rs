@@ -448,7 +448,7 @@ fn record(records: Vec<LedgerRecord>) -> Result<(), String> {
     {
         return Ok(());
     }
-    let dir = bee_proto::paths::spool_dir().ok_or("neither BEE_HOME nor HOME is set")?;
+    let dir = bee_proto::paths::spool_dir().ok_or(bee_proto::paths::NO_HOME)?;
     for record in &records {
         let line = serde_json::to_vec(record).map_err(|err| err.to_string())?;
         bee_proto::spool::append(&dir, LEDGER_SPOOL_FILE, &line).map_err(|err| format!("spool: {err}"))?;

@@ -49,7 +49,7 @@ const LAUNCHD_LABEL: &str = "dev.bee.beed";
 /// The unit files for `manager` and their text: empty for `None`.
 pub fn unit_files(manager: Manager) -> Result<Vec<(PathBuf, String)>, String> {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).ok_or("HOME is not set")?;
-    let socket = bee_proto::paths::socket_path().ok_or("neither BEE_HOME nor HOME is set")?;
+    let socket = bee_proto::paths::socket_path().ok_or(bee_proto::paths::NO_HOME)?;
     let beed = absolute_beed()?;
     let bee_home = std::env::var_os(bee_proto::paths::BEE_HOME_ENV).filter(|h| !h.is_empty()).map(PathBuf::from);
     Ok(match manager {

@@ -14,7 +14,7 @@ use bee_proto::ledger::{PriceList, UsageGrouping, UsageReport, UsageRow};
 use std::fmt::Write;
 use std::io::IsTerminal;
 
-use crate::ledger_view::unavailable;
+use crate::ledger_view::{ledger_dir, ledger_unavailable};
 use beectl::args::{UsageArgs, UsageOutput};
 
 /// Below this many columns the table is compact.
@@ -43,8 +43,9 @@ pub fn usage(args: UsageArgs) -> Rendered {
         Ok(prices) => prices,
         Err(rendered) => return rendered,
     };
-    let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return unavailable("io", Some("neither BEE_HOME nor HOME is set".to_owned()));
+    let dir = match ledger_dir() {
+        Ok(dir) => dir,
+        Err(rendered) => return rendered,
     };
     if !args.no_import {
         crate::ingest::catch_up();
@@ -52,7 +53,7 @@ pub fn usage(args: UsageArgs) -> Rendered {
     let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
     let report = match usage::report(&dir, &ask, &prices) {
         Ok(report) => report,
-        Err(issue) => return crate::ledger_view::ledger_unavailable(issue, &dir),
+        Err(issue) => return ledger_unavailable(issue, &dir),
     };
     let table = match args.output {
         UsageOutput::Json => false,

@@ -59,9 +59,7 @@ fn io(what: &Path, err: std::io::Error) -> ArtifactError {
 
 /// `${BEE_HOME}/.bee/artifacts`.
 pub fn dir() -> Result<PathBuf, ArtifactError> {
-    bee_proto::paths::bee_dir()
-        .map(|dir| dir.join("artifacts"))
-        .ok_or_else(|| error("io", "neither BEE_HOME nor HOME is set"))
+    bee_proto::paths::bee_dir().map(|dir| dir.join("artifacts")).ok_or_else(|| error("io", bee_proto::paths::NO_HOME))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -104,9 +104,7 @@ fn labels() -> Value {
 }
 
 fn dir() -> Result<PathBuf, PlanError> {
-    bee_proto::paths::bee_dir()
-        .map(|d| d.join("plans-v1"))
-        .ok_or_else(|| error("io", "neither BEE_HOME nor HOME is set"))
+    bee_proto::paths::bee_dir().map(|d| d.join("plans-v1")).ok_or_else(|| error("io", bee_proto::paths::NO_HOME))
 }
 
 fn name_ok(name: &str) -> bool {

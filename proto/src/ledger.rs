@@ -621,7 +621,7 @@ impl RecordFailure {
     /// Notes in the journal that `records` records of `producer` were lost.
     /// Best effort: the disk that refused the spool may refuse this too.
     pub fn note(producer: RecordProducer, records: usize) -> std::io::Result<()> {
-        let dir = crate::paths::usage_dir().ok_or_else(|| std::io::Error::other("neither BEE_HOME nor HOME is set"))?;
+        let dir = crate::paths::usage_dir().ok_or_else(|| std::io::Error::other(crate::paths::NO_HOME))?;
         let failure = RecordFailure { at_utc: crate::time::now_rfc3339(), producer, records: records as u64 };
         let line = serde_json::to_vec(&failure).map_err(std::io::Error::other)?;
         crate::spool::append(&dir, RECORD_FAILURES_FILE, &line)

@@ -8,6 +8,9 @@ pub const BEE_HOME_ENV: &str = "BEE_HOME";
 /// Environment variable overriding the daemon socket path.
 pub const BEE_SOCKET_ENV: &str = "BEE_SOCKET";
 
+/// What every command says when neither variable names a home for `.bee/`.
+pub const NO_HOME: &str = "neither BEE_HOME nor HOME is set";
+
 /// The directory that contains `.bee/`: `BEE_HOME`, else `HOME`.
 pub fn bee_home() -> Option<PathBuf> {
     non_empty_env(BEE_HOME_ENV).or_else(|| non_empty_env("HOME")).map(PathBuf::from)

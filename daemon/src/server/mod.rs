@@ -96,7 +96,7 @@ impl DaemonConfig {
 /// Why beed did not start (or stopped with an error).
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("neither BEE_HOME nor HOME is set; cannot place Bee's files")]
+    #[error("{}; cannot place Bee's files", bee_proto::paths::NO_HOME)]
     NoHome,
     #[error("another beed is already running on {socket}{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
     AlreadyRunning { socket: PathBuf, pid: Option<u32> },
