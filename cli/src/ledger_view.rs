@@ -96,7 +96,15 @@ fn text(body: String) -> Rendered {
     Rendered { exit: Exit::Success, bytes: body.into_bytes() }
 }
 
+/// A duration for people; under a minute in seconds, so a short measured
+/// time never reads as a zero.
 fn duration(ms: u64) -> String {
+    match ms {
+        0 => return "0m".to_owned(),
+        1..1_000 => return "<1s".to_owned(),
+        1_000..60_000 => return format!("{}s", ms / 1_000),
+        _ => {}
+    }
     let minutes = ms / 60_000;
     match (minutes / 60, minutes % 60) {
         (0, m) => format!("{m}m"),
@@ -105,7 +113,8 @@ fn duration(ms: u64) -> String {
 }
 
 fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
-    format!("{} turns, agent time {}, used {}", time.turns, duration(time.agent_time_ms), duration(time.used_ms))
+    let turns = if time.turns == 1 { "turn" } else { "turns" };
+    format!("{} {turns}, agent time {}, used {}", time.turns, duration(time.agent_time_ms), duration(time.used_ms))
 }
 
 pub fn bar(percent: f64) -> String {
@@ -247,5 +256,24 @@ mod tests {
         let measured = quota_table(&report(2, 0));
         assert!(measured.contains("Agent time 2m   Used 2m   Idle 23h 58m"), "{measured}");
         assert!(measured.contains("claude  calls 2  agent time 2m  used 2m"), "{measured}");
+    }
+
+    /// A short measured time reads in seconds: never "0m" for a turn that
+    /// took five seconds.
+    #[test]
+    fn a_short_time_reads_in_seconds() {
+        assert_eq!(duration(0), "0m");
+        assert_eq!(duration(400), "<1s");
+        assert_eq!(duration(5_000), "5s");
+        assert_eq!(duration(59_999), "59s");
+        assert_eq!(duration(60_000), "1m");
+        assert_eq!(duration(3_900_000), "1h 05m");
+        let mut one = report(0, 1);
+        let five_seconds = DerivedTime { turns: 1, agent_time_ms: 5_000, used_ms: 5_000 };
+        one.derived = five_seconds.clone();
+        one.providers[0].derived = five_seconds;
+        let table = quota_table(&one);
+        assert!(table.contains("derived: 1 turn, agent time 5s, used 5s"), "{table}");
+        assert!(!table.contains("0m"), "{table}");
     }
 }

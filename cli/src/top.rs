@@ -12,7 +12,7 @@ use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{LEDGER_CHANGES_PATH, LedgerChanges, LiveView, LiveWindow};
 use bee_proto::time::parse_rfc3339_ms;
-use bee_proto::usage::WindowKind;
+use bee_proto::usage::{WindowKind, usd_text};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
@@ -23,7 +23,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::ledger_view::{bar, unavailable};
-use crate::usage_view::{colour_wanted, short_model, thousands};
+use crate::usage_view::{colour_wanted, parts, short_model, thousands};
 
 /// Redraw at least this often: countdowns move, sessions go quiet.
 const REFRESH: Duration = Duration::from_secs(5);
@@ -207,10 +207,15 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
     let mut lines = Vec::new();
     let today = &view.today;
     let bound = if today.partial_parts > 0 { "≥" } else { "" };
-    let tokens = today.tokens.total_tokens.map_or("none".to_owned(), |t| format!("{bound}{} tokens", thousands(t)));
-    let cost = match (today.estimated_cost_usd, today.unpriced_parts) {
-        (Some(c), 0) => format!(", est ${c:.2}"),
-        (Some(c), _) => format!(", est ≥${c:.2}"),
+    let tokens = match today.tokens.total_tokens {
+        Some(total) => format!("{bound}{} tokens", thousands(total)),
+        None if today.responses + today.producer_counted_calls == 0 => "none".to_owned(),
+        None => format!("tokens unknown ({} lacked a counter)", parts(today.partial_parts)),
+    };
+    // A cost priced from a partial sum is a lower bound like the sum.
+    let cost = match (today.estimated_cost_usd, today.unpriced_parts + today.partial_parts) {
+        (Some(c), 0) => format!(", est {}", usd_text(c)),
+        (Some(c), _) => format!(", est ≥{}", usd_text(c)),
         (None, _) => String::new(),
     };
     lines.push(format!("Today ({}): {tokens}{cost}", view.timezone));
@@ -224,9 +229,9 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
         let tokens = burn
             .tokens_per_minute
             .map_or("unknown".to_owned(), |t| format!("{bound}{} tokens/min", thousands(t.round() as u64)));
-        let cost = match (burn.estimated_usd_per_hour, burn.unpriced_parts) {
-            (Some(c), 0) => format!(", est ${c:.2}/h"),
-            (Some(c), _) => format!(", est ≥${c:.2}/h"),
+        let cost = match (burn.estimated_usd_per_hour, burn.unpriced_parts + burn.partial_parts) {
+            (Some(c), 0) => format!(", est {}/h", usd_text(c)),
+            (Some(c), _) => format!(", est ≥{}/h", usd_text(c)),
             (None, _) => ", cost unknown (unpriced model)".to_owned(),
         };
         lines.push(format!("  {:<6} {tokens}{cost}", burn.provider.as_str()));
@@ -239,7 +244,12 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
     for session in view.sessions.iter().take(8) {
         let id: String = session.session.as_deref().unwrap_or("(unknown)").chars().take(8).collect();
         let models: Vec<&str> = session.models.iter().map(|m| short_model(m)).collect();
-        let tokens = session.tokens_last_hour.map_or("no".to_owned(), thousands);
+        let tokens = match (session.tokens_last_hour, session.partial_parts) {
+            (Some(total), 0) => thousands(total),
+            (Some(total), _) => format!("≥{}", thousands(total)),
+            (None, 0) => "no".to_owned(),
+            (None, _) => "unknown".to_owned(),
+        };
         let event = session.last_event.as_deref().map_or(String::new(), |e| format!("  last event {e}"));
         lines.push(format!(
             "  {:<6} {id}  last {}  {tokens} tokens  {}{event}",
@@ -321,5 +331,74 @@ fn draw(frame: &mut ratatui::Frame<'_>, view: Option<&LiveView>, colour: bool) {
     let lines: Vec<Line<'_>> = detail_lines(view).into_iter().map(Line::from).collect();
     if let Some(area) = areas.last() {
         frame.render_widget(Paragraph::new(lines), *area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bee_proto::ledger::{ActiveSession, BurnRate, Provider, UsageRow};
+    use bee_proto::usage::Counters;
+
+    fn view(today: UsageRow, burn: Vec<BurnRate>, sessions: Vec<ActiveSession>) -> LiveView {
+        LiveView {
+            schema_version: 1,
+            at_utc: "2026-12-01T10:30:00.000Z".to_owned(),
+            timezone: "UTC".to_owned(),
+            today,
+            windows: Vec::new(),
+            burn,
+            sessions,
+            limits: Vec::new(),
+            issues: Vec::new(),
+        }
+    }
+
+    fn session(tokens_last_hour: Option<u64>, partial_parts: u64) -> ActiveSession {
+        ActiveSession {
+            provider: Provider::Claude,
+            session: Some("5eed0000-aaaa".to_owned()),
+            models: vec!["claude-sonnet-4-5-20250929".to_owned()],
+            last_activity_utc: "2026-12-01T10:29:00.000Z".to_owned(),
+            tokens_last_hour,
+            partial_parts,
+            last_event: None,
+        }
+    }
+
+    /// A day whose responses lack a counter: its sum and its estimate are
+    /// lower bounds, and a sum nothing could be added to is unknown, never
+    /// "none"; a session's hour likewise.
+    #[test]
+    fn partial_figures_read_as_lower_bounds_or_unknown() {
+        let partial = UsageRow {
+            responses: 2,
+            tokens: Counters { total_tokens: Some(165), ..Counters::default() },
+            partial_parts: 1,
+            estimated_cost_usd: Some(0.00163875),
+            ..UsageRow::default()
+        };
+        let burn = BurnRate {
+            provider: Provider::Claude,
+            minutes: 15,
+            tokens_per_minute: Some(11.0),
+            estimated_usd_per_hour: Some(0.0065),
+            partial_parts: 1,
+            unpriced_parts: 0,
+        };
+        let lines = detail_lines(&view(partial, vec![burn], vec![session(Some(165), 1)])).join("\n");
+        assert!(lines.contains("Today (UTC): ≥165 tokens, est ≥$0.0016"), "{lines}");
+        assert!(lines.contains("claude ≥11 tokens/min, est ≥$0.0065/h"), "{lines}");
+        assert!(lines.contains("≥165 tokens  sonnet-4-5"), "{lines}");
+
+        let unknown = UsageRow { responses: 1, partial_parts: 1, ..UsageRow::default() };
+        let lines = detail_lines(&view(unknown, Vec::new(), vec![session(None, 1)])).join("\n");
+        assert!(lines.contains("Today (UTC): tokens unknown (1 part lacked a counter)"), "{lines}");
+        assert!(lines.contains("unknown tokens"), "{lines}");
+        assert!(!lines.contains("Today (UTC): none"), "{lines}");
+
+        let quiet = detail_lines(&view(UsageRow::default(), Vec::new(), vec![session(None, 0)])).join("\n");
+        assert!(quiet.contains("Today (UTC): none"), "{quiet}");
+        assert!(quiet.contains("no tokens"), "{quiet}");
     }
 }

@@ -11,6 +11,7 @@ use bee_daemon::ledger::usage::{self, UsageAsk};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{PriceList, UsageGrouping, UsageReport, UsageRow};
+use bee_proto::usage::usd_text;
 use std::fmt::Write;
 use std::io::IsTerminal;
 
@@ -143,7 +144,7 @@ pub fn short_model(model: &str) -> &str {
 
 fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
     match cost {
-        Some(cost) => format!("{}${cost:.2}", if lower_bound { "≥" } else { "" }),
+        Some(cost) => format!("{}{}", if lower_bound { "≥" } else { "" }, usd_text(cost)),
         None if unpriced => "unpriced".to_owned(),
         None => "-".to_owned(),
     }
@@ -187,11 +188,9 @@ fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec
     if report.totals.reported_cost_usd.is_some() {
         cells.push(dollars(row.reported_cost_usd, false, false));
     }
-    cells.push(dollars(
-        row.estimated_cost_usd,
-        row.unpriced_parts > 0 && row.estimated_cost_usd.is_some(),
-        row.unpriced_parts > 0,
-    ));
+    // An estimate over a part that lacks a counter, or over an unpriced
+    // model, is a lower bound like the counts it is priced from.
+    cells.push(dollars(row.estimated_cost_usd, bound || row.unpriced_parts > 0, row.unpriced_parts > 0));
     cells
 }
 
@@ -316,7 +315,7 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
     }
     if report.partial_parts > 0 {
         notes.push(format!(
-            "≥: {} reported no counter of their own; those sums are lower bounds.",
+            "≥: {} lacked a counter their provider reports; the sums and costs they are in are lower bounds.",
             parts(report.partial_parts)
         ));
     }
@@ -344,8 +343,9 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
         notes.push(format!("{producer} calls left no log: their producer's own counters are used."));
     }
     notes.push(format!(
-        "EST. COST is an estimate from a price table{}; REPORTED is what the provider reported.",
-        if style.verbose { "" } else { " (--verbose: which)" }
+        "EST. COST is an estimate from a price table{}{}",
+        if style.verbose { "" } else { " (--verbose: which)" },
+        if report.totals.reported_cost_usd.is_some() { "; REPORTED is what the provider reported." } else { "." }
     ));
     if style.verbose {
         notes.push(format!(
@@ -363,7 +363,7 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
 }
 
 /// `1 part`, `2 parts`.
-fn parts(n: u64) -> String {
+pub fn parts(n: u64) -> String {
     format!("{} part{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
@@ -430,5 +430,62 @@ mod tests {
         assert_eq!(short_model("claude-sonnet-4-5-20250929"), "sonnet-4-5");
         assert_eq!(short_model("claude-opus-4-1"), "opus-4-1");
         assert_eq!(short_model("gpt-5-codex"), "gpt-5-codex");
+    }
+
+    /// A day of two responses, one of them without its cache-write
+    /// counter: what `beectl usage` answered for it.
+    fn partial_day(reported: Option<f64>) -> UsageReport {
+        let row = UsageRow {
+            key: Some("2026-12-01".to_owned()),
+            models: vec!["claude-sonnet-4-5-20250929".to_owned()],
+            responses: 2,
+            tokens: bee_proto::usage::Counters {
+                input_tokens: Some(20),
+                cache_creation_input_tokens: Some(5),
+                cache_read_input_tokens: Some(200),
+                output_tokens: Some(100),
+                total_tokens: Some(165),
+                ..Default::default()
+            },
+            partial_parts: 1,
+            reported_cost_usd: reported,
+            estimated_cost_usd: Some(0.00163875),
+            ..UsageRow::default()
+        };
+        UsageReport {
+            schema_version: 3,
+            by: UsageGrouping::Day,
+            since_utc: "2026-12-01T00:00:00.000Z".to_owned(),
+            until_utc: "2026-12-02T00:00:00.000Z".to_owned(),
+            timezone: "UTC".to_owned(),
+            source: "provider_reported_counters".to_owned(),
+            prices: bee_proto::ledger::PriceSource { source: "a table".to_owned(), date: None, models: 1 },
+            filters: Default::default(),
+            rows: vec![row.clone()],
+            totals: UsageRow { key: None, ..row },
+            partial_parts: 1,
+            pending_responses: 0,
+            unpriced_models: Vec::new(),
+            project_unknown_parts: 0,
+            issues: vec!["partial".to_owned()],
+        }
+    }
+
+    /// The estimate over a part that lacks a counter is a lower bound like
+    /// the counts it is priced from, and the notes name only the columns
+    /// the table has.
+    #[test]
+    fn a_partial_rows_estimate_is_a_lower_bound() {
+        let style = Style { columns: 120, colour: false, compact: false, verbose: false };
+        let table = render(&partial_day(None), style);
+        let figures: Vec<&str> = table.lines().filter(|l| l.contains("≥165")).collect();
+        assert_eq!(figures.len(), 2, "{table}");
+        assert!(figures.iter().all(|l| l.ends_with(" ≥$0.0016")), "{table}");
+        assert!(table.contains("≥: 1 part lacked a counter their provider reports"), "{table}");
+        assert!(table.contains("EST. COST is an estimate from a price table (--verbose: which)."), "{table}");
+        assert!(!table.contains("REPORTED"), "{table}");
+        let table = render(&partial_day(Some(0.5)), style);
+        assert!(table.contains("REPORTED  EST. COST") && table.contains("$0.50   ≥$0.0016"), "{table}");
+        assert!(table.contains("; REPORTED is what the provider reported."), "{table}");
     }
 }

@@ -750,6 +750,11 @@ pub struct ActiveSession {
     /// The minute of its last response, or the time of its last hook event.
     pub last_activity_utc: String,
     pub tokens_last_hour: Option<u64>,
+    /// Parts of its last hour that lacked a counter their provider reports:
+    /// above 0, `tokens_last_hour` is a lower bound (`null` when no part had
+    /// a total).
+    #[serde(default)]
+    pub partial_parts: u64,
     /// Its last hook event (`PreToolUse Bash`), when beed's event pipeline has one.
     #[serde(default)]
     pub last_event: Option<String>,

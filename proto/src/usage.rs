@@ -39,6 +39,17 @@ pub fn codex_limit_notice(text: &str) -> bool {
     text.to_ascii_lowercase().contains("usage limit")
 }
 
+/// A cost in US dollars for people: cents, and under a cent two
+/// significant digits, so a small cost never reads as a zero.
+pub fn usd_text(cost: f64) -> String {
+    if cost > 0.0 && cost < 0.01 {
+        let decimals = (-cost.log10().floor()).clamp(2.0, 10.0) as usize + 1;
+        format!("${cost:.decimals$}")
+    } else {
+        format!("${cost:.2}")
+    }
+}
+
 /// The identity of one Claude response in a transcript: streaming writes a
 /// request several times under the same (`message.id`, `requestId`); a
 /// sidechain replay reuses the message id without a request id. `None` when
@@ -295,4 +306,19 @@ pub struct MeasuredBudget {
     pub issues: Vec<UsageIssue>,
     /// Never a bill: no cost is computed here.
     pub money: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cost_under_a_cent_never_reads_as_a_zero() {
+        assert_eq!(usd_text(0.0), "$0.00");
+        assert_eq!(usd_text(3.456), "$3.46");
+        assert_eq!(usd_text(0.01), "$0.01");
+        assert_eq!(usd_text(0.00163875), "$0.0016");
+        assert_eq!(usd_text(0.005), "$0.0050");
+        assert_eq!(usd_text(0.000012), "$0.000012");
+    }
 }

@@ -83,14 +83,15 @@ fn beed_up_the_line_adds_todays_usage_and_the_ledgers_window() {
     assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
     // A line with rate_limits records the window's snapshot…
     let first = line(&home, &[], &status_input(Some(limits(37.0))));
-    // 1,000 + 200 + 300 tokens; 1,000 × $3 + 200 × $0.30 + 300 × $15 per million.
-    assert_eq!(first, "Sonnet 4.5 | ctx 42% | 5h 37% | resets in 2h 10m | today 1.5k est $0.01 | session $0.46\n");
+    // 1,000 + 200 + 300 tokens; 1,000 × $3 + 200 × $0.30 + 300 × $15 per million:
+    // $0.00756, under a cent, in two significant digits.
+    assert_eq!(first, "Sonnet 4.5 | ctx 42% | 5h 37% | resets in 2h 10m | today 1.5k est $0.0076 | session $0.46\n");
     home.settle();
     // …which a later input without them still shows, from the ledger.
     std::thread::sleep(std::time::Duration::from_millis(1_100));
     let later = line(&home, &[], &status_input(None));
     assert!(later.starts_with("Sonnet 4.5 | ctx 42% | 5h 37% | resets in 2h "), "{later}");
-    assert!(later.ends_with(" | today 1.5k est $0.01 | session $0.46\n"), "{later}");
+    assert!(later.ends_with(" | today 1.5k est $0.0076 | session $0.46\n"), "{later}");
     let custom = line(&home, &["--format", "{today_tokens} tokens today | {weekly} of the week"], &status_input(None));
     assert_eq!(custom, "1.5k tokens today | 12% of the week\n");
     let appended =

@@ -141,3 +141,33 @@ fn piped_top_prints_the_view_once() {
     assert!(!text.contains('\u{1b}'), "plain text when piped");
     drop(daemon);
 }
+
+/// Two responses of the last minutes, one without its cache-write counter:
+/// the day's sum, its estimate and the session's hour are lower bounds, and
+/// a session whose every response lacks a counter has an unknown hour,
+/// never "no tokens".
+#[test]
+fn a_partial_hour_reads_as_a_lower_bound_and_an_unknown_one_as_unknown() {
+    let home = TestHome::new();
+    let minute_ago = |minutes: u64| bee_proto::time::format_unix_ms(((now_seconds() - minutes * 60) * 1000) as i64);
+    let response = |session: &str, n: u32, minutes: u64, usage: serde_json::Value| {
+        json!({"type": "assistant", "sessionId": session, "timestamp": minute_ago(minutes), "requestId": format!("req_{session}_{n}"),
+            "message": {"id": format!("msg_{session}_{n}"), "model": "claude-sonnet-4-5-20250929", "stop_reason": "end_turn", "usage": usage}})
+        .to_string()
+    };
+    let whole = json!({"input_tokens": 10, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 100, "output_tokens": 50});
+    let lacking = json!({"input_tokens": 10, "cache_read_input_tokens": 100, "output_tokens": 50});
+    let projects = home.path().join(".claude/projects/-home-dev-app");
+    let mixed = [response("aaaa1111", 1, 3, whole), response("aaaa1111", 2, 2, lacking.clone())].join("\n");
+    write_quiet(&projects.join("aaaa1111.jsonl"), &(mixed + "\n"));
+    write_quiet(&projects.join("bbbb2222.jsonl"), &(response("bbbb2222", 1, 2, lacking) + "\n"));
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let output = home.beectl(&["top"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("tokens, est ≥$0.0"), "the day's estimate is a lower bound: {text}");
+    assert!(text.contains("Today (UTC): ≥165 tokens"), "{text}");
+    let line = |session: &str| text.lines().find(|l| l.contains(session)).unwrap_or_default().to_owned();
+    assert!(line("aaaa1111").contains(" ≥165 tokens "), "{text}");
+    assert!(line("bbbb2222").contains(" unknown tokens "), "{text}");
+}

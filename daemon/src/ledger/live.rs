@@ -61,6 +61,7 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
             models: Vec::new(),
             last_activity_utc: format_unix_ms(key.bucket),
             tokens_last_hour: None,
+            partial_parts: 0,
             last_event: None,
         });
         if let Some(model) = &key.model
@@ -74,6 +75,7 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         if let Some(total) = part.tokens.total_tokens {
             session.tokens_last_hour = Some(session.tokens_last_hour.unwrap_or(0) + total);
         }
+        session.partial_parts += part.partial_parts;
         if key.bucket >= now_ms - BURN_MINUTES * MINUTE {
             let (row, unpriced) = burn.entry(key.provider).or_default();
             let mut priced = part.clone();
@@ -149,6 +151,7 @@ pub fn add_events(view: &mut LiveView, events: &[serde_json::Value], now_ms: i64
                     models: Vec::new(),
                     last_activity_utc: at_utc.clone(),
                     tokens_last_hour: None,
+                    partial_parts: 0,
                     last_event: None,
                 });
                 let last = view.sessions.len() - 1;
