@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 use beectl::args::{LedgerAsk, RangeAsk};
 
 pub fn quota(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, |view, range| {
+    with_view(&ask, store::read_range, |view, range| {
         let report = quota::quota(view, range, ask.provider);
         if ask.table { text(quota_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
 pub fn status(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, |view, range| {
+    with_view(&ask, store::read_status_range, |view, range| {
         let lost = bee_daemon::ledger::record_failures::journal().map_or(0, |journal| {
             bee_daemon::ledger::record_failures::count_in(&journal, range.since_ms, range.until_ms)
         });
@@ -29,7 +29,11 @@ pub fn status(ask: LedgerAsk) -> Rendered {
     })
 }
 
-fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendered) -> Rendered {
+fn with_view(
+    ask: &LedgerAsk,
+    read: fn(&std::path::Path, Range) -> Result<LedgerView, bee_proto::delivery::Issue>,
+    answer: impl FnOnce(&LedgerView, Range) -> Rendered,
+) -> Rendered {
     let now = bee_proto::time::now_unix_ms();
     let range = match ask.range {
         RangeAsk::Last(ms) => Range { since_ms: now - ms, until_ms: now },
@@ -42,7 +46,7 @@ fn with_view(ask: &LedgerAsk, answer: impl FnOnce(&LedgerView, Range) -> Rendere
         Ok(dir) => dir,
         Err(rendered) => return rendered,
     };
-    match store::read_range(&dir, range) {
+    match read(&dir, range) {
         Ok(view) => answer(&view, range),
         Err(issue) => ledger_unavailable(issue, &dir),
     }
@@ -197,7 +201,13 @@ fn quota_table(report: &QuotaReport) -> String {
 
 fn status_table(report: &LedgerStatus) -> String {
     let mut out = quota_table(&report.quota);
-    let cost = report.est_cost_usd.map_or_else(|| "unknown (no CLI reported one)".to_owned(), |c| format!("${c:.4}"));
+    let cost = match (report.est_cost_usd, report.sessions_without_cost) {
+        (None, _) => "unknown (no CLI reported one)".to_owned(),
+        (Some(c), 0) => format!("${c:.4}"),
+        (Some(c), n) => {
+            format!("≥${c:.4} ({n} session{} with no reported cost left out)", if n == 1 { "" } else { "s" })
+        }
+    };
     let _ = writeln!(out, "\n  est. cost {cost} — as the CLIs reported it, never computed by Bee");
     if report.record_failures > 0 {
         let _ = writeln!(

@@ -352,6 +352,11 @@ pub struct LedgerStatus {
     /// Sessions whose log reported a cost that grew in the range (Claude
     /// Code's cost-state lines, interactive sessions included).
     pub sessions_with_cost: u64,
+    /// Sessions with usage in the range (and producer calls without one)
+    /// that no CLI reported a cost for: above 0, `est_cost_usd` leaves them
+    /// out and is a lower bound (issue `partial`).
+    #[serde(default)]
+    pub sessions_without_cost: u64,
 }
 
 named! {

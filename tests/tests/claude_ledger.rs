@@ -246,6 +246,7 @@ fn an_interactive_session_in_a_terminal_is_measured_by_its_hooks_and_counted_fro
     assert_eq!(quota["derived"]["turns"], 0, "a measured turn is not derived too: {quota}");
     let status = json_of(&home.beectl(&["status"]));
     assert_eq!(status["sessionsWithCost"], 1, "an interactive session's cost, as Claude Code wrote it: {status}");
+    assert_eq!(status["sessionsWithoutCost"], 0, "{status}");
     assert!(status["estCostUsd"].as_f64().unwrap() > 0.0, "{status}");
     drop(daemon);
 }

@@ -107,6 +107,11 @@ fn run_passes_everything_through_and_records_the_call_and_the_limit() {
     let status = json_of(&home.beectl(&["status"]));
     assert!((status["estCostUsd"].as_f64().unwrap() - 0.0246).abs() < 1e-9);
     assert_eq!(status["callsWithCost"], 2);
+    assert_eq!(
+        (&status["sessionsWithoutCost"], &status["issues"]),
+        (&json!(0), &json!([])),
+        "every session's cost: {status}"
+    );
     let table = String::from_utf8(home.beectl(&["quota", "--format", "table"]).stdout).unwrap();
     assert!(table.contains("no quota snapshots: no window, no peak"), "{table}");
     drop(daemon);

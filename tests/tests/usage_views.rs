@@ -314,3 +314,35 @@ fn the_estimate_on_a_generated_tree_equals_an_independent_computation() {
     assert_eq!(by_model["rows"][0]["estimatedCostUsd"], serde_json::Value::Null);
     assert_eq!(by_model["totals"]["estimatedCostUsd"], serde_json::Value::Null, "nothing priced, nothing summed");
 }
+
+/// `status` sums the costs the CLIs reported. Sessions of the range that
+/// reported none are left out of that sum, which then says it is a lower
+/// bound and how many it left out; a range with nothing reported is null.
+#[test]
+fn a_reported_cost_that_leaves_sessions_out_is_a_lower_bound() {
+    let home = fixture();
+    let status = |extra: &[&str], table: bool| {
+        let mut args = vec!["status"];
+        args.extend_from_slice(extra);
+        if table {
+            args.extend(["--format", "table"]);
+        }
+        let output = home.beectl(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        output.stdout
+    };
+    let day = ["--since", "2026-03-29T00:00:00Z", "--until", "2026-03-30T00:00:00Z"];
+    let report = parse_json_line(&status(&day, false));
+    assert_eq!(report["estCostUsd"], 1.25, "session A's own cost line: {report}");
+    assert_eq!(report["sessionsWithCost"], 1, "{report}");
+    assert_eq!(report["sessionsWithoutCost"], 2, "session B and the Codex session reported none: {report}");
+    assert!(report["issues"].as_array().unwrap().contains(&json!("partial")), "{report}");
+    let text = String::from_utf8(status(&day, true)).unwrap();
+    assert!(text.contains("est. cost ≥$1.2500 (2 sessions with no reported cost left out)"), "{text}");
+
+    let before = ["--since", "2026-03-28T00:00:00Z", "--until", "2026-03-29T00:00:00Z"];
+    let report = parse_json_line(&status(&before, false));
+    assert_eq!(report["estCostUsd"], Value::Null, "nothing reported that day: unknown, not zero: {report}");
+    assert_eq!(report["sessionsWithoutCost"], 1, "{report}");
+    assert!(!report["issues"].as_array().unwrap().contains(&json!("partial")), "null needs no lower bound: {report}");
+}

@@ -173,12 +173,18 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerSt
         (None, None) => None,
         (calls, sessions) => Some(calls.unwrap_or(0.0) + sessions.unwrap_or(0.0)),
     };
+    // A sum that leaves out sessions whose cost nobody reported is a lower
+    // bound, and says so; with nothing reported it is null already.
+    if est_cost_usd.is_some() && view.sessions_without_cost > 0 {
+        quota.issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
+    }
     LedgerStatus {
         quota,
         record_failures,
         est_cost_usd,
         calls_with_cost: view.summary.all.cost_calls,
         sessions_with_cost: view.sessions_with_cost,
+        sessions_without_cost: view.sessions_without_cost,
     }
 }
 
@@ -373,5 +379,28 @@ mod tests {
         assert_eq!(status(&unknown, range, 0).est_cost_usd, None);
         let zero = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.0))], range);
         assert_eq!((status(&zero, range, 0).est_cost_usd, status(&zero, range, 0).calls_with_cost), (Some(0.0), 1));
+    }
+
+    /// A reported cost that leaves out sessions nobody reported one for is
+    /// a lower bound (`partial`); with nothing reported it is null, and a
+    /// null needs no bound.
+    #[test]
+    fn a_cost_sum_that_leaves_sessions_out_is_partial() {
+        let range = Range { since_ms: 0, until_ms: H };
+        let some = LedgerView {
+            sessions_without_cost: 2,
+            ..calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.5))], range)
+        };
+        let report = status(&some, range, 0);
+        assert_eq!((report.est_cost_usd, report.sessions_without_cost), (Some(0.5), 2));
+        assert_eq!(report.quota.issues, ["partial"]);
+        let none = LedgerView {
+            sessions_without_cost: 2,
+            ..calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range)
+        };
+        let report = status(&none, range, 0);
+        assert_eq!((report.est_cost_usd, report.quota.issues.len()), (None, 0));
+        let all = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.5))], range);
+        assert!(status(&all, range, 0).quota.issues.is_empty());
     }
 }

@@ -1112,12 +1112,24 @@ pub struct LedgerView {
     /// The providers that wrote a response in the range: activity, whether
     /// or not anything timed it.
     pub responded: Vec<Provider>,
+    /// Sessions with usage in the range that no CLI reported a cost for
+    /// there: parts of unknown cost ([`read_status_range`] only).
+    pub sessions_without_cost: u64,
 }
 
 /// Reads the ledger at `dir` read-only: the time and quota figures of `range`.
 pub fn read_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
     let reader = Reader::open(dir)?;
     load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))
+}
+
+/// [`read_range`], and how many sessions of the range have no reported
+/// cost: what `beectl status` needs.
+pub fn read_status_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
+    let reader = Reader::open(dir)?;
+    let mut view = load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))?;
+    view.sessions_without_cost = reader.sessions_without_cost(range)?;
+    Ok(view)
 }
 
 /// A cost a provider reported, where it lies.
@@ -1197,6 +1209,29 @@ impl Reader {
             Ok((costs, damaged))
         };
         read().map_err(|e| sqlite::issue_of(&e))
+    }
+
+    /// Sessions (and session-less producer calls) with usage in `range`
+    /// for which no CLI reported a cost there: neither a cost line of the
+    /// session's log nor a producer call with a cost.
+    pub fn sessions_without_cost(&self, range: Range) -> Result<u64, Issue> {
+        let (costs, _) = self.reported_costs(range)?;
+        let costed: std::collections::BTreeSet<(Provider, &str)> =
+            costs.iter().filter_map(|cost| Some((cost.provider, cost.session.as_deref()?))).collect();
+        let active = self.usage(range, &|_, _| 0)?;
+        let mut sessions: Vec<(Provider, Option<&str>)> = active
+            .parts
+            .iter()
+            .filter(|(_, part)| part.responses + part.producer_counted_calls > 0)
+            .map(|(key, _)| (key.provider, key.session.as_deref()))
+            .collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        let unknown = sessions.iter().filter(|(provider, session)| match session {
+            Some(session) => !costed.contains(&(*provider, *session)),
+            None => true,
+        });
+        Ok(unknown.count() as u64)
     }
 
     /// Each session's project, as far as the logs' places tell it: the
