@@ -275,6 +275,9 @@ pub enum UsageIssueCode {
     OversizedLine,
     /// A counter out of range (negative, fractional or too large): ignored.
     InvalidCounter,
+    /// A response without a counter its provider reports: the sums it is
+    /// in leave that counter out and are lower bounds.
+    Partial,
 }
 
 /// Line accounting: every line is somewhere.

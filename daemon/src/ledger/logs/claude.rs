@@ -3,7 +3,7 @@
 //! state.
 
 use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider};
-use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream, WindowKind};
+use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream, UsageIssueCode, WindowKind};
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -314,6 +314,9 @@ impl ClaudeState {
         let mut last: Option<(u64, &Counters)> = None;
         for key in &self.order {
             if let Some((line, counters)) = self.responses.get(key) {
+                if !crate::ledger::responses::reports_all(Provider::Claude, counters) {
+                    bee_proto::usage::note_line_issue(&mut usage.issues, UsageIssueCode::Partial, *line);
+                }
                 if counters.reported() > 0 {
                     total.get_or_insert_with(Counters::default).add(counters);
                 }

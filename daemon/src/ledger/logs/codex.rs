@@ -3,7 +3,9 @@
 //! state.
 
 use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
-use bee_proto::usage::{Counters, HistoryStream, LimitHit, RateLimitSnapshot, ResponseStream, UsageIssue, WindowKind};
+use bee_proto::usage::{
+    Counters, HistoryStream, LimitHit, RateLimitSnapshot, ResponseStream, UsageIssue, UsageIssueCode, WindowKind,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use std::time::UNIX_EPOCH;
@@ -298,6 +300,9 @@ impl CodexState {
             let repeated = total.is_some() && total == self.last_total;
             if !repeated {
                 if let Some(last) = info.get("last_token_usage").map(|u| codex_counters(u, number, &mut usage.issues)) {
+                    if !crate::ledger::responses::reports_all(Provider::Codex, &last) {
+                        bee_proto::usage::note_line_issue(&mut usage.issues, UsageIssueCode::Partial, number);
+                    }
                     self.responses += 1;
                     self.response_counters.get_or_insert_with(Counters::default).add(&last);
                 }
