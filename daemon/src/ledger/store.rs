@@ -1211,13 +1211,15 @@ impl Reader {
         read().map_err(|e| sqlite::issue_of(&e))
     }
 
-    /// Sessions (and session-less producer calls) with usage in `range`
-    /// for which no CLI reported a cost there: neither a cost line of the
-    /// session's log nor a producer call with a cost.
+    /// Sessions with usage in `range` (a provider's session-less usage
+    /// counting as one) for which no CLI reported a cost there: neither a
+    /// cost line of the session's log nor a producer call with a cost.
     pub fn sessions_without_cost(&self, range: Range) -> Result<u64, Issue> {
         let (costs, _) = self.reported_costs(range)?;
-        let costed: std::collections::BTreeSet<(Provider, &str)> =
-            costs.iter().filter_map(|cost| Some((cost.provider, cost.session.as_deref()?))).collect();
+        // A producer call that knew no session and reported a cost covers
+        // the session-less usage of its provider.
+        let costed: std::collections::BTreeSet<(Provider, Option<&str>)> =
+            costs.iter().map(|cost| (cost.provider, cost.session.as_deref())).collect();
         let active = self.usage(range, &|_, _| 0)?;
         let mut sessions: Vec<(Provider, Option<&str>)> = active
             .parts
@@ -1227,11 +1229,7 @@ impl Reader {
             .collect();
         sessions.sort_unstable();
         sessions.dedup();
-        let unknown = sessions.iter().filter(|(provider, session)| match session {
-            Some(session) => !costed.contains(&(*provider, *session)),
-            None => true,
-        });
-        Ok(unknown.count() as u64)
+        Ok(sessions.iter().filter(|session| !costed.contains(session)).count() as u64)
     }
 
     /// Each session's project, as far as the logs' places tell it: the
