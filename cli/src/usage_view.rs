@@ -186,7 +186,8 @@ fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec
     }
     cells.push(count(t.total_tokens, bound));
     if report.totals.reported_cost_usd.is_some() {
-        cells.push(dollars(row.reported_cost_usd, false, false));
+        // Sessions that reported no cost are left out of what was reported.
+        cells.push(dollars(row.reported_cost_usd, row.sessions_without_cost.is_some_and(|n| n > 0), false));
     }
     // An estimate over a part that lacks a counter, or over an unpriced
     // model, is a lower bound like the counts it is priced from.
@@ -317,6 +318,12 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
         notes.push(format!(
             "≥: {} lacked a counter their provider reports; the sums and costs they are in are lower bounds.",
             parts(report.partial_parts)
+        ));
+    }
+    if let (Some(_), Some(sessions @ 1..)) = (report.totals.reported_cost_usd, report.totals.sessions_without_cost) {
+        notes.push(format!(
+            "REPORTED leaves out {} with usage that reported no cost (Codex never does): a lower bound where marked ≥.",
+            if sessions == 1 { "1 session".to_owned() } else { format!("{} sessions", thousands(sessions)) }
         ));
     }
     if report.pending_responses > 0 {
@@ -487,5 +494,14 @@ mod tests {
         let table = render(&partial_day(Some(0.5)), style);
         assert!(table.contains("REPORTED  EST. COST") && table.contains("$0.50   ≥$0.0016"), "{table}");
         assert!(table.contains("; REPORTED is what the provider reported."), "{table}");
+        assert!(!table.contains("≥$0.50") && !table.contains("REPORTED leaves out"), "{table}");
+        // A session of the day reported no cost: what was reported leaves it out.
+        let mut left_out = partial_day(Some(0.5));
+        for row in left_out.rows.iter_mut().chain([&mut left_out.totals]) {
+            row.sessions_without_cost = Some(1);
+        }
+        let table = render(&left_out, style);
+        assert!(table.contains("≥$0.50   ≥$0.0016"), "{table}");
+        assert!(table.contains("REPORTED leaves out 1 session with usage that reported no cost"), "{table}");
     }
 }

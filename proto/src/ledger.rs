@@ -438,6 +438,11 @@ pub struct UsageRow {
     /// does not name): never priced at another model's rates.
     #[serde(default)]
     pub unpriced_parts: u64,
+    /// `beectl usage`: sessions with usage in the group that no CLI reported
+    /// a cost for in it. Above 0, a `reportedCostUsd` leaves them out and is
+    /// a lower bound (`partial`). Absent where it was not worked out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions_without_cost: Option<u64>,
 }
 
 impl UsageRow {

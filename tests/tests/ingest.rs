@@ -196,7 +196,8 @@ fn codex_rollouts_give_calls_snapshots_and_limits() {
         "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050},
         "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 0,
         // gpt-5-codex at $1.25 and $10 per million input and output tokens.
-        "reportedCostUsd": null, "estimatedCostUsd": 0.00175, "unpricedParts": 0}]),
+        // Codex reports no cost: its session is one the reported cost leaves out.
+        "reportedCostUsd": null, "estimatedCostUsd": 0.00175, "unpricedParts": 0, "sessionsWithoutCost": 1}]),
         "the repeated token_count counts once"
     );
     let quota = parse_json_line(

@@ -159,7 +159,11 @@ fn every_grouping_has_its_golden_json_and_the_fixtures_totals() {
         assert!((estimate - expected_estimate()).abs() < 1e-9, "--by {by}: {estimate} vs {}", expected_estimate());
         assert_eq!(totals["unpricedParts"], 1, "--by {by}: the unknown model's response is not priced");
         assert_eq!(report["unpricedModels"], json!(["claude-mystery-9"]));
-        assert_eq!(report["issues"], json!(["unpriced_model"]), "--by {by}");
+        assert_eq!(
+            totals["sessionsWithoutCost"], 2,
+            "--by {by}: session B and the Codex session reported no cost: the reported total leaves them out"
+        );
+        assert_eq!(report["issues"], json!(["partial", "unpriced_model"]), "--by {by}");
         let rows = report["rows"].as_array().unwrap();
         let row_sum: u64 = rows.iter().map(|r| r["tokens"]["outputTokens"].as_u64().unwrap_or(0)).sum();
         assert_eq!(row_sum, totals["tokens"]["outputTokens"].as_u64().unwrap(), "--by {by}: the rows add up");

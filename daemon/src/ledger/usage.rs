@@ -193,6 +193,10 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     };
     let mut groups: BTreeMap<GroupKey, UsageRow> = BTreeMap::new();
     let mut unpriced_models: Vec<String> = Vec::new();
+    // The sessions each group used and those a CLI reported a cost for in
+    // it (a provider's session-less usage counting as one); `None`: the
+    // whole report.
+    let mut sessions: BTreeMap<Option<GroupKey>, (SessionSet<'_>, SessionSet<'_>)> = BTreeMap::new();
     for (key, part) in inputs.parts {
         let PartKey { bucket, provider, session, model, tier } = key;
         let counted = part.responses + part.producer_counted_calls;
@@ -211,7 +215,13 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
                 unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
             }
         }
-        groups.entry(group_of(*provider, *bucket, session, model)).or_default().add(&row);
+        let group = group_of(*provider, *bucket, session, model);
+        if counted > 0 {
+            for of in [Some(group.clone()), None] {
+                sessions.entry(of).or_default().0.insert((*provider, session.as_deref()));
+            }
+        }
+        groups.entry(group).or_default().add(&row);
     }
     // Session cost lines name no model: a view by model counts them in its
     // totals only.
@@ -223,17 +233,26 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         {
             continue;
         }
+        let session = (cost.provider, cost.session.as_deref());
+        sessions.entry(None).or_default().1.insert(session);
         if ask.by == UsageGrouping::Model && cost.model.is_none() {
             bee_proto::ledger::add_cost(&mut unattributed, Some(cost.usd));
             continue;
         }
         let bucket = (inputs.bucket)(cost.provider, cost.at_ms);
-        let row = groups.entry(group_of(cost.provider, bucket, &cost.session, &cost.model)).or_default();
+        let group = group_of(cost.provider, bucket, &cost.session, &cost.model);
+        sessions.entry(Some(group.clone())).or_default().1.insert(session);
+        let row = groups.entry(group).or_default();
         bee_proto::ledger::add_cost(&mut row.reported_cost_usd, Some(cost.usd));
     }
+    let without_cost = |of: Option<GroupKey>| {
+        let (used, costed) = sessions.get(&of).cloned().unwrap_or_default();
+        Some(used.difference(&costed).count() as u64)
+    };
     let mut rows: Vec<UsageRow> = groups
         .into_iter()
         .map(|(key, mut row)| {
+            row.sessions_without_cost = without_cost(Some(key.clone()));
             match key {
                 GroupKey::Time(start) => {
                     row.key = Some(match ask.by {
@@ -265,13 +284,17 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         totals.add(row);
     }
     bee_proto::ledger::add_cost(&mut totals.reported_cost_usd, unattributed);
+    totals.sessions_without_cost = without_cost(None);
     for row in rows.iter_mut().chain(std::iter::once(&mut totals)) {
         round_costs(row);
     }
     unpriced_models.sort();
     unpriced_models.dedup();
     let mut issues = Vec::new();
-    if totals.partial_parts > 0 {
+    // Unknown counters, or a reported cost that leaves used sessions out.
+    let reported_partial =
+        |row: &UsageRow| row.reported_cost_usd.is_some() && row.sessions_without_cost.is_some_and(|n| n > 0);
+    if totals.partial_parts > 0 || rows.iter().chain([&totals]).any(reported_partial) {
         issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
     }
     if totals.pending_responses > 0 {
@@ -308,6 +331,9 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         issues,
     }
 }
+
+/// (provider, session) pairs; `None`: usage that named no session.
+type SessionSet<'a> = std::collections::BTreeSet<(Provider, Option<&'a str>)>;
 
 /// Sums of many small products carry binary noise (0.0029100000000000003):
 /// costs are shown to a ten-billionth of a dollar.
@@ -437,6 +463,36 @@ mod tests {
         let mystery = by_model.rows.iter().find(|r| r.key.as_deref() == Some("claude-mystery-9")).unwrap();
         assert_eq!(mystery.estimated_cost_usd, None, "never another model's price");
         assert_eq!(by_model.totals.reported_cost_usd, Some(0.5), "a session's cost counts in the totals");
+    }
+
+    /// A reported cost is what the sessions that reported one cost: a row
+    /// with a session that reported none is a lower bound (`partial`); a row
+    /// where nothing was reported is null and needs no bound.
+    #[test]
+    fn a_reported_cost_that_leaves_a_used_session_out_is_partial() {
+        let responses = [
+            response(H, "s1", Some("claude-sonnet-4-5"), 1_000, 100),
+            response(2 * H, "s2", Some("claude-sonnet-4-5"), 2_000, 200),
+            response(30 * H, "s1", Some("claude-sonnet-4-5"), 3_000, 300),
+        ];
+        let reported = [ReportedCost {
+            at_ms: 2 * H,
+            provider: Provider::Claude,
+            session: Some("s2".into()),
+            model: None,
+            usd: 0.5,
+        }];
+        let report = run(&ask(UsageGrouping::Day, "UTC"), &[], &responses, &reported, &Windows::new());
+        let costs: Vec<_> = report.rows.iter().map(|r| (r.reported_cost_usd, r.sessions_without_cost)).collect();
+        assert_eq!(costs, [(Some(0.5), Some(1)), (None, Some(1))], "s1 reported nothing on either day");
+        assert_eq!(report.totals.sessions_without_cost, Some(1));
+        assert_eq!(report.issues, ["partial"]);
+        let by_session = run(&ask(UsageGrouping::Session, "UTC"), &[], &responses, &reported, &Windows::new());
+        let s2 = by_session.rows.iter().find(|r| r.key.as_deref() == Some("s2")).unwrap();
+        assert_eq!((s2.reported_cost_usd, s2.sessions_without_cost), (Some(0.5), Some(0)), "s2's own cost is whole");
+        let all = [ReportedCost { session: Some("s1".into()), ..reported[0].clone() }, reported[0].clone()];
+        let whole = run(&ask(UsageGrouping::Day, "UTC"), &[], &responses[..2], &all, &Windows::new());
+        assert_eq!((whole.totals.sessions_without_cost, whole.issues.len()), (Some(0), 0), "{:?}", whole.issues);
     }
 
     #[test]
