@@ -83,7 +83,8 @@ fn run_passes_everything_through_and_records_the_call_and_the_limit() {
             "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 2,
             // As the runs reported it, and from the bundled table: 20 × $3 + 200 × $3.75
             // + 2,000 × $0.30 + 100 × $15 per million tokens.
-            "reportedCostUsd": 0.0246, "estimatedCostUsd": 0.00291, "unpricedParts": 0}]),
+            // Both runs reported their cost: none is left out.
+            "reportedCostUsd": 0.0246, "estimatedCostUsd": 0.00291, "unpricedParts": 0, "sessionsWithoutCost": 0}]),
         "no log of the session: the runs' own counters stand in, labelled"
     );
     let by_session = json_of(&home.beectl(&["usage", "--by", "session"]));

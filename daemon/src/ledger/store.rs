@@ -1128,7 +1128,7 @@ pub fn read_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
 pub fn read_status_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
     let reader = Reader::open(dir)?;
     let mut view = load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))?;
-    view.sessions_without_cost = reader.sessions_without_cost(range)?;
+    view.sessions_without_cost = crate::ledger::usage::sessions_without_cost(&reader, range)?;
     Ok(view)
 }
 
@@ -1209,27 +1209,6 @@ impl Reader {
             Ok((costs, damaged))
         };
         read().map_err(|e| sqlite::issue_of(&e))
-    }
-
-    /// Sessions with usage in `range` (a provider's session-less usage
-    /// counting as one) for which no CLI reported a cost there: neither a
-    /// cost line of the session's log nor a producer call with a cost.
-    pub fn sessions_without_cost(&self, range: Range) -> Result<u64, Issue> {
-        let (costs, _) = self.reported_costs(range)?;
-        // A producer call that knew no session and reported a cost covers
-        // the session-less usage of its provider.
-        let costed: std::collections::BTreeSet<(Provider, Option<&str>)> =
-            costs.iter().map(|cost| (cost.provider, cost.session.as_deref())).collect();
-        let active = self.usage(range, &|_, _| 0)?;
-        let mut sessions: Vec<(Provider, Option<&str>)> = active
-            .parts
-            .iter()
-            .filter(|(_, part)| part.responses + part.producer_counted_calls > 0)
-            .map(|(key, _)| (key.provider, key.session.as_deref()))
-            .collect();
-        sessions.sort_unstable();
-        sessions.dedup();
-        Ok(sessions.iter().filter(|session| !costed.contains(session)).count() as u64)
     }
 
     /// Each session's project, as far as the logs' places tell it: the

@@ -80,6 +80,27 @@ pub fn reports(
         .collect())
 }
 
+/// Sessions with usage in `range` whose cost no CLI reported there, as
+/// `beectl usage` counts them in its totals: what `beectl status` says its
+/// reported cost leaves out.
+pub fn sessions_without_cost(reader: &Reader, range: Range) -> Result<u64, Issue> {
+    let whole: crate::ledger::rollup::Bucket<'_> = &|_, _| 0;
+    let summary = reader.usage(range, whole)?;
+    let (reported, _) = reader.reported_costs(range)?;
+    let inputs = Inputs {
+        parts: &summary.parts,
+        reported: &reported,
+        projects: &HashMap::new(),
+        windows: &Windows::new(),
+        damaged: 0,
+        bucket: whole,
+    };
+    let ask = UsageAsk { range, by: UsageGrouping::Day, zone: Zone::utc(), filters: UsageFilters::default() };
+    // Prices play no part in the count.
+    let unpriced = PriceTable { source: String::new(), date: None, models: BTreeMap::new(), skipped: BTreeMap::new() };
+    Ok(build(&ask, &unpriced, &inputs).totals.sessions_without_cost.unwrap_or(0))
+}
+
 /// The five-hour windows each provider's snapshots named, as
 /// `[start, end)`, sorted and disjoint.
 pub type Windows = BTreeMap<Provider, Vec<(i64, i64)>>;
