@@ -267,8 +267,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         bee_proto::ledger::add_cost(&mut row.reported_cost_usd, Some(cost.usd));
     }
     let without_cost = |of: Option<GroupKey>| {
-        let (used, costed) = sessions.get(&of).cloned().unwrap_or_default();
-        Some(used.difference(&costed).count() as u64)
+        Some(sessions.get(&of).map_or(0, |(used, costed)| used.difference(costed).count() as u64))
     };
     let mut rows: Vec<UsageRow> = groups
         .into_iter()
