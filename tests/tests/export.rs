@@ -377,6 +377,40 @@ fn series_leave_out_what_nobody_observed() {
     );
 }
 
+/// Claude Code's own session cost lines name no model, so a view by model
+/// keeps them in its totals: the export sends them as the provider's
+/// reported cost without a model, never drops them.
+#[test]
+fn a_sessions_own_cost_line_is_exported_without_a_model() {
+    let home = TestHome::new();
+    let id = "5eed0000-0000-4000-8000-000000000002";
+    let response = json!({"type": "assistant", "sessionId": id, "timestamp": "2026-11-03T10:00:00.000Z",
+        "requestId": "req_1", "message": {"id": "msg_1", "model": "claude-sonnet-4-5-20250929", "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 20}}});
+    // $1.25 as of 2026-11-03T11:00:00Z (start + duration).
+    let cost = json!({"type": "cost-state", "sessionId": id, "totalCostUSD": 1.25,
+        "startTime": 1_793_700_000_000u64, "totalDuration": 3_600_000});
+    let body = format!("{response}\n{cost}\n");
+    write_quiet(&home.path().join(format!(".claude/projects/-home-dev-app/{id}.jsonl")), &body);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let stores = bee_daemon::export::Stores {
+        ledger: home.bee_dir().join("usage/ledger-v1"),
+        delivery: home.bee_dir().join("usage/delivery-v1"),
+        events: home.bee_dir().join("usage/events-v1"),
+        manifests: Vec::new(),
+        spool: home.spool_dir(),
+        socket: home.socket(),
+    };
+    let (series, _, problems) =
+        bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
+    assert!(problems.is_empty(), "{problems:?}");
+    let reported: Vec<_> = series.iter().filter(|s| s.name == bee_proto::export::REPORTED_COST_TOTAL).collect();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(reported[0].value, 1.25, "{reported:?}");
+    assert!(reported[0].labels.iter().any(|(k, v)| *k == "provider" && v == "claude"), "{reported:?}");
+    assert!(!reported[0].labels.iter().any(|(k, _)| *k == "model"), "the cost line names no model: {reported:?}");
+}
+
 /// Every PromQL expression of contrib's rules and Grafana dashboard (with
 /// the dashboard's `$user` as all users): Prometheus accepts it, it names
 /// only series Bee exports, and the panels over always-present series

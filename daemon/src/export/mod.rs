@@ -330,6 +330,20 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
             }
             push(names::UNPRICED_PARTS, &[p, m], row.unpriced_parts as f64);
         }
+        // Session cost lines name no model: a view by model keeps them in
+        // its totals only. Exported as the provider's series without a
+        // model, they are not lost from the team's sums.
+        let by_model: f64 = report.rows.iter().filter_map(|row| row.reported_cost_usd).sum();
+        if let Some(total) = report.totals.reported_cost_usd {
+            let unattributed = ((total - by_model) * 1e10).round() / 1e10;
+            if unattributed > 0.0 {
+                push(
+                    names::REPORTED_COST_TOTAL,
+                    &[(names::LABEL_PROVIDER, provider.as_str().to_owned())],
+                    unattributed,
+                );
+            }
+        }
     }
     match crate::ledger::store::read_range(&stores.ledger, range) {
         Ok(view) => {
