@@ -170,12 +170,14 @@ fn reset_ms(value: &Value) -> Option<i64> {
     }
 }
 
-/// `950`, `12.3k`, `4.5M`.
+/// `950`, `12.3k`, `4.5M`, `1.2B`; a figure that rounds up to the next
+/// unit is shown in it (`1.0M`, never `1000.0k`).
 fn tokens(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
+        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
+        999_950..999_950_000 => format!("{:.1}M", n as f64 / 1e6),
+        _ => format!("{:.1}B", n as f64 / 1e9),
     }
 }
 
@@ -320,5 +322,11 @@ mod tests {
         assert_eq!(countdown(NOW - 1, NOW), None, "a reset that has passed says nothing");
         assert_eq!(countdown(i64::MIN, i64::MAX), None);
         assert_eq!((tokens(950), tokens(12_345), tokens(4_500_000)), ("950".into(), "12.3k".into(), "4.5M".into()));
+        assert_eq!(
+            (tokens(999_949), tokens(999_950), tokens(999_999)),
+            ("999.9k".into(), "1.0M".into(), "1.0M".into())
+        );
+        assert_eq!((tokens(999_949_999), tokens(999_950_000)), ("999.9M".into(), "1.0B".into()));
+        assert_eq!(tokens(u64::MAX), "18446744073.7B");
     }
 }
