@@ -509,8 +509,11 @@ fn a_signal_to_the_run_reaches_the_provider_which_is_waited_for_and_the_call_is_
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let child = command.spawn().unwrap();
-        assert!(eventually(std::time::Duration::from_secs(10), || marks.join("pid").exists()));
-        let provider_pid: i32 = std::fs::read_to_string(marks.join("pid")).unwrap().trim().parse().unwrap();
+        // The shell creates the file before it writes the pid into it: wait
+        // for the pid itself, not for the file.
+        let pid_written = || std::fs::read_to_string(marks.join("pid")).ok()?.trim().parse::<i32>().ok();
+        assert!(eventually(std::time::Duration::from_secs(10), || pid_written().is_some()));
+        let provider_pid = pid_written().unwrap();
         rustix::process::kill_process(rustix::process::Pid::from_raw(child.id() as i32).unwrap(), signal).unwrap();
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(code), "beectl exits as the provider did on {name}");
