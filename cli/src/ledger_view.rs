@@ -2,7 +2,7 @@
 //! read-only (beed stays its only writer), JSON by default, a table for people.
 
 use bee_daemon::ledger::quota::{self, Range};
-use bee_daemon::ledger::store::{self, LedgerView};
+use bee_daemon::ledger::store;
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::Issue;
 use bee_proto::exit::Exit;
@@ -10,6 +10,7 @@ use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use crate::usage_view::counted;
 use beectl::args::{LedgerAsk, RangeAsk};
 
 pub fn quota(ask: LedgerAsk) -> Rendered {
@@ -20,19 +21,19 @@ pub fn quota(ask: LedgerAsk) -> Rendered {
 }
 
 pub fn status(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, store::read_status_range, |view, range| {
+    with_view(&ask, store::read_status_range, |(view, sessions_without_cost), range| {
         let lost = bee_daemon::ledger::record_failures::journal().map_or(0, |journal| {
             bee_daemon::ledger::record_failures::count_in(&journal, range.since_ms, range.until_ms)
         });
-        let report = quota::status(view, range, lost);
+        let report = quota::status(view, range, lost, *sessions_without_cost);
         if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
-fn with_view(
+fn with_view<T>(
     ask: &LedgerAsk,
-    read: fn(&std::path::Path, Range) -> Result<LedgerView, bee_proto::delivery::Issue>,
-    answer: impl FnOnce(&LedgerView, Range) -> Rendered,
+    read: fn(&Path, Range) -> Result<T, Issue>,
+    answer: impl FnOnce(&T, Range) -> Rendered,
 ) -> Rendered {
     let now = bee_proto::time::now_unix_ms();
     let range = match ask.range {
@@ -117,8 +118,12 @@ fn duration(ms: u64) -> String {
 }
 
 fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
-    let turns = if time.turns == 1 { "turn" } else { "turns" };
-    format!("{} {turns}, agent time {}, used {}", time.turns, duration(time.agent_time_ms), duration(time.used_ms))
+    format!(
+        "{}, agent time {}, used {}",
+        counted(time.turns, "turn"),
+        duration(time.agent_time_ms),
+        duration(time.used_ms)
+    )
 }
 
 pub fn bar(percent: f64) -> String {
@@ -204,9 +209,7 @@ fn status_table(report: &LedgerStatus) -> String {
     let cost = match (report.est_cost_usd, report.sessions_without_cost) {
         (None, _) => "unknown (no CLI reported one)".to_owned(),
         (Some(c), 0) => format!("${c:.4}"),
-        (Some(c), n) => {
-            format!("≥${c:.4} ({n} session{} with no reported cost left out)", if n == 1 { "" } else { "s" })
-        }
+        (Some(c), n) => format!("≥${c:.4} ({} with no reported cost left out)", counted(n, "session")),
     };
     let _ = writeln!(out, "\n  est. cost {cost} — as the CLIs reported it, never computed by Bee");
     if report.record_failures > 0 {

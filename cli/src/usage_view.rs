@@ -323,7 +323,7 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
     if let (Some(_), Some(sessions @ 1..)) = (report.totals.reported_cost_usd, report.totals.sessions_without_cost) {
         notes.push(format!(
             "REPORTED leaves out {} with usage that reported no cost (Codex never does): a lower bound where marked ≥.",
-            if sessions == 1 { "1 session".to_owned() } else { format!("{} sessions", thousands(sessions)) }
+            counted(sessions, "session")
         ));
     }
     if report.pending_responses > 0 {
@@ -369,9 +369,14 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
     }
 }
 
+/// `1 part`, `2 parts`, `1,000 sessions`: a count and its noun.
+pub fn counted(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
 /// `1 part`, `2 parts`.
 pub fn parts(n: u64) -> String {
-    format!("{} part{}", thousands(n), if n == 1 { "" } else { "s" })
+    counted(n, "part")
 }
 
 /// `text` in lines of at most `width` characters, broken between words.

@@ -328,6 +328,23 @@ fn unknowns_are_no_series_and_a_bad_config_exports_nothing() {
     assert_eq!(export_status(&home)["state"], Value::Null, "no exporter ran");
 }
 
+/// The series the exporter would send for `home`'s stores now, read by its
+/// own library; reading them found no problem.
+fn series_now(home: &TestHome) -> Vec<bee_daemon::export::Series> {
+    let stores = bee_daemon::export::Stores {
+        ledger: home.bee_dir().join("usage/ledger-v1"),
+        delivery: home.bee_dir().join("usage/delivery-v1"),
+        events: home.bee_dir().join("usage/events-v1"),
+        manifests: Vec::new(),
+        spool: home.spool_dir(),
+        socket: home.socket(),
+    };
+    let (series, _, problems) =
+        bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
+    assert!(problems.is_empty(), "{problems:?}");
+    series
+}
+
 /// The series of a ledger with an unknown model, no cache reads and no
 /// measured time, read by the library the exporter uses.
 #[test]
@@ -346,17 +363,7 @@ fn series_leave_out_what_nobody_observed() {
         .collect::<String>();
     write_quiet(&home.path().join(format!(".claude/projects/-home-dev-app/{id}.jsonl")), &body);
     assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
-    let stores = bee_daemon::export::Stores {
-        ledger: home.bee_dir().join("usage/ledger-v1"),
-        delivery: home.bee_dir().join("usage/delivery-v1"),
-        events: home.bee_dir().join("usage/events-v1"),
-        manifests: Vec::new(),
-        spool: home.spool_dir(),
-        socket: home.socket(),
-    };
-    let (series, _, problems) =
-        bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
-    assert!(problems.is_empty(), "{problems:?}");
+    let series = series_now(&home);
     let named = |name: &str, model: &str| {
         series.iter().filter(|s| s.name == name && s.labels.iter().any(|(k, v)| *k == "model" && v == model)).count()
     };
@@ -393,17 +400,7 @@ fn a_sessions_own_cost_line_is_exported_without_a_model() {
     let body = format!("{response}\n{cost}\n");
     write_quiet(&home.path().join(format!(".claude/projects/-home-dev-app/{id}.jsonl")), &body);
     assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
-    let stores = bee_daemon::export::Stores {
-        ledger: home.bee_dir().join("usage/ledger-v1"),
-        delivery: home.bee_dir().join("usage/delivery-v1"),
-        events: home.bee_dir().join("usage/events-v1"),
-        manifests: Vec::new(),
-        spool: home.spool_dir(),
-        socket: home.socket(),
-    };
-    let (series, _, problems) =
-        bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
-    assert!(problems.is_empty(), "{problems:?}");
+    let series = series_now(&home);
     let reported: Vec<_> = series.iter().filter(|s| s.name == bee_proto::export::REPORTED_COST_TOTAL).collect();
     assert_eq!(reported.len(), 1, "{reported:?}");
     assert_eq!(reported[0].value, 1.25, "{reported:?}");

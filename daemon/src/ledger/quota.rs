@@ -161,8 +161,9 @@ fn exhausted_by<'a>(
 }
 
 /// `beectl status`: the quota view plus reported costs and the ledger
-/// writes noted as lost in the range.
-pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerStatus {
+/// writes noted as lost in the range; `sessions_without_cost` are the
+/// range's sessions with usage whose cost nobody reported.
+pub fn status(view: &LedgerView, range: Range, record_failures: u64, sessions_without_cost: u64) -> LedgerStatus {
     let mut quota = quota(view, range, None);
     if record_failures > 0 {
         quota.issues.push(bee_proto::ledger::RECORD_FAILED.to_owned());
@@ -175,7 +176,7 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerSt
     };
     // A sum that leaves out sessions whose cost nobody reported is a lower
     // bound, and says so; with nothing reported it is null already.
-    if est_cost_usd.is_some() && view.sessions_without_cost > 0 {
+    if est_cost_usd.is_some() && sessions_without_cost > 0 {
         quota.issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
     }
     LedgerStatus {
@@ -184,7 +185,7 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64) -> LedgerSt
         est_cost_usd,
         calls_with_cost: view.summary.all.cost_calls,
         sessions_with_cost: view.sessions_with_cost,
-        sessions_without_cost: view.sessions_without_cost,
+        sessions_without_cost,
     }
 }
 
@@ -376,9 +377,12 @@ mod tests {
     fn cost_unknown_is_null_and_a_reported_zero_is_zero() {
         let range = Range { since_ms: 0, until_ms: H };
         let unknown = calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range);
-        assert_eq!(status(&unknown, range, 0).est_cost_usd, None);
+        assert_eq!(status(&unknown, range, 0, 0).est_cost_usd, None);
         let zero = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.0))], range);
-        assert_eq!((status(&zero, range, 0).est_cost_usd, status(&zero, range, 0).calls_with_cost), (Some(0.0), 1));
+        assert_eq!(
+            (status(&zero, range, 0, 0).est_cost_usd, status(&zero, range, 0, 0).calls_with_cost),
+            (Some(0.0), 1)
+        );
     }
 
     /// A reported cost that leaves out sessions nobody reported one for is
@@ -387,20 +391,14 @@ mod tests {
     #[test]
     fn a_cost_sum_that_leaves_sessions_out_is_partial() {
         let range = Range { since_ms: 0, until_ms: H };
-        let some = LedgerView {
-            sessions_without_cost: 2,
-            ..calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.5))], range)
-        };
-        let report = status(&some, range, 0);
+        let some = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.5))], range);
+        let report = status(&some, range, 0, 2);
         assert_eq!((report.est_cost_usd, report.sessions_without_cost), (Some(0.5), 2));
         assert_eq!(report.quota.issues, ["partial"]);
-        let none = LedgerView {
-            sessions_without_cost: 2,
-            ..calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range)
-        };
-        let report = status(&none, range, 0);
+        let none = calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range);
+        let report = status(&none, range, 0, 2);
         assert_eq!((report.est_cost_usd, report.quota.issues.len()), (None, 0));
         let all = calls_view(vec![call(Provider::Claude, 0, Some(M), Some(0.5))], range);
-        assert!(status(&all, range, 0).quota.issues.is_empty());
+        assert!(status(&all, range, 0, 0).quota.issues.is_empty());
     }
 }

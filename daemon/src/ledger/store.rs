@@ -1112,9 +1112,6 @@ pub struct LedgerView {
     /// The providers that wrote a response in the range: activity, whether
     /// or not anything timed it.
     pub responded: Vec<Provider>,
-    /// Sessions with usage in the range that no CLI reported a cost for
-    /// there: parts of unknown cost ([`read_status_range`] only).
-    pub sessions_without_cost: u64,
 }
 
 /// Reads the ledger at `dir` read-only: the time and quota figures of `range`.
@@ -1123,13 +1120,13 @@ pub fn read_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
     load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))
 }
 
-/// [`read_range`], and how many sessions of the range have no reported
-/// cost: what `beectl status` needs.
-pub fn read_status_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
+/// [`read_range`], and how many sessions with usage in the range have no
+/// reported cost there (parts of unknown cost): what `beectl status` needs,
+/// from one opening of the ledger.
+pub fn read_status_range(dir: &Path, range: Range) -> Result<(LedgerView, u64), Issue> {
     let reader = Reader::open(dir)?;
-    let mut view = load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))?;
-    view.sessions_without_cost = crate::ledger::usage::sessions_without_cost(&reader, range)?;
-    Ok(view)
+    let view = load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))?;
+    Ok((view, crate::ledger::usage::sessions_without_cost(&reader, range)?))
 }
 
 /// A cost a provider reported, where it lies.
