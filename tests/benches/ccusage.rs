@@ -5,6 +5,9 @@
 //! checked against the generator's own totals, and the ratio of their wall
 //! times is printed with Bee's MB/s and the first pass's peak memory.
 //!
+//! Bee's time is also split into the phases its ingestion pass logs
+//! (`BEE_LOG`), so a change shows where it moved the time.
+//!
 //! ccusage (npm `ccusage@20.0.24`) is installed under `target/bench-tools`
 //! when missing (`BEE_BENCH_CCUSAGE` names another binary); without npm the
 //! bench still measures Bee and says the ratio could not be taken.
@@ -109,6 +112,50 @@ fn ccusage() -> Option<PathBuf> {
     binary.exists().then_some(binary)
 }
 
+/// One round of Bee's time by phase, from the pass's own debug lines
+/// (each the time since the pass began) and the two commands' wall times.
+struct Phases {
+    read: Duration,
+    append: Duration,
+    settle: Duration,
+    /// Startup before the pass, closing the store, exiting.
+    around: Duration,
+    usage: Duration,
+}
+
+impl Phases {
+    fn of(stderr: &str, ingest: Duration, usage: Duration) -> Phases {
+        let mark = |name: &str| {
+            let line = stderr
+                .lines()
+                .find(|line| line.contains(&format!("ingestion pass: {name} ")))
+                .unwrap_or_else(|| panic!("the pass logs when it has {name}; its stderr was:\n{stderr}"));
+            let ms = line.rsplit_once("elapsed_ms=").and_then(|(_, ms)| ms.trim().parse().ok()).unwrap();
+            Duration::from_millis(ms)
+        };
+        let (read, committed, settled) = (mark("logs read"), mark("committed"), mark("settled"));
+        Phases {
+            read,
+            append: committed.saturating_sub(read),
+            settle: settled.saturating_sub(committed),
+            around: ingest.saturating_sub(settled),
+            usage,
+        }
+    }
+
+    fn medians(rounds: &[Phases]) -> String {
+        let median = |phase: fn(&Phases) -> Duration| Spread::of(&rounds.iter().map(phase).collect::<Vec<_>>()).median;
+        format!(
+            "read and parse {:.0} ms, append {:.0} ms, index and settle {:.0} ms, startup and close {:.0} ms, usage {:.0} ms",
+            median(|p| p.read),
+            median(|p| p.append),
+            median(|p| p.settle),
+            median(|p| p.around),
+            median(|p| p.usage)
+        )
+    }
+}
+
 fn timed(mut command: Command) -> (Duration, Vec<u8>) {
     let started = Instant::now();
     let output = command.stdin(Stdio::null()).output().unwrap();
@@ -190,6 +237,7 @@ fn main() {
     println!("a Claude projects tree of {mb:.0} MB, {} responses", truth.responses);
     let ccusage = ccusage();
     let (mut bee_runs, mut ccusage_runs, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    let mut phases: Vec<Phases> = Vec::new();
     let (mut bee_report, mut ccusage_report) = (Vec::new(), Vec::new());
     for round in 0..5 {
         if let Some(ccusage) = &ccusage {
@@ -206,12 +254,15 @@ fn main() {
         let started = Instant::now();
         let mut ingest = home.command(&time);
         ingest.args(["-f", "max-rss-kb %M"]).arg(&beectl).arg("ingest").env("HOME", tree.path());
+        ingest.env("BEE_LOG", "bee_daemon::ledger::ingest=debug");
         let output = ingest.stdin(Stdio::null()).output().unwrap();
+        let ingested = started.elapsed();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         let mut usage = home.command(&beectl);
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
-        let (_, stdout) = timed(usage);
+        let (usage_took, stdout) = timed(usage);
         bee_runs.push(started.elapsed());
+        phases.push(Phases::of(&String::from_utf8_lossy(&output.stderr), ingested, usage_took));
         println!(
             "  round {round}: Bee {:.0} ms{}",
             bee_runs[round].as_secs_f64() * 1e3,
@@ -226,6 +277,7 @@ fn main() {
     }
     let bee = Spread::of(&bee_runs);
     println!("  Bee ingest + usage --by day   {bee}; {:.0} MB/s", mb * 1e3 / bee.median);
+    println!("  Bee's phases, medians         {}", Phases::medians(&phases));
     if let Some(peak) = peaks.iter().max() {
         println!("  Bee first-pass peak memory    {:.1} MiB (max of {} rounds)", *peak as f64 / 1024.0, peaks.len());
     }
