@@ -12,7 +12,7 @@ use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{LEDGER_CHANGES_PATH, LedgerChanges, LiveView, LiveWindow};
 use bee_proto::time::parse_rfc3339_ms;
-use bee_proto::usage::{WindowKind, usd_text};
+use bee_proto::usage::{WindowKind, usd_text_bounded};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
@@ -23,7 +23,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::ledger_view::{bar, unavailable};
-use crate::usage_view::{colour_wanted, parts, short_model, thousands};
+use crate::usage_view::{colour_wanted, counted, short_model, thousands};
 
 /// Redraw at least this often: countdowns move, sessions go quiet.
 const REFRESH: Duration = Duration::from_secs(5);
@@ -210,14 +210,12 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
     let tokens = match today.tokens.total_tokens {
         Some(total) => format!("{bound}{} tokens", thousands(total)),
         None if today.responses + today.producer_counted_calls == 0 => "none".to_owned(),
-        None => format!("tokens unknown ({} lacked a counter)", parts(today.partial_parts)),
+        None => format!("tokens unknown ({} lacked a counter)", counted(today.partial_parts, "part")),
     };
     // A cost priced from a partial sum is a lower bound like the sum.
-    let cost = match (today.estimated_cost_usd, today.unpriced_parts + today.partial_parts) {
-        (Some(c), 0) => format!(", est {}", usd_text(c)),
-        (Some(c), _) => format!(", est ≥{}", usd_text(c)),
-        (None, _) => String::new(),
-    };
+    let lower_bound = today.unpriced_parts + today.partial_parts > 0;
+    let cost =
+        today.estimated_cost_usd.map_or(String::new(), |c| format!(", est {}", usd_text_bounded(c, lower_bound)));
     lines.push(format!("Today ({}): {tokens}{cost}", view.timezone));
     lines.push(String::new());
     lines.push(format!("Burn rate, last {} minutes:", live::BURN_MINUTES));
@@ -229,11 +227,10 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
         let tokens = burn
             .tokens_per_minute
             .map_or("unknown".to_owned(), |t| format!("{bound}{} tokens/min", thousands(t.round() as u64)));
-        let cost = match (burn.estimated_usd_per_hour, burn.unpriced_parts + burn.partial_parts) {
-            (Some(c), 0) => format!(", est {}/h", usd_text(c)),
-            (Some(c), _) => format!(", est ≥{}/h", usd_text(c)),
-            (None, _) => ", cost unknown (unpriced model)".to_owned(),
-        };
+        let lower_bound = burn.unpriced_parts + burn.partial_parts > 0;
+        let cost = burn.estimated_usd_per_hour.map_or(", cost unknown (unpriced model)".to_owned(), |c| {
+            format!(", est {}/h", usd_text_bounded(c, lower_bound))
+        });
         lines.push(format!("  {:<6} {tokens}{cost}", burn.provider.as_str()));
     }
     lines.push(String::new());

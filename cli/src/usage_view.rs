@@ -11,7 +11,7 @@ use bee_daemon::ledger::usage::{self, UsageAsk};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{PriceList, UsageGrouping, UsageReport, UsageRow};
-use bee_proto::usage::usd_text;
+use bee_proto::usage::usd_text_bounded;
 use std::fmt::Write;
 use std::io::IsTerminal;
 
@@ -144,7 +144,7 @@ pub fn short_model(model: &str) -> &str {
 
 fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
     match cost {
-        Some(cost) => format!("{}{}", if lower_bound { "≥" } else { "" }, usd_text(cost)),
+        Some(cost) => usd_text_bounded(cost, lower_bound),
         None if unpriced => "unpriced".to_owned(),
         None => "-".to_owned(),
     }
@@ -317,7 +317,7 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
     if report.partial_parts > 0 {
         notes.push(format!(
             "≥: {} lacked a counter their provider reports; the sums and costs they are in are lower bounds.",
-            parts(report.partial_parts)
+            counted(report.partial_parts, "part")
         ));
     }
     if let (Some(_), Some(sessions @ 1..)) = (report.totals.reported_cost_usd, report.totals.sessions_without_cost) {
@@ -336,11 +336,11 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
         notes.push(format!(
             "Not in the price table, so not estimated: {} ({}).",
             report.unpriced_models.join(", "),
-            parts(report.totals.unpriced_parts)
+            counted(report.totals.unpriced_parts, "part")
         ));
     }
     if report.project_unknown_parts > 0 {
-        notes.push(format!("{} with no known project are left out.", parts(report.project_unknown_parts)));
+        notes.push(format!("{} with no known project are left out.", counted(report.project_unknown_parts, "part")));
     }
     if report.issues.iter().any(|i| i == bee_proto::ledger::CORRUPT_ISSUE) {
         notes.push("Some ledger records fail their checksum and are left out (corrupt).".to_owned());
@@ -372,11 +372,6 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
 /// `1 part`, `2 parts`, `1,000 sessions`: a count and its noun.
 pub fn counted(n: u64, noun: &str) -> String {
     format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
-}
-
-/// `1 part`, `2 parts`.
-pub fn parts(n: u64) -> String {
-    counted(n, "part")
 }
 
 /// `text` in lines of at most `width` characters, broken between words.

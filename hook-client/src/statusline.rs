@@ -9,7 +9,7 @@
 //! down the line has what the input says and nothing from the ledger.
 
 use bee_proto::ledger::{LEDGER_GLANCE_PATH, LedgerGlance, LedgerRecord, Provider, QuotaSnapshot, WindowGlance};
-use bee_proto::usage::{WindowKind, usd_text};
+use bee_proto::usage::{WindowKind, usd_text, usd_text_bounded};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -139,8 +139,8 @@ pub fn fields(status: &Value, glance: Option<&LedgerGlance>, now_ms: i64) -> Vec
         t.tokens.total_tokens.map(|n| format!("{lower_bound}{}", tokens(n)))
     });
     let today_cost = today.and_then(|t| {
-        let lower_bound = if t.unpriced_parts > 0 || t.partial_parts > 0 { "≥" } else { "" };
-        t.estimated_cost_usd.map(|c| format!("est {lower_bound}{}", usd_text(c)))
+        let lower_bound = t.unpriced_parts > 0 || t.partial_parts > 0;
+        t.estimated_cost_usd.map(|c| format!("est {}", usd_text_bounded(c, lower_bound)))
     });
     // Claude Code's own figure for its session.
     let session_cost = status["cost"]["total_cost_usd"].as_f64().filter(|c| c.is_finite() && *c >= 0.0).map(usd_text);

@@ -50,6 +50,12 @@ pub fn usd_text(cost: f64) -> String {
     }
 }
 
+/// [`usd_text`], marked `≥` when the cost is a lower bound (priced from a
+/// partial sum, or leaving parts out).
+pub fn usd_text_bounded(cost: f64, lower_bound: bool) -> String {
+    format!("{}{}", if lower_bound { "≥" } else { "" }, usd_text(cost))
+}
+
 /// The identity of one Claude response in a transcript: streaming writes a
 /// request several times under the same (`message.id`, `requestId`); a
 /// sidechain replay reuses the message id without a request id. `None` when
@@ -323,5 +329,6 @@ mod tests {
         assert_eq!(usd_text(0.00163875), "$0.0016");
         assert_eq!(usd_text(0.005), "$0.0050");
         assert_eq!(usd_text(0.000012), "$0.000012");
+        assert_eq!((usd_text_bounded(0.5, false), usd_text_bounded(0.0016, true)), ("$0.50".into(), "≥$0.0016".into()));
     }
 }

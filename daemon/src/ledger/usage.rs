@@ -406,6 +406,11 @@ mod tests {
 
     const H: i64 = HOUR_MS;
 
+    /// A Claude session's own cost line: it names no model.
+    fn session_cost(at_ms: i64, session: &str, usd: f64) -> ReportedCost {
+        ReportedCost { at_ms, provider: Provider::Claude, session: Some(session.into()), model: None, usd }
+    }
+
     fn response(at_ms: i64, session: &str, model: Option<&str>, input: u64, output: u64) -> Response {
         Response {
             provider: Provider::Claude,
@@ -457,13 +462,7 @@ mod tests {
             response(2 * H, "s1", Some("claude-sonnet-4-5"), 2_000, 200),
             response(3 * H, "s2", Some("claude-mystery-9"), 5, 5),
         ];
-        let reported = [ReportedCost {
-            at_ms: 3 * H,
-            provider: Provider::Claude,
-            session: Some("s2".into()),
-            model: None,
-            usd: 0.5,
-        }];
+        let reported = [session_cost(3 * H, "s2", 0.5)];
         let paris = run(&ask(UsageGrouping::Day, "Europe/Paris"), &[], &responses, &reported, &Windows::new());
         let keys: Vec<_> = paris.rows.iter().map(|r| r.key.clone().unwrap()).collect();
         assert_eq!(keys, ["1970-01-01", "1970-01-02"]);
@@ -495,13 +494,7 @@ mod tests {
             response(2 * H, "s2", Some("claude-sonnet-4-5"), 2_000, 200),
             response(30 * H, "s1", Some("claude-sonnet-4-5"), 3_000, 300),
         ];
-        let reported = [ReportedCost {
-            at_ms: 2 * H,
-            provider: Provider::Claude,
-            session: Some("s2".into()),
-            model: None,
-            usd: 0.5,
-        }];
+        let reported = [session_cost(2 * H, "s2", 0.5)];
         let report = run(&ask(UsageGrouping::Day, "UTC"), &[], &responses, &reported, &Windows::new());
         let costs: Vec<_> = report.rows.iter().map(|r| (r.reported_cost_usd, r.sessions_without_cost)).collect();
         assert_eq!(costs, [(Some(0.5), Some(1)), (None, Some(1))], "s1 reported nothing on either day");
@@ -510,7 +503,7 @@ mod tests {
         let by_session = run(&ask(UsageGrouping::Session, "UTC"), &[], &responses, &reported, &Windows::new());
         let s2 = by_session.rows.iter().find(|r| r.key.as_deref() == Some("s2")).unwrap();
         assert_eq!((s2.reported_cost_usd, s2.sessions_without_cost), (Some(0.5), Some(0)), "s2's own cost is whole");
-        let all = [ReportedCost { session: Some("s1".into()), ..reported[0].clone() }, reported[0].clone()];
+        let all = [session_cost(2 * H, "s1", 0.5), reported[0].clone()];
         let whole = run(&ask(UsageGrouping::Day, "UTC"), &[], &responses[..2], &all, &Windows::new());
         assert_eq!((whole.totals.sessions_without_cost, whole.issues.len()), (Some(0), 0), "{:?}", whole.issues);
     }
