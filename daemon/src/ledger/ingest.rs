@@ -377,8 +377,8 @@ impl Committer<'_> {
             return Err(DbError::Invalid("the ingestion pass stopped"));
         }
         let before = records.len();
-        let staged: Vec<Staged> =
-            records.drain(..).filter(Evidence::is_valid).filter_map(|e| Staged::of(e).ok()).collect();
+        let mut staged = Vec::with_capacity(before);
+        staged.extend(records.drain(..).filter(Evidence::is_valid).filter_map(|e| Staged::of(e).ok()));
         let dropped = (before - staged.len()) as u64;
         let mut queue = lock(&self.queue)?;
         queue.pending.count += staged.len();

@@ -14,6 +14,7 @@
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
 
 use crate::ledger::rollup::Range;
@@ -114,21 +115,15 @@ impl ResponseWrite {
     /// prepares it); `None` when its time does not parse.
     pub(crate) fn prepare(self) -> Option<Prepared> {
         let at_ms = bee_proto::time::parse_rfc3339_ms(&self.at_utc)?;
-        let mut numbers = [None; 9];
-        let counted = self.tokens.values().into_iter().chain([self.context_tokens, self.context_window]);
-        for (slot, value) in numbers.iter_mut().zip(counted) {
-            *slot = value.map(sqlite::sql_integer);
-        }
         let mut prepared = Prepared {
             digest: self.digest(),
             key_hash: self.key_hash(),
             provider: self.provider.as_str(),
             at_ms,
-            numbers,
             crc: 0,
             write: self,
         };
-        prepared.crc = sqlite::params_crc_grown(&prepared.values(), RESPONSE_COLUMNS.base_count()).ok()?;
+        prepared.crc = sqlite::values_crc_grown(prepared.stored(), RESPONSE_COLUMNS.base_count());
         Some(prepared)
     }
 }
@@ -141,33 +136,40 @@ pub(crate) struct Prepared {
     pub(crate) digest: i64,
     key_hash: i64,
     provider: &'static str,
-    /// The counters, then context tokens and window, as SQL integers.
-    numbers: [Option<i64>; 9],
     crc: i64,
 }
 
 impl Prepared {
-    fn values(&self) -> [&dyn rusqlite::ToSql; RESPONSE_COLUMN_COUNT] {
-        let (w, n) = (&self.write, &self.numbers);
+    /// The values a write is stored as, its checksum's first: read without
+    /// converting them, since every write of a pass is checksummed and bound.
+    fn stored(&self) -> [ValueRef<'_>; RESPONSE_COLUMN_COUNT] {
+        let w = &self.write;
+        // The counters, then context tokens and window.
+        let [n0, n1, n2, n3, n4, n5, n6] = w.tokens.values();
+        let n = [n0, n1, n2, n3, n4, n5, n6, w.context_tokens, w.context_window];
+        fn text(text: Option<&str>) -> ValueRef<'_> {
+            text.map_or(ValueRef::Null, |text| ValueRef::Text(text.as_bytes()))
+        }
+        let number = |number: Option<u64>| number.map_or(ValueRef::Null, |n| ValueRef::Integer(sqlite::sql_integer(n)));
         [
-            &self.digest,
-            &self.key_hash,
-            &self.provider,
-            &w.key,
-            &w.session_id,
-            &w.at_utc,
-            &self.at_ms,
-            &w.model,
-            &n[0],
-            &n[1],
-            &n[2],
-            &n[3],
-            &n[4],
-            &n[5],
-            &n[6],
-            &n[7],
-            &n[8],
-            &w.is_final,
+            ValueRef::Integer(self.digest),
+            ValueRef::Integer(self.key_hash),
+            ValueRef::Text(self.provider.as_bytes()),
+            ValueRef::Text(w.key.as_bytes()),
+            text(w.session_id.as_deref()),
+            ValueRef::Text(w.at_utc.as_bytes()),
+            ValueRef::Integer(self.at_ms),
+            text(w.model.as_deref()),
+            number(n[0]),
+            number(n[1]),
+            number(n[2]),
+            number(n[3]),
+            number(n[4]),
+            number(n[5]),
+            number(n[6]),
+            number(n[7]),
+            number(n[8]),
+            ValueRef::Integer(i64::from(w.is_final)),
         ]
     }
 
@@ -186,10 +188,9 @@ impl Prepared {
     /// Bound value by value: the one writer of a pass does this for every
     /// response.
     pub(crate) fn insert(writes: &[&Prepared], statement: &mut rusqlite::Statement<'_>) -> rusqlite::Result<usize> {
-        let values =
-            writes.iter().flat_map(|write| write.values().into_iter().chain([&write.crc as &dyn rusqlite::ToSql]));
+        let values = writes.iter().flat_map(|write| write.stored().into_iter().chain([ValueRef::Integer(write.crc)]));
         for (index, value) in values.enumerate() {
-            statement.raw_bind_parameter(index + 1, value)?;
+            statement.raw_bind_parameter(index + 1, rusqlite::types::ToSqlOutput::Borrowed(value))?;
         }
         statement.raw_execute()
     }
@@ -317,61 +318,62 @@ impl Prepared {
 
 /// The writes of one response folded together, in whatever order they
 /// arrive: the same response whichever order a store or a pass saw them.
+/// Borrowed from the writes until [`Merged::finish`]: most responses fold
+/// several writes.
 #[derive(Debug, Clone)]
-struct Merged {
+struct Merged<'a> {
     provider: Provider,
     /// The first write's time and session (earliest, then least session).
-    first: (i64, Option<String>),
+    first: (i64, Option<&'a str>),
     /// The fullest write: ties go to the later write.
-    fullest: (((usize, u64), u64), i64, Option<String>),
-    tokens: Counters,
-    model: Option<String>,
+    fullest: (((usize, u64), u64), i64, Option<&'a str>),
+    tokens: &'a Counters,
+    model: Option<&'a str>,
     /// The model of the earliest write that named one.
-    first_model: Option<(i64, Option<String>, String)>,
+    first_model: Option<(i64, Option<&'a str>, &'a str)>,
     is_final: bool,
 }
 
-impl Merged {
-    fn new(write: WriteView<'_>) -> Merged {
-        let provider = write.provider;
-        let order = (write.at_ms, write.session_id.map(str::to_owned));
+impl<'a> Merged<'a> {
+    fn new(write: WriteView<'a>) -> Merged<'a> {
+        let order = (write.at_ms, write.session_id);
         Merged {
-            provider,
-            fullest: (fullness(write.tokens), order.0, order.1.clone()),
-            tokens: write.tokens.clone(),
-            model: write.model.map(str::to_owned),
-            first_model: write.model.map(|m| (order.0, order.1.clone(), m.to_owned())),
+            provider: write.provider,
             first: order,
+            fullest: (fullness(write.tokens), order.0, order.1),
+            tokens: write.tokens,
+            model: write.model,
+            first_model: write.model.map(|model| (order.0, order.1, model)),
             is_final: write.is_final,
         }
     }
 
-    fn absorb(&mut self, write: WriteView<'_>) {
+    fn absorb(&mut self, write: WriteView<'a>) {
         let order = (write.at_ms, write.session_id);
-        if order < (self.first.0, self.first.1.as_deref()) {
-            self.first = (order.0, order.1.map(str::to_owned));
+        if order < self.first {
+            self.first = order;
         }
         let fuller = (fullness(write.tokens), order.0, order.1);
-        if fuller >= (self.fullest.0, self.fullest.1, self.fullest.2.as_deref()) {
-            self.fullest = (fuller.0, order.0, order.1.map(str::to_owned));
-            self.tokens = write.tokens.clone();
-            self.model = write.model.map(str::to_owned);
+        if fuller >= self.fullest {
+            self.fullest = fuller;
+            self.tokens = write.tokens;
+            self.model = write.model;
         }
         if let Some(model) = write.model
-            && self.first_model.as_ref().is_none_or(|(at, session, _)| order < (*at, session.as_deref()))
+            && self.first_model.is_none_or(|(at, session, _)| order < (at, session))
         {
-            self.first_model = Some((order.0, order.1.map(str::to_owned), model.to_owned()));
+            self.first_model = Some((order.0, order.1, model));
         }
         self.is_final |= write.is_final;
     }
 
     fn finish(self) -> Response {
-        let tokens = with_total(self.provider, self.tokens);
+        let tokens = with_total(self.provider, self.tokens.clone());
         Response {
             provider: self.provider,
             at_ms: self.first.0,
-            session_id: self.first.1,
-            model: self.model.or(self.first_model.map(|(_, _, model)| model)),
+            session_id: self.first.1.map(str::to_owned),
+            model: self.model.or(self.first_model.map(|(_, _, model)| model)).map(str::to_owned),
             partial: !reports_all(self.provider, &tokens),
             pending: !self.is_final,
             tokens,
@@ -622,7 +624,7 @@ mod tests {
     /// Digests and key hashes are stored: the SHA-1 that computes them now
     /// gives exactly what the whole-name UUID gave before it.
     #[test]
-    fn hashes_keep_the_values_earlier_versions_stored() {
+    fn hashes_and_checksums_keep_the_values_earlier_versions_stored() {
         let uuid_hash = |name: &[u8]| {
             (uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, name).as_u64_pair().0 >> 1) as i64
         };
@@ -639,12 +641,20 @@ mod tests {
                 key: key.to_owned(),
                 session_id: session.map(str::to_owned),
                 at_utc: "2026-11-30T10:00:00.000Z".to_owned(),
-                model: None,
+                model: session.map(|_| "claude-x".to_owned()),
                 tokens: Counters { input_tokens: Some(3), output_tokens: output, ..Counters::default() },
-                context_tokens: None,
+                context_tokens: output,
                 context_window: None,
                 is_final,
             };
+            // The checksum verifies as the write is stored.
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(&format!("CREATE TABLE response ({})", RESPONSE_COLUMNS.base.to_owned() + ", crc"))
+                .unwrap();
+            let prepared = write.clone().prepare().unwrap();
+            assert_eq!(Prepared::insert(&[&prepared], &mut Prepared::statement(&conn, 1).unwrap()).unwrap(), 1);
+            let select = format!("SELECT {}, crc FROM response", RESPONSE_COLUMNS.base);
+            assert!(conn.query_row(&select, [], |row| RESPONSE_COLUMNS.verifies(row, 0)).unwrap(), "{key}");
             let mut name = format!("{}\u{1f}{}", provider.as_str(), identity(provider, key)).into_bytes();
             assert_eq!(write.key_hash(), uuid_hash(&name), "{key}");
             name = format!("{}\u{1f}{key}\u{1f}", provider.as_str()).into_bytes();

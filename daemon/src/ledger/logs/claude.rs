@@ -12,9 +12,13 @@ use std::collections::HashMap;
 use super::{DerivedTurn, Evidence, FileOffset, SessionUsage, contains, counter, line_time, markers, record_id};
 use crate::ledger::responses::ResponseWrite;
 
+mod scan;
+pub use scan::agrees_with_serde;
+
 /// What ingestion reads of a transcript line; strings borrowed from the
-/// line where it holds them unescaped.
-#[derive(Deserialize)]
+/// line where it holds them unescaped. Read by [`scan`] where it can answer
+/// for the line, else by serde_json.
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ClaudeLine<'a> {
     #[serde(rename = "sessionId", borrow)]
     session_id: Option<Cow<'a, str>>,
@@ -30,10 +34,21 @@ struct ClaudeLine<'a> {
     /// The error's kind (`rate_limit` when a limit refused the request);
     /// other line types use the name for other shapes.
     #[serde(borrow)]
-    error: Option<&'a serde_json::value::RawValue>,
+    error: Option<RawJson<'a>>,
 }
 
-#[derive(Deserialize)]
+/// A value's JSON text, as the line spells it.
+#[derive(Debug, PartialEq)]
+struct RawJson<'a>(&'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw: &'de serde_json::value::RawValue = Deserialize::deserialize(deserializer)?;
+        Ok(RawJson(raw.get()))
+    }
+}
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ClaudeMessage<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
@@ -45,7 +60,7 @@ struct ClaudeMessage<'a> {
     usage: Option<ClaudeUsage>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ClaudeUsage {
     input_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
@@ -55,7 +70,6 @@ struct ClaudeUsage {
 
 /// A response whose stream may not be over yet: its fullest write so far.
 pub(super) struct OpenResponse {
-    key: String,
     pub(super) first_offset: u64,
     pub(super) write: ResponseWrite,
 }
@@ -145,7 +159,9 @@ impl ClaudeParser {
         if !limit && !contains(line, &super::USAGE_MARKER) {
             return true;
         }
-        let Ok(parsed) = serde_json::from_slice::<ClaudeLine<'_>>(line) else { return false };
+        let Some(parsed) = scan::scan(line).or_else(|| serde_json::from_slice::<ClaudeLine<'_>>(line).ok()) else {
+            return false;
+        };
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         let (session, timestamp) = (session.into_owned(), timestamp.into_owned());
         if !bee_proto::time::is_rfc3339_utc(&timestamp) {
@@ -154,7 +170,7 @@ impl ClaudeParser {
         self.note_session(&session, out);
         // Claude Code 2.1: a request a limit refused is an API-error line of
         // kind `rate_limit` (structured); its text may name the window.
-        if parsed.is_api_error == Some(true) && parsed.error.is_some_and(|kind| kind.get() == "\"rate_limit\"") {
+        if parsed.is_api_error == Some(true) && parsed.error.is_some_and(|kind| kind.0 == "\"rate_limit\"") {
             let text = String::from_utf8_lossy(line);
             let mut hit = LimitRecord::new(
                 record_id(&["claude-limit", &session, &timestamp]),
@@ -183,10 +199,6 @@ impl ClaudeParser {
         }
         let Some(message) = parsed.message else { return true };
         let Some(usage) = message.usage else { return true };
-        // The provider's identity of the response, the same in every file
-        // it is copied into; a line without one is known by its place.
-        let key = bee_proto::usage::claude_response_key(message.id.as_deref(), parsed.request_id.as_deref())
-            .unwrap_or_else(|| format!("{session}\u{1f}offset:{at}"));
         let tokens = Counters {
             input_tokens: usage.input_tokens,
             cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -199,9 +211,26 @@ impl ClaudeParser {
         {
             self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at, |end| end.max(at)));
         }
+        // Streaming writes a response several times, usually in a row: keep
+        // the fullest of a run, and store it once another response begins.
+        // Writes of one response further apart are merged by the store.
+        let (id, request) = (message.id.as_deref(), parsed.request_id.as_deref());
+        let continued =
+            self.open.as_mut().filter(|open| id.is_some_and(|id| names_response(&open.write.key, id, request)));
+        let key = match continued {
+            Some(open) if tokens.completeness() < open.write.tokens.completeness() => return true,
+            Some(open) => Some(std::mem::take(&mut open.write.key)),
+            None => None,
+        };
+        let continues = key.is_some();
+        // The provider's identity of the response, the same in every file it
+        // is copied into; a line without one is known by its place.
+        let key = key
+            .or_else(|| bee_proto::usage::claude_response_key(id, request))
+            .unwrap_or_else(|| format!("{session}\u{1f}offset:{at}"));
         let write = ResponseWrite {
             provider: Provider::Claude,
-            key: key.clone(),
+            key,
             session_id: Some(session),
             at_utc: timestamp,
             model: message.model.filter(|m| m != "<synthetic>").map(Cow::into_owned),
@@ -212,25 +241,28 @@ impl ClaudeParser {
             // one without may still be followed by fuller ones.
             is_final: message.stop_reason.is_some(),
         };
-        // Streaming writes a response several times, usually in a row: keep
-        // the fullest of a run, and store it once another response begins.
-        // Writes of one response further apart are merged by the store.
         match &mut self.open {
-            Some(open) if open.key == key => {
-                if write.tokens.completeness() >= open.write.tokens.completeness() {
-                    open.write = write;
-                }
-            }
+            Some(open) if continues => open.write = write,
             _ => {
                 if let Some(mut done) = self.open.take() {
                     // Another response began: this one's stream is over.
                     done.write.is_final = true;
                     out.push(Evidence::Response(done.write));
                 }
-                self.open = Some(OpenResponse { key, first_offset: at, write });
+                self.open = Some(OpenResponse { first_offset: at, write });
             }
         }
         true
+    }
+}
+
+/// Whether `key` is [`bee_proto::usage::claude_response_key`] of `id` and
+/// `request`, found without spelling that key.
+fn names_response(key: &str, id: &str, request: Option<&str>) -> bool {
+    match (key.strip_prefix(id), request) {
+        (Some(rest), Some(request)) => rest.strip_prefix('\u{1f}') == Some(request),
+        (Some(rest), None) => rest.is_empty(),
+        (None, _) => false,
     }
 }
 
