@@ -140,17 +140,18 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// The values a write is stored as, its checksum's first: read without
-    /// converting them, since every write of a pass is checksummed and bound.
+    /// The values a write is stored as, in [`RESPONSE_COLUMNS`]' order (its
+    /// checksum's): read in place, since every write of a pass is
+    /// checksummed and bound.
     fn stored(&self) -> [ValueRef<'_>; RESPONSE_COLUMN_COUNT] {
-        let w = &self.write;
-        // The counters, then context tokens and window.
-        let [n0, n1, n2, n3, n4, n5, n6] = w.tokens.values();
-        let n = [n0, n1, n2, n3, n4, n5, n6, w.context_tokens, w.context_window];
         fn text(text: Option<&str>) -> ValueRef<'_> {
             text.map_or(ValueRef::Null, |text| ValueRef::Text(text.as_bytes()))
         }
-        let number = |number: Option<u64>| number.map_or(ValueRef::Null, |n| ValueRef::Integer(sqlite::sql_integer(n)));
+        fn number(number: Option<u64>) -> ValueRef<'static> {
+            number.map_or(ValueRef::Null, |n| ValueRef::Integer(sqlite::sql_integer(n)))
+        }
+        let w = &self.write;
+        let [input, cached, creation, read, output, reasoning, total] = w.tokens.values().map(number);
         [
             ValueRef::Integer(self.digest),
             ValueRef::Integer(self.key_hash),
@@ -160,15 +161,15 @@ impl Prepared {
             ValueRef::Text(w.at_utc.as_bytes()),
             ValueRef::Integer(self.at_ms),
             text(w.model.as_deref()),
-            number(n[0]),
-            number(n[1]),
-            number(n[2]),
-            number(n[3]),
-            number(n[4]),
-            number(n[5]),
-            number(n[6]),
-            number(n[7]),
-            number(n[8]),
+            input,
+            cached,
+            creation,
+            read,
+            output,
+            reasoning,
+            total,
+            number(w.context_tokens),
+            number(w.context_window),
             ValueRef::Integer(i64::from(w.is_final)),
         ]
     }
