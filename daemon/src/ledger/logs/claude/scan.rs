@@ -262,30 +262,32 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// `null`, or what `read` reads: an optional field.
+    fn nullable<T>(&mut self, read: impl FnOnce(&mut Self) -> Scanned<T>) -> Scanned<Option<T>> {
+        if self.eat_word(b"null") { Ok(None) } else { read(self).map(Some) }
+    }
+
     /// `null`, or a string without escapes.
     fn text(&mut self) -> Scanned<Option<Cow<'a, str>>> {
-        if self.eat_word(b"null") {
-            return Ok(None);
-        }
-        let bytes = self.plain_string()?;
-        std::str::from_utf8(bytes).map(|text| Some(Cow::Borrowed(text))).map_err(|_| Unsure)
+        self.nullable(|cursor| {
+            let bytes = cursor.plain_string()?;
+            std::str::from_utf8(bytes).map(Cow::Borrowed).map_err(|_| Unsure)
+        })
     }
 
     /// `null`, or a non-negative integer without sign, fraction or exponent
     /// that fits.
     fn counter(&mut self) -> Scanned<Option<u64>> {
-        if self.eat_word(b"null") {
-            return Ok(None);
-        }
-        self.whitespace();
-        let start = self.at;
-        self.skip_number()?;
-        let digits = &self.bytes[start..self.at];
-        if !digits.iter().all(u8::is_ascii_digit) {
-            return Err(Unsure);
-        }
-        let value = digits.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')));
-        value.map(Some).ok_or(Unsure)
+        self.nullable(|cursor| {
+            cursor.whitespace();
+            let start = cursor.at;
+            cursor.skip_number()?;
+            let digits = &cursor.bytes[start..cursor.at];
+            if !digits.iter().all(u8::is_ascii_digit) {
+                return Err(Unsure);
+            }
+            digits.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0'))).ok_or(Unsure)
+        })
     }
 
     fn flag(&mut self) -> Scanned<Option<bool>> {
@@ -302,13 +304,12 @@ impl<'a> Cursor<'a> {
 
     /// `null`, or any value as its JSON text.
     fn raw(&mut self) -> Scanned<Option<RawJson<'a>>> {
-        if self.eat_word(b"null") {
-            return Ok(None);
-        }
-        self.whitespace();
-        let start = self.at;
-        self.skip(1)?;
-        std::str::from_utf8(&self.bytes[start..self.at]).map(|text| Some(RawJson(text))).map_err(|_| Unsure)
+        self.nullable(|cursor| {
+            cursor.whitespace();
+            let start = cursor.at;
+            cursor.skip(1)?;
+            std::str::from_utf8(&cursor.bytes[start..cursor.at]).map(RawJson).map_err(|_| Unsure)
+        })
     }
 
     fn line(&mut self) -> Scanned<ClaudeLine<'a>> {
@@ -319,7 +320,7 @@ impl<'a> Cursor<'a> {
                 0 => line.session_id = cursor.text()?,
                 1 => line.timestamp = cursor.text()?,
                 2 => line.request_id = cursor.text()?,
-                3 => line.message = cursor.message()?,
+                3 => line.message = cursor.nullable(Cursor::message)?,
                 4 => line.is_api_error = cursor.flag()?,
                 _ => line.error = cursor.raw()?,
             }
@@ -328,10 +329,7 @@ impl<'a> Cursor<'a> {
         Ok(line)
     }
 
-    fn message(&mut self) -> Scanned<Option<ClaudeMessage<'a>>> {
-        if self.eat_word(b"null") {
-            return Ok(None);
-        }
+    fn message(&mut self) -> Scanned<ClaudeMessage<'a>> {
         let mut message = ClaudeMessage::default();
         let names: [&[u8]; 4] = [b"id", b"model", b"stop_reason", b"usage"];
         self.fields(&names, |cursor, field| {
@@ -339,17 +337,14 @@ impl<'a> Cursor<'a> {
                 0 => message.id = cursor.text()?,
                 1 => message.model = cursor.text()?,
                 2 => message.stop_reason = cursor.text()?,
-                _ => message.usage = cursor.usage()?,
+                _ => message.usage = cursor.nullable(Cursor::usage)?,
             }
             Ok(())
         })?;
-        Ok(Some(message))
+        Ok(message)
     }
 
-    fn usage(&mut self) -> Scanned<Option<ClaudeUsage>> {
-        if self.eat_word(b"null") {
-            return Ok(None);
-        }
+    fn usage(&mut self) -> Scanned<ClaudeUsage> {
         let mut usage = ClaudeUsage::default();
         let names: [&[u8]; 4] =
             [b"input_tokens", b"cache_creation_input_tokens", b"cache_read_input_tokens", b"output_tokens"];
@@ -363,7 +358,7 @@ impl<'a> Cursor<'a> {
             }
             Ok(())
         })?;
-        Ok(Some(usage))
+        Ok(usage)
     }
 }
 
