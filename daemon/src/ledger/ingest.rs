@@ -13,7 +13,9 @@
 //! while, since streaming may still rewrite it with fuller counters.
 //!
 //! Lines without a usage marker are skipped before any JSON parsing; the
-//! rest are parsed into small typed shapes that skip message content.
+//! rest are parsed into small typed shapes that skip message content (a
+//! Claude response line by a checked scan of its few fields, see
+//! `logs::claude`).
 
 use bee_proto::ledger::{LedgerAppended, Provider};
 use std::fs::File;
