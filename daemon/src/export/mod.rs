@@ -335,7 +335,7 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
         // model, they are not lost from the team's sums.
         let by_model: f64 = report.rows.iter().filter_map(|row| row.reported_cost_usd).sum();
         if let Some(total) = report.totals.reported_cost_usd {
-            let unattributed = ((total - by_model) * 1e10).round() / 1e10;
+            let unattributed = crate::ledger::usage::round_usd(total - by_model);
             if unattributed > 0.0 {
                 push(
                     names::REPORTED_COST_TOTAL,

@@ -88,7 +88,7 @@ pub enum PriceError {
 
 /// A price table: where it comes from, its date, its models, and the
 /// models it names that cannot be applied (with why).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PriceTable {
     pub source: String,
     /// `YYYY-MM-DD`; `None` when unknown.

@@ -97,8 +97,7 @@ pub fn sessions_without_cost(reader: &Reader, range: Range) -> Result<u64, Issue
     };
     let ask = UsageAsk { range, by: UsageGrouping::Day, zone: Zone::utc(), filters: UsageFilters::default() };
     // Prices play no part in the count.
-    let unpriced = PriceTable { source: String::new(), date: None, models: BTreeMap::new(), skipped: BTreeMap::new() };
-    Ok(build(&ask, &unpriced, &inputs).totals.sessions_without_cost.unwrap_or(0))
+    Ok(build(&ask, &PriceTable::default(), &inputs).totals.sessions_without_cost.unwrap_or(0))
 }
 
 /// The five-hour windows each provider's snapshots named, as
@@ -359,8 +358,13 @@ type SessionSet<'a> = std::collections::BTreeSet<(Provider, Option<&'a str>)>;
 /// costs are shown to a ten-billionth of a dollar.
 fn round_costs(row: &mut UsageRow) {
     for cost in [&mut row.reported_cost_usd, &mut row.estimated_cost_usd] {
-        *cost = cost.map(|c| (c * 1e10).round() / 1e10);
+        *cost = cost.map(round_usd);
     }
+}
+
+/// `usd` to a ten-billionth of a dollar, as every cost a view shows.
+pub fn round_usd(usd: f64) -> f64 {
+    (usd * 1e10).round() / 1e10
 }
 
 /// Each (provider, bucket) with activity → its block: `(start, end, source)`.
