@@ -183,7 +183,7 @@ fn views() {
         let calls: i64 =
             conn.query_row("SELECT COUNT(*) FROM call WHERE started_at_ms >= 0", [], |r| r.get(0)).unwrap();
         let responses: i64 =
-            conn.query_row("SELECT COUNT(*) FROM response WHERE at_ms >= 0", [], |r| r.get(0)).unwrap();
+            conn.query_row("SELECT COUNT(*) FROM response_write WHERE at_ms >= 0", [], |r| r.get(0)).unwrap();
         scans.push(started.elapsed());
         assert_eq!(calls + responses, 1_000_000);
     }

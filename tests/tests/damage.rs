@@ -1,7 +1,8 @@
 //! Damage a store cannot hide: acknowledged observations lost with a damaged
 //! WAL frame, and a damaged schema page, are both `corrupt` — never a smaller
 //! total that looks exact, never only `missing` (which alone would read as
-//! "nothing was ever observed").
+//! "nothing was ever observed"). A damaged ledger record or response pack is
+//! named and left out of every figure the records answer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -141,6 +142,51 @@ fn a_flipped_bit_in_a_ledger_record_is_named_not_counted() {
     assert_eq!(models, ["claude-sonnet-FIRST"], "{report}");
     let status = parse_json_line(
         &home.beectl(&["status", "--since", "2026-11-30T10:05:00Z", "--until", "2026-11-30T10:55:00Z"]).stdout,
+    );
+    assert!(status["issues"].as_array().unwrap().contains(&"corrupt".into()), "{status}");
+}
+
+/// One Claude Code response line at `hour`:`minute`.
+fn claude_response(message: &str, hour: u32, minute: u32, output: u64) -> String {
+    serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
+        "sessionId": SESSION, "version": "2.1.3", "type": "assistant",
+        "timestamp": format!("2026-11-30T{hour:02}:{minute:02}:00.000Z"), "requestId": format!("req_{message}"),
+        "message": {"id": message, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": "Done."}],
+                    "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 100,
+                              "output_tokens": output}}
+    })
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn a_flipped_bit_in_a_response_pack_is_named_not_counted() {
+    let home = TestHome::new();
+    let projects = home.path().join(".claude/projects/-home-dev-app");
+    std::fs::create_dir_all(&projects).unwrap();
+    let log = projects.join(format!("{SESSION}.jsonl"));
+    // Two hours, two packs: the second holds the marked response alone.
+    let lines = [claude_response("msg_FIRST", 10, 10, 7), claude_response("msg_MARKED_RESPONSE", 11, 10, 9)];
+    std::fs::write(&log, lines.concat()).unwrap();
+    make_quiet(&log);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let db = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
+    let bytes = std::fs::read(&db).unwrap();
+    let at = bytes.windows(19).position(|w| w == b"msg_MARKED_RESPONSE").expect("the pack on disk");
+    flip_byte(&db, at as u64 + 4);
+
+    // A range the records answer (not whole hours): the damaged pack is
+    // left out and named.
+    let output =
+        home.beectl(&["usage", "--by", "day", "--since", "2026-11-30T10:05:00Z", "--until", "2026-11-30T11:55:00Z"]);
+    let report = parse_json_line(&output.stdout);
+    assert_eq!(report["issues"], serde_json::json!(["corrupt"]), "{report}");
+    assert_eq!(report["totals"]["responses"], 1, "{report}");
+    assert_eq!(report["totals"]["tokens"]["outputTokens"], 7, "{report}");
+    let status = parse_json_line(
+        &home.beectl(&["status", "--since", "2026-11-30T10:05:00Z", "--until", "2026-11-30T11:55:00Z"]).stdout,
     );
     assert!(status["issues"].as_array().unwrap().contains(&"corrupt".into()), "{status}");
 }

@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod live;
 pub mod logs;
 pub mod otel;
+pub mod pack;
 pub mod prices;
 pub mod quota;
 pub mod record_failures;

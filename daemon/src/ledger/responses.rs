@@ -7,17 +7,22 @@
 //!
 //! Logs write one response several times while it streams, and copy it into
 //! other sessions' files when a session is resumed or forked. Each distinct
-//! write is kept (append-only); a reader merges the writes of one identity
+//! write is kept (append-only: since schema 8 in packs, see
+//! [`crate::ledger::pack`]; rows stored before stay rows and are read with
+//! them); a reader merges the writes of one identity
 //! into one response with the most complete counters, the time and session
 //! of its first write, and `final` once any write was read from a log that
 //! had moved past it (or gone quiet).
+
+use std::collections::{BTreeSet, HashSet};
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
 
-use crate::ledger::rollup::Range;
+use crate::ledger::pack::{self, Entry, PackedWrite};
+use crate::ledger::rollup::{PACK_SCHEMA, Range, hour_of};
 use crate::ledger::store::Columns;
 use crate::storage::sqlite;
 
@@ -48,7 +53,6 @@ pub const RESPONSE_COLUMNS: Columns = Columns {
      reasoning_output_tokens, total_tokens, context_tokens, context_window, final",
     grown: "",
 };
-const RESPONSE_COLUMN_COUNT: usize = RESPONSE_COLUMNS.count();
 
 /// One write of a response, as a log reader found it.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,21 +114,12 @@ impl ResponseWrite {
             && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
     }
 
-    /// This write made ready for the store: its time, digest, key hash
-    /// and checksum computed (off the writer's thread, when ingestion
-    /// prepares it); `None` when its time does not parse.
+    /// This write made ready for the store: its time, digest and key hash
+    /// computed (off the writer's thread, when ingestion prepares it);
+    /// `None` when its time does not parse.
     pub(crate) fn prepare(self) -> Option<Prepared> {
         let at_ms = bee_proto::time::parse_rfc3339_ms(&self.at_utc)?;
-        let mut prepared = Prepared {
-            digest: self.digest(),
-            key_hash: self.key_hash(),
-            provider: self.provider.as_str(),
-            at_ms,
-            crc: 0,
-            write: self,
-        };
-        prepared.crc = sqlite::values_crc_grown(prepared.stored(), RESPONSE_COLUMNS.base_count());
-        Some(prepared)
+        Some(Prepared { digest: self.digest(), key_hash: self.key_hash(), at_ms, write: self })
     }
 }
 
@@ -135,66 +130,142 @@ pub(crate) struct Prepared {
     pub(crate) at_ms: i64,
     pub(crate) digest: i64,
     key_hash: i64,
-    provider: &'static str,
-    crc: i64,
 }
 
 impl Prepared {
-    /// The values a write is stored as, in [`RESPONSE_COLUMNS`]' order (its
-    /// checksum's): read in place, since every write of a pass is
-    /// checksummed and bound.
-    fn stored(&self) -> [ValueRef<'_>; RESPONSE_COLUMN_COUNT] {
-        fn text(text: Option<&str>) -> ValueRef<'_> {
-            text.map_or(ValueRef::Null, |text| ValueRef::Text(text.as_bytes()))
-        }
-        fn number(number: Option<u64>) -> ValueRef<'static> {
-            number.map_or(ValueRef::Null, |n| ValueRef::Integer(sqlite::sql_integer(n)))
-        }
+    /// This write as a pack holds it.
+    fn entry(&self) -> Entry<'_> {
         let w = &self.write;
-        let [input, cached, creation, read, output, reasoning, total] = w.tokens.values().map(number);
-        [
-            ValueRef::Integer(self.digest),
-            ValueRef::Integer(self.key_hash),
-            ValueRef::Text(self.provider.as_bytes()),
-            ValueRef::Text(w.key.as_bytes()),
-            text(w.session_id.as_deref()),
-            ValueRef::Text(w.at_utc.as_bytes()),
-            ValueRef::Integer(self.at_ms),
-            text(w.model.as_deref()),
-            input,
-            cached,
-            creation,
-            read,
-            output,
-            reasoning,
-            total,
-            number(w.context_tokens),
-            number(w.context_window),
-            ValueRef::Integer(i64::from(w.is_final)),
-        ]
-    }
-
-    /// Writes [`Prepared::insert`] appends with one statement: a statement
-    /// run costs about as much as a row it inserts, so rows go in together.
-    pub(crate) const ROWS_PER_INSERT: usize = 16;
-
-    /// The statement [`Prepared::insert`] binds for `rows` writes, prepared
-    /// once per batch.
-    pub(crate) fn statement(tx: &Connection, rows: usize) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
-        tx.prepare_cached(&RESPONSE_COLUMNS.insert_rows_sql("response", rows, "ON CONFLICT DO NOTHING"))
-    }
-
-    /// Appends `writes` with `statement` ([`Prepared::statement`] for their
-    /// number), each unless the same write is stored; how many were new.
-    /// Bound value by value: the one writer of a pass does this for every
-    /// response.
-    pub(crate) fn insert(writes: &[&Prepared], statement: &mut rusqlite::Statement<'_>) -> rusqlite::Result<usize> {
-        let values = writes.iter().flat_map(|write| write.stored().into_iter().chain([ValueRef::Integer(write.crc)]));
-        for (index, value) in values.enumerate() {
-            statement.raw_bind_parameter(index + 1, rusqlite::types::ToSqlOutput::Borrowed(value))?;
+        Entry {
+            provider: w.provider,
+            key_hash: self.key_hash,
+            key: &w.key,
+            session_id: w.session_id.as_deref(),
+            model: w.model.as_deref(),
+            at_ms: self.at_ms,
+            tokens: &w.tokens,
+            context_tokens: w.context_tokens,
+            context_window: w.context_window,
+            is_final: w.is_final,
         }
-        statement.raw_execute()
     }
+}
+
+/// Writes from now on: packs, and one identity row per write, which finds
+/// a response's writes by its key hash and keeps a write read again from
+/// being stored twice. Rows stored before keep their place (and their own
+/// checksums); their identities are copied so that a write read again is
+/// known whichever form holds it.
+pub const PACK_MIGRATION: &str = r#"
+    CREATE TABLE response_pack (
+        id       INTEGER PRIMARY KEY,
+        hour_ms  INTEGER NOT NULL,
+        writes   INTEGER NOT NULL,
+        body     BLOB NOT NULL,
+        crc      INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX response_pack_hour ON response_pack (hour_ms);
+    CREATE TABLE response_write (
+        key_hash  INTEGER NOT NULL,
+        at_ms     INTEGER NOT NULL,
+        digest    INTEGER NOT NULL,
+        -- NULL: a row of `response`, stored before packs.
+        pack      INTEGER,
+        PRIMARY KEY (key_hash, at_ms, digest)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO response_write (key_hash, at_ms, digest, pack) SELECT key_hash, at_ms, digest, NULL FROM response;
+    CREATE TRIGGER response_pack_no_update BEFORE UPDATE ON response_pack BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER response_pack_no_delete BEFORE DELETE ON response_pack BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER response_write_no_update BEFORE UPDATE ON response_write BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER response_write_no_delete BEFORE DELETE ON response_write BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+"#;
+
+/// Identity rows one statement inserts: a statement run costs about as
+/// much as a row it inserts, so rows go in together.
+const IDENTITIES_PER_INSERT: usize = 16;
+
+/// Stores one commit's `writes`, each unless the same write (time and
+/// digest, which names its response) is stored: their identities, then one
+/// pack per hour of those that were new. Returns the new ones, and how
+/// many of `writes` were not.
+pub(crate) fn store<'w>(tx: &Connection, mut writes: Vec<&'w Prepared>) -> rusqlite::Result<(Vec<&'w Prepared>, u64)> {
+    let given = writes.len();
+    // Sorted as the identity table is: its pages are each written once.
+    writes.sort_unstable_by_key(|w| (w.key_hash, w.at_ms, w.digest));
+    writes.dedup_by_key(|w| (w.key_hash, w.at_ms, w.digest));
+    let mut hours: Vec<i64> = writes.iter().map(|w| hour_of(w.at_ms)).collect();
+    hours.sort_unstable();
+    hours.dedup();
+    let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM response_pack", [], |row| row.get(0))?;
+    // Each hour's pack is numbered before it is written: the identities name it.
+    let pack_of = |w: &Prepared| last + 1 + hours.partition_point(|&hour| hour < hour_of(w.at_ms)) as i64;
+    let mut fresh = Vec::with_capacity(writes.len());
+    let mut together = tx.prepare_cached(&format!(
+        "INSERT INTO response_write (key_hash, at_ms, digest, pack) VALUES {} ON CONFLICT DO NOTHING",
+        vec!["(?, ?, ?, ?)"; IDENTITIES_PER_INSERT].join(", ")
+    ))?;
+    let mut alone = tx.prepare_cached(
+        "INSERT INTO response_write (key_hash, at_ms, digest, pack) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+    )?;
+    let mut stored_in =
+        tx.prepare_cached("SELECT pack FROM response_write WHERE key_hash = ?1 AND at_ms = ?2 AND digest = ?3")?;
+    let (statements, rest) = writes.as_chunks::<IDENTITIES_PER_INSERT>();
+    for rows in statements {
+        for (at, w) in rows.iter().enumerate() {
+            for (column, value) in [w.key_hash, w.at_ms, w.digest, pack_of(w)].into_iter().enumerate() {
+                together.raw_bind_parameter(at * 4 + column + 1, value)?;
+            }
+        }
+        match together.raw_execute()? {
+            0 => {}
+            IDENTITIES_PER_INSERT => fresh.extend_from_slice(rows),
+            // Which were new: those whose identity names this commit's pack.
+            _ => {
+                for w in rows {
+                    let pack: Option<i64> =
+                        stored_in.query_row(params![w.key_hash, w.at_ms, w.digest], |row| row.get(0))?;
+                    if pack == Some(pack_of(w)) {
+                        fresh.push(w);
+                    }
+                }
+            }
+        }
+    }
+    for w in rest {
+        if alone.execute(params![w.key_hash, w.at_ms, w.digest, pack_of(w)])? == 1 {
+            fresh.push(w);
+        }
+    }
+    fresh.sort_unstable_by_key(|w| (w.at_ms, w.digest));
+    let mut insert_pack =
+        tx.prepare_cached("INSERT INTO response_pack (id, hour_ms, writes, body, crc) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    for hour in fresh.chunk_by(|a, b| hour_of(a.at_ms) == hour_of(b.at_ms)) {
+        let hour_ms = hour_of(hour[0].at_ms);
+        let entries: Vec<Entry<'_>> = hour.iter().map(|w| w.entry()).collect();
+        // Bee's own bounds (`ResponseWrite::is_valid`) keep every write packable.
+        let body =
+            pack::encode(hour_ms, &entries).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+        let id = pack_of(hour[0]);
+        insert_pack.execute(params![
+            id,
+            hour_ms,
+            hour.len() as i64,
+            body,
+            pack_crc(id, hour_ms, hour.len() as i64, &body)
+        ])?;
+    }
+    let duplicates = (given - fresh.len()) as u64;
+    Ok((fresh, duplicates))
+}
+
+/// A pack's checksum: its number, hour, count and body.
+fn pack_crc(id: i64, hour_ms: i64, writes: i64, body: &[u8]) -> i64 {
+    sqlite::values_crc([
+        ValueRef::Integer(id),
+        ValueRef::Integer(hour_ms),
+        ValueRef::Integer(writes),
+        ValueRef::Blob(body),
+    ])
 }
 
 /// The counters a provider reports for every response: a response missing
@@ -252,20 +323,6 @@ pub struct Response {
     pub pending: bool,
 }
 
-/// A stored write, as read back.
-#[derive(Debug, Clone)]
-struct StoredWrite {
-    provider: Provider,
-    /// [`ResponseWrite::key_hash`]: writes of one response share it.
-    key_hash: i64,
-    key: String,
-    session_id: Option<String>,
-    at_ms: i64,
-    model: Option<String>,
-    tokens: Counters,
-    is_final: bool,
-}
-
 /// Which of two writes of one response is the fuller: the provider-wide
 /// rule (more counters, then more output), then more of everything.
 fn fullness(t: &Counters) -> ((usize, u64), u64) {
@@ -286,7 +343,7 @@ pub(crate) struct WriteView<'a> {
     is_final: bool,
 }
 
-impl StoredWrite {
+impl PackedWrite {
     fn view(&self) -> WriteView<'_> {
         WriteView {
             provider: self.provider,
@@ -414,8 +471,8 @@ fn merge(writes: &[WriteView<'_>]) -> Vec<Response> {
     responses
 }
 
-fn merge_stored(writes: &[StoredWrite]) -> Vec<Response> {
-    merge(&writes.iter().map(StoredWrite::view).collect::<Vec<_>>())
+fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
+    merge(&writes.iter().map(PackedWrite::view).collect::<Vec<_>>())
 }
 
 /// Reorders `items` so that item `i` is the one that was at `order[i]`;
@@ -440,7 +497,7 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
 /// what it just wrote.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
-    writes: Vec<StoredWrite>,
+    writes: Vec<PackedWrite>,
     /// Response writes the pass inserted (rows new to the store).
     pub(crate) written: u64,
 }
@@ -452,7 +509,7 @@ impl Held {
 
     /// Takes in a committed batch's writes (see [`Held::has_room`]).
     pub(crate) fn absorb(&mut self, writes: impl Iterator<Item = Prepared>) {
-        self.writes.extend(writes.map(|Prepared { write, at_ms, key_hash, .. }| StoredWrite {
+        self.writes.extend(writes.map(|Prepared { write, at_ms, key_hash, .. }| PackedWrite {
             provider: write.provider,
             key_hash,
             key: write.key,
@@ -460,6 +517,8 @@ impl Held {
             at_ms,
             model: write.model,
             tokens: write.tokens,
+            context_tokens: write.context_tokens,
+            context_window: write.context_window,
             is_final: write.is_final,
         }));
     }
@@ -468,7 +527,7 @@ impl Held {
     /// committed), merged as a read of the store merges them.
     pub(crate) fn responses_with<'a>(&'a self, more: impl Iterator<Item = &'a Prepared>) -> Vec<Response> {
         let views: Vec<WriteView<'_>> =
-            self.writes.iter().map(StoredWrite::view).chain(more.map(Prepared::view)).collect();
+            self.writes.iter().map(PackedWrite::view).chain(more.map(Prepared::view)).collect();
         merge(&views)
     }
 
@@ -478,31 +537,73 @@ impl Held {
     }
 }
 
-/// The responses first written in `range`, all their writes merged, and the
-/// record ids of writes that fail their checksum (left out: not evidence).
-pub fn load(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
-    load_with_earlier(conn, range).map(|(responses, damaged, _)| (responses, damaged))
+/// The responses first written in `range` of a store at `version`, all
+/// their writes merged, and the writes that fail their checksum (left out:
+/// not evidence): a row by its digest, a pack as `pack <id>`.
+pub fn load(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
+    load_with_earlier(conn, version, range).map(|(responses, damaged, _)| (responses, damaged))
 }
 
 /// [`load`], and the first-write times of responses written in `range`
 /// that were first written before it.
-pub fn load_with_earlier(conn: &Connection, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>, Vec<i64>)> {
-    let mut statement = conn.prepare_cached(&format!(
+pub fn load_with_earlier(
+    conn: &Connection,
+    version: u32,
+    range: Range,
+) -> rusqlite::Result<(Vec<Response>, Vec<String>, Vec<i64>)> {
+    let mut found = Found::default();
+    // Rows stored before packs: every row of each response with one in `range`.
+    let mut rows = conn.prepare_cached(&format!(
         "SELECT {}, crc FROM response
          WHERE key_hash IN (SELECT key_hash FROM response WHERE at_ms >= ?1 AND at_ms < ?2)",
         RESPONSE_COLUMNS.base
     ))?;
-    let (writes, damaged) = read_writes(&mut statement, range)?;
-    let (responses, earlier): (Vec<Response>, Vec<Response>) =
-        merge_stored(&writes).into_iter().filter(|r| r.at_ms < range.until_ms).partition(|r| r.at_ms >= range.since_ms);
-    Ok((responses, damaged, earlier.into_iter().map(|r| r.at_ms).collect()))
+    found.rows(&mut rows, params![range.since_ms, range.until_ms])?;
+    let rows_of: HashSet<i64> = found.writes.iter().map(|w| w.key_hash).collect();
+    if version >= PACK_SCHEMA {
+        let mut packs = conn.prepare_cached(
+            "SELECT id, hour_ms, writes, body, crc FROM response_pack WHERE hour_ms >= ?1 AND hour_ms < ?2",
+        )?;
+        found.packs(&mut packs, params![hour_of(range.since_ms), range.until_ms])?;
+        // The responses: writes first stored elsewhere (another hour, or a
+        // later pass's pack) are found by their identities.
+        let keys: HashSet<i64> = found.writes.iter().filter(|w| range.contains(w.at_ms)).map(|w| w.key_hash).collect();
+        let mut where_stored = conn.prepare_cached("SELECT pack FROM response_write WHERE key_hash = ?1")?;
+        let (mut more_packs, mut more_rows) = (BTreeSet::new(), Vec::new());
+        for &key in &keys {
+            for pack in where_stored.query_map([key], |row| row.get::<_, Option<i64>>(0))? {
+                match pack? {
+                    Some(pack) if !found.read_packs.contains(&pack) => _ = more_packs.insert(pack),
+                    None if !rows_of.contains(&key) => more_rows.push(key),
+                    _ => {}
+                }
+            }
+        }
+        let mut pack = conn.prepare_cached("SELECT id, hour_ms, writes, body, crc FROM response_pack WHERE id = ?1")?;
+        for id in more_packs {
+            found.packs(&mut pack, [id])?;
+        }
+        more_rows.sort_unstable();
+        more_rows.dedup();
+        let mut rows_of_key =
+            conn.prepare_cached(&format!("SELECT {}, crc FROM response WHERE key_hash = ?1", RESPONSE_COLUMNS.base))?;
+        for key in more_rows {
+            found.rows(&mut rows_of_key, [key])?;
+        }
+        found.writes.retain(|w| keys.contains(&w.key_hash));
+    }
+    let (responses, earlier): (Vec<Response>, Vec<Response>) = merge_stored(&found.writes)
+        .into_iter()
+        .filter(|r| r.at_ms < range.until_ms)
+        .partition(|r| r.at_ms >= range.since_ms);
+    Ok((responses, found.damaged, earlier.into_iter().map(|r| r.at_ms).collect()))
 }
 
 /// [`load`], or on a store from before responses, its ingested calls as
 /// one final write each.
 pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
     if version >= crate::ledger::rollup::RESPONSE_SCHEMA {
-        return load(conn, range);
+        return load(conn, version, range);
     }
     // Laid out as a response write, with no checksum to check (these
     // records predate the response table; their own is checked as calls).
@@ -512,44 +613,122 @@ pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Resu
                 output_tokens, reasoning_output_tokens, total_tokens, NULL, NULL, 1, NULL
          FROM call WHERE source = 'ingested' AND started_at_ms >= ?1 AND started_at_ms < ?2",
     )?;
-    let (writes, _) = read_writes(&mut statement, range)?;
-    Ok((merge_stored(&writes), Vec::new()))
+    let mut found = Found::default();
+    found.rows(&mut statement, params![range.since_ms, range.until_ms])?;
+    Ok((merge_stored(&found.writes), Vec::new()))
 }
 
-/// The writes a statement selecting [`RESPONSE_COLUMNS`] and `crc` over
-/// `range` finds, and the digests of those that fail their checksum.
-fn read_writes(
-    statement: &mut rusqlite::CachedStatement<'_>,
+/// The providers with a response write in `range` of a store at `version`;
+/// a pack there that fails its checksum is counted in `damaged` (it may
+/// hold a provider not named).
+pub(crate) fn providers_in(
+    conn: &Connection,
+    version: u32,
     range: Range,
-) -> rusqlite::Result<(Vec<StoredWrite>, Vec<String>)> {
-    let mut rows = statement.query(params![range.since_ms, range.until_ms])?;
-    let (mut writes, mut damaged) = (Vec::new(), Vec::new());
-    while let Some(row) = rows.next()? {
-        if !RESPONSE_COLUMNS.verifies(row, 0)? {
-            damaged.push(row.get::<_, i64>(0)?.to_string());
-            continue;
-        }
-        let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
-        writes.push(StoredWrite {
-            provider,
-            key_hash: row.get(1)?,
-            key: row.get(3)?,
-            session_id: row.get(4)?,
-            at_ms: row.get(6)?,
-            model: row.get(7)?,
-            tokens: crate::ledger::rollup::counters_at(row, 8)?,
-            is_final: row.get(17)?,
-        });
+    damaged: &mut u64,
+) -> rusqlite::Result<Vec<Provider>> {
+    let mut packed = Found::default();
+    if version >= PACK_SCHEMA {
+        let mut packs = conn.prepare_cached(
+            "SELECT id, hour_ms, writes, body, crc FROM response_pack WHERE hour_ms >= ?1 AND hour_ms < ?2",
+        )?;
+        packed.packs(&mut packs, params![hour_of(range.since_ms), range.until_ms])?;
+        *damaged += packed.damaged.len() as u64;
     }
-    Ok((writes, damaged))
+    // Rows stored before packs: each provider found by its first one there,
+    // along the table's time order.
+    let mut row_of = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM response WHERE at_ms >= ?1 AND at_ms < ?2 AND provider = ?3)")?;
+    let mut found = Vec::new();
+    for &provider in Provider::ALL {
+        if packed.writes.iter().any(|w| w.provider == provider && range.contains(w.at_ms))
+            || row_of.query_row(params![range.since_ms, range.until_ms, provider.as_str()], |row| row.get(0))?
+        {
+            found.push(provider);
+        }
+    }
+    Ok(found)
+}
+
+/// Writes read back, and what failed its checksum.
+#[derive(Default)]
+struct Found {
+    writes: Vec<PackedWrite>,
+    damaged: Vec<String>,
+    read_packs: HashSet<i64>,
+}
+
+impl Found {
+    /// The rows a statement selecting [`RESPONSE_COLUMNS`] and `crc` finds.
+    fn rows(
+        &mut self,
+        statement: &mut rusqlite::CachedStatement<'_>,
+        params: impl rusqlite::Params,
+    ) -> rusqlite::Result<()> {
+        let mut rows = statement.query(params)?;
+        while let Some(row) = rows.next()? {
+            if !RESPONSE_COLUMNS.verifies(row, 0)? {
+                self.damaged.push(row.get::<_, i64>(0)?.to_string());
+                continue;
+            }
+            let Some(provider) = Provider::from_name(row.get_ref(2)?.as_str()?) else { continue };
+            self.writes.push(PackedWrite {
+                provider,
+                key_hash: row.get(1)?,
+                key: row.get(3)?,
+                session_id: row.get(4)?,
+                at_ms: row.get(6)?,
+                model: row.get(7)?,
+                tokens: crate::ledger::rollup::counters_at(row, 8)?,
+                context_tokens: optional_count(row, 15)?,
+                context_window: optional_count(row, 16)?,
+                is_final: row.get(17)?,
+            });
+        }
+        Ok(())
+    }
+
+    /// The packs a statement selecting a pack's columns finds, each once.
+    fn packs(
+        &mut self,
+        statement: &mut rusqlite::CachedStatement<'_>,
+        params: impl rusqlite::Params,
+    ) -> rusqlite::Result<()> {
+        let mut rows = statement.query(params)?;
+        while let Some(row) = rows.next()? {
+            let (id, hour_ms, count): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
+            if !self.read_packs.insert(id) {
+                continue;
+            }
+            let body = row.get_ref(3)?.as_blob()?;
+            let checked = row.get::<_, i64>(4)? == pack_crc(id, hour_ms, count, body);
+            match pack::decode(hour_ms, body) {
+                Ok(writes) if checked && writes.len() as i64 == count => self.writes.extend(writes),
+                decoded => {
+                    if let Err(err) = decoded {
+                        tracing::warn!(pack = id, error = %err, "a response pack does not decode");
+                    }
+                    self.damaged.push(format!("pack {id}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A counter column: NULL when unreported; a negative one (which Bee never
+/// stores) is no count either.
+fn optional_count(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<u64>> {
+    Ok(row.get::<_, Option<i64>>(at)?.and_then(|n| u64::try_from(n).ok()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::rollup::HOUR_MS;
 
-    fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> StoredWrite {
-        StoredWrite {
+    fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> PackedWrite {
+        PackedWrite {
             provider: Provider::Claude,
             key_hash: key_hash(Provider::Claude, key),
             key: key.to_owned(),
@@ -563,6 +742,8 @@ mod tests {
                 output_tokens: output,
                 ..Counters::default()
             },
+            context_tokens: None,
+            context_window: None,
             is_final,
         }
     }
@@ -611,7 +792,7 @@ mod tests {
             if c[i] < i {
                 order.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
                 let all = writes();
-                let permuted: Vec<StoredWrite> = order.iter().map(|&n| all[n].clone()).collect();
+                let permuted: Vec<PackedWrite> = order.iter().map(|&n| all[n].clone()).collect();
                 assert_eq!(merge_stored(&permuted), expected, "order {order:?}");
                 c[i] += 1;
                 i = 0;
@@ -625,7 +806,7 @@ mod tests {
     /// Digests and key hashes are stored: the SHA-1 that computes them now
     /// gives exactly what the whole-name UUID gave before it.
     #[test]
-    fn hashes_and_checksums_keep_the_values_earlier_versions_stored() {
+    fn hashes_keep_the_values_earlier_versions_stored() {
         let uuid_hash = |name: &[u8]| {
             (uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, name).as_u64_pair().0 >> 1) as i64
         };
@@ -648,14 +829,6 @@ mod tests {
                 context_window: None,
                 is_final,
             };
-            // The checksum verifies as the write is stored.
-            let conn = Connection::open_in_memory().unwrap();
-            conn.execute_batch(&format!("CREATE TABLE response ({})", RESPONSE_COLUMNS.base.to_owned() + ", crc"))
-                .unwrap();
-            let prepared = write.clone().prepare().unwrap();
-            assert_eq!(Prepared::insert(&[&prepared], &mut Prepared::statement(&conn, 1).unwrap()).unwrap(), 1);
-            let select = format!("SELECT {}, crc FROM response", RESPONSE_COLUMNS.base);
-            assert!(conn.query_row(&select, [], |row| RESPONSE_COLUMNS.verifies(row, 0)).unwrap(), "{key}");
             let mut name = format!("{}\u{1f}{}", provider.as_str(), identity(provider, key)).into_bytes();
             assert_eq!(write.key_hash(), uuid_hash(&name), "{key}");
             name = format!("{}\u{1f}{key}\u{1f}", provider.as_str()).into_bytes();
@@ -667,6 +840,160 @@ mod tests {
             name.extend_from_slice(session.unwrap_or("").as_bytes());
             assert_eq!(write.digest(), uuid_hash(&name), "{key}");
         }
+    }
+
+    const HOUR: i64 = 1_764_583_200_000;
+
+    fn logged(key: &str, session: &str, at_ms: i64, output: u64, is_final: bool) -> ResponseWrite {
+        ResponseWrite {
+            provider: Provider::Claude,
+            key: key.to_owned(),
+            session_id: Some(session.to_owned()),
+            at_utc: bee_proto::time::format_unix_ms(at_ms),
+            model: Some("claude-sonnet-4-5".to_owned()),
+            tokens: Counters {
+                input_tokens: Some(10),
+                cache_creation_input_tokens: Some(0),
+                cache_read_input_tokens: Some(100),
+                output_tokens: Some(output),
+                ..Counters::default()
+            },
+            context_tokens: Some(110),
+            context_window: None,
+            is_final,
+        }
+    }
+
+    fn append(ledger: &mut crate::ledger::store::Ledger, writes: &[ResponseWrite]) -> (u64, u64) {
+        let evidence: Vec<_> = writes.iter().cloned().map(crate::ledger::logs::Evidence::Response).collect();
+        let appended = ledger.append_at(&evidence, &[]).unwrap();
+        (appended.appended, appended.duplicates)
+    }
+
+    fn outputs(conn: &Connection, range: Range) -> (Vec<(Option<u64>, bool)>, Vec<String>) {
+        let (responses, damaged) = load(conn, PACK_SCHEMA, range).unwrap();
+        (responses.iter().map(|r| (r.tokens.output_tokens, r.pending)).collect(), damaged)
+    }
+
+    /// A write as schema 6 and 7 stored it: one row, its own checksum.
+    fn store_as_row(conn: &Connection, write: &ResponseWrite) {
+        use rusqlite::types::Value;
+        let prepared = write.clone().prepare().unwrap();
+        let text = |t: Option<&str>| t.map_or(Value::Null, |t| Value::Text(t.to_owned()));
+        let number = |n: Option<u64>| n.map_or(Value::Null, |n| Value::Integer(n as i64));
+        let mut values = vec![
+            Value::Integer(prepared.digest),
+            Value::Integer(prepared.key_hash),
+            Value::Text(write.provider.as_str().to_owned()),
+            Value::Text(write.key.clone()),
+            text(write.session_id.as_deref()),
+            Value::Text(write.at_utc.clone()),
+            Value::Integer(prepared.at_ms),
+            text(write.model.as_deref()),
+        ];
+        values.extend(write.tokens.values().map(number));
+        values.extend([
+            number(write.context_tokens),
+            number(write.context_window),
+            Value::Integer(write.is_final.into()),
+        ]);
+        let crc = sqlite::values_crc_grown(values.iter().map(ValueRef::from), RESPONSE_COLUMNS.base_count());
+        values.push(Value::Integer(crc));
+        let sql = RESPONSE_COLUMNS.insert_rows_sql("response", 1, "");
+        conn.execute(&sql, rusqlite::params_from_iter(values)).unwrap();
+    }
+
+    /// Each new write is stored once, in its hour's pack; a write read
+    /// again (in the same commit or a later one) is a duplicate, also when
+    /// only some of a statement's rows are new.
+    #[test]
+    fn a_commit_packs_each_new_write_once_in_its_hour() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
+        let first: Vec<ResponseWrite> = (0..20)
+            .map(|n| logged(&format!("msg_{n}\u{1f}req_{n}"), "s1", HOUR + n * 150_000, n as u64, true))
+            .collect();
+        let mut with_copy = first.clone();
+        with_copy.push(first[3].clone());
+        assert_eq!(append(&mut ledger, &with_copy), (20, 1));
+        let conn = ledger.db_conn();
+        let packs = |conn: &Connection| -> Vec<(i64, i64)> {
+            conn.prepare("SELECT hour_ms, writes FROM response_pack ORDER BY id")
+                .unwrap()
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        // Twenty writes 2.5 minutes apart: all in the first hour.
+        assert_eq!(packs(conn), [(HOUR, 20)]);
+        // Seventeen known, three new (a fuller write, a final one, a copy in
+        // another session): one statement of sixteen is partly new.
+        let mut again = first[..17].to_vec();
+        again.push(logged("msg_0\u{1f}req_0", "s1", HOUR, 900, true));
+        again.push(logged("msg_19\u{1f}req_19", "s1", HOUR + HOUR_MS + 5, 30, false));
+        again.push(logged("msg_1\u{1f}req_1", "s2", HOUR + 2 * HOUR_MS, 1, true));
+        assert_eq!(append(&mut ledger, &again), (3, 17));
+        assert_eq!(append(&mut ledger, &again), (0, 20), "the same commit again adds nothing");
+        let conn = ledger.db_conn();
+        assert_eq!(packs(conn), [(HOUR, 20), (HOUR, 1), (HOUR + HOUR_MS, 1), (HOUR + 2 * HOUR_MS, 1)]);
+        let (responses, damaged) = outputs(conn, Range { since_ms: HOUR, until_ms: HOUR + HOUR_MS });
+        assert!(damaged.is_empty());
+        let mut expected: Vec<(Option<u64>, bool)> = (0..20).map(|n| (Some(n), false)).collect();
+        (expected[0].0, expected[19].0) = (Some(900), Some(30));
+        assert_eq!(responses, expected, "a later pack's fuller write and the copy merge into their responses");
+        // The hour of the late writes alone: their responses were first
+        // written before it.
+        let later =
+            load_with_earlier(conn, PACK_SCHEMA, Range { since_ms: HOUR + HOUR_MS, until_ms: HOUR + 3 * HOUR_MS });
+        let (responses, _, earlier) = later.unwrap();
+        assert!(responses.is_empty());
+        assert_eq!(earlier, [HOUR + 150_000, HOUR + 19 * 150_000]);
+    }
+
+    /// A store from before packs keeps its rows and reads them with the
+    /// packs written after it: the same write read again is known, a fuller
+    /// one merges, and a damaged row or pack is named and left out.
+    #[test]
+    fn rows_from_before_packs_are_read_with_them_and_never_stored_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let before = &crate::ledger::store::MIGRATIONS[..PACK_SCHEMA as usize - 1];
+        let writer = sqlite::open_writer(dir.path(), crate::ledger::store::DB_FILE, before).unwrap();
+        let streamed = logged("msg_A\u{1f}req_A", "s1", HOUR + 1_000, 112, false);
+        let other = logged("msg_B\u{1f}req_B", "s1", HOUR + 2_000, 40, true);
+        let late = logged("msg_C\u{1f}req_C", "s1", HOUR + 3 * HOUR_MS, 5, true);
+        for write in [&streamed, &other, &late] {
+            store_as_row(&writer.conn, write);
+        }
+        drop(writer);
+        let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
+        let range = Range { since_ms: HOUR, until_ms: HOUR + HOUR_MS };
+        assert_eq!(outputs(ledger.db_conn(), range), (vec![(Some(112), true), (Some(40), false)], vec![]));
+        // A's final write lands an hour later (a resumed session's copy);
+        // C's write read again is a duplicate.
+        let fuller = logged("msg_A\u{1f}req_A", "s2", HOUR + HOUR_MS + 1, 607, true);
+        assert_eq!(append(&mut ledger, &[streamed.clone(), fuller, late.clone()]), (1, 2));
+        assert_eq!(outputs(ledger.db_conn(), range), (vec![(Some(607), false), (Some(40), false)], vec![]));
+        // The late row, found from the pack that holds A's copy.
+        let wide = Range { since_ms: HOUR + HOUR_MS, until_ms: HOUR + 4 * HOUR_MS };
+        let (responses, _, earlier) = load_with_earlier(ledger.db_conn(), PACK_SCHEMA, wide).unwrap();
+        assert_eq!((responses.len(), earlier), (1, vec![HOUR + 1_000]));
+
+        // Damage, as a flipped bit would leave it (the triggers that keep
+        // the ledger append-only are lifted for it).
+        let conn = ledger.db_conn();
+        conn.execute_batch(
+            "DROP TRIGGER response_no_update; DROP TRIGGER response_pack_no_update;
+             UPDATE response SET output_tokens = 41 WHERE output_tokens = 40;
+             UPDATE response_pack SET body = CAST(replace(CAST(body AS TEXT), 'msg_A', 'msg_Z') AS BLOB);",
+        )
+        .unwrap();
+        let (responses, mut damaged) = outputs(conn, range);
+        damaged.sort();
+        let digest = other.clone().prepare().unwrap().digest.to_string();
+        // Packs are numbered by the hours a commit was given, new writes or not.
+        assert_eq!(damaged, [digest, "pack 2".to_owned()]);
+        assert_eq!(responses, [(Some(112), true)], "A's partial row stands; B's row and A's pack are not evidence");
     }
 
     #[test]

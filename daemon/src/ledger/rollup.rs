@@ -38,6 +38,9 @@ pub const RESPONSE_SCHEMA: u32 = 6;
 /// Schema version from which usage is aggregated by part (provider,
 /// session, model, prompt-size tier) per hour.
 pub const PART_SCHEMA: u32 = 7;
+/// Schema version from which response writes are stored in packs
+/// ([`crate::ledger::pack`]); the rows stored before stay where they are.
+pub const PACK_SCHEMA: u32 = 8;
 
 /// Columns of a `call` record, in the order its checksum covers them.
 pub const CALL_COLUMNS: Columns = Columns {
@@ -168,7 +171,7 @@ impl Range {
     }
 }
 
-fn hour_of(ms: i64) -> i64 {
+pub(crate) fn hour_of(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
 
@@ -823,15 +826,15 @@ fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
 
 /// Settles every dirty hour from `held`, the store's responses as one
 /// ingestion pass merged them while committing, instead of reading them
-/// back: only when the response table holds exactly the `written` rows
+/// back: only when the store holds exactly the `written` response writes
 /// that pass inserted (it began empty and nothing else wrote since), checked
 /// in the same transaction. Otherwise settles from the store.
 pub fn settle_held(conn: &Connection, held: &[Response], written: u64) -> rusqlite::Result<u64> {
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-    let rows: i64 = tx.query_row("SELECT COUNT(*) FROM response", [], |row| row.get(0))?;
+    let rows: i64 = tx.query_row("SELECT COUNT(*) FROM response_write", [], |row| row.get(0))?;
     if u64::try_from(rows).ok() != Some(written) {
         drop(tx);
-        tracing::debug!(rows, written, "the response table is not the pass's alone; settling from the store");
+        tracing::debug!(rows, written, "the stored responses are not the pass's alone; settling from the store");
         return settle(conn);
     }
     let dirty = dirty_days(&tx)?;
@@ -872,7 +875,7 @@ fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> ru
     let (responses, damaged_responses, earlier) = match held {
         Some(held) => (std::borrow::Cow::Borrowed(within(held, span)), Vec::new(), Vec::new()),
         None => {
-            let (loaded, damaged, earlier) = responses::load_with_earlier(tx, span)?;
+            let (loaded, damaged, earlier) = responses::load_with_earlier(tx, PACK_SCHEMA, span)?;
             (std::borrow::Cow::Owned(loaded), damaged, earlier)
         }
     };
@@ -1319,7 +1322,7 @@ mod tests {
     fn from_records_only(dir: &std::path::Path, range: Range, by: usize) -> Summary {
         let conn = rusqlite::Connection::open(dir.join(store::DB_FILE)).unwrap();
         let (calls, _) = load_calls(&conn, RESPONSE_SCHEMA, range, true).unwrap();
-        let (responses, _) = responses::load(&conn, range).unwrap();
+        let (responses, _) = responses::load(&conn, PACK_SCHEMA, range).unwrap();
         Summary::of_records(&calls, &responses, range, Some(&bucketing(by)))
     }
 

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
 use crate::ledger::logs::{DerivedTurn, FileOffset, SessionCost};
-use crate::ledger::responses::{Prepared, Response};
+use crate::ledger::responses::{self, Prepared, Response};
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
@@ -253,6 +253,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE quota_snapshot ADD COLUMN limit_id TEXT;
 "#,
     rollup::PART_MIGRATION,
+    responses::PACK_MIGRATION,
 ];
 
 /// A record table's columns: those it was created with, and those it grew
@@ -474,7 +475,8 @@ impl Ledger {
         // 64 MiB page cache keeps them in memory instead of re-reading them
         // from the file at each commit.
         db.conn.pragma_update(None, "cache_size", -65_536)?;
-        // A first pass that stopped before building its index again.
+        // The response index an earlier version's first pass dropped, if it
+        // stopped before building it again.
         db.conn.execute_batch(RESPONSE_KEY_INDEX)?;
         Ok(Ledger { db, on_change: None })
     }
@@ -517,29 +519,20 @@ impl Ledger {
         }
     }
 
-    /// Before a first ingestion pass fills an empty store: the response
-    /// index is built once when the pass is done, from the sorted table,
-    /// instead of row by row at random places; and the WAL is copied into
-    /// the database once at the end, not each time it grows past its
-    /// checkpoint size (a pass rewrites the same pages commit after commit).
+    /// Before a first ingestion pass fills an empty store: the WAL is
+    /// copied into the database once at the end, not each time it grows
+    /// past its checkpoint size (a pass rewrites the same pages commit after
+    /// commit).
     pub(crate) fn begin_bulk_load(&mut self) -> Result<(), DbError> {
-        self.db.conn.execute_batch("DROP INDEX IF EXISTS response_key_hash; PRAGMA wal_autocheckpoint = 0;")?;
-        Ok(())
+        Ok(self.db.conn.pragma_update(None, "wal_autocheckpoint", 0)?)
     }
 
-    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass: its
-    /// index built, checkpoints as usual again, and the WAL copied into the
-    /// database now rather than at the next commit.
+    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass:
+    /// checkpoints as usual again, and the WAL copied into the database now
+    /// rather than at the next commit.
     pub(crate) fn end_bulk_load(&mut self) -> Result<(), DbError> {
-        self.build_response_index()?;
         self.resume_checkpoints()?;
         Ok(sqlite::checkpoint(&self.db.conn)?)
-    }
-
-    /// Builds the response index a bulk load dropped (from the sorted
-    /// table, at once, rather than row by row at random places).
-    pub(crate) fn build_response_index(&mut self) -> Result<(), DbError> {
-        Ok(self.db.conn.execute_batch(RESPONSE_KEY_INDEX)?)
     }
 
     /// Checkpoints again whenever the WAL grows past its usual size, as
@@ -561,7 +554,7 @@ impl Ledger {
 
     /// Whether no response was ever stored.
     pub(crate) fn holds_no_response(&self) -> Result<bool, DbError> {
-        Ok(self.db.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM response)", [], |row| row.get(0))?)
+        Ok(self.db.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM response_write)", [], |row| row.get(0))?)
     }
 
     /// Where ingestion stopped in each file it read.
@@ -646,28 +639,11 @@ impl Ledger {
                 }
             }
         }
-        writes.sort_unstable_by_key(|prepared| (prepared.at_ms, prepared.digest));
-        let mut responses = 0;
-        let mut together = Prepared::statement(&tx, Prepared::ROWS_PER_INSERT)?;
-        let mut alone = Prepared::statement(&tx, 1)?;
-        // Which rows of a statement were new is known when all or none
-        // were; when only some were, all their hours are settled again,
-        // which costs a settle and changes no figure.
-        let mut tally = |rows: &[&Prepared], inserted: usize| {
-            if inserted > 0 {
-                rows.iter().for_each(|row| touched.response(row.at_ms));
-            }
-            responses += inserted as u64;
-            (0..rows.len()).for_each(|row| count(row < inserted));
-        };
-        let (statements, rest) = writes.as_chunks::<{ Prepared::ROWS_PER_INSERT }>();
-        for rows in statements {
-            tally(rows, Prepared::insert(rows, &mut together)?);
-        }
-        for row in rest.chunks(1) {
-            tally(row, Prepared::insert(row, &mut alone)?);
-        }
-        drop((together, alone));
+        let (fresh, duplicates) = responses::store(&tx, writes)?;
+        fresh.iter().for_each(|write| touched.response(write.at_ms));
+        answer.appended += fresh.len() as u64;
+        answer.duplicates += duplicates;
+        let responses = fresh.len() as u64;
         touched.write(&tx)?;
         tx.commit()?;
         if answer.appended > 0
@@ -684,7 +660,8 @@ impl Ledger {
     }
 }
 
-/// The index a response's writes are found by ([`ResponseWrite::key_hash`]).
+/// The index a response's rows (stored before packs) are found by
+/// ([`crate::ledger::responses::ResponseWrite::key_hash`]).
 const RESPONSE_KEY_INDEX: &str = "CREATE INDEX IF NOT EXISTS response_key_hash ON response (key_hash);";
 
 /// Evidence made ready for the store: a response write prepared (see
@@ -1255,9 +1232,12 @@ fn read_offsets(conn: &Connection) -> rusqlite::Result<HashMap<String, FileOffse
 pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
     let counted = Reader::open(dir).map(|reader| {
         let mut records = 0u64;
-        for table in ["call", "response", "quota_snapshot", "limit_hit", "work", "session_cost", "derived_turn"] {
-            let count: rusqlite::Result<i64> =
-                reader.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| row.get(0));
+        let tables = ["call", "response", "quota_snapshot", "limit_hit", "work", "session_cost", "derived_turn"];
+        // A pack holds many response writes: each counts.
+        let counts = tables.map(|table| format!("SELECT COUNT(*) FROM {table}"));
+        let packed = "SELECT COALESCE(SUM(writes), 0) FROM response_pack".to_owned();
+        for count in counts.iter().chain([&packed]) {
+            let count: rusqlite::Result<i64> = reader.conn.query_row(count, [], |row| row.get(0));
             // Tables a store from before some migration lacks count nothing.
             records += count.ok().and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
         }
@@ -1330,23 +1310,9 @@ fn load(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<Ledge
     view.snapshots = read_snapshots(conn, version, range, damaged)?;
     if version >= rollup::RESPONSE_SCHEMA {
         (view.session_cost_usd, view.sessions_with_cost) = session_costs(conn, range, damaged)?;
-        view.responded = responding(conn, range)?;
+        view.responded = responses::providers_in(conn, version, range, damaged)?;
     }
     Ok(view)
-}
-
-/// The providers with a response write in `range`: each found by its first
-/// one there, along the table's time order.
-fn responding(conn: &Connection, range: Range) -> rusqlite::Result<Vec<Provider>> {
-    let mut statement = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM response WHERE at_ms >= ?1 AND at_ms < ?2 AND provider = ?3)")?;
-    let mut found = Vec::new();
-    for provider in Provider::ALL {
-        if statement.query_row(params![range.since_ms, range.until_ms, provider.as_str()], |row| row.get(0))? {
-            found.push(*provider);
-        }
-    }
-    Ok(found)
 }
 
 /// The records of `table` whose time column falls in `range`, in time

@@ -1,0 +1,489 @@
+//! The stored form of response writes from schema 8 on: the writes one
+//! commit adds to one hour, packed into one blob (`response_pack`), their
+//! identities one narrow row each (`response_write`, see `responses`).
+//!
+//! A row per write cost the first pass over a large history most of its
+//! time: each row is a b-tree insert of a dozen columns, and a second index
+//! found writes by response. A pack is one insert per hour; its sessions and
+//! models are spelled once, its counters as varints.
+//!
+//! Layout (format 1), all integers unsigned LEB128 unless said otherwise:
+//!
+//! ```text
+//! format (1 byte) · writes
+//! per write: flags (1 byte: bit 0 final, bit 1 Codex) · key hash (8 bytes, little-endian)
+//!            · ms after the pack's hour · key (length, UTF-8) · session · model
+//!            · nine counters (value + 1; 0 when unreported)
+//! session, model: 0 none · 2n + 1 a new string (length, UTF-8), numbered
+//!                 from 1 in order · 2n the string numbered n
+//! ```
+//!
+//! A pack is checked by its checksum before it is decoded, and the decoder
+//! still trusts nothing: any body either decodes within these bounds or is
+//! refused as damaged.
+
+use bee_proto::ledger::Provider;
+use bee_proto::ledger::bounds::MAX_CALL_TOKENS;
+use bee_proto::usage::Counters;
+
+use crate::ledger::rollup::HOUR_MS;
+
+/// The layout this module writes and reads.
+const FORMAT: u8 = 1;
+
+/// Longest key, session or model a write may hold ([`crate::ledger::responses::ResponseWrite::is_valid`]).
+const MAX_TEXT: usize = 4_096;
+
+/// The fewest bytes a write takes: flags, hash, time, a one-byte key and
+/// its length, two absent strings, nine absent counters.
+const MIN_WRITE_BYTES: usize = 1 + 8 + 1 + 2 + 2 + 9;
+
+const FINAL: u8 = 1;
+const CODEX: u8 = 2;
+
+/// One write as a pack holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedWrite {
+    pub provider: Provider,
+    /// The hash writes of one response share ([`crate::ledger::responses::ResponseWrite::key_hash`]).
+    pub key_hash: i64,
+    pub key: String,
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    pub at_ms: i64,
+    pub tokens: Counters,
+    pub context_tokens: Option<u64>,
+    pub context_window: Option<u64>,
+    pub is_final: bool,
+}
+
+/// A write to pack, borrowed from wherever it was read.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    pub provider: Provider,
+    pub key_hash: i64,
+    pub key: &'a str,
+    pub session_id: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub at_ms: i64,
+    pub tokens: &'a Counters,
+    pub context_tokens: Option<u64>,
+    pub context_window: Option<u64>,
+    pub is_final: bool,
+}
+
+/// Why a pack's body was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PackError {
+    #[error("pack format {0} is not one this version reads")]
+    Format(u8),
+    #[error("pack ends inside a write")]
+    Truncated,
+    #[error("pack's {0} is out of bounds")]
+    OutOfBounds(&'static str),
+    #[error("pack's {0} is not UTF-8")]
+    NotUtf8(&'static str),
+    #[error("pack has bytes after its last write")]
+    Trailing,
+}
+
+/// Packs `writes`, all of the hour starting at `hour_ms` (writes outside
+/// it or outside Bee's bounds are the caller's error, refused here rather
+/// than stored in a form no reader accepts).
+pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackError> {
+    let mut body = Vec::with_capacity(16 + writes.len() * 96);
+    body.push(FORMAT);
+    varint(&mut body, writes.len() as u64);
+    let mut strings: std::collections::HashMap<&'a str, u64> = std::collections::HashMap::new();
+    for write in writes {
+        let offset = write.at_ms.checked_sub(hour_ms).filter(|at| (0..HOUR_MS).contains(at));
+        let offset = offset.ok_or(PackError::OutOfBounds("time"))?;
+        if write.key.is_empty() || write.key.len() > MAX_TEXT {
+            return Err(PackError::OutOfBounds("key"));
+        }
+        let flags = if write.is_final { FINAL } else { 0 } | if write.provider == Provider::Codex { CODEX } else { 0 };
+        body.push(flags);
+        body.extend_from_slice(&write.key_hash.to_le_bytes());
+        varint(&mut body, offset as u64);
+        text(&mut body, write.key);
+        for named in [write.session_id, write.model] {
+            match named {
+                None => varint(&mut body, 0),
+                Some(name) if name.len() > MAX_TEXT => return Err(PackError::OutOfBounds("session or model")),
+                Some(name) => match strings.get(name) {
+                    Some(&number) => varint(&mut body, number * 2),
+                    None => {
+                        let number = strings.len() as u64 + 1;
+                        strings.insert(name, number);
+                        varint(&mut body, number * 2 + 1);
+                        text(&mut body, name);
+                    }
+                },
+            }
+        }
+        for counter in write.tokens.values().into_iter().chain([write.context_tokens, write.context_window]) {
+            match counter {
+                Some(n) if n > MAX_CALL_TOKENS => return Err(PackError::OutOfBounds("counter")),
+                Some(n) => varint(&mut body, n + 1),
+                None => varint(&mut body, 0),
+            }
+        }
+    }
+    Ok(body)
+}
+
+/// The writes of a pack of the hour starting at `hour_ms`.
+pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> {
+    let mut reader = Reader { body, at: 0 };
+    let format = reader.byte()?;
+    if format != FORMAT {
+        return Err(PackError::Format(format));
+    }
+    let count = reader.varint()?;
+    // A count the bytes cannot hold is refused before anything is allocated for it.
+    if count > (body.len() / MIN_WRITE_BYTES) as u64 {
+        return Err(PackError::OutOfBounds("count of writes"));
+    }
+    let mut strings: Vec<&str> = Vec::new();
+    let mut spelled: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut writes = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let flags = reader.byte()?;
+        if flags & !(FINAL | CODEX) != 0 {
+            return Err(PackError::OutOfBounds("flags"));
+        }
+        let key_hash = i64::from_le_bytes(reader.array()?);
+        let offset = reader.varint()?;
+        if offset >= HOUR_MS as u64 {
+            return Err(PackError::OutOfBounds("time"));
+        }
+        let key = reader.text("key")?;
+        if key.is_empty() {
+            return Err(PackError::OutOfBounds("key"));
+        }
+        let mut named = [None, None];
+        for slot in &mut named {
+            let reference = reader.varint()?;
+            *slot = match reference {
+                0 => None,
+                odd if odd % 2 == 1 => {
+                    let name = reader.text("session or model")?;
+                    if odd / 2 != strings.len() as u64 + 1 {
+                        return Err(PackError::OutOfBounds("string number"));
+                    }
+                    // A string spelled twice: no pack Bee writes says that.
+                    if !spelled.insert(name) {
+                        return Err(PackError::OutOfBounds("string spelled twice"));
+                    }
+                    strings.push(name);
+                    Some(name)
+                }
+                even => Some(
+                    *usize::try_from(even / 2 - 1)
+                        .ok()
+                        .and_then(|at| strings.get(at))
+                        .ok_or(PackError::OutOfBounds("string number"))?,
+                ),
+            };
+        }
+        let mut counters = [None; 9];
+        for counter in &mut counters {
+            *counter = match reader.varint()? {
+                0 => None,
+                n if n - 1 > MAX_CALL_TOKENS => return Err(PackError::OutOfBounds("counter")),
+                n => Some(n - 1),
+            };
+        }
+        let [input, cached, creation, read, output, reasoning, total, context_tokens, context_window] = counters;
+        let [session_id, model] = named.map(|name| name.map(str::to_owned));
+        writes.push(PackedWrite {
+            provider: if flags & CODEX != 0 { Provider::Codex } else { Provider::Claude },
+            key_hash,
+            key: key.to_owned(),
+            session_id,
+            model,
+            at_ms: hour_ms + offset as i64,
+            tokens: Counters {
+                input_tokens: input,
+                cached_input_tokens: cached,
+                cache_creation_input_tokens: creation,
+                cache_read_input_tokens: read,
+                output_tokens: output,
+                reasoning_output_tokens: reasoning,
+                total_tokens: total,
+            },
+            context_tokens,
+            context_window,
+            is_final: flags & FINAL != 0,
+        });
+    }
+    if reader.at != body.len() {
+        return Err(PackError::Trailing);
+    }
+    Ok(writes)
+}
+
+fn varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn text(out: &mut Vec<u8>, text: &str) {
+    varint(out, text.len() as u64);
+    out.extend_from_slice(text.as_bytes());
+}
+
+struct Reader<'a> {
+    body: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PackError> {
+        let bytes = self.body.get(self.at..self.at.checked_add(n).ok_or(PackError::Truncated)?);
+        let bytes = bytes.ok_or(PackError::Truncated)?;
+        self.at += n;
+        Ok(bytes)
+    }
+
+    fn byte(&mut self) -> Result<u8, PackError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], PackError> {
+        self.take(N)?.try_into().map_err(|_| PackError::Truncated)
+    }
+
+    /// One LEB128 integer: at most ten bytes, its last one no wider than
+    /// the bit a `u64` has left, and no longer than it needs to be (so
+    /// one value has one spelling).
+    fn varint(&mut self) -> Result<u64, PackError> {
+        let mut value = 0u64;
+        for at in 0..10 {
+            let byte = self.byte()?;
+            if at == 9 && byte > 1 {
+                return Err(PackError::OutOfBounds("integer"));
+            }
+            value |= u64::from(byte & 0x7f) << (7 * at);
+            if byte & 0x80 == 0 {
+                if at > 0 && byte == 0 {
+                    return Err(PackError::OutOfBounds("integer"));
+                }
+                return Ok(value);
+            }
+        }
+        Err(PackError::OutOfBounds("integer"))
+    }
+
+    fn text(&mut self, what: &'static str) -> Result<&'a str, PackError> {
+        let len = self.varint()?;
+        if len > MAX_TEXT as u64 {
+            return Err(PackError::OutOfBounds(what));
+        }
+        std::str::from_utf8(self.take(len as usize)?).map_err(|_| PackError::NotUtf8(what))
+    }
+}
+
+/// For the fuzz target: decodes any bytes as a pack (without panicking),
+/// and a pack that decodes encodes back to the same bytes.
+pub fn decodes_exactly(body: &[u8]) -> Result<(), String> {
+    let hour_ms = 1_700_000_000_000 / HOUR_MS * HOUR_MS;
+    let Ok(writes) = decode(hour_ms, body) else { return Ok(()) };
+    let entries: Vec<Entry<'_>> = writes.iter().map(PackedWrite::entry).collect();
+    match encode(hour_ms, &entries) {
+        Ok(again) if again == body => Ok(()),
+        Ok(again) => Err(format!("decoded {writes:?}, encoded again as {again:?}")),
+        Err(err) => Err(format!("decoded {writes:?}, refused to encode again: {err}")),
+    }
+}
+
+impl PackedWrite {
+    /// This write, borrowed as an [`Entry`] to pack again.
+    pub fn entry(&self) -> Entry<'_> {
+        Entry {
+            provider: self.provider,
+            key_hash: self.key_hash,
+            key: &self.key,
+            session_id: self.session_id.as_deref(),
+            model: self.model.as_deref(),
+            at_ms: self.at_ms,
+            tokens: &self.tokens,
+            context_tokens: self.context_tokens,
+            context_window: self.context_window,
+            is_final: self.is_final,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const HOUR: i64 = 1_764_583_200_000;
+
+    fn counter() -> impl Strategy<Value = Option<u64>> {
+        prop_oneof![Just(None), (0u64..=MAX_CALL_TOKENS).prop_map(Some), (0u64..300).prop_map(Some)]
+    }
+
+    fn written() -> impl Strategy<Value = PackedWrite> {
+        let name = prop_oneof![Just(None), "[a-c]{1,3}".prop_map(Some), "\\PC{0,12}".prop_map(Some)];
+        (
+            (any::<bool>(), any::<i64>(), "\\PC{1,40}", name.clone(), name, 0..HOUR_MS),
+            proptest::collection::vec(counter(), 9),
+            any::<bool>(),
+        )
+            .prop_map(|((codex, key_hash, key, session_id, model, offset), c, is_final)| PackedWrite {
+                provider: if codex { Provider::Codex } else { Provider::Claude },
+                key_hash,
+                key,
+                session_id,
+                model,
+                at_ms: HOUR + offset,
+                tokens: Counters {
+                    input_tokens: c[0],
+                    cached_input_tokens: c[1],
+                    cache_creation_input_tokens: c[2],
+                    cache_read_input_tokens: c[3],
+                    output_tokens: c[4],
+                    reasoning_output_tokens: c[5],
+                    total_tokens: c[6],
+                },
+                context_tokens: c[7],
+                context_window: c[8],
+                is_final,
+            })
+    }
+
+    fn encoded(writes: &[PackedWrite]) -> Vec<u8> {
+        encode(HOUR, &writes.iter().map(PackedWrite::entry).collect::<Vec<_>>()).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+        /// Any writes Bee stores come back as they were, and their pack
+        /// is the one spelling of them.
+        #[test]
+        fn writes_come_back_as_they_were_packed(writes in proptest::collection::vec(written(), 0..40)) {
+            let body = encoded(&writes);
+            prop_assert_eq!(decode(HOUR, &body), Ok(writes));
+            prop_assert_eq!(decodes_exactly(&body), Ok(()));
+        }
+
+        /// A pack with a byte changed, cut short or grown either decodes to
+        /// writes that pack back to exactly those bytes, or is refused.
+        #[test]
+        fn a_damaged_pack_is_refused_or_read_as_exactly_what_it_says(
+            writes in proptest::collection::vec(written(), 1..8),
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+            how in 0..3u8,
+        ) {
+            let mut body = encoded(&writes);
+            let at = at.index(body.len());
+            match how {
+                0 => body[at] = byte,
+                1 => body.truncate(at),
+                _ => body.insert(at, byte),
+            }
+            prop_assert_eq!(decodes_exactly(&body), Ok(()));
+        }
+    }
+
+    #[test]
+    fn sessions_and_models_are_spelled_once_per_pack() {
+        let write = |key: &str| PackedWrite {
+            provider: Provider::Claude,
+            key_hash: 1,
+            key: key.to_owned(),
+            session_id: Some("0f6c3a52-5a7e-4cbb-9a51-3f1f1f0f2d11".to_owned()),
+            model: Some("claude-sonnet-4-5-20250929".to_owned()),
+            at_ms: HOUR,
+            tokens: Counters::default(),
+            context_tokens: None,
+            context_window: None,
+            is_final: true,
+        };
+        let one = encoded(&[write("a")]).len();
+        let two = encoded(&[write("a"), write("b")]).len();
+        assert_eq!(two - one, 1 + 8 + 1 + 2 + 2 + 9, "the second write names both by number");
+    }
+
+    #[test]
+    fn hostile_bodies_are_refused_without_allocating_for_them() {
+        let cases: [(&[u8], PackError); 7] = [
+            (&[], PackError::Truncated),
+            (&[2, 0], PackError::Format(2)),
+            // A billion writes claimed in three bytes.
+            (&[1, 0x80, 0x94, 0xeb, 0xdc, 0x03], PackError::OutOfBounds("count of writes")),
+            (&[1, 0, 7], PackError::Trailing),
+            // An integer spelled with a needless zero byte.
+            (&[1, 0x80, 0x00], PackError::OutOfBounds("integer")),
+            // Eleven continuation bytes.
+            (&[1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], PackError::OutOfBounds("integer")),
+            (&[1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02], PackError::OutOfBounds("integer")),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(decode(HOUR, body), Err(expected), "{body:?}");
+        }
+        // Two writes of session "s": the second names it by number, or
+        // spells it again, which no pack Bee writes does (found by fuzzing).
+        let two = |second_session: &[u8]| {
+            let mut body = vec![FORMAT, 2];
+            for (key, session) in [(b'a', &[3, 1, b's'][..]), (b'b', second_session)] {
+                body.extend([FINAL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, key]);
+                body.extend_from_slice(session);
+                body.extend([0; 10]);
+            }
+            decode(HOUR, &body).map(|writes| writes.len())
+        };
+        assert_eq!(two(&[2]), Ok(2));
+        assert_eq!(two(&[5, 1, b's']), Err(PackError::OutOfBounds("string spelled twice")));
+        let mut one = encoded(&[PackedWrite {
+            provider: Provider::Codex,
+            key_hash: -5,
+            key: "resp_1".to_owned(),
+            session_id: None,
+            model: None,
+            at_ms: HOUR + 5,
+            tokens: Counters::default(),
+            context_tokens: None,
+            context_window: None,
+            is_final: false,
+        }]);
+        assert!(decode(HOUR, &one).is_ok());
+        // Flags no version writes; a key that is not UTF-8; a time past the hour.
+        let flags_at = 2;
+        one[flags_at] = 0x80;
+        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")));
+        one[flags_at] = CODEX;
+        let key_at = flags_at + 1 + 8 + 1 + 1;
+        one[key_at] = 0xff;
+        assert_eq!(decode(HOUR, &one), Err(PackError::NotUtf8("key")));
+        let refused = |at_ms: i64, key: &str, output: u64| {
+            let tokens = Counters { output_tokens: Some(output), ..Counters::default() };
+            let entry = Entry {
+                provider: Provider::Claude,
+                key_hash: 0,
+                key,
+                session_id: None,
+                model: None,
+                at_ms,
+                tokens: &tokens,
+                context_tokens: None,
+                context_window: None,
+                is_final: true,
+            };
+            encode(HOUR, &[entry]).err()
+        };
+        assert_eq!(refused(HOUR + HOUR_MS, "k", 1), Some(PackError::OutOfBounds("time")));
+        assert_eq!(refused(HOUR - 1, "k", 1), Some(PackError::OutOfBounds("time")));
+        assert_eq!(refused(HOUR, "", 1), Some(PackError::OutOfBounds("key")));
+        assert_eq!(refused(HOUR, "k", MAX_CALL_TOKENS + 1), Some(PackError::OutOfBounds("counter")));
+        assert_eq!(refused(HOUR, "k", MAX_CALL_TOKENS), None);
+    }
+}
