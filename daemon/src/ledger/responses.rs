@@ -22,7 +22,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
 
 use crate::ledger::pack::{self, Entry, PackedWrite};
-use crate::ledger::rollup::{PACK_SCHEMA, Range, hour_of};
+use crate::ledger::rollup::{HOUR_MS, PACK_SCHEMA, Range, hour_of};
 use crate::ledger::store::Columns;
 use crate::storage::sqlite;
 
@@ -161,10 +161,15 @@ pub const PACK_MIGRATION: &str = r#"
         id       INTEGER PRIMARY KEY,
         hour_ms  INTEGER NOT NULL,
         writes   INTEGER NOT NULL,
+        -- Which providers' writes it holds (`provider_bit`): which providers
+        -- responded in whole hours, without decoding their packs.
+        providers INTEGER NOT NULL,
         body     BLOB NOT NULL,
         crc      INTEGER NOT NULL
     ) STRICT;
-    CREATE INDEX response_pack_hour ON response_pack (hour_ms);
+    -- Also answers which providers responded, and how many writes are
+    -- stored, without reading the packs themselves.
+    CREATE INDEX response_pack_hour ON response_pack (hour_ms, providers, writes);
     CREATE TABLE response_write (
         key_hash  INTEGER NOT NULL,
         at_ms     INTEGER NOT NULL,
@@ -238,34 +243,48 @@ pub(crate) fn store<'w>(tx: &Connection, mut writes: Vec<&'w Prepared>) -> rusql
     }
     fresh.sort_unstable_by_key(|w| (w.at_ms, w.digest));
     let mut insert_pack =
-        tx.prepare_cached("INSERT INTO response_pack (id, hour_ms, writes, body, crc) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        tx.prepare_cached(&format!("INSERT INTO response_pack ({PACK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"))?;
     for hour in fresh.chunk_by(|a, b| hour_of(a.at_ms) == hour_of(b.at_ms)) {
         let hour_ms = hour_of(hour[0].at_ms);
         let entries: Vec<Entry<'_>> = hour.iter().map(|w| w.entry()).collect();
         // Bee's own bounds (`ResponseWrite::is_valid`) keep every write packable.
         let body =
             pack::encode(hour_ms, &entries).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
-        let id = pack_of(hour[0]);
+        let (id, count) = (pack_of(hour[0]), hour.len() as i64);
+        let providers = hour.iter().fold(0, |mask, w| mask | provider_bit(w.write.provider));
         insert_pack.execute(params![
             id,
             hour_ms,
-            hour.len() as i64,
+            count,
+            providers,
             body,
-            pack_crc(id, hour_ms, hour.len() as i64, &body)
+            pack_crc(id, hour_ms, count, providers, &body)
         ])?;
     }
     let duplicates = (given - fresh.len()) as u64;
     Ok((fresh, duplicates))
 }
 
-/// A pack's checksum: its number, hour, count and body.
-fn pack_crc(id: i64, hour_ms: i64, writes: i64, body: &[u8]) -> i64 {
+/// A pack's columns, in the order its checksum covers them (then `crc`).
+const PACK_COLUMNS: &str = "id, hour_ms, writes, providers, body, crc";
+
+/// A pack's checksum: its number, hour, count, providers and body.
+fn pack_crc(id: i64, hour_ms: i64, writes: i64, providers: i64, body: &[u8]) -> i64 {
     sqlite::values_crc([
         ValueRef::Integer(id),
         ValueRef::Integer(hour_ms),
         ValueRef::Integer(writes),
+        ValueRef::Integer(providers),
         ValueRef::Blob(body),
     ])
+}
+
+/// A provider's bit in a pack's `providers`.
+fn provider_bit(provider: Provider) -> i64 {
+    match provider {
+        Provider::Claude => 1,
+        Provider::Codex => 2,
+    }
 }
 
 /// The counters a provider reports for every response: a response missing
@@ -561,9 +580,7 @@ pub fn load_with_earlier(
     found.rows(&mut rows, params![range.since_ms, range.until_ms])?;
     let rows_of: HashSet<i64> = found.writes.iter().map(|w| w.key_hash).collect();
     if version >= PACK_SCHEMA {
-        let mut packs = conn.prepare_cached(
-            "SELECT id, hour_ms, writes, body, crc FROM response_pack WHERE hour_ms >= ?1 AND hour_ms < ?2",
-        )?;
+        let mut packs = conn.prepare_cached(&packs_of_hours())?;
         found.packs(&mut packs, params![hour_of(range.since_ms), range.until_ms])?;
         // The responses: writes first stored elsewhere (another hour, or a
         // later pass's pack) are found by their identities.
@@ -579,7 +596,7 @@ pub fn load_with_earlier(
                 }
             }
         }
-        let mut pack = conn.prepare_cached("SELECT id, hour_ms, writes, body, crc FROM response_pack WHERE id = ?1")?;
+        let mut pack = conn.prepare_cached(&format!("SELECT {PACK_COLUMNS} FROM response_pack WHERE id = ?1"))?;
         for id in more_packs {
             found.packs(&mut pack, [id])?;
         }
@@ -618,22 +635,43 @@ pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Resu
     Ok((merge_stored(&found.writes), Vec::new()))
 }
 
+/// The packs of the hours starting in `[?1, ?2)`.
+fn packs_of_hours() -> String {
+    format!("SELECT {PACK_COLUMNS} FROM response_pack WHERE hour_ms >= ?1 AND hour_ms < ?2")
+}
+
 /// The providers with a response write in `range` of a store at `version`;
-/// a pack there that fails its checksum is counted in `damaged` (it may
-/// hold a provider not named).
+/// a pack read for it that fails its checksum is counted in `damaged` (it
+/// may hold a provider not named).
 pub(crate) fn providers_in(
     conn: &Connection,
     version: u32,
     range: Range,
     damaged: &mut u64,
 ) -> rusqlite::Result<Vec<Provider>> {
-    let mut packed = Found::default();
+    let mut mask = 0;
     if version >= PACK_SCHEMA {
-        let mut packs = conn.prepare_cached(
-            "SELECT id, hour_ms, writes, body, crc FROM response_pack WHERE hour_ms >= ?1 AND hour_ms < ?2",
-        )?;
-        packed.packs(&mut packs, params![hour_of(range.since_ms), range.until_ms])?;
-        *damaged += packed.damaged.len() as u64;
+        // Whole hours by their packs' providers; the hours the range cuts
+        // by their writes' times, read only when they can still add one.
+        let first_full = hour_of(range.since_ms.saturating_add(HOUR_MS - 1));
+        let last_full = hour_of(range.until_ms).max(first_full);
+        let mut whole =
+            conn.prepare_cached("SELECT DISTINCT providers FROM response_pack WHERE hour_ms >= ?1 AND hour_ms < ?2")?;
+        for providers in whole.query_map(params![first_full, last_full], |row| row.get::<_, i64>(0))? {
+            mask |= providers?;
+        }
+        let every = Provider::ALL.iter().fold(0, |mask, &provider| mask | provider_bit(provider));
+        if mask != every {
+            let mut packed = Found::default();
+            let mut packs = conn.prepare_cached(&packs_of_hours())?;
+            for (since, until) in [(hour_of(range.since_ms), first_full), (last_full, range.until_ms)] {
+                packed.packs(&mut packs, params![since, until])?;
+            }
+            *damaged += packed.damaged.len() as u64;
+            for write in packed.writes.iter().filter(|w| range.contains(w.at_ms)) {
+                mask |= provider_bit(write.provider);
+            }
+        }
     }
     // Rows stored before packs: each provider found by its first one there,
     // along the table's time order.
@@ -641,7 +679,7 @@ pub(crate) fn providers_in(
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM response WHERE at_ms >= ?1 AND at_ms < ?2 AND provider = ?3)")?;
     let mut found = Vec::new();
     for &provider in Provider::ALL {
-        if packed.writes.iter().any(|w| w.provider == provider && range.contains(w.at_ms))
+        if mask & provider_bit(provider) != 0
             || row_of.query_row(params![range.since_ms, range.until_ms, provider.as_str()], |row| row.get(0))?
         {
             found.push(provider);
@@ -696,14 +734,19 @@ impl Found {
     ) -> rusqlite::Result<()> {
         let mut rows = statement.query(params)?;
         while let Some(row) = rows.next()? {
-            let (id, hour_ms, count): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
+            let (id, hour_ms, count, providers): (i64, i64, i64, i64) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
             if !self.read_packs.insert(id) {
                 continue;
             }
-            let body = row.get_ref(3)?.as_blob()?;
-            let checked = row.get::<_, i64>(4)? == pack_crc(id, hour_ms, count, body);
+            let body = row.get_ref(4)?.as_blob()?;
+            let checked = row.get::<_, i64>(5)? == pack_crc(id, hour_ms, count, providers, body);
+            let holds = |writes: &[PackedWrite]| {
+                writes.len() as i64 == count
+                    && writes.iter().fold(0, |mask, w| mask | provider_bit(w.provider)) == providers
+            };
             match pack::decode(hour_ms, body) {
-                Ok(writes) if checked && writes.len() as i64 == count => self.writes.extend(writes),
+                Ok(writes) if checked && holds(&writes) => self.writes.extend(writes),
                 decoded => {
                     if let Err(err) = decoded {
                         tracing::warn!(pack = id, error = %err, "a response pack does not decode");
@@ -725,7 +768,6 @@ fn optional_count(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::rollup::HOUR_MS;
 
     fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> PackedWrite {
         PackedWrite {
@@ -994,6 +1036,40 @@ mod tests {
         // Packs are numbered by the hours a commit was given, new writes or not.
         assert_eq!(damaged, [digest, "pack 2".to_owned()]);
         assert_eq!(responses, [(Some(112), true)], "A's partial row stands; B's row and A's pack are not evidence");
+    }
+
+    /// Which providers responded: whole hours by their packs' providers,
+    /// the hours a range cuts by their writes' own times.
+    #[test]
+    fn the_providers_of_a_range_are_those_with_a_write_inside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
+        let codex = |at_ms: i64| ResponseWrite {
+            provider: Provider::Codex,
+            key: format!("resp_{at_ms}"),
+            model: Some("gpt-5-codex".to_owned()),
+            ..logged("unused", "t1", at_ms, 3, true)
+        };
+        let claude = logged("msg_A\u{1f}req_A", "s1", HOUR + 10 * 60_000, 5, true);
+        append(&mut ledger, &[claude, codex(HOUR + 50 * 60_000), codex(HOUR + 2 * HOUR_MS + 1)]);
+        let providers = |since_ms: i64, until_ms: i64| {
+            let mut damaged = 0;
+            let found =
+                providers_in(ledger.db_conn(), PACK_SCHEMA, Range { since_ms, until_ms }, &mut damaged).unwrap();
+            assert_eq!(damaged, 0);
+            found
+        };
+        let minute = 60_000;
+        assert_eq!(providers(HOUR, HOUR + 30 * minute), [Provider::Claude], "Codex's write is later in that hour");
+        assert_eq!(providers(HOUR + 30 * minute, HOUR + HOUR_MS), [Provider::Codex]);
+        assert_eq!(providers(HOUR, HOUR + HOUR_MS), [Provider::Claude, Provider::Codex]);
+        assert_eq!(providers(HOUR + HOUR_MS, HOUR + 2 * HOUR_MS), []);
+        assert_eq!(
+            providers(HOUR + 20 * minute, HOUR + 3 * HOUR_MS + 5),
+            [Provider::Codex],
+            "whole hours and a cut one"
+        );
+        assert_eq!(providers(HOUR - HOUR_MS, HOUR + 3 * HOUR_MS), [Provider::Claude, Provider::Codex]);
     }
 
     #[test]
