@@ -226,6 +226,9 @@ impl CallRow {
     /// them: `UserPromptSubmit` runs before the first request is sent, `Stop`
     /// after the last response). Inside, not merely overlapping: every range
     /// a part lies in then holds its call too, so each hour folds alike.
+    /// [`Outer::around`] finds such a call without trying each; the tests
+    /// hold it to this rule.
+    #[cfg(test)]
     fn contains(&self, inner: &CallRow) -> bool {
         let same_session =
             self.provider == inner.provider && self.session_id.is_some() && self.session_id == inner.session_id;
@@ -688,23 +691,14 @@ pub fn load_calls(
 /// inside both goes to the run. Each part is judged by its own call alone,
 /// which every range holding the part holds too: hours fold alike.
 fn fold_parts_into_calls(calls: &mut Vec<CallRow>) {
-    let mut outer: HashMap<(Provider, &str), Vec<usize>> = HashMap::new();
-    for (at, call) in calls.iter().enumerate() {
-        if let (CallSource::Run | CallSource::HookTurn, Some(session)) = (call.source, call.session_id.as_deref()) {
-            outer.entry((call.provider, session)).or_default().push(at);
-        }
-    }
-    for spans in outer.values_mut() {
-        spans.sort_by_key(|&at| (calls[at].source != CallSource::Run, calls[at].started_ms));
-    }
+    let outer = Outer::of(calls);
     // A part of another call: `Some(true)` when it stays for its cost
     // alone, `Some(false)` when it goes; `None` for a call of its own.
     let parts: Vec<Option<bool>> = calls
         .iter()
         .enumerate()
         .map(|(at, call)| {
-            let spans = call.session_id.as_deref().and_then(|session| outer.get(&(call.provider, session)))?;
-            let into = spans.iter().copied().find(|&span| span != at && calls[span].contains(call))?;
+            let into = outer.around(calls, at)?;
             Some(call.source == CallSource::ApiRequest && call.cost_usd.is_some() && calls[into].cost_usd.is_none())
         })
         .collect();
@@ -713,6 +707,77 @@ fn fold_parts_into_calls(calls: &mut Vec<CallRow>) {
     }
     let mut parts = parts.into_iter();
     calls.retain(|_| parts.next().flatten() != Some(false));
+}
+
+/// The calls other calls of their session can be parts of (runs and hook
+/// turns with a known duration), per session and source, by start: each
+/// part finds its call by two binary searches, not by trying every call of
+/// its session (which took seconds over a ledger of a million records).
+struct Outer<'a> {
+    /// For each session, its runs and its hook turns: each as (start, end,
+    /// index) in start order, and the largest end so far at each.
+    spans: HashMap<(Provider, &'a str), [Spans; 2]>,
+}
+
+#[derive(Default)]
+struct Spans {
+    by_start: Vec<(i64, i64, usize)>,
+    widest_end: Vec<i64>,
+}
+
+impl<'a> Outer<'a> {
+    fn of(calls: &'a [CallRow]) -> Outer<'a> {
+        let mut spans: HashMap<(Provider, &str), [Spans; 2]> = HashMap::new();
+        for (at, call) in calls.iter().enumerate() {
+            let kind = match call.source {
+                CallSource::Run => 0,
+                CallSource::HookTurn => 1,
+                _ => continue,
+            };
+            if let (Some(session), Some((start, end))) = (call.session_id.as_deref(), call.interval()) {
+                spans.entry((call.provider, session)).or_default()[kind].by_start.push((start, end, at));
+            }
+        }
+        for kinds in spans.values_mut() {
+            for kind in kinds {
+                // Ties in start stay in the order the calls came.
+                kind.by_start.sort_unstable_by_key(|&(start, _, at)| (start, at));
+                kind.widest_end = kind
+                    .by_start
+                    .iter()
+                    .scan(i64::MIN, |widest, &(_, end, _)| {
+                        *widest = (*widest).max(end);
+                        Some(*widest)
+                    })
+                    .collect();
+            }
+        }
+        Outer { spans }
+    }
+
+    /// The call `calls[at]` is a part of ([`CallRow::contains`]): a run
+    /// before a hook turn, and of those the first to start (the first
+    /// stored, among ties).
+    fn around(&self, calls: &[CallRow], at: usize) -> Option<usize> {
+        let inner = &calls[at];
+        let kinds = self.spans.get(&(inner.provider, inner.session_id.as_deref()?))?;
+        let (start, end) = inner.interval()?;
+        let candidates: &[Spans] = match inner.source {
+            CallSource::HookTurn => &kinds[..1],
+            CallSource::ApiRequest => &kinds[..],
+            _ => return None,
+        };
+        candidates.iter().find_map(|spans| {
+            // Of the spans starting no later, the first whose end reaches
+            // `end`: where the largest end so far first does.
+            let started = spans.by_start.partition_point(|&(span_start, _, _)| span_start <= start);
+            let first = spans.widest_end[..started].partition_point(|&widest| widest < end);
+            spans.by_start[first..started]
+                .iter()
+                .find(|&&(_, span_end, span)| span_end >= end && span != at)
+                .map(|&(_, _, span)| span)
+        })
+    }
 }
 
 /// Derived turns overlapping `range` (each start at its longest end) that
@@ -1129,6 +1194,69 @@ mod tests {
     use bee_proto::time::format_unix_ms;
 
     use crate::ledger::Random;
+
+    /// Folding as it was written first: each part tries every run, then
+    /// every hook turn, of its session in start order.
+    fn fold_by_trying_each(calls: &mut Vec<CallRow>) {
+        let mut outer: HashMap<(Provider, &str), Vec<usize>> = HashMap::new();
+        for (at, call) in calls.iter().enumerate() {
+            if let (CallSource::Run | CallSource::HookTurn, Some(session)) = (call.source, call.session_id.as_deref()) {
+                outer.entry((call.provider, session)).or_default().push(at);
+            }
+        }
+        for spans in outer.values_mut() {
+            spans.sort_by_key(|&at| (calls[at].source != CallSource::Run, calls[at].started_ms));
+        }
+        let parts: Vec<Option<bool>> = calls
+            .iter()
+            .enumerate()
+            .map(|(at, call)| {
+                let spans = call.session_id.as_deref().and_then(|session| outer.get(&(call.provider, session)))?;
+                let into = spans.iter().copied().find(|&span| span != at && calls[span].contains(call))?;
+                Some(call.source == CallSource::ApiRequest && call.cost_usd.is_some() && calls[into].cost_usd.is_none())
+            })
+            .collect();
+        for (call, part) in calls.iter_mut().zip(&parts) {
+            call.folded = *part == Some(true);
+        }
+        let mut parts = parts.into_iter();
+        calls.retain(|_| parts.next().flatten() != Some(false));
+    }
+
+    /// Calls crowded into a few sessions and milliseconds (equal starts,
+    /// nested and overlapping spans, unknown durations): the binary searches
+    /// fold exactly as trying every call does.
+    #[test]
+    fn parts_fold_into_the_same_calls_as_trying_each() {
+        let mut random = Random(0x5eed_f01d);
+        let sources = [CallSource::Run, CallSource::HookTurn, CallSource::ApiRequest, CallSource::Derived];
+        let sessions = [None, Some("s1"), Some("s2"), Some("s3")];
+        let (mut dropped, mut kept_for_cost) = (0, 0);
+        for _ in 0..3_000 {
+            let n = random.below(24) as usize;
+            let calls: Vec<CallRow> = (0..n)
+                .map(|_| CallRow {
+                    started_ms: random.below(40) as i64,
+                    duration_ms: (random.below(5) > 0).then(|| random.below(40) as i64),
+                    provider: if random.below(4) == 0 { Provider::Codex } else { Provider::Claude },
+                    source: sources[random.below(4) as usize],
+                    model: None,
+                    session_id: sessions[random.below(4) as usize].map(str::to_owned),
+                    cost_usd: (random.below(2) == 0).then_some(0.25),
+                    tokens: None,
+                    logged: false,
+                    folded: false,
+                })
+                .collect();
+            let (mut fast, mut each) = (calls.clone(), calls);
+            fold_parts_into_calls(&mut fast);
+            fold_by_trying_each(&mut each);
+            assert_eq!(fast, each);
+            dropped += n - each.len();
+            kept_for_cost += each.iter().filter(|call| call.folded).count();
+        }
+        assert!(dropped > 500 && kept_for_cost > 100, "the cases fold parts: {dropped} dropped, {kept_for_cost} kept");
+    }
 
     /// A producer's call, or a turn derived from a log's timestamps.
     fn call(random: &mut Random, base: i64) -> Evidence {
