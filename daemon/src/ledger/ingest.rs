@@ -292,8 +292,9 @@ impl<'a> BulkLoad<'a> {
     /// [`Ledger::end_bulk_load`] with `settle` in it: the WAL (the whole
     /// pass) is copied into the database on a connection of its own while
     /// `settle` writes the aggregates on the ledger's; checkpoints resume
-    /// once both are done, so the settling commit never starts another. A step that fails is logged, and the load is ended
-    /// when dropped, as on any other way out.
+    /// once both are done, so the settling commit never starts another. A
+    /// step that fails is logged, and the load is ended when dropped, as on
+    /// any other way out.
     fn finish(mut self, settle: impl FnOnce(&mut Ledger)) -> Result<(), DbError> {
         let mut ledger = lock(self.ledger)?;
         std::thread::scope(|scope| {

@@ -57,7 +57,8 @@ pub struct PackedWrite {
     pub is_final: bool,
 }
 
-/// A write to pack, borrowed from wherever it was read.
+/// A write, borrowed from wherever it was read: what a pack holds of it,
+/// and what the merge of a response's writes reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Entry<'a> {
     pub provider: Provider,

@@ -133,8 +133,8 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// This write as a pack holds it.
-    fn entry(&self) -> Entry<'_> {
+    /// This write, borrowed: as a pack holds it, and as the merge reads it.
+    pub(crate) fn entry(&self) -> Entry<'_> {
         let w = &self.write;
         Entry {
             provider: w.provider,
@@ -348,51 +348,6 @@ fn fullness(t: &Counters) -> ((usize, u64), u64) {
     (t.completeness(), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
-/// One write, borrowed, as the merge reads it: a stored write read back,
-/// or a prepared one a pass is committing.
-#[derive(Clone, Copy)]
-pub(crate) struct WriteView<'a> {
-    provider: Provider,
-    key_hash: i64,
-    key: &'a str,
-    at_ms: i64,
-    session_id: Option<&'a str>,
-    model: Option<&'a str>,
-    tokens: &'a Counters,
-    is_final: bool,
-}
-
-impl PackedWrite {
-    fn view(&self) -> WriteView<'_> {
-        WriteView {
-            provider: self.provider,
-            key_hash: self.key_hash,
-            key: &self.key,
-            at_ms: self.at_ms,
-            session_id: self.session_id.as_deref(),
-            model: self.model.as_deref(),
-            tokens: &self.tokens,
-            is_final: self.is_final,
-        }
-    }
-}
-
-impl Prepared {
-    pub(crate) fn view(&self) -> WriteView<'_> {
-        let write = &self.write;
-        WriteView {
-            provider: write.provider,
-            key_hash: self.key_hash,
-            key: &write.key,
-            at_ms: self.at_ms,
-            session_id: write.session_id.as_deref(),
-            model: write.model.as_deref(),
-            tokens: &write.tokens,
-            is_final: write.is_final,
-        }
-    }
-}
-
 /// The writes of one response folded together, in whatever order they
 /// arrive: the same response whichever order a store or a pass saw them.
 /// Borrowed from the writes until [`Merged::finish`]: most responses fold
@@ -412,7 +367,7 @@ struct Merged<'a> {
 }
 
 impl<'a> Merged<'a> {
-    fn new(write: WriteView<'a>) -> Merged<'a> {
+    fn new(write: Entry<'a>) -> Merged<'a> {
         let order = (write.at_ms, write.session_id);
         Merged {
             provider: write.provider,
@@ -425,7 +380,7 @@ impl<'a> Merged<'a> {
         }
     }
 
-    fn absorb(&mut self, write: WriteView<'a>) {
+    fn absorb(&mut self, write: Entry<'a>) {
         let order = (write.at_ms, write.session_id);
         if order < self.first {
             self.first = order;
@@ -458,11 +413,11 @@ impl<'a> Merged<'a> {
     }
 }
 
-fn merge(writes: &[WriteView<'_>]) -> Vec<Response> {
+fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     // Writes of one response side by side: by their hash first, an integer
     // comparison that nearly always decides. Sorted as indices, since
     // moving writes costs more than comparing them.
-    let same_response = |a: &WriteView<'_>, b: &WriteView<'_>| {
+    let same_response = |a: &Entry<'_>, b: &Entry<'_>| {
         a.key_hash
             .cmp(&b.key_hash)
             .then_with(|| (a.provider, identity(a.provider, a.key)).cmp(&(b.provider, identity(b.provider, b.key))))
@@ -491,7 +446,7 @@ fn merge(writes: &[WriteView<'_>]) -> Vec<Response> {
 }
 
 fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
-    merge(&writes.iter().map(PackedWrite::view).collect::<Vec<_>>())
+    merge(&writes.iter().map(PackedWrite::entry).collect::<Vec<_>>())
 }
 
 /// Reorders `items` so that item `i` is the one that was at `order[i]`;
@@ -545,9 +500,9 @@ impl Held {
     /// The responses of the writes held and of `more` (a batch being
     /// committed), merged as a read of the store merges them.
     pub(crate) fn responses_with<'a>(&'a self, more: impl Iterator<Item = &'a Prepared>) -> Vec<Response> {
-        let views: Vec<WriteView<'_>> =
-            self.writes.iter().map(PackedWrite::view).chain(more.map(Prepared::view)).collect();
-        merge(&views)
+        let writes: Vec<Entry<'_>> =
+            self.writes.iter().map(PackedWrite::entry).chain(more.map(Prepared::entry)).collect();
+        merge(&writes)
     }
 
     /// Whether `more` writes can be held too.
@@ -718,8 +673,8 @@ impl Found {
                 at_ms: row.get(6)?,
                 model: row.get(7)?,
                 tokens: crate::ledger::rollup::counters_at(row, 8)?,
-                context_tokens: optional_count(row, 15)?,
-                context_window: optional_count(row, 16)?,
+                context_tokens: crate::ledger::rollup::count_at(row, 15)?,
+                context_window: crate::ledger::rollup::count_at(row, 16)?,
                 is_final: row.get(17)?,
             });
         }
@@ -757,12 +712,6 @@ impl Found {
         }
         Ok(())
     }
-}
-
-/// A counter column: NULL when unreported; a negative one (which Bee never
-/// stores) is no count either.
-fn optional_count(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<u64>> {
-    Ok(row.get::<_, Option<i64>>(at)?.and_then(|n| u64::try_from(n).ok()))
 }
 
 #[cfg(test)]

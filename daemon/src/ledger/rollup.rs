@@ -692,16 +692,26 @@ pub fn load_calls(
 /// which every range holding the part holds too: hours fold alike.
 fn fold_parts_into_calls(calls: &mut Vec<CallRow>) {
     let outer = Outer::of(calls);
-    // A part of another call: `Some(true)` when it stays for its cost
-    // alone, `Some(false)` when it goes; `None` for a call of its own.
-    let parts: Vec<Option<bool>> = calls
+    let parts = calls_as_parts(calls, |at| outer.around(calls, at));
+    apply_parts(calls, parts);
+}
+
+/// For each call, whether it is a part of another (the one `around` names):
+/// `Some(true)` when it stays for its cost alone, `Some(false)` when it
+/// goes; `None` for a call of its own.
+fn calls_as_parts(calls: &[CallRow], around: impl Fn(usize) -> Option<usize>) -> Vec<Option<bool>> {
+    calls
         .iter()
         .enumerate()
         .map(|(at, call)| {
-            let into = outer.around(calls, at)?;
+            let into = around(at)?;
             Some(call.source == CallSource::ApiRequest && call.cost_usd.is_some() && calls[into].cost_usd.is_none())
         })
-        .collect();
+        .collect()
+}
+
+/// Drops the parts [`calls_as_parts`] found and marks those kept for their cost.
+fn apply_parts(calls: &mut Vec<CallRow>, parts: Vec<Option<bool>>) {
     for (call, part) in calls.iter_mut().zip(&parts) {
         call.folded = *part == Some(true);
     }
@@ -847,9 +857,7 @@ fn load_derived(
 /// The seven token counters in the columns from `first` on, in
 /// [`Counters`] order; NULL (or a negative number) is not reported.
 pub(crate) fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Counters> {
-    let at = |n: usize| -> rusqlite::Result<Option<u64>> {
-        Ok(row.get::<_, Option<i64>>(first + n)?.and_then(|v| u64::try_from(v).ok()))
-    };
+    let at = |n: usize| count_at(row, first + n);
     Ok(Counters {
         input_tokens: at(0)?,
         cached_input_tokens: at(1)?,
@@ -859,6 +867,12 @@ pub(crate) fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Re
         reasoning_output_tokens: at(5)?,
         total_tokens: at(6)?,
     })
+}
+
+/// A counter column: NULL when unreported; a negative one (which Bee never
+/// stores) is no count either.
+pub(crate) fn count_at(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<u64>> {
+    Ok(row.get::<_, Option<i64>>(at)?.and_then(|v| u64::try_from(v).ok()))
 }
 
 /// Recomputes every dirty hour from the records; returns how many.
@@ -1198,29 +1212,14 @@ mod tests {
     /// Folding as it was written first: each part tries every run, then
     /// every hook turn, of its session in start order.
     fn fold_by_trying_each(calls: &mut Vec<CallRow>) {
-        let mut outer: HashMap<(Provider, &str), Vec<usize>> = HashMap::new();
-        for (at, call) in calls.iter().enumerate() {
-            if let (CallSource::Run | CallSource::HookTurn, Some(session)) = (call.source, call.session_id.as_deref()) {
-                outer.entry((call.provider, session)).or_default().push(at);
-            }
-        }
-        for spans in outer.values_mut() {
-            spans.sort_by_key(|&at| (calls[at].source != CallSource::Run, calls[at].started_ms));
-        }
-        let parts: Vec<Option<bool>> = calls
-            .iter()
-            .enumerate()
-            .map(|(at, call)| {
-                let spans = call.session_id.as_deref().and_then(|session| outer.get(&(call.provider, session)))?;
-                let into = spans.iter().copied().find(|&span| span != at && calls[span].contains(call))?;
-                Some(call.source == CallSource::ApiRequest && call.cost_usd.is_some() && calls[into].cost_usd.is_none())
-            })
+        let mut spans: Vec<usize> = (0..calls.len())
+            .filter(|&span| matches!(calls[span].source, CallSource::Run | CallSource::HookTurn))
             .collect();
-        for (call, part) in calls.iter_mut().zip(&parts) {
-            call.folded = *part == Some(true);
-        }
-        let mut parts = parts.into_iter();
-        calls.retain(|_| parts.next().flatten() != Some(false));
+        spans.sort_by_key(|&span| (calls[span].source != CallSource::Run, calls[span].started_ms));
+        let parts = calls_as_parts(calls, |at| {
+            spans.iter().copied().find(|&span| span != at && calls[span].contains(&calls[at]))
+        });
+        apply_parts(calls, parts);
     }
 
     /// Calls crowded into a few sessions and milliseconds (equal starts,
