@@ -21,6 +21,12 @@ pub mod spool;
 pub mod store;
 pub mod usage;
 
+/// A map keyed by what logs spell (sessions, models), on ingestion's hot
+/// path: foldhash is several times cheaper than SipHash on short keys, and
+/// its per-process random seed keeps colliding keys from being written
+/// into a log ahead of time.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::quality::RandomState>;
+
 /// A small deterministic generator for the ledger's generated-input tests.
 #[cfg(test)]
 pub(crate) struct Random(pub(crate) u64);

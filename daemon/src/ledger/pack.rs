@@ -95,7 +95,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
     let mut body = Vec::with_capacity(16 + writes.len() * 96);
     body.push(FORMAT);
     varint(&mut body, writes.len() as u64);
-    let mut strings: std::collections::HashMap<&'a str, u64> = std::collections::HashMap::new();
+    let mut strings: crate::ledger::FastMap<&'a str, u64> = Default::default();
     for write in writes {
         let offset = write.at_ms.checked_sub(hour_ms).filter(|at| (0..HOUR_MS).contains(at));
         let offset = offset.ok_or(PackError::OutOfBounds("time"))?;

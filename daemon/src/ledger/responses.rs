@@ -21,6 +21,7 @@ use bee_proto::usage::Counters;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
 
+use crate::ledger::FastMap;
 use crate::ledger::pack::{self, Entry, PackedWrite};
 use crate::ledger::rollup::{HOUR_MS, PACK_SCHEMA, Range, hour_of};
 use crate::ledger::store::Columns;
@@ -399,7 +400,7 @@ impl<'a> Merged<'a> {
         self.is_final |= write.is_final;
     }
 
-    fn finish(self) -> Response {
+    fn finish(&self) -> Response {
         let tokens = with_total(self.provider, self.tokens.clone());
         Response {
             provider: self.provider,
@@ -414,55 +415,110 @@ impl<'a> Merged<'a> {
 }
 
 fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
-    // Writes of one response side by side: by their hash first, an integer
-    // comparison that nearly always decides. Sorted as indices, since
-    // moving writes costs more than comparing them.
-    let same_response = |a: &Entry<'_>, b: &Entry<'_>| {
-        a.key_hash
-            .cmp(&b.key_hash)
-            .then_with(|| (a.provider, identity(a.provider, a.key)).cmp(&(b.provider, identity(b.provider, b.key))))
-    };
-    let mut by_response: Vec<usize> = (0..writes.len()).collect();
-    by_response.sort_unstable_by(|&a, &b| same_response(&writes[a], &writes[b]));
-    let mut responses: Vec<Response> = by_response
-        .chunk_by(|&a, &b| same_response(&writes[a], &writes[b]).is_eq())
-        .filter_map(|group| {
-            let (first, rest) = group.split_first()?;
-            let mut merged = Merged::new(writes[*first]);
-            for &write in rest {
-                merged.absorb(writes[write]);
+    let mut merged: Vec<(Merged<'_>, ResponseKey<'_>)> = Vec::with_capacity(writes.len());
+    let (place, members) = group_by_response(writes);
+    for (at, write) in writes.iter().enumerate() {
+        let one = match place[at] {
+            Place::Folded => continue,
+            Place::Alone => Merged::new(*write),
+            Place::Leads(group) => {
+                let mut one = Merged::new(*write);
+                for &other in &members[group][1..] {
+                    one.absorb(writes[other as usize]);
+                }
+                one
             }
-            Some(merged.finish())
+        };
+        merged.push((one, (write.key_hash, write.provider, identity(write.provider, write.key))));
+    }
+    // In the order views read them: by first write, then session; ties as
+    // the identities order them. Sessions are ranked once, so the sort
+    // compares integers: a pass's responses share a few sessions, and
+    // equal times are common.
+    let mut ranks: FastMap<Option<&str>, u32> = FastMap::default();
+    let mut last: Option<(Option<&str>, u32)> = None;
+    let session_ids: Vec<u32> = merged
+        .iter()
+        .map(|(one, _)| {
+            let session = one.first.1;
+            let id = match last {
+                Some((seen, id)) if seen == session => id,
+                _ => {
+                    let next = ranks.len() as u32;
+                    *ranks.entry(session).or_insert(next)
+                }
+            };
+            last = Some((session, id));
+            id
         })
         .collect();
-    // In the order views read them: by first write, then session.
-    let mut in_order: Vec<usize> = (0..responses.len()).collect();
-    in_order.sort_by(|&a, &b| {
-        let (a, b) = (&responses[a], &responses[b]);
-        (a.at_ms, &a.session_id).cmp(&(b.at_ms, &b.session_id))
+    let mut by_name: Vec<(Option<&str>, u32)> = ranks.into_iter().collect();
+    by_name.sort_unstable();
+    let mut rank = vec![0u32; by_name.len()];
+    for (place, (_, id)) in by_name.iter().enumerate() {
+        rank[*id as usize] = place as u32;
+    }
+    let mut order: Vec<(i64, u32, i64, u32)> = merged
+        .iter()
+        .zip(&session_ids)
+        .enumerate()
+        .map(|(at, ((one, key), &session))| (one.first.0, rank[session as usize], key.0, at as u32))
+        .collect();
+    order.sort_unstable_by(|a, b| {
+        (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| merged[a.3 as usize].1.cmp(&merged[b.3 as usize].1))
     });
-    permute(&mut responses, in_order);
-    responses
+    // Finished in that order: each response's strings lie after the one
+    // before it, where the views that walk them in order read them.
+    order.iter().map(|&(.., at)| merged[at as usize].0.finish()).collect()
+}
+
+/// What orders responses that share a first write's time and session:
+/// (key hash, provider, identity).
+type ResponseKey<'a> = (i64, Provider, &'a str);
+
+/// Where a write stands among the writes of its response.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    /// The only write of its response.
+    Alone,
+    /// The first of several: the group's index.
+    Leads(usize),
+    /// Folded into the group's first write.
+    Folded,
+}
+
+/// Each write's place, and the groups of writes of one response (each in
+/// the order given). Writes are sorted as (hash, index) pairs, which
+/// touches no write: most responses have one write in a pass.
+fn group_by_response(writes: &[Entry<'_>]) -> (Vec<Place>, Vec<Vec<u32>>) {
+    let mut by_hash: Vec<(i64, u32)> = writes.iter().enumerate().map(|(at, w)| (w.key_hash, at as u32)).collect();
+    by_hash.sort_unstable();
+    let same_response = |a: &Entry<'_>, b: &Entry<'_>| {
+        (a.provider, identity(a.provider, a.key)) == (b.provider, identity(b.provider, b.key))
+    };
+    let mut place = vec![Place::Alone; writes.len()];
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    for run in by_hash.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
+        // Two identities that share a hash are told apart by the identity.
+        let mut left: Vec<u32> = run.iter().map(|&(_, at)| at).collect();
+        while let Some(&first) = left.first() {
+            let (group, rest): (Vec<u32>, Vec<u32>) =
+                left.iter().partition(|&&at| same_response(&writes[first as usize], &writes[at as usize]));
+            left = rest;
+            if group.len() > 1 {
+                for &other in &group[1..] {
+                    place[other as usize] = Place::Folded;
+                }
+                place[first as usize] = Place::Leads(groups.len());
+                groups.push(group);
+            }
+        }
+    }
+    (place, groups)
 }
 
 fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
     merge(&writes.iter().map(PackedWrite::entry).collect::<Vec<_>>())
-}
-
-/// Reorders `items` so that item `i` is the one that was at `order[i]`;
-/// `order` is a permutation of the indices.
-fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
-    // Each cycle of the permutation is walked once, by swaps.
-    for start in 0..order.len() {
-        let mut at = start;
-        while order[at] != start {
-            let from = order[at];
-            items.swap(at, from);
-            order[at] = at;
-            at = from;
-        }
-        order[at] = at;
-    }
 }
 
 /// The response writes one ingestion pass committed. When the pass began
@@ -758,6 +814,66 @@ mod tests {
         assert!(responses[2].pending, "C has no final write yet");
     }
 
+    /// The merge as its rule states it, slowly: writes grouped by response
+    /// (provider, identity), folded, and stable-sorted by first write, then
+    /// session, then (hash, provider, identity).
+    fn merged_by_the_rule(writes: &[PackedWrite]) -> Vec<Response> {
+        let mut groups: std::collections::BTreeMap<(Provider, &str), Vec<&PackedWrite>> = Default::default();
+        for w in writes {
+            groups.entry((w.provider, identity(w.provider, &w.key))).or_default().push(w);
+        }
+        let mut responses: Vec<(Response, (i64, Provider, &str))> = groups
+            .into_iter()
+            .map(|((provider, identity), group)| {
+                let mut merged = Merged::new(group[0].entry());
+                group[1..].iter().for_each(|w| merged.absorb(w.entry()));
+                (merged.finish(), (group[0].key_hash, provider, identity))
+            })
+            .collect();
+        responses
+            .sort_by(|(a, a_key), (b, b_key)| (a.at_ms, &a.session_id, a_key).cmp(&(b.at_ms, &b.session_id, b_key)));
+        responses.into_iter().map(|(response, _)| response).collect()
+    }
+
+    #[test]
+    fn crowded_writes_merge_and_order_as_the_rule_says() {
+        let mut random = crate::ledger::Random(11);
+        for round in 0..300 {
+            let count = 1 + random.below(60) as usize;
+            let writes: Vec<PackedWrite> = (0..count)
+                .map(|_| {
+                    let key = format!("msg_{}\u{1f}req_{}", random.below(3), random.below(8));
+                    let session = format!("s{}", random.below(4));
+                    let mut w = write(
+                        &key,
+                        &session,
+                        1_000 * random.below(5) as i64,
+                        Some(random.below(900)),
+                        random.below(2) == 0,
+                    );
+                    // Hashes two identities share: told apart by the identity.
+                    if random.below(4) == 0 {
+                        w.key_hash = 42;
+                    }
+                    w
+                })
+                .collect();
+            // A hash shared by accident is shared by every write of those responses.
+            let shared: HashSet<String> =
+                writes.iter().filter(|w| w.key_hash == 42).map(|w| identity(w.provider, &w.key).to_owned()).collect();
+            let writes: Vec<PackedWrite> = writes
+                .into_iter()
+                .map(|mut w| {
+                    if shared.contains(identity(w.provider, &w.key)) {
+                        w.key_hash = 42;
+                    }
+                    w
+                })
+                .collect();
+            assert_eq!(merge_stored(&writes), merged_by_the_rule(&writes), "round {round}: {writes:?}");
+        }
+    }
+
     /// Whatever order a pass or a store hands the writes over in, the
     /// merged response is the same: ties of time and fullness included.
     #[test]
@@ -1019,22 +1135,6 @@ mod tests {
             "whole hours and a cut one"
         );
         assert_eq!(providers(HOUR - HOUR_MS, HOUR + 3 * HOUR_MS), [Provider::Claude, Provider::Codex]);
-    }
-
-    #[test]
-    fn permute_puts_each_item_where_the_order_says() {
-        let mut random = crate::ledger::Random(7);
-        for len in [0usize, 1, 2, 5, 64, 257] {
-            let mut order: Vec<usize> = (0..len).collect();
-            for i in (1..len).rev() {
-                order.swap(i, random.below(i as u64 + 1) as usize);
-            }
-            let items: Vec<usize> = (0..len).map(|i| i * 10).collect();
-            let expected: Vec<usize> = order.iter().map(|&i| items[i]).collect();
-            let mut permuted = items.clone();
-            permute(&mut permuted, order);
-            assert_eq!(permuted, expected, "{len}");
-        }
     }
 
     #[test]

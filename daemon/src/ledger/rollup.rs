@@ -369,7 +369,7 @@ fn parts_of<'a>(
 ) {
     // Summed under borrowed keys first: a part's session and model are
     // copied once, not once per response or call.
-    let mut sums: HashMap<PartOf<'_>, UsageRow> = HashMap::new();
+    let mut sums: crate::ledger::FastMap<PartOf<'_>, UsageRow> = Default::default();
     for response in responses.filter(|r| range.contains(r.at_ms)) {
         let key = PartOf {
             bucket: bucket(response.provider, response.at_ms),
