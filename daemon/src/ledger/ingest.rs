@@ -379,7 +379,7 @@ impl Committer<'_> {
         }
         let before = records.len();
         let mut staged = Vec::with_capacity(before);
-        staged.extend(records.drain(..).filter(Evidence::is_valid).filter_map(|e| Staged::of(e).ok()));
+        staged.extend(records.drain(..).filter_map(Staged::of_valid));
         let dropped = (before - staged.len()) as u64;
         let mut queue = lock(&self.queue)?;
         queue.pending.count += staged.len();

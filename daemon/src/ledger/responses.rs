@@ -107,12 +107,17 @@ impl ResponseWrite {
     /// Bee's bounds on one response's figures: a write outside them is a
     /// broken or hostile line, never stored.
     pub fn is_valid(&self) -> bool {
+        self.within_bounds() && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
+    }
+
+    /// [`ResponseWrite::is_valid`] but for its time, which
+    /// [`ResponseWrite::prepare`] parses.
+    pub(crate) fn within_bounds(&self) -> bool {
         let counters = self.tokens.values().into_iter().chain([self.context_tokens, self.context_window]);
         let texts = [Some(self.key.as_str()), self.session_id.as_deref(), self.model.as_deref()];
         counters.flatten().all(|n| n <= bee_proto::ledger::bounds::MAX_CALL_TOKENS)
             && texts.into_iter().flatten().all(|t| t.len() <= 4_096)
             && !self.key.is_empty()
-            && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
     }
 
     /// This write made ready for the store: its time, digest and key hash
@@ -1135,6 +1140,43 @@ mod tests {
             "whole hours and a cut one"
         );
         assert_eq!(providers(HOUR - HOUR_MS, HOUR + 3 * HOUR_MS), [Provider::Claude, Provider::Codex]);
+    }
+
+    #[test]
+    fn writes_outside_bees_bounds_are_not_staged() {
+        use crate::ledger::logs::Evidence;
+        use crate::ledger::store::Staged;
+        let good = ResponseWrite {
+            provider: Provider::Claude,
+            key: "msg_1\u{1f}req_1".to_owned(),
+            session_id: Some("s".to_owned()),
+            at_utc: "2026-11-30T10:00:00.000Z".to_owned(),
+            model: Some("claude-sonnet-4-5".to_owned()),
+            tokens: Counters { output_tokens: Some(7), ..Counters::default() },
+            context_tokens: None,
+            context_window: None,
+            is_final: true,
+        };
+        let staged = Staged::of_valid(Evidence::Response(good.clone()));
+        assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.at_ms), Some(1_796_032_800_000));
+        let broken = [
+            ResponseWrite { at_utc: "not a time".to_owned(), ..good.clone() },
+            ResponseWrite { key: String::new(), ..good.clone() },
+            ResponseWrite { model: Some("m".repeat(4_097)), ..good.clone() },
+            ResponseWrite {
+                tokens: Counters {
+                    output_tokens: Some(bee_proto::ledger::bounds::MAX_CALL_TOKENS + 1),
+                    ..Counters::default()
+                },
+                ..good.clone()
+            },
+        ];
+        for write in broken {
+            assert!(!write.is_valid(), "{write:?}");
+            assert!(Staged::of_valid(Evidence::Response(write.clone())).is_none(), "{write:?}");
+        }
+        assert!(Staged::of_valid(Evidence::SessionLogged(Provider::Claude, String::new())).is_none());
+        assert!(Staged::of_valid(Evidence::SessionLogged(Provider::Claude, "s".to_owned())).is_some());
     }
 
     #[test]

@@ -688,6 +688,16 @@ impl Staged {
         }
     }
 
+    /// `evidence` staged when it is within Bee's bounds
+    /// ([`Evidence::is_valid`]), a response's time parsed once for both.
+    pub(crate) fn of_valid(evidence: Evidence) -> Option<Staged> {
+        match evidence {
+            Evidence::Response(write) if write.within_bounds() => write.prepare().map(Staged::Response),
+            Evidence::Response(_) => None,
+            other => other.is_valid().then_some(Staged::Other(other)),
+        }
+    }
+
     pub(crate) fn of(evidence: Evidence) -> Result<Staged, DbError> {
         match evidence {
             Evidence::Response(write) => {
