@@ -472,9 +472,27 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     order.sort_unstable_by(|a, b| {
         (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| merged[a.3 as usize].1.cmp(&merged[b.3 as usize].1))
     });
-    // Finished in that order: each response's strings lie after the one
-    // before it, where the views that walk them in order read them.
-    order.iter().map(|&(.., at)| merged[at as usize].0.finish()).collect()
+    // Finished where they lie, in the writes' order (reading each write's
+    // strings in the order they were read), then put in order.
+    let mut responses: Vec<Response> = merged.iter().map(|(one, _)| one.finish()).collect();
+    permute(&mut responses, order.into_iter().map(|(.., at)| at as usize).collect());
+    responses
+}
+
+/// Reorders `items` so that item `i` is the one that was at `order[i]`;
+/// `order` is a permutation of the indices.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    // Each cycle of the permutation is walked once, by swaps.
+    for start in 0..order.len() {
+        let mut at = start;
+        while order[at] != start {
+            let from = order[at];
+            items.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
 }
 
 /// What orders responses that share a first write's time and session:
@@ -1177,6 +1195,22 @@ mod tests {
         }
         assert!(Staged::of_valid(Evidence::SessionLogged(Provider::Claude, String::new())).is_none());
         assert!(Staged::of_valid(Evidence::SessionLogged(Provider::Claude, "s".to_owned())).is_some());
+    }
+
+    #[test]
+    fn permute_puts_each_item_where_the_order_says() {
+        let mut random = crate::ledger::Random(7);
+        for len in [0usize, 1, 2, 5, 64, 257] {
+            let mut order: Vec<usize> = (0..len).collect();
+            for i in (1..len).rev() {
+                order.swap(i, random.below(i as u64 + 1) as usize);
+            }
+            let items: Vec<usize> = (0..len).map(|i| i * 10).collect();
+            let expected: Vec<usize> = order.iter().map(|&i| items[i]).collect();
+            let mut permuted = items.clone();
+            permute(&mut permuted, order);
+            assert_eq!(permuted, expected, "{len}");
+        }
     }
 
     #[test]
