@@ -1164,19 +1164,9 @@ mod tests {
     fn writes_outside_bees_bounds_are_not_staged() {
         use crate::ledger::logs::Evidence;
         use crate::ledger::store::Staged;
-        let good = ResponseWrite {
-            provider: Provider::Claude,
-            key: "msg_1\u{1f}req_1".to_owned(),
-            session_id: Some("s".to_owned()),
-            at_utc: "2026-11-30T10:00:00.000Z".to_owned(),
-            model: Some("claude-sonnet-4-5".to_owned()),
-            tokens: Counters { output_tokens: Some(7), ..Counters::default() },
-            context_tokens: None,
-            context_window: None,
-            is_final: true,
-        };
+        let good = logged("msg_1\u{1f}req_1", "s", HOUR, 7, true);
         let staged = Staged::of_valid(Evidence::Response(good.clone()));
-        assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.at_ms), Some(1_796_032_800_000));
+        assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.at_ms), Some(HOUR));
         let broken = [
             ResponseWrite { at_utc: "not a time".to_owned(), ..good.clone() },
             ResponseWrite { key: String::new(), ..good.clone() },
