@@ -272,7 +272,10 @@ pub fn pass(
         None => settle(&mut *lock(ledger)?),
     }
     tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: settled");
-    drop_aside(merged);
+    // Only a first pass holds its responses: later passes start no thread.
+    if let Some(merged) = merged {
+        drop_aside(merged);
+    }
     Ok(summary)
 }
 
