@@ -35,6 +35,8 @@ pub mod bounds {
     pub const MAX_CALL_COUNT: u64 = 1_000_000;
     /// A quota window's used percent (providers report a little over 100).
     pub const MAX_USED_PERCENT: f64 = 10_000.0;
+    /// One text of a record (a model, a session, a path, a response key), in bytes.
+    pub const MAX_TEXT_BYTES: usize = 4_096;
 }
 
 named! {

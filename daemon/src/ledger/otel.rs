@@ -88,7 +88,9 @@ fn find<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a Value> {
 
 fn text<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a str> {
     match find(attributes, key)? {
-        Value::StringValue(text) if !text.is_empty() && text.len() <= 4_096 => Some(text),
+        Value::StringValue(text) if !text.is_empty() && text.len() <= bee_proto::ledger::bounds::MAX_TEXT_BYTES => {
+            Some(text)
+        }
         _ => None,
     }
 }

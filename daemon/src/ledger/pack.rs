@@ -23,16 +23,13 @@
 //! refused as damaged.
 
 use bee_proto::ledger::Provider;
-use bee_proto::ledger::bounds::MAX_CALL_TOKENS;
+use bee_proto::ledger::bounds::{MAX_CALL_TOKENS, MAX_TEXT_BYTES};
 use bee_proto::usage::Counters;
 
 use crate::ledger::rollup::HOUR_MS;
 
 /// The layout this module writes and reads.
 const FORMAT: u8 = 1;
-
-/// Longest key, session or model a write may hold ([`crate::ledger::responses::ResponseWrite::is_valid`]).
-const MAX_TEXT: usize = 4_096;
 
 /// The fewest bytes a write takes: flags, hash, time, a one-byte key and
 /// its length, two absent strings, nine absent counters.
@@ -99,7 +96,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
     for write in writes {
         let offset = write.at_ms.checked_sub(hour_ms).filter(|at| (0..HOUR_MS).contains(at));
         let offset = offset.ok_or(PackError::OutOfBounds("time"))?;
-        if write.key.is_empty() || write.key.len() > MAX_TEXT {
+        if write.key.is_empty() || write.key.len() > MAX_TEXT_BYTES {
             return Err(PackError::OutOfBounds("key"));
         }
         let flags = if write.is_final { FINAL } else { 0 } | if write.provider == Provider::Codex { CODEX } else { 0 };
@@ -110,7 +107,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         for named in [write.session_id, write.model] {
             match named {
                 None => varint(&mut body, 0),
-                Some(name) if name.len() > MAX_TEXT => return Err(PackError::OutOfBounds("session or model")),
+                Some(name) if name.len() > MAX_TEXT_BYTES => return Err(PackError::OutOfBounds("session or model")),
                 Some(name) => match strings.get(name) {
                     Some(&number) => varint(&mut body, number * 2),
                     None => {
@@ -281,7 +278,7 @@ impl<'a> Reader<'a> {
 
     fn text(&mut self, what: &'static str) -> Result<&'a str, PackError> {
         let len = self.varint()?;
-        if len > MAX_TEXT as u64 {
+        if len > MAX_TEXT_BYTES as u64 {
             return Err(PackError::OutOfBounds(what));
         }
         std::str::from_utf8(self.take(len as usize)?).map_err(|_| PackError::NotUtf8(what))

@@ -116,7 +116,7 @@ impl ResponseWrite {
         let counters = self.tokens.values().into_iter().chain([self.context_tokens, self.context_window]);
         let texts = [Some(self.key.as_str()), self.session_id.as_deref(), self.model.as_deref()];
         counters.flatten().all(|n| n <= bee_proto::ledger::bounds::MAX_CALL_TOKENS)
-            && texts.into_iter().flatten().all(|t| t.len() <= 4_096)
+            && texts.into_iter().flatten().all(|t| t.len() <= bee_proto::ledger::bounds::MAX_TEXT_BYTES)
             && !self.key.is_empty()
     }
 
@@ -405,7 +405,7 @@ impl<'a> Merged<'a> {
         self.is_final |= write.is_final;
     }
 
-    fn finish(&self) -> Response {
+    fn finish(self) -> Response {
         let tokens = with_total(self.provider, self.tokens.clone());
         Response {
             provider: self.provider,
@@ -474,7 +474,7 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     });
     // Finished where they lie, in the writes' order (reading each write's
     // strings in the order they were read), then put in order.
-    let mut responses: Vec<Response> = merged.iter().map(|(one, _)| one.finish()).collect();
+    let mut responses: Vec<Response> = merged.into_iter().map(|(one, _)| one.finish()).collect();
     permute(&mut responses, order.into_iter().map(|(.., at)| at as usize).collect());
     responses
 }

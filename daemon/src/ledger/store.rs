@@ -392,7 +392,7 @@ pub fn validate_call(call: &CallRecord) -> Result<(), InvalidRecord> {
         validate_snapshot(snapshot)?;
     }
     let texts = [call.model.as_deref(), call.project_path.as_deref(), call.session_id.as_deref()];
-    if texts.iter().flatten().any(|t| t.len() > 4_096) {
+    if texts.iter().flatten().any(|t| t.len() > bounds::MAX_TEXT_BYTES) {
         return Err(InvalidRecord("text field too long"));
     }
     Ok(())
@@ -439,7 +439,7 @@ pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
                 return Err(InvalidRecord("sessionId"));
             }
             let paths = [mark.transcript_path.as_deref(), mark.cwd.as_deref()];
-            if paths.iter().flatten().any(|p| p.len() > 4_096 || !p.starts_with('/')) {
+            if paths.iter().flatten().any(|p| p.len() > bounds::MAX_TEXT_BYTES || !p.starts_with('/')) {
                 return Err(InvalidRecord("transcriptPath or cwd"));
             }
         }
