@@ -336,6 +336,28 @@ pub fn prompt_envelope(session: &str, prompt: &str) -> Vec<u8> {
     .expect("envelope json")
 }
 
+/// One Claude Code response line in `session` at `timestamp` (RFC 3339),
+/// as Claude Code writes it: compact JSON, newline included.
+pub fn claude_response_line(
+    session: &str,
+    message: &str,
+    request: &str,
+    timestamp: &str,
+    input: u64,
+    output: u64,
+) -> String {
+    serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
+        "sessionId": session, "version": "2.0.14", "type": "assistant",
+        "timestamp": timestamp, "requestId": request,
+        "message": {"id": message, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": "Working on it; the usage of this API is fine."}],
+                    "usage": {"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 100, "output_tokens": output}}
+    })
+    .to_string()
+        + "\n"
+}
+
 /// Parses one JSON document followed by exactly one newline.
 pub fn parse_json_line(stdout: &[u8]) -> serde_json::Value {
     let text = std::str::from_utf8(stdout).expect("stdout is UTF-8");

@@ -146,19 +146,10 @@ fn a_flipped_bit_in_a_ledger_record_is_named_not_counted() {
     assert!(status["issues"].as_array().unwrap().contains(&"corrupt".into()), "{status}");
 }
 
-/// One Claude Code response line at `hour`:`minute`.
-fn claude_response(message: &str, hour: u32, minute: u32, output: u64) -> String {
-    serde_json::json!({
-        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
-        "sessionId": SESSION, "version": "2.1.3", "type": "assistant",
-        "timestamp": format!("2026-11-30T{hour:02}:{minute:02}:00.000Z"), "requestId": format!("req_{message}"),
-        "message": {"id": message, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                    "content": [{"type": "text", "text": "Done."}],
-                    "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 100,
-                              "output_tokens": output}}
-    })
-    .to_string()
-        + "\n"
+/// One Claude Code response line at `hour`:10.
+fn claude_response(message: &str, hour: u32, output: u64) -> String {
+    let at = format!("2026-11-30T{hour:02}:10:00.000Z");
+    claude_response_line(SESSION, message, &format!("req_{message}"), &at, 10, output)
 }
 
 #[test]
@@ -168,7 +159,7 @@ fn a_flipped_bit_in_a_response_pack_is_named_not_counted() {
     std::fs::create_dir_all(&projects).unwrap();
     let log = projects.join(format!("{SESSION}.jsonl"));
     // Two hours, two packs: the second holds the marked response alone.
-    let lines = [claude_response("msg_FIRST", 10, 10, 7), claude_response("msg_MARKED_RESPONSE", 11, 10, 9)];
+    let lines = [claude_response("msg_FIRST", 10, 7), claude_response("msg_MARKED_RESPONSE", 11, 9)];
     std::fs::write(&log, lines.concat()).unwrap();
     make_quiet(&log);
     assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));

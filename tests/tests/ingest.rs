@@ -14,16 +14,7 @@ const SESSION: &str = "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d";
 const CODEX: &str = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 
 fn assistant(message: &str, request: &str, input: u64, output: u64, minute: u32) -> String {
-    json!({
-        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
-        "sessionId": SESSION, "version": "2.0.14", "type": "assistant",
-        "timestamp": format!("2026-11-30T10:{minute:02}:00.000Z"), "requestId": request,
-        "message": {"id": message, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                    "content": [{"type": "text", "text": "Working on it; the usage of this API is fine."}],
-                    "usage": {"input_tokens": input, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 100, "output_tokens": output}}
-    })
-    .to_string()
-        + "\n"
+    claude_response_line(SESSION, message, request, &format!("2026-11-30T10:{minute:02}:00.000Z"), input, output)
 }
 
 fn user(minute: u32, text: &str) -> String {
