@@ -437,37 +437,13 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
         merged.push((one, (write.key_hash, write.provider, identity(write.provider, write.key))));
     }
     // In the order views read them: by first write, then session; ties as
-    // the identities order them. Sessions are ranked once, so the sort
-    // compares integers: a pass's responses share a few sessions, and
-    // equal times are common.
-    let mut ranks: FastMap<Option<&str>, u32> = FastMap::default();
-    let mut last: Option<(Option<&str>, u32)> = None;
-    let session_ids: Vec<u32> = merged
-        .iter()
-        .map(|(one, _)| {
-            let session = one.first.1;
-            let id = match last {
-                Some((seen, id)) if seen == session => id,
-                _ => {
-                    let next = ranks.len() as u32;
-                    *ranks.entry(session).or_insert(next)
-                }
-            };
-            last = Some((session, id));
-            id
-        })
-        .collect();
-    let mut by_name: Vec<(Option<&str>, u32)> = ranks.into_iter().collect();
-    by_name.sort_unstable();
-    let mut rank = vec![0u32; by_name.len()];
-    for (place, (_, id)) in by_name.iter().enumerate() {
-        rank[*id as usize] = place as u32;
-    }
+    // the identities order them.
+    let ranks = session_ranks(merged.iter().map(|(one, _)| one.first.1));
     let mut order: Vec<(i64, u32, i64, u32)> = merged
         .iter()
-        .zip(&session_ids)
+        .zip(ranks)
         .enumerate()
-        .map(|(at, ((one, key), &session))| (one.first.0, rank[session as usize], key.0, at as u32))
+        .map(|(at, ((one, key), rank))| (one.first.0, rank, key.0, at as u32))
         .collect();
     order.sort_unstable_by(|a, b| {
         (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| merged[a.3 as usize].1.cmp(&merged[b.3 as usize].1))
@@ -477,6 +453,35 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     let mut responses: Vec<Response> = merged.into_iter().map(|(one, _)| one.finish()).collect();
     permute(&mut responses, order.into_iter().map(|(.., at)| at as usize).collect());
     responses
+}
+
+/// Each item's session ranked among the distinct sessions in name order
+/// (`None` first), so that sorting by session compares integers: a pass's
+/// responses share a few sessions, and equal times are common. Items in a
+/// row mostly share their session, which is then looked up once.
+fn session_ranks<'a>(sessions: impl Iterator<Item = Option<&'a str>>) -> Vec<u32> {
+    let mut ids: FastMap<Option<&str>, u32> = FastMap::default();
+    let mut last: Option<(Option<&str>, u32)> = None;
+    let found: Vec<u32> = sessions
+        .map(|session| {
+            let id = match last {
+                Some((seen, id)) if seen == session => id,
+                _ => {
+                    let next = ids.len() as u32;
+                    *ids.entry(session).or_insert(next)
+                }
+            };
+            last = Some((session, id));
+            id
+        })
+        .collect();
+    let mut by_name: Vec<(Option<&str>, u32)> = ids.into_iter().collect();
+    by_name.sort_unstable();
+    let mut rank = vec![0u32; by_name.len()];
+    for (place, (_, id)) in by_name.iter().enumerate() {
+        rank[*id as usize] = place as u32;
+    }
+    found.into_iter().map(|id| rank[id as usize]).collect()
 }
 
 /// Reorders `items` so that item `i` is the one that was at `order[i]`;
@@ -1170,7 +1175,7 @@ mod tests {
         let broken = [
             ResponseWrite { at_utc: "not a time".to_owned(), ..good.clone() },
             ResponseWrite { key: String::new(), ..good.clone() },
-            ResponseWrite { model: Some("m".repeat(4_097)), ..good.clone() },
+            ResponseWrite { model: Some("m".repeat(bee_proto::ledger::bounds::MAX_TEXT_BYTES + 1)), ..good.clone() },
             ResponseWrite {
                 tokens: Counters {
                     output_tokens: Some(bee_proto::ledger::bounds::MAX_CALL_TOKENS + 1),

@@ -767,7 +767,8 @@ impl<'a> Outer<'a> {
 
     /// The call `calls[at]` is a part of ([`CallRow::contains`]): a run
     /// before a hook turn, and of those the first to start (the first
-    /// stored, among ties).
+    /// stored, among ties). A call is never among its own candidates: a
+    /// hook turn is looked for among runs only, and a request is neither.
     fn around(&self, calls: &[CallRow], at: usize) -> Option<usize> {
         let inner = &calls[at];
         let kinds = self.spans.get(&(inner.provider, inner.session_id.as_deref()?))?;
@@ -782,10 +783,7 @@ impl<'a> Outer<'a> {
             // `end`: where the largest end so far first does.
             let started = spans.by_start.partition_point(|&(span_start, _, _)| span_start <= start);
             let first = spans.widest_end[..started].partition_point(|&widest| widest < end);
-            spans.by_start[first..started]
-                .iter()
-                .find(|&&(_, span_end, span)| span_end >= end && span != at)
-                .map(|&(_, _, span)| span)
+            spans.by_start[first..started].iter().find(|&&(_, span_end, _)| span_end >= end).map(|&(_, _, span)| span)
         })
     }
 }
