@@ -195,22 +195,39 @@ pub const PACK_MIGRATION: &str = r#"
 /// much as a row it inserts, so rows go in together.
 const IDENTITIES_PER_INSERT: usize = 16;
 
+/// A write's identity and its place among a commit's writes. The store
+/// sorts and binds these rather than the writes: the writes lie in memory
+/// in the order they were read, so reaching each in key order cost a cache
+/// miss a comparison.
+#[derive(Debug, Clone, Copy)]
+struct Identity {
+    key_hash: i64,
+    at_ms: i64,
+    digest: i64,
+    index: usize,
+}
+
 /// Stores one commit's `writes`, each unless the same write (time and
 /// digest, which names its response) is stored: their identities, then one
 /// pack per hour of those that were new. Returns the new ones, and how
 /// many of `writes` were not.
-pub(crate) fn store<'w>(tx: &Connection, mut writes: Vec<&'w Prepared>) -> rusqlite::Result<(Vec<&'w Prepared>, u64)> {
+pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite::Result<(Vec<&'w Prepared>, u64)> {
     let given = writes.len();
+    let mut ids: Vec<Identity> = writes
+        .iter()
+        .enumerate()
+        .map(|(index, w)| Identity { key_hash: w.key_hash, at_ms: w.at_ms, digest: w.digest, index })
+        .collect();
     // Sorted as the identity table is: its pages are each written once.
-    writes.sort_unstable_by_key(|w| (w.key_hash, w.at_ms, w.digest));
-    writes.dedup_by_key(|w| (w.key_hash, w.at_ms, w.digest));
-    let mut hours: Vec<i64> = writes.iter().map(|w| hour_of(w.at_ms)).collect();
+    ids.sort_unstable_by_key(|id| (id.key_hash, id.at_ms, id.digest));
+    ids.dedup_by_key(|id| (id.key_hash, id.at_ms, id.digest));
+    let mut hours: Vec<i64> = ids.iter().map(|id| hour_of(id.at_ms)).collect();
     hours.sort_unstable();
     hours.dedup();
     let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM response_pack", [], |row| row.get(0))?;
     // Each hour's pack is numbered before it is written: the identities name it.
-    let pack_of = |w: &Prepared| last + 1 + hours.partition_point(|&hour| hour < hour_of(w.at_ms)) as i64;
-    let mut fresh = Vec::with_capacity(writes.len());
+    let pack_of = |at_ms: i64| last + 1 + hours.partition_point(|&hour| hour < hour_of(at_ms)) as i64;
+    let mut fresh = Vec::with_capacity(ids.len());
     let mut together = tx.prepare_cached(&format!(
         "INSERT INTO response_write (key_hash, at_ms, digest, pack) VALUES {} ON CONFLICT DO NOTHING",
         vec!["(?, ?, ?, ?)"; IDENTITIES_PER_INSERT].join(", ")
@@ -220,10 +237,10 @@ pub(crate) fn store<'w>(tx: &Connection, mut writes: Vec<&'w Prepared>) -> rusql
     )?;
     let mut stored_in =
         tx.prepare_cached("SELECT pack FROM response_write WHERE key_hash = ?1 AND at_ms = ?2 AND digest = ?3")?;
-    let (statements, rest) = writes.as_chunks::<IDENTITIES_PER_INSERT>();
+    let (statements, rest) = ids.as_chunks::<IDENTITIES_PER_INSERT>();
     for rows in statements {
-        for (at, w) in rows.iter().enumerate() {
-            for (column, value) in [w.key_hash, w.at_ms, w.digest, pack_of(w)].into_iter().enumerate() {
+        for (at, id) in rows.iter().enumerate() {
+            for (column, value) in [id.key_hash, id.at_ms, id.digest, pack_of(id.at_ms)].into_iter().enumerate() {
                 together.raw_bind_parameter(at * 4 + column + 1, value)?;
             }
         }
@@ -232,31 +249,33 @@ pub(crate) fn store<'w>(tx: &Connection, mut writes: Vec<&'w Prepared>) -> rusql
             IDENTITIES_PER_INSERT => fresh.extend_from_slice(rows),
             // Which were new: those whose identity names this commit's pack.
             _ => {
-                for w in rows {
+                for id in rows {
                     let pack: Option<i64> =
-                        stored_in.query_row(params![w.key_hash, w.at_ms, w.digest], |row| row.get(0))?;
-                    if pack == Some(pack_of(w)) {
-                        fresh.push(w);
+                        stored_in.query_row(params![id.key_hash, id.at_ms, id.digest], |row| row.get(0))?;
+                    if pack == Some(pack_of(id.at_ms)) {
+                        fresh.push(*id);
                     }
                 }
             }
         }
     }
-    for w in rest {
-        if alone.execute(params![w.key_hash, w.at_ms, w.digest, pack_of(w)])? == 1 {
-            fresh.push(w);
+    for id in rest {
+        if alone.execute(params![id.key_hash, id.at_ms, id.digest, pack_of(id.at_ms)])? == 1 {
+            fresh.push(*id);
         }
     }
-    fresh.sort_unstable_by_key(|w| (w.at_ms, w.digest));
+    fresh.sort_unstable_by_key(|id| (id.at_ms, id.digest, id.key_hash));
+    let fresh: Vec<&'w Prepared> = fresh.iter().map(|id| writes[id.index]).collect();
     let mut insert_pack =
         tx.prepare_cached(&format!("INSERT INTO response_pack ({PACK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"))?;
     for hour in fresh.chunk_by(|a, b| hour_of(a.at_ms) == hour_of(b.at_ms)) {
         let hour_ms = hour_of(hour[0].at_ms);
         let entries: Vec<Entry<'_>> = hour.iter().map(|w| w.entry()).collect();
+        touch(&entries);
         // Bee's own bounds (`ResponseWrite::is_valid`) keep every write packable.
         let body =
             pack::encode(hour_ms, &entries).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
-        let (id, count) = (pack_of(hour[0]), hour.len() as i64);
+        let (id, count) = (pack_of(hour_ms), hour.len() as i64);
         let providers = hour.iter().fold(0, |mask, w| mask | provider_bit(w.write.provider));
         insert_pack.execute(params![
             id,
@@ -269,6 +288,19 @@ pub(crate) fn store<'w>(tx: &Connection, mut writes: Vec<&'w Prepared>) -> rusql
     }
     let duplicates = (given - fresh.len()) as u64;
     Ok((fresh, duplicates))
+}
+
+/// Reads a byte of everything encoding `entries` will read (their counters
+/// and strings) in one short loop first. A pack visits its writes in time
+/// order, scattered over memory in the order they were read; a short loop
+/// lets the core wait for many of those cache misses at once, where the
+/// encoder, with its long loop body, would wait for each in turn.
+fn touch(entries: &[Entry<'_>]) {
+    let first = |text: Option<&str>| text.and_then(|t| t.as_bytes().first().copied()).map_or(0, u64::from);
+    let read = entries.iter().fold(0u64, |acc, e| {
+        acc ^ e.tokens.output_tokens.unwrap_or(0) ^ first(Some(e.key)) ^ first(e.session_id) ^ first(e.model)
+    });
+    std::hint::black_box(read);
 }
 
 /// A pack's columns, in the order its checksum covers them (then `crc`).
