@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::responses::{Held, Prepared, Response};
+use crate::ledger::responses::{Held, Prepared};
+use crate::ledger::rollup::HeldResponses;
 use crate::ledger::store::{Ledger, Staged};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
@@ -261,9 +262,9 @@ pub fn pass(
     }
     let summary = committer.totals.into_inner().unwrap_or_default();
     tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: committed");
-    let merged = committer.merged.into_inner().ok().flatten();
+    let mut merged = committer.merged.into_inner().ok().flatten();
     // Also settles hours left dirty by a failed settle or a schema upgrade.
-    let settle = |ledger: &mut Ledger| match &merged {
+    let mut settle = |ledger: &mut Ledger| match &mut merged {
         Some((responses, written)) => ledger.settle_held(responses, *written),
         None => ledger.settle(),
     };
@@ -361,7 +362,7 @@ struct Committer<'a> {
     held: Mutex<Option<Held>>,
     /// Once the last batch is committed: the pass's responses merged, and
     /// how many writes it inserted (see [`Held`]).
-    merged: Mutex<Option<(Vec<Response>, u64)>>,
+    merged: Mutex<Option<(HeldResponses, u64)>>,
     queue: Mutex<Queue>,
     /// The first error that stopped the pass; readers stop at the next push.
     failure: Mutex<Option<DbError>>,
@@ -441,7 +442,8 @@ impl Committer<'_> {
         let (answer, inserted, merged) = match &held {
             // The pass's last batch: its responses are merged while it commits.
             Some(holding) if pending.last => std::thread::scope(|scope| {
-                let merging = scope.spawn(|| holding.responses_with(responses_of(&pending.records)));
+                let merging =
+                    scope.spawn(|| HeldResponses::new(holding.responses_with(responses_of(&pending.records))));
                 let appended = self.append(&pending);
                 // A merge that failed leaves the settling to the store.
                 let merged = merging.join().ok();

@@ -901,12 +901,42 @@ fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
     Ok((dirty.iter().map(|chunk| chunk.len() as u64).sum(), more))
 }
 
-/// Settles every dirty hour from `held`, the store's responses as one
-/// ingestion pass merged them while committing, instead of reading them
+/// The store's responses as one ingestion pass merged them while
+/// committing, in the order of their first writes, with each hour's parts
+/// already summed from them: the thread that merged them sums them while
+/// the commit goes on, so settling adds only the hours' calls.
+#[derive(Debug, Default)]
+pub struct HeldResponses {
+    responses: Vec<Response>,
+    /// By hour, in order; each taken when its hour is settled.
+    parts: Vec<(i64, Option<Parts>)>,
+}
+
+impl HeldResponses {
+    pub fn new(responses: Vec<Response>) -> HeldResponses {
+        let parts = responses
+            .chunk_by(|a, b| hour_of(a.at_ms) == hour_of(b.at_ms))
+            .map(|hour| {
+                let hour_ms = hour_of(hour[0].at_ms);
+                (hour_ms, Some(response_parts(hour, Range { since_ms: hour_ms, until_ms: hour_ms + HOUR_MS })))
+            })
+            .collect();
+        HeldResponses { responses, parts }
+    }
+}
+
+/// The parts of the `responses` first written in `hour`, their calls not yet added.
+fn response_parts(responses: &[Response], hour: Range) -> Parts {
+    let mut parts = Parts::new();
+    parts_of(responses.iter(), std::iter::empty(), hour, &|_, _| hour.since_ms, &mut parts);
+    parts
+}
+
+/// Settles every dirty hour from `held`, instead of reading the responses
 /// back: only when the store holds exactly the `written` response writes
 /// that pass inserted (it began empty and nothing else wrote since), checked
 /// in the same transaction. Otherwise settles from the store.
-pub fn settle_held(conn: &Connection, held: &[Response], written: u64) -> rusqlite::Result<u64> {
+pub fn settle_held(conn: &Connection, held: &mut HeldResponses, written: u64) -> rusqlite::Result<u64> {
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
     let rows: i64 = tx.query_row("SELECT COUNT(*) FROM response_write", [], |row| row.get(0))?;
     if u64::try_from(rows).ok() != Some(written) {
@@ -916,7 +946,7 @@ pub fn settle_held(conn: &Connection, held: &[Response], written: u64) -> rusqli
     }
     let dirty = dirty_days(&tx)?;
     for chunk in &dirty {
-        settle_chunk(&tx, chunk, Some(held))?;
+        settle_chunk(&tx, chunk, Some(&mut *held))?;
     }
     tx.commit()?;
     Ok(dirty.iter().map(|chunk| chunk.len() as u64).sum())
@@ -944,10 +974,14 @@ fn dirty_days(conn: &Connection) -> rusqlite::Result<Vec<Vec<i64>>> {
 /// Settles one run of contiguous hours, its responses from `held` when
 /// given (every response of the store), else from the store; whether it
 /// marked earlier hours to settle again.
-fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> rusqlite::Result<bool> {
+fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&mut HeldResponses>) -> rusqlite::Result<bool> {
     let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else { return Ok(false) };
     let span = Range { since_ms: first, until_ms: last + HOUR_MS };
     let (calls, damaged_calls) = load_calls(tx, RESPONSE_SCHEMA, span, true)?;
+    let (held, mut summed) = match held {
+        Some(HeldResponses { responses, parts }) => (Some(&responses[..]), Some(parts)),
+        None => (None, None),
+    };
     // Either way in the order of their first writes, which the hours slice.
     let (responses, damaged_responses, earlier) = match held {
         Some(held) => (std::borrow::Cow::Borrowed(within(held, span)), Vec::new(), Vec::new()),
@@ -975,7 +1009,11 @@ fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&[Response]>) -> ru
     for &hour in chunk {
         let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
         let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
-        write_hour(tx, range, &mine, within(&responses, range))?;
+        let parts = summed.as_mut().and_then(|summed| {
+            let at = summed.binary_search_by_key(&hour, |(hour_ms, _)| *hour_ms).ok()?;
+            summed[at].1.take()
+        });
+        write_hour(tx, range, &mine, within(&responses, range), parts)?;
     }
     Ok(more)
 }
@@ -988,7 +1026,15 @@ fn within(responses: &[Response], range: Range) -> &[Response] {
     &responses[from..to.max(from)]
 }
 
-fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Response]) -> rusqlite::Result<()> {
+/// Writes the aggregates of `hour`: its `calls`, and its `responses`, whose
+/// parts are `summed` already when given.
+fn write_hour(
+    tx: &Connection,
+    hour: Range,
+    calls: &[CallRow],
+    responses: &[Response],
+    summed: Option<Parts>,
+) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     tx.prepare_cached("DELETE FROM rollup_part WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     let summary = Summary::of(calls, responses, hour, None, false);
@@ -1025,8 +1071,8 @@ fn write_hour(tx: &Connection, hour: Range, calls: &[CallRow], responses: &[Resp
              reasoning_output_tokens, total_tokens, partial_parts, pending_responses, producer_calls)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
-    let mut parts = Parts::new();
-    parts_of(responses.iter(), calls.iter(), hour, &|_, _| hour.since_ms, &mut parts);
+    let mut parts = summed.unwrap_or_else(|| response_parts(responses, hour));
+    parts_of(std::iter::empty(), calls.iter(), hour, &|_, _| hour.since_ms, &mut parts);
     for (key, row) in parts {
         let n = |v: Option<u64>| v.map(sql_integer);
         let t = &row.tokens;
@@ -1341,12 +1387,37 @@ mod tests {
         })
     }
 
+    /// A ten-minute `beectl run` of Claude in `session`, with its own counters.
+    fn run_call(at: i64, id: u128, session: &str) -> LedgerRecord {
+        LedgerRecord::Call(Box::new(CallRecord {
+            record_id: uuid::Uuid::from_u128(id),
+            source: CallSource::Run,
+            provider: Provider::Claude,
+            started_at_utc: format_unix_ms(at),
+            duration_ms: Some(600_000),
+            success: Some(true),
+            model: None,
+            project_path: None,
+            cost_usd: None,
+            tokens: Some(Counters { input_tokens: Some(1_000), output_tokens: Some(10), ..Counters::default() }),
+            quota_snapshots: Vec::new(),
+            model_invocations: None,
+            context_window: None,
+            context_tokens: None,
+            compactions: None,
+            session_id: Some(session.to_owned()),
+            outcome: Some(bee_proto::ledger::CallOutcome::Completed),
+        }))
+    }
+
     /// The figures computed from the records alone, for comparison.
     /// A first pass over an empty store settles from the writes it holds,
     /// never reading them back: what it leaves equals a computation from the
     /// store's records, for every grouping, with one response's writes
     /// spread over an hour's edge, apart in its file, and copied days later
-    /// into another session's file.
+    /// into another session's file; and with producer runs in those hours,
+    /// one of a logged session, one of a session that left no log (whose
+    /// counters stand in), added to the parts summed ahead of settling.
     #[test]
     fn a_first_pass_settles_as_the_records_say() {
         let home = tempfile::tempdir().unwrap();
@@ -1373,7 +1444,15 @@ mod tests {
         std::fs::write(projects.join(format!("{s1}.jsonl")), first.concat()).unwrap();
         std::fs::write(projects.join(format!("{s2}.jsonl")), resumed.concat()).unwrap();
         let store = home.path().join("ledger");
-        let ledger = std::sync::Mutex::new(Ledger::open(&store).unwrap());
+        let mut opened = Ledger::open(&store).unwrap();
+        let at = |text: &str| bee_proto::time::parse_rfc3339_ms(text).unwrap();
+        opened
+            .append(&[
+                run_call(at("2026-11-02T10:30:00Z"), 1, s1),
+                run_call(at("2026-11-02T11:05:00Z"), 2, "s-unlogged"),
+            ])
+            .unwrap();
+        let ledger = std::sync::Mutex::new(opened);
         let roots = crate::ledger::ingest::Roots { claude_projects: vec![projects], codex_sessions: Vec::new() };
         crate::ledger::ingest::pass(&ledger, &roots, std::time::Duration::ZERO, 2, &|_, _| {}).unwrap();
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
@@ -1382,7 +1461,10 @@ mod tests {
             assert!(same(&settled, &from_records_only(&store, range, by)), "{by:?}: {settled:#?}");
             let responses: u64 = settled.parts.values().map(|row| row.responses).sum();
             let output: u64 = settled.parts.values().map(|row| row.tokens.output_tokens.unwrap_or(0)).sum();
-            assert_eq!((responses, output), (5, 40 + 7 + 9 + 1 + 6), "{by:?}");
+            // The unlogged session's run adds its own 10.
+            assert_eq!((responses, output), (5, 40 + 7 + 9 + 1 + 6 + 10), "{by:?}");
+            let standing_in: u64 = settled.parts.values().map(|row| row.producer_counted_calls).sum();
+            assert_eq!(standing_in, 1, "{by:?}: only the unlogged session's run stands in");
         }
         let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();
         let dirty: i64 = conn.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |r| r.get(0)).unwrap();
@@ -1414,13 +1496,13 @@ mod tests {
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
         let responses = || -> u64 { read_usage(dir.path(), range, 0).parts.values().map(|row| row.responses).sum() };
         // One row more than "the pass" wrote: the held (empty) set is not trusted.
-        settle_held(&conn, &[], 0).unwrap();
+        settle_held(&conn, &mut HeldResponses::default(), 0).unwrap();
         assert_eq!(responses(), 1);
         // The store is exactly what "the pass" wrote: its held set is used,
         // here an empty one, which shows the store was not read.
         conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_part", [])
             .unwrap();
-        settle_held(&conn, &[], 1).unwrap();
+        settle_held(&conn, &mut HeldResponses::default(), 1).unwrap();
         assert_eq!(responses(), 0);
     }
 
@@ -1576,27 +1658,7 @@ mod tests {
         let store = dir.path().join("ledger");
         let mut ledger = Ledger::open(&store).unwrap();
         let base = 1_764_000_000_000;
-        let run = |at: i64, id: u128| {
-            LedgerRecord::Call(Box::new(CallRecord {
-                record_id: uuid::Uuid::from_u128(id),
-                source: CallSource::Run,
-                provider: Provider::Claude,
-                started_at_utc: format_unix_ms(at),
-                duration_ms: Some(600_000),
-                success: Some(true),
-                model: None,
-                project_path: None,
-                cost_usd: None,
-                tokens: Some(Counters { input_tokens: Some(1_000), output_tokens: Some(10), ..Counters::default() }),
-                quota_snapshots: Vec::new(),
-                model_invocations: None,
-                context_window: None,
-                context_tokens: None,
-                compactions: None,
-                session_id: Some("s-1".to_owned()),
-                outcome: Some(bee_proto::ledger::CallOutcome::Completed),
-            }))
-        };
+        let run = |at: i64, id: u128| run_call(at, id, "s-1");
         // Runs across three hours, settled: their own counters stand in.
         ledger.append(&(0..3).map(|h| run(base + h * HOUR_MS + 60_000, h as u128 + 1)).collect::<Vec<_>>()).unwrap();
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 5 * HOUR_MS };

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
 use crate::ledger::logs::{DerivedTurn, FileOffset, SessionCost};
-use crate::ledger::responses::{self, Prepared, Response};
+use crate::ledger::responses::{self, Prepared};
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
@@ -513,7 +513,7 @@ impl Ledger {
 
     /// Settles from the responses an ingestion pass held (see
     /// [`rollup::settle_held`]); logged like [`Ledger::settle`].
-    pub(crate) fn settle_held(&mut self, held: &[Response], written: u64) {
+    pub(crate) fn settle_held(&mut self, held: &mut rollup::HeldResponses, written: u64) {
         if let Err(err) = rollup::settle_held(&self.db.conn, held, written) {
             tracing::warn!(error = %err, "ledger aggregates not settled; views read those hours from the records");
         }
