@@ -265,7 +265,7 @@ pub fn pass(
     let mut merged = committer.merged.into_inner().ok().flatten();
     // Also settles hours left dirty by a failed settle or a schema upgrade.
     let mut settle = |ledger: &mut Ledger| match &mut merged {
-        Some((responses, written)) => ledger.settle_held(responses, *written),
+        Some((held, written)) => ledger.settle_held(held, *written),
         None => ledger.settle(),
     };
     match bulk {
@@ -360,8 +360,8 @@ struct Committer<'a> {
     ledger: &'a Mutex<Ledger>,
     /// The pass's responses so far, while it may settle from them.
     held: Mutex<Option<Held>>,
-    /// Once the last batch is committed: the pass's responses merged, and
-    /// how many writes it inserted (see [`Held`]).
+    /// Once the last batch is committed: the pass's responses merged, with
+    /// their hours' parts, and how many writes it inserted (see [`Held`]).
     merged: Mutex<Option<(HeldResponses, u64)>>,
     queue: Mutex<Queue>,
     /// The first error that stopped the pass; readers stop at the next push.
@@ -440,7 +440,8 @@ impl Committer<'_> {
             held = None;
         }
         let (answer, inserted, merged) = match &held {
-            // The pass's last batch: its responses are merged while it commits.
+            // The pass's last batch: its responses are merged, and their
+            // hours' parts summed, while it commits.
             Some(holding) if pending.last => std::thread::scope(|scope| {
                 let merging =
                     scope.spawn(|| HeldResponses::new(holding.responses_with(responses_of(&pending.records))));
