@@ -207,6 +207,13 @@ struct Identity {
     index: usize,
 }
 
+impl Identity {
+    /// The identity table's key.
+    fn key(&self) -> (i64, i64, i64) {
+        (self.key_hash, self.at_ms, self.digest)
+    }
+}
+
 /// Stores one commit's `writes`, each unless the same write (time and
 /// digest, which names its response) is stored: their identities, then one
 /// pack per hour of those that were new. Returns the new ones, and how
@@ -219,8 +226,8 @@ pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite:
         .map(|(index, w)| Identity { key_hash: w.key_hash, at_ms: w.at_ms, digest: w.digest, index })
         .collect();
     // Sorted as the identity table is: its pages are each written once.
-    ids.sort_unstable_by_key(|id| (id.key_hash, id.at_ms, id.digest));
-    ids.dedup_by_key(|id| (id.key_hash, id.at_ms, id.digest));
+    ids.sort_unstable_by_key(Identity::key);
+    ids.dedup_by_key(|id| id.key());
     let mut hours: Vec<i64> = ids.iter().map(|id| hour_of(id.at_ms)).collect();
     hours.sort_unstable();
     hours.dedup();
@@ -1104,7 +1111,7 @@ mod tests {
         assert_eq!(append(&mut ledger, &again), (0, 20), "the same commit again adds nothing");
         let conn = ledger.db_conn();
         assert_eq!(packs(conn), [(HOUR, 20), (HOUR, 1), (HOUR + HOUR_MS, 1), (HOUR + 2 * HOUR_MS, 1)]);
-        let (responses, damaged) = outputs(conn, Range { since_ms: HOUR, until_ms: HOUR + HOUR_MS });
+        let (responses, damaged) = outputs(conn, Range::hour(HOUR));
         assert!(damaged.is_empty());
         let mut expected: Vec<(Option<u64>, bool)> = (0..20).map(|n| (Some(n), false)).collect();
         (expected[0].0, expected[19].0) = (Some(900), Some(30));
@@ -1134,7 +1141,7 @@ mod tests {
         }
         drop(writer);
         let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
-        let range = Range { since_ms: HOUR, until_ms: HOUR + HOUR_MS };
+        let range = Range::hour(HOUR);
         assert_eq!(outputs(ledger.db_conn(), range), (vec![(Some(112), true), (Some(40), false)], vec![]));
         // A's final write lands an hour later (a resumed session's copy);
         // C's write read again is a duplicate.

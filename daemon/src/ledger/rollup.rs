@@ -164,6 +164,11 @@ impl Range {
         at >= self.since_ms && at < self.until_ms
     }
 
+    /// The hour starting at `start_ms`.
+    pub fn hour(start_ms: i64) -> Range {
+        Range { since_ms: start_ms, until_ms: start_ms + HOUR_MS }
+    }
+
     /// `[start, end)` clipped to the range, when they overlap.
     pub fn clip(self, start: i64, end: i64) -> Option<(i64, i64)> {
         let (start, end) = (start.max(self.since_ms), end.min(self.until_ms));
@@ -908,8 +913,8 @@ fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
 #[derive(Debug, Default)]
 pub struct HeldResponses {
     responses: Vec<Response>,
-    /// By hour, in order; each taken when its hour is settled.
-    parts: Vec<(i64, Option<Parts>)>,
+    /// By the hour's start; each taken when its hour is settled.
+    parts: BTreeMap<i64, Parts>,
 }
 
 impl HeldResponses {
@@ -918,7 +923,7 @@ impl HeldResponses {
             .chunk_by(|a, b| hour_of(a.at_ms) == hour_of(b.at_ms))
             .map(|hour| {
                 let hour_ms = hour_of(hour[0].at_ms);
-                (hour_ms, Some(response_parts(hour, Range { since_ms: hour_ms, until_ms: hour_ms + HOUR_MS })))
+                (hour_ms, response_parts(hour, Range::hour(hour_ms)))
             })
             .collect();
         HeldResponses { responses, parts }
@@ -1007,12 +1012,9 @@ fn settle_chunk(tx: &Connection, chunk: &[i64], held: Option<&mut HeldResponses>
         }
     }
     for &hour in chunk {
-        let range = Range { since_ms: hour, until_ms: hour + HOUR_MS };
+        let range = Range::hour(hour);
         let mine: Vec<CallRow> = calls.iter().filter(|c| c.overlaps(range)).cloned().collect();
-        let parts = summed.as_mut().and_then(|summed| {
-            let at = summed.binary_search_by_key(&hour, |(hour_ms, _)| *hour_ms).ok()?;
-            summed[at].1.take()
-        });
+        let parts = summed.as_mut().and_then(|summed| summed.remove(&hour));
         write_hour(tx, range, &mine, within(&responses, range), parts)?;
     }
     Ok(more)
@@ -1136,7 +1138,7 @@ pub fn summarize(conn: &Connection, version: u32, range: Range, by: Option<Bucke
     // comes from the records.
     if let Some(by) = by {
         for hour in cut {
-            let hour = Range { since_ms: hour, until_ms: hour + HOUR_MS };
+            let hour = Range::hour(hour);
             let (calls, _) = load_calls(conn, version, hour, true)?;
             let (responses, _) = responses::load_any(conn, version, hour)?;
             parts_of(responses.iter(), calls.iter(), hour, by, &mut summary.parts);
