@@ -163,7 +163,6 @@ impl ClaudeParser {
             return false;
         };
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
-        let (session, timestamp) = (session.into_owned(), timestamp.into_owned());
         if !bee_proto::time::is_rfc3339_utc(&timestamp) {
             return false;
         }
@@ -174,13 +173,13 @@ impl ClaudeParser {
             let text = String::from_utf8_lossy(line);
             let mut hit = LimitRecord::new(
                 record_id(&["claude-limit", &session, &timestamp]),
-                timestamp,
+                timestamp.into_owned(),
                 Provider::Claude,
                 bee_proto::usage::claude_limit_reset(&text).flatten(),
                 Detection::Structured,
             );
             hit.window = claude_limit_window(&text);
-            hit.session_id = Some(session);
+            hit.session_id = Some(session.into_owned());
             out.push(Evidence::Record(LedgerRecord::Limit(hit)));
             return true;
         }
@@ -190,7 +189,7 @@ impl ClaudeParser {
             let id = record_id(&["claude-limit", &session, &timestamp]);
             out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord::new(
                 id,
-                timestamp,
+                timestamp.into_owned(),
                 Provider::Claude,
                 resets,
                 Detection::Text,
@@ -211,48 +210,67 @@ impl ClaudeParser {
         {
             self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at, |end| end.max(at)));
         }
+        let model = message.model.filter(|m| m != "<synthetic>");
+        // A write with a stop reason was made after its stream ended; one
+        // without may still be followed by fuller ones.
+        let is_final = message.stop_reason.is_some();
         // Streaming writes a response several times, usually in a row: keep
         // the fullest of a run, and store it once another response begins.
         // Writes of one response further apart are merged by the store.
         let (id, request) = (message.id.as_deref(), parsed.request_id.as_deref());
-        let continued =
-            self.open.as_mut().filter(|open| id.is_some_and(|id| names_response(&open.write.key, id, request)));
-        let key = match continued {
-            Some(open) if tokens.completeness() < open.write.tokens.completeness() => return true,
-            Some(open) => Some(std::mem::take(&mut open.write.key)),
-            None => None,
-        };
-        let continues = key.is_some();
+        if let Some(open) =
+            self.open.as_mut().filter(|open| id.is_some_and(|id| names_response(&open.write.key, id, request)))
+        {
+            if tokens.completeness() < open.write.tokens.completeness() {
+                return true;
+            }
+            // The fuller write replaces the open one where it lies: its
+            // strings are mostly the same, and are copied only when not.
+            let write = &mut open.write;
+            replace_text(&mut write.at_utc, &timestamp);
+            match &mut write.session_id {
+                Some(kept) => replace_text(kept, &session),
+                None => write.session_id = Some(session.into_owned()),
+            }
+            match (&mut write.model, model) {
+                (Some(kept), Some(model)) => replace_text(kept, &model),
+                (kept, model) => *kept = model.map(Cow::into_owned),
+            }
+            write.context_tokens = tokens.claude_context_size();
+            write.tokens = tokens;
+            write.is_final = is_final;
+            return true;
+        }
         // The provider's identity of the response, the same in every file it
         // is copied into; a line without one is known by its place.
-        let key = key
-            .or_else(|| bee_proto::usage::claude_response_key(id, request))
-            .unwrap_or_else(|| format!("{session}\u{1f}offset:{at}"));
+        let key =
+            bee_proto::usage::claude_response_key(id, request).unwrap_or_else(|| format!("{session}\u{1f}offset:{at}"));
         let write = ResponseWrite {
             provider: Provider::Claude,
             key,
-            session_id: Some(session),
-            at_utc: timestamp,
-            model: message.model.filter(|m| m != "<synthetic>").map(Cow::into_owned),
+            session_id: Some(session.into_owned()),
+            at_utc: timestamp.into_owned(),
+            model: model.map(Cow::into_owned),
             context_tokens: tokens.claude_context_size(),
             tokens,
             context_window: None,
-            // A write with a stop reason was made after its stream ended;
-            // one without may still be followed by fuller ones.
-            is_final: message.stop_reason.is_some(),
+            is_final,
         };
-        match &mut self.open {
-            Some(open) if continues => open.write = write,
-            _ => {
-                if let Some(mut done) = self.open.take() {
-                    // Another response began: this one's stream is over.
-                    done.write.is_final = true;
-                    out.push(Evidence::Response(done.write));
-                }
-                self.open = Some(OpenResponse { first_offset: at, write });
-            }
+        if let Some(mut done) = self.open.take() {
+            // Another response began: this one's stream is over.
+            done.write.is_final = true;
+            out.push(Evidence::Response(done.write));
         }
+        self.open = Some(OpenResponse { first_offset: at, write });
         true
+    }
+}
+
+/// `kept` made to read `text`, in its own buffer when that holds it.
+fn replace_text(kept: &mut String, text: &str) {
+    if kept != text {
+        kept.clear();
+        kept.push_str(text);
     }
 }
 
