@@ -200,9 +200,13 @@ pub fn values_crc<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef
 /// checksum.
 pub fn values_crc_grown<'a>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'a>>, base: usize) -> i64 {
     use rusqlite::types::ValueRef;
-    // The whole record in one buffer, hashed once: many tiny updates cost
-    // more than the bytes themselves.
-    let mut bytes: Vec<u8> = Vec::with_capacity(512);
+    // Small values gathered in one buffer and hashed together: many tiny
+    // updates cost more than the bytes themselves. A large value (a pack's
+    // body) is hashed where it lies, not copied; the CRC of the bytes in
+    // order is the same either way.
+    const GATHERED: usize = 512;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut bytes: Vec<u8> = Vec::with_capacity(GATHERED);
     for (at, value) in values.into_iter().enumerate() {
         if at >= base {
             if value == ValueRef::Null {
@@ -227,9 +231,16 @@ pub fn values_crc_grown<'a>(values: impl IntoIterator<Item = rusqlite::types::Va
         };
         bytes.push(tag);
         bytes.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(data);
+        if data.len() > GATHERED {
+            hasher.update(&bytes);
+            bytes.clear();
+            hasher.update(data);
+        } else {
+            bytes.extend_from_slice(data);
+        }
     }
-    i64::from(crc32fast::hash(&bytes))
+    hasher.update(&bytes);
+    i64::from(hasher.finalize())
 }
 
 /// The checksum of `params` as they will be stored.
@@ -314,5 +325,22 @@ mod tests {
         grown.extend_from_slice(b"c");
         assert_eq!(values_crc_grown(values, 4), i64::from(crc32fast::hash(&grown)));
         assert_eq!(values_crc_grown([ValueRef::Integer(1), ValueRef::Null], 1), values_crc([ValueRef::Integer(1)]));
+    }
+
+    /// A value too large to gather (a pack's body) is hashed where it lies:
+    /// the checksum is still that of the bytes spelled out in order.
+    #[test]
+    fn a_large_value_is_covered_as_a_small_one_is() {
+        let body: Vec<u8> = (0..5_000u32).map(|n| (n * 7 % 251) as u8).collect();
+        let text = "t".repeat(513);
+        let values = [ValueRef::Integer(3), ValueRef::Blob(&body), ValueRef::Text(text.as_bytes()), ValueRef::Null];
+        let mut bytes = Vec::new();
+        let parts: [(u8, &[u8]); 4] = [(1, &3i64.to_le_bytes()), (4, &body), (3, text.as_bytes()), (0, &[])];
+        for (tag, data) in parts {
+            bytes.push(tag);
+            bytes.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(data);
+        }
+        assert_eq!(values_crc(values), i64::from(crc32fast::hash(&bytes)));
     }
 }
