@@ -489,6 +489,55 @@ mod tests {
         assert_eq!((limits, output_tokens(&out)), (0, vec![Some(9)]));
     }
 
+    /// Streaming writes of one response in a row: the fullest is the one
+    /// stored, with its own time, model and counters; a write with fewer
+    /// counters than the open one changes nothing; another response ends it.
+    #[test]
+    fn the_fullest_write_of_a_run_is_stored_as_it_was_written() {
+        let line = |id: u64, second: u64, model: Option<&str>, usage: serde_json::Value, stop: Option<&str>| {
+            let mut message = serde_json::json!({"id": format!("msg_{id}"), "stop_reason": stop, "usage": usage});
+            if let Some(model) = model {
+                message["model"] = model.into();
+            }
+            let line = serde_json::json!({"type": "assistant", "sessionId": "s1", "requestId": format!("req_{id}"),
+                "timestamp": format!("2026-11-30T10:00:{second:02}.000Z"), "message": message});
+            format!("{line}\n")
+        };
+        let full = |output: u64| {
+            serde_json::json!({"input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 7,
+                "output_tokens": output})
+        };
+        let lines = [
+            line(1, 1, Some("claude-sonnet-4-5"), full(1), None),
+            line(1, 2, Some("claude-opus-4-1"), full(50), Some("end_turn")),
+            line(1, 3, Some("claude-haiku-4-5"), serde_json::json!({"output_tokens": 60}), None),
+            line(2, 4, None, full(5), None),
+            line(2, 5, None, full(8), None),
+        ];
+        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, lines.concat().as_bytes());
+        assert_eq!(unparseable, 0);
+        let written: Vec<_> = out
+            .iter()
+            .filter_map(|e| match e {
+                Evidence::Response(w) => {
+                    Some((w.key.as_str(), w.at_utc.as_str(), w.model.as_deref(), w.tokens.output_tokens, w.is_final))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            written,
+            vec![
+                ("msg_1\u{1f}req_1", "2026-11-30T10:00:02.000Z", Some("claude-opus-4-1"), Some(50), true),
+                ("msg_2\u{1f}req_2", "2026-11-30T10:00:05.000Z", None, Some(8), true),
+            ]
+        );
+        let Some(Evidence::Response(first)) = out.iter().find(|e| matches!(e, Evidence::Response(_))) else {
+            panic!("no response in {out:?}")
+        };
+        assert_eq!((first.session_id.as_deref(), first.context_tokens), (Some("s1"), Some(10)));
+    }
+
     /// A response whose tool call's input is an object of type `user` (an
     /// agent writing a transcript line, say) is a response, not a prompt:
     /// its tokens count and no turn begins.
