@@ -224,17 +224,14 @@ impl ClaudeParser {
             if tokens.completeness() < open.write.tokens.completeness() {
                 return true;
             }
-            // The fuller write replaces the open one where it lies: its
-            // strings are mostly the same, and are copied only when not.
+            // The fuller write replaces the open one where it lies, its
+            // strings copied into the open write's own buffers.
             let write = &mut open.write;
-            replace_text(&mut write.at_utc, &timestamp);
-            match &mut write.session_id {
-                Some(kept) => replace_text(kept, &session),
-                None => write.session_id = Some(session.into_owned()),
-            }
-            match (&mut write.model, model) {
-                (Some(kept), Some(model)) => replace_text(kept, &model),
-                (kept, model) => *kept = model.map(Cow::into_owned),
+            (*timestamp).clone_into(&mut write.at_utc);
+            (*session).clone_into(write.session_id.get_or_insert_default());
+            match model {
+                Some(model) => (*model).clone_into(write.model.get_or_insert_default()),
+                None => write.model = None,
             }
             write.context_tokens = tokens.claude_context_size();
             write.tokens = tokens;
@@ -263,14 +260,6 @@ impl ClaudeParser {
         }
         self.open = Some(OpenResponse { first_offset: at, write });
         true
-    }
-}
-
-/// `kept` made to read `text`, in its own buffer when that holds it.
-fn replace_text(kept: &mut String, text: &str) {
-    if kept != text {
-        kept.clear();
-        kept.push_str(text);
     }
 }
 
