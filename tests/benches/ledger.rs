@@ -129,9 +129,9 @@ fn views() {
                     return Evidence::Response(ResponseWrite {
                         provider,
                         key: uuid::Uuid::new_v4().to_string(),
-                        session_id: Some(session),
+                        session_id: Some(session.into()),
                         at_utc,
-                        model: Some(model),
+                        model: Some(model.into()),
                         tokens,
                         context_tokens: None,
                         context_window: None,

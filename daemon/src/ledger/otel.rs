@@ -143,9 +143,9 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
         evidence.push(Evidence::Response(ResponseWrite {
             provider: Provider::Claude,
             key: request.to_owned(),
-            session_id: session.clone(),
+            session_id: session.as_deref().map(Into::into),
             at_utc: bee_proto::time::format_unix_ms(end),
-            model: model.clone(),
+            model: model.as_deref().map(Into::into),
             tokens: Counters {
                 input_tokens: count(attributes, attribute::INPUT_TOKENS),
                 cache_creation_input_tokens: count(attributes, attribute::CACHE_CREATION_TOKENS),

@@ -25,6 +25,7 @@
 use bee_proto::ledger::Provider;
 use bee_proto::ledger::bounds::{MAX_CALL_TOKENS, MAX_TEXT_BYTES};
 use bee_proto::usage::Counters;
+use std::sync::Arc;
 
 use crate::ledger::rollup::HOUR_MS;
 
@@ -45,8 +46,10 @@ pub struct PackedWrite {
     /// The hash writes of one response share ([`crate::ledger::responses::ResponseWrite::key_hash`]).
     pub key_hash: i64,
     pub key: String,
-    pub session_id: Option<String>,
-    pub model: Option<String>,
+    /// Shared by the writes that name the same session (or model): a pack
+    /// spells each once.
+    pub session_id: Option<Arc<str>>,
+    pub model: Option<Arc<str>>,
     pub at_ms: i64,
     pub tokens: Counters,
     pub context_tokens: Option<u64>,
@@ -142,7 +145,7 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
     if count > (body.len() / MIN_WRITE_BYTES) as u64 {
         return Err(PackError::OutOfBounds("count of writes"));
     }
-    let mut strings: Vec<&str> = Vec::new();
+    let mut strings: Vec<Arc<str>> = Vec::new();
     let mut spelled: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut writes = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -173,14 +176,16 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
                     if !spelled.insert(name) {
                         return Err(PackError::OutOfBounds("string spelled twice"));
                     }
-                    strings.push(name);
+                    let name: Arc<str> = Arc::from(name);
+                    strings.push(name.clone());
                     Some(name)
                 }
                 even => Some(
-                    *usize::try_from(even / 2 - 1)
+                    usize::try_from(even / 2 - 1)
                         .ok()
                         .and_then(|at| strings.get(at))
-                        .ok_or(PackError::OutOfBounds("string number"))?,
+                        .ok_or(PackError::OutOfBounds("string number"))?
+                        .clone(),
                 ),
             };
         }
@@ -193,7 +198,7 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
             };
         }
         let [input, cached, creation, read, output, reasoning, total, context_tokens, context_window] = counters;
-        let [session_id, model] = named.map(|name| name.map(str::to_owned));
+        let [session_id, model] = named;
         writes.push(PackedWrite {
             provider: if flags & CODEX != 0 { Provider::Codex } else { Provider::Claude },
             key_hash,
@@ -338,8 +343,8 @@ mod tests {
                 provider: if codex { Provider::Codex } else { Provider::Claude },
                 key_hash,
                 key,
-                session_id,
-                model,
+                session_id: session_id.map(Into::into),
+                model: model.map(Into::into),
                 at_ms: HOUR + offset,
                 tokens: Counters {
                     input_tokens: c[0],
@@ -398,8 +403,8 @@ mod tests {
             provider: Provider::Claude,
             key_hash: 1,
             key: key.to_owned(),
-            session_id: Some("0f6c3a52-5a7e-4cbb-9a51-3f1f1f0f2d11".to_owned()),
-            model: Some("claude-sonnet-4-5-20250929".to_owned()),
+            session_id: Some("0f6c3a52-5a7e-4cbb-9a51-3f1f1f0f2d11".into()),
+            model: Some("claude-sonnet-4-5-20250929".into()),
             at_ms: HOUR,
             tokens: Counters::default(),
             context_tokens: None,

@@ -15,6 +15,7 @@
 //! had moved past it (or gone quiet).
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
@@ -61,9 +62,12 @@ pub struct ResponseWrite {
     pub provider: Provider,
     /// The provider identity (see the module doc).
     pub key: String,
-    pub session_id: Option<String>,
+    /// Shared by the writes a reader found naming the same session (or
+    /// model): a file's writes nearly always name one session and a few
+    /// models, and every later step reads these names for every write.
+    pub session_id: Option<Arc<str>>,
     pub at_utc: String,
-    pub model: Option<String>,
+    pub model: Option<Arc<str>>,
     pub tokens: Counters,
     pub context_tokens: Option<u64>,
     pub context_window: Option<u64>,
@@ -375,9 +379,12 @@ pub struct Response {
     pub provider: Provider,
     /// Time of its first write.
     pub at_ms: i64,
-    /// Session of its first write (the session that asked for it).
-    pub session_id: Option<String>,
-    pub model: Option<String>,
+    /// Session of its first write (the session that asked for it). Shared
+    /// by the responses of one merge that name the same session (as the
+    /// model is): a pass's responses name a few hundred sessions and a
+    /// handful of models, not one copy each.
+    pub session_id: Option<Arc<str>>,
+    pub model: Option<Arc<str>>,
     /// The most complete write's counters. Claude reports no total: it is
     /// the sum of the four counters Claude reports, when all four are known.
     pub tokens: Counters,
@@ -444,17 +451,39 @@ impl<'a> Merged<'a> {
         self.is_final |= write.is_final;
     }
 
-    fn finish(self) -> Response {
+    fn finish(self, sessions: &mut Names<'a>, models: &mut Names<'a>) -> Response {
         let tokens = with_total(self.provider, self.tokens.clone());
         Response {
             provider: self.provider,
             at_ms: self.first.0,
-            session_id: self.first.1.map(str::to_owned),
-            model: self.model.or(self.first_model.map(|(_, _, model)| model)).map(str::to_owned),
+            session_id: self.first.1.map(|session| sessions.shared(session)),
+            model: self.model.or(self.first_model.map(|(_, _, model)| model)).map(|model| models.shared(model)),
             partial: !reports_all(self.provider, &tokens),
             pending: !self.is_final,
             tokens,
         }
+    }
+}
+
+/// One shared copy of each session (or model) name a merge gives its
+/// responses.
+#[derive(Default)]
+struct Names<'a> {
+    shared: FastMap<&'a str, Arc<str>>,
+    /// The name asked for last: writes read in a row mostly share theirs.
+    last: Option<(&'a str, Arc<str>)>,
+}
+
+impl<'a> Names<'a> {
+    fn shared(&mut self, name: &'a str) -> Arc<str> {
+        if let Some((last, shared)) = &self.last
+            && *last == name
+        {
+            return shared.clone();
+        }
+        let shared = self.shared.entry(name).or_insert_with(|| Arc::from(name)).clone();
+        self.last = Some((name, shared.clone()));
+        shared
     }
 }
 
@@ -489,7 +518,9 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     });
     // Finished where they lie, in the writes' order (reading each write's
     // strings in the order they were read), then put in order.
-    let mut responses: Vec<Response> = merged.into_iter().map(|(one, _)| one.finish()).collect();
+    let (mut sessions, mut models) = (Names::default(), Names::default());
+    let mut responses: Vec<Response> =
+        merged.into_iter().map(|(one, _)| one.finish(&mut sessions, &mut models)).collect();
     permute(&mut responses, order.into_iter().map(|(.., at)| at as usize).collect());
     responses
 }
@@ -792,9 +823,9 @@ impl Found {
                 provider,
                 key_hash: row.get(1)?,
                 key: row.get(3)?,
-                session_id: row.get(4)?,
+                session_id: row.get::<_, Option<String>>(4)?.map(Into::into),
                 at_ms: row.get(6)?,
-                model: row.get(7)?,
+                model: row.get::<_, Option<String>>(7)?.map(Into::into),
                 tokens: crate::ledger::rollup::counters_at(row, 8)?,
                 context_tokens: crate::ledger::rollup::count_at(row, 15)?,
                 context_window: crate::ledger::rollup::count_at(row, 16)?,
@@ -846,9 +877,9 @@ mod tests {
             provider: Provider::Claude,
             key_hash: key_hash(Provider::Claude, key),
             key: key.to_owned(),
-            session_id: Some(session.to_owned()),
+            session_id: Some(session.into()),
             at_ms,
-            model: Some("claude-opus-4-1".to_owned()),
+            model: Some("claude-opus-4-1".into()),
             tokens: Counters {
                 input_tokens: Some(10),
                 cache_creation_input_tokens: Some(0),
@@ -894,7 +925,7 @@ mod tests {
             .map(|((provider, identity), group)| {
                 let mut merged = Merged::new(group[0].entry());
                 group[1..].iter().for_each(|w| merged.absorb(w.entry()));
-                (merged.finish(), (group[0].key_hash, provider, identity))
+                (merged.finish(&mut Names::default(), &mut Names::default()), (group[0].key_hash, provider, identity))
             })
             .collect();
         responses
@@ -995,9 +1026,9 @@ mod tests {
             let write = ResponseWrite {
                 provider,
                 key: key.to_owned(),
-                session_id: session.map(str::to_owned),
+                session_id: session.map(Into::into),
                 at_utc: "2026-11-30T10:00:00.000Z".to_owned(),
-                model: session.map(|_| "claude-x".to_owned()),
+                model: session.map(|_| "claude-x".into()),
                 tokens: Counters { input_tokens: Some(3), output_tokens: output, ..Counters::default() },
                 context_tokens: output,
                 context_window: None,
@@ -1022,9 +1053,9 @@ mod tests {
         ResponseWrite {
             provider: Provider::Claude,
             key: key.to_owned(),
-            session_id: Some(session.to_owned()),
+            session_id: Some(session.into()),
             at_utc: bee_proto::time::format_unix_ms(at_ms),
-            model: Some("claude-sonnet-4-5".to_owned()),
+            model: Some("claude-sonnet-4-5".into()),
             tokens: Counters {
                 input_tokens: Some(10),
                 cache_creation_input_tokens: Some(0),
@@ -1179,7 +1210,7 @@ mod tests {
         let codex = |at_ms: i64| ResponseWrite {
             provider: Provider::Codex,
             key: format!("resp_{at_ms}"),
-            model: Some("gpt-5-codex".to_owned()),
+            model: Some("gpt-5-codex".into()),
             ..logged("unused", "t1", at_ms, 3, true)
         };
         let claude = logged("msg_A\u{1f}req_A", "s1", HOUR + 10 * 60_000, 5, true);
@@ -1214,7 +1245,10 @@ mod tests {
         let broken = [
             ResponseWrite { at_utc: "not a time".to_owned(), ..good.clone() },
             ResponseWrite { key: String::new(), ..good.clone() },
-            ResponseWrite { model: Some("m".repeat(bee_proto::ledger::bounds::MAX_TEXT_BYTES + 1)), ..good.clone() },
+            ResponseWrite {
+                model: Some("m".repeat(bee_proto::ledger::bounds::MAX_TEXT_BYTES + 1).into()),
+                ..good.clone()
+            },
             ResponseWrite {
                 tokens: Counters {
                     output_tokens: Some(bee_proto::ledger::bounds::MAX_CALL_TOKENS + 1),

@@ -1373,9 +1373,9 @@ mod tests {
         Evidence::Response(ResponseWrite {
             provider,
             key,
-            session_id: Some(format!("session-{}", random.below(12))),
+            session_id: Some(format!("session-{}", random.below(12)).into()),
             at_utc: format_unix_ms(at),
-            model: (random.below(5) != 0).then(|| format!("model-{}", id % 3)),
+            model: (random.below(5) != 0).then(|| format!("model-{}", id % 3).into()),
             tokens: Counters {
                 input_tokens: Some(id * 10),
                 cache_creation_input_tokens: (random.below(4) != 0).then_some(id),
@@ -1483,9 +1483,9 @@ mod tests {
         let write = ResponseWrite {
             provider: Provider::Claude,
             key: "msg_1\u{1f}req_1".to_owned(),
-            session_id: Some("s".to_owned()),
+            session_id: Some("s".into()),
             at_utc: "2026-11-02T10:00:00.000Z".to_owned(),
-            model: Some("claude-opus-4-1".to_owned()),
+            model: Some("claude-opus-4-1".into()),
             tokens: Counters { output_tokens: Some(5), ..Counters::default() },
             context_tokens: None,
             context_window: None,
@@ -1678,7 +1678,7 @@ mod tests {
         let write = ResponseWrite {
             provider: Provider::Claude,
             key: "msg_1\u{1f}req_1".to_owned(),
-            session_id: Some("s-1".to_owned()),
+            session_id: Some("s-1".into()),
             at_utc: format_unix_ms(base + 2 * 60_000),
             model: None,
             tokens: Counters {

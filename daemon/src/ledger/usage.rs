@@ -419,8 +419,8 @@ mod tests {
         Response {
             provider: Provider::Claude,
             at_ms,
-            session_id: Some(session.to_owned()),
-            model: model.map(str::to_owned),
+            session_id: Some(session.into()),
+            model: model.map(Into::into),
             tokens: Counters {
                 input_tokens: Some(input),
                 cache_creation_input_tokens: Some(0),

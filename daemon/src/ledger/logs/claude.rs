@@ -9,7 +9,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{DerivedTurn, Evidence, FileOffset, SessionUsage, contains, counter, line_time, markers, record_id};
+use super::{
+    DerivedTurn, Evidence, FileOffset, LastName, SessionUsage, contains, counter, line_time, markers, record_id,
+};
 use crate::ledger::responses::ResponseWrite;
 
 mod scan;
@@ -79,6 +81,8 @@ pub(crate) struct ClaudeParser {
     pub(super) open: Option<OpenResponse>,
     /// The session last said to be logged (a file is nearly always one).
     pub(super) logged: Option<String>,
+    pub(super) sessions: LastName,
+    pub(super) models: LastName,
 }
 
 /// A user line: a prompt, unless Claude Code wrote it for itself.
@@ -225,14 +229,11 @@ impl ClaudeParser {
                 return true;
             }
             // The fuller write replaces the open one where it lies, its
-            // strings copied into the open write's own buffers.
+            // time copied into the open write's own buffer.
             let write = &mut open.write;
             (*timestamp).clone_into(&mut write.at_utc);
-            (*session).clone_into(write.session_id.get_or_insert_default());
-            match model {
-                Some(model) => (*model).clone_into(write.model.get_or_insert_default()),
-                None => write.model = None,
-            }
+            write.session_id = Some(self.sessions.shared(&session));
+            write.model = model.map(|model| self.models.shared(&model));
             write.context_tokens = tokens.claude_context_size();
             write.tokens = tokens;
             write.is_final = is_final;
@@ -245,9 +246,9 @@ impl ClaudeParser {
         let write = ResponseWrite {
             provider: Provider::Claude,
             key,
-            session_id: Some(session.into_owned()),
+            session_id: Some(self.sessions.shared(&session)),
             at_utc: timestamp.into_owned(),
-            model: model.map(Cow::into_owned),
+            model: model.map(|model| self.models.shared(&model)),
             context_tokens: tokens.claude_context_size(),
             tokens,
             context_window: None,

@@ -11,8 +11,8 @@ use serde_json::Value;
 use std::time::UNIX_EPOCH;
 
 use super::{
-    DerivedTurn, Evidence, FileOffset, SessionUsage, contains, contains_ignoring_case, counter, line_time, markers,
-    record_id,
+    DerivedTurn, Evidence, FileOffset, LastName, SessionUsage, contains, contains_ignoring_case, counter, line_time,
+    markers, record_id,
 };
 use crate::ledger::responses::ResponseWrite;
 
@@ -29,6 +29,7 @@ pub(crate) struct CodexParser {
     /// A quota window the current turn's last `token_count` showed at 100 %:
     /// the window a usage-limit hit of this turn belongs to.
     pub(super) full_window: Option<QuotaSnapshot>,
+    pub(super) sessions: LastName,
 }
 
 impl CodexParser {
@@ -155,9 +156,9 @@ impl CodexParser {
         out.push(Evidence::Response(ResponseWrite {
             provider: Provider::Codex,
             key,
-            session_id: Some(session.to_owned()),
+            session_id: Some(self.sessions.shared(session)),
             at_utc: timestamp.to_owned(),
-            model: self.start.model.clone(),
+            model: self.start.model.as_deref().map(Into::into),
             tokens: Counters::from_codex(usage),
             context_tokens: None,
             context_window: None,
@@ -211,9 +212,9 @@ impl CodexParser {
             out.push(Evidence::Response(ResponseWrite {
                 provider: Provider::Codex,
                 key: format!("{session}\u{1f}{identity}"),
-                session_id: Some(session.to_owned()),
+                session_id: Some(self.sessions.shared(session)),
                 at_utc: timestamp.to_owned(),
-                model: self.start.model.clone(),
+                model: self.start.model.as_deref().map(Into::into),
                 tokens: info.get("last_token_usage").map(Counters::from_codex).unwrap_or_default(),
                 context_tokens: None,
                 context_window: info.get("model_context_window").and_then(|v| v.as_u64()),

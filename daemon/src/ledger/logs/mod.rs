@@ -167,6 +167,20 @@ pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
         .any(|at| haystack.get(at..at + needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
 }
 
+/// The name of a kind (a session, a model) a file's reader met last, one
+/// copy shared by the writes that name it again.
+#[derive(Debug, Default)]
+pub(crate) struct LastName(Option<std::sync::Arc<str>>);
+
+impl LastName {
+    pub(crate) fn shared(&mut self, name: &str) -> std::sync::Arc<str> {
+        match &self.0 {
+            Some(last) if **last == *name => last.clone(),
+            _ => self.0.insert(std::sync::Arc::from(name)).clone(),
+        }
+    }
+}
+
 /// Ingestion's per-provider parser of one file.
 pub(crate) enum LogParser {
     Claude(ClaudeParser),
@@ -176,8 +190,16 @@ pub(crate) enum LogParser {
 impl LogParser {
     pub(crate) fn new(provider: Provider, start: FileOffset) -> LogParser {
         match provider {
-            Provider::Claude => LogParser::Claude(ClaudeParser { start, open: None, logged: None }),
-            Provider::Codex => LogParser::Codex(CodexParser { start, full_window: None }),
+            Provider::Claude => LogParser::Claude(ClaudeParser {
+                start,
+                open: None,
+                logged: None,
+                sessions: LastName::default(),
+                models: LastName::default(),
+            }),
+            Provider::Codex => {
+                LogParser::Codex(CodexParser { start, full_window: None, sessions: LastName::default() })
+            }
         }
     }
 
