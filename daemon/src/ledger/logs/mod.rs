@@ -18,6 +18,7 @@ use bee_proto::usage::{
 };
 use serde_json::Value;
 use std::io::{self, Read};
+use std::sync::Arc;
 
 use crate::storage::lines::{self, Line};
 use claude::{ClaudeParser, ClaudeState};
@@ -170,13 +171,13 @@ pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
 /// The name of a kind (a session, a model) a file's reader met last, one
 /// copy shared by the writes that name it again.
 #[derive(Debug, Default)]
-pub(crate) struct LastName(Option<std::sync::Arc<str>>);
+pub(crate) struct LastName(Option<Arc<str>>);
 
 impl LastName {
-    pub(crate) fn shared(&mut self, name: &str) -> std::sync::Arc<str> {
+    pub(crate) fn shared(&mut self, name: &str) -> Arc<str> {
         match &self.0 {
             Some(last) if **last == *name => last.clone(),
-            _ => self.0.insert(std::sync::Arc::from(name)).clone(),
+            _ => self.0.insert(Arc::from(name)).clone(),
         }
     }
 }
@@ -385,6 +386,18 @@ pub(crate) fn line_time(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names met again in a row share one copy; another name gets its own,
+    /// and every copy spells its name.
+    #[test]
+    fn a_name_met_again_is_shared() {
+        let mut sessions = LastName::default();
+        let (first, again) = (sessions.shared("s1"), sessions.shared("s1"));
+        assert!(Arc::ptr_eq(&first, &again));
+        let other = sessions.shared("s2");
+        assert_eq!((&*first, &*other), ("s1", "s2"));
+        assert!(!Arc::ptr_eq(&other, &sessions.shared("s1")));
+    }
 
     #[test]
     fn the_codex_limit_prefilter_ignores_case_like_the_notice_reader() {
