@@ -220,8 +220,8 @@ impl Identity {
 
 /// Stores one commit's `writes`, each unless the same write (time and
 /// digest, which names its response) is stored: their identities, then one
-/// pack per hour of those that were new. Returns the new ones, and how
-/// many of `writes` were not.
+/// pack per hour of those that were new. Returns the new ones in time
+/// order, and how many of `writes` were not.
 pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite::Result<(Vec<&'w Prepared>, u64)> {
     let given = writes.len();
     let mut ids: Vec<Identity> = writes
