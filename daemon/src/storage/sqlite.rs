@@ -127,12 +127,18 @@ fn migrate(conn: &Connection, migrations: &[&str]) -> Result<(), DbError> {
     if found > known {
         return Err(DbError::NewerSchema { found, known });
     }
-    for (version, sql) in migrations.iter().enumerate().skip(found.max(0) as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", version as i64 + 1)?;
-        tx.commit()?;
+    // All pending migrations in one transaction: a new store's schema is
+    // written once, and a failed step leaves the store as it was.
+    let pending = migrations.get(found.max(0) as usize..).unwrap_or_default();
+    if pending.is_empty() {
+        return Ok(());
     }
+    let tx = conn.unchecked_transaction()?;
+    for sql in pending {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", known)?;
+    tx.commit()?;
     Ok(())
 }
 
@@ -296,6 +302,29 @@ pub fn row_verifies_grown(row: &rusqlite::Row<'_>, first: usize, base: usize, co
 mod tests {
     use super::*;
     use rusqlite::types::ValueRef;
+
+    /// Pending migrations apply together: one that fails leaves the store
+    /// at the version it had, none of the steps before it applied; the next
+    /// open with good migrations takes it the whole way.
+    #[test]
+    fn a_failed_migration_leaves_the_store_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = "CREATE TABLE one (x INTEGER) STRICT;";
+        drop(open_writer(dir.path(), "t.sqlite3", &[first]).unwrap());
+        let broken = ["CREATE TABLE two (x INTEGER) STRICT;", "CREATE TABLE one (x INTEGER) STRICT;"];
+        let failed = open_writer(dir.path(), "t.sqlite3", &[first, broken[0], broken[1]]);
+        assert!(matches!(failed, Err(DbError::Sqlite(_))), "{:?}", failed.err());
+        let conn = Connection::open(dir.path().join("t.sqlite3")).unwrap();
+        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+        let tables: i64 =
+            conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = 'two'", [], |row| row.get(0)).unwrap();
+        assert_eq!((version, tables), (1, 0));
+        drop(conn);
+        let good = [first, broken[0], "CREATE TABLE three (x INTEGER) STRICT;"];
+        let writer = open_writer(dir.path(), "t.sqlite3", &good).unwrap();
+        let version: i64 = writer.conn.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+        assert_eq!(version, 3);
+    }
 
     /// The bytes a checksum covers, spelled out: stored checksums stay
     /// valid whatever the code computing them becomes.
