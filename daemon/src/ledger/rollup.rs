@@ -502,6 +502,8 @@ pub struct Touched {
     /// Sessions whose log reported their cost.
     costed: BTreeSet<(Provider, String)>,
     last_logged: Option<(Provider, String)>,
+    /// The hour a response was last marked in.
+    last_hour: Option<i64>,
 }
 
 impl Touched {
@@ -518,7 +520,12 @@ impl Touched {
     /// response was first written in an earlier hour, settling this one
     /// finds that and settles that hour too.
     pub fn response(&mut self, at_ms: i64) {
-        self.hours.insert(hour_of(at_ms));
+        // A commit's responses come in time order: runs of one hour.
+        let hour = hour_of(at_ms);
+        if self.last_hour != Some(hour) {
+            self.last_hour = Some(hour);
+            self.hours.insert(hour);
+        }
     }
 
     /// A derived turn was inserted: its hours are settled again.

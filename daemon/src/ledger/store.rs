@@ -640,10 +640,7 @@ impl Ledger {
             }
         }
         let (fresh, duplicates) = responses::store(&tx, writes)?;
-        // In time order: each hour marked once.
-        for hour in fresh.chunk_by(|a, b| rollup::hour_of(a.at_ms) == rollup::hour_of(b.at_ms)) {
-            touched.response(hour[0].at_ms);
-        }
+        fresh.iter().for_each(|write| touched.response(write.at_ms));
         answer.appended += fresh.len() as u64;
         answer.duplicates += duplicates;
         let responses = fresh.len() as u64;
