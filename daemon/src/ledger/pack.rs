@@ -64,8 +64,9 @@ pub struct Entry<'a> {
     pub provider: Provider,
     pub key_hash: i64,
     pub key: &'a str,
-    pub session_id: Option<&'a str>,
-    pub model: Option<&'a str>,
+    /// The write's own shared copies: a merge hands them on as they are.
+    pub session_id: Option<&'a Arc<str>>,
+    pub model: Option<&'a Arc<str>>,
     pub at_ms: i64,
     pub tokens: &'a Counters,
     pub context_tokens: Option<u64>,
@@ -107,7 +108,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         body.extend_from_slice(&write.key_hash.to_le_bytes());
         varint(&mut body, offset as u64);
         text(&mut body, write.key);
-        for named in [write.session_id, write.model] {
+        for named in [write.session_id, write.model].map(|name| name.map(|name| &**name)) {
             match named {
                 None => varint(&mut body, 0),
                 Some(name) if name.len() > MAX_TEXT_BYTES => return Err(PackError::OutOfBounds("session or model")),
@@ -310,8 +311,8 @@ impl PackedWrite {
             provider: self.provider,
             key_hash: self.key_hash,
             key: &self.key,
-            session_id: self.session_id.as_deref(),
-            model: self.model.as_deref(),
+            session_id: self.session_id.as_ref(),
+            model: self.model.as_ref(),
             at_ms: self.at_ms,
             tokens: &self.tokens,
             context_tokens: self.context_tokens,

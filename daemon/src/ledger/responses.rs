@@ -150,8 +150,8 @@ impl Prepared {
             provider: w.provider,
             key_hash: self.key_hash,
             key: &w.key,
-            session_id: w.session_id.as_deref(),
-            model: w.model.as_deref(),
+            session_id: w.session_id.as_ref(),
+            model: w.model.as_ref(),
             at_ms: self.at_ms,
             tokens: &w.tokens,
             context_tokens: w.context_tokens,
@@ -309,7 +309,10 @@ pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite:
 fn touch(entries: &[Entry<'_>]) {
     let first = |text: Option<&str>| text.and_then(|t| t.as_bytes().first().copied()).map_or(0, u64::from);
     let read = entries.iter().fold(0u64, |acc, e| {
-        acc ^ e.tokens.output_tokens.unwrap_or(0) ^ first(Some(e.key)) ^ first(e.session_id) ^ first(e.model)
+        acc ^ e.tokens.output_tokens.unwrap_or(0)
+            ^ first(Some(e.key))
+            ^ first(e.session_id.map(|s| &**s))
+            ^ first(e.model.map(|m| &**m))
     });
     std::hint::black_box(read);
 }
@@ -400,6 +403,9 @@ fn fullness(t: &Counters) -> ((usize, u64), u64) {
     (t.completeness(), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
+/// A session or model name, borrowed from a write's shared copy.
+type Name<'a> = &'a Arc<str>;
+
 /// The writes of one response folded together, in whatever order they
 /// arrive: the same response whichever order a store or a pass saw them.
 /// Borrowed from the writes until [`Merged::finish`]: most responses fold
@@ -408,13 +414,13 @@ fn fullness(t: &Counters) -> ((usize, u64), u64) {
 struct Merged<'a> {
     provider: Provider,
     /// The first write's time and session (earliest, then least session).
-    first: (i64, Option<&'a str>),
+    first: (i64, Option<Name<'a>>),
     /// The fullest write: ties go to the later write.
-    fullest: (((usize, u64), u64), i64, Option<&'a str>),
+    fullest: (((usize, u64), u64), i64, Option<Name<'a>>),
     tokens: &'a Counters,
-    model: Option<&'a str>,
+    model: Option<Name<'a>>,
     /// The model of the earliest write that named one.
-    first_model: Option<(i64, Option<&'a str>, &'a str)>,
+    first_model: Option<(i64, Option<Name<'a>>, Name<'a>)>,
     is_final: bool,
 }
 
@@ -451,39 +457,18 @@ impl<'a> Merged<'a> {
         self.is_final |= write.is_final;
     }
 
-    fn finish(self, sessions: &mut Names<'a>, models: &mut Names<'a>) -> Response {
+    /// The response, its names the fullest or first write's own copies.
+    fn finish(self) -> Response {
         let tokens = with_total(self.provider, self.tokens.clone());
         Response {
             provider: self.provider,
             at_ms: self.first.0,
-            session_id: self.first.1.map(|session| sessions.shared(session)),
-            model: self.model.or(self.first_model.map(|(_, _, model)| model)).map(|model| models.shared(model)),
+            session_id: self.first.1.cloned(),
+            model: self.model.or(self.first_model.map(|(_, _, model)| model)).cloned(),
             partial: !reports_all(self.provider, &tokens),
             pending: !self.is_final,
             tokens,
         }
-    }
-}
-
-/// One shared copy of each session (or model) name a merge gives its
-/// responses.
-#[derive(Default)]
-struct Names<'a> {
-    shared: FastMap<&'a str, Arc<str>>,
-    /// The name asked for last: writes read in a row mostly share theirs.
-    last: Option<(&'a str, Arc<str>)>,
-}
-
-impl<'a> Names<'a> {
-    fn shared(&mut self, name: &'a str) -> Arc<str> {
-        if let Some((last, shared)) = &self.last
-            && *last == name
-        {
-            return shared.clone();
-        }
-        let shared = self.shared.entry(name).or_insert_with(|| Arc::from(name)).clone();
-        self.last = Some((name, shared.clone()));
-        shared
     }
 }
 
@@ -506,7 +491,7 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     }
     // In the order views read them: by first write, then session; ties as
     // the identities order them.
-    let ranks = session_ranks(merged.iter().map(|(one, _)| one.first.1));
+    let ranks = session_ranks(merged.iter().map(|(one, _)| one.first.1.map(|session| &**session)));
     let mut order: Vec<(i64, u32, i64, u32)> = merged
         .iter()
         .zip(ranks)
@@ -518,9 +503,7 @@ fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
     });
     // Finished where they lie, in the writes' order (reading each write's
     // strings in the order they were read), then put in order.
-    let (mut sessions, mut models) = (Names::default(), Names::default());
-    let mut responses: Vec<Response> =
-        merged.into_iter().map(|(one, _)| one.finish(&mut sessions, &mut models)).collect();
+    let mut responses: Vec<Response> = merged.into_iter().map(|(one, _)| one.finish()).collect();
     permute(&mut responses, order.into_iter().map(|(.., at)| at as usize).collect());
     responses
 }
@@ -925,7 +908,7 @@ mod tests {
             .map(|((provider, identity), group)| {
                 let mut merged = Merged::new(group[0].entry());
                 group[1..].iter().for_each(|w| merged.absorb(w.entry()));
-                (merged.finish(&mut Names::default(), &mut Names::default()), (group[0].key_hash, provider, identity))
+                (merged.finish(), (group[0].key_hash, provider, identity))
             })
             .collect();
         responses

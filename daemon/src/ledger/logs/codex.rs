@@ -30,6 +30,7 @@ pub(crate) struct CodexParser {
     /// the window a usage-limit hit of this turn belongs to.
     pub(super) full_window: Option<QuotaSnapshot>,
     pub(super) sessions: LastName,
+    pub(super) models: LastName,
 }
 
 impl CodexParser {
@@ -158,7 +159,7 @@ impl CodexParser {
             key,
             session_id: Some(self.sessions.shared(session)),
             at_utc: timestamp.to_owned(),
-            model: self.start.model.as_deref().map(Into::into),
+            model: self.start.model.as_deref().map(|model| self.models.shared(model)),
             tokens: Counters::from_codex(usage),
             context_tokens: None,
             context_window: None,
@@ -214,7 +215,7 @@ impl CodexParser {
                 key: format!("{session}\u{1f}{identity}"),
                 session_id: Some(self.sessions.shared(session)),
                 at_utc: timestamp.to_owned(),
-                model: self.start.model.as_deref().map(Into::into),
+                model: self.start.model.as_deref().map(|model| self.models.shared(model)),
                 tokens: info.get("last_token_usage").map(Counters::from_codex).unwrap_or_default(),
                 context_tokens: None,
                 context_window: info.get("model_context_window").and_then(|v| v.as_u64()),

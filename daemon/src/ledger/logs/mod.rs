@@ -198,9 +198,12 @@ impl LogParser {
                 sessions: LastName::default(),
                 models: LastName::default(),
             }),
-            Provider::Codex => {
-                LogParser::Codex(CodexParser { start, full_window: None, sessions: LastName::default() })
-            }
+            Provider::Codex => LogParser::Codex(CodexParser {
+                start,
+                full_window: None,
+                sessions: LastName::default(),
+                models: LastName::default(),
+            }),
         }
     }
 
