@@ -14,7 +14,44 @@ pub fn format_rfc3339(at: SystemTime) -> String {
 
 /// Whether `text` is an RFC 3339 UTC timestamp with a `Z` suffix.
 pub fn is_rfc3339_utc(text: &str) -> bool {
-    text.ends_with('Z') && humantime::parse_rfc3339(text).is_ok()
+    millis_shape_ms(text).is_some() || (text.ends_with('Z') && humantime::parse_rfc3339(text).is_ok())
+}
+
+/// Unix milliseconds of `text` when it has the shape both CLIs write on
+/// every log line (`2026-11-30T10:00:01.000Z`) and a time humantime
+/// accepts, read without building a `SystemTime`: ingestion reads a time
+/// or three per response. `None` for anything else, which humantime then
+/// reads, so the two never disagree (a test holds them to that).
+fn millis_shape_ms(text: &str) -> Option<i64> {
+    let b: &[u8; 24] = text.as_bytes().try_into().ok()?;
+    if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'.' || b[23] != b'Z'
+    {
+        return None;
+    }
+    let digit = |at: usize| {
+        let value = b[at].wrapping_sub(b'0');
+        (value < 10).then_some(i64::from(value))
+    };
+    let two = |at: usize| Some(digit(at)? * 10 + digit(at + 1)?);
+    let (year, month, day) = (two(0)? * 100 + two(2)?, two(5)?, two(8)?);
+    let (hour, minute, second, millis) = (two(11)?, two(14)?, two(17)?, two(20)? * 10 + digit(22)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        _ => return None,
+    };
+    // humantime reads a leap second as the second before it.
+    if year < 1970 || day == 0 || day > month_days || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    // Days since 1970-01-01 of the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let era_day = y % 400 * 365 + y % 400 / 4 - y % 400 / 100 + (153 * m + 2) / 5 + day - 1;
+    let days = y / 400 * 146_097 + era_day - 719_468;
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second.min(59) * 1_000 + millis)
 }
 
 /// RFC 3339 UTC of unix seconds; `None` past year 9999, which RFC 3339
@@ -41,6 +78,9 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
 
 /// Unix milliseconds of an RFC 3339 UTC time.
 pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    if let Some(ms) = millis_shape_ms(text) {
+        return Some(ms);
+    }
     let at = parse_rfc3339(text)?;
     i64::try_from(at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
 }
@@ -78,6 +118,59 @@ mod tests {
         assert_eq!(format_unix_seconds(1_796_040_000).as_deref(), Some("2026-11-30T12:00:00.000Z"));
         assert_eq!(format_unix_seconds(999_999_999_999), None);
         assert_eq!(format_unix_seconds(u64::MAX), None);
+    }
+
+    /// humantime's answer, which the fast path must give.
+    fn humantime_ms(text: &str) -> Option<i64> {
+        let at = parse_rfc3339(text)?;
+        i64::try_from(at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
+    }
+
+    #[test]
+    fn the_common_shape_reads_as_humantime_reads_it() {
+        // Every day from 1969 to 2401 at a few times, leap days and the
+        // days after month ends included, and a leap second.
+        let mut checked = 0;
+        for year in [1969, 1970, 1971, 1999, 2000, 2024, 2026, 2100, 2400, 2401, 9999] {
+            for month in 0..=13 {
+                for day in 0..=32 {
+                    for time in ["00:00:00.000", "10:00:01.007", "23:59:60.999", "24:00:00.000", "12:60:00.000"] {
+                        let text = format!("{year:04}-{month:02}-{day:02}T{time}Z");
+                        assert_eq!(parse_rfc3339_ms(&text), humantime_ms(&text), "{text}");
+                        assert_eq!(is_rfc3339_utc(&text), humantime_ms(&text).is_some(), "{text}");
+                        checked += usize::from(millis_shape_ms(&text).is_some());
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "the fast path read {checked}");
+        // Near the shape: humantime decides.
+        for text in [
+            "2026-11-30T10:00:01.00Z",
+            "2026-11-30T10:00:01.0000Z",
+            "2026-11-30 10:00:01.000Z",
+            "2026-11-30T10:00:01,000Z",
+            "2026-11-30T10:00:01.0a0Z",
+            "+026-11-30T10:00:01.000Z",
+            "2026-11-30T10:00:01.000+00:00",
+            "2026-11-30T10:00:01Z",
+            "２０２6-11-30T10:00:01.000Z",
+        ] {
+            assert_eq!(millis_shape_ms(text), None, "{text}");
+            assert_eq!(parse_rfc3339_ms(text), humantime_ms(text), "{text}");
+        }
+        // Any one byte of a time changed.
+        for base in ["2026-02-28T23:59:59.999Z", "2024-02-29T00:00:00.000Z"] {
+            for at in 0..base.len() {
+                for byte in b"0123456789-T:.Z +a/" {
+                    let mut text = base.as_bytes().to_vec();
+                    text[at] = *byte;
+                    let text = String::from_utf8(text).unwrap_or_default();
+                    assert_eq!(parse_rfc3339_ms(&text), humantime_ms(&text), "{text}");
+                }
+            }
+        }
+        assert_eq!(parse_rfc3339_ms("2026-11-30T12:00:00.250Z"), Some(1_796_040_000_250));
     }
 
     #[test]
