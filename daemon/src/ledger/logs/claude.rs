@@ -147,9 +147,9 @@ impl ClaudeParser {
         // searched further, so one quoting a notice or a usage object is
         // neither. An assistant line is a response or a limit notice,
         // whatever its tool input holds. Other lines go by their markers.
-        match top_level_type(line) {
+        let assistant = match top_level_type(line) {
             Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
-            Some(b"assistant") => {}
+            Some(b"assistant") => true,
             _ => {
                 if contains(line, &USER) && !contains(line, &TOOL_RESULT) {
                     return self.prompt(line, out);
@@ -157,19 +157,28 @@ impl ClaudeParser {
                 if contains(line, &COST_STATE) {
                     return cost_state(line, out);
                 }
+                false
             }
-        }
+        };
         let limit = contains(line, &LIMIT);
-        if !limit && !contains(line, &super::USAGE_MARKER) {
-            return true;
-        }
-        let Some(parsed) = scan::scan(line).or_else(|| serde_json::from_slice::<ClaudeLine<'_>>(line).ok()) else {
-            return false;
+        // Only a line with a limit notice or the usage marker is read. An
+        // assistant line is nearly always a response: it is scanned first,
+        // and a usage object the scan found is the marker (the scan reads
+        // keys without escapes only), so the search for it is spared.
+        let marked = || limit || contains(line, &super::USAGE_MARKER);
+        let scanned = if assistant || marked() { scan::scan(line) } else { return true };
+        let parsed = match scanned {
+            Some(parsed) if parsed.message.as_ref().is_some_and(|message| message.usage.is_some()) => parsed,
+            Some(parsed) if !assistant || marked() => parsed,
+            None if !assistant || marked() => match serde_json::from_slice::<ClaudeLine<'_>>(line) {
+                Ok(parsed) => parsed,
+                Err(_) => return false,
+            },
+            Some(_) | None => return true,
         };
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
-        if !bee_proto::time::is_rfc3339_utc(&timestamp) {
-            return false;
-        }
+        // Read once: the same test as `is_rfc3339_utc`, and the turn's end.
+        let Some(at_ms) = bee_proto::time::parse_rfc3339_ms(&timestamp) else { return false };
         self.note_session(&session, out);
         // Claude Code 2.1: a request a limit refused is an API-error line of
         // kind `rate_limit` (structured); its text may name the window.
@@ -209,10 +218,10 @@ impl ClaudeParser {
             output_tokens: usage.output_tokens,
             ..Counters::default()
         };
-        if let (Some(started), Some(at)) = (self.start.turn_ms, bee_proto::time::parse_rfc3339_ms(&timestamp))
-            && at >= started
+        if let Some(started) = self.start.turn_ms
+            && at_ms >= started
         {
-            self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at, |end| end.max(at)));
+            self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at_ms, |end| end.max(at_ms)));
         }
         let model = message.model.filter(|m| m != "<synthetic>");
         // A write with a stop reason was made after its stream ended; one
@@ -526,6 +535,28 @@ mod tests {
             panic!("no response in {out:?}")
         };
         assert_eq!((first.session_id.as_deref(), first.context_tokens), (Some("s1"), Some(10)));
+    }
+
+    /// An assistant line without the usage marker is read as any other
+    /// unmarked line: no response, no session, never unparseable, whether
+    /// the scan or serde_json would read it; one with a usage object in its
+    /// content but none in its message logs its session only.
+    #[test]
+    fn an_assistant_line_without_usage_is_no_response() {
+        let lines = [
+            r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-30T10:00:01.000Z","message":{"id":"m","content":[]}}"#,
+            r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-30T10:00:01.000Z","message":{"id":"m","id":"n"}}"#,
+            r#"{"type":"assistant","sessionId":"s1","timestamp":"not a time","message":{"id":"m"}}"#,
+            r#"{"type":"assistant","sessionId":"s1","message":{"id":"m","content":[tr"#,
+        ];
+        for line in lines {
+            let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, format!("{line}\n").as_bytes());
+            assert_eq!((out.len(), unparseable), (0, 0), "{line}: {out:?}");
+        }
+        let quoted = r#"{"type":"assistant","sessionId":"s2","timestamp":"2026-11-30T10:00:01.000Z","message":{"id":"m","content":[{"type":"text","text":"x","usage":{"output_tokens":4}}]}}"#;
+        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, format!("{quoted}\n").as_bytes());
+        assert_eq!(unparseable, 0);
+        assert!(matches!(&out[..], [Evidence::SessionLogged(Provider::Claude, session)] if session == "s2"), "{out:?}");
     }
 
     /// A response whose tool call's input is an object of type `user` (an

@@ -267,11 +267,14 @@ impl LogParser {
 pub fn read_log(provider: Provider, log: &[u8]) -> (Vec<Evidence>, u64) {
     let mut parser = LogParser::new(provider, FileOffset::default());
     let (mut evidence, mut unparseable, mut at) = (Vec::new(), 0u64, 0u64);
-    for line in log.split_inclusive(|b| *b == b'\n') {
-        if line.ends_with(b"\n") && line.len() as u64 <= MAX_LINE_BYTES && !parser.line(line, at, &mut evidence) {
+    let mut rest = log;
+    while let Some(end) = memchr::memchr(b'\n', rest) {
+        let (line, after) = rest.split_at(end + 1);
+        if line.len() as u64 <= MAX_LINE_BYTES && !parser.line(line, at, &mut evidence) {
             unparseable += 1;
         }
         at += line.len() as u64;
+        rest = after;
     }
     parser.finish(true, &mut evidence);
     (evidence, unparseable)

@@ -101,20 +101,31 @@ impl<'a> Cursor<'a> {
 
     /// From inside a string, the first quote, backslash or control
     /// character, or the line's end.
+    #[inline(always)]
     fn plain_run(&mut self) {
-        let rest = self.bytes.get(self.at..).unwrap_or_default();
-        let mut words = rest.chunks_exact(8);
-        for word in words.by_ref() {
-            let word: [u8; 8] = word.try_into().unwrap_or([0; 8]);
-            let stops = string_stops(u64::from_le_bytes(word));
+        loop {
+            let stops = string_stops(self.word());
             if stops != 0 {
-                self.at += stops.trailing_zeros() as usize / 8;
+                self.at = (self.at + stops.trailing_zeros() as usize / 8).min(self.bytes.len());
                 return;
             }
             self.at += 8;
         }
-        let tail = words.remainder();
-        self.at += tail.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(tail.len());
+    }
+
+    /// The eight bytes from the cursor as a little-endian word, zeros past
+    /// the line's end: a zero is a control character, which ends every run
+    /// there, so no run needs a byte-by-byte tail.
+    fn word(&self) -> u64 {
+        match self.bytes.get(self.at..self.at + 8) {
+            Some(word) => u64::from_le_bytes(word.try_into().unwrap_or([0; 8])),
+            None => {
+                let mut word = [0u8; 8];
+                let rest = self.bytes.get(self.at..).unwrap_or_default();
+                word[..rest.len()].copy_from_slice(rest);
+                u64::from_le_bytes(word)
+            }
+        }
     }
 
     /// A string without escapes, its quotes included; its bytes.
@@ -132,13 +143,32 @@ impl<'a> Cursor<'a> {
     /// Any string, its escapes checked as serde_json checks a string it
     /// skips (not its UTF-8).
     fn skip_string(&mut self) -> Scanned<()> {
+        self.string().map(drop)
+    }
+
+    /// [`Cursor::skip_string`]; whether the string had no escape.
+    /// Inlined where strings are read: most have no escape and end at the
+    /// first stop, and the rest of the work is out of line.
+    #[inline(always)]
+    fn string(&mut self) -> Scanned<bool> {
         self.eat(b'"')?;
+        self.plain_run();
+        if self.peek() == Some(b'"') {
+            self.at += 1;
+            return Ok(true);
+        }
+        self.escaped_string()
+    }
+
+    /// The rest of a string the cursor stopped in short of its end: at an
+    /// escape, or at what ends the scan's answer.
+    #[inline(never)]
+    fn escaped_string(&mut self) -> Scanned<bool> {
         loop {
-            self.plain_run();
             match self.peek() {
                 Some(b'"') => {
                     self.at += 1;
-                    return Ok(());
+                    return Ok(false);
                 }
                 Some(b'\\') => {
                     let escaped = self.bytes.get(self.at + 1).copied();
@@ -157,6 +187,7 @@ impl<'a> Cursor<'a> {
                 }
                 _ => return Err(Unsure),
             }
+            self.plain_run();
         }
     }
 
@@ -203,7 +234,7 @@ impl<'a> Cursor<'a> {
         self.whitespace();
         match self.peek().ok_or(Unsure)? {
             b'"' => self.skip_string(),
-            b'{' if depth < MAX_DEPTH => self.object(|cursor, _| cursor.skip(depth + 1)),
+            b'{' if depth < MAX_DEPTH => self.object(|cursor, _, _| cursor.skip(depth + 1)),
             b'[' if depth < MAX_DEPTH => {
                 self.at += 1;
                 if self.eat_word(b"]") {
@@ -223,8 +254,8 @@ impl<'a> Cursor<'a> {
     }
 
     /// An object, each of its values read by `value` (given its key's
-    /// bytes, as written).
-    fn object(&mut self, mut value: impl FnMut(&mut Self, &'a [u8]) -> Scanned<()>) -> Scanned<()> {
+    /// bytes, as written, and whether they hold no escape).
+    fn object(&mut self, mut value: impl FnMut(&mut Self, &'a [u8], bool) -> Scanned<()>) -> Scanned<()> {
         self.eat(b'{')?;
         if self.eat_word(b"}") {
             return Ok(());
@@ -232,10 +263,10 @@ impl<'a> Cursor<'a> {
         loop {
             self.whitespace();
             let start = self.at;
-            self.skip_string()?;
+            let plain = self.string()?;
             let key = &self.bytes[start + 1..self.at - 1];
             self.eat(b':')?;
-            value(self, key)?;
+            value(self, key, plain)?;
             if !self.eat_word(b",") {
                 return self.eat(b'}');
             }
@@ -243,15 +274,19 @@ impl<'a> Cursor<'a> {
     }
 
     /// An object serde_json reads as a struct: its keys plain ASCII, each
-    /// named once; `field` reads the value of the field a key names (its
-    /// index in `fields`), and other values are skipped.
-    fn fields(&mut self, names: &[&[u8]], mut field: impl FnMut(&mut Self, usize) -> Scanned<()>) -> Scanned<()> {
+    /// named once; `field` reads the value of the field `named` finds a key
+    /// naming (an index below 32), and other values are skipped.
+    fn fields(
+        &mut self,
+        named: impl Fn(&[u8]) -> Option<u32>,
+        mut field: impl FnMut(&mut Self, u32) -> Scanned<()>,
+    ) -> Scanned<()> {
         let mut seen = 0u32;
-        self.object(|cursor, key| {
-            if key.iter().any(|&b| b == b'\\' || !b.is_ascii()) {
+        self.object(|cursor, key, plain| {
+            if !plain || !key.is_ascii() {
                 return Err(Unsure);
             }
-            match names.iter().position(|name| *name == key) {
+            match named(key) {
                 Some(index) if seen & (1 << index) != 0 => Err(Unsure),
                 Some(index) => {
                     seen |= 1 << index;
@@ -314,8 +349,16 @@ impl<'a> Cursor<'a> {
 
     fn line(&mut self) -> Scanned<ClaudeLine<'a>> {
         let mut line = ClaudeLine::default();
-        let names: [&[u8]; 6] = [b"sessionId", b"timestamp", b"requestId", b"message", b"isApiErrorMessage", b"error"];
-        self.fields(&names, |cursor, field| {
+        let named = |key: &[u8]| match key {
+            b"sessionId" => Some(0),
+            b"timestamp" => Some(1),
+            b"requestId" => Some(2),
+            b"message" => Some(3),
+            b"isApiErrorMessage" => Some(4),
+            b"error" => Some(5),
+            _ => None,
+        };
+        self.fields(named, |cursor, field| {
             match field {
                 0 => line.session_id = cursor.text()?,
                 1 => line.timestamp = cursor.text()?,
@@ -331,8 +374,14 @@ impl<'a> Cursor<'a> {
 
     fn message(&mut self) -> Scanned<ClaudeMessage<'a>> {
         let mut message = ClaudeMessage::default();
-        let names: [&[u8]; 4] = [b"id", b"model", b"stop_reason", b"usage"];
-        self.fields(&names, |cursor, field| {
+        let named = |key: &[u8]| match key {
+            b"id" => Some(0),
+            b"model" => Some(1),
+            b"stop_reason" => Some(2),
+            b"usage" => Some(3),
+            _ => None,
+        };
+        self.fields(named, |cursor, field| {
             match field {
                 0 => message.id = cursor.text()?,
                 1 => message.model = cursor.text()?,
@@ -346,9 +395,14 @@ impl<'a> Cursor<'a> {
 
     fn usage(&mut self) -> Scanned<ClaudeUsage> {
         let mut usage = ClaudeUsage::default();
-        let names: [&[u8]; 4] =
-            [b"input_tokens", b"cache_creation_input_tokens", b"cache_read_input_tokens", b"output_tokens"];
-        self.fields(&names, |cursor, field| {
+        let named = |key: &[u8]| match key {
+            b"input_tokens" => Some(0),
+            b"cache_creation_input_tokens" => Some(1),
+            b"cache_read_input_tokens" => Some(2),
+            b"output_tokens" => Some(3),
+            _ => None,
+        };
+        self.fields(named, |cursor, field| {
             let counter = cursor.counter()?;
             match field {
                 0 => usage.input_tokens = counter,
