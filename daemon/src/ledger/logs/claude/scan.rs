@@ -73,7 +73,12 @@ impl<'a> Cursor<'a> {
         self.bytes.get(self.at).copied()
     }
 
+    #[inline(always)]
     fn whitespace(&mut self) {
+        // Claude Code writes none: one comparison says so.
+        if self.peek().is_some_and(|byte| byte > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
             self.at += 1;
         }
@@ -89,10 +94,21 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// Whitespace, then `byte` if it is there.
+    #[inline(always)]
+    fn eat_byte(&mut self, byte: u8) -> bool {
+        self.whitespace();
+        let found = self.peek() == Some(byte);
+        self.at += usize::from(found);
+        found
+    }
+
     /// Whitespace, then `word` (a literal) if it is there.
     fn eat_word(&mut self, word: &[u8]) -> bool {
         self.whitespace();
-        let found = self.bytes.get(self.at..).is_some_and(|rest| rest.starts_with(word));
+        // Its first byte decides nearly every time.
+        let found = self.peek() == word.first().copied()
+            && self.bytes.get(self.at..).is_some_and(|rest| rest.starts_with(word));
         if found {
             self.at += word.len();
         }
@@ -237,12 +253,12 @@ impl<'a> Cursor<'a> {
             b'{' if depth < MAX_DEPTH => self.object(|cursor, _, _| cursor.skip(depth + 1)),
             b'[' if depth < MAX_DEPTH => {
                 self.at += 1;
-                if self.eat_word(b"]") {
+                if self.eat_byte(b']') {
                     return Ok(());
                 }
                 loop {
                     self.skip(depth + 1)?;
-                    if !self.eat_word(b",") {
+                    if !self.eat_byte(b',') {
                         return self.eat(b']');
                     }
                 }
@@ -257,7 +273,7 @@ impl<'a> Cursor<'a> {
     /// bytes, as written, and whether they hold no escape).
     fn object(&mut self, mut value: impl FnMut(&mut Self, &'a [u8], bool) -> Scanned<()>) -> Scanned<()> {
         self.eat(b'{')?;
-        if self.eat_word(b"}") {
+        if self.eat_byte(b'}') {
             return Ok(());
         }
         loop {
@@ -267,7 +283,7 @@ impl<'a> Cursor<'a> {
             let key = &self.bytes[start + 1..self.at - 1];
             self.eat(b':')?;
             value(self, key, plain)?;
-            if !self.eat_word(b",") {
+            if !self.eat_byte(b',') {
                 return self.eat(b'}');
             }
         }
