@@ -1218,14 +1218,24 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     // An hour a boundary cuts for any provider is read whole from the records.
     let mut cut = BTreeSet::new();
     let mut clean = Vec::new();
+    // Rows come an hour at a time: each hour's bucket is found once.
+    let mut last: Option<(i64, Provider, Option<i64>)> = None;
     while let Some(row) = rows.next()? {
         let hour: i64 = row.get(0)?;
         let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
-        let first = bucket(provider, hour);
-        if first != bucket(provider, hour + HOUR_MS - 1) {
+        let first = match last {
+            Some((at, of, first)) if (at, of) == (hour, provider) => first,
+            _ => {
+                let first = bucket(provider, hour);
+                let first = (first == bucket(provider, hour + HOUR_MS - 1)).then_some(first);
+                last = Some((hour, provider, first));
+                first
+            }
+        };
+        let Some(first) = first else {
             cut.insert(hour);
             continue;
-        }
+        };
         let key = PartKey {
             bucket: first,
             provider,
@@ -1243,11 +1253,23 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
         };
         clean.push((hour, key, usage));
     }
-    for (hour, key, usage) in clean {
-        if !cut.contains(&hour) {
-            part(&mut summary.parts, key).add(&usage);
+    // Summed in key order and built into the map at once: most keys are
+    // new, and a map built from sorted keys compares each key about once.
+    let mut kept: Vec<(PartKey, UsageRow)> =
+        clean.into_iter().filter(|(hour, ..)| !cut.contains(hour)).map(|(_, key, usage)| (key, usage)).collect();
+    kept.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut summed: Vec<(PartKey, UsageRow)> = Vec::with_capacity(kept.len());
+    for (key, usage) in kept {
+        match summed.last_mut() {
+            Some((last, sum)) if *last == key => sum.add(&usage),
+            _ => {
+                let mut sum = UsageRow::default();
+                sum.add(&usage);
+                summed.push((key, sum));
+            }
         }
     }
+    summary.parts = summed.into_iter().collect();
     Ok((summary, cut.into_iter().collect()))
 }
 

@@ -226,22 +226,27 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         {
             continue;
         }
-        let mut row = part.clone();
-        row.models = model.iter().cloned().collect();
-        match prices.cost(*provider, model.as_deref(), *tier, &part.tokens) {
-            Some(cost) => row.estimated_cost_usd = Some(cost),
-            None => {
-                row.unpriced_parts = counted;
-                unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
-            }
-        }
         let group = group_of(*provider, *bucket, session, model);
         if counted > 0 {
             for of in [Some(group.clone()), None] {
-                sessions.entry(of).or_default().0.insert((*provider, session.as_deref()));
+                sessions.entry(of).or_default().0.push((*provider, session.as_deref()));
             }
         }
-        groups.entry(group).or_default().add(&row);
+        let sum = groups.entry(group).or_default();
+        sum.add(part);
+        match prices.cost(*provider, model.as_deref(), *tier, &part.tokens) {
+            Some(cost) => bee_proto::ledger::add_cost(&mut sum.estimated_cost_usd, Some(cost)),
+            None => {
+                sum.unpriced_parts += counted;
+                unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
+            }
+        }
+        // The group's models, each once, in order; copied only when new.
+        if let Some(model) = model
+            && let Err(at) = sum.models.binary_search_by(|known| known.as_str().cmp(model))
+        {
+            sum.models.insert(at, model.clone());
+        }
     }
     // Session cost lines name no model: a view by model counts them in its
     // totals only.
@@ -254,19 +259,28 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             continue;
         }
         let session = (cost.provider, cost.session.as_deref());
-        sessions.entry(None).or_default().1.insert(session);
+        sessions.entry(None).or_default().1.push(session);
         if ask.by == UsageGrouping::Model && cost.model.is_none() {
             bee_proto::ledger::add_cost(&mut unattributed, Some(cost.usd));
             continue;
         }
         let bucket = (inputs.bucket)(cost.provider, cost.at_ms);
         let group = group_of(cost.provider, bucket, &cost.session, &cost.model);
-        sessions.entry(Some(group.clone())).or_default().1.insert(session);
+        sessions.entry(Some(group.clone())).or_default().1.push(session);
         let row = groups.entry(group).or_default();
         bee_proto::ledger::add_cost(&mut row.reported_cost_usd, Some(cost.usd));
     }
+    // Gathered with repeats (a session has many parts), each set once.
+    for (used, costed) in sessions.values_mut() {
+        for set in [used, costed] {
+            set.sort_unstable();
+            set.dedup();
+        }
+    }
     let without_cost = |of: Option<GroupKey>| {
-        Some(sessions.get(&of).map_or(0, |(used, costed)| used.difference(costed).count() as u64))
+        Some(sessions.get(&of).map_or(0, |(used, costed)| {
+            used.iter().filter(|session| costed.binary_search(session).is_err()).count() as u64
+        }))
     };
     let mut rows: Vec<UsageRow> = groups
         .into_iter()
@@ -352,7 +366,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
 }
 
 /// (provider, session) pairs; `None`: usage that named no session.
-type SessionSet<'a> = std::collections::BTreeSet<(Provider, Option<&'a str>)>;
+type SessionSet<'a> = Vec<(Provider, Option<&'a str>)>;
 
 /// Sums of many small products carry binary noise (0.0029100000000000003):
 /// costs are shown to a ten-billionth of a dollar.
