@@ -73,14 +73,17 @@ fn import(ledger: Ledger) -> Result<PassSummary, String> {
         return Err(format!("the ledger spool: {err}"));
     }
     let terminal = std::io::stderr().is_terminal();
+    // The percentage last drawn: the bar is redrawn only when it moves.
+    let drawn = std::sync::atomic::AtomicU64::new(u64::MAX);
     let bar = |done: u64, total: u64| {
-        if terminal && total > 0 {
+        let percent = if total > 0 { done.min(total) * 100 / total } else { 0 };
+        if terminal && total > 0 && drawn.swap(percent, std::sync::atomic::Ordering::Relaxed) != percent {
             let filled = (done.min(total) * 30 / total) as usize;
             eprint!(
                 "\r[{}{}] {:>3}% {} / {} MB",
                 "#".repeat(filled),
                 "-".repeat(30 - filled),
-                done * 100 / total,
+                percent,
                 done >> 20,
                 total >> 20
             );

@@ -569,6 +569,9 @@ struct FileSummary {
     unparseable: u64,
 }
 
+/// How many bytes a reader reads between two reports of its progress.
+const PROGRESS_STEP_BYTES: u64 = 1 << 20;
+
 fn read_file(
     committer: &Committer<'_>,
     path: &Path,
@@ -592,7 +595,13 @@ fn read_file(
     let mut summary = FileSummary::default();
     let mut pending: Vec<Evidence> = Vec::new();
     let mut offset = start.offset;
+    // Bytes read since progress was last reported: reported a step at a
+    // time, as a counter the readers share costs a contended write a line.
+    let mut unreported = 0u64;
     loop {
+        if unreported >= PROGRESS_STEP_BYTES {
+            progress(std::mem::take(&mut unreported));
+        }
         let (kind, line, read) = lines.next_line()?;
         match kind {
             Line::Complete => {}
@@ -600,7 +609,7 @@ fn read_file(
                 // A huge tool result: skipped, and reading goes on after it.
                 summary.unparseable += 1;
                 offset += read;
-                progress(read);
+                unreported += read;
                 continue;
             }
             // End of file, or a last line still being written: resume here.
@@ -609,7 +618,7 @@ fn read_file(
         let at = offset;
         offset += read;
         summary.bytes_read += read;
-        progress(read);
+        unreported += read;
         if !state.line(line, at, &mut pending) {
             summary.unparseable += 1;
         }
@@ -617,6 +626,7 @@ fn read_file(
             summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, false))?;
         }
     }
+    progress(unreported);
     state.finish(settled, &mut pending);
     summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
     Ok(summary)
@@ -801,5 +811,22 @@ mod tests {
         assert_eq!(autocheckpoint, crate::storage::sqlite::WAL_AUTOCHECKPOINT_PAGES);
         let output: u64 = (1..=responses).map(|id| id % 97 + 1).sum();
         assert_eq!(output_total(dir), (responses, output, 0));
+    }
+
+    /// Progress is reported a step of bytes at a time, not a line at a
+    /// time, and ends at the bytes there were to read.
+    #[test]
+    fn progress_is_reported_in_steps_up_to_the_whole() {
+        let one = OneLog::new();
+        let log: String = (1..=20_000u64).map(|id| write(ONE_SESSION, id, 7, true)).collect();
+        std::fs::write(&one.path, &log).unwrap();
+        let reports = Mutex::new(Vec::new());
+        let record = |done: u64, total: u64| reports.lock().unwrap().push((done, total));
+        pass(&one.ledger, &one.roots, Duration::from_secs(30), 2, &record).unwrap();
+        let reports = reports.into_inner().unwrap();
+        let bytes = log.len() as u64;
+        assert_eq!(reports.last(), Some(&(bytes, bytes)), "{reports:?}");
+        assert!(reports.windows(2).all(|pair| pair[0].0 < pair[1].0), "{reports:?}");
+        assert!(reports.len() as u64 <= bytes / PROGRESS_STEP_BYTES + 1, "{} reports for {bytes} bytes", reports.len());
     }
 }
