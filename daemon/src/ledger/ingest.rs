@@ -178,7 +178,7 @@ pub fn pass(
     files.dedup_by(|a, b| a.0 == b.0);
     let mut summary = PassSummary { files_seen: files.len() as u64, ..PassSummary::default() };
     // Only files with something new are read.
-    let todo: Vec<(PathBuf, Provider, std::fs::Metadata, FileOffset)> = files
+    let todo: Vec<ToRead> = files
         .into_iter()
         .filter_map(|(path, provider, meta)| {
             let key = path.to_string_lossy().into_owned();
@@ -188,14 +188,14 @@ pub fn pass(
                 Some(_) => FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() },
                 None => FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() },
             };
-            (start.offset < meta.len()).then_some((path, provider, meta, start))
+            (start.offset < meta.len()).then_some(ToRead { path, provider, meta, start })
         })
         .collect();
     summary.restarted_files = todo
         .iter()
-        .filter(|(path, _, _, start)| start.offset == 0 && offsets.contains_key(path.to_string_lossy().as_ref()))
+        .filter(|file| file.start.offset == 0 && offsets.contains_key(file.path.to_string_lossy().as_ref()))
         .count() as u64;
-    let total: u64 = todo.iter().map(|(_, _, meta, start)| meta.len() - start.offset).sum();
+    let total: u64 = todo.iter().map(|file| file.meta.len() - file.start.offset).sum();
     let done = AtomicU64::new(0);
     let next = AtomicUsize::new(0);
     // A first pass over an empty store holds what it writes, to settle
@@ -226,13 +226,17 @@ pub fn pass(
         std::thread::scope(|readers| {
             for _ in 0..workers.max(1) {
                 readers.spawn(|| {
+                    // One read buffer for all of this reader's files.
+                    let mut buffer = Vec::new();
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((path, provider, meta, start)) = todo.get(index) else { break };
-                        let result = read_file(&committer, path, *provider, meta, start.clone(), quiet, &|bytes| {
+                        let Some(file) = todo.get(index) else { break };
+                        let path = &file.path;
+                        let report = |bytes| {
                             let now = done.fetch_add(bytes, Ordering::Relaxed) + bytes;
                             progress(now, total);
-                        });
+                        };
+                        let result = read_file(&committer, file, quiet, &report, &mut buffer);
                         match result {
                             Ok(file) => {
                                 if let Ok(mut totals) = totals.lock() {
@@ -572,22 +576,32 @@ struct FileSummary {
 /// How many bytes a reader reads between two reports of its progress.
 const PROGRESS_STEP_BYTES: u64 = 1 << 20;
 
+/// A log with something new to read, and where to start.
+struct ToRead {
+    path: PathBuf,
+    provider: Provider,
+    meta: std::fs::Metadata,
+    start: FileOffset,
+}
+
+/// Reads `to_read` from its start to its last whole line, into `buffer`
+/// (given back for the reader's next file).
 fn read_file(
     committer: &Committer<'_>,
-    path: &Path,
-    provider: Provider,
-    meta: &std::fs::Metadata,
-    start: FileOffset,
+    to_read: &ToRead,
     quiet: Duration,
     progress: &dyn Fn(u64),
+    buffer: &mut Vec<u8>,
 ) -> Result<FileSummary, ReadError> {
+    let ToRead { path, provider, meta, start } = to_read;
+    let (provider, start) = (*provider, start.clone());
     let mut file = File::open(path)?;
     let opened = file.metadata()?;
     if opened.ino() != meta.ino() || opened.dev() != meta.dev() {
         return Ok(FileSummary::default());
     }
     file.seek(SeekFrom::Start(start.offset))?;
-    let mut lines = lines::Lines::new(file, MAX_LINE_BYTES);
+    let mut lines = lines::Lines::with_buffer(file, MAX_LINE_BYTES, std::mem::take(buffer));
     let key = path.to_string_lossy().into_owned();
     let settled =
         meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);
@@ -627,6 +641,7 @@ fn read_file(
         }
     }
     progress(unreported);
+    *buffer = lines.into_buffer();
     state.finish(settled, &mut pending);
     summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
     Ok(summary)

@@ -68,7 +68,23 @@ const CHUNK: usize = 1 << 18;
 
 impl<R: Read> Lines<R> {
     pub fn new(reader: R, max: u64) -> Lines<R> {
-        Lines { reader, buffer: vec![0; CHUNK], start: 0, end: 0, eof: false, max }
+        Lines::with_buffer(reader, max, Vec::new())
+    }
+
+    /// [`Lines::new`] reading into `buffer`, a buffer an earlier reader
+    /// gave back ([`Lines::into_buffer`]): a reader of many files zeroes
+    /// its buffer once, not once a file.
+    pub fn with_buffer(reader: R, max: u64, mut buffer: Vec<u8>) -> Lines<R> {
+        // What a long line grew it to is not kept for the next input.
+        buffer.truncate(CHUNK);
+        buffer.shrink_to(CHUNK);
+        buffer.resize(CHUNK, 0);
+        Lines { reader, buffer, start: 0, end: 0, eof: false, max }
+    }
+
+    /// The buffer, for the next reader.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buffer
     }
 
     /// The next line (its newline included), what it was, and how many
