@@ -76,7 +76,7 @@ fn import(ledger: Ledger) -> Result<PassSummary, String> {
     // The percentage last drawn: the bar is redrawn only when it moves.
     let drawn = std::sync::atomic::AtomicU64::new(u64::MAX);
     let bar = |done: u64, total: u64| {
-        let percent = if total > 0 { done.min(total) * 100 / total } else { 0 };
+        let percent = (done.min(total) * 100).checked_div(total).unwrap_or(0);
         if terminal && total > 0 && drawn.swap(percent, std::sync::atomic::Ordering::Relaxed) != percent {
             let filled = (done.min(total) * 30 / total) as usize;
             eprint!(
