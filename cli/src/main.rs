@@ -5,6 +5,14 @@
 //! question; otherwise it reads the store offline through the daemon's own
 //! library, so both paths print the same bytes.
 
+// A first import makes a few hundred thousand small allocations on four
+// threads and frees them in bulk; mimalloc serves that with an eighth of
+// glibc's page faults and about a tenth less CPU (the ccusage benchmark).
+// Built without transparent huge pages, which would hold the first
+// import's peak memory above its 100 MiB bound.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod artifact_view;
 mod ask;
 mod audit;
