@@ -23,7 +23,7 @@ pub fn run() -> Rendered {
         Err(DbError::Locked(_)) => return through_daemon(),
         Err(err) => return failure(&err.to_string()),
     };
-    match import(ledger) {
+    match import(ledger, || ()).map(|(summary, ())| summary) {
         Ok(summary) => {
             Rendered::json(Exit::Success, &serde_json::json!({"schemaVersion": 1, "by": "beectl", "summary": summary}))
         }
@@ -31,27 +31,30 @@ pub fn run() -> Rendered {
     }
 }
 
-/// Before a usage view: with beed down, imports what is new in the provider
-/// logs (a progress bar on a terminal) so the figures are today's; with beed
-/// up it holds the ledger and imports by itself. A failure is said on
-/// stderr, with how many files were not read; the view then shows the
-/// ledger as it is.
-pub fn catch_up() {
+/// A usage view, after catching up: with beed down, imports what is new in
+/// the provider logs (a progress bar on a terminal) so the figures are
+/// today's, and reads `view` as soon as the import is settled (see
+/// [`ingest::pass_then`]); with beed up it holds the ledger and imports by
+/// itself. A failure is said on stderr, with how many files were not read;
+/// `view` then shows the ledger as it is.
+pub fn catch_up<T>(view: impl Fn() -> T) -> T {
     let roots = Roots::from_env();
     if !roots.claude_projects.iter().chain(&roots.codex_sessions).any(|root| root.is_dir()) {
-        return;
+        return view();
     }
-    let Some(dir) = bee_proto::paths::default_ledger_store() else { return };
+    let Some(dir) = bee_proto::paths::default_ledger_store() else { return view() };
     let ledger = match Ledger::open(&dir) {
         Ok(ledger) => ledger,
-        Err(DbError::Locked(_)) => return,
+        Err(DbError::Locked(_)) => return view(),
         Err(err) => {
             eprintln!("beectl: the provider logs were not imported ({err}); the figures are the ledger's as it was");
-            return;
+            return view();
         }
     };
-    match import(ledger) {
-        Ok(summary) if summary.unreadable_files > 0 => eprintln!(
+    // Read in the pass; read after it when the pass failed before that.
+    let mut seen = None;
+    match import(ledger, || seen = Some(view())) {
+        Ok((summary, ())) if summary.unreadable_files > 0 => eprintln!(
             "beectl: {} provider log files with new lines could not be read; the figures leave them out",
             summary.unreadable_files
         ),
@@ -60,10 +63,13 @@ pub fn catch_up() {
             eprintln!("beectl: the provider logs were not imported ({message}); the figures are the ledger's as it was")
         }
     }
+    seen.unwrap_or_else(view)
 }
 
-/// Takes the spool, then one pass over the provider logs.
-fn import(ledger: Ledger) -> Result<PassSummary, String> {
+/// Takes the spool, then one pass over the provider logs; `then` once
+/// the pass is settled (see [`ingest::pass_then`]). The ledger closes
+/// after both.
+fn import<T>(ledger: Ledger, then: impl FnOnce() -> T) -> Result<(PassSummary, T), String> {
     let ledger = Mutex::new(ledger);
     // What producers spooled while beed was down is evidence too: taken
     // first, as beed would on start.
@@ -92,11 +98,11 @@ fn import(ledger: Ledger) -> Result<PassSummary, String> {
     };
     // Everything is settled for a one-off import: no file is being streamed
     // into by a beed pass, and the next pass rereads any open response.
-    let summary = ingest::pass(&ledger, &Roots::from_env(), Duration::from_secs(30), 2, &bar);
+    let passed = ingest::pass_then(&ledger, &Roots::from_env(), Duration::from_secs(30), 2, &bar, then);
     if terminal {
         eprintln!();
     }
-    summary.map_err(|err| err.to_string())
+    passed.map_err(|err| err.to_string())
 }
 
 fn through_daemon() -> Rendered {

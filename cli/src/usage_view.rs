@@ -48,11 +48,10 @@ pub fn usage(args: UsageArgs) -> Rendered {
         Ok(dir) => dir,
         Err(rendered) => return rendered,
     };
-    if !args.no_import {
-        crate::ingest::catch_up();
-    }
     let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
-    let report = match usage::report(&dir, &ask, &prices) {
+    let read = || usage::report(&dir, &ask, &prices);
+    let report = if args.no_import { read() } else { crate::ingest::catch_up(read) };
+    let report = match report {
         Ok(report) => report,
         Err(issue) => return ledger_unavailable(issue, &dir),
     };

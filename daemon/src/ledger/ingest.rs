@@ -166,6 +166,21 @@ pub fn pass(
     workers: usize,
     progress: Progress<'_>,
 ) -> Result<PassSummary, DbError> {
+    pass_then(ledger, roots, quiet, workers, progress, || ()).map(|(summary, ())| summary)
+}
+
+/// [`pass`], then `then` (say, a view of the ledger read on a connection
+/// of its own) as soon as the pass is settled: a first pass's last copy
+/// into the database file goes on meanwhile, and neither waits for the
+/// other. Not run when the pass fails.
+pub fn pass_then<T>(
+    ledger: &Mutex<Ledger>,
+    roots: &Roots,
+    quiet: Duration,
+    workers: usize,
+    progress: Progress<'_>,
+    then: impl FnOnce() -> T,
+) -> Result<(PassSummary, T), DbError> {
     let began = std::time::Instant::now();
     let offsets = lock(ledger)?.offsets()?;
     let mut files = Vec::new();
@@ -268,20 +283,25 @@ pub fn pass(
     tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: committed");
     let mut merged = committer.merged.into_inner().ok().flatten();
     // Also settles hours left dirty by a failed settle or a schema upgrade.
-    let mut settle = |ledger: &mut Ledger| match &mut merged {
-        Some((held, written)) => ledger.settle_held(held, *written),
-        None => ledger.settle(),
+    let mut settle = |ledger: &mut Ledger| {
+        match &mut merged {
+            Some((held, written)) => ledger.settle_held(held, *written),
+            None => ledger.settle(),
+        }
+        tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: settled");
     };
-    match bulk {
-        Some(bulk) => bulk.finish(settle)?,
-        None => settle(&mut *lock(ledger)?),
-    }
-    tracing::debug!(elapsed_ms = began.elapsed().as_millis() as u64, "ingestion pass: settled");
+    let answer = match bulk {
+        Some(bulk) => bulk.finish(settle, then)?,
+        None => {
+            settle(&mut *lock(ledger)?);
+            then()
+        }
+    };
     // Only a first pass holds its responses: later passes start no thread.
     if let Some(merged) = merged {
         drop_aside(merged);
     }
-    Ok(summary)
+    Ok((summary, answer))
 }
 
 /// A first pass's bulk load ([`Ledger::begin_bulk_load`]): finished after
@@ -298,25 +318,31 @@ impl<'a> BulkLoad<'a> {
         Ok(BulkLoad { ledger, finished: false })
     }
 
-    /// [`Ledger::end_bulk_load`] with `settle` in it: the WAL (the whole
-    /// pass) is copied into the database on a connection of its own while
-    /// `settle` writes the aggregates on the ledger's; checkpoints resume
-    /// once both are done, so the settling commit never starts another. A
-    /// step that fails is logged, and the load is ended when dropped, as on
-    /// any other way out.
-    fn finish(mut self, settle: impl FnOnce(&mut Ledger)) -> Result<(), DbError> {
+    /// [`Ledger::end_bulk_load`] with `settle` and `then` in it: the WAL
+    /// (the whole pass) is copied into the database on a connection of its
+    /// own while `settle` writes the aggregates on the ledger's, and the
+    /// settling commit is copied while `then` runs; checkpoints resume once
+    /// all are done, so the settling commit never starts another. A step
+    /// that fails is logged, and the load is ended when dropped, as on any
+    /// other way out.
+    fn finish<T>(mut self, settle: impl FnOnce(&mut Ledger), then: impl FnOnce() -> T) -> Result<T, DbError> {
         let mut ledger = lock(self.ledger)?;
-        std::thread::scope(|scope| {
-            let copying = ledger.checkpointer().map(|checkpointer| scope.spawn(move || checkpointer.copy_wal()));
+        let answer = std::thread::scope(|scope| {
+            let (settled, last_commit) = std::sync::mpsc::channel();
+            let copying =
+                ledger.checkpointer().map(|checkpointer| scope.spawn(move || checkpointer.copy_wal(last_commit)));
             settle(&mut ledger);
+            drop(settled);
+            let answer = then();
             let copied = copying
                 .and_then(|copying| copying.join().unwrap_or(Err(DbError::Invalid("the WAL copy stopped abnormally"))));
             match copied {
                 Ok(()) => self.finished = ledger.resume_checkpoints().is_ok(),
                 Err(err) => tracing::warn!(error = %err, "the first pass's bulk load not finished; ending it now"),
             }
+            answer
         });
-        Ok(())
+        Ok(answer)
     }
 }
 
@@ -826,6 +852,38 @@ mod tests {
         assert_eq!(autocheckpoint, crate::storage::sqlite::WAL_AUTOCHECKPOINT_PAGES);
         let output: u64 = (1..=responses).map(|id| id % 97 + 1).sum();
         assert_eq!(output_total(dir), (responses, output, 0));
+    }
+
+    /// A view read as soon as a first pass is settled (while its copy into
+    /// the database file goes on) sees the whole pass; by the time the pass
+    /// returns, the file alone holds the settling commit too, so closing the
+    /// ledger has nothing left to copy. A later pass runs its view as well.
+    #[test]
+    fn a_view_read_once_a_first_pass_is_settled_sees_it_whole() {
+        let one = OneLog::new();
+        let (path, dir, ledger, roots) = (&one.path, &one.dir, &one.ledger, &one.roots);
+        let responses = 5_000u64;
+        let log: String = (1..=responses).map(|id| write(ONE_SESSION, id, id % 89 + 1, true)).collect();
+        std::fs::write(path, log).unwrap();
+        let output: u64 = (1..=responses).map(|id| id % 89 + 1).sum();
+        let quiet = Duration::from_secs(30);
+        let (summary, seen) = pass_then(ledger, roots, quiet, 2, &|_, _| {}, || output_total(dir)).unwrap();
+        assert_eq!(summary.records_appended, responses);
+        assert_eq!(seen, (responses, output, 0));
+        let file = format!("file:{}?immutable=1", dir.join(crate::ledger::store::DB_FILE).display());
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let in_file = rusqlite::Connection::open_with_flags(file, flags).unwrap();
+        let (settled, dirty): (i64, i64) = in_file
+            .query_row(
+                "SELECT (SELECT SUM(output_tokens) FROM rollup_part), (SELECT COUNT(*) FROM rollup_dirty)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((settled, dirty), (output as i64, 0));
+        std::fs::write(path, write(ONE_SESSION, responses + 1, 7, true)).unwrap();
+        let (_, seen) = pass_then(ledger, roots, quiet, 2, &|_, _| {}, || output_total(dir)).unwrap();
+        assert_eq!(seen, (responses + 1, output + 7, 0));
     }
 
     /// Progress is reported a step of bytes at a time, not a line at a

@@ -101,12 +101,18 @@ pub struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Copies what the WAL holds into the database ([`checkpoint`]) and
-    /// flushes the copy to disk. SQLite syncs the database only after a
-    /// checkpoint that found no newer commit; with the writer committing
-    /// meanwhile, the whole copy would wait for the writer's next
+    /// Copies what the WAL holds into the database ([`checkpoint`]) now,
+    /// while the writer goes on, and again once `last_commit` says (or
+    /// its sender is gone) that the writer committed for the last time:
+    /// the second copy takes that commit too, so closing the store has
+    /// nothing left to copy. Then flushes the database to disk: SQLite
+    /// syncs it only after a checkpoint that found no newer commit, and
+    /// without this a copy that met one would wait for the writer's next
     /// checkpoint (at the latest when it closes) to be synced.
-    pub fn copy_wal(&self) -> Result<(), DbError> {
+    pub fn copy_wal(&self, last_commit: std::sync::mpsc::Receiver<()>) -> Result<(), DbError> {
+        checkpoint(&self.conn)?;
+        // Either answer means the writer is done.
+        let _ = last_commit.recv();
         checkpoint(&self.conn)?;
         Ok(self.db.sync_data()?)
     }
