@@ -467,9 +467,15 @@ pub struct Ledger {
     on_change: Option<Box<dyn Fn() + Send>>,
 }
 
+/// The schema (and rows) every migration builds, as SQL written at once
+/// for a new store: altering tables step by step costs SQLite a reading of
+/// the whole schema each time, and a new store's first import waits for
+/// it. Generated from a migrated store; a test holds the two equal.
+const LATEST_SCHEMA: &str = include_str!("schema.sql");
+
 impl Ledger {
     pub fn open(dir: &Path) -> Result<Ledger, DbError> {
-        let db = sqlite::open_writer(dir, DB_FILE, MIGRATIONS)?;
+        let db = sqlite::open_writer_at(dir, DB_FILE, MIGRATIONS, Some(LATEST_SCHEMA))?;
         // Ingestion appends tens of thousands of calls a pass, and record ids
         // are random: every commit touches pages all over the id index. A
         // 64 MiB page cache keeps them in memory instead of re-reading them
@@ -1355,4 +1361,122 @@ fn read_records<T>(
         }
     }
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first lines of `schema.sql`.
+    const SCHEMA_HEADER: &str = "-- The ledger's schema at its latest version, and its rows: what every\n\
+        -- migration in store.rs builds, written at once for a new store.\n\
+        -- Generated (BEE_WRITE_LATEST_SCHEMA=1 cargo test -p bee-daemon latest_schema); do not edit.\n";
+
+    /// A store as SQL that builds it again: its objects in the order they
+    /// were made, then every row of every table.
+    fn dump(conn: &Connection) -> String {
+        let mut sql = SCHEMA_HEADER.to_owned();
+        let objects: Vec<(String, String, String)> = conn
+            .prepare("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        for (_, _, create) in &objects {
+            sql.push_str(create);
+            sql.push_str(";\n");
+        }
+        for (_, table, _) in objects.iter().filter(|(kind, _, _)| kind == "table") {
+            let columns: Vec<String> = conn
+                .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+                .unwrap()
+                .query_map([table], |row| row.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let quoted: Vec<String> = columns.iter().map(|column| format!("quote(\"{column}\")")).collect();
+            let mut rows = conn.prepare(&format!("SELECT {} FROM \"{table}\" ORDER BY 1", quoted.join(", "))).unwrap();
+            let values: Vec<Vec<String>> = rows
+                .query_map([], |row| (0..columns.len()).map(|i| row.get::<_, String>(i)).collect())
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            for row in values {
+                sql.push_str(&format!("INSERT INTO {table} VALUES ({});\n", row.join(", ")));
+            }
+        }
+        sql
+    }
+
+    /// `schema.sql` is exactly what every migration builds, rows included;
+    /// when a migration is added, this regenerates it on request.
+    #[test]
+    fn the_latest_schema_is_what_every_migration_builds() {
+        let conn = Connection::open_in_memory().unwrap();
+        for migration in MIGRATIONS {
+            conn.execute_batch(migration).unwrap();
+        }
+        let built = dump(&conn);
+        if std::env::var_os("BEE_WRITE_LATEST_SCHEMA").is_some() {
+            std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ledger/schema.sql"), &built).unwrap();
+        }
+        assert!(
+            built == LATEST_SCHEMA,
+            "schema.sql is not what the migrations build; regenerate it with \
+             BEE_WRITE_LATEST_SCHEMA=1 cargo test -p bee-daemon latest_schema"
+        );
+    }
+
+    /// A new store is built from `schema.sql` into the same schema and rows,
+    /// at the latest version, in WAL mode, 0600; and one migrated from an
+    /// older version reaches the same.
+    #[test]
+    fn a_new_store_is_the_latest_schema_and_an_old_one_migrates_to_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        let ledger = Ledger::open(&dir).unwrap();
+        let conn = &ledger.db.conn;
+        assert_eq!(dump(conn), LATEST_SCHEMA);
+        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+        let mode: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0)).unwrap();
+        assert_eq!((version, mode.as_str()), (MIGRATIONS.len() as i64, "wal"));
+        let file = std::fs::metadata(dir.join(DB_FILE)).unwrap();
+        assert_eq!(file.permissions().mode() & 0o777, 0o600);
+        assert!(!dir.join(format!("{DB_FILE}.new")).exists());
+        drop(ledger);
+        // A store made by the first migration only, then opened.
+        let old = home.path().join("old");
+        std::fs::create_dir(&old).unwrap();
+        let conn = Connection::open(old.join(DB_FILE)).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        drop(conn);
+        let ledger = Ledger::open(&old).unwrap();
+        let migrated = dump(&ledger.db.conn);
+        let objects = |sql: &str| {
+            let mut lines: Vec<String> = sql.split(";\n").map(str::to_owned).collect();
+            lines.sort();
+            lines
+        };
+        // Dropped and made again, tables sit elsewhere in the order of objects.
+        assert_eq!(objects(&migrated), objects(LATEST_SCHEMA));
+    }
+
+    /// A creation a crash stopped leaves a half-built file beside the
+    /// store's place and no store: the next open builds it again, whole.
+    #[test]
+    fn a_half_built_store_left_by_a_crash_is_built_again() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        std::fs::create_dir(&dir).unwrap();
+        let building = dir.join(format!("{DB_FILE}.new"));
+        std::fs::write(&building, b"SQLite format 3\0 and then the crash").unwrap();
+        let mut ledger = Ledger::open(&dir).unwrap();
+        assert!(!building.exists());
+        assert_eq!(dump(&ledger.db.conn), LATEST_SCHEMA);
+        assert!(ledger.holds_no_response().unwrap());
+        ledger.append(&[]).unwrap();
+    }
 }

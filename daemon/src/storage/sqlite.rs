@@ -49,6 +49,12 @@ pub struct Writer {
 /// Opens `dir/db_file` for writing, creating it (0700/0600) and applying
 /// `migrations` (entry `n` takes the schema from version `n` to `n + 1`).
 pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Writer, DbError> {
+    open_writer_at(dir, db_file, migrations, None)
+}
+
+/// [`open_writer`], a new store built from `latest` (the schema and rows
+/// every one of `migrations` builds, as SQL) when given.
+pub fn open_writer_at(dir: &Path, db_file: &str, migrations: &[&str], latest: Option<&str>) -> Result<Writer, DbError> {
     match files::classify(dir)? {
         PathKind::Missing | PathKind::Directory => files::ensure_private_dir(dir)?,
         _ => return Err(DbError::Unsupported(dir.to_owned())),
@@ -61,14 +67,54 @@ pub fn open_writer(dir: &Path, db_file: &str, migrations: &[&str]) -> Result<Wri
     }
     let db = dir.join(db_file);
     match files::classify(&db)? {
-        // Created here so that it is 0600 from the start; SQLite gives its
-        // -wal and -shm files the database file's mode.
-        PathKind::Missing | PathKind::RegularFile => drop(files::open_private_file(&db)?),
+        PathKind::Missing => create(&db, migrations, latest)?,
+        PathKind::RegularFile => {}
         _ => return Err(DbError::Unsupported(db)),
     }
     let conn = connect(&db)?;
     migrate(&conn, migrations)?;
     Ok(Writer { conn, path: db, _lock: lock })
+}
+
+/// A new store: built whole beside its place (from `latest` when given,
+/// else by every migration), then moved there in one rename. Until the rename there is nothing to keep, so the building
+/// needs no journal and no sync but one at the end (a journalled first
+/// commit syncs four times); a crash leaves no store or all of it, and
+/// a half-built file left by one is built again. Created 0600 from the
+/// start: SQLite gives its -wal and -shm files the database file's mode.
+fn create(db: &Path, migrations: &[&str], latest: Option<&str>) -> Result<(), DbError> {
+    let mut name = db.file_name().unwrap_or_default().to_owned();
+    name.push(".new");
+    let building = db.with_file_name(name);
+    // Only this writer (it holds the lock) builds here.
+    match std::fs::remove_file(&building) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err.into()),
+    }
+    let file = files::open_private_file(&building)?;
+    let conn =
+        Connection::open_with_flags(&building, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    conn.pragma_update(None, "journal_mode", "OFF")?;
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    match latest {
+        Some(schema) => {
+            let tx = conn.unchecked_transaction()?;
+            tx.execute_batch(schema)?;
+            tx.pragma_update(None, "user_version", migrations.len() as i64)?;
+            tx.commit()?;
+        }
+        None => migrate(&conn, migrations)?,
+    }
+    // Recorded in the file's header: every connection to it uses the WAL.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.close().map_err(|(_, err)| err)?;
+    file.sync_all()?;
+    std::fs::rename(&building, db)?;
+    if let Some(dir) = db.parent() {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// A read-write connection to `db`, in WAL mode.
