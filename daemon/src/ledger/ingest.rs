@@ -327,21 +327,23 @@ impl<'a> BulkLoad<'a> {
     /// other way out.
     fn finish<T>(mut self, settle: impl FnOnce(&mut Ledger), then: impl FnOnce() -> T) -> Result<T, DbError> {
         let mut ledger = lock(self.ledger)?;
-        let answer = std::thread::scope(|scope| {
+        let (answer, copied) = std::thread::scope(|scope| {
             let (settled, last_commit) = std::sync::mpsc::channel();
             let copying =
                 ledger.checkpointer().map(|checkpointer| scope.spawn(move || checkpointer.copy_wal(last_commit)));
             settle(&mut ledger);
             drop(settled);
+            // The ledger is free while `then` runs.
+            drop(ledger);
             let answer = then();
             let copied = copying
                 .and_then(|copying| copying.join().unwrap_or(Err(DbError::Invalid("the WAL copy stopped abnormally"))));
-            match copied {
-                Ok(()) => self.finished = ledger.resume_checkpoints().is_ok(),
-                Err(err) => tracing::warn!(error = %err, "the first pass's bulk load not finished; ending it now"),
-            }
-            answer
+            (answer, copied)
         });
+        match copied {
+            Ok(()) => self.finished = lock(self.ledger).and_then(|mut ledger| ledger.resume_checkpoints()).is_ok(),
+            Err(err) => tracing::warn!(error = %err, "the first pass's bulk load not finished; ending it now"),
+        }
         Ok(answer)
     }
 }

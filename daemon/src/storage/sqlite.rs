@@ -77,11 +77,12 @@ pub fn open_writer_at(dir: &Path, db_file: &str, migrations: &[&str], latest: Op
 }
 
 /// A new store: built whole beside its place (from `latest` when given,
-/// else by every migration), then moved there in one rename. Until the rename there is nothing to keep, so the building
-/// needs no journal and no sync but one at the end (a journalled first
-/// commit syncs four times); a crash leaves no store or all of it, and
-/// a half-built file left by one is built again. Created 0600 from the
-/// start: SQLite gives its -wal and -shm files the database file's mode.
+/// else by every migration), then moved there in one rename. Until the
+/// rename there is nothing to keep, so the building needs no journal and
+/// no sync but one at the end (a journalled first commit syncs four
+/// times); a crash leaves no store or all of it, and a half-built file
+/// left by one is built again. Created 0600 from the start: SQLite gives
+/// its -wal and -shm files the database file's mode.
 fn create(db: &Path, migrations: &[&str], latest: Option<&str>) -> Result<(), DbError> {
     let mut name = db.file_name().unwrap_or_default().to_owned();
     name.push(".new");
