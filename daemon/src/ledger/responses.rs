@@ -197,7 +197,7 @@ pub const PACK_MIGRATION: &str = r#"
 
 /// Identity rows one statement inserts: a statement run costs about as
 /// much as a row it inserts, so rows go in together.
-const IDENTITIES_PER_INSERT: usize = 16;
+const IDENTITIES_PER_INSERT: usize = 64;
 
 /// A write's identity and its place among a commit's writes. The store
 /// sorts and binds these rather than the writes: the writes lie in memory
