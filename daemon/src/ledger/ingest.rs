@@ -791,7 +791,22 @@ mod tests {
         roots: Roots,
     }
 
+    /// The ledger's database file alone, its WAL ignored.
+    fn file_alone(dir: &Path) -> rusqlite::Connection {
+        let file = format!("file:{}?immutable=1", dir.join(crate::ledger::store::DB_FILE).display());
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        rusqlite::Connection::open_with_flags(file, flags).unwrap()
+    }
+
     impl OneLog {
+        /// Writes `responses` final writes as the log, response `id` with
+        /// `id % modulus + 1` output tokens: their output in all.
+        fn written(&self, responses: u64, modulus: u64) -> u64 {
+            let log: String = (1..=responses).map(|id| write(ONE_SESSION, id, id % modulus + 1, true)).collect();
+            std::fs::write(&self.path, log).unwrap();
+            (1..=responses).map(|id| id % modulus + 1).sum()
+        }
+
         fn new() -> OneLog {
             let home = tempfile::tempdir().unwrap();
             let projects = home.path().join("projects");
@@ -836,23 +851,18 @@ mod tests {
     #[test]
     fn a_first_pass_is_in_the_database_file_before_the_ledger_closes() {
         let one = OneLog::new();
-        let (path, dir, ledger, roots) = (&one.path, &one.dir, &one.ledger, &one.roots);
+        let (dir, ledger, roots) = (&one.dir, &one.ledger, &one.roots);
         let responses = 10_000u64;
-        let log: String = (1..=responses).map(|id| write(ONE_SESSION, id, id % 97 + 1, true)).collect();
-        std::fs::write(path, log).unwrap();
+        let output = one.written(responses, 97);
         let summary = pass(ledger, roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
         assert_eq!(summary.records_appended, responses);
-        // The database file alone (its WAL ignored) holds every write.
-        let file = format!("file:{}?immutable=1", dir.join(crate::ledger::store::DB_FILE).display());
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-        let in_file = rusqlite::Connection::open_with_flags(file, flags).unwrap();
+        let in_file = file_alone(dir);
         let packed: i64 = in_file.query_row("SELECT SUM(writes) FROM response_pack", [], |row| row.get(0)).unwrap();
         let identities: i64 = in_file.query_row("SELECT COUNT(*) FROM response_write", [], |row| row.get(0)).unwrap();
         assert_eq!((packed, identities), (responses as i64, responses as i64));
         let autocheckpoint: i64 =
             lock(ledger).unwrap().db_conn().pragma_query_value(None, "wal_autocheckpoint", |row| row.get(0)).unwrap();
         assert_eq!(autocheckpoint, crate::storage::sqlite::WAL_AUTOCHECKPOINT_PAGES);
-        let output: u64 = (1..=responses).map(|id| id % 97 + 1).sum();
         assert_eq!(output_total(dir), (responses, output, 0));
     }
 
@@ -865,17 +875,12 @@ mod tests {
         let one = OneLog::new();
         let (path, dir, ledger, roots) = (&one.path, &one.dir, &one.ledger, &one.roots);
         let responses = 5_000u64;
-        let log: String = (1..=responses).map(|id| write(ONE_SESSION, id, id % 89 + 1, true)).collect();
-        std::fs::write(path, log).unwrap();
-        let output: u64 = (1..=responses).map(|id| id % 89 + 1).sum();
+        let output = one.written(responses, 89);
         let quiet = Duration::from_secs(30);
         let (summary, seen) = pass_then(ledger, roots, quiet, 2, &|_, _| {}, || output_total(dir)).unwrap();
         assert_eq!(summary.records_appended, responses);
         assert_eq!(seen, (responses, output, 0));
-        let file = format!("file:{}?immutable=1", dir.join(crate::ledger::store::DB_FILE).display());
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-        let in_file = rusqlite::Connection::open_with_flags(file, flags).unwrap();
-        let (settled, dirty): (i64, i64) = in_file
+        let (settled, dirty): (i64, i64) = file_alone(dir)
             .query_row(
                 "SELECT (SELECT SUM(output_tokens) FROM rollup_part), (SELECT COUNT(*) FROM rollup_dirty)",
                 [],
