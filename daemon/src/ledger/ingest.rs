@@ -880,14 +880,21 @@ mod tests {
         let (summary, seen) = pass_then(ledger, roots, quiet, 2, &|_, _| {}, || output_total(dir)).unwrap();
         assert_eq!(summary.records_appended, responses);
         assert_eq!(seen, (responses, output, 0));
-        let (settled, dirty): (i64, i64) = file_alone(dir)
-            .query_row(
-                "SELECT (SELECT SUM(output_tokens) FROM rollup_part), (SELECT COUNT(*) FROM rollup_dirty)",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
+        let in_file = file_alone(dir);
+        let packs: Vec<Vec<u8>> = in_file
+            .prepare("SELECT body FROM rollup_parts")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!((settled, dirty), (output as i64, 0));
+        let settled: u64 = packs
+            .iter()
+            .flat_map(|body| crate::ledger::part_pack::decode(body).unwrap())
+            .filter_map(|part| part.tokens.output_tokens)
+            .sum();
+        let dirty: i64 = in_file.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |row| row.get(0)).unwrap();
+        assert_eq!((settled, dirty), (output, 0));
         std::fs::write(path, write(ONE_SESSION, responses + 1, 7, true)).unwrap();
         let (_, seen) = pass_then(ledger, roots, quiet, 2, &|_, _| {}, || output_total(dir)).unwrap();
         assert_eq!(seen, (responses + 1, output + 7, 0));

@@ -12,6 +12,7 @@ pub mod live;
 pub mod logs;
 pub mod otel;
 pub mod pack;
+pub mod part_pack;
 pub mod prices;
 pub mod quota;
 pub mod record_failures;

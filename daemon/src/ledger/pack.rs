@@ -18,6 +18,9 @@
 //!                 from 1 in order · 2n the string numbered n
 //! ```
 //!
+//! Its integers, strings and reader serve the packs of an hour's usage
+//! parts too (`part_pack`).
+//!
 //! A pack is checked by its checksum before it is decoded, and the decoder
 //! still trusts nothing: any body either decodes within these bounds or is
 //! refused as damaged.
@@ -96,7 +99,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
     let mut body = Vec::with_capacity(16 + writes.len() * 96);
     body.push(FORMAT);
     varint(&mut body, writes.len() as u64);
-    let mut strings: crate::ledger::FastMap<&'a str, u64> = Default::default();
+    let mut strings = Strings::default();
     for write in writes {
         let offset = write.at_ms.checked_sub(hour_ms).filter(|at| (0..HOUR_MS).contains(at));
         let offset = offset.ok_or(PackError::OutOfBounds("time"))?;
@@ -108,20 +111,8 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         body.extend_from_slice(&write.key_hash.to_le_bytes());
         varint(&mut body, offset as u64);
         text(&mut body, write.key);
-        for named in [write.session_id, write.model].map(|name| name.map(|name| &**name)) {
-            match named {
-                None => varint(&mut body, 0),
-                Some(name) if name.len() > MAX_TEXT_BYTES => return Err(PackError::OutOfBounds("session or model")),
-                Some(name) => match strings.get(name) {
-                    Some(&number) => varint(&mut body, number * 2),
-                    None => {
-                        let number = strings.len() as u64 + 1;
-                        strings.insert(name, number);
-                        varint(&mut body, number * 2 + 1);
-                        text(&mut body, name);
-                    }
-                },
-            }
+        for name in [write.session_id, write.model] {
+            strings.write(&mut body, name.map(|name| &**name))?;
         }
         for counter in write.tokens.values().into_iter().chain([write.context_tokens, write.context_window]) {
             match counter {
@@ -136,7 +127,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
 
 /// The writes of a pack of the hour starting at `hour_ms`.
 pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> {
-    let mut reader = Reader { body, at: 0 };
+    let mut reader = Reader::new(body);
     let format = reader.byte()?;
     if format != FORMAT {
         return Err(PackError::Format(format));
@@ -146,8 +137,9 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
     if count > (body.len() / MIN_WRITE_BYTES) as u64 {
         return Err(PackError::OutOfBounds("count of writes"));
     }
-    let mut strings: Vec<Arc<str>> = Vec::new();
-    let mut spelled: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut names = Names::default();
+    // Each string shared by the writes that name it, as they were before.
+    let mut shared: Vec<Arc<str>> = Vec::new();
     let mut writes = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let flags = reader.byte()?;
@@ -165,29 +157,14 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
         }
         let mut named = [None, None];
         for slot in &mut named {
-            let reference = reader.varint()?;
-            *slot = match reference {
-                0 => None,
-                odd if odd % 2 == 1 => {
-                    let name = reader.text("session or model")?;
-                    if odd / 2 != strings.len() as u64 + 1 {
-                        return Err(PackError::OutOfBounds("string number"));
+            *slot = match reader.name(&mut names)? {
+                None => None,
+                Some(number) => {
+                    if let Some(name) = names.get(number).filter(|_| number == shared.len()) {
+                        shared.push(Arc::from(name));
                     }
-                    // A string spelled twice: no pack Bee writes says that.
-                    if !spelled.insert(name) {
-                        return Err(PackError::OutOfBounds("string spelled twice"));
-                    }
-                    let name: Arc<str> = Arc::from(name);
-                    strings.push(name.clone());
-                    Some(name)
+                    shared.get(number).cloned()
                 }
-                even => Some(
-                    usize::try_from(even / 2 - 1)
-                        .ok()
-                        .and_then(|at| strings.get(at))
-                        .ok_or(PackError::OutOfBounds("string number"))?
-                        .clone(),
-                ),
             };
         }
         let mut counters = [None; 9];
@@ -221,13 +198,38 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
             is_final: flags & FINAL != 0,
         });
     }
-    if reader.at != body.len() {
-        return Err(PackError::Trailing);
-    }
+    reader.finished()?;
     Ok(writes)
 }
 
-fn varint(out: &mut Vec<u8>, mut value: u64) {
+/// The strings a pack spells, each numbered (from 1) where first written
+/// and named by its number after.
+#[derive(Default)]
+pub(crate) struct Strings<'a> {
+    numbers: crate::ledger::FastMap<&'a str, u64>,
+}
+
+impl<'a> Strings<'a> {
+    /// Writes `name`: none, a new string, or the number of one written before.
+    pub(crate) fn write(&mut self, out: &mut Vec<u8>, name: Option<&'a str>) -> Result<(), PackError> {
+        match name {
+            None => varint(out, 0),
+            Some(name) if name.len() > MAX_TEXT_BYTES => return Err(PackError::OutOfBounds("session or model")),
+            Some(name) => match self.numbers.get(name) {
+                Some(&number) => varint(out, number * 2),
+                None => {
+                    let number = self.numbers.len() as u64 + 1;
+                    self.numbers.insert(name, number);
+                    varint(out, number * 2 + 1);
+                    text(out, name);
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
         value >>= 7;
@@ -235,17 +237,66 @@ fn varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-fn text(out: &mut Vec<u8>, text: &str) {
+pub(crate) fn text(out: &mut Vec<u8>, text: &str) {
     varint(out, text.len() as u64);
     out.extend_from_slice(text.as_bytes());
 }
 
-struct Reader<'a> {
+/// The strings a decoder has read so far, in the order they were spelled.
+#[derive(Default)]
+pub(crate) struct Names<'a> {
+    spelled: Vec<&'a str>,
+    seen: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> Names<'a> {
+    /// The string numbered `number` by [`Reader::name`].
+    pub(crate) fn get(&self, number: usize) -> Option<&'a str> {
+        self.spelled.get(number).copied()
+    }
+}
+
+/// Where a decoder is in a pack's body.
+pub(crate) struct Reader<'a> {
     body: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
+    pub(crate) fn new(body: &'a [u8]) -> Reader<'a> {
+        Reader { body, at: 0 }
+    }
+
+    /// Refuses bytes after the last entry.
+    pub(crate) fn finished(&self) -> Result<(), PackError> {
+        if self.at == self.body.len() { Ok(()) } else { Err(PackError::Trailing) }
+    }
+
+    /// A session or model as [`Strings::write`] wrote it: none, or its
+    /// number in `names` (from 0), which a new string joins.
+    pub(crate) fn name(&mut self, names: &mut Names<'a>) -> Result<Option<usize>, PackError> {
+        match self.varint()? {
+            0 => Ok(None),
+            odd if odd % 2 == 1 => {
+                let name = self.text("session or model")?;
+                if odd / 2 != names.spelled.len() as u64 + 1 {
+                    return Err(PackError::OutOfBounds("string number"));
+                }
+                // A string spelled twice: no pack Bee writes says that.
+                if !names.seen.insert(name) {
+                    return Err(PackError::OutOfBounds("string spelled twice"));
+                }
+                names.spelled.push(name);
+                Ok(Some(names.spelled.len() - 1))
+            }
+            even => usize::try_from(even / 2 - 1)
+                .ok()
+                .filter(|&at| at < names.spelled.len())
+                .map(Some)
+                .ok_or(PackError::OutOfBounds("string number")),
+        }
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8], PackError> {
         let bytes = self.body.get(self.at..self.at.checked_add(n).ok_or(PackError::Truncated)?);
         let bytes = bytes.ok_or(PackError::Truncated)?;
@@ -253,7 +304,7 @@ impl<'a> Reader<'a> {
         Ok(bytes)
     }
 
-    fn byte(&mut self) -> Result<u8, PackError> {
+    pub(crate) fn byte(&mut self) -> Result<u8, PackError> {
         Ok(self.take(1)?[0])
     }
 
@@ -264,7 +315,7 @@ impl<'a> Reader<'a> {
     /// One LEB128 integer: at most ten bytes, its last one no wider than
     /// the bit a `u64` has left, and no longer than it needs to be (so
     /// one value has one spelling).
-    fn varint(&mut self) -> Result<u64, PackError> {
+    pub(crate) fn varint(&mut self) -> Result<u64, PackError> {
         let mut value = 0u64;
         for at in 0..10 {
             let byte = self.byte()?;

@@ -17,6 +17,7 @@ use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::ledger::part_pack;
 use crate::ledger::responses::{self, Response};
 use crate::ledger::store::Columns;
 use crate::storage::sqlite::sql_integer;
@@ -35,12 +36,14 @@ pub const ROLLUP_SCHEMA: u32 = 4;
 pub const CHECKSUM_SCHEMA: u32 = 5;
 /// Schema version from which responses are the token evidence.
 pub const RESPONSE_SCHEMA: u32 = 6;
-/// Schema version from which usage is aggregated by part (provider,
-/// session, model, prompt-size tier) per hour.
-pub const PART_SCHEMA: u32 = 7;
 /// Schema version from which response writes are stored in packs
 /// ([`crate::ledger::pack`]); the rows stored before stay where they are.
 pub const PACK_SCHEMA: u32 = 8;
+/// Schema version from which usage is aggregated by part (provider,
+/// session, model, prompt-size tier) per hour, an hour's parts in one pack
+/// ([`crate::ledger::part_pack`]). A store before it (a row per part from
+/// schema 7) is read from its records until it is migrated.
+pub const PART_PACK_SCHEMA: u32 = 9;
 
 /// Columns of a `call` record, in the order its checksum covers them.
 pub const CALL_COLUMNS: Columns = Columns {
@@ -139,6 +142,17 @@ pub const PART_MIGRATION: &str = r#"
     CREATE INDEX rollup_part_hour ON rollup_part (hour_ms);
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT at_ms / 3600000 * 3600000 FROM response;
+"#;
+
+/// An hour's usage parts in one pack instead of a row each. The hours that
+/// had parts are settled again (the aggregates derive from the records).
+pub const PART_PACK_MIGRATION: &str = r#"
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_part;
+    DROP TABLE rollup_part;
+    CREATE TABLE rollup_parts (
+        hour_ms  INTEGER PRIMARY KEY NOT NULL,
+        body     BLOB NOT NULL
+    ) STRICT;
 "#;
 
 /// The aggregates' provider name of derived turns.
@@ -1045,7 +1059,7 @@ fn write_hour(
     summed: Option<Parts>,
 ) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
-    tx.prepare_cached("DELETE FROM rollup_part WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
+    tx.prepare_cached("DELETE FROM rollup_parts WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     let summary = Summary::of(calls, responses, hour, None, false);
     let mut insert = tx.prepare_cached(
         "INSERT INTO rollup_time (hour_ms, provider, calls, without_duration, agent_ms, used_ms, cost_usd, cost_calls)
@@ -1074,35 +1088,24 @@ fn write_hour(
             sql_integer(tally.cost_calls)
         ])?;
     }
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO rollup_part (hour_ms, provider, session_id, model, tier, responses, input_tokens,
-             cached_input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
-             reasoning_output_tokens, total_tokens, partial_parts, pending_responses, producer_calls)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
     let mut parts = summed.unwrap_or_else(|| response_parts(responses, hour));
     parts_of(std::iter::empty(), calls.iter(), hour, &|_, _| hour.since_ms, &mut parts);
-    for (key, row) in parts {
-        let n = |v: Option<u64>| v.map(sql_integer);
-        let t = &row.tokens;
-        insert.execute(params![
-            hour.since_ms,
-            key.provider.as_str(),
-            key.session,
-            key.model,
-            key.tier,
-            sql_integer(row.responses),
-            n(t.input_tokens),
-            n(t.cached_input_tokens),
-            n(t.cache_creation_input_tokens),
-            n(t.cache_read_input_tokens),
-            n(t.output_tokens),
-            n(t.reasoning_output_tokens),
-            n(t.total_tokens),
-            sql_integer(row.partial_parts),
-            sql_integer(row.pending_responses),
-            sql_integer(row.producer_counted_calls)
-        ])?;
+    if !parts.is_empty() {
+        let stored = parts.iter().map(|(key, row)| part_pack::StoredPart {
+            provider: key.provider,
+            session: key.session.as_deref(),
+            model: key.model.as_deref(),
+            tier: key.tier,
+            responses: row.responses,
+            tokens: row.tokens.clone(),
+            partial_parts: row.partial_parts,
+            pending_responses: row.pending_responses,
+            producer_calls: row.producer_counted_calls,
+        });
+        // Bee's own bounds keep every session and model packable.
+        let body = part_pack::encode(stored).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+        tx.prepare_cached("INSERT INTO rollup_parts (hour_ms, body) VALUES (?1, ?2)")?
+            .execute(params![hour.since_ms, body])?;
     }
     tx.prepare_cached("DELETE FROM rollup_dirty WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     Ok(())
@@ -1116,8 +1119,9 @@ pub fn summarize(conn: &Connection, version: u32, range: Range, by: Option<Bucke
     let first_full = hour_of(range.since_ms.saturating_add(HOUR_MS - 1));
     let last_full = hour_of(range.until_ms);
     // Aggregates from before responses counted calls, not responses; those
-    // from before parts knew no model per session.
-    if version < RESPONSE_SCHEMA || (by.is_some() && version < PART_SCHEMA) || first_full >= last_full {
+    // from before parts knew no model per session, and parts before their
+    // packs are read from the records.
+    if version < RESPONSE_SCHEMA || (by.is_some() && version < PART_PACK_SCHEMA) || first_full >= last_full {
         return from_records(conn, version, range, by, true);
     }
     let full = Range { since_ms: first_full, until_ms: last_full };
@@ -1208,50 +1212,52 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     }
     let Some(bucket) = by else { return Ok((summary, Vec::new())) };
     let mut statement = conn.prepare_cached(
-        "SELECT hour_ms, provider, session_id, model, tier, responses, input_tokens, cached_input_tokens,
-                cache_creation_input_tokens, cache_read_input_tokens, output_tokens, reasoning_output_tokens,
-                total_tokens, partial_parts, pending_responses, producer_calls
-         FROM rollup_part WHERE hour_ms >= ?1 AND hour_ms < ?2
+        "SELECT hour_ms, body FROM rollup_parts WHERE hour_ms >= ?1 AND hour_ms < ?2
            AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2)",
     )?;
     let mut rows = statement.query(params![full.since_ms, full.until_ms])?;
-    // An hour a boundary cuts for any provider is read whole from the records.
+    // An hour a boundary cuts for any provider is read whole from the
+    // records, as is an hour whose pack does not decode.
     let mut cut = BTreeSet::new();
     let mut clean = Vec::new();
-    // Rows come an hour at a time: each hour's bucket is found once.
-    let mut last: Option<(i64, Provider, Option<i64>)> = None;
     while let Some(row) = rows.next()? {
         let hour: i64 = row.get(0)?;
-        let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
-        let first = match last {
-            Some((at, of, first)) if (at, of) == (hour, provider) => first,
-            _ => {
-                let first = bucket(provider, hour);
-                let first = (first == bucket(provider, hour + HOUR_MS - 1)).then_some(first);
-                last = Some((hour, provider, first));
-                first
+        let parts = match part_pack::decode(row.get_ref(1)?.as_blob()?) {
+            Ok(parts) => parts,
+            Err(err) => {
+                tracing::warn!(hour_ms = hour, error = %err, "an hour's usage parts do not decode; read from the records");
+                cut.insert(hour);
+                continue;
             }
         };
-        let Some(first) = first else {
-            cut.insert(hour);
-            continue;
-        };
-        let key = PartKey {
-            bucket: first,
-            provider,
-            session: row.get(2)?,
-            model: row.get(3)?,
-            tier: u8::try_from(row.get::<_, i64>(4)?).unwrap_or(0),
-        };
-        let usage = UsageRow {
-            responses: count(row.get(5)?),
-            tokens: counters_at(row, 6)?,
-            partial_parts: count(row.get(13)?),
-            pending_responses: count(row.get(14)?),
-            producer_counted_calls: count(row.get(15)?),
-            ..UsageRow::default()
-        };
-        clean.push((hour, key, usage));
+        // Each provider's bucket of the hour is found once.
+        let mut buckets: [Option<Option<i64>>; 2] = [None, None];
+        for part in parts {
+            let first = *buckets[usize::from(part.provider == Provider::Codex)].get_or_insert_with(|| {
+                let first = bucket(part.provider, hour);
+                (first == bucket(part.provider, hour + HOUR_MS - 1)).then_some(first)
+            });
+            let Some(first) = first else {
+                cut.insert(hour);
+                break;
+            };
+            let key = PartKey {
+                bucket: first,
+                provider: part.provider,
+                session: part.session.map(str::to_owned),
+                model: part.model.map(str::to_owned),
+                tier: part.tier,
+            };
+            let usage = UsageRow {
+                responses: part.responses,
+                tokens: part.tokens,
+                partial_parts: part.partial_parts,
+                pending_responses: part.pending_responses,
+                producer_counted_calls: part.producer_calls,
+                ..UsageRow::default()
+            };
+            clean.push((hour, key, usage));
+        }
     }
     // Summed in key order and built into the map at once: most keys are
     // new, and a map built from sorted keys compares each key about once.
@@ -1522,8 +1528,7 @@ mod tests {
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
         let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
-        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_part", [])
-            .unwrap();
+        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT hour_ms FROM rollup_parts", []).unwrap();
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
         let responses = || -> u64 { read_usage(dir.path(), range, 0).parts.values().map(|row| row.responses).sum() };
         // One row more than "the pass" wrote: the held (empty) set is not trusted.
@@ -1531,10 +1536,83 @@ mod tests {
         assert_eq!(responses(), 1);
         // The store is exactly what "the pass" wrote: its held set is used,
         // here an empty one, which shows the store was not read.
-        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_part", [])
-            .unwrap();
+        conn.execute("INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT hour_ms FROM rollup_parts", []).unwrap();
         settle_held(&conn, &mut HeldResponses::default(), 1).unwrap();
         assert_eq!(responses(), 0);
+    }
+
+    /// A store whose parts were rows (schema 8) migrates to packs: the
+    /// rows are not trusted, their hours are settled again from the
+    /// records. A pack that does not decode leaves its hour to the records.
+    #[test]
+    fn parts_stored_as_rows_are_settled_again_as_packs_and_a_damaged_pack_is_read_from_the_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::open(dir.path()).unwrap();
+        let write = |key: &str, session: &str, at_utc: &str, output: u64| {
+            Evidence::Response(ResponseWrite {
+                provider: Provider::Claude,
+                key: key.to_owned(),
+                session_id: Some(session.into()),
+                at_utc: at_utc.to_owned(),
+                model: Some("claude-opus-4-1".into()),
+                tokens: Counters { output_tokens: Some(output), ..Counters::default() },
+                context_tokens: None,
+                context_window: None,
+                is_final: true,
+            })
+        };
+        let writes = [
+            write("msg_1\u{1f}req_1", "s1", "2026-11-02T10:00:00.000Z", 5),
+            write("msg_2\u{1f}req_2", "s2", "2026-11-02T10:30:00.000Z", 7),
+            write("msg_3\u{1f}req_3", "s1", "2026-11-02T12:00:00.000Z", 11),
+        ];
+        ledger.append_at(&writes, &[]).unwrap();
+        ledger.settle();
+        drop(ledger);
+        let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
+        let outputs = |dir: &std::path::Path| -> Vec<(i64, Option<String>, Option<u64>)> {
+            let summary = read_usage(dir, range, 3);
+            summary.parts.iter().map(|(key, row)| (key.bucket, key.session.clone(), row.tokens.output_tokens)).collect()
+        };
+        let settled = outputs(dir.path());
+        assert_eq!(settled.iter().filter_map(|(.., output)| *output).sum::<u64>(), 23);
+        assert_eq!(settled, outputs_from_records(dir.path(), range));
+
+        // As schema 8 left it: a row per part of each settled hour, here wrong ones.
+        let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
+        conn.execute_batch(
+            "DROP TABLE rollup_parts;
+             CREATE TABLE rollup_part (
+                 hour_ms INTEGER NOT NULL, provider TEXT NOT NULL, session_id TEXT, model TEXT,
+                 tier INTEGER NOT NULL, responses INTEGER NOT NULL, input_tokens INTEGER,
+                 cached_input_tokens INTEGER, cache_creation_input_tokens INTEGER,
+                 cache_read_input_tokens INTEGER, output_tokens INTEGER, reasoning_output_tokens INTEGER,
+                 total_tokens INTEGER, partial_parts INTEGER NOT NULL, pending_responses INTEGER NOT NULL,
+                 producer_calls INTEGER NOT NULL) STRICT;
+             CREATE INDEX rollup_part_hour ON rollup_part (hour_ms);
+             INSERT INTO rollup_part VALUES
+                 (1793613600000, 'claude', 's1', 'claude-opus-4-1', 0, 1, NULL, NULL, NULL, NULL, 999, NULL, NULL, 0, 0, 0),
+                 (1793620800000, 'claude', 's1', 'claude-opus-4-1', 0, 1, NULL, NULL, NULL, NULL, 999, NULL, NULL, 0, 0, 0);
+             PRAGMA user_version = 8;",
+        )
+        .unwrap();
+        drop(conn);
+        let mut ledger = Ledger::open(dir.path()).unwrap();
+        // Migrated, not settled yet: the hour is read from the records.
+        assert_eq!(outputs(dir.path()), settled);
+        ledger.settle();
+        drop(ledger);
+        assert_eq!(outputs(dir.path()), settled);
+
+        let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
+        let damaged = conn.execute("UPDATE rollup_parts SET body = X'01ff' WHERE hour_ms = 1793613600000", []).unwrap();
+        assert_eq!(damaged, 1);
+        assert_eq!(outputs(dir.path()), settled);
+    }
+
+    fn outputs_from_records(dir: &std::path::Path, range: Range) -> Vec<(i64, Option<String>, Option<u64>)> {
+        let summary = from_records_only(dir, range, 3);
+        summary.parts.iter().map(|(key, row)| (key.bucket, key.session.clone(), row.tokens.output_tokens)).collect()
     }
 
     /// How many test bucketings [`bucketing`] has.

@@ -174,25 +174,6 @@ CREATE TABLE costed_session (
         session_id TEXT NOT NULL,
         PRIMARY KEY (provider, session_id)
     ) STRICT, WITHOUT ROWID;
-CREATE TABLE rollup_part (
-        hour_ms                      INTEGER NOT NULL,
-        provider                     TEXT NOT NULL,
-        session_id                   TEXT,
-        model                        TEXT,
-        tier                         INTEGER NOT NULL,
-        responses                    INTEGER NOT NULL,
-        input_tokens                 INTEGER,
-        cached_input_tokens          INTEGER,
-        cache_creation_input_tokens  INTEGER,
-        cache_read_input_tokens      INTEGER,
-        output_tokens                INTEGER,
-        reasoning_output_tokens      INTEGER,
-        total_tokens                 INTEGER,
-        partial_parts                INTEGER NOT NULL,
-        pending_responses            INTEGER NOT NULL,
-        producer_calls               INTEGER NOT NULL
-    ) STRICT;
-CREATE INDEX rollup_part_hour ON rollup_part (hour_ms);
 CREATE TABLE response_pack (
         id       INTEGER PRIMARY KEY,
         hour_ms  INTEGER NOT NULL,
@@ -216,4 +197,8 @@ CREATE TRIGGER response_pack_no_update BEFORE UPDATE ON response_pack BEGIN SELE
 CREATE TRIGGER response_pack_no_delete BEFORE DELETE ON response_pack BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 CREATE TRIGGER response_write_no_update BEFORE UPDATE ON response_write BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 CREATE TRIGGER response_write_no_delete BEFORE DELETE ON response_write BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TABLE rollup_parts (
+        hour_ms  INTEGER PRIMARY KEY NOT NULL,
+        body     BLOB NOT NULL
+    ) STRICT;
 INSERT INTO longest_call VALUES (1, 0);

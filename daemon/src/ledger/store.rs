@@ -254,6 +254,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 "#,
     rollup::PART_MIGRATION,
     responses::PACK_MIGRATION,
+    rollup::PART_PACK_MIGRATION,
 ];
 
 /// A record table's columns: those it was created with, and those it grew

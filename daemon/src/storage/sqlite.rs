@@ -152,12 +152,15 @@ impl Checkpointer {
     /// while the writer goes on, and again once `last_commit` says (or
     /// its sender is gone) that the writer committed for the last time:
     /// the second copy takes that commit too, so closing the store has
-    /// nothing left to copy. Then flushes the database to disk: SQLite
-    /// syncs it only after a checkpoint that found no newer commit, and
-    /// without this a copy that met one would wait for the writer's next
-    /// checkpoint (at the latest when it closes) to be synced.
+    /// nothing left to copy. The database is flushed to disk after each
+    /// copy: SQLite syncs it only after a checkpoint that found no newer
+    /// commit, and without this a copy that met one would wait for the
+    /// writer's next checkpoint (at the latest when it closes) to be
+    /// synced. Flushed after the first copy, the bulk of it is on disk
+    /// while the writer goes on, and the last flush holds only its commit.
     pub fn copy_wal(&self, last_commit: std::sync::mpsc::Receiver<()>) -> Result<(), DbError> {
         checkpoint(&self.conn)?;
+        self.db.sync_data()?;
         // Either answer means the writer is done.
         let _ = last_commit.recv();
         checkpoint(&self.conn)?;

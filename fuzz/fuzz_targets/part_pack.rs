@@ -1,0 +1,12 @@
+//! The ledger's packs of an hour's usage parts: any bytes decode without
+//! panicking, within their bounds, or are refused; a pack that decodes
+//! packs back to exactly its bytes (one spelling per set of parts).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(difference) = bee_daemon::ledger::part_pack::decodes_exactly(data) {
+        panic!("{difference}");
+    }
+});
