@@ -198,6 +198,7 @@ fn one_address_is_held_to_its_request_rate() {
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
     let addr = daemon.http_addr();
     // 1,500 pipelined requests on one connection, far faster than 500 a second.
+    let began = std::time::Instant::now();
     let mut stream = TcpStream::connect(&addr).unwrap();
     let one = format!("GET /no/such/path HTTP/1.1\r\nHost: {addr}\r\n\r\n");
     let last = format!("GET /no/such/path HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
@@ -211,11 +212,18 @@ fn one_address_is_held_to_its_request_rate() {
     let mut answers = String::new();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let _ = stream.read_to_string(&mut answers);
+    let elapsed = began.elapsed().as_secs_f64();
     writer.join().unwrap();
     let limited = answers.matches("HTTP/1.1 429").count();
     let served = answers.matches("HTTP/1.1 404").count();
-    eprintln!("{served} answered, {limited} refused with 429");
-    assert!(limited >= 300 && served >= 1_000, "{served} answered, {limited} limited");
+    eprintln!("{served} answered, {limited} refused with 429 in {elapsed:.2} s");
+    // The burst, then no more than the rate refills while the requests
+    // arrive: held on a busy machine as on an idle one (the time it took
+    // the daemon bounds what it may have served).
+    // The daemon's limit: a burst of 1,000, then 500 a second.
+    let most = 1_000.0 + 500.0 * elapsed;
+    assert_eq!(served + limited, 1_500, "every request answered");
+    assert!(served >= 1_000 && served as f64 <= most + 1.0, "{served} answered in {elapsed:.2} s, at most {most:.0}");
     // The unix socket knows no such limit.
     let (status, _, _) = raw_http(&home.socket(), &get_request("/health", "localhost", ""));
     assert_eq!(status, 200);
