@@ -29,7 +29,7 @@ use std::time::{Duration, SystemTime};
 use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
 use crate::ledger::responses::{Held, Prepared};
 use crate::ledger::rollup::HeldResponses;
-use crate::ledger::store::{Ledger, Staged};
+use crate::ledger::store::{BulkJournal, Ledger, Staged};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
@@ -309,24 +309,36 @@ pub fn pass_then<T>(
 /// the pass.
 struct BulkLoad<'a> {
     ledger: &'a Mutex<Ledger>,
+    journal: BulkJournal,
     finished: bool,
 }
 
 impl<'a> BulkLoad<'a> {
     fn begin(ledger: &'a Mutex<Ledger>) -> Result<BulkLoad<'a>, DbError> {
-        lock(ledger)?.begin_bulk_load()?;
-        Ok(BulkLoad { ledger, finished: false })
+        let journal = lock(ledger)?.begin_bulk_load()?;
+        tracing::debug!(?journal, "ingestion pass: a first pass's bulk load");
+        Ok(BulkLoad { ledger, journal, finished: false })
     }
 
-    /// [`Ledger::end_bulk_load`] with `settle` and `then` in it: the WAL
-    /// (the whole pass) is copied into the database on a connection of its
-    /// own while `settle` writes the aggregates on the ledger's, and the
+    /// [`Ledger::end_bulk_load`] with `settle` and `then` in it. Loaded
+    /// through a rollback journal, the pass is in the database already:
+    /// `settle` writes the aggregates the same way, the store returns to
+    /// WAL mode, and `then` runs. Loaded through the WAL, the WAL (the
+    /// whole pass) is copied into the database on a connection of its own
+    /// while `settle` writes the aggregates on the ledger's, and the
     /// settling commit is copied while `then` runs; checkpoints resume once
     /// all are done, so the settling commit never starts another. A step
     /// that fails is logged, and the load is ended when dropped, as on any
     /// other way out.
     fn finish<T>(mut self, settle: impl FnOnce(&mut Ledger), then: impl FnOnce() -> T) -> Result<T, DbError> {
         let mut ledger = lock(self.ledger)?;
+        if self.journal == BulkJournal::Rollback {
+            settle(&mut ledger);
+            self.finished = ledger.end_bulk_load(BulkJournal::Rollback).is_ok();
+            // The ledger is free while `then` runs.
+            drop(ledger);
+            return Ok(then());
+        }
         let (answer, copied) = std::thread::scope(|scope| {
             let (settled, last_commit) = std::sync::mpsc::channel();
             let copying =
@@ -353,9 +365,9 @@ impl Drop for BulkLoad<'_> {
         if self.finished {
             return;
         }
-        let ended = lock(self.ledger).and_then(|mut ledger| ledger.end_bulk_load());
+        let ended = lock(self.ledger).and_then(|mut ledger| ledger.end_bulk_load(self.journal));
         if let Err(err) = ended {
-            tracing::warn!(error = %err, "the first pass's bulk load not ended; checkpoints resume at the next open");
+            tracing::warn!(error = %err, "the first pass's bulk load not ended; the store's next open ends it");
         }
     }
 }
@@ -866,14 +878,18 @@ mod tests {
         assert_eq!(output_total(dir), (responses, output, 0));
     }
 
-    /// A view read as soon as a first pass is settled (while its copy into
-    /// the database file goes on) sees the whole pass; by the time the pass
-    /// returns, the file alone holds the settling commit too, so closing the
-    /// ledger has nothing left to copy. A later pass runs its view as well.
-    #[test]
-    fn a_view_read_once_a_first_pass_is_settled_sees_it_whole() {
+    /// A view read as soon as a first pass is settled sees the whole pass;
+    /// by the time the pass returns, the database file alone holds the
+    /// settling commit too, so closing the ledger has nothing left to copy,
+    /// and the store is in WAL mode. Alone, the pass loads through a
+    /// rollback journal; with another connection open (say, beed's views),
+    /// through the WAL, its copy into the file going on while the view is
+    /// read. A later pass runs its view as well.
+    fn a_view_read_once_a_first_pass_is_settled_sees_it_whole(another_connection: bool) {
         let one = OneLog::new();
         let (path, dir, ledger, roots) = (&one.path, &one.dir, &one.ledger, &one.roots);
+        let db = dir.join(crate::ledger::store::DB_FILE);
+        let other = another_connection.then(|| rusqlite::Connection::open(&db).unwrap());
         let responses = 5_000u64;
         let output = one.written(responses, 89);
         let quiet = Duration::from_secs(30);
@@ -895,9 +911,49 @@ mod tests {
             .sum();
         let dirty: i64 = in_file.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |row| row.get(0)).unwrap();
         assert_eq!((settled, dirty), (output, 0));
+        let mode: String =
+            rusqlite::Connection::open(&db).unwrap().query_row("PRAGMA journal_mode", [], |row| row.get(0)).unwrap();
+        assert_eq!(mode, "wal");
         std::fs::write(path, write(ONE_SESSION, responses + 1, 7, true)).unwrap();
         let (_, seen) = pass_then(ledger, roots, quiet, 2, &|_, _| {}, || output_total(dir)).unwrap();
         assert_eq!(seen, (responses + 1, output + 7, 0));
+        drop(other);
+    }
+
+    #[test]
+    fn a_first_pass_alone_loads_through_a_rollback_journal_and_is_seen_whole() {
+        a_view_read_once_a_first_pass_is_settled_sees_it_whole(false);
+    }
+
+    #[test]
+    fn a_first_pass_beside_another_connection_loads_through_the_wal_and_is_seen_whole() {
+        a_view_read_once_a_first_pass_is_settled_sees_it_whole(true);
+    }
+
+    /// A bulk load leaves WAL mode only while no other connection has the
+    /// store open, and returns to it; a load a crash cut short (the ledger
+    /// dropped mid-load) is back in WAL mode at the next open.
+    #[test]
+    fn a_bulk_load_leaves_the_wal_only_alone_and_always_returns_to_it() {
+        let OneLog { _home, dir, ledger, .. } = OneLog::new();
+        let db = dir.join(crate::ledger::store::DB_FILE);
+        let mode = |conn: &rusqlite::Connection| -> String {
+            conn.query_row("PRAGMA journal_mode", [], |row| row.get(0)).unwrap()
+        };
+        let mut ledger = ledger.into_inner().unwrap();
+        let other = rusqlite::Connection::open(&db).unwrap();
+        assert_eq!(mode(&other), "wal");
+        assert_eq!(ledger.begin_bulk_load().unwrap(), BulkJournal::Wal);
+        ledger.end_bulk_load(BulkJournal::Wal).unwrap();
+        drop(other);
+        assert_eq!(ledger.begin_bulk_load().unwrap(), BulkJournal::Rollback);
+        assert_eq!(mode(ledger.db_conn()), "truncate");
+        ledger.end_bulk_load(BulkJournal::Rollback).unwrap();
+        assert_eq!(mode(ledger.db_conn()), "wal");
+        assert_eq!(ledger.begin_bulk_load().unwrap(), BulkJournal::Rollback);
+        drop(ledger);
+        let reopened = Ledger::open(&dir).unwrap();
+        assert_eq!(mode(reopened.db_conn()), "wal");
     }
 
     /// Progress is reported a step of bytes at a time, not a line at a

@@ -474,6 +474,15 @@ pub struct Ledger {
 /// it. Generated from a migrated store; a test holds the two equal.
 const LATEST_SCHEMA: &str = include_str!("schema.sql");
 
+/// How a first pass's bulk load writes ([`Ledger::begin_bulk_load`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BulkJournal {
+    /// Straight into the database file, behind a rollback journal.
+    Rollback,
+    /// Into the WAL, copied into the database at the end.
+    Wal,
+}
+
 impl Ledger {
     pub fn open(dir: &Path) -> Result<Ledger, DbError> {
         let db = sqlite::open_writer_at(dir, DB_FILE, MIGRATIONS, Some(LATEST_SCHEMA))?;
@@ -526,20 +535,31 @@ impl Ledger {
         }
     }
 
-    /// Before a first ingestion pass fills an empty store: the WAL is
-    /// copied into the database once at the end, not each time it grows
-    /// past its checkpoint size (a pass rewrites the same pages commit after
-    /// commit).
-    pub(crate) fn begin_bulk_load(&mut self) -> Result<(), DbError> {
-        Ok(self.db.conn.pragma_update(None, "wal_autocheckpoint", 0)?)
+    /// Before a first ingestion pass fills a store that holds no response
+    /// yet: written through a rollback journal when no other connection
+    /// has the store open ([`sqlite::Writer::leave_wal`]), else through
+    /// the WAL, copied into the database once at the end rather than each
+    /// time it grows past its checkpoint size (a pass rewrites the same
+    /// pages commit after commit).
+    pub(crate) fn begin_bulk_load(&mut self) -> Result<BulkJournal, DbError> {
+        if self.db.leave_wal() {
+            return Ok(BulkJournal::Rollback);
+        }
+        self.db.conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        Ok(BulkJournal::Wal)
     }
 
-    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass:
-    /// checkpoints as usual again, and the WAL copied into the database now
-    /// rather than at the next commit.
-    pub(crate) fn end_bulk_load(&mut self) -> Result<(), DbError> {
-        self.resume_checkpoints()?;
-        Ok(sqlite::checkpoint(&self.db.conn)?)
+    /// Ends [`Ledger::begin_bulk_load`], whatever became of the pass: back
+    /// in WAL mode, or checkpointing as usual again with the WAL copied
+    /// into the database now rather than at the next commit.
+    pub(crate) fn end_bulk_load(&mut self, journal: BulkJournal) -> Result<(), DbError> {
+        match journal {
+            BulkJournal::Rollback => self.db.return_to_wal(),
+            BulkJournal::Wal => {
+                self.resume_checkpoints()?;
+                Ok(sqlite::checkpoint(&self.db.conn)?)
+            }
+        }
     }
 
     /// Checkpoints again whenever the WAL grows past its usual size, as

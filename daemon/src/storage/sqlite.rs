@@ -118,10 +118,13 @@ fn create(db: &Path, migrations: &[&str], latest: Option<&str>) -> Result<(), Db
     Ok(())
 }
 
+/// How long a writer waits for a lock another connection holds.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A read-write connection to `db`, in WAL mode.
 fn connect(db: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     // NORMAL (in WAL mode): a commit is in the WAL before the daemon
     // acknowledges it, so it survives any crash of beed; an OS crash or power
@@ -133,6 +136,41 @@ fn connect(db: &Path) -> rusqlite::Result<Connection> {
 }
 
 impl Writer {
+    /// Leaves WAL mode for a rollback journal, for a bulk load into a
+    /// store that is nearly empty: nearly every page it writes is new, so
+    /// the journal holds only the few it changes, and the pages go once
+    /// into the database file, where through the WAL they would be
+    /// written twice. SQLite allows it only while no other connection has
+    /// the store open: when one has (a reader in another process), the
+    /// store stays in WAL mode, at once. Whether it left. A crash before
+    /// [`Writer::return_to_wal`] leaves a journal that the next open rolls
+    /// back, and that open returns the store to WAL mode.
+    pub fn leave_wal(&self) -> bool {
+        let left = self.conn.busy_timeout(Duration::ZERO).and_then(|()| {
+            self.conn.pragma_update_and_check(None, "journal_mode", "TRUNCATE", |row| row.get::<_, String>(0))
+        });
+        if let Err(err) = self.conn.busy_timeout(BUSY_TIMEOUT) {
+            tracing::warn!(error = %err, "the store's busy timeout not restored");
+        }
+        match left {
+            Ok(mode) => mode == "truncate",
+            Err(err) => {
+                tracing::debug!(error = %err, "the store stays in WAL mode");
+                false
+            }
+        }
+    }
+
+    /// Back to WAL mode after [`Writer::leave_wal`]; readers that opened
+    /// meanwhile do not keep it from returning.
+    pub fn return_to_wal(&self) -> Result<(), DbError> {
+        let mode: String = self.conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+        if mode != "wal" {
+            return Err(DbError::Invalid("the store did not return to WAL mode"));
+        }
+        Ok(())
+    }
+
     /// A second connection to the writer's database, to checkpoint on
     /// another thread while this one writes: in WAL mode a passive
     /// checkpoint and a writer never wait for each other.
