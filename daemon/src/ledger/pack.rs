@@ -127,20 +127,11 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
 
 /// The writes of a pack of the hour starting at `hour_ms`.
 pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> {
-    let mut reader = Reader::new(body);
-    let format = reader.byte()?;
-    if format != FORMAT {
-        return Err(PackError::Format(format));
-    }
-    let count = reader.varint()?;
-    // A count the bytes cannot hold is refused before anything is allocated for it.
-    if count > (body.len() / MIN_WRITE_BYTES) as u64 {
-        return Err(PackError::OutOfBounds("count of writes"));
-    }
+    let (mut reader, count) = Reader::opening(body, FORMAT, MIN_WRITE_BYTES, "count of writes")?;
     let mut names = Names::default();
     // Each string shared by the writes that name it, as they were before.
     let mut shared: Vec<Arc<str>> = Vec::new();
-    let mut writes = Vec::with_capacity(count as usize);
+    let mut writes = Vec::with_capacity(count);
     for _ in 0..count {
         let flags = reader.byte()?;
         if flags & !(FINAL | CODEX) != 0 {
@@ -263,8 +254,25 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(body: &'a [u8]) -> Reader<'a> {
-        Reader { body, at: 0 }
+    /// A pack's opening: its format byte, which must be `format`, and its
+    /// count of entries. A count the bytes cannot hold (each entry takes
+    /// at least `min_bytes`) is refused before anything is allocated for it.
+    pub(crate) fn opening(
+        body: &'a [u8],
+        format: u8,
+        min_bytes: usize,
+        count_of: &'static str,
+    ) -> Result<(Reader<'a>, usize), PackError> {
+        let mut reader = Reader { body, at: 0 };
+        let found = reader.byte()?;
+        if found != format {
+            return Err(PackError::Format(found));
+        }
+        let count = reader.varint()?;
+        match usize::try_from(count) {
+            Ok(count) if count <= body.len() / min_bytes.max(1) => Ok((reader, count)),
+            _ => Err(PackError::OutOfBounds(count_of)),
+        }
     }
 
     /// Refuses bytes after the last entry.
@@ -373,6 +381,19 @@ impl PackedWrite {
     }
 }
 
+/// `body` with a byte changed (`how` 0), cut short there (1) or a byte
+/// inserted there (else): how the damaged-pack tests damage a pack.
+#[cfg(test)]
+pub(crate) fn damaged(mut body: Vec<u8>, at: proptest::sample::Index, byte: u8, how: u8) -> Vec<u8> {
+    let at = at.index(body.len());
+    match how {
+        0 => body[at] = byte,
+        1 => body.truncate(at),
+        _ => body.insert(at, byte),
+    }
+    body
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,13 +459,7 @@ mod tests {
             byte in any::<u8>(),
             how in 0..3u8,
         ) {
-            let mut body = encoded(&writes);
-            let at = at.index(body.len());
-            match how {
-                0 => body[at] = byte,
-                1 => body.truncate(at),
-                _ => body.insert(at, byte),
-            }
+            let body = damaged(encoded(&writes), at, byte, how);
             prop_assert_eq!(decodes_exactly(&body), Ok(()));
         }
     }

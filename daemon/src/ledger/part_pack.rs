@@ -87,18 +87,9 @@ pub fn encode<'a>(parts: impl IntoIterator<Item = StoredPart<'a>>) -> Result<Vec
 
 /// The parts of a pack, their strings borrowed from `body`.
 pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
-    let mut reader = Reader::new(body);
-    let format = reader.byte()?;
-    if format != FORMAT {
-        return Err(PackError::Format(format));
-    }
-    let count = reader.varint()?;
-    // A count the bytes cannot hold is refused before anything is allocated for it.
-    if count > (body.len() / MIN_PART_BYTES) as u64 {
-        return Err(PackError::OutOfBounds("count of parts"));
-    }
+    let (mut reader, count) = Reader::opening(body, FORMAT, MIN_PART_BYTES, "count of parts")?;
     let mut names = Names::default();
-    let mut parts = Vec::with_capacity(count as usize);
+    let mut parts = Vec::with_capacity(count);
     for _ in 0..count {
         let provider = match reader.byte()? {
             0 => Provider::Claude,
@@ -230,13 +221,7 @@ mod tests {
             byte in any::<u8>(),
             how in 0..3u8,
         ) {
-            let mut body = encode(owned.iter().map(part)).unwrap();
-            let at = at.index(body.len());
-            match how {
-                0 => body[at] = byte,
-                1 => body.truncate(at),
-                _ => body.insert(at, byte),
-            }
+            let body = crate::ledger::pack::damaged(encode(owned.iter().map(part)).unwrap(), at, byte, how);
             prop_assert_eq!(decodes_exactly(&body), Ok(()));
         }
     }
