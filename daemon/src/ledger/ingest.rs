@@ -170,9 +170,9 @@ pub fn pass(
 }
 
 /// [`pass`], then `then` (say, a view of the ledger read on a connection
-/// of its own) as soon as the pass is settled: a first pass's last copy
-/// into the database file goes on meanwhile, and neither waits for the
-/// other. Not run when the pass fails.
+/// of its own) as soon as the pass is settled: a first pass loaded through
+/// the WAL goes on copying it into the database file meanwhile, and
+/// neither waits for the other. Not run when the pass fails.
 pub fn pass_then<T>(
     ledger: &Mutex<Ledger>,
     roots: &Roots,

@@ -1230,13 +1230,19 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
                 continue;
             }
         };
-        // Each provider's bucket of the hour is found once.
-        let mut buckets: [Option<Option<i64>>; 2] = [None, None];
+        // A pack holds its parts by provider: each provider's bucket of the
+        // hour is found once.
+        let mut last: Option<(Provider, Option<i64>)> = None;
         for part in parts {
-            let first = *buckets[usize::from(part.provider == Provider::Codex)].get_or_insert_with(|| {
-                let first = bucket(part.provider, hour);
-                (first == bucket(part.provider, hour + HOUR_MS - 1)).then_some(first)
-            });
+            let first = match last {
+                Some((of, first)) if of == part.provider => first,
+                _ => {
+                    let first = bucket(part.provider, hour);
+                    let first = (first == bucket(part.provider, hour + HOUR_MS - 1)).then_some(first);
+                    last = Some((part.provider, first));
+                    first
+                }
+            };
             let Some(first) = first else {
                 cut.insert(hour);
                 break;
@@ -1578,23 +1584,19 @@ mod tests {
         assert_eq!(settled.iter().filter_map(|(.., output)| *output).sum::<u64>(), 23);
         assert_eq!(settled, outputs_from_records(dir.path(), range));
 
-        // As schema 8 left it: a row per part of each settled hour, here wrong ones.
+        // As schema 8 left it: its part rows (the table schema 7 made, from
+        // the table before it), one for each settled hour, here wrong ones;
+        // no hour dirty.
         let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
-        conn.execute_batch(
-            "DROP TABLE rollup_parts;
-             CREATE TABLE rollup_part (
-                 hour_ms INTEGER NOT NULL, provider TEXT NOT NULL, session_id TEXT, model TEXT,
-                 tier INTEGER NOT NULL, responses INTEGER NOT NULL, input_tokens INTEGER,
-                 cached_input_tokens INTEGER, cache_creation_input_tokens INTEGER,
-                 cache_read_input_tokens INTEGER, output_tokens INTEGER, reasoning_output_tokens INTEGER,
-                 total_tokens INTEGER, partial_parts INTEGER NOT NULL, pending_responses INTEGER NOT NULL,
-                 producer_calls INTEGER NOT NULL) STRICT;
-             CREATE INDEX rollup_part_hour ON rollup_part (hour_ms);
+        conn.execute_batch(&format!(
+            "DROP TABLE rollup_parts; CREATE TABLE rollup_usage (hour_ms INTEGER);
+             {PART_MIGRATION}
+             DELETE FROM rollup_dirty;
              INSERT INTO rollup_part VALUES
                  (1793613600000, 'claude', 's1', 'claude-opus-4-1', 0, 1, NULL, NULL, NULL, NULL, 999, NULL, NULL, 0, 0, 0),
                  (1793620800000, 'claude', 's1', 'claude-opus-4-1', 0, 1, NULL, NULL, NULL, NULL, 999, NULL, NULL, 0, 0, 0);
-             PRAGMA user_version = 8;",
-        )
+             PRAGMA user_version = 8;"
+        ))
         .unwrap();
         drop(conn);
         let mut ledger = Ledger::open(dir.path()).unwrap();
