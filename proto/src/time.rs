@@ -76,6 +76,15 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339(text).ok()
 }
 
+/// The last unix millisecond RFC 3339 can spell (9999-12-31T23:59:59.999Z).
+pub const LATEST_RFC3339_MS: i64 = 253_402_300_799_999;
+
+/// Whether `ms` is a time [`parse_rfc3339_ms`] can give: from 1970 to the
+/// end of year 9999.
+pub fn spells_as_rfc3339(ms: i64) -> bool {
+    (0..=LATEST_RFC3339_MS).contains(&ms)
+}
+
 /// Unix milliseconds of an RFC 3339 UTC time.
 pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
     if let Some(ms) = millis_shape_ms(text) {

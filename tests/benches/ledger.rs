@@ -130,7 +130,7 @@ fn views() {
                         provider,
                         key: uuid::Uuid::new_v4().to_string(),
                         session_id: Some(session.into()),
-                        at_utc,
+                        at_ms: at as i64,
                         model: Some(model.into()),
                         tokens,
                         context_tokens: None,

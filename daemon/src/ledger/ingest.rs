@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::responses::{Held, Prepared};
+use crate::ledger::responses::{Held, PacksAhead, Prepared};
 use crate::ledger::rollup::HeldResponses;
 use crate::ledger::store::{BulkJournal, Ledger, Staged};
 use crate::storage::lines::{self, Line};
@@ -484,18 +484,29 @@ impl Committer<'_> {
             held = None;
         }
         let (answer, inserted, merged) = match &held {
-            // The pass's last batch: its responses are merged, and their
-            // hours' parts summed, while it commits.
-            Some(holding) if pending.last => std::thread::scope(|scope| {
-                let merging =
-                    scope.spawn(|| HeldResponses::new(holding.responses_with(responses_of(&pending.records))));
-                let appended = self.append(&pending);
-                // A merge that failed leaves the settling to the store.
-                let merged = merging.join().ok();
-                appended.map(|(answer, inserted)| (answer, inserted, merged))
-            })?,
+            // The pass's last batch: while the writer inserts its
+            // identities, another thread encodes its packs (every write of
+            // a first pass is new), then merges the pass's responses and
+            // sums their hours' parts.
+            Some(holding) if pending.last => {
+                let last = lock(self.ledger)?.last_pack()?;
+                let (packed, packs) = std::sync::mpsc::sync_channel(1);
+                std::thread::scope(|scope| {
+                    let merging = scope.spawn(|| {
+                        let writes: Vec<&Prepared> = responses_of(&pending.records).collect();
+                        // A writer that is gone has failed and says why.
+                        let _ = packed.send(PacksAhead::encode(&writes, last));
+                        drop(packed);
+                        HeldResponses::new(holding.responses_with(writes.into_iter()))
+                    });
+                    let appended = self.append(&pending, || packs.recv().ok().flatten());
+                    // A merge that failed leaves the settling to the store.
+                    let merged = merging.join().ok();
+                    appended.map(|(answer, inserted)| (answer, inserted, merged))
+                })?
+            }
             _ => {
-                let (answer, inserted) = self.append(&pending)?;
+                let (answer, inserted) = self.append(&pending, || None)?;
                 (answer, inserted, None)
             }
         };
@@ -504,10 +515,10 @@ impl Committer<'_> {
             match merged {
                 Some(responses) => {
                     *lock(&self.merged)? = Some((responses, holding.written));
-                    drop_aside(pending.records);
+                    drop_aside((pending.records, holding));
                 }
                 None if !pending.last => {
-                    holding.absorb(pending.records.into_iter().flatten().filter_map(Staged::into_response));
+                    holding.absorb(pending.records);
                     *lock(&self.held)? = Some(holding);
                 }
                 None => {}
@@ -519,12 +530,17 @@ impl Committer<'_> {
         Ok(())
     }
 
-    /// Appends a batch: its records and offsets, in one transaction.
-    fn append(&self, pending: &Pending) -> Result<(LedgerAppended, u64), DbError> {
+    /// Appends a batch: its records and offsets, in one transaction
+    /// (`packs_ahead` as [`Ledger::append_staged`] takes it).
+    fn append(
+        &self,
+        pending: &Pending,
+        packs_ahead: impl FnOnce() -> Option<PacksAhead>,
+    ) -> Result<(LedgerAppended, u64), DbError> {
         if pending.offsets.is_empty() {
             return Ok((LedgerAppended { appended: 0, duplicates: 0 }, 0));
         }
-        lock(self.ledger)?.append_staged(pending.records.iter().flatten(), &pending.offsets)
+        lock(self.ledger)?.append_staged(pending.records.iter().flatten(), &pending.offsets, packs_ahead)
     }
 }
 

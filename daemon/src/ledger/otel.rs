@@ -144,7 +144,7 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
             provider: Provider::Claude,
             key: request.to_owned(),
             session_id: session.as_deref().map(Into::into),
-            at_utc: bee_proto::time::format_unix_ms(end),
+            at_ms: end,
             model: model.as_deref().map(Into::into),
             tokens: Counters {
                 input_tokens: count(attributes, attribute::INPUT_TOKENS),
@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(write.tokens.cache_creation_input_tokens, Some(300), "an integer sent as a string");
         assert_eq!(write.tokens.cache_read_input_tokens, Some(5007));
         assert_eq!(write.tokens.output_tokens, Some(23));
-        assert_eq!(write.at_utc, "2026-12-01T09:16:08.882Z");
+        assert_eq!(bee_proto::time::format_unix_ms(write.at_ms), "2026-12-01T09:16:08.882Z");
         assert!(write.is_final);
         assert_eq!(call.source, CallSource::ApiRequest);
         assert_eq!(call.started_at_utc, "2026-12-01T09:16:08.868Z", "the duration ends at the event");

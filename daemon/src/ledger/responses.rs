@@ -25,7 +25,7 @@ use rusqlite::{Connection, params};
 use crate::ledger::FastMap;
 use crate::ledger::pack::{self, Entry, PackedWrite};
 use crate::ledger::rollup::{HOUR_MS, PACK_SCHEMA, Range, hour_of};
-use crate::ledger::store::Columns;
+use crate::ledger::store::{Columns, Staged};
 use crate::storage::sqlite;
 
 /// The provider identity a stored key names. A Claude transcript's key is
@@ -66,7 +66,8 @@ pub struct ResponseWrite {
     /// model): a file's writes nearly always name one session and a few
     /// models, and every later step reads these names for every write.
     pub session_id: Option<Arc<str>>,
-    pub at_utc: String,
+    /// Unix milliseconds of the log line that wrote it.
+    pub at_ms: i64,
     pub model: Option<Arc<str>>,
     pub tokens: Counters,
     pub context_tokens: Option<u64>,
@@ -108,28 +109,21 @@ impl ResponseWrite {
         ])
     }
 
-    /// Bee's bounds on one response's figures: a write outside them is a
-    /// broken or hostile line, never stored.
+    /// Bee's bounds on one response's figures and time: a write outside
+    /// them is a broken or hostile line, never stored.
     pub fn is_valid(&self) -> bool {
-        self.within_bounds() && bee_proto::time::parse_rfc3339_ms(&self.at_utc).is_some()
-    }
-
-    /// [`ResponseWrite::is_valid`] but for its time, which
-    /// [`ResponseWrite::prepare`] parses.
-    pub(crate) fn within_bounds(&self) -> bool {
         let counters = self.tokens.values().into_iter().chain([self.context_tokens, self.context_window]);
         let texts = [Some(self.key.as_str()), self.session_id.as_deref(), self.model.as_deref()];
         counters.flatten().all(|n| n <= bee_proto::ledger::bounds::MAX_CALL_TOKENS)
             && texts.into_iter().flatten().all(|t| t.len() <= bee_proto::ledger::bounds::MAX_TEXT_BYTES)
             && !self.key.is_empty()
+            && bee_proto::time::spells_as_rfc3339(self.at_ms)
     }
 
-    /// This write made ready for the store: its time, digest and key hash
-    /// computed (off the writer's thread, when ingestion prepares it);
-    /// `None` when its time does not parse.
-    pub(crate) fn prepare(self) -> Option<Prepared> {
-        let at_ms = bee_proto::time::parse_rfc3339_ms(&self.at_utc)?;
-        Some(Prepared { digest: self.digest(), key_hash: self.key_hash(), at_ms, write: self })
+    /// This write made ready for the store: its digest and key hash
+    /// computed (off the writer's thread, when ingestion prepares it).
+    pub(crate) fn prepare(self) -> Prepared {
+        Prepared { digest: self.digest(), key_hash: self.key_hash(), write: self }
     }
 }
 
@@ -137,7 +131,6 @@ impl ResponseWrite {
 #[derive(Debug, Clone)]
 pub(crate) struct Prepared {
     pub(crate) write: ResponseWrite,
-    pub(crate) at_ms: i64,
     pub(crate) digest: i64,
     key_hash: i64,
 }
@@ -152,7 +145,7 @@ impl Prepared {
             key: &w.key,
             session_id: w.session_id.as_ref(),
             model: w.model.as_ref(),
-            at_ms: self.at_ms,
+            at_ms: w.at_ms,
             tokens: &w.tokens,
             context_tokens: w.context_tokens,
             context_window: w.context_window,
@@ -218,27 +211,113 @@ impl Identity {
     }
 }
 
+/// A commit's writes as the identity table keys them: their identities
+/// sorted as the table is (its pages are each written once) with the same
+/// write given twice kept once, and the hours they fall in.
+struct Keyed {
+    ids: Vec<Identity>,
+    hours: Vec<i64>,
+}
+
+impl Keyed {
+    fn of(writes: &[&Prepared]) -> Keyed {
+        let mut ids: Vec<Identity> = writes
+            .iter()
+            .enumerate()
+            .map(|(index, w)| Identity { key_hash: w.key_hash, at_ms: w.write.at_ms, digest: w.digest, index })
+            .collect();
+        ids.sort_unstable_by_key(Identity::key);
+        ids.dedup_by_key(|id| id.key());
+        let mut hours: Vec<i64> = ids.iter().map(|id| hour_of(id.at_ms)).collect();
+        hours.sort_unstable();
+        hours.dedup();
+        Keyed { ids, hours }
+    }
+
+    /// The pack the write at `at_ms` goes into, after the store's `last`:
+    /// each hour's pack is numbered before it is written, as the
+    /// identities name it.
+    fn pack_of(&self, last: i64, at_ms: i64) -> i64 {
+        last + 1 + self.hours.partition_point(|&hour| hour < hour_of(at_ms)) as i64
+    }
+}
+
+/// One hour's pack, encoded and checksummed.
+#[derive(Debug)]
+struct PackRow {
+    id: i64,
+    hour_ms: i64,
+    writes: i64,
+    providers: i64,
+    body: Vec<u8>,
+    crc: i64,
+}
+
+/// The packs of the `fresh` writes (in time order, then digest and key hash).
+fn pack_rows(fresh: &[&Prepared], keyed: &Keyed, last: i64) -> Result<Vec<PackRow>, pack::PackError> {
+    fresh
+        .chunk_by(|a, b| hour_of(a.write.at_ms) == hour_of(b.write.at_ms))
+        .map(|hour| {
+            let hour_ms = hour_of(hour[0].write.at_ms);
+            let entries: Vec<Entry<'_>> = hour.iter().map(|w| w.entry()).collect();
+            touch(&entries);
+            let (id, writes) = (keyed.pack_of(last, hour_ms), hour.len() as i64);
+            let providers = hour.iter().fold(0, |mask, w| mask | provider_bit(w.write.provider));
+            let body = pack::encode(hour_ms, &entries)?;
+            let crc = pack_crc(id, hour_ms, writes, providers, &body);
+            Ok(PackRow { id, hour_ms, writes, providers, body, crc })
+        })
+        .collect()
+}
+
+/// The writes of `keyed` in pack order.
+fn in_pack_order<'w>(mut ids: Vec<Identity>, writes: &[&'w Prepared]) -> Vec<&'w Prepared> {
+    ids.sort_unstable_by_key(|id| (id.at_ms, id.digest, id.key_hash));
+    ids.iter().map(|id| writes[id.index]).collect()
+}
+
+/// A commit's packs encoded before its identities go in, on the
+/// assumption that every write is new to a store whose last pack is
+/// `last` (a first pass's): another thread encodes them while the writer
+/// inserts the identities, and the store takes them only when the
+/// assumption held.
+#[derive(Debug)]
+pub(crate) struct PacksAhead {
+    last: i64,
+    rows: Vec<PackRow>,
+}
+
+impl PacksAhead {
+    /// The packs of `writes` (the commit's, in the order given to
+    /// [`store`]) were all of them new after pack `last`; `None` when one
+    /// cannot be packed (the store then says why).
+    pub(crate) fn encode(writes: &[&Prepared], last: i64) -> Option<PacksAhead> {
+        let keyed = Keyed::of(writes);
+        let fresh = in_pack_order(keyed.ids.clone(), writes);
+        let rows = pack_rows(&fresh, &keyed, last).ok()?;
+        Some(PacksAhead { last, rows })
+    }
+}
+
+/// The number of the store's last pack (0 for none).
+pub(crate) fn last_pack(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT COALESCE(MAX(id), 0) FROM response_pack", [], |row| row.get(0))
+}
+
 /// Stores one commit's `writes`, each unless the same write (time and
 /// digest, which names its response) is stored: their identities, then one
-/// pack per hour of those that were new. Returns the new ones in time
-/// order, and how many of `writes` were not.
-pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite::Result<(Vec<&'w Prepared>, u64)> {
+/// pack per hour of those that were new, encoded here unless `ahead` gives
+/// them encoded for exactly these. Returns the new ones in time order, and
+/// how many of `writes` were not.
+pub(crate) fn store<'w>(
+    tx: &Connection,
+    writes: Vec<&'w Prepared>,
+    ahead: impl FnOnce() -> Option<PacksAhead>,
+) -> rusqlite::Result<(Vec<&'w Prepared>, u64)> {
     let given = writes.len();
-    let mut ids: Vec<Identity> = writes
-        .iter()
-        .enumerate()
-        .map(|(index, w)| Identity { key_hash: w.key_hash, at_ms: w.at_ms, digest: w.digest, index })
-        .collect();
-    // Sorted as the identity table is: its pages are each written once.
-    ids.sort_unstable_by_key(Identity::key);
-    ids.dedup_by_key(|id| id.key());
-    let mut hours: Vec<i64> = ids.iter().map(|id| hour_of(id.at_ms)).collect();
-    hours.sort_unstable();
-    hours.dedup();
-    let last: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM response_pack", [], |row| row.get(0))?;
-    // Each hour's pack is numbered before it is written: the identities name it.
-    let pack_of = |at_ms: i64| last + 1 + hours.partition_point(|&hour| hour < hour_of(at_ms)) as i64;
-    let mut fresh = Vec::with_capacity(ids.len());
+    let keyed = Keyed::of(&writes);
+    let last = last_pack(tx)?;
+    let mut fresh = Vec::with_capacity(keyed.ids.len());
     let mut together = tx.prepare_cached(&format!(
         "INSERT INTO response_write (key_hash, at_ms, digest, pack) VALUES {} ON CONFLICT DO NOTHING",
         vec!["(?, ?, ?, ?)"; IDENTITIES_PER_INSERT].join(", ")
@@ -248,7 +327,8 @@ pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite:
     )?;
     let mut stored_in =
         tx.prepare_cached("SELECT pack FROM response_write WHERE key_hash = ?1 AND at_ms = ?2 AND digest = ?3")?;
-    let (statements, rest) = ids.as_chunks::<IDENTITIES_PER_INSERT>();
+    let pack_of = |at_ms: i64| keyed.pack_of(last, at_ms);
+    let (statements, rest) = keyed.ids.as_chunks::<IDENTITIES_PER_INSERT>();
     for rows in statements {
         for (at, id) in rows.iter().enumerate() {
             for (column, value) in [id.key_hash, id.at_ms, id.digest, pack_of(id.at_ms)].into_iter().enumerate() {
@@ -275,27 +355,17 @@ pub(crate) fn store<'w>(tx: &Connection, writes: Vec<&'w Prepared>) -> rusqlite:
             fresh.push(*id);
         }
     }
-    fresh.sort_unstable_by_key(|id| (id.at_ms, id.digest, id.key_hash));
-    let fresh: Vec<&'w Prepared> = fresh.iter().map(|id| writes[id.index]).collect();
+    let all_new = fresh.len() == keyed.ids.len();
+    let fresh = in_pack_order(fresh, &writes);
+    let rows = match ahead() {
+        Some(ahead) if all_new && ahead.last == last => ahead.rows,
+        // Bee's own bounds (`ResponseWrite::is_valid`) keep every write packable.
+        _ => pack_rows(&fresh, &keyed, last).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?,
+    };
     let mut insert_pack =
         tx.prepare_cached(&format!("INSERT INTO response_pack ({PACK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"))?;
-    for hour in fresh.chunk_by(|a, b| hour_of(a.at_ms) == hour_of(b.at_ms)) {
-        let hour_ms = hour_of(hour[0].at_ms);
-        let entries: Vec<Entry<'_>> = hour.iter().map(|w| w.entry()).collect();
-        touch(&entries);
-        // Bee's own bounds (`ResponseWrite::is_valid`) keep every write packable.
-        let body =
-            pack::encode(hour_ms, &entries).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
-        let (id, count) = (pack_of(hour_ms), hour.len() as i64);
-        let providers = hour.iter().fold(0, |mask, w| mask | provider_bit(w.write.provider));
-        insert_pack.execute(params![
-            id,
-            hour_ms,
-            count,
-            providers,
-            body,
-            pack_crc(id, hour_ms, count, providers, &body)
-        ])?;
+    for PackRow { id, hour_ms, writes, providers, body, crc } in rows {
+        insert_pack.execute(params![id, hour_ms, writes, providers, body, crc])?;
     }
     let duplicates = (given - fresh.len()) as u64;
     Ok((fresh, duplicates))
@@ -472,17 +542,36 @@ impl<'a> Merged<'a> {
     }
 }
 
-fn merge(writes: &[Entry<'_>]) -> Vec<Response> {
+/// A write as the merge reads it: packed in the store, or prepared by a
+/// pass. The merge borrows each where it lies, never a copy of them all.
+trait AsEntry {
+    fn as_entry(&self) -> Entry<'_>;
+}
+
+impl AsEntry for PackedWrite {
+    fn as_entry(&self) -> Entry<'_> {
+        self.entry()
+    }
+}
+
+impl AsEntry for &Prepared {
+    fn as_entry(&self) -> Entry<'_> {
+        self.entry()
+    }
+}
+
+fn merge(writes: &[impl AsEntry]) -> Vec<Response> {
     let mut merged: Vec<(Merged<'_>, ResponseKey<'_>)> = Vec::with_capacity(writes.len());
     let (place, members) = group_by_response(writes);
     for (at, write) in writes.iter().enumerate() {
+        let write = write.as_entry();
         let one = match place[at] {
             Place::Folded => continue,
-            Place::Alone => Merged::new(*write),
+            Place::Alone => Merged::new(write),
             Place::Leads(group) => {
-                let mut one = Merged::new(*write);
+                let mut one = Merged::new(write);
                 for &other in &members[group][1..] {
-                    one.absorb(writes[other as usize]);
+                    one.absorb(writes[other as usize].as_entry());
                 }
                 one
             }
@@ -571,10 +660,11 @@ enum Place {
 /// Each write's place, and the groups of writes of one response (each in
 /// the order given). Writes are sorted as (hash, index) pairs, which
 /// touches no write: most responses have one write in a pass.
-fn group_by_response(writes: &[Entry<'_>]) -> (Vec<Place>, Vec<Vec<u32>>) {
-    let mut by_hash: Vec<(i64, u32)> = writes.iter().enumerate().map(|(at, w)| (w.key_hash, at as u32)).collect();
+fn group_by_response(writes: &[impl AsEntry]) -> (Vec<Place>, Vec<Vec<u32>>) {
+    let mut by_hash: Vec<(i64, u32)> =
+        writes.iter().enumerate().map(|(at, w)| (w.as_entry().key_hash, at as u32)).collect();
     by_hash.sort_unstable();
-    let same_response = |a: &Entry<'_>, b: &Entry<'_>| {
+    let same_response = |a: Entry<'_>, b: Entry<'_>| {
         (a.provider, identity(a.provider, a.key)) == (b.provider, identity(b.provider, b.key))
     };
     let mut place = vec![Place::Alone; writes.len()];
@@ -583,8 +673,9 @@ fn group_by_response(writes: &[Entry<'_>]) -> (Vec<Place>, Vec<Vec<u32>>) {
         // Two identities that share a hash are told apart by the identity.
         let mut left: Vec<u32> = run.iter().map(|&(_, at)| at).collect();
         while let Some(&first) = left.first() {
-            let (group, rest): (Vec<u32>, Vec<u32>) =
-                left.iter().partition(|&&at| same_response(&writes[first as usize], &writes[at as usize]));
+            let (group, rest): (Vec<u32>, Vec<u32>) = left
+                .iter()
+                .partition(|&&at| same_response(writes[first as usize].as_entry(), writes[at as usize].as_entry()));
             left = rest;
             if group.len() > 1 {
                 for &other in &group[1..] {
@@ -599,7 +690,7 @@ fn group_by_response(writes: &[Entry<'_>]) -> (Vec<Place>, Vec<Vec<u32>>) {
 }
 
 fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
-    merge(&writes.iter().map(PackedWrite::entry).collect::<Vec<_>>())
+    merge(writes)
 }
 
 /// The response writes one ingestion pass committed. When the pass began
@@ -608,7 +699,12 @@ fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
 /// what it just wrote.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
-    writes: Vec<PackedWrite>,
+    /// The committed batches as the readers staged them: kept, not copied
+    /// (they are most of a first pass's memory). Only their response
+    /// writes are read.
+    batches: Vec<Vec<Staged>>,
+    /// How many response writes `batches` holds.
+    writes: usize,
     /// Response writes the pass inserted (rows new to the store).
     pub(crate) written: u64,
 }
@@ -618,33 +714,22 @@ impl Held {
     /// store, and first-pass memory stays bounded.
     const MOST: usize = 150_000;
 
-    /// Takes in a committed batch's writes (see [`Held::has_room`]).
-    pub(crate) fn absorb(&mut self, writes: impl Iterator<Item = Prepared>) {
-        self.writes.extend(writes.map(|Prepared { write, at_ms, key_hash, .. }| PackedWrite {
-            provider: write.provider,
-            key_hash,
-            key: write.key,
-            session_id: write.session_id,
-            at_ms,
-            model: write.model,
-            tokens: write.tokens,
-            context_tokens: write.context_tokens,
-            context_window: write.context_window,
-            is_final: write.is_final,
-        }));
+    /// Takes in a committed batch (see [`Held::has_room`]).
+    pub(crate) fn absorb(&mut self, batch: Vec<Vec<Staged>>) {
+        self.writes += batch.iter().flatten().filter(|staged| staged.response().is_some()).count();
+        self.batches.extend(batch);
     }
 
     /// The responses of the writes held and of `more` (a batch being
     /// committed), merged as a read of the store merges them.
     pub(crate) fn responses_with<'a>(&'a self, more: impl Iterator<Item = &'a Prepared>) -> Vec<Response> {
-        let writes: Vec<Entry<'_>> =
-            self.writes.iter().map(PackedWrite::entry).chain(more.map(Prepared::entry)).collect();
+        let writes: Vec<&Prepared> = self.batches.iter().flatten().filter_map(Staged::response).chain(more).collect();
         merge(&writes)
     }
 
     /// Whether `more` writes can be held too.
     pub(crate) fn has_room(&self, more: usize) -> bool {
-        self.writes.len().saturating_add(more) <= Held::MOST
+        self.writes.saturating_add(more) <= Held::MOST
     }
 }
 
@@ -1010,7 +1095,7 @@ mod tests {
                 provider,
                 key: key.to_owned(),
                 session_id: session.map(Into::into),
-                at_utc: "2026-11-30T10:00:00.000Z".to_owned(),
+                at_ms: bee_proto::time::parse_rfc3339_ms("2026-11-30T10:00:00.000Z").unwrap(),
                 model: session.map(|_| "claude-x".into()),
                 tokens: Counters { input_tokens: Some(3), output_tokens: output, ..Counters::default() },
                 context_tokens: output,
@@ -1037,7 +1122,7 @@ mod tests {
             provider: Provider::Claude,
             key: key.to_owned(),
             session_id: Some(session.into()),
-            at_utc: bee_proto::time::format_unix_ms(at_ms),
+            at_ms,
             model: Some("claude-sonnet-4-5".into()),
             tokens: Counters {
                 input_tokens: Some(10),
@@ -1066,7 +1151,7 @@ mod tests {
     /// A write as schema 6 and 7 stored it: one row, its own checksum.
     fn store_as_row(conn: &Connection, write: &ResponseWrite) {
         use rusqlite::types::Value;
-        let prepared = write.clone().prepare().unwrap();
+        let prepared = write.clone().prepare();
         let text = |t: Option<&str>| t.map_or(Value::Null, |t| Value::Text(t.to_owned()));
         let number = |n: Option<u64>| n.map_or(Value::Null, |n| Value::Integer(n as i64));
         let mut values = vec![
@@ -1075,8 +1160,8 @@ mod tests {
             Value::Text(write.provider.as_str().to_owned()),
             Value::Text(write.key.clone()),
             text(write.session_id.as_deref()),
-            Value::Text(write.at_utc.clone()),
-            Value::Integer(prepared.at_ms),
+            Value::Text(bee_proto::time::format_unix_ms(write.at_ms)),
+            Value::Integer(prepared.write.at_ms),
             text(write.model.as_deref()),
         ];
         values.extend(write.tokens.values().map(number));
@@ -1178,7 +1263,7 @@ mod tests {
         .unwrap();
         let (responses, mut damaged) = outputs(conn, range);
         damaged.sort();
-        let digest = other.clone().prepare().unwrap().digest.to_string();
+        let digest = other.clone().prepare().digest.to_string();
         // Packs are numbered by the hours a commit was given, new writes or not.
         assert_eq!(damaged, [digest, "pack 2".to_owned()]);
         assert_eq!(responses, [(Some(112), true)], "A's partial row stands; B's row and A's pack are not evidence");
@@ -1224,9 +1309,10 @@ mod tests {
         use crate::ledger::store::Staged;
         let good = logged("msg_1\u{1f}req_1", "s", HOUR, 7, true);
         let staged = Staged::of_valid(Evidence::Response(good.clone()));
-        assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.at_ms), Some(HOUR));
+        assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.write.at_ms), Some(HOUR));
         let broken = [
-            ResponseWrite { at_utc: "not a time".to_owned(), ..good.clone() },
+            ResponseWrite { at_ms: -1, ..good.clone() },
+            ResponseWrite { at_ms: bee_proto::time::LATEST_RFC3339_MS + 1, ..good.clone() },
             ResponseWrite { key: String::new(), ..good.clone() },
             ResponseWrite {
                 model: Some("m".repeat(bee_proto::ledger::bounds::MAX_TEXT_BYTES + 1).into()),
@@ -1269,5 +1355,144 @@ mod tests {
         let responses = merge_stored(&[write("A", "s1", 1, None, true)]);
         assert!(responses[0].partial);
         assert_eq!(responses[0].tokens.total_tokens, None);
+    }
+
+    /// Writes over a few hours, of both providers, some of one response
+    /// and some given twice.
+    fn mixed_writes(random: &mut crate::ledger::Random, count: usize) -> Vec<ResponseWrite> {
+        (0..count)
+            .map(|_| {
+                let n = random.below(40);
+                let mut w = logged(
+                    &format!("msg_{n}\u{1f}req_{n}"),
+                    &format!("s{}", random.below(3)),
+                    HOUR + random.below(3) as i64 * HOUR_MS + n as i64 * 1_000,
+                    random.below(4) * 100,
+                    random.below(2) == 0,
+                );
+                if random.below(3) == 0 {
+                    w.provider = Provider::Codex;
+                }
+                w
+            })
+            .collect()
+    }
+
+    fn staged(writes: &[ResponseWrite]) -> Vec<Staged> {
+        writes.iter().cloned().map(|w| Staged::of(crate::ledger::logs::Evidence::Response(w)).unwrap()).collect()
+    }
+
+    /// A stored pack's columns, and an identity's.
+    type PackColumns = (i64, i64, i64, i64, Vec<u8>, i64);
+    type IdentityColumns = (i64, i64, i64, i64);
+
+    /// Everything a store holds of its responses: packs and identities.
+    fn stored(ledger: &crate::ledger::store::Ledger) -> (Vec<PackColumns>, Vec<IdentityColumns>) {
+        let conn = ledger.db_conn();
+        let packs = conn
+            .prepare(&format!("SELECT {PACK_COLUMNS} FROM response_pack ORDER BY id"))
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let identities = conn
+            .prepare("SELECT key_hash, at_ms, digest, pack FROM response_write ORDER BY key_hash, at_ms, digest")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        (packs, identities)
+    }
+
+    /// Packs encoded ahead of a commit are the packs the commit writes when
+    /// every write is new after the same last pack; otherwise (a write
+    /// stored already, or another last pack) they are not taken, and the
+    /// commit stores what it stores without them.
+    #[test]
+    fn packs_encoded_ahead_are_taken_only_when_what_they_assumed_held() {
+        let mut random = crate::ledger::Random(29);
+        for round in 0..20 {
+            let (earlier, now) = (1 + random.below(30) as usize, 1 + random.below(60) as usize);
+            let (earlier, now) = (mixed_writes(&mut random, earlier), mixed_writes(&mut random, now));
+            // 0: a first commit; 1: some of its writes stored before; 2: the
+            // packs encoded after another last pack.
+            for case in 0..3 {
+                let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+                let mut ledgers = dirs.each_ref().map(|dir| crate::ledger::store::Ledger::open(dir.path()).unwrap());
+                if case == 1 {
+                    for ledger in &mut ledgers {
+                        let mut before = earlier.clone();
+                        before.push(now[0].clone());
+                        ledger.append_staged(&staged(&before), &[], || None).unwrap();
+                    }
+                }
+                let batch = staged(&now);
+                let writes: Vec<&Prepared> = batch.iter().filter_map(Staged::response).collect();
+                let last = ledgers[0].last_pack().unwrap() + if case == 2 { 3 } else { 0 };
+                let ahead = PacksAhead::encode(&writes, last).unwrap();
+                let assumed: Vec<_> = ahead.rows.iter().map(|row| (row.id, row.body.clone())).collect();
+                let [plain, with_ahead] = &mut ledgers;
+                let answer = plain.append_staged(&batch, &[], || None).unwrap();
+                assert_eq!(with_ahead.append_staged(&batch, &[], || Some(ahead)).unwrap(), answer, "round {round}");
+                let (packs, identities) = stored(plain);
+                assert_eq!(stored(with_ahead), (packs.clone(), identities), "round {round}, case {case}");
+                let written: Vec<_> =
+                    packs.into_iter().filter(|pack| pack.0 > last).map(|pack| (pack.0, pack.4)).collect();
+                assert_eq!(written == assumed, case == 0, "round {round}, case {case}: {written:?}");
+            }
+        }
+    }
+
+    /// A first pass's committed batches, held as the readers staged them,
+    /// merge with its last batch as a store merges every write: whatever
+    /// else the batches hold, and however the pass was cut into batches.
+    #[test]
+    fn held_batches_merge_with_the_last_as_a_store_merges_them_all() {
+        let mut random = crate::ledger::Random(31);
+        for round in 0..50 {
+            let count = 1 + random.below(80) as usize;
+            let writes = mixed_writes(&mut random, count);
+            let mut batches: Vec<Vec<Staged>> = Vec::new();
+            let mut rest = &writes[..];
+            while !rest.is_empty() {
+                let (batch, after) = rest.split_at(1 + (random.below(rest.len() as u64) as usize));
+                let mut batch = staged(batch);
+                batch.push(Staged::Other(crate::ledger::logs::Evidence::SessionLogged(Provider::Claude, "s".into())));
+                batches.push(batch);
+                rest = after;
+            }
+            let last = batches.pop().unwrap_or_default();
+            let mut held = Held::default();
+            for batch in batches.chunks(2) {
+                held.absorb(batch.to_vec());
+            }
+            // Only the response writes count.
+            let held_writes = writes.len() - (last.len() - 1);
+            assert!(held.has_room(Held::MOST - held_writes));
+            assert!(!held.has_room(Held::MOST - held_writes + 1), "round {round}");
+            let all: Vec<PackedWrite> = staged(&writes)
+                .iter()
+                .filter_map(Staged::response)
+                .map(|p| {
+                    let e = p.entry();
+                    PackedWrite {
+                        provider: e.provider,
+                        key_hash: e.key_hash,
+                        key: e.key.to_owned(),
+                        session_id: e.session_id.cloned(),
+                        model: e.model.cloned(),
+                        at_ms: e.at_ms,
+                        tokens: e.tokens.clone(),
+                        context_tokens: e.context_tokens,
+                        context_window: e.context_window,
+                        is_final: e.is_final,
+                    }
+                })
+                .collect();
+            let merged = held.responses_with(last.iter().filter_map(Staged::response));
+            assert_eq!(merged, merged_by_the_rule(&all), "round {round}");
+        }
     }
 }

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 
 pub use crate::ledger::logs::Evidence;
 use crate::ledger::logs::{DerivedTurn, FileOffset, SessionCost};
-use crate::ledger::responses::{self, Prepared};
+use crate::ledger::responses::{self, PacksAhead, Prepared};
 use crate::ledger::rollup::{self, Range, Summary, Touched};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
@@ -504,7 +504,7 @@ impl Ledger {
         // Records need no preparing: staged as they are, copied once.
         let staged: Vec<Staged> =
             records.iter().cloned().map(|record| Staged::Other(Evidence::Record(record))).collect();
-        let (appended, _) = self.append_staged(&staged, &[])?;
+        let (appended, _) = self.append_staged(&staged, &[], || None)?;
         self.settle();
         Ok(appended)
     }
@@ -598,15 +598,23 @@ impl Ledger {
         offsets: &[(String, FileOffset)],
     ) -> Result<LedgerAppended, DbError> {
         let staged: Vec<Staged> = evidence.iter().cloned().map(Staged::of).collect::<Result<_, _>>()?;
-        self.append_staged(&staged, offsets).map(|(answer, _)| answer)
+        self.append_staged(&staged, offsets, || None).map(|(answer, _)| answer)
+    }
+
+    /// The number of the store's last response pack (0 for none), as
+    /// [`PacksAhead::encode`] takes it.
+    pub(crate) fn last_pack(&self) -> Result<i64, DbError> {
+        Ok(responses::last_pack(&self.db.conn)?)
     }
 
     /// [`Ledger::append_at`] of staged evidence, and how many response
-    /// writes were new.
+    /// writes were new. `packs_ahead` may give their packs encoded already
+    /// (see [`PacksAhead`]).
     pub(crate) fn append_staged<'e>(
         &mut self,
         evidence: impl IntoIterator<Item = &'e Staged>,
         offsets: &[(String, FileOffset)],
+        packs_ahead: impl FnOnce() -> Option<PacksAhead>,
     ) -> Result<(LedgerAppended, u64), DbError> {
         let tx = self.db.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for (path, at) in offsets {
@@ -666,8 +674,8 @@ impl Ledger {
                 }
             }
         }
-        let (fresh, duplicates) = responses::store(&tx, writes)?;
-        fresh.iter().for_each(|write| touched.response(write.at_ms));
+        let (fresh, duplicates) = responses::store(&tx, writes, packs_ahead)?;
+        fresh.iter().for_each(|write| touched.response(write.write.at_ms));
         answer.appended += fresh.len() as u64;
         answer.duplicates += duplicates;
         let responses = fresh.len() as u64;
@@ -708,29 +716,24 @@ impl Staged {
         }
     }
 
-    pub(crate) fn into_response(self) -> Option<Prepared> {
-        match self {
-            Staged::Response(prepared) => Some(prepared),
-            Staged::Other(_) => None,
-        }
+    /// `evidence` staged when it is within Bee's bounds ([`Evidence::is_valid`]).
+    pub(crate) fn of_valid(evidence: Evidence) -> Option<Staged> {
+        evidence.is_valid().then(|| Staged::of_checked(evidence))
     }
 
-    /// `evidence` staged when it is within Bee's bounds
-    /// ([`Evidence::is_valid`]), a response's time parsed once for both.
-    pub(crate) fn of_valid(evidence: Evidence) -> Option<Staged> {
+    fn of_checked(evidence: Evidence) -> Staged {
         match evidence {
-            Evidence::Response(write) if write.within_bounds() => write.prepare().map(Staged::Response),
-            Evidence::Response(_) => None,
-            other => other.is_valid().then_some(Staged::Other(other)),
+            Evidence::Response(write) => Staged::Response(write.prepare()),
+            other => Staged::Other(other),
         }
     }
 
     pub(crate) fn of(evidence: Evidence) -> Result<Staged, DbError> {
         match evidence {
-            Evidence::Response(write) => {
-                write.prepare().map(Staged::Response).ok_or(DbError::Invalid("a response write's time"))
+            Evidence::Response(write) if !bee_proto::time::spells_as_rfc3339(write.at_ms) => {
+                Err(DbError::Invalid("a response write's time"))
             }
-            other => Ok(Staged::Other(other)),
+            other => Ok(Staged::of_checked(other)),
         }
     }
 }

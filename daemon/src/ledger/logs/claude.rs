@@ -237,10 +237,9 @@ impl ClaudeParser {
             if tokens.completeness() < open.write.tokens.completeness() {
                 return true;
             }
-            // The fuller write replaces the open one where it lies, its
-            // time copied into the open write's own buffer.
+            // The fuller write replaces the open one where it lies.
             let write = &mut open.write;
-            (*timestamp).clone_into(&mut write.at_utc);
+            write.at_ms = at_ms;
             write.session_id = Some(self.sessions.shared(&session));
             write.model = model.map(|model| self.models.shared(&model));
             write.context_tokens = tokens.claude_context_size();
@@ -256,7 +255,7 @@ impl ClaudeParser {
             provider: Provider::Claude,
             key,
             session_id: Some(self.sessions.shared(&session)),
-            at_utc: timestamp.into_owned(),
+            at_ms,
             model: model.map(|model| self.models.shared(&model)),
             context_tokens: tokens.claude_context_size(),
             tokens,
@@ -519,7 +518,8 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 Evidence::Response(w) => {
-                    Some((w.key.as_str(), w.at_utc.as_str(), w.model.as_deref(), w.tokens.output_tokens, w.is_final))
+                    let at = bee_proto::time::format_unix_ms(w.at_ms);
+                    Some((w.key.as_str(), at, w.model.as_deref(), w.tokens.output_tokens, w.is_final))
                 }
                 _ => None,
             })
@@ -527,8 +527,8 @@ mod tests {
         assert_eq!(
             written,
             vec![
-                ("msg_1\u{1f}req_1", "2026-11-30T10:00:02.000Z", Some("claude-opus-4-1"), Some(50), true),
-                ("msg_2\u{1f}req_2", "2026-11-30T10:00:05.000Z", None, Some(8), true),
+                ("msg_1\u{1f}req_1", "2026-11-30T10:00:02.000Z".to_owned(), Some("claude-opus-4-1"), Some(50), true),
+                ("msg_2\u{1f}req_2", "2026-11-30T10:00:05.000Z".to_owned(), None, Some(8), true),
             ]
         );
         let Some(Evidence::Response(first)) = out.iter().find(|e| matches!(e, Evidence::Response(_))) else {

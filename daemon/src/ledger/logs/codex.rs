@@ -70,23 +70,20 @@ impl CodexParser {
                 let (Some(session), Some(timestamp)) = (self.start.session_id.clone(), parsed.timestamp) else {
                     return true;
                 };
-                if !bee_proto::time::is_rfc3339_utc(&timestamp) {
-                    return false;
-                }
-                let at = bee_proto::time::parse_rfc3339_ms(&timestamp);
+                let Some(at_ms) = bee_proto::time::parse_rfc3339_ms(&timestamp) else { return false };
                 if self.start.turn_ms.is_some() {
-                    self.start.turn_end_ms = at.or(self.start.turn_end_ms);
+                    self.start.turn_end_ms = Some(at_ms);
                 }
                 if kind == "token_usage_record" {
-                    self.usage_record(&payload, &session, &timestamp, out);
+                    self.usage_record(&payload, &session, at_ms, out);
                     return true;
                 }
                 match payload.get("type").and_then(|v| v.as_str()) {
-                    Some("token_count") => self.token_count(&payload, &session, &timestamp, out),
+                    Some("token_count") => self.token_count(&payload, &session, (&timestamp, at_ms), out),
                     Some("task_started") => {
                         self.full_window = None;
-                        self.start.turn_ms = at;
-                        self.start.turn_end_ms = at;
+                        self.start.turn_ms = Some(at_ms);
+                        self.start.turn_end_ms = Some(at_ms);
                     }
                     Some("task_complete") => self.task_complete(&payload, session, timestamp, out),
                     // Before 0.169 a hit was an `error` event with the notice text.
@@ -143,7 +140,7 @@ impl CodexParser {
     }
 
     /// 0.169's own record of one response: its provider id and counters.
-    fn usage_record(&mut self, payload: &Value, session: &str, timestamp: &str, out: &mut Vec<Evidence>) {
+    fn usage_record(&mut self, payload: &Value, session: &str, at_ms: i64, out: &mut Vec<Evidence>) {
         self.start.usage_records = true;
         let Some(usage) = payload.get("usage").filter(|u| u.is_object()) else { return };
         let key = match payload.get("response_id").and_then(|v| v.as_str()) {
@@ -158,7 +155,7 @@ impl CodexParser {
             provider: Provider::Codex,
             key,
             session_id: Some(self.sessions.shared(session)),
-            at_utc: timestamp.to_owned(),
+            at_ms,
             model: self.start.model.as_deref().map(|model| self.models.shared(model)),
             tokens: Counters::from_codex(usage),
             context_tokens: None,
@@ -167,7 +164,9 @@ impl CodexParser {
         }));
     }
 
-    fn token_count(&mut self, payload: &Value, session: &str, timestamp: &str, out: &mut Vec<Evidence>) {
+    /// `at` is the line's time, as written and in unix milliseconds.
+    fn token_count(&mut self, payload: &Value, session: &str, at: (&str, i64), out: &mut Vec<Evidence>) {
+        let (timestamp, at_ms) = at;
         let mut snapshots = Vec::new();
         if let Some(limits) = payload.get("rate_limits").filter(|l| l.is_object()) {
             let limit_id = limits.get("limit_id").and_then(|v| v.as_str()).filter(|id| id.len() <= 128);
@@ -179,11 +178,12 @@ impl CodexParser {
                     continue;
                 };
                 let minutes = window.get("window_minutes").and_then(|v| v.as_u64());
-                let base = bee_proto::time::parse_rfc3339_ms(timestamp).map(|ms| ms / 1000);
                 let resets = window
                     .get("resets_at")
                     .and_then(|v| v.as_u64())
-                    .or_else(|| Some(base?.checked_add(window.get("resets_in_seconds")?.as_u64()? as i64)? as u64))
+                    .or_else(|| {
+                        Some((at_ms / 1000).checked_add(window.get("resets_in_seconds")?.as_u64()? as i64)? as u64)
+                    })
                     .and_then(bee_proto::time::format_unix_seconds);
                 snapshots.push(QuotaSnapshot {
                     observed_at_utc: timestamp.to_owned(),
@@ -214,7 +214,7 @@ impl CodexParser {
                 provider: Provider::Codex,
                 key: format!("{session}\u{1f}{identity}"),
                 session_id: Some(self.sessions.shared(session)),
-                at_utc: timestamp.to_owned(),
+                at_ms,
                 model: self.start.model.as_deref().map(|model| self.models.shared(model)),
                 tokens: info.get("last_token_usage").map(Counters::from_codex).unwrap_or_default(),
                 context_tokens: None,
