@@ -145,8 +145,9 @@ impl ClaudeParser {
         // user line is a prompt or a tool result, never a response, a cost
         // or a limit notice: tool results (the bulk of the bytes) are not
         // searched further, so one quoting a notice or a usage object is
-        // neither. An assistant line is a response or a limit notice,
-        // whatever its tool input holds. Other lines go by their markers.
+        // neither. An assistant line is a response, or a limit notice when
+        // Claude Code wrote it itself (see `claude_code_wrote`), whatever
+        // its text or tool input quotes. Other lines go by their markers.
         let assistant = match top_level_type(line) {
             Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
             Some(b"assistant") => true,
@@ -160,12 +161,12 @@ impl ClaudeParser {
                 false
             }
         };
-        let limit = contains(line, &LIMIT);
+        let limit_text = || contains(line, &LIMIT);
         // Only a line with a limit notice or the usage marker is read. An
         // assistant line is nearly always a response: it is scanned first,
         // and a usage object the scan found is the marker (the scan reads
         // keys without escapes only), so the search for it is spared.
-        let marked = || limit || contains(line, &super::USAGE_MARKER);
+        let marked = || limit_text() || contains(line, &super::USAGE_MARKER);
         let scanned = if assistant || marked() { scan::scan(line) } else { return true };
         let parsed = match scanned {
             Some(parsed) if parsed.message.as_ref().is_some_and(|message| message.usage.is_some()) => parsed,
@@ -176,6 +177,9 @@ impl ClaudeParser {
             },
             Some(_) | None => return true,
         };
+        // A real response's line is never searched for the notice: only
+        // Claude Code's own lines carry it.
+        let limit = (!assistant || claude_code_wrote(&parsed)) && limit_text();
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         // Read once: the same test as `is_rfc3339_utc`, and the turn's end.
         let Some(at_ms) = bee_proto::time::parse_rfc3339_ms(&timestamp) else { return false };
@@ -313,7 +317,10 @@ impl ClaudeState {
             return false;
         }
         let message = value.get("message");
-        if let Some(resets) = message.and_then(claude_limit_text) {
+        let claude_code_wrote = value.get("type").and_then(Value::as_str) == Some("assistant")
+            && (value.get("isApiErrorMessage") == Some(&Value::Bool(true))
+                || message.and_then(|m| m.get("model")).and_then(Value::as_str) == Some("<synthetic>"));
+        if let Some(resets) = message.filter(|_| claude_code_wrote).and_then(claude_limit_text) {
             usage.limits.push(LimitHit {
                 line: number,
                 observed_at_utc: line_time(value),
@@ -426,6 +433,14 @@ fn claude_limit_window(text: &str) -> Option<WindowKind> {
     }
 }
 
+/// Whether Claude Code wrote this assistant line itself (an API error, or
+/// its `<synthetic>` model): the only assistant lines that carry its
+/// limit notices. A model's response that quotes one is a response.
+fn claude_code_wrote(line: &ClaudeLine<'_>) -> bool {
+    line.is_api_error == Some(true)
+        || line.message.as_ref().and_then(|message| message.model.as_deref()) == Some("<synthetic>")
+}
+
 /// `Some(reset)` when the message is Claude's usage-limit text.
 fn claude_limit_text(message: &Value) -> Option<Option<String>> {
     let content = message.get("content")?;
@@ -485,6 +500,46 @@ mod tests {
         parser.finish(true, &mut out);
         let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
         assert_eq!((limits, output_tokens(&out)), (0, vec![Some(9)]));
+    }
+
+    /// A model's response that quotes Claude Code's limit notice, in its
+    /// text or in a tool's input (an agent working on a tool like this
+    /// one), is a response with its tokens, not a hit; only the notice
+    /// Claude Code writes itself is a hit. The same for a session read whole.
+    #[test]
+    fn only_claude_codes_own_lines_carry_its_limit_notice() {
+        let session = "5eed0000-0000-4000-8000-000000000001";
+        let notice = format!("{}1796040000", bee_proto::usage::CLAUDE_LIMIT_TEXT);
+        let usage = |output: u64| {
+            serde_json::json!({"input_tokens": 3, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": output})
+        };
+        let response = |n: u64, content: serde_json::Value, output: u64| {
+            serde_json::json!({"type": "assistant", "sessionId": session,
+                "timestamp": format!("2026-11-30T10:00:0{n}.000Z"), "requestId": format!("req_{n}"),
+                "message": {"id": format!("msg_{n}"), "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+                    "content": [content], "usage": usage(output)}})
+        };
+        let lines = [
+            response(1, serde_json::json!({"type": "text", "text": notice}), 9),
+            response(
+                2,
+                serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Write",
+                    "input": {"file_path": "/t.rs", "content": format!("let notice = {notice:?};")}}),
+                11,
+            ),
+            serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": "2026-11-30T10:00:03.000Z",
+                "isApiErrorMessage": true, "message": {"id": "msg_3", "model": "<synthetic>",
+                    "content": [{"type": "text", "text": notice}], "usage": {"input_tokens": 0, "output_tokens": 0}}}),
+        ];
+        let log: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, log.as_bytes());
+        let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
+        assert_eq!((limits, output_tokens(&out), unparseable), (1, vec![Some(9), Some(11)], 0));
+        let read =
+            crate::ledger::logs::read_session(bee_proto::usage::Harness::Claude, log.as_bytes(), session).unwrap();
+        let output = read.response.and_then(|stream| stream.counters).and_then(|counters| counters.output_tokens);
+        assert_eq!((read.limits.len(), output), (1, Some(20)));
     }
 
     /// Streaming writes of one response in a row: the fullest is the one
