@@ -6,7 +6,9 @@
 //! two commands, `beectl ingest` then `beectl usage --by day`, on another
 //! fresh ledger. Every answer is checked against the generator's own
 //! totals, and the ratios of the wall times are printed with Bee's MB/s
-//! and the first pass's peak memory.
+//! and the first pass's peak memory (taken by time(1) in a run of its
+//! own, so no timed run pays for it). A first round that warms both up is
+//! not counted; the medians are over the rounds after it.
 //!
 //! Bee's one command is also split into the phases its ingestion pass logs
 //! (`BEE_LOG`), so a change shows where it moved the time.
@@ -27,6 +29,9 @@ use std::time::{Duration, Instant};
 
 const CCUSAGE_VERSION: &str = "20.0.24";
 const TREE_BYTES: usize = 200_000_000;
+/// Rounds counted, after one that warms up: enough that one slow run of
+/// either tool (a busy neighbour) moves neither median much.
+const ROUNDS: usize = 9;
 
 /// What the generator wrote: the truth both tools must find.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -242,29 +247,38 @@ fn main() {
     let (mut one_runs, mut two_runs, mut ccusage_runs, mut peaks) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut phases: Vec<Phases> = Vec::new();
     let (mut bee_report, mut ccusage_report) = (Vec::new(), Vec::new());
-    for round in 0..5 {
+    // A first round warms both tools' binaries and the tree's pages, and is
+    // not counted; the rounds after it alternate the tools.
+    for round in 0..=ROUNDS {
+        let counted = round > 0;
         if let Some(ccusage) = &ccusage {
             let mut command = Command::new(ccusage);
             command.args(["claude", "daily", "--json", "--offline"]).env("HOME", tree.path()).env("TZ", "UTC");
             let (elapsed, stdout, _) = timed(command);
             let found = ccusage_totals(&stdout);
             assert_eq!(found, Totals { responses: 0, ..truth }, "ccusage's totals, round {round}");
-            ccusage_runs.push(elapsed);
+            if counted {
+                ccusage_runs.push(elapsed);
+            }
             ccusage_report = stdout;
         }
         // The one command on a fresh ledger: the first pass over the tree, cold.
         let home = TestHome::new();
-        let mut usage = home.command(&time);
-        usage.args(["-f", "max-rss-kb %M"]).arg(&beectl).args(["usage", "--by", "day"]).env("HOME", tree.path());
+        let mut usage = home.command(&beectl);
+        usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
         usage.env("BEE_LOG", "bee_daemon::ledger::ingest=debug");
         let (one, stdout, stderr) = timed(usage);
-        one_runs.push(one);
-        phases.push(Phases::of(&stderr, one));
         assert_eq!(bee_totals(&stdout), truth, "Bee's totals, one command, round {round}");
-        if let Some(kb) = stderr.lines().find_map(|l| l.strip_prefix("max-rss-kb ")) {
+        bee_report = stdout;
+        // Its peak memory, on another fresh ledger: measured by time(1) in
+        // a run of its own, so the timed run is the command alone.
+        let home = TestHome::new();
+        let mut measured = home.command(&time);
+        measured.args(["-f", "max-rss-kb %M"]).arg(&beectl).args(["usage", "--by", "day"]).env("HOME", tree.path());
+        let (_, _, measured) = timed(measured);
+        if let Some(kb) = measured.lines().find_map(|l| l.strip_prefix("max-rss-kb ")) {
             peaks.push(kb.trim().parse::<u64>().unwrap_or(0));
         }
-        bee_report = stdout;
         // The two commands, on another fresh ledger.
         let home = TestHome::new();
         let mut ingest = home.command(&beectl);
@@ -273,13 +287,18 @@ fn main() {
         let mut usage = home.command(&beectl);
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
         let (reported, stdout, _) = timed(usage);
-        two_runs.push(ingested + reported);
         assert_eq!(bee_totals(&stdout), truth, "Bee's totals, two commands, round {round}");
+        if !counted {
+            continue;
+        }
+        one_runs.push(one);
+        phases.push(Phases::of(&stderr, one));
+        two_runs.push(ingested + reported);
         println!(
             "  round {round}: Bee {:.0} ms (two commands {:.0} ms){}",
             one.as_secs_f64() * 1e3,
             (ingested + reported).as_secs_f64() * 1e3,
-            ccusage_runs.get(round).map_or(String::new(), |c| format!(", ccusage {:.0} ms", c.as_secs_f64() * 1e3))
+            ccusage_runs.last().map_or(String::new(), |c| format!(", ccusage {:.0} ms", c.as_secs_f64() * 1e3))
         );
     }
     let (one, two) = (Spread::of(&one_runs), Spread::of(&two_runs));
