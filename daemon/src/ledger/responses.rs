@@ -561,8 +561,13 @@ impl AsEntry for &Prepared {
 }
 
 fn merge(writes: &[impl AsEntry]) -> Vec<Response> {
-    let mut merged: Vec<(Merged<'_>, ResponseKey<'_>)> = Vec::with_capacity(writes.len());
     let (place, members) = group_by_response(writes);
+    let count = place.iter().filter(|place| !matches!(place, Place::Folded)).count();
+    // Finished where they lie, in the writes' order (reading each write's
+    // strings in the order they were read), then put in order.
+    let mut responses: Vec<Response> = Vec::with_capacity(count);
+    // Each response's first write among `writes`: its identity breaks ties.
+    let mut leads: Vec<u32> = Vec::with_capacity(count);
     for (at, write) in writes.iter().enumerate() {
         let write = write.as_entry();
         let one = match place[at] {
@@ -576,23 +581,23 @@ fn merge(writes: &[impl AsEntry]) -> Vec<Response> {
                 one
             }
         };
-        merged.push((one, (write.key_hash, write.provider, identity(write.provider, write.key))));
+        responses.push(one.finish());
+        leads.push(at as u32);
     }
     // In the order views read them: by first write, then session; ties as
     // the identities order them.
-    let ranks = session_ranks(merged.iter().map(|(one, _)| one.first.1.map(|session| &**session)));
-    let mut order: Vec<(i64, u32, i64, u32)> = merged
+    let key = |response: u32| -> ResponseKey<'_> {
+        let write = writes[leads[response as usize] as usize].as_entry();
+        (write.key_hash, write.provider, identity(write.provider, write.key))
+    };
+    let ranks = session_ranks(responses.iter().map(|response| response.session_id.as_deref()));
+    let mut order: Vec<(i64, u32, i64, u32)> = responses
         .iter()
         .zip(ranks)
         .enumerate()
-        .map(|(at, ((one, key), rank))| (one.first.0, rank, key.0, at as u32))
+        .map(|(at, (response, rank))| (response.at_ms, rank, key(at as u32).0, at as u32))
         .collect();
-    order.sort_unstable_by(|a, b| {
-        (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| merged[a.3 as usize].1.cmp(&merged[b.3 as usize].1))
-    });
-    // Finished where they lie, in the writes' order (reading each write's
-    // strings in the order they were read), then put in order.
-    let mut responses: Vec<Response> = merged.into_iter().map(|(one, _)| one.finish()).collect();
+    order.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then_with(|| key(a.3).cmp(&key(b.3))));
     permute(&mut responses, order.into_iter().map(|(.., at)| at as usize).collect());
     responses
 }
