@@ -37,6 +37,16 @@ struct ClaudeLine<'a> {
     /// other line types use the name for other shapes.
     #[serde(borrow)]
     error: Option<RawJson<'a>>,
+    /// The line's own type, as its JSON text (`"assistant"`): Claude Code
+    /// writes an assistant line's after its message.
+    #[serde(rename = "type", borrow)]
+    kind: Option<RawJson<'a>>,
+}
+
+impl ClaudeLine<'_> {
+    fn is_assistant(&self) -> bool {
+        self.kind.as_ref().is_some_and(|kind| kind.0 == "\"assistant\"")
+    }
 }
 
 /// A value's JSON text, as the line spells it.
@@ -147,27 +157,39 @@ impl ClaudeParser {
         // searched further, so one quoting a notice or a usage object is
         // neither. An assistant line is a response, or a limit notice when
         // Claude Code wrote it itself (see `claude_code_wrote`), whatever
-        // its text or tool input quotes. Other lines go by their markers.
+        // its text or tool input quotes. Claude Code writes a user line's
+        // type before its message, an assistant line's after it: a line
+        // whose type comes later and that has the usage marker is scanned
+        // for its type first. Other lines go by their markers.
+        let mut scanned = None;
         let assistant = match top_level_type(line) {
             Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
             Some(b"assistant") => true,
-            _ => {
-                if contains(line, &USER) && !contains(line, &TOOL_RESULT) {
+            early => {
+                if early.is_none() && contains(line, &super::USAGE_MARKER) {
+                    scanned = Some(scan::scan(line).or_else(|| serde_json::from_slice(line).ok()));
+                }
+                let late = scanned.as_ref().is_some_and(|read| read.as_ref().is_some_and(ClaudeLine::is_assistant));
+                if !late && contains(line, &USER) && !contains(line, &TOOL_RESULT) {
                     return self.prompt(line, out);
                 }
-                if contains(line, &COST_STATE) {
+                if !late && contains(line, &COST_STATE) {
                     return cost_state(line, out);
                 }
-                false
+                late
             }
         };
         let limit_text = || contains(line, &LIMIT);
-        // Only a line with a limit notice or the usage marker is read. An
+        // Only a line with the usage marker or a limit notice is read. An
         // assistant line is nearly always a response: it is scanned first,
         // and a usage object the scan found is the marker (the scan reads
         // keys without escapes only), so the search for it is spared.
-        let marked = || limit_text() || contains(line, &super::USAGE_MARKER);
-        let scanned = if assistant || marked() { scan::scan(line) } else { return true };
+        let marked = || contains(line, &super::USAGE_MARKER) || limit_text();
+        let scanned = match scanned {
+            Some(scanned) => scanned,
+            None if assistant || marked() => scan::scan(line),
+            None => return true,
+        };
         let parsed = match scanned {
             Some(parsed) if parsed.message.as_ref().is_some_and(|message| message.usage.is_some()) => parsed,
             Some(parsed) if !assistant || marked() => parsed,
@@ -177,8 +199,9 @@ impl ClaudeParser {
             },
             Some(_) | None => return true,
         };
-        // A real response's line is never searched for the notice: only
-        // Claude Code's own lines carry it.
+        // A model's response is never searched for the notice: only Claude
+        // Code's own lines carry it.
+        let assistant = assistant || parsed.is_assistant();
         let limit = (!assistant || claude_code_wrote(&parsed)) && limit_text();
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         // Read once: the same test as `is_rfc3339_utc`, and the turn's end.
@@ -540,6 +563,57 @@ mod tests {
             crate::ledger::logs::read_session(bee_proto::usage::Harness::Claude, log.as_bytes(), session).unwrap();
         let output = read.response.and_then(|stream| stream.counters).and_then(|counters| counters.output_tokens);
         assert_eq!((read.limits.len(), output), (1, Some(20)));
+    }
+
+    /// Claude Code writes an assistant line's own type after its message.
+    /// Such a line is an assistant line all the same: a response quoting the
+    /// limit notice is a response, not a hit, and one whose tool input holds
+    /// an object typed `user` is not a prompt; Claude Code's own notice in
+    /// that shape is the one hit.
+    #[test]
+    fn an_assistant_line_with_its_type_after_its_message_is_read_as_one() {
+        let session = "3f1c2a9e-8d7b-4c61-9f0e-2b5d7a4e6c10";
+        let notice = format!("{}1796040000", bee_proto::usage::CLAUDE_LIMIT_TEXT);
+        // As Claude Code 2.1 orders the keys: the message, then the type.
+        let line = |n: u64, model: &str, content: serde_json::Value, output: Option<u64>, error: bool| {
+            let head = format!(
+                r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/app","sessionId":"{session}","version":"2.1.332","gitBranch":"main","#
+            );
+            let mut message = serde_json::json!({"id": format!("msg_{n}"), "type": "message",
+                "role": "assistant", "model": model, "content": [content], "stop_reason": "end_turn"});
+            if let Some(output) = output {
+                message["usage"] = serde_json::json!({"input_tokens": 3, "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0, "output_tokens": output});
+            }
+            let error = if error { r#""isApiErrorMessage":true,"# } else { "" };
+            format!(
+                r#"{head}"message":{message},"requestId":"req_{n}",{error}"type":"assistant","uuid":"u{n}","timestamp":"2026-11-30T10:00:0{n}.000Z"}}"#
+            ) + "\n"
+        };
+        let log = [
+            line(1, "claude-sonnet-4-5", serde_json::json!({"type": "text", "text": notice}), Some(9), false),
+            line(
+                2,
+                "claude-sonnet-4-5",
+                serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "mcp__chat__post",
+                    "input": {"message": {"type": "user", "content": "hi"}}}),
+                Some(11),
+                false,
+            ),
+            line(3, "<synthetic>", serde_json::json!({"type": "text", "text": notice}), Some(0), true),
+            // A model's line without usage that quotes it: no response, no hit.
+            line(4, "claude-sonnet-4-5", serde_json::json!({"type": "text", "text": notice}), None, false),
+        ]
+        .concat();
+        for line in log.lines() {
+            assert_eq!(super::scan::agrees_with_serde(line.as_bytes()), Ok(()), "{line}");
+            assert!(top_level_type(line.as_bytes()).is_none(), "the type comes after the message: {line}");
+        }
+        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, log.as_bytes());
+        let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
+        let turns = out.iter().filter(|e| matches!(e, Evidence::Turn(_))).count();
+        assert_eq!((limits, turns, unparseable), (1, 0, 0));
+        assert_eq!(output_tokens(&out), vec![Some(9), Some(11)]);
     }
 
     /// Streaming writes of one response in a row: the fullest is the one

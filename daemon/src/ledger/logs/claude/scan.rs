@@ -390,6 +390,7 @@ impl<'a> Cursor<'a> {
             b"message" => Some(3),
             b"isApiErrorMessage" => Some(4),
             b"error" => Some(5),
+            b"type" => Some(6),
             _ => None,
         };
         self.fields(named, |cursor, field| {
@@ -399,7 +400,8 @@ impl<'a> Cursor<'a> {
                 2 => line.request_id = cursor.text()?,
                 3 => line.message = cursor.nullable(Cursor::message)?,
                 4 => line.is_api_error = cursor.flag()?,
-                _ => line.error = cursor.raw()?,
+                5 => line.error = cursor.raw()?,
+                _ => line.kind = cursor.raw()?,
             }
             Ok(())
         })?;
