@@ -44,7 +44,9 @@ struct Totals {
 }
 
 /// A tree of projects, each with sessions as Claude Code writes them: a
-/// tool result, then a response written once per content block.
+/// tool result, then a response written once per content block, each
+/// line's keys in Claude Code 2.1's own order (an assistant line's type
+/// after its message).
 fn generate(root: &Path) -> (u64, Totals) {
     let tool_output = "fn main() { println!(\"hello\"); }\n".repeat(60);
     let mut totals = Totals::default();
@@ -59,9 +61,10 @@ fn generate(root: &Path) -> (u64, Totals) {
         while body.len() < 1_000_000 {
             n += 1;
             body.push_str(
-                &json!({"parentUuid": null, "isSidechain": false, "type": "user", "sessionId": session,
-                    "timestamp": "2026-11-30T10:00:00.000Z", "cwd": "/home/dev/app", "version": "2.1.332",
-                    "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": tool_output}]}})
+                &json!({"parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
+                    "sessionId": session, "version": "2.1.332", "gitBranch": "main", "type": "user",
+                    "message": {"role": "user", "content": [{"tool_use_id": "toolu_01", "type": "tool_result", "content": tool_output}]},
+                    "uuid": uuid::Uuid::new_v4().to_string(), "timestamp": "2026-11-30T10:00:00.000Z"})
                 .to_string(),
             );
             body.push('\n');
@@ -71,13 +74,16 @@ fn generate(root: &Path) -> (u64, Totals) {
                 json!({"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/x"}}),
             ] {
                 body.push_str(
-                    &json!({"parentUuid": null, "isSidechain": false, "type": "assistant", "sessionId": session,
-                        "timestamp": format!("2026-11-{:02}T10:00:01.000Z", n % 28 + 1), "requestId": format!("req_{n}"),
-                        "cwd": "/home/dev/app", "version": "2.1.332", "uuid": uuid::Uuid::new_v4().to_string(),
-                        "message": {"id": format!("msg_{n}"), "type": "message", "model": "claude-sonnet-4-5-20250929",
-                            "role": "assistant", "stop_reason": "tool_use", "content": [block],
+                    &json!({"parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
+                        "sessionId": session, "version": "2.1.332", "gitBranch": "main",
+                        "message": {"id": format!("msg_{n}"), "type": "message", "role": "assistant",
+                            "model": "claude-sonnet-4-5-20250929", "content": [block], "stop_reason": "tool_use",
+                            "stop_sequence": null,
                             "usage": {"input_tokens": usage.0, "cache_creation_input_tokens": usage.1,
-                                      "cache_read_input_tokens": usage.2, "output_tokens": usage.3}}})
+                                      "cache_read_input_tokens": usage.2, "output_tokens": usage.3,
+                                      "service_tier": "standard"}},
+                        "requestId": format!("req_{n}"), "type": "assistant", "uuid": uuid::Uuid::new_v4().to_string(),
+                        "timestamp": format!("2026-11-{:02}T10:00:01.000Z", n % 28 + 1)})
                     .to_string(),
                 );
                 body.push('\n');
