@@ -253,7 +253,7 @@ struct PackRow {
     crc: i64,
 }
 
-/// The packs of the `fresh` writes (in time order, then digest and key hash).
+/// The packs of the `fresh` writes, in pack order ([`in_pack_order`]).
 fn pack_rows(fresh: &[&Prepared], keyed: &Keyed, last: i64) -> Result<Vec<PackRow>, pack::PackError> {
     fresh
         .chunk_by(|a, b| hour_of(a.write.at_ms) == hour_of(b.write.at_ms))
@@ -270,7 +270,7 @@ fn pack_rows(fresh: &[&Prepared], keyed: &Keyed, last: i64) -> Result<Vec<PackRo
         .collect()
 }
 
-/// The writes of `keyed` in pack order.
+/// The writes `ids` name, in pack order: by time, then digest and key hash.
 fn in_pack_order<'w>(mut ids: Vec<Identity>, writes: &[&'w Prepared]) -> Vec<&'w Prepared> {
     ids.sort_unstable_by_key(|id| (id.at_ms, id.digest, id.key_hash));
     ids.iter().map(|id| writes[id.index]).collect()
@@ -289,8 +289,8 @@ pub(crate) struct PacksAhead {
 
 impl PacksAhead {
     /// The packs of `writes` (the commit's, in the order given to
-    /// [`store`]) were all of them new after pack `last`; `None` when one
-    /// cannot be packed (the store then says why).
+    /// [`store`]) should every one be new after pack `last`; `None` when
+    /// one cannot be packed (the store then says why).
     pub(crate) fn encode(writes: &[&Prepared], last: i64) -> Option<PacksAhead> {
         let keyed = Keyed::of(writes);
         let fresh = in_pack_order(keyed.ids.clone(), writes);

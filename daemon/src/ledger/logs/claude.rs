@@ -180,10 +180,10 @@ impl ClaudeParser {
             }
         };
         let limit_text = || contains(line, &LIMIT);
-        // Only a line with the usage marker or a limit notice is read. An
-        // assistant line is nearly always a response: it is scanned first,
-        // and a usage object the scan found is the marker (the scan reads
-        // keys without escapes only), so the search for it is spared.
+        // Only a line with the usage marker or a limit notice is read. A
+        // line typed assistant is nearly always a response: it is scanned
+        // at once, and a usage object the scan found is the marker (the
+        // scan reads keys without escapes only), so the search is spared.
         let marked = || contains(line, &super::USAGE_MARKER) || limit_text();
         let scanned = match scanned {
             Some(scanned) => scanned,
