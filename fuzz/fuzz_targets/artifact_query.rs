@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|b| *b == b'\n').unwrap_or(data.len());
     let Ok(text) = std::str::from_utf8(&data[..split]) else { return };
     let Ok(query) = parse_query(text) else { return };
-    let meta = Meta { id: "0".repeat(16), sha256: String::new(), bytes: 0, name: String::new(), added_at_utc: String::new() };
+    let meta = Meta { id: "0".repeat(16), sha256: String::new(), bytes: 0, name: String::new(), added_at_utc: String::new(), compression: None };
     let records = data.get(split + 1..).unwrap_or_default();
     let answer = filter(&query, records, meta);
     assert!(answer.rows.len() as u64 <= query.limit.unwrap_or(100));
