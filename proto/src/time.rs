@@ -57,7 +57,7 @@ fn millis_shape_ms(text: &str) -> Option<i64> {
 /// RFC 3339 UTC of unix seconds; `None` past year 9999, which RFC 3339
 /// cannot spell (and a hostile log may claim).
 pub fn format_unix_seconds(seconds: u64) -> Option<String> {
-    if seconds >= 253_402_300_800 {
+    if seconds > (LATEST_RFC3339_MS / 1000) as u64 {
         return None;
     }
     std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(seconds)).map(format_rfc3339)

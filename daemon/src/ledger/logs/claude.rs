@@ -202,7 +202,8 @@ impl ClaudeParser {
         // A model's response is never searched for the notice: only Claude
         // Code's own lines carry it.
         let assistant = assistant || parsed.is_assistant();
-        let limit = (!assistant || claude_code_wrote(&parsed)) && limit_text();
+        let model = parsed.message.as_ref().and_then(|message| message.model.as_deref());
+        let limit = (!assistant || claude_code_wrote(parsed.is_api_error, model)) && limit_text();
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         // Read once: the same test as `is_rfc3339_utc`, and the turn's end.
         let Some(at_ms) = bee_proto::time::parse_rfc3339_ms(&timestamp) else { return false };
@@ -340,10 +341,12 @@ impl ClaudeState {
             return false;
         }
         let message = value.get("message");
-        let claude_code_wrote = value.get("type").and_then(Value::as_str) == Some("assistant")
-            && (value.get("isApiErrorMessage") == Some(&Value::Bool(true))
-                || message.and_then(|m| m.get("model")).and_then(Value::as_str) == Some("<synthetic>"));
-        if let Some(resets) = message.filter(|_| claude_code_wrote).and_then(claude_limit_text) {
+        let own = value.get("type").and_then(Value::as_str) == Some("assistant")
+            && claude_code_wrote(
+                value.get("isApiErrorMessage").and_then(Value::as_bool),
+                message.and_then(|m| m.get("model")).and_then(Value::as_str),
+            );
+        if let Some(resets) = message.filter(|_| own).and_then(claude_limit_text) {
             usage.limits.push(LimitHit {
                 line: number,
                 observed_at_utc: line_time(value),
@@ -456,12 +459,12 @@ fn claude_limit_window(text: &str) -> Option<WindowKind> {
     }
 }
 
-/// Whether Claude Code wrote this assistant line itself (an API error, or
-/// its `<synthetic>` model): the only assistant lines that carry its
-/// limit notices. A model's response that quotes one is a response.
-fn claude_code_wrote(line: &ClaudeLine<'_>) -> bool {
-    line.is_api_error == Some(true)
-        || line.message.as_ref().and_then(|message| message.model.as_deref()) == Some("<synthetic>")
+/// Whether Claude Code wrote an assistant line itself, by its
+/// `isApiErrorMessage` and its message's model (an API error, or its
+/// `<synthetic>` model): the only assistant lines that carry its limit
+/// notices. A model's response that quotes one is a response.
+fn claude_code_wrote(is_api_error: Option<bool>, model: Option<&str>) -> bool {
+    is_api_error == Some(true) || model == Some("<synthetic>")
 }
 
 /// `Some(reset)` when the message is Claude's usage-limit text.
