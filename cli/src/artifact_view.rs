@@ -2,7 +2,7 @@
 //! Bee home, content-addressed, and given back only after their sha256
 //! verifies. `get` writes a new file and never overwrites one.
 
-use bee_daemon::artifacts::{self, ArtifactError, Meta};
+use bee_daemon::context::artifacts::{self, ArtifactError, Meta};
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;

@@ -15,7 +15,7 @@ pub fn measured(args: BudgetArgs) -> Rendered {
         Err(code) => return failure(Exit::Unavailable, code),
     };
     let session = args.session.hyphenated().to_string();
-    let usage = match bee_daemon::ledger::logs::read_session(args.harness, file, &session) {
+    let usage = match bee_daemon::ledger::agents::read_session(args.harness, file, &session) {
         Ok(usage) => usage,
         Err(_) => return failure(Exit::Unavailable, "io"),
     };

@@ -4,8 +4,8 @@
 //! The original is kept as an artifact and recovered only after its sha256
 //! verifies.
 
-use bee_daemon::artifacts::{self, CompressionRecord};
-use bee_daemon::compression::{self, CompressionError};
+use bee_daemon::context::artifacts::{self, CompressionRecord};
+use bee_daemon::context::compression::{self, CompressionError};
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;

@@ -227,7 +227,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
 /// One selection of `text` (its file) as delivered.
 fn render(selection: &Selection, text: &str) -> Result<Packed, Problem> {
     let id = selection.id.as_str();
-    let sha = bee_daemon::artifacts::sha256(text.as_bytes());
+    let sha = bee_daemon::context::artifacts::sha256(text.as_bytes());
     if let Some(pinned) = &selection.hash {
         let pinned = pinned.strip_prefix("sha256:").unwrap_or(pinned);
         if !pinned.eq_ignore_ascii_case(&sha) {

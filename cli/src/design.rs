@@ -145,7 +145,7 @@ fn io(path: &Path, err: std::io::Error) -> DesignError {
 }
 
 pub fn sha256(bytes: &[u8]) -> String {
-    bee_daemon::artifacts::sha256(bytes)
+    bee_daemon::context::artifacts::sha256(bytes)
 }
 
 /// `path` (absolute, or relative to `root`) resolved without links and

@@ -39,7 +39,7 @@ pub fn run() -> Rendered {
 /// `view` then shows the ledger as it is.
 pub fn catch_up<T>(view: impl Fn() -> T) -> T {
     let roots = Roots::from_env();
-    if !roots.claude_projects.iter().chain(&roots.codex_sessions).any(|root| root.is_dir()) {
+    if !roots.all_dirs().any(|root| root.is_dir()) {
         return view();
     }
     let Some(dir) = bee_proto::paths::default_ledger_store() else { return view() };

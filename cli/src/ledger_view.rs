@@ -2,7 +2,7 @@
 //! read-only (beed stays its only writer), JSON by default, a table for people.
 
 use bee_daemon::ledger::quota::{self, Range};
-use bee_daemon::ledger::store;
+use bee_daemon::ledger::{store, usage};
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::Issue;
 use bee_proto::exit::Exit;
@@ -21,7 +21,7 @@ pub fn quota(ask: LedgerAsk) -> Rendered {
 }
 
 pub fn status(ask: LedgerAsk) -> Rendered {
-    with_view(&ask, store::read_status_range, |(view, sessions_without_cost), range| {
+    with_view(&ask, usage::read_status_range, |(view, sessions_without_cost), range| {
         let lost = bee_daemon::ledger::record_failures::journal().map_or(0, |journal| {
             bee_daemon::ledger::record_failures::count_in(&journal, range.since_ms, range.until_ms)
         });
@@ -73,7 +73,7 @@ pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
     let message = match issue {
         Issue::Missing => {
             let roots = bee_daemon::ledger::ingest::Roots::from_env();
-            let logs: Vec<&PathBuf> = roots.claude_projects.iter().chain(&roots.codex_sessions).collect();
+            let logs: Vec<&PathBuf> = roots.all_dirs().collect();
             let found = logs.iter().any(|root| root.is_dir());
             let spooled = bee_proto::paths::spool_dir()
                 .and_then(|spool| bee_proto::spool::pending_lines(&spool, bee_proto::ledger::LEDGER_SPOOL_FILE).ok())

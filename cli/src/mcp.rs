@@ -11,8 +11,8 @@
 //! over a tool's own `budgetBytes`) or a call over 15 s is an error, never
 //! a cut answer.
 
+use bee_daemon::context::{artifacts, plans, skills};
 use bee_daemon::rendered::Rendered;
-use bee_daemon::{artifacts, plans, skills};
 use bee_proto::exit::Exit;
 use bee_proto::mcp::{BUDGET_BYTES, DEFAULT_BUDGET_BYTES, MAX_RESULT_BYTES, ToolError};
 use rmcp::handler::server::router::tool::ToolRouter;

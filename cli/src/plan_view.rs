@@ -2,7 +2,7 @@
 //! side of plans (agents only read them, through the MCP server). Each
 //! answer is one JSON document, with what its labels mean.
 
-use bee_daemon::plans::{self, Plan, PlanError, PlanFile};
+use bee_daemon::context::plans::{self, Plan, PlanError, PlanFile};
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;

@@ -2,8 +2,8 @@
 //! `bee-json-v1` packet and back (the codec is the daemon library's), with
 //! the measured size of both forms: bytes, and exact o200k tokens.
 
+use bee_daemon::context::representation::{self, ReprError};
 use bee_daemon::rendered::Rendered;
-use bee_daemon::representation::{self, ReprError};
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
 use bee_proto::mcp::REPRESENTATION_INPUT_BYTES;

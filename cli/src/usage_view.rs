@@ -6,7 +6,7 @@
 
 use bee_daemon::ledger::calendar::Zone;
 use bee_daemon::ledger::prices::PriceTable;
-use bee_daemon::ledger::rollup::Range;
+use bee_daemon::ledger::schema::Range;
 use bee_daemon::ledger::usage::{self, UsageAsk};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;

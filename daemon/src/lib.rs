@@ -10,16 +10,8 @@
 //!   ingestion, aggregates, quota words and usage views (spec/30).
 //! - [`events`]: the hook events store, the audit, Claude Code's settings
 //!   (spec/40).
-//! - [`artifacts`]: files stored on purpose, content-addressed and verified
-//!   before they are served (spec/50).
-//! - [`skills`]: the skill bridge: Claude Code's skills found, searched and
-//!   resolved (spec/50).
-//! - [`plans`]: plans and their steps, an append-only history with the
-//!   current state derived, and checkouts bound to spaces (spec/50).
-//! - [`representation`]: the `bee-json-v1` codec: JSON values in fewer
-//!   tokens, and back exactly (spec/50).
-//! - [`compression`]: local, extractive prose compression and its setting
-//!   (spec/50).
+//! - [`context`]: what an agent's context is made of (spec/50): artifacts,
+//!   skills, plans, the `bee-json-v1` representation and prose compression.
 //! - [`export`]: the series and log events a team's engine receives
 //!   (Prometheus remote write, OTLP), read from the ledger, delivery and
 //!   events stores (spec/60); the one domain that uses `client`, to read
@@ -34,18 +26,14 @@
 //! uses `server`, nor `client` (save `export`, above);
 //! `tests/tests/layering.rs` checks it.
 
-pub mod artifacts;
 pub mod client;
-pub mod compression;
+pub mod context;
 pub mod delivery;
 pub mod events;
 pub mod export;
 pub mod ledger;
-pub mod plans;
 pub mod rendered;
-pub mod representation;
 #[cfg(feature = "server")]
 pub mod server;
-pub mod skills;
 pub mod storage;
 pub mod tokens;

@@ -3,7 +3,7 @@
 //! records; every row returned met the query, and no more than its limit.
 #![no_main]
 
-use bee_daemon::artifacts::{Meta, filter, parse_query};
+use bee_daemon::context::artifacts::{Meta, filter, parse_query};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(difference) = bee_daemon::ledger::logs::claude::agrees_with_serde(data) {
+    if let Err(difference) = bee_daemon::ledger::agents::claude::agrees_with_serde(data) {
         panic!("{difference}");
     }
 });

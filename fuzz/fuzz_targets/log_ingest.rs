@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     for provider in [Provider::Claude, Provider::Codex] {
-        let (evidence, unparseable) = bee_daemon::ledger::logs::read_log(provider, data);
+        let (evidence, unparseable) = bee_daemon::ledger::agents::read_log(provider, data);
         let lines = data.split_inclusive(|b| *b == b'\n').count() as u64;
         assert!(unparseable <= lines);
         for item in &evidence {

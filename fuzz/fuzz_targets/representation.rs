@@ -3,7 +3,7 @@
 //! through a packet; the compression method takes any text.
 #![no_main]
 
-use bee_daemon::representation::{decode, encode, parse_json_values, same, to_json};
+use bee_daemon::context::representation::{decode, encode, parse_json_values, same, to_json};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,6 +21,6 @@ fuzz_target!(|data: &[u8]| {
         assert!(values.iter().zip(&back).all(|(a, b)| same(a, b)) && values.len() == back.len());
     }
     if text.len() <= 4096 {
-        let _ = bee_daemon::compression::compress(text, 50);
+        let _ = bee_daemon::context::compression::compress(text, 50);
     }
 });

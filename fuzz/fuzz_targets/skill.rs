@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok((name, _, _, body)) = bee_daemon::skills::parse(text) {
+    if let Ok((name, _, _, body)) = bee_daemon::context::skills::parse(text) {
         assert!(!name.trim().is_empty());
         assert!(body.len() <= text.len());
     }

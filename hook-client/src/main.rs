@@ -31,7 +31,6 @@ mod turn;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -48,7 +47,7 @@ struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// UserPromptSubmit hook: write a steering block or pass a wrapped command through.
-    Prompt(PromptArgs),
+    Prompt(prompt::PromptArgs),
     /// Status line: Bee's own line (model, context, five-hour window, today's
     /// tokens and cost), or your command's passed through; records quota snapshots.
     Statusline(StatuslineArgs),
@@ -81,25 +80,6 @@ struct StatuslineArgs {
     #[arg(long, requires = "command")]
     append: bool,
     /// Your command; stdin, stdout, stderr and exit status pass through.
-    #[arg(last = true, value_name = "CMD")]
-    command: Vec<OsString>,
-}
-
-#[derive(Debug, clap::Args)]
-struct PromptArgs {
-    /// Output surface: `plain` (hook.prompt.plain) or `context-json` (hook.prompt.context-json).
-    #[arg(long, value_name = "SURFACE")]
-    surface: String,
-    /// Steering block file to deliver.
-    #[arg(long, value_name = "FILE", conflicts_with = "command")]
-    block: Option<PathBuf>,
-    /// Item identity of the output [default: steering-block, or wrapped-command].
-    #[arg(long, value_name = "ID")]
-    item: Option<String>,
-    /// Item version [default: 1].
-    #[arg(long, value_name = "VERSION")]
-    item_version: Option<String>,
-    /// Command whose stdout is the hook output; stdin, stdout, stderr and exit status pass through.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
 }

@@ -5,16 +5,36 @@ use bee_proto::delivery::{
     BUILTIN_ITEM_VERSION, ContextJsonOutput, ESTIMATOR_ID, ESTIMATOR_VERSION, Estimate, Observation,
     STEERING_BLOCK_ITEM, Surface, WRAPPED_COMMAND_ITEM,
 };
+use bee_proto::envelope;
 use bee_proto::identity::Identity;
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
-use crate::PromptArgs;
 use crate::output;
 use crate::post::{self, Delivery};
-use bee_proto::envelope;
+
+/// `bee-hook prompt`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PromptArgs {
+    /// Output surface: `plain` (hook.prompt.plain) or `context-json` (hook.prompt.context-json).
+    #[arg(long, value_name = "SURFACE")]
+    pub(crate) surface: String,
+    /// Steering block file to deliver.
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    pub(crate) block: Option<PathBuf>,
+    /// Item identity of the output [default: steering-block, or wrapped-command].
+    #[arg(long, value_name = "ID")]
+    pub(crate) item: Option<String>,
+    /// Item version [default: 1].
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) item_version: Option<String>,
+    /// Command whose stdout is the hook output; stdin, stdout, stderr and exit status pass through.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<OsString>,
+}
 
 /// Set for a wrapped command: a bee-hook running inside another one is
 /// nested and never observes (no hook call may measure another).

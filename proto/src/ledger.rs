@@ -47,6 +47,16 @@ named! {
     }
 }
 
+impl From<crate::usage::Harness> for Provider {
+    /// The provider whose records the CLI writes.
+    fn from(harness: crate::usage::Harness) -> Provider {
+        match harness {
+            crate::usage::Harness::Claude => Provider::Claude,
+            crate::usage::Harness::Codex => Provider::Codex,
+        }
+    }
+}
+
 named! {
     /// Who produced a call record.
     pub enum CallSource {

@@ -11,8 +11,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+use bee_daemon::ledger::evidence::Evidence;
 use bee_daemon::ledger::ingest::{self, Roots};
-use bee_daemon::ledger::logs::Evidence;
 use bee_daemon::ledger::responses::ResponseWrite;
 use bee_daemon::ledger::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, Provider};
@@ -67,7 +67,7 @@ fn ingestion() {
     }
     let raw = started.elapsed();
     assert_eq!(read as u64, bytes);
-    let roots = Roots { claude_projects: vec![root.clone()], codex_sessions: Vec::new() };
+    let roots = Roots::of(bee_proto::ledger::Provider::Claude, vec![root.clone()]);
     // Five first ingestions, each into a fresh ledger.
     let mut firsts = Vec::new();
     let mut ledger = None;

@@ -15,7 +15,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use bee_daemon::ledger::logs::Evidence;
+use bee_daemon::ledger::evidence::Evidence;
 use bee_daemon::ledger::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, Provider};
 use bee_proto::usage::Counters;

@@ -12,7 +12,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use bee_daemon::representation::{self, Json};
+use bee_daemon::context::representation::{self, Json};
 use bee_daemon::tokens::encoders::Encoders;
 use bee_proto::tokens::Encoding;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! `beed`: Bee's user daemon. Serves the socket API until SIGTERM or SIGINT.
 
 use bee_daemon::server::{self, DaemonConfig};
+use bee_proto::ledger::Provider;
 use clap::Parser;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,10 +71,10 @@ fn main() -> ExitCode {
     let config = match DaemonConfig::from_env(args.socket, args.delivery_store) {
         Ok(mut config) => {
             if !args.claude_projects.is_empty() {
-                config.log_roots.claude_projects = args.claude_projects;
+                config.log_roots.set(Provider::Claude, args.claude_projects);
             }
             if let Some(sessions) = args.codex_sessions {
-                config.log_roots.codex_sessions = vec![sessions];
+                config.log_roots.set(Provider::Codex, vec![sessions]);
             }
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
             config.capture_payload = args.capture_payload.into_iter().collect();

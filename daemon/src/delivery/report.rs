@@ -45,7 +45,9 @@ fn verified_with_pending(dir: &Path) -> store::VerifiedStore {
     let default = bee_proto::paths::default_delivery_store().and_then(|d| std::path::absolute(d).ok());
     let asked = std::path::absolute(dir).ok();
     match (default, asked, bee_proto::paths::spool_dir()) {
-        (Some(default), Some(asked), Some(spool)) if default == asked => store::read_verified_with_spool(dir, &spool),
+        (Some(default), Some(asked), Some(spool)) if default == asked => {
+            crate::delivery::spool::read_verified_with_spool(dir, &spool)
+        }
         _ => store::read_verified(dir),
     }
 }

@@ -50,3 +50,10 @@ pub fn ingest(dir: &Path, writer: &WriterHandle<WritableStore>) -> io::Result<In
         settled
     })
 }
+
+/// The store's verified records followed by the observations waiting in the
+/// hooks' spool at `spool_dir`, exactly as beed will store them (see
+/// [`crate::delivery::store::read_verified_with`]).
+pub fn read_verified_with_spool(dir: &Path, spool_dir: &Path) -> crate::delivery::store::VerifiedStore {
+    crate::delivery::store::read_verified_with(dir, pending(spool_dir))
+}

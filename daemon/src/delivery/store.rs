@@ -401,14 +401,17 @@ pub struct VerifiedStore {
     pub issues: BTreeSet<Issue>,
 }
 
-/// The store's verified records followed by the observations waiting in the
-/// hooks' spool at `spool_dir`, exactly as beed will store them: verified,
+/// Share of the capacity from which a report warns that appends will stop.
+const CAPACITY_NEAR_PERCENT: u64 = 80;
+
+/// The store's verified records followed by `pending`, the observations
+/// waiting in the hooks' spool, exactly as beed will store them: verified,
 /// a repeated event id kept once (the first), numbered in the order beed
 /// ingests them, refused at capacity. So what a hook saw is reported at once,
 /// with no service running, and the report does not change when beed takes
 /// the spool. A store that cannot be appended to (`corrupt`, `io`, `busy`)
 /// takes nothing from the spool, as beed would not.
-pub fn read_verified_with_spool(dir: &Path, spool_dir: &Path) -> VerifiedStore {
+pub fn read_verified_with(dir: &Path, pending: Vec<Observation>) -> VerifiedStore {
     let mut store = read_verified(dir);
     let appendable = !store.issues.iter().any(|issue| matches!(issue, Issue::Corrupt | Issue::Io | Issue::Busy));
     if !appendable {
@@ -419,7 +422,7 @@ pub fn read_verified_with_spool(dir: &Path, spool_dir: &Path) -> VerifiedStore {
         store.records.iter().map(|record| record.observation.event_id).collect();
     let mut sessions = session_counts(&store.records);
     let mut taken = 0usize;
-    for observation in crate::delivery::spool::pending(spool_dir) {
+    for observation in pending {
         if !seen.insert(observation.event_id) {
             continue;
         }
@@ -448,9 +451,6 @@ pub fn read_verified_with_spool(dir: &Path, spool_dir: &Path) -> VerifiedStore {
     note_capacity(&mut store, capacity);
     store
 }
-
-/// Share of the capacity from which a report warns that appends will stop.
-const CAPACITY_NEAR_PERCENT: u64 = 80;
 
 /// `capacity` once the store is full (appends stop), `capacity_near` from
 /// 80 % of it, so the stop is announced before it comes.

@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use crate::ledger::calendar::Zone;
 use crate::ledger::prices::PriceTable;
-use crate::ledger::rollup::Range;
+use crate::ledger::schema::Range;
 use crate::ledger::usage::{UsageAsk, reports as usage_reports};
 use crate::storage::files;
 

@@ -11,22 +11,13 @@ use std::path::Path;
 
 use crate::ledger::calendar::Zone;
 use crate::ledger::prices::PriceTable;
-use crate::ledger::rollup::Range;
-use crate::ledger::store::{Reader, SnapshotRow};
+use crate::ledger::schema::Range;
+use crate::ledger::store::{Reader, kind_of};
 use crate::ledger::usage::{self, UsageAsk};
 
 /// The longest window (a week): snapshots older than that describe windows
 /// that have reset.
 const WEEK_MS: i64 = 7 * 24 * 3_600_000;
-
-/// A snapshot's window, by its kind or else its length.
-pub fn kind_of(snapshot: &SnapshotRow) -> WindowKind {
-    match (snapshot.window, snapshot.window_minutes) {
-        (WindowKind::Other, Some(300)) => WindowKind::FiveHour,
-        (WindowKind::Other, Some(10_080)) => WindowKind::Weekly,
-        (kind, _) => kind,
-    }
-}
 
 /// The glance at the ledger in `dir` at `now_ms`, days in `zone`.
 pub fn glance(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result<LedgerGlance, Issue> {

@@ -1,7 +1,6 @@
-//! Incremental ingestion of the provider CLIs' own logs into the ledger:
-//! Claude Code transcripts (`~/.claude/projects/**.jsonl`) and Codex rollout
-//! logs (`~/.codex/sessions/**.jsonl`), so the quota words work for people
-//! who never used `beectl run`.
+//! Incremental ingestion of every agent's own records into the ledger (the
+//! agents and where each keeps its records: `ledger::agents`), so the quota
+//! words work for people who never used `beectl run`.
 //!
 //! Each file's offset (with its device and inode) is kept in the ledger and
 //! moved in the same transaction as the records read up to it: what was
@@ -15,7 +14,7 @@
 //! Lines without a usage marker are skipped before any JSON parsing; the
 //! rest are parsed into small typed shapes that skip message content (a
 //! Claude response line by a checked scan of its few fields, see
-//! `logs::claude`).
+//! `agents::claude`).
 
 use bee_proto::ledger::{LedgerAppended, Provider};
 use std::fs::File;
@@ -26,10 +25,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::ledger::logs::{Evidence, FileOffset, LogParser, MAX_LINE_BYTES};
-use crate::ledger::responses::{Held, PacksAhead, Prepared};
+use crate::ledger::agents::{self, LogParser, MAX_LINE_BYTES};
+use crate::ledger::evidence::{Evidence, FileOffset, Staged};
+use crate::ledger::responses::{self, PacksAhead, Prepared, Response};
 use crate::ledger::rollup::HeldResponses;
-use crate::ledger::store::{BulkJournal, Ledger, Staged};
+use crate::ledger::store::{BulkJournal, Ledger};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
@@ -42,48 +42,38 @@ const RECORDS_PER_COMMIT: usize = 16_384;
 /// about 30 MiB of records held.
 const FIRST_PASS_RECORDS_PER_COMMIT: usize = 65_536;
 
-/// Where the logs are.
+/// Where each agent's records are.
 #[derive(Debug, Clone, Default)]
 pub struct Roots {
-    /// Claude Code's `projects` directories, one per configuration directory.
-    pub claude_projects: Vec<PathBuf>,
-    pub codex_sessions: Vec<PathBuf>,
+    dirs: Vec<(Provider, Vec<PathBuf>)>,
 }
 
 impl Roots {
-    /// As the provider CLIs themselves find their logs: Claude Code's
-    /// `CLAUDE_CONFIG_DIR` (a comma-separated list; default `~/.claude`) and
-    /// Codex's `CODEX_HOME` (default `~/.codex`). `BEE_CLAUDE_PROJECTS` and
-    /// `BEE_CODEX_SESSIONS` name the log directories themselves instead.
+    /// As each agent itself finds its records (see [`agents::Agent::record_dirs`]).
     pub fn from_env() -> Roots {
-        Roots::from_vars(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+        let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Roots { dirs: agents::all().map(|agent| (agent.provider(), agent.record_dirs(&env))).collect() }
     }
 
-    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Roots {
-        let home = var("HOME").map(PathBuf::from);
-        let claude_projects = if let Some(projects) = var("BEE_CLAUDE_PROJECTS") {
-            vec![PathBuf::from(projects)]
-        } else if let Some(list) = var("CLAUDE_CONFIG_DIR") {
-            let mut dirs: Vec<PathBuf> = list
-                .to_string_lossy()
-                .split(',')
-                .map(str::trim)
-                .filter(|dir| !dir.is_empty())
-                .map(|dir| PathBuf::from(dir).join("projects"))
-                .collect();
-            dirs.dedup();
-            dirs
-        } else {
-            home.iter().map(|h| h.join(".claude").join("projects")).collect()
-        };
-        let codex_sessions = if let Some(sessions) = var("BEE_CODEX_SESSIONS") {
-            vec![PathBuf::from(sessions)]
-        } else if let Some(codex_home) = var("CODEX_HOME") {
-            vec![PathBuf::from(codex_home).join("sessions")]
-        } else {
-            home.iter().map(|h| h.join(".codex").join("sessions")).collect()
-        };
-        Roots { claude_projects, codex_sessions }
+    /// Only `provider`'s records, in `dirs`.
+    pub fn of(provider: Provider, dirs: Vec<PathBuf>) -> Roots {
+        Roots { dirs: vec![(provider, dirs)] }
+    }
+
+    /// `provider`'s records in `dirs`, instead of where they were said to be.
+    pub fn set(&mut self, provider: Provider, dirs: Vec<PathBuf>) {
+        self.dirs.retain(|(known, _)| *known != provider);
+        self.dirs.push((provider, dirs));
+    }
+
+    /// Each agent's directories.
+    pub fn by_agent(&self) -> impl Iterator<Item = (Provider, &[PathBuf])> {
+        self.dirs.iter().map(|(provider, dirs)| (*provider, dirs.as_slice()))
+    }
+
+    /// Every directory, whoever's.
+    pub fn all_dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.dirs.iter().flat_map(|(_, dirs)| dirs)
     }
 }
 
@@ -153,6 +143,46 @@ impl Drop for Finish<'_> {
     }
 }
 
+/// The response writes one ingestion pass committed. When the pass began
+/// on a store without responses, these are every write the store holds,
+/// and the pass settles the aggregates from them instead of reading back
+/// what it just wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    /// The committed batches as the readers staged them: kept, not copied
+    /// (they are most of a first pass's memory). Only their response
+    /// writes are read.
+    batches: Vec<Vec<Staged>>,
+    /// How many response writes `batches` holds.
+    writes: usize,
+    /// Response writes the pass inserted (rows new to the store).
+    pub(crate) written: u64,
+}
+
+impl Held {
+    /// More writes than this are not held: the pass settles from the
+    /// store, and first-pass memory stays bounded.
+    pub(crate) const MOST: usize = 150_000;
+
+    /// Takes in a committed batch (see [`Held::has_room`]).
+    pub(crate) fn absorb(&mut self, batch: Vec<Vec<Staged>>) {
+        self.writes += batch.iter().flatten().filter(|staged| staged.response().is_some()).count();
+        self.batches.extend(batch);
+    }
+
+    /// The responses of the writes held and of `more` (a batch being
+    /// committed), merged as a read of the store merges them.
+    pub(crate) fn responses_with<'a>(&'a self, more: impl Iterator<Item = &'a Prepared>) -> Vec<Response> {
+        let writes: Vec<&Prepared> = self.batches.iter().flatten().filter_map(Staged::response).chain(more).collect();
+        responses::merge_prepared(&writes)
+    }
+
+    /// Whether `more` writes can be held too.
+    pub(crate) fn has_room(&self, more: usize) -> bool {
+        self.writes.saturating_add(more) <= Held::MOST
+    }
+}
+
 /// Reports progress as (bytes done, bytes to read).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
@@ -184,7 +214,7 @@ pub fn pass_then<T>(
     let began = std::time::Instant::now();
     let offsets = lock(ledger)?.offsets()?;
     let mut files = Vec::new();
-    for (dirs, provider) in [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)] {
+    for (provider, dirs) in roots.by_agent() {
         for root in dirs {
             walk(root, provider, &mut files);
         }
@@ -562,9 +592,9 @@ pub fn lag(
     roots: &Roots,
     offsets: &std::collections::HashMap<String, FileOffset>,
 ) -> Vec<bee_proto::api::IngestionLag> {
-    [(&roots.claude_projects, Provider::Claude), (&roots.codex_sessions, Provider::Codex)]
-        .into_iter()
-        .map(|(dirs, provider)| {
+    roots
+        .by_agent()
+        .map(|(provider, dirs)| {
             let mut files = Vec::new();
             for root in dirs {
                 walk(root, provider, &mut files);
@@ -586,8 +616,10 @@ pub fn lag(
         .collect()
 }
 
-/// Regular `*.jsonl` files under `root`; links are not followed.
+/// `provider`'s record files under `root` (regular files its agent names
+/// its own); links are not followed.
 fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
+    let agent = agents::agent(provider);
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
@@ -597,7 +629,7 @@ fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std:
             if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file()
-                && path.extension().is_some_and(|e| e == "jsonl")
+                && agent.is_record_file(&path)
                 && let Ok(meta) = entry.metadata()
             {
                 into.push((path, provider, meta));
@@ -706,7 +738,7 @@ fn read_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::rollup::Range;
+    use crate::ledger::schema::Range;
     use std::collections::BTreeMap;
     use std::io::Write;
 
@@ -746,7 +778,7 @@ mod tests {
             let projects = home.path().join("projects");
             std::fs::create_dir_all(&projects).unwrap();
             let ledger = Mutex::new(Ledger::open(&home.path().join("ledger")).unwrap());
-            let roots = Roots { claude_projects: vec![projects.clone()], codex_sessions: Vec::new() };
+            let roots = Roots::of(Provider::Claude, vec![projects.clone()]);
             let mut truth: BTreeMap<u64, u64> = BTreeMap::new();
             let sessions: Vec<String> = (0..3).map(|n| format!("0000000{n}-1111-4222-8333-444455556666")).collect();
             let mut next_id = 0;
@@ -844,7 +876,7 @@ mod tests {
                 path: projects.join(format!("{ONE_SESSION}.jsonl")),
                 ledger: Mutex::new(Ledger::open(&dir).unwrap()),
                 dir,
-                roots: Roots { claude_projects: vec![projects], codex_sessions: Vec::new() },
+                roots: Roots::of(Provider::Claude, vec![projects]),
                 _home: home,
             }
         }

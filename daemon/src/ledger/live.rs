@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::ledger::calendar::Zone;
 use crate::ledger::glance;
 use crate::ledger::prices::PriceTable;
-use crate::ledger::rollup::Range;
+use crate::ledger::schema::Range;
 use crate::ledger::store::{self, Reader, SnapshotRow};
 
 /// The burn rate's span.
@@ -178,7 +178,7 @@ fn trend(
 ) -> Option<f64> {
     let same: Vec<&SnapshotRow> = snapshots
         .iter()
-        .filter(|s| s.provider == provider && glance::kind_of(s) == kind && s.observed_ms >= now_ms - TREND_SPAN)
+        .filter(|s| s.provider == provider && store::kind_of(s) == kind && s.observed_ms >= now_ms - TREND_SPAN)
         .filter(|s| match (s.resets_ms, resets) {
             (Some(a), Some(b)) => (a - b).abs() < MINUTE,
             (None, None) => true,

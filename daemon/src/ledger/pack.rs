@@ -30,7 +30,7 @@ use bee_proto::ledger::bounds::{MAX_CALL_TOKENS, MAX_TEXT_BYTES};
 use bee_proto::usage::Counters;
 use std::sync::Arc;
 
-use crate::ledger::rollup::HOUR_MS;
+use crate::ledger::schema::HOUR_MS;
 
 /// The layout this module writes and reads.
 const FORMAT: u8 = 1;

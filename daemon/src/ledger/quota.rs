@@ -5,7 +5,7 @@
 use bee_proto::ledger::{DerivedTime, LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow};
 use std::collections::BTreeMap;
 
-pub use crate::ledger::rollup::Range;
+pub use crate::ledger::schema::Range;
 use crate::ledger::store::{LedgerView, LimitRow};
 use bee_proto::time::format_unix_ms;
 use bee_proto::usage::WindowKind;

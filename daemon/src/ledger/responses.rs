@@ -24,8 +24,7 @@ use rusqlite::{Connection, params};
 
 use crate::ledger::FastMap;
 use crate::ledger::pack::{self, Entry, PackedWrite};
-use crate::ledger::rollup::{HOUR_MS, PACK_SCHEMA, Range, hour_of};
-use crate::ledger::store::{Columns, Staged};
+use crate::ledger::schema::{Columns, HOUR_MS, PACK_SCHEMA, Range, hour_of};
 use crate::storage::sqlite;
 
 /// The provider identity a stored key names. A Claude transcript's key is
@@ -45,7 +44,31 @@ pub fn identity(provider: Provider, key: &str) -> &str {
 
 /// [`ResponseWrite::key_hash`] of a write of `provider` keyed `key`.
 fn key_hash(provider: Provider, key: &str) -> i64 {
-    crate::ledger::logs::response_hash(&[provider.as_str().as_bytes(), b"\x1f", identity(provider, key).as_bytes()])
+    response_hash(&[provider.as_str().as_bytes(), b"\x1f", identity(provider, key).as_bytes()])
+}
+
+/// Namespace of response write digests.
+pub(crate) const RESPONSE_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_7265_7370_6f6e_7365_2d76_3100);
+
+/// 63 bits of the name-based UUID of the name `parts` spell (one after
+/// another) in [`RESPONSE_NAMESPACE`]: the high half of
+/// `Uuid::new_v5(&RESPONSE_NAMESPACE, name)`, shifted right by one, so
+/// that stored digests keep their values. Ingestion hashes every response
+/// write twice; this SHA-1 uses the CPU's SHA instructions where it has them
+/// and needs no copy of the name.
+pub(crate) fn response_hash(parts: &[&[u8]]) -> i64 {
+    use sha1::Digest;
+    let mut hasher = sha1::Sha1::new();
+    hasher.update(RESPONSE_NAMESPACE.as_bytes());
+    for part in parts {
+        hasher.update(part);
+    }
+    let hash = hasher.finalize();
+    let mut high = [0u8; 8];
+    high.copy_from_slice(&hash[..8]);
+    // The version nibble, as a v5 UUID carries it.
+    high[6] = (high[6] & 0x0f) | 0x50;
+    (u64::from_be_bytes(high) >> 1) as i64
 }
 
 /// Columns of a `response` write, in the order its checksum covers them.
@@ -98,7 +121,7 @@ impl ResponseWrite {
         // A copy in another session's file is kept as that session's write,
         // so which session a response belongs to never depends on which
         // file was read first.
-        crate::ledger::logs::response_hash(&[
+        response_hash(&[
             self.provider.as_str().as_bytes(),
             b"\x1f",
             self.key.as_bytes(),
@@ -694,48 +717,14 @@ fn group_by_response(writes: &[impl AsEntry]) -> (Vec<Place>, Vec<Vec<u32>>) {
     (place, groups)
 }
 
-fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
+/// Prepared writes (a pass's, held in memory) merged as a read of the
+/// store merges them.
+pub(crate) fn merge_prepared(writes: &[&Prepared]) -> Vec<Response> {
     merge(writes)
 }
 
-/// The response writes one ingestion pass committed. When the pass began
-/// on a store without responses, these are every write the store holds,
-/// and the pass settles the aggregates from them instead of reading back
-/// what it just wrote.
-#[derive(Debug, Default)]
-pub(crate) struct Held {
-    /// The committed batches as the readers staged them: kept, not copied
-    /// (they are most of a first pass's memory). Only their response
-    /// writes are read.
-    batches: Vec<Vec<Staged>>,
-    /// How many response writes `batches` holds.
-    writes: usize,
-    /// Response writes the pass inserted (rows new to the store).
-    pub(crate) written: u64,
-}
-
-impl Held {
-    /// More writes than this are not held: the pass settles from the
-    /// store, and first-pass memory stays bounded.
-    const MOST: usize = 150_000;
-
-    /// Takes in a committed batch (see [`Held::has_room`]).
-    pub(crate) fn absorb(&mut self, batch: Vec<Vec<Staged>>) {
-        self.writes += batch.iter().flatten().filter(|staged| staged.response().is_some()).count();
-        self.batches.extend(batch);
-    }
-
-    /// The responses of the writes held and of `more` (a batch being
-    /// committed), merged as a read of the store merges them.
-    pub(crate) fn responses_with<'a>(&'a self, more: impl Iterator<Item = &'a Prepared>) -> Vec<Response> {
-        let writes: Vec<&Prepared> = self.batches.iter().flatten().filter_map(Staged::response).chain(more).collect();
-        merge(&writes)
-    }
-
-    /// Whether `more` writes can be held too.
-    pub(crate) fn has_room(&self, more: usize) -> bool {
-        self.writes.saturating_add(more) <= Held::MOST
-    }
+fn merge_stored(writes: &[PackedWrite]) -> Vec<Response> {
+    merge(writes)
 }
 
 /// The responses first written in `range` of a store at `version`, all
@@ -801,7 +790,7 @@ pub fn load_with_earlier(
 /// [`load`], or on a store from before responses, its ingested calls as
 /// one final write each.
 pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
-    if version >= crate::ledger::rollup::RESPONSE_SCHEMA {
+    if version >= crate::ledger::schema::RESPONSE_SCHEMA {
         return load(conn, version, range);
     }
     // Laid out as a response write, with no checksum to check (these
@@ -899,9 +888,9 @@ impl Found {
                 session_id: row.get::<_, Option<String>>(4)?.map(Into::into),
                 at_ms: row.get(6)?,
                 model: row.get::<_, Option<String>>(7)?.map(Into::into),
-                tokens: crate::ledger::rollup::counters_at(row, 8)?,
-                context_tokens: crate::ledger::rollup::count_at(row, 15)?,
-                context_window: crate::ledger::rollup::count_at(row, 16)?,
+                tokens: crate::ledger::schema::counters_at(row, 8)?,
+                context_tokens: crate::ledger::schema::count_at(row, 15)?,
+                context_window: crate::ledger::schema::count_at(row, 16)?,
                 is_final: row.get(17)?,
             });
         }
@@ -944,6 +933,8 @@ impl Found {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::evidence::Staged;
+    use crate::ledger::ingest::Held;
 
     fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> PackedWrite {
         PackedWrite {
@@ -1085,9 +1076,7 @@ mod tests {
     /// gives exactly what the whole-name UUID gave before it.
     #[test]
     fn hashes_keep_the_values_earlier_versions_stored() {
-        let uuid_hash = |name: &[u8]| {
-            (uuid::Uuid::new_v5(&crate::ledger::logs::RESPONSE_NAMESPACE, name).as_u64_pair().0 >> 1) as i64
-        };
+        let uuid_hash = |name: &[u8]| (uuid::Uuid::new_v5(&RESPONSE_NAMESPACE, name).as_u64_pair().0 >> 1) as i64;
         let long = "k".repeat(300);
         let cases = [
             (Provider::Claude, "msg_1\u{1f}req_1", Some("s1"), Some(607), true),
@@ -1143,7 +1132,7 @@ mod tests {
     }
 
     fn append(ledger: &mut crate::ledger::store::Ledger, writes: &[ResponseWrite]) -> (u64, u64) {
-        let evidence: Vec<_> = writes.iter().cloned().map(crate::ledger::logs::Evidence::Response).collect();
+        let evidence: Vec<_> = writes.iter().cloned().map(crate::ledger::evidence::Evidence::Response).collect();
         let appended = ledger.append_at(&evidence, &[]).unwrap();
         (appended.appended, appended.duplicates)
     }
@@ -1310,8 +1299,8 @@ mod tests {
 
     #[test]
     fn writes_outside_bees_bounds_are_not_staged() {
-        use crate::ledger::logs::Evidence;
-        use crate::ledger::store::Staged;
+        use crate::ledger::evidence::Evidence;
+        use crate::ledger::evidence::Staged;
         let good = logged("msg_1\u{1f}req_1", "s", HOUR, 7, true);
         let staged = Staged::of_valid(Evidence::Response(good.clone()));
         assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.write.at_ms), Some(HOUR));
@@ -1384,7 +1373,7 @@ mod tests {
     }
 
     fn staged(writes: &[ResponseWrite]) -> Vec<Staged> {
-        writes.iter().cloned().map(|w| Staged::of(crate::ledger::logs::Evidence::Response(w)).unwrap()).collect()
+        writes.iter().cloned().map(|w| Staged::of(crate::ledger::evidence::Evidence::Response(w)).unwrap()).collect()
     }
 
     /// A stored pack's columns, and an identity's.
@@ -1464,7 +1453,10 @@ mod tests {
             while !rest.is_empty() {
                 let (batch, after) = rest.split_at(1 + (random.below(rest.len() as u64) as usize));
                 let mut batch = staged(batch);
-                batch.push(Staged::Other(crate::ledger::logs::Evidence::SessionLogged(Provider::Claude, "s".into())));
+                batch.push(Staged::Other(crate::ledger::evidence::Evidence::SessionLogged(
+                    Provider::Claude,
+                    "s".into(),
+                )));
                 batches.push(batch);
                 rest = after;
             }

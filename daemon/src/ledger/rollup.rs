@@ -19,42 +19,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::ledger::part_pack;
 use crate::ledger::responses::{self, Response};
-use crate::ledger::store::Columns;
-use crate::storage::sqlite::sql_integer;
-
-/// The aggregates' granularity.
-pub const HOUR_MS: i64 = 3_600_000;
-
-/// Longest call the views follow: a call is taken to end at most this long
-/// after it started (a week: no quota window is longer), which also bounds
-/// how far back a range looks for calls that ran into it.
-pub const MAX_CALL_MS: i64 = 7 * 24 * HOUR_MS;
-
-/// Schema version from which the aggregates exist.
-pub const ROLLUP_SCHEMA: u32 = 4;
-/// Schema version from which every record carries a checksum.
-pub const CHECKSUM_SCHEMA: u32 = 5;
-/// Schema version from which responses are the token evidence.
-pub const RESPONSE_SCHEMA: u32 = 6;
-/// Schema version from which response writes are stored in packs
-/// ([`crate::ledger::pack`]); the rows stored before stay where they are.
-pub const PACK_SCHEMA: u32 = 8;
-/// Schema version from which usage is aggregated by part (provider,
-/// session, model, prompt-size tier) per hour, an hour's parts in one pack
-/// ([`crate::ledger::part_pack`]). A store before it (a row per part from
-/// schema 7) is read from its records until it is migrated.
-pub const PART_PACK_SCHEMA: u32 = 9;
-
-/// Columns of a `call` record, in the order its checksum covers them.
-pub const CALL_COLUMNS: Columns = Columns {
-    base: "record_id, source, provider, started_at_utc, started_at_ms, duration_ms, success,
-     model, project_path, cost_usd, input_tokens, cached_input_tokens, cache_creation_input_tokens,
-     cache_read_input_tokens, output_tokens, reasoning_output_tokens, total_tokens,
-     model_invocations, context_window, context_tokens, compactions, session_id",
-    grown: "outcome",
+use crate::ledger::schema::{
+    CALL_COLUMN_COUNT, CALL_COLUMNS, CHECKSUM_SCHEMA, HOUR_MS, MAX_CALL_MS, PACK_SCHEMA, PART_PACK_SCHEMA,
+    RESPONSE_SCHEMA, ROLLUP_SCHEMA, Range, counters_at, hour_of,
 };
-/// Number of [`CALL_COLUMNS`].
-const CALL_COLUMN_COUNT: usize = CALL_COLUMNS.count();
+use crate::storage::sqlite::sql_integer;
 
 /// Adds the aggregates and marks every hour already in the ledger dirty.
 pub const MIGRATION: &str = r#"
@@ -157,42 +126,6 @@ pub const PART_PACK_MIGRATION: &str = r#"
 
 /// The aggregates' provider name of derived turns.
 const DERIVED: &str = "derived";
-
-/// A half-open range of unix milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Range {
-    pub since_ms: i64,
-    pub until_ms: i64,
-}
-
-impl Range {
-    pub fn len(self) -> u64 {
-        (self.until_ms - self.since_ms).max(0) as u64
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.until_ms <= self.since_ms
-    }
-
-    pub fn contains(self, at: i64) -> bool {
-        at >= self.since_ms && at < self.until_ms
-    }
-
-    /// The hour starting at `start_ms`.
-    pub fn hour(start_ms: i64) -> Range {
-        Range { since_ms: start_ms, until_ms: start_ms + HOUR_MS }
-    }
-
-    /// `[start, end)` clipped to the range, when they overlap.
-    pub fn clip(self, start: i64, end: i64) -> Option<(i64, i64)> {
-        let (start, end) = (start.max(self.since_ms), end.min(self.until_ms));
-        (end > start).then_some((start, end))
-    }
-}
-
-pub(crate) fn hour_of(ms: i64) -> i64 {
-    ms.div_euclid(HOUR_MS) * HOUR_MS
-}
 
 /// `[start, end)` of a call, when its duration is known; at most [`MAX_CALL_MS`].
 fn interval(started_ms: i64, duration_ms: Option<i64>) -> Option<(i64, i64)> {
@@ -824,7 +757,7 @@ fn load_derived(
     lookback: i64,
     damaged: &mut Vec<String>,
 ) -> rusqlite::Result<Vec<CallRow>> {
-    let columns = crate::ledger::store::DERIVED_TURN_COLUMNS;
+    let columns = crate::ledger::schema::DERIVED_TURN_COLUMNS;
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {}, crc FROM derived_turn WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
         columns.base
@@ -876,27 +809,6 @@ fn load_derived(
         }
     }
     Ok(turns)
-}
-
-/// The seven token counters in the columns from `first` on, in
-/// [`Counters`] order; NULL (or a negative number) is not reported.
-pub(crate) fn counters_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Counters> {
-    let at = |n: usize| count_at(row, first + n);
-    Ok(Counters {
-        input_tokens: at(0)?,
-        cached_input_tokens: at(1)?,
-        cache_creation_input_tokens: at(2)?,
-        cache_read_input_tokens: at(3)?,
-        output_tokens: at(4)?,
-        reasoning_output_tokens: at(5)?,
-        total_tokens: at(6)?,
-    })
-}
-
-/// A counter column: NULL when unreported; a negative one (which Bee never
-/// stores) is no count either.
-pub(crate) fn count_at(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<u64>> {
-    Ok(row.get::<_, Option<i64>>(at)?.and_then(|v| u64::try_from(v).ok()))
 }
 
 /// Recomputes every dirty hour from the records; returns how many.
@@ -1288,7 +1200,7 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::logs::Evidence;
+    use crate::ledger::evidence::Evidence;
     use crate::ledger::responses::ResponseWrite;
     use crate::ledger::store::{self, Ledger};
     use bee_proto::ledger::{CallRecord, LedgerRecord};
@@ -1357,7 +1269,7 @@ mod tests {
             [CallSource::Run, CallSource::HookTurn, CallSource::ApiRequest, CallSource::Derived, CallSource::Derived]
                 [random.below(5) as usize];
         if source == CallSource::Derived {
-            return Evidence::Turn(crate::ledger::logs::DerivedTurn {
+            return Evidence::Turn(crate::ledger::evidence::DerivedTurn {
                 provider: if random.below(3) == 0 { Provider::Codex } else { Provider::Claude },
                 session_id: format!("session-{}", random.below(12)),
                 started_at_ms: at,
@@ -1496,7 +1408,7 @@ mod tests {
             ])
             .unwrap();
         let ledger = std::sync::Mutex::new(opened);
-        let roots = crate::ledger::ingest::Roots { claude_projects: vec![projects], codex_sessions: Vec::new() };
+        let roots = crate::ledger::ingest::Roots::of(Provider::Claude, vec![projects]);
         crate::ledger::ingest::pass(&ledger, &roots, std::time::Duration::ZERO, 2, &|_, _| {}).unwrap();
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
         for by in 0..BUCKETINGS {

@@ -69,14 +69,6 @@ CREATE TRIGGER limit_no_update BEFORE UPDATE ON limit_hit BEGIN SELECT RAISE(ABO
 CREATE TRIGGER limit_no_delete BEFORE DELETE ON limit_hit BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 CREATE TRIGGER work_no_update BEFORE UPDATE ON work BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 CREATE TRIGGER work_no_delete BEFORE DELETE ON work BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
-CREATE TABLE ingest_offset (
-        path        TEXT PRIMARY KEY NOT NULL,
-        dev         INTEGER NOT NULL,
-        ino         INTEGER NOT NULL,
-        offset      INTEGER NOT NULL,
-        session_id  TEXT,
-        model       TEXT
-    , usage_records INTEGER NOT NULL DEFAULT 0, turn_ms INTEGER, turn_end_ms INTEGER) STRICT;
 CREATE TABLE turn_mark (
         seq              INTEGER PRIMARY KEY NOT NULL,
         edge             TEXT NOT NULL,
@@ -200,5 +192,12 @@ CREATE TRIGGER response_write_no_delete BEFORE DELETE ON response_write BEGIN SE
 CREATE TABLE rollup_parts (
         hour_ms  INTEGER PRIMARY KEY NOT NULL,
         body     BLOB NOT NULL
+    ) STRICT;
+CREATE TABLE "ingest_offset" (
+        path         TEXT PRIMARY KEY NOT NULL,
+        dev          INTEGER NOT NULL,
+        ino          INTEGER NOT NULL,
+        offset       INTEGER NOT NULL,
+        agent_state  TEXT
     ) STRICT;
 INSERT INTO longest_call VALUES (1, 0);

@@ -7,20 +7,25 @@
 //! is NULL.
 
 use bee_proto::delivery::Issue;
-use bee_proto::ledger::bounds;
 use bee_proto::ledger::{
     CallRecord, CallSource, LedgerAppended, LedgerRecord, Provider, QuotaSnapshot, TurnEdge, TurnMark,
 };
-use bee_proto::usage::{Counters, WindowKind};
+use bee_proto::usage::WindowKind;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
-pub use crate::ledger::logs::Evidence;
-use crate::ledger::logs::{DerivedTurn, FileOffset, SessionCost};
+use crate::ledger::agents;
+pub use crate::ledger::evidence::Evidence;
+use crate::ledger::evidence::{AgentState, DerivedTurn, FileOffset, SessionCost, Staged};
 use crate::ledger::responses::{self, PacksAhead, Prepared};
-use crate::ledger::rollup::{self, Range, Summary, Touched};
+use crate::ledger::rollup::{self, Summary, Touched};
+use crate::ledger::schema::{
+    self, Columns, DERIVED_TURN_COLUMNS, LIMIT_COLUMNS, Range, SESSION_COST_COLUMNS, SNAPSHOT_COLUMNS,
+    TURN_MARK_COLUMNS, WORK_COLUMNS,
+};
+use crate::ledger::validate::{InvalidRecord, optional_ms, required_ms, validate, validate_call};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
 /// Database file inside the ledger directory.
@@ -255,86 +260,28 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     rollup::PART_MIGRATION,
     responses::PACK_MIGRATION,
     rollup::PART_PACK_MIGRATION,
+    AGENT_STATE_MIGRATION,
 ];
 
-/// A record table's columns: those it was created with, and those it grew
-/// later (from [`rollup::RESPONSE_SCHEMA`]), which count in a record's
-/// checksum only when they hold a value, so older records keep theirs.
-#[derive(Debug, Clone, Copy)]
-pub struct Columns {
-    pub base: &'static str,
-    pub grown: &'static str,
-}
-
-impl Columns {
-    pub const fn base_count(self) -> usize {
-        sqlite::column_count(self.base)
-    }
-
-    /// All columns, grown ones included.
-    pub const fn count(self) -> usize {
-        self.base_count() + if self.grown.is_empty() { 0 } else { sqlite::column_count(self.grown) }
-    }
-
-    /// The select list for a store at `version`: the grown columns are
-    /// NULL where the store does not have them yet.
-    pub fn select(self, version: u32) -> String {
-        if self.grown.is_empty() {
-            self.base.to_owned()
-        } else if version >= rollup::RESPONSE_SCHEMA {
-            format!("{}, {}", self.base, self.grown)
-        } else {
-            let nulls = vec!["NULL"; sqlite::column_count(self.grown)].join(", ");
-            format!("{}, {nulls}", self.base)
-        }
-    }
-
-    /// `INSERT INTO table (columns, crc) VALUES (?1 … ?n+1) suffix`.
-    pub(crate) fn insert_sql(self, table: &str, suffix: &str) -> String {
-        self.insert_rows_sql(table, 1, suffix)
-    }
-
-    /// [`Columns::insert_sql`] of `rows` records in one statement, their
-    /// values one record after another.
-    pub(crate) fn insert_rows_sql(self, table: &str, rows: usize, suffix: &str) -> String {
-        let per_row = self.count() + 1;
-        let values: Vec<String> = (0..rows)
-            .map(|row| {
-                let placeholders: Vec<String> = (1..=per_row).map(|n| format!("?{}", row * per_row + n)).collect();
-                format!("({})", placeholders.join(", "))
-            })
-            .collect();
-        format!("INSERT INTO {table} ({}, crc) VALUES {} {suffix}", self.select(u32::MAX), values.join(", "))
-    }
-
-    /// Whether a row selected with [`Columns::select`] from `first` on, then
-    /// its checksum, verifies.
-    pub fn verifies(self, row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<bool> {
-        sqlite::row_verifies_grown(row, first, self.base_count(), self.count())
-    }
-}
-
-/// Columns of a `limit_hit`, `work`, `quota_snapshot` and `turn_mark` record.
-pub const LIMIT_COLUMNS: Columns = Columns {
-    base: "record_id, provider, at_utc, at_ms, resets_at_utc, detection, window",
-    grown: "window_minutes, limit_id, session_id",
-};
-pub const WORK_COLUMNS: Columns =
-    Columns { base: "record_id, provider, at_utc, at_ms, commit_hash, run_mode, task_id", grown: "" };
-pub const SNAPSHOT_COLUMNS: Columns = Columns {
-    base: "call_record_id, provider, observed_at_utc, observed_at_ms, window,
-     window_minutes, used_percent, resets_at_utc, resets_at_ms",
-    grown: "limit_id",
-};
-pub const TURN_MARK_COLUMNS: Columns =
-    Columns { base: "edge, session_id, at_utc, at_ms, transcript_path, cwd", grown: "" };
-/// Columns of a derived turn and of a session's reported running cost.
-pub const DERIVED_TURN_COLUMNS: Columns =
-    Columns { base: "provider, session_id, started_at_ms, ended_at_ms", grown: "" };
-pub const SESSION_COST_COLUMNS: Columns = Columns { base: "provider, session_id, at_ms, total_usd", grown: "" };
+/// Each file's resume state becomes its agent's own (`agent_state`, see
+/// [`AgentState`]) in place of the columns only Codex's reader used. The
+/// old states are not carried over: every file is read again from its
+/// start once, which adds nothing twice (record ids and response digests
+/// come from what the agents logged, as for a rotated file).
+const AGENT_STATE_MIGRATION: &str = r#"
+    CREATE TABLE ingest_offset_by_agent (
+        path         TEXT PRIMARY KEY NOT NULL,
+        dev          INTEGER NOT NULL,
+        ino          INTEGER NOT NULL,
+        offset       INTEGER NOT NULL,
+        agent_state  TEXT
+    ) STRICT;
+    DROP TABLE ingest_offset;
+    ALTER TABLE ingest_offset_by_agent RENAME TO ingest_offset;
+"#;
 
 static INSERT_CALL: LazyLock<String> =
-    LazyLock::new(|| rollup::CALL_COLUMNS.insert_sql("call", "ON CONFLICT (record_id) DO NOTHING"));
+    LazyLock::new(|| schema::CALL_COLUMNS.insert_sql("call", "ON CONFLICT (record_id) DO NOTHING"));
 static INSERT_LIMIT: LazyLock<String> =
     LazyLock::new(|| LIMIT_COLUMNS.insert_sql("limit_hit", "ON CONFLICT (record_id) DO NOTHING"));
 static INSERT_WORK: LazyLock<String> =
@@ -358,106 +305,6 @@ pub(crate) fn insert_row(
     let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
     all.push(&crc);
     tx.prepare_cached(sql)?.execute(all.as_slice())
-}
-
-/// Why a record is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid ledger record: {0}")]
-pub struct InvalidRecord(pub &'static str);
-
-fn required_ms(text: &str, what: &'static str) -> Result<i64, InvalidRecord> {
-    bee_proto::time::parse_rfc3339_ms(text).ok_or(InvalidRecord(what))
-}
-
-fn optional_ms(text: Option<&str>, what: &'static str) -> Result<Option<i64>, InvalidRecord> {
-    text.map(|t| required_ms(t, what)).transpose()
-}
-
-/// Checks a call's times, ranges and lengths.
-pub fn validate_call(call: &CallRecord) -> Result<(), InvalidRecord> {
-    required_ms(&call.started_at_utc, "startedAtUtc")?;
-    if call.cost_usd.is_some_and(|c| !c.is_finite() || !(0.0..=bounds::MAX_CALL_COST_USD).contains(&c)) {
-        return Err(InvalidRecord("costUsd"));
-    }
-    if call.duration_ms.is_some_and(|d| d > bounds::MAX_CALL_DURATION_MS) {
-        return Err(InvalidRecord("durationMs"));
-    }
-    let tokens = call.tokens.iter().flat_map(Counters::values);
-    if tokens.chain([call.context_window, call.context_tokens]).flatten().any(|n| n > bounds::MAX_CALL_TOKENS) {
-        return Err(InvalidRecord("token counter"));
-    }
-    if [call.model_invocations, call.compactions].into_iter().flatten().any(|n| n > bounds::MAX_CALL_COUNT) {
-        return Err(InvalidRecord("modelInvocations or compactions"));
-    }
-    for snapshot in &call.quota_snapshots {
-        validate_snapshot(snapshot)?;
-    }
-    let texts = [call.model.as_deref(), call.project_path.as_deref(), call.session_id.as_deref()];
-    if texts.iter().flatten().any(|t| t.len() > bounds::MAX_TEXT_BYTES) {
-        return Err(InvalidRecord("text field too long"));
-    }
-    Ok(())
-}
-
-/// Checks a record a producer appends: what serde cannot (times, ranges,
-/// lengths), and that a call is a producer's span.
-pub fn validate(record: &LedgerRecord) -> Result<(), InvalidRecord> {
-    match record {
-        LedgerRecord::Call(call) => {
-            // Log-derived evidence and telemetry-timed requests are beed's
-            // own reading, never something appended.
-            if matches!(call.source, CallSource::Derived | CallSource::Ingested | CallSource::ApiRequest) {
-                return Err(InvalidRecord("source"));
-            }
-            validate_call(call)?;
-        }
-        LedgerRecord::Limit(limit) => {
-            required_ms(&limit.at_utc, "atUtc")?;
-            optional_ms(limit.resets_at_utc.as_deref(), "resetsAtUtc")?;
-            if [limit.limit_id.as_deref(), limit.session_id.as_deref()].into_iter().flatten().any(|t| t.len() > 128) {
-                return Err(InvalidRecord("limitId or sessionId"));
-            }
-            if limit.window_minutes.is_some_and(|m| m > bounds::MAX_CALL_DURATION_MS / 60_000) {
-                return Err(InvalidRecord("windowMinutes"));
-            }
-        }
-        LedgerRecord::Work(work) => {
-            required_ms(&work.at_utc, "atUtc")?;
-            let hex = work.commit_hash.len() >= 7
-                && work.commit_hash.len() <= 64
-                && work.commit_hash.bytes().all(|b| b.is_ascii_hexdigit());
-            if !hex {
-                return Err(InvalidRecord("commitHash"));
-            }
-            if work.run_mode.len() > 64 || work.task_id.len() > 256 {
-                return Err(InvalidRecord("runMode or taskId"));
-            }
-        }
-        LedgerRecord::Snapshot { snapshot, .. } => validate_snapshot(snapshot)?,
-        LedgerRecord::TurnMark(mark) => {
-            required_ms(&mark.at_utc, "atUtc")?;
-            if mark.session_id.is_empty() || mark.session_id.len() > 128 {
-                return Err(InvalidRecord("sessionId"));
-            }
-            let paths = [mark.transcript_path.as_deref(), mark.cwd.as_deref()];
-            if paths.iter().flatten().any(|p| p.len() > bounds::MAX_TEXT_BYTES || !p.starts_with('/')) {
-                return Err(InvalidRecord("transcriptPath or cwd"));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
-    required_ms(&snapshot.observed_at_utc, "observedAtUtc")?;
-    if snapshot.limit_id.as_ref().is_some_and(|id| id.len() > 128) {
-        return Err(InvalidRecord("limitId"));
-    }
-    optional_ms(snapshot.resets_at_utc.as_deref(), "resetsAtUtc")?;
-    if !snapshot.used_percent.is_finite() || !(0.0..=bounds::MAX_USED_PERCENT).contains(&snapshot.used_percent) {
-        return Err(InvalidRecord("usedPercent"));
-    }
-    Ok(())
 }
 
 /// The ledger as its one writer (beed) holds it.
@@ -586,7 +433,7 @@ impl Ledger {
 
     /// Where ingestion stopped in each file it read.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, DbError> {
-        Ok(read_offsets(&self.db.conn)?)
+        Ok(read_offsets(&self.db.conn, u32::MAX)?)
     }
 
     /// Appends `records` and, in the same transaction, moves the offsets of
@@ -620,21 +467,9 @@ impl Ledger {
         for (path, at) in offsets {
             exec(
                 &tx,
-                "INSERT INTO ingest_offset (path, dev, ino, offset, session_id, model, usage_records, turn_ms, turn_end_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, session_id = ?5, model = ?6,
-                                                  usage_records = ?7, turn_ms = ?8, turn_end_ms = ?9",
-                params![
-                    path,
-                    at.dev as i64,
-                    at.ino as i64,
-                    at.offset as i64,
-                    at.session_id,
-                    at.model,
-                    at.usage_records,
-                    at.turn_ms,
-                    at.turn_end_ms
-                ],
+                "INSERT INTO ingest_offset (path, dev, ino, offset, agent_state) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (path) DO UPDATE SET dev = ?2, ino = ?3, offset = ?4, agent_state = ?5",
+                params![path, at.dev as i64, at.ino as i64, at.offset as i64, at.state.0],
             )?;
         }
         let mut answer = LedgerAppended { appended: 0, duplicates: 0 };
@@ -699,45 +534,6 @@ impl Ledger {
 /// ([`crate::ledger::responses::ResponseWrite::key_hash`]).
 const RESPONSE_KEY_INDEX: &str = "CREATE INDEX IF NOT EXISTS response_key_hash ON response (key_hash);";
 
-/// Evidence made ready for the store: a response write prepared (see
-/// [`ResponseWrite::prepare`]), which ingestion does on its reading threads
-/// so the one writer only binds and steps.
-#[derive(Debug, Clone)]
-pub(crate) enum Staged {
-    Response(Prepared),
-    Other(Evidence),
-}
-
-impl Staged {
-    pub(crate) fn response(&self) -> Option<&Prepared> {
-        match self {
-            Staged::Response(prepared) => Some(prepared),
-            Staged::Other(_) => None,
-        }
-    }
-
-    /// `evidence` staged when it is within Bee's bounds ([`Evidence::is_valid`]).
-    pub(crate) fn of_valid(evidence: Evidence) -> Option<Staged> {
-        evidence.is_valid().then(|| Staged::of_checked(evidence))
-    }
-
-    fn of_checked(evidence: Evidence) -> Staged {
-        match evidence {
-            Evidence::Response(write) => Staged::Response(write.prepare()),
-            other => Staged::Other(other),
-        }
-    }
-
-    pub(crate) fn of(evidence: Evidence) -> Result<Staged, DbError> {
-        match evidence {
-            Evidence::Response(write) if !bee_proto::time::spells_as_rfc3339(write.at_ms) => {
-                Err(DbError::Invalid("a response write's time"))
-            }
-            other => Ok(Staged::of_checked(other)),
-        }
-    }
-}
-
 /// A producer call now measures the derived turns of its session that it
 /// overlaps: they leave the aggregates of every hour they lie in.
 fn mark_derived_turns(
@@ -748,7 +544,7 @@ fn mark_derived_turns(
     duration_ms: Option<u64>,
     touched: &mut Touched,
 ) -> Result<(), DbError> {
-    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(rollup::MAX_CALL_MS));
+    let end = started_ms.saturating_add(duration_ms.map_or(0, sql_integer).min(schema::MAX_CALL_MS));
     let mut turns = tx.prepare_cached(
         "SELECT started_at_ms, MAX(ended_at_ms) FROM derived_turn
          WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND provider = ?3 AND session_id = ?4
@@ -757,7 +553,7 @@ fn mark_derived_turns(
     let spans: Vec<(i64, i64)> = turns
         .query_map(
             params![
-                started_ms.saturating_sub(rollup::MAX_CALL_MS),
+                started_ms.saturating_sub(schema::MAX_CALL_MS),
                 end.max(started_ms + 1),
                 provider.as_str(),
                 session
@@ -805,7 +601,7 @@ fn insert_call(tx: &rusqlite::Transaction<'_>, call: &CallRecord, touched: &mut 
     let id = call.record_id.hyphenated().to_string();
     let inserted = insert_row(
         tx,
-        rollup::CALL_COLUMNS,
+        schema::CALL_COLUMNS,
         &INSERT_CALL,
         params![
             id,
@@ -1016,6 +812,15 @@ pub struct SnapshotRow {
     pub limit_id: Option<String>,
 }
 
+/// A snapshot's window, by its kind or else its length.
+pub fn kind_of(snapshot: &SnapshotRow) -> WindowKind {
+    match (snapshot.window, snapshot.window_minutes) {
+        (WindowKind::Other, Some(300)) => WindowKind::FiveHour,
+        (WindowKind::Other, Some(10_080)) => WindowKind::Weekly,
+        (kind, _) => kind,
+    }
+}
+
 /// A usage-limit hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimitRow {
@@ -1137,15 +942,6 @@ pub fn read_range(dir: &Path, range: Range) -> Result<LedgerView, Issue> {
     load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))
 }
 
-/// [`read_range`], and how many sessions with usage in the range have no
-/// reported cost there (parts of unknown cost): what `beectl status` needs,
-/// from one opening of the ledger.
-pub fn read_status_range(dir: &Path, range: Range) -> Result<(LedgerView, u64), Issue> {
-    let reader = Reader::open(dir)?;
-    let view = load(&reader.conn, reader.version, range).map_err(|err| sqlite::issue_of(&err))?;
-    Ok((view, crate::ledger::usage::sessions_without_cost(&reader, range)?))
-}
-
 /// A cost a provider reported, where it lies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportedCost {
@@ -1180,9 +976,14 @@ impl Reader {
         Ok(Reader { conn, version })
     }
 
+    /// The time and quota figures of `range` (see [`read_range`]).
+    pub fn view(&self, range: Range) -> Result<LedgerView, Issue> {
+        load(&self.conn, self.version, range).map_err(|err| sqlite::issue_of(&err))
+    }
+
     /// Every log file's ingestion offset, by path.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, Issue> {
-        read_offsets(&self.conn).map_err(|e| sqlite::issue_of(&e))
+        read_offsets(&self.conn, self.version).map_err(|e| sqlite::issue_of(&e))
     }
 
     /// Quota snapshots observed in `range`, and how many records failed their checksum.
@@ -1217,7 +1018,7 @@ impl Reader {
                 })
                 .collect();
             let mut damaged = damaged.len() as u64;
-            if self.version >= rollup::RESPONSE_SCHEMA {
+            if self.version >= schema::RESPONSE_SCHEMA {
                 costs.extend(session_cost_growth(&self.conn, range, &mut damaged)?);
             }
             Ok((costs, damaged))
@@ -1225,16 +1026,16 @@ impl Reader {
         read().map_err(|e| sqlite::issue_of(&e))
     }
 
-    /// Each session's project, as far as the logs' places tell it: the
-    /// Claude Code project directory its transcript (`<project>/<session>.jsonl`)
-    /// or its subagents' (`<project>/<session>/subagents/…`) lie in.
+    /// Each session's project, as far as the logs' places tell it (see
+    /// [`agents::Agent::project_and_session`]).
     pub fn session_projects(&self) -> Result<HashMap<String, String>, Issue> {
         let read = || -> rusqlite::Result<HashMap<String, String>> {
             let mut statement = self.conn.prepare("SELECT path FROM ingest_offset")?;
             let mut rows = statement.query([])?;
             let mut projects = HashMap::new();
             while let Some(row) = rows.next()? {
-                if let Some((project, session)) = row.get_ref(0)?.as_str().ok().and_then(claude_session_of) {
+                let Ok(path) = row.get_ref(0)?.as_str() else { continue };
+                if let Some((project, session)) = agents::all().find_map(|agent| agent.project_and_session(path)) {
                     projects.insert(session.to_owned(), project.to_owned());
                 }
             }
@@ -1244,11 +1045,12 @@ impl Reader {
     }
 }
 
-/// Every log file's ingestion offset, by path.
-fn read_offsets(conn: &Connection) -> rusqlite::Result<HashMap<String, FileOffset>> {
-    let mut statement = conn.prepare(
-        "SELECT path, dev, ino, offset, session_id, model, usage_records, turn_ms, turn_end_ms FROM ingest_offset",
-    )?;
+/// Every log file's ingestion offset, by path, in a store at `version`.
+/// A store before [`schema::AGENT_STATE_SCHEMA`] (read, not migrated) has
+/// offsets without agents' states: enough to say how far each file was read.
+fn read_offsets(conn: &Connection, version: u32) -> rusqlite::Result<HashMap<String, FileOffset>> {
+    let state = if version >= schema::AGENT_STATE_SCHEMA { "agent_state" } else { "NULL" };
+    let mut statement = conn.prepare(&format!("SELECT path, dev, ino, offset, {state} FROM ingest_offset"))?;
     let rows = statement.query_map([], |row| {
         Ok((
             row.get::<_, String>(0)?,
@@ -1256,11 +1058,7 @@ fn read_offsets(conn: &Connection) -> rusqlite::Result<HashMap<String, FileOffse
                 dev: row.get::<_, i64>(1)? as u64,
                 ino: row.get::<_, i64>(2)? as u64,
                 offset: row.get::<_, i64>(3)? as u64,
-                session_id: row.get(4)?,
-                model: row.get(5)?,
-                usage_records: row.get(6)?,
-                turn_ms: row.get(7)?,
-                turn_end_ms: row.get(8)?,
+                state: AgentState(row.get(4)?),
             },
         ))
     })?;
@@ -1292,15 +1090,6 @@ pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
         issues: counted.err().into_iter().collect(),
         size_bytes: crate::storage::files::dir_size(dir).ok(),
     }
-}
-
-/// The project directory and session a Claude Code transcript's path names.
-fn claude_session_of(path: &str) -> Option<(&str, &str)> {
-    let (_, below) = path.rsplit_once("/projects/")?;
-    let mut parts = below.split('/');
-    let (project, session) = (parts.next()?, parts.next()?);
-    let session = session.strip_suffix(".jsonl").unwrap_or(session);
-    (!project.is_empty() && !session.is_empty()).then_some((project, session))
 }
 
 fn read_snapshots(
@@ -1348,7 +1137,7 @@ fn load(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<Ledge
         Ok((provider, row.get(3)?))
     })?;
     view.snapshots = read_snapshots(conn, version, range, damaged)?;
-    if version >= rollup::RESPONSE_SCHEMA {
+    if version >= schema::RESPONSE_SCHEMA {
         (view.session_cost_usd, view.sessions_with_cost) = session_costs(conn, range, damaged)?;
         view.responded = responses::providers_in(conn, version, range, damaged)?;
     }
@@ -1368,7 +1157,7 @@ fn read_records<T>(
     damaged: &mut u64,
     row_of: impl Fn(&rusqlite::Row<'_>, Provider) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<Vec<T>> {
-    let crc = if version < rollup::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
+    let crc = if version < schema::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {}, {crc} FROM {table} WHERE {time_column} >= ?1 AND {time_column} < ?2 ORDER BY {time_column}",
         columns.select(version)

@@ -16,8 +16,9 @@ use std::path::Path;
 
 use crate::ledger::calendar::Zone;
 use crate::ledger::prices::PriceTable;
-use crate::ledger::rollup::{HOUR_MS, PartKey, Parts, Range};
-use crate::ledger::store::{Reader, ReportedCost, SnapshotRow};
+use crate::ledger::rollup::{PartKey, Parts};
+use crate::ledger::schema::{HOUR_MS, Range};
+use crate::ledger::store::{LedgerView, Reader, ReportedCost, SnapshotRow};
 
 /// A five-hour window.
 pub const BLOCK_MS: i64 = 5 * HOUR_MS;
@@ -100,6 +101,15 @@ pub fn sessions_without_cost(reader: &Reader, range: Range) -> Result<u64, Issue
     Ok(build(&ask, &PriceTable::default(), &inputs).totals.sessions_without_cost.unwrap_or(0))
 }
 
+/// The time and quota figures of `range` in the ledger at `dir`, and how
+/// many sessions with usage in the range have no reported cost there (parts
+/// of unknown cost): what `beectl status` needs, from one opening of the
+/// ledger.
+pub fn read_status_range(dir: &Path, range: Range) -> Result<(LedgerView, u64), Issue> {
+    let reader = Reader::open(dir)?;
+    Ok((reader.view(range)?, sessions_without_cost(&reader, range)?))
+}
+
 /// The five-hour windows each provider's snapshots named, as
 /// `[start, end)`, sorted and disjoint.
 pub type Windows = BTreeMap<Provider, Vec<(i64, i64)>>;
@@ -110,7 +120,7 @@ pub type Windows = BTreeMap<Provider, Vec<(i64, i64)>>;
 pub fn provider_windows(snapshots: &[SnapshotRow]) -> Windows {
     let mut resets: BTreeMap<Provider, Vec<i64>> = BTreeMap::new();
     for snapshot in snapshots {
-        let five_hours = crate::ledger::glance::kind_of(snapshot) == WindowKind::FiveHour;
+        let five_hours = crate::ledger::store::kind_of(snapshot) == WindowKind::FiveHour;
         if let (true, Some(resets_ms)) = (five_hours, snapshot.resets_ms) {
             resets.entry(snapshot.provider).or_default().push(resets_ms);
         }

@@ -270,7 +270,7 @@ async fn append_ledger(
 ) -> Result<Json<LedgerAppended>, Failure> {
     let request: LedgerAppend = parse_body(body)?;
     for record in &request.records {
-        crate::ledger::store::validate(record)
+        crate::ledger::validate::validate(record)
             .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     }
     let appended = append_to_ledger(state.ledger.clone(), move |ledger| ledger.append(&request.records))

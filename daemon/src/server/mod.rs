@@ -15,6 +15,7 @@
 
 mod api;
 mod background;
+mod error;
 pub mod events;
 pub mod http;
 mod otlp;
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::delivery::store::{StoreError, WritableStore};
+use crate::delivery::store::WritableStore;
 use crate::events::intake::EventsState;
 use crate::events::store::EventStore;
 use crate::ledger::ingest::Roots;
@@ -39,6 +40,7 @@ use crate::storage::writer;
 use crate::tokens::encoders::Encoders;
 use api::{AppState, router, tcp_router};
 use background::{Spools, ingest_logs};
+pub use error::StartError;
 use socket::{SameUserListener, listen, take_instance_lock};
 
 /// How beed is set up.
@@ -91,23 +93,6 @@ impl DaemonConfig {
             manifests: crate::events::audit::default_manifests(),
         })
     }
-}
-
-/// Why beed did not start (or stopped with an error).
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("{}; cannot place Bee's files", bee_proto::paths::NO_HOME)]
-    NoHome,
-    #[error("another beed is already running on {socket}{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
-    AlreadyRunning { socket: PathBuf, pid: Option<u32> },
-    #[error("{0} exists and is not a socket; refusing to replace it")]
-    NotASocket(PathBuf),
-    #[error("{0} must name a loopback address, not {1}")]
-    NotLoopback(&'static str, std::net::SocketAddr),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("I/O error: {0}")]
-    Io(#[from] io::Error),
 }
 
 /// Longest beed waits for an offline `beectl ingest` to let go of the ledger.

@@ -7,7 +7,7 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 use std::time::Duration;
 
-use super::StartError;
+use super::error::StartError;
 use crate::storage::files;
 
 /// Holds `<socket>.lock` exclusively for the daemon's lifetime.

@@ -1,4 +1,4 @@
-//! Codex rollout logs (`~/.codex/sessions/**/rollout-*.jsonl`): the
+//! Codex rollout logs (`<CODEX_HOME>/sessions/**/rollout-*.jsonl`): the
 //! incremental parser ingestion uses and `budget --measured`'s per-session
 //! state.
 
@@ -6,14 +6,15 @@ use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider, QuotaSna
 use bee_proto::usage::{
     Counters, HistoryStream, LimitHit, RateLimitSnapshot, ResponseStream, UsageIssue, UsageIssueCode, WindowKind,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::UNIX_EPOCH;
 
-use super::{
-    DerivedTurn, Evidence, FileOffset, LastName, SessionUsage, contains, contains_ignoring_case, counter, line_time,
-    markers, record_id,
+use crate::ledger::agents::agent::{FileReader, SessionReader, SessionUsage};
+use crate::ledger::agents::lines::{
+    LastName, contains, contains_ignoring_case, counter, decode_state, encode_state, line_time, markers, open_turn,
 };
+use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, record_id};
 use crate::ledger::responses::ResponseWrite;
 
 #[derive(Deserialize)]
@@ -24,8 +25,25 @@ struct CodexLine {
     payload: Option<serde_json::Value>,
 }
 
+/// What the reader keeps of a rollout where it stopped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Resume {
+    /// The session the rollout belongs to (from its first line).
+    pub(super) session_id: Option<String>,
+    /// The model of the current turn.
+    pub(super) model: Option<String>,
+    /// The rollout writes `token_usage_record` lines (0.169 on), so its
+    /// `token_count` lines are no responses of their own.
+    #[serde(default)]
+    pub(super) usage_records: bool,
+    /// The turn open: when its task started, and its last event so far.
+    pub(super) turn_ms: Option<i64>,
+    pub(super) turn_end_ms: Option<i64>,
+}
+
 pub(crate) struct CodexParser {
-    pub(super) start: FileOffset,
+    pub(super) start: Resume,
     /// A quota window the current turn's last `token_count` showed at 100 %:
     /// the window a usage-limit hit of this turn belongs to.
     pub(super) full_window: Option<QuotaSnapshot>,
@@ -34,6 +52,15 @@ pub(crate) struct CodexParser {
 }
 
 impl CodexParser {
+    pub(super) fn new(state: &AgentState) -> CodexParser {
+        CodexParser {
+            start: decode_state(state),
+            full_window: None,
+            sessions: LastName::default(),
+            models: LastName::default(),
+        }
+    }
+
     pub(super) fn line(&mut self, line: &[u8], out: &mut Vec<Evidence>) -> bool {
         markers! {
             TOKEN_COUNT = b"token_count";
@@ -223,6 +250,32 @@ impl CodexParser {
             }));
         }
         out.extend(snapshot_records);
+    }
+}
+
+impl FileReader for CodexParser {
+    fn line(&mut self, line: &[u8], _at: u64, out: &mut Vec<Evidence>) -> bool {
+        CodexParser::line(self, line, out)
+    }
+
+    /// The open turn as far as it went: a later pass may lengthen it.
+    fn finish(&mut self, _settled: bool, out: &mut Vec<Evidence>) {
+        open_turn(Provider::Codex, self.start.session_id.as_deref(), self.start.turn_ms, self.start.turn_end_ms, out);
+    }
+
+    /// After everything read: a rollout's lines are written whole.
+    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+        (offset, encode_state(&self.start))
+    }
+}
+
+impl SessionReader for CodexState {
+    fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool {
+        CodexState::line(self, value, number, session, usage)
+    }
+
+    fn finish(self: Box<Self>, usage: &mut SessionUsage) {
+        CodexState::finish(*self, usage);
     }
 }
 

@@ -17,7 +17,7 @@
 
 use std::borrow::Cow;
 
-use super::{ClaudeLine, ClaudeMessage, ClaudeUsage, RawJson};
+use super::line::{ClaudeLine, ClaudeMessage, ClaudeUsage, RawJson};
 
 /// Nesting deeper than this in skipped content is left to serde_json.
 const MAX_DEPTH: usize = 64;

@@ -1,83 +1,32 @@
-//! Claude Code transcripts (`~/.claude/projects/**/<session>.jsonl`): the
-//! incremental parser ingestion uses and `budget --measured`'s per-session
-//! state.
+//! Claude Code transcripts (`<config dir>/projects/<project>/<session>.jsonl`):
+//! the incremental parser ingestion uses and `budget --measured`'s
+//! per-session state.
 
 use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider};
 use bee_proto::usage::{Counters, HistoryStream, LimitHit, ResponseStream, UsageIssueCode, WindowKind};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{
-    DerivedTurn, Evidence, FileOffset, LastName, SessionUsage, contains, counter, line_time, markers, record_id,
+use super::line::ClaudeLine;
+use super::scan;
+use crate::ledger::agents::agent::{FileReader, SessionReader, SessionUsage};
+use crate::ledger::agents::lines::{
+    LastName, Marker, contains, counter, decode_state, encode_state, line_time, markers, open_turn,
 };
+use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionCost, record_id};
 use crate::ledger::responses::ResponseWrite;
 
-mod scan;
-pub use scan::agrees_with_serde;
+/// The usage marker every Claude response line carries.
+static USAGE_MARKER: Marker = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
 
-/// What ingestion reads of a transcript line; strings borrowed from the
-/// line where it holds them unescaped. Read by [`scan`] where it can answer
-/// for the line, else by serde_json.
-#[derive(Debug, Default, PartialEq, Deserialize)]
-struct ClaudeLine<'a> {
-    #[serde(rename = "sessionId", borrow)]
-    session_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    timestamp: Option<Cow<'a, str>>,
-    #[serde(rename = "requestId", borrow)]
-    request_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message: Option<ClaudeMessage<'a>>,
-    /// An API error Claude Code wrote in place of a response.
-    #[serde(rename = "isApiErrorMessage")]
-    is_api_error: Option<bool>,
-    /// The error's kind (`rate_limit` when a limit refused the request);
-    /// other line types use the name for other shapes.
-    #[serde(borrow)]
-    error: Option<RawJson<'a>>,
-    /// The line's own type, as its JSON text (`"assistant"`): Claude Code
-    /// writes an assistant line's after its message.
-    #[serde(rename = "type", borrow)]
-    kind: Option<RawJson<'a>>,
-}
-
-impl ClaudeLine<'_> {
-    fn is_assistant(&self) -> bool {
-        self.kind.as_ref().is_some_and(|kind| kind.0 == "\"assistant\"")
-    }
-}
-
-/// A value's JSON text, as the line spells it.
-#[derive(Debug, PartialEq)]
-struct RawJson<'a>(&'a str);
-
-impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw: &'de serde_json::value::RawValue = Deserialize::deserialize(deserializer)?;
-        Ok(RawJson(raw.get()))
-    }
-}
-
-#[derive(Debug, Default, PartialEq, Deserialize)]
-struct ClaudeMessage<'a> {
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    model: Option<Cow<'a, str>>,
-    /// Set on the writes of a response whose stream is over.
-    #[serde(borrow)]
-    stop_reason: Option<Cow<'a, str>>,
-    usage: Option<ClaudeUsage>,
-}
-
-#[derive(Debug, Default, PartialEq, Deserialize)]
-struct ClaudeUsage {
-    input_tokens: Option<u64>,
-    cache_creation_input_tokens: Option<u64>,
-    cache_read_input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
+/// What the reader keeps of a transcript where it stopped: the turn open
+/// there, from its prompt to its last response so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Resume {
+    pub(super) turn_ms: Option<i64>,
+    pub(super) turn_end_ms: Option<i64>,
 }
 
 /// A response whose stream may not be over yet: its fullest write so far.
@@ -87,7 +36,7 @@ pub(super) struct OpenResponse {
 }
 
 pub(crate) struct ClaudeParser {
-    pub(super) start: FileOffset,
+    pub(super) start: Resume,
     pub(super) open: Option<OpenResponse>,
     /// The session last said to be logged (a file is nearly always one).
     pub(super) logged: Option<String>,
@@ -110,6 +59,16 @@ struct UserLine {
 }
 
 impl ClaudeParser {
+    pub(super) fn new(state: &AgentState) -> ClaudeParser {
+        ClaudeParser {
+            start: decode_state(state),
+            open: None,
+            logged: None,
+            sessions: LastName::default(),
+            models: LastName::default(),
+        }
+    }
+
     /// A prompt begins a turn, and ends the one before.
     fn prompt(&mut self, line: &[u8], out: &mut Vec<Evidence>) -> bool {
         let Ok(user) = serde_json::from_slice::<UserLine>(line) else { return false };
@@ -166,7 +125,7 @@ impl ClaudeParser {
             Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
             Some(b"assistant") => true,
             early => {
-                if early.is_none() && contains(line, &super::USAGE_MARKER) {
+                if early.is_none() && contains(line, &USAGE_MARKER) {
                     scanned = Some(scan::scan(line).or_else(|| serde_json::from_slice(line).ok()));
                 }
                 let late = scanned.as_ref().is_some_and(|read| read.as_ref().is_some_and(ClaudeLine::is_assistant));
@@ -184,7 +143,7 @@ impl ClaudeParser {
         // line typed assistant is nearly always a response: it is scanned
         // at once, and a usage object the scan found is the marker (the
         // scan reads keys without escapes only), so the search is spared.
-        let marked = || contains(line, &super::USAGE_MARKER) || limit_text();
+        let marked = || contains(line, &USAGE_MARKER) || limit_text();
         let scanned = match scanned {
             Some(scanned) => scanned,
             None if assistant || marked() => scan::scan(line),
@@ -327,6 +286,38 @@ fn top_level_type(line: &[u8]) -> Option<&[u8]> {
     Some(&value[..memchr::memchr(b'"', value)?])
 }
 
+impl FileReader for ClaudeParser {
+    fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
+        ClaudeParser::line(self, line, at, out)
+    }
+
+    /// The open turn as far as it went (a later pass may lengthen it), and
+    /// a response still open: stored final when its file is quiet, else as
+    /// pending.
+    fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>) {
+        open_turn(Provider::Claude, self.logged.as_deref(), self.start.turn_ms, self.start.turn_end_ms, out);
+        if let Some(open) = &self.open {
+            let mut write = open.write.clone();
+            write.is_final |= settled;
+            let over = write.is_final;
+            out.push(Evidence::Response(write));
+            if over {
+                self.open = None;
+            }
+        }
+    }
+
+    /// After everything read, except a response still open: its first
+    /// line is read again, until it is final.
+    fn resume(&self, offset: u64, settled: bool) -> (u64, AgentState) {
+        let at = match (&self.open, settled) {
+            (Some(open), false) => open.first_offset,
+            _ => offset,
+        };
+        (at, encode_state(&self.start))
+    }
+}
+
 #[derive(Default)]
 pub(super) struct ClaudeState {
     /// Deduplicated responses: key → (line, counters, model).
@@ -335,8 +326,8 @@ pub(super) struct ClaudeState {
     models: Vec<String>,
 }
 
-impl ClaudeState {
-    pub(super) fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool {
+impl SessionReader for ClaudeState {
+    fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool {
         if value.get("sessionId").and_then(Value::as_str) != Some(session) {
             return false;
         }
@@ -390,7 +381,7 @@ impl ClaudeState {
         true
     }
 
-    pub(super) fn finish(self, usage: &mut SessionUsage) {
+    fn finish(self: Box<Self>, usage: &mut SessionUsage) {
         let mut total: Option<Counters> = None;
         let mut last: Option<(u64, &Counters)> = None;
         for key in &self.order {
@@ -438,7 +429,7 @@ fn cost_state(line: &[u8], out: &mut Vec<Evidence>) -> bool {
     if !(at.is_finite() && (0.0..9.0e15).contains(&at)) {
         return false;
     }
-    out.push(Evidence::SessionCost(super::SessionCost {
+    out.push(Evidence::SessionCost(SessionCost {
         provider: Provider::Claude,
         session_id: session,
         at_ms: at as i64,
@@ -481,7 +472,8 @@ fn claude_limit_text(message: &Value) -> Option<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::logs::LogParser;
+    use crate::ledger::agents::LogParser;
+    use crate::ledger::evidence::FileOffset;
 
     /// The output tokens of each response write found.
     fn output_tokens(out: &[Evidence]) -> Vec<Option<u64>> {
@@ -559,11 +551,11 @@ mod tests {
                     "content": [{"type": "text", "text": notice}], "usage": {"input_tokens": 0, "output_tokens": 0}}}),
         ];
         let log: String = lines.iter().map(|line| format!("{line}\n")).collect();
-        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, log.as_bytes());
+        let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, log.as_bytes());
         let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
         assert_eq!((limits, output_tokens(&out), unparseable), (1, vec![Some(9), Some(11)], 0));
         let read =
-            crate::ledger::logs::read_session(bee_proto::usage::Harness::Claude, log.as_bytes(), session).unwrap();
+            crate::ledger::agents::read_session(bee_proto::usage::Harness::Claude, log.as_bytes(), session).unwrap();
         let output = read.response.and_then(|stream| stream.counters).and_then(|counters| counters.output_tokens);
         assert_eq!((read.limits.len(), output), (1, Some(20)));
     }
@@ -612,7 +604,7 @@ mod tests {
             assert_eq!(super::scan::agrees_with_serde(line.as_bytes()), Ok(()), "{line}");
             assert!(top_level_type(line.as_bytes()).is_none(), "the type comes after the message: {line}");
         }
-        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, log.as_bytes());
+        let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, log.as_bytes());
         let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
         let turns = out.iter().filter(|e| matches!(e, Evidence::Turn(_))).count();
         assert_eq!((limits, turns, unparseable), (1, 0, 0));
@@ -644,7 +636,7 @@ mod tests {
             line(2, 4, None, full(5), None),
             line(2, 5, None, full(8), None),
         ];
-        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, lines.concat().as_bytes());
+        let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, lines.concat().as_bytes());
         assert_eq!(unparseable, 0);
         let written: Vec<_> = out
             .iter()
@@ -682,11 +674,11 @@ mod tests {
             r#"{"type":"assistant","sessionId":"s1","message":{"id":"m","content":[tr"#,
         ];
         for line in lines {
-            let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, format!("{line}\n").as_bytes());
+            let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, format!("{line}\n").as_bytes());
             assert_eq!((out.len(), unparseable), (0, 0), "{line}: {out:?}");
         }
         let quoted = r#"{"type":"assistant","sessionId":"s2","timestamp":"2026-11-30T10:00:01.000Z","message":{"id":"m","content":[{"type":"text","text":"x","usage":{"output_tokens":4}}]}}"#;
-        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, format!("{quoted}\n").as_bytes());
+        let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, format!("{quoted}\n").as_bytes());
         assert_eq!(unparseable, 0);
         assert!(matches!(&out[..], [Evidence::SessionLogged(Provider::Claude, session)] if session == "s2"), "{out:?}");
     }
@@ -703,7 +695,7 @@ mod tests {
             "id": "toolu_01", "name": "Write", "input": {"type": "user", "content": "hi"}}],
             "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
             "output_tokens": 9}}});
-        let (out, unparseable) = crate::ledger::logs::read_log(Provider::Claude, format!("{response}\n").as_bytes());
+        let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, format!("{response}\n").as_bytes());
         assert_eq!(unparseable, 0);
         assert_eq!(output_tokens(&out), vec![Some(9)]);
         assert!(!out.iter().any(|e| matches!(e, Evidence::Turn(_))), "no turn: {out:?}");

@@ -1,0 +1,99 @@
+//! The seam between Bee and one agent's own records: what ingestion,
+//! `budget --measured` and the OpenTelemetry receiver ask of every agent,
+//! and nothing of any one of them. An agent's folder implements [`Agent`];
+//! the registry (`agents::AGENTS`) lists it.
+
+use bee_proto::ledger::Provider;
+use bee_proto::usage::{HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue};
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::ledger::evidence::{AgentState, Evidence};
+
+/// The environment as an agent reads it: a variable, when set and not empty.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+
+/// One coding agent whose local records Bee reads.
+pub trait Agent: Sync {
+    /// The name its records are counted under.
+    fn provider(&self) -> Provider;
+
+    /// The directories that hold its records, found as the agent itself
+    /// finds them (its own environment variables, else its default under
+    /// `HOME`), each to be walked for [`Agent::is_record_file`]s.
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf>;
+
+    /// Whether a regular file under one of those directories is one of its
+    /// records (by name: nothing is opened to tell).
+    fn is_record_file(&self, path: &Path) -> bool {
+        path.extension().is_some_and(|extension| extension == "jsonl")
+    }
+
+    /// Ingestion's incremental reader of one file, resuming where `state`
+    /// (what this agent's reader kept there last, see [`FileReader::resume`])
+    /// says.
+    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader>;
+
+    /// `budget --measured`'s reader of one session in a whole log.
+    fn session_reader(&self) -> Box<dyn SessionReader>;
+
+    /// The project and session a record file's path names, where its place
+    /// says so (Claude Code keeps a transcript under its project's folder).
+    fn project_and_session<'p>(&self, _path: &'p str) -> Option<(&'p str, &'p str)> {
+        None
+    }
+
+    /// What one OpenTelemetry log record its CLI sent is to the ledger.
+    fn telemetry(&self, _record: &LogRecord) -> Telemetry {
+        Telemetry::NotOurs
+    }
+}
+
+/// Ingestion's reader of one file of an agent's, fed its complete lines in order.
+pub trait FileReader: Send {
+    /// Reads one complete line that starts at byte `at`; `false` when it
+    /// had the agent's marker but did not parse.
+    fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool;
+
+    /// The end of what could be read; `settled` when the file has been
+    /// quiet long enough that nothing read can still be rewritten.
+    fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>);
+
+    /// Where the next pass resumes, given that everything up to `offset`
+    /// was read (a reader may hold back a record still being written), and
+    /// what the reader keeps to go on from there.
+    fn resume(&self, offset: u64, settled: bool) -> (u64, AgentState);
+}
+
+/// `budget --measured`'s reader of one session in a whole log, fed every
+/// line that is a JSON object, numbered from 1.
+pub trait SessionReader {
+    /// Whether the line belongs to the session; what it says goes to `usage`.
+    fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool;
+
+    /// The log's end: the session's streams, as far as they were read.
+    fn finish(self: Box<Self>, usage: &mut SessionUsage);
+}
+
+/// What one log says about one session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionUsage {
+    pub lines: LineCounts,
+    pub response: Option<ResponseStream>,
+    pub history: Option<HistoryStream>,
+    pub rate_limits: Vec<RateLimitSnapshot>,
+    pub limits: Vec<LimitHit>,
+    pub issues: Vec<UsageIssue>,
+}
+
+/// An OpenTelemetry log record, as the agent whose CLI sent it reads it.
+#[derive(Debug)]
+pub enum Telemetry {
+    /// Not an event of this agent's that the ledger reads.
+    NotOurs,
+    /// An event the ledger reads: its evidence, or `None` when the event
+    /// cannot be taken (no time, a figure outside Bee's bounds).
+    Event(Option<Vec<Evidence>>),
+}

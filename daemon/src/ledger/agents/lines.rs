@@ -1,0 +1,136 @@
+//! What the readers of several agents' line logs share: the longest line
+//! read, byte markers searched before any parsing, a name met again shared
+//! rather than copied, counters and times read the one way every reader
+//! reads them, and an agent's resume state kept as JSON.
+
+use bee_proto::ledger::Provider;
+use bee_proto::usage::{UsageIssue, UsageIssueCode, note_line_issue};
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence};
+
+/// Longest line parsed; Claude transcripts carry tool output inline, so this
+/// is generous, and a longer line is reported (or skipped), not parsed.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A byte string looked for in every line before any parsing, its
+/// searcher built once rather than per line.
+pub(crate) type Marker = std::sync::LazyLock<memchr::memmem::Finder<'static>>;
+
+/// Declares `static`s of [`Marker`]s.
+macro_rules! markers {
+    ($($(#[$doc:meta])* $name:ident = $needle:expr;)*) => {
+        $($(#[$doc])* static $name: $crate::ledger::agents::lines::Marker =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));)*
+    };
+}
+pub(crate) use markers;
+
+pub(crate) fn contains(haystack: &[u8], marker: &Marker) -> bool {
+    marker.find(haystack).is_some()
+}
+
+/// `contains` ignoring ASCII case; `needle` is lowercase and starts with a letter.
+pub(crate) fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else { return true };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack)
+        .any(|at| haystack.get(at..at + needle.len()).is_some_and(|w| w.eq_ignore_ascii_case(needle)))
+}
+
+/// The name of a kind (a session, a model) a file's reader met last, one
+/// copy shared by the writes that name it again.
+#[derive(Debug, Default)]
+pub(crate) struct LastName(Option<Arc<str>>);
+
+impl LastName {
+    pub(crate) fn shared(&mut self, name: &str) -> Arc<str> {
+        match &self.0 {
+            Some(last) if **last == *name => last.clone(),
+            _ => self.0.insert(Arc::from(name)).clone(),
+        }
+    }
+}
+
+/// An agent's state where reading stopped, as stored with its offset
+/// ([`AgentState`]): its own small JSON object.
+pub(crate) fn encode_state(state: &impl serde::Serialize) -> AgentState {
+    AgentState(serde_json::to_string(state).ok())
+}
+
+/// The state [`encode_state`] stored; a file never read (or a state that
+/// does not decode, which only another version could have written) starts
+/// afresh, as a file read from its start does.
+pub(crate) fn decode_state<T: serde::de::DeserializeOwned + Default>(state: &AgentState) -> T {
+    state.0.as_deref().and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default()
+}
+
+/// The turn open where a file's reading stopped, as far as it went: a
+/// later pass may lengthen it (a longer turn for the same start supersedes).
+pub(crate) fn open_turn(
+    provider: Provider,
+    session: Option<&str>,
+    started: Option<i64>,
+    ended: Option<i64>,
+    out: &mut Vec<Evidence>,
+) {
+    if let (Some(started), Some(ended), Some(session)) = (started, ended, session) {
+        out.push(Evidence::Turn(DerivedTurn {
+            provider,
+            session_id: session.to_owned(),
+            started_at_ms: started,
+            ended_at_ms: ended,
+        }));
+    }
+}
+
+/// A counter: a non-negative integer that fits, else an issue and `None`.
+pub(crate) fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIssue>) -> Option<u64> {
+    match value? {
+        Value::Null => None,
+        Value::Number(n) => match n.as_u64() {
+            Some(n) => Some(n),
+            None => {
+                note_line_issue(issues, UsageIssueCode::InvalidCounter, line);
+                None
+            }
+        },
+        _ => {
+            note_line_issue(issues, UsageIssueCode::InvalidCounter, line);
+            None
+        }
+    }
+}
+
+pub(crate) fn line_time(value: &Value) -> Option<String> {
+    value.get("timestamp").and_then(Value::as_str).filter(|t| bee_proto::time::is_rfc3339_utc(t)).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names met again in a row share one copy; another name gets its own,
+    /// and every copy spells its name.
+    #[test]
+    fn a_name_met_again_is_shared() {
+        let mut sessions = LastName::default();
+        let (first, again) = (sessions.shared("s1"), sessions.shared("s1"));
+        assert!(Arc::ptr_eq(&first, &again));
+        let other = sessions.shared("s2");
+        assert_eq!((&*first, &*other), ("s1", "s2"));
+        assert!(!Arc::ptr_eq(&other, &sessions.shared("s1")));
+    }
+
+    #[test]
+    fn the_codex_limit_prefilter_ignores_case_like_the_notice_reader() {
+        for text in ["You've hit your usage limit.", "You've hit your Usage Limit", "USAGE LIMIT reached"] {
+            let line =
+                serde_json::json!({"type": "event_msg", "payload": {"type": "error", "message": text}}).to_string();
+            assert!(contains_ignoring_case(line.as_bytes(), b"usage limit"), "{text}");
+            assert!(bee_proto::usage::codex_limit_notice(text));
+        }
+        assert!(!contains_ignoring_case(b"usage: limited", b"usage limit"));
+        assert!(!contains_ignoring_case(b"usage limi", b"usage limit"), "a needle running past the end");
+    }
+}

@@ -1,0 +1,137 @@
+//! What a reader of an agent's records hands the store ([`Evidence`]),
+//! made ready for it ([`Staged`]), and where it resumes in a file
+//! ([`FileOffset`]): the one shape every agent's reader, Claude Code's own
+//! telemetry and ingestion share, whatever the agent.
+
+use bee_proto::ledger::{LedgerRecord, Provider};
+
+use crate::ledger::responses::{Prepared, ResponseWrite};
+use crate::ledger::validate;
+use crate::storage::sqlite::DbError;
+
+/// Namespace of the record ids derived from provider ids.
+const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6265_6500_6c65_6467_6572_2d69_6e67_6573);
+
+/// Where ingestion resumes in one log file: the file (its device and
+/// inode), the offset, and what its agent's reader keeps there to go on
+/// (see [`AgentState`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOffset {
+    pub dev: u64,
+    pub ino: u64,
+    pub offset: u64,
+    pub state: AgentState,
+}
+
+/// What an agent's reader keeps of a file where reading stopped (the turn
+/// open there, say, or the session a file names once at its top), as the
+/// agent itself spells it: stored with the offset, handed back to the same
+/// agent, read by nobody else. Empty for a file never read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentState(pub Option<String>);
+
+/// A turn as a log's own timestamps show it: from its prompt to its last
+/// response (or, for Codex, its completion) so far. A longer one for the
+/// same start supersedes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DerivedTurn {
+    pub provider: Provider,
+    pub session_id: String,
+    pub started_at_ms: i64,
+    pub ended_at_ms: i64,
+}
+
+/// What a log reader hands the store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evidence {
+    Record(LedgerRecord),
+    Response(ResponseWrite),
+    /// A log of this session exists: producers' own counters no longer
+    /// stand in for it (even when its log holds no response, say a request
+    /// the provider refused).
+    SessionLogged(Provider, String),
+    Turn(DerivedTurn),
+    SessionCost(SessionCost),
+    /// A request the provider CLI's own telemetry timed (a call of source
+    /// `api_request`): beed's own reading, like a derived turn, so never
+    /// something a producer may append.
+    TimedRequest(Box<bee_proto::ledger::CallRecord>),
+}
+
+/// A session's cumulative cost as its CLI wrote it in its log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionCost {
+    pub provider: Provider,
+    pub session_id: String,
+    pub at_ms: i64,
+    pub total_usd: f64,
+}
+
+impl Evidence {
+    /// Within Bee's bounds (a hostile or broken line is not).
+    pub fn is_valid(&self) -> bool {
+        match self {
+            Evidence::Record(record) => validate::validate(record).is_ok(),
+            Evidence::TimedRequest(call) => {
+                call.source == bee_proto::ledger::CallSource::ApiRequest && validate::validate_call(call).is_ok()
+            }
+            Evidence::Response(write) => write.is_valid(),
+            Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
+            Evidence::SessionCost(cost) => {
+                !cost.session_id.is_empty()
+                    && cost.session_id.len() <= 128
+                    && cost.total_usd.is_finite()
+                    && (0.0..=bee_proto::ledger::bounds::MAX_CALL_COST_USD).contains(&cost.total_usd)
+            }
+            Evidence::Turn(turn) => {
+                !turn.session_id.is_empty()
+                    && turn.session_id.len() <= 128
+                    && turn.ended_at_ms >= turn.started_at_ms
+                    && turn.ended_at_ms - turn.started_at_ms <= bee_proto::ledger::bounds::MAX_CALL_DURATION_MS as i64
+            }
+        }
+    }
+}
+
+pub(crate) fn record_id(parts: &[&str]) -> uuid::Uuid {
+    uuid::Uuid::new_v5(&NAMESPACE, parts.join("\u{1f}").as_bytes())
+}
+
+/// Evidence made ready for the store: a response write prepared (see
+/// [`ResponseWrite::prepare`]), which ingestion does on its reading threads
+/// so the one writer only binds and steps.
+#[derive(Debug, Clone)]
+pub(crate) enum Staged {
+    Response(Prepared),
+    Other(Evidence),
+}
+
+impl Staged {
+    pub(crate) fn response(&self) -> Option<&Prepared> {
+        match self {
+            Staged::Response(prepared) => Some(prepared),
+            Staged::Other(_) => None,
+        }
+    }
+
+    /// `evidence` staged when it is within Bee's bounds ([`Evidence::is_valid`]).
+    pub(crate) fn of_valid(evidence: Evidence) -> Option<Staged> {
+        evidence.is_valid().then(|| Staged::of_checked(evidence))
+    }
+
+    fn of_checked(evidence: Evidence) -> Staged {
+        match evidence {
+            Evidence::Response(write) => Staged::Response(write.prepare()),
+            other => Staged::Other(other),
+        }
+    }
+
+    pub(crate) fn of(evidence: Evidence) -> Result<Staged, DbError> {
+        match evidence {
+            Evidence::Response(write) if !bee_proto::time::spells_as_rfc3339(write.at_ms) => {
+                Err(DbError::Invalid("a response write's time"))
+            }
+            other => Ok(Staged::of_checked(other)),
+        }
+    }
+}
