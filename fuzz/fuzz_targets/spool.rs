@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     for file in [bee_proto::spool::DELIVERY_SPOOL_FILE, bee_proto::events::EVENTS_SPOOL_FILE] {
         std::fs::write(spool.join(file), data).unwrap();
     }
-    let store = bee_daemon::delivery::store::read_verified_with_spool(&dir.path().join("no-store"), &spool);
+    let store = bee_daemon::delivery::spool::read_verified_with_spool(&dir.path().join("no-store"), &spool);
     let mut seen = std::collections::HashSet::new();
     for (n, record) in store.records.iter().enumerate() {
         assert_eq!(record.sequence, n as u64 + 1);

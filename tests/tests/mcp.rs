@@ -644,7 +644,7 @@ fn context_packets_outline_select_pin_and_keep_to_their_budget() {
     runtime().block_on(async {
         // This repository's own Rust, through the server pinned to it.
         let own = connect(&home, &repository, &[]).await;
-        let manifest = json!({"selections": [{"id": "skills", "path": "daemon/src/skills.rs", "representation": "outline"}]});
+        let manifest = json!({"selections": [{"id": "skills", "path": "daemon/src/context/skills.rs", "representation": "outline"}]});
         let answer = call(&own, "bee_context_packet", json!({"manifestJson": manifest.to_string()})).await;
         let printed = cli(&home, &repository, &["context", "packet", "--manifest-json", &manifest.to_string()], None);
         assert_eq!(text_of(&answer), printed, "the tool answers what the CLI prints");

@@ -882,6 +882,52 @@ mod tests {
         }
     }
 
+    /// A store from before agents kept their own resume state (schema 9)
+    /// still says how far each file was read until it is upgraded; the
+    /// upgrade forgets the offsets, every file is read again from its start
+    /// once, and that adds nothing twice.
+    #[test]
+    fn an_upgraded_store_reads_its_files_again_once_and_adds_nothing_twice() {
+        let OneLog { _home, path, dir, ledger, roots } = OneLog::new();
+        let log: String = (1..=40u64).map(|id| write(ONE_SESSION, id, id % 7 + 1, true)).collect();
+        std::fs::write(&path, &log).unwrap();
+        let output: u64 = (1..=40u64).map(|id| id % 7 + 1).sum();
+        pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        drop(ledger);
+        // As schema 9 kept it: the offsets' old columns, the file read to its end.
+        let meta = std::fs::metadata(&path).unwrap();
+        let conn = rusqlite::Connection::open(dir.join(crate::ledger::store::DB_FILE)).unwrap();
+        conn.execute_batch(
+            "DROP TABLE ingest_offset;
+             CREATE TABLE ingest_offset (path TEXT PRIMARY KEY NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
+                 offset INTEGER NOT NULL, session_id TEXT, model TEXT, usage_records INTEGER NOT NULL DEFAULT 0,
+                 turn_ms INTEGER, turn_end_ms INTEGER) STRICT;
+             PRAGMA user_version = 9;",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO ingest_offset (path, dev, ino, offset) VALUES (?1, ?2, ?3, ?4)",
+            rusqlite::params![path.to_string_lossy(), meta.dev() as i64, meta.ino() as i64, meta.len() as i64],
+        )
+        .unwrap();
+        drop(conn);
+        let before = crate::ledger::store::Reader::open(&dir).unwrap().offsets().unwrap();
+        let key = path.to_string_lossy().into_owned();
+        assert_eq!(before[&key].offset, meta.len(), "a store read, not upgraded, says how far each file was read");
+        assert_eq!(before[&key].state, crate::ledger::evidence::AgentState(None));
+
+        let ledger = Mutex::new(Ledger::open(&dir).unwrap());
+        assert!(lock(&ledger).unwrap().offsets().unwrap().is_empty(), "the upgrade forgets the offsets");
+        let again = pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        assert_eq!((again.records_appended, again.bytes_read), (0, meta.len()));
+        assert_eq!(output_total(&dir), (40, output, 0));
+        let after = lock(&ledger).unwrap().offsets().unwrap();
+        assert_eq!(after[&key].offset, meta.len());
+        assert!(after[&key].state.0.as_deref().is_some_and(|state| state.starts_with('{')), "{:?}", after[&key]);
+        let once_more = pass(&ledger, &roots, Duration::from_secs(30), 2, &|_, _| {}).unwrap();
+        assert_eq!((once_more.files_read, once_more.records_appended), (0, 0));
+    }
+
     /// Writes go in many to a statement: a log read again (a new file at
     /// the same path) whose old writes sit among new ones in every
     /// statement counts each write once, appended or duplicate, and the

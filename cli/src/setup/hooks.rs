@@ -16,7 +16,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::file_change::FileChange;
+use crate::setup::file_change::FileChange;
 use beectl::args::{InstallArgs, UninstallArgs};
 
 /// What `hooks install` did.
@@ -37,7 +37,7 @@ struct Installed {
 }
 
 pub(crate) fn failed(issue: &str, message: String) -> Rendered {
-    crate::ledger_view::unavailable(issue, Some(message))
+    crate::render::errors::unavailable(issue, Some(message))
 }
 
 /// The binary `name` installed beside this beectl, else the one on PATH.

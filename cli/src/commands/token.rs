@@ -9,12 +9,12 @@ use bee_proto::tokens::{COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, Inp
 use std::time::{Duration, Instant};
 
 use crate::ask;
-use crate::token_input;
+use crate::input;
 use beectl::args::{EstimateArgs, Selection};
 
 pub fn estimate(args: EstimateArgs) -> Rendered {
     let deadline = Instant::now() + Duration::from_millis(COMMAND_MILLIS);
-    let inputs = match token_input::read_all(args.root.as_deref(), &args.selections, args.stdin_text.as_deref()) {
+    let inputs = match input::read_all(args.root.as_deref(), &args.selections, args.stdin_text.as_deref()) {
         Ok(inputs) => inputs,
         Err((code, ordinal)) => return report::failure(code, ordinal),
     };

@@ -1,5 +1,5 @@
 //! `beectl design import | map | capture | mcp`: the CLI side of design
-//! bundles (it writes; the MCP server in `design_mcp` only reads), each
+//! bundles (it writes; the MCP server in `mcp::design` only reads), each
 //! answering one JSON document.
 
 use bee_daemon::rendered::Rendered;
@@ -20,7 +20,7 @@ fn failure(err: DesignError) -> Rendered {
 
 /// The pinned root: `--root` (absolute, physical) or the current directory.
 pub fn root(root: Option<&str>) -> Result<PathBuf, Rendered> {
-    crate::token_input::physical_root(root).map_err(|_| {
+    crate::input::physical_root(root).map_err(|_| {
         Rendered::invalid_usage(format!(
             "--root: {} must be an existing, absolute, physical directory",
             root.unwrap_or("the current directory")
@@ -66,7 +66,7 @@ pub fn run(command: DesignCommand) -> Rendered {
             design::capture(&root, bundle.as_deref(), &id, url.as_deref(), file.as_deref(), viewport)
                 .map(|(manifest, capture)| json!({"schemaVersion": 1, "status": "captured", "bundle": manifest.bundle, "id": id, "capture": capture}))
         }
-        DesignCommand::Mcp { .. } => return crate::design_mcp::serve(root),
+        DesignCommand::Mcp { .. } => return crate::mcp::design::serve(root),
     };
     match answer {
         Ok(document) => Rendered::json(Exit::Success, &document),

@@ -76,7 +76,7 @@ pub fn unit_files(manager: Manager) -> Result<Vec<(PathBuf, String)>, String> {
 
 /// The beed beside this beectl as an absolute path: a unit cannot search PATH.
 fn absolute_beed() -> Result<PathBuf, String> {
-    let beed = crate::hooks::sibling("beed");
+    let beed = crate::setup::hooks::sibling("beed");
     if beed.is_absolute() {
         return Ok(beed);
     }

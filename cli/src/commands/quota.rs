@@ -6,11 +6,12 @@ use bee_daemon::ledger::{store, usage};
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::Issue;
 use bee_proto::exit::Exit;
-use bee_proto::ledger::{LedgerStatus, LedgerUnavailable, QuotaReport};
+use bee_proto::ledger::{LedgerStatus, QuotaReport};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::usage_view::counted;
+use crate::commands::ledger::{ledger_dir, ledger_unavailable};
+use crate::render::terminal::{bar, counted};
 use beectl::args::{LedgerAsk, RangeAsk};
 
 pub fn quota(ask: LedgerAsk) -> Rendered {
@@ -53,50 +54,6 @@ fn with_view<T>(
     }
 }
 
-/// Evidence unavailable (exit 5), with its issue and what went wrong:
-/// never a report of zeros.
-pub fn unavailable(issue: &str, message: Option<String>) -> Rendered {
-    Rendered::json(Exit::Unavailable, &LedgerUnavailable::new(issue, message))
-}
-
-/// The ledger's directory, or the answer when no home places it.
-pub fn ledger_dir() -> Result<PathBuf, Rendered> {
-    bee_proto::paths::default_ledger_store()
-        .ok_or_else(|| unavailable("io", Some(bee_proto::paths::NO_HOME.to_owned())))
-}
-
-/// The ledger at `dir` could not be read: its issue, and what that means
-/// and what to do. A new user's first view meets `missing`, which says
-/// where Bee looks for the provider logs and whether it found any.
-pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
-    let dir_shown = dir.display();
-    let message = match issue {
-        Issue::Missing => {
-            let roots = bee_daemon::ledger::ingest::Roots::from_env();
-            let logs: Vec<&PathBuf> = roots.all_dirs().collect();
-            let found = logs.iter().any(|root| root.is_dir());
-            let spooled = bee_proto::paths::spool_dir()
-                .and_then(|spool| bee_proto::spool::pending_lines(&spool, bee_proto::ledger::LEDGER_SPOOL_FILE).ok())
-                .unwrap_or(0);
-            let listed = logs.iter().map(|root| root.display().to_string()).collect::<Vec<_>>().join(", ");
-            format!(
-                "no ledger yet at {dir_shown}: beed builds it from the provider logs ({listed}{}) and from what \
-                 producers record{}; start beed (`beectl daemon start`), or run `beectl ingest`",
-                if found { "" } else { ": none there yet" },
-                match spooled {
-                    0 => String::new(),
-                    1 => " (1 record already waits in the spool)".to_owned(),
-                    n => format!(" ({n} records already wait in the spool)"),
-                },
-            )
-        }
-        Issue::Busy => format!("the ledger at {dir_shown} is busy (another process is changing it); try again"),
-        Issue::Corrupt => format!("the ledger at {dir_shown} does not read as Bee's ledger; nothing was changed"),
-        _ => format!("the ledger at {dir_shown} could not be read"),
-    };
-    unavailable(issue.as_str(), Some(message))
-}
-
 fn text(body: String) -> Rendered {
     Rendered { exit: Exit::Success, bytes: body.into_bytes() }
 }
@@ -124,11 +81,6 @@ fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
         duration(time.agent_time_ms),
         duration(time.used_ms)
     )
-}
-
-pub fn bar(percent: f64) -> String {
-    let filled = ((percent.clamp(0.0, 100.0) / 5.0).round()) as usize;
-    format!("[{}{}]", "█".repeat(filled), "░".repeat(20 - filled))
 }
 
 fn quota_table(report: &QuotaReport) -> String {

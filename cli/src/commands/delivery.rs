@@ -22,7 +22,7 @@ pub fn report(args: ReportArgs) -> Rendered {
         DeliveryReportRequest { store: store.display().to_string(), session: args.session.clone(), limit: args.limit };
     let query = ReportQuery { session: args.session, limit: args.limit };
     let rendered = ask_daemon(DELIVERY_REPORT_PATH, &request).unwrap_or_else(|| reader::report(&store, &query));
-    if args.table { crate::table::delivery_report(rendered) } else { rendered }
+    if args.table { crate::render::table::delivery_report(rendered) } else { rendered }
 }
 
 pub fn read(args: ReadArgs) -> Rendered {

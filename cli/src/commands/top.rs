@@ -22,8 +22,8 @@ use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::ledger_view::{bar, unavailable};
-use crate::usage_view::{colour_wanted, counted, short_model, thousands};
+use crate::render::terminal::{colour_wanted, counted, short_model, thousands};
+use crate::render::{errors::unavailable, terminal::bar};
 
 /// Redraw at least this often: countdowns move, sessions go quiet.
 const REFRESH: Duration = Duration::from_secs(5);

@@ -85,7 +85,7 @@ fn answer_status(exit: Exit, report: &StatusReport, table: bool) -> Rendered {
         let _ = writeln!(out, "  {:<22} {pending:>10}", spool.file);
     }
     if let Some(export) = &report.export {
-        let lines = crate::export_view::lines(export);
+        let lines = crate::commands::export::lines(export);
         if !lines.is_empty() {
             let _ = writeln!(out, "\n{}", lines.join("\n"));
         }
@@ -120,7 +120,7 @@ pub fn status(table: bool) -> Rendered {
         spools: spool_backlogs(spool_dir.as_deref()),
         ingestion: ingestion_lag(),
         dashboard_url: None,
-        export: crate::export_view::current(),
+        export: crate::commands::export::current(),
     };
     let answer = match &socket {
         Some(socket) => client::get(socket, STATUS_PATH, Duration::from_secs(3)),
@@ -258,7 +258,7 @@ pub(crate) fn launch() -> Outcome {
         Ok(log) => log,
         Err(err) => return outcome("failed", None, Some(format!("{}: {err}", log_path.display()))),
     };
-    let mut command = std::process::Command::new(crate::hooks::sibling("beed"));
+    let mut command = std::process::Command::new(crate::setup::hooks::sibling("beed"));
     command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log);
     // Its own process group: a terminal's ^C or hang-up is not beed's.
     command.process_group(0);

@@ -32,7 +32,7 @@ fn checkout(dir: Option<String>) -> PathBuf {
 pub fn plan(command: PlanCommand) -> Rendered {
     match command {
         PlanCommand::Create { file } => {
-            let text = match crate::read_manifest(&file) {
+            let text = match crate::commands::manifest::read(&file) {
                 Ok(text) => text,
                 Err(rendered) => return rendered,
             };

@@ -24,14 +24,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use beectl::args;
-
-/// How long one tool call may take.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(bee_proto::mcp::TOOL_TIMEOUT_SECONDS);
-/// Overrides [`TOOL_TIMEOUT`] in milliseconds (tests, very slow machines).
-const TOOL_TIMEOUT_ENV: &str = "BEE_MCP_TOOL_TIMEOUT_MS";
 
 /// `beectl mcp serve`: runs until the client closes stdin.
 pub fn serve(root: Option<&str>, discovery: bool) -> Rendered {
@@ -41,14 +35,14 @@ pub fn serve(root: Option<&str>, discovery: bool) -> Rendered {
     };
     // The CLI's own path rules resolve files against the current directory.
     if let Err(err) = std::env::set_current_dir(&root) {
-        return crate::ledger_view::unavailable("io", Some(format!("{}: {err}", root.display())));
+        return crate::render::errors::unavailable("io", Some(format!("{}: {err}", root.display())));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(runtime) => runtime,
-        Err(err) => return crate::ledger_view::unavailable("io", Some(format!("the runtime: {err}"))),
+        Err(err) => return crate::render::errors::unavailable("io", Some(format!("the runtime: {err}"))),
     };
     let served = runtime.block_on(async {
-        let transport = crate::mcp_transport::stdio();
+        let transport = crate::mcp::transport::stdio();
         let service = if discovery {
             DiscoveryServer::new(root).serve(transport).await.map(|s| s.waiting()).map_err(|e| e.to_string())?.await
         } else {
@@ -70,7 +64,7 @@ pub fn serve(root: Option<&str>, discovery: bool) -> Rendered {
 /// `--root` as given (absolute and physical), else the physical current
 /// directory: the token estimate's own rule for its root.
 fn pinned_root(root: Option<&str>) -> Result<PathBuf, String> {
-    crate::token_input::physical_root(root).map_err(|_| {
+    crate::input::physical_root(root).map_err(|_| {
         format!("--root: {} must be an existing, absolute, physical directory", root.unwrap_or("the current directory"))
     })
 }
@@ -452,10 +446,8 @@ impl BeeServer {
         // The command's own function, not its argv: a manifest may be longer
         // than the CLI takes in arguments (it reads longer ones from a file).
         let root = self.root.display().to_string();
-        Ok(blocking(move || {
-            answer(crate::context_packet::packet(&a.manifest_json, a.budget_bytes, Some(root.as_str())))
-        })
-        .await)
+        Ok(blocking(move || answer(crate::mcp::packet::packet(&a.manifest_json, a.budget_bytes, Some(root.as_str()))))
+            .await)
     }
 
     #[tool(
@@ -606,7 +598,8 @@ impl BeeServer {
         &self,
         Parameters(a): Parameters<ReprEncodeArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(blocking(move || answer(crate::repr::encode(&a.json, a.encoding.as_deref(), a.budget_bytes))).await)
+        Ok(blocking(move || answer(crate::commands::repr::encode(&a.json, a.encoding.as_deref(), a.budget_bytes)))
+            .await)
     }
 
     #[tool(
@@ -617,7 +610,7 @@ impl BeeServer {
         &self,
         Parameters(a): Parameters<ReprDecodeArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(blocking(move || answer(crate::repr::decode(&a.packet, a.budget_bytes))).await)
+        Ok(blocking(move || answer(crate::commands::repr::decode(&a.packet, a.budget_bytes))).await)
     }
 
     #[tool(
@@ -626,7 +619,7 @@ impl BeeServer {
     )]
     async fn bee_context_compress(&self, Parameters(a): Parameters<CompressArgs>) -> Result<CallToolResult, ErrorData> {
         Ok(blocking(move || {
-            answer(crate::compress_view::compress(&a.text, &a.content_kind, a.rate_percent, a.budget_bytes))
+            answer(crate::commands::compress::compress(&a.text, &a.content_kind, a.rate_percent, a.budget_bytes))
         })
         .await)
     }
@@ -639,7 +632,7 @@ impl BeeServer {
         &self,
         Parameters(a): Parameters<RecoverArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(blocking(move || answer(crate::compress_view::recover(&a.id, a.budget_bytes))).await)
+        Ok(blocking(move || answer(crate::commands::compress::recover(&a.id, a.budget_bytes))).await)
     }
 
     #[tool(
@@ -884,17 +877,12 @@ async fn call(argv: Vec<OsString>, stdin: Option<Vec<u8>>) -> CallToolResult {
         Ok(args::Parsed::Text(_)) => return tool_error("invalid_usage", "not a command"),
         Err(args::Usage { message, .. }) => return tool_error("invalid_usage", message),
     };
-    blocking(move || answer(crate::run(command))).await
-}
-
-/// How long a tool call may take: 15 s, or `BEE_MCP_TOOL_TIMEOUT_MS`.
-pub(crate) fn tool_timeout() -> Duration {
-    std::env::var(TOOL_TIMEOUT_ENV).ok().and_then(|ms| ms.parse().ok()).map_or(TOOL_TIMEOUT, Duration::from_millis)
+    blocking(move || answer(crate::commands::run(command))).await
 }
 
 /// Runs `work` off the runtime within the time limit.
 async fn blocking(work: impl FnOnce() -> CallToolResult + Send + 'static) -> CallToolResult {
-    let limit = tool_timeout();
+    let limit = crate::mcp::transport::tool_timeout();
     match tokio::time::timeout(limit, tokio::task::spawn_blocking(work)).await {
         Ok(Ok(result)) => result,
         Ok(Err(err)) => tool_error("io", format!("the call stopped: {err}")),

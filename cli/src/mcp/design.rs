@@ -23,11 +23,11 @@ use bee_proto::mcp::MAX_RESULT_BYTES;
 pub fn serve(root: PathBuf) -> Rendered {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
-        Err(err) => return crate::ledger_view::unavailable("io", Some(format!("the runtime: {err}"))),
+        Err(err) => return crate::render::errors::unavailable("io", Some(format!("the runtime: {err}"))),
     };
     let served = runtime.block_on(async {
         let server = DesignServer { root, tool_router: DesignServer::tool_router() };
-        let service = server.serve(crate::mcp_transport::stdio()).await.map_err(|e| e.to_string())?;
+        let service = server.serve(crate::mcp::transport::stdio()).await.map_err(|e| e.to_string())?;
         service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
     });
     // Whatever is still running (a timed-out call's thread) is not waited for.
@@ -116,7 +116,7 @@ fn envelope(answer: Result<Value, DesignError>) -> CallToolResult {
 
 /// `read` off the runtime, within the tools' time limit (`timeout`).
 async fn answer(read: impl FnOnce() -> Result<Value, DesignError> + Send + 'static) -> CallToolResult {
-    let limit = crate::mcp::tool_timeout();
+    let limit = crate::mcp::transport::tool_timeout();
     match tokio::time::timeout(limit, tokio::task::spawn_blocking(read)).await {
         Ok(Ok(answer)) => envelope(answer),
         Ok(Err(err)) => envelope(Err(DesignError { code: "io", message: format!("the call stopped: {err}") })),

@@ -9,6 +9,7 @@ use bee_proto::mcp::MAX_FRAME_BYTES;
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -207,6 +208,16 @@ impl Transport<RoleServer> for Stdio {
         self.incoming.close();
         Ok(())
     }
+}
+
+/// How long one tool call may take.
+const TOOL_TIMEOUT: Duration = Duration::from_secs(bee_proto::mcp::TOOL_TIMEOUT_SECONDS);
+/// Overrides [`TOOL_TIMEOUT`] in milliseconds (tests, very slow machines).
+const TOOL_TIMEOUT_ENV: &str = "BEE_MCP_TOOL_TIMEOUT_MS";
+
+/// How long a tool call may take: 15 s, or `BEE_MCP_TOOL_TIMEOUT_MS`.
+pub(crate) fn tool_timeout() -> Duration {
+    std::env::var(TOOL_TIMEOUT_ENV).ok().and_then(|ms| ms.parse().ok()).map_or(TOOL_TIMEOUT, Duration::from_millis)
 }
 
 #[cfg(test)]

@@ -12,22 +12,25 @@ use bee_proto::exit::Exit;
 pub fn recent(limit: Option<u64>) -> Rendered {
     let limit = limit.map_or(DEFAULT_RECENT, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let Some(dir) = bee_proto::paths::default_events_store() else {
-        return crate::ledger_view::unavailable("io", Some(bee_proto::paths::NO_HOME.to_owned()));
+        return crate::render::errors::unavailable("io", Some(bee_proto::paths::NO_HOME.to_owned()));
     };
     let conn = match store::open_reader(&dir) {
         Ok(conn) => conn,
         Err(Issue::Missing) => {
-            return crate::ledger_view::unavailable(
+            return crate::render::errors::unavailable(
                 "missing",
                 Some(format!("no events store at {}: no hook event was stored yet", dir.display())),
             );
         }
         Err(issue) => {
-            return crate::ledger_view::unavailable(issue.as_str(), Some(format!("events store at {}", dir.display())));
+            return crate::render::errors::unavailable(
+                issue.as_str(),
+                Some(format!("events store at {}", dir.display())),
+            );
         }
     };
     match store::recent(&conn, limit, MAX_EVENTS_ANSWER_BYTES) {
         Ok(recent) => Rendered { exit: Exit::Success, bytes: (recent.json + "\n").into_bytes() },
-        Err(err) => crate::ledger_view::unavailable("io", Some(err.to_string())),
+        Err(err) => crate::render::errors::unavailable("io", Some(err.to_string())),
     }
 }

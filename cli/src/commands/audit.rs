@@ -30,7 +30,7 @@ const CANARY_LINGER: Duration = Duration::from_secs(3);
 pub const CANARY_APP: &str = "bee-canary";
 
 fn unavailable(issue: &str, message: String) -> Rendered {
-    crate::ledger_view::unavailable(issue, Some(message))
+    crate::render::errors::unavailable(issue, Some(message))
 }
 
 struct Inputs {
@@ -185,7 +185,7 @@ fn send_canary_event(session: &str, event: &str, tool_use_id: &str) -> Result<Ho
         "Stop" => envelope["stop_hook_active"] = false.into(),
         _ => {}
     }
-    let mut child = Command::new(crate::hooks::bee_hook())
+    let mut child = Command::new(crate::setup::hooks::bee_hook())
         .args(["event", "--source-app", CANARY_APP])
         .env("BEE_HOOK_DEBUG", "1")
         .stdin(Stdio::piped())

@@ -200,9 +200,9 @@ fn save(root: &Path, manifest: &Manifest) -> Result<(), DesignError> {
     let path = design_dir(root).join(&manifest.bundle).join(MANIFEST);
     let mut text = serde_json::to_string_pretty(manifest).map_err(|err| error("io", err.to_string()))?;
     text.push('\n');
-    let change = crate::file_change::FileChange {
+    let change = crate::setup::file_change::FileChange {
         path: path.clone(),
-        before: crate::file_change::FileChange::read(&path).map_err(|m| error("io", m))?,
+        before: crate::setup::file_change::FileChange::read(&path).map_err(|m| error("io", m))?,
         after: Some(text),
     };
     change.write(false).map(|_| ()).map_err(|err| io(&path, err))
@@ -493,7 +493,7 @@ pub fn map(root: &Path, bundle: Option<&str>, id: &str, source: &str) -> Result<
 /// A symbol's lines in a source file, by its outline (a real parser).
 fn resolve_symbol(root: &Path, path: &str, symbol: &str) -> Result<(usize, usize), DesignError> {
     let text = std::fs::read_to_string(root.join(path)).map_err(|err| io(&root.join(path), err))?;
-    let outline = crate::outline::outline(path, &text)
+    let outline = crate::mcp::outline::outline(path, &text)
         .ok_or_else(|| error("symbol_unresolvable", format!("{path}: no outline for this kind of file")))?;
     outline
         .iter()

@@ -10,7 +10,7 @@ use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
 
-use crate::budgeted::{budget, within};
+use crate::render::budgeted::{budget, within};
 use serde::Serialize;
 use std::io::Read;
 
@@ -56,7 +56,7 @@ pub fn set(enabled: bool) -> Rendered {
     let Some(path) = bee_proto::paths::config_file() else {
         return failure("io", bee_proto::paths::NO_HOME);
     };
-    let before = match crate::file_change::FileChange::read(&path) {
+    let before = match crate::setup::file_change::FileChange::read(&path) {
         Ok(before) => before,
         Err(message) => return failure("io", message),
     };
@@ -75,7 +75,8 @@ pub fn set(enabled: bool) -> Rendered {
     {
         return failure("io", format!("{}: {err}", dir.display()));
     }
-    let change = crate::file_change::FileChange { path: path.clone(), before, after: Some(document.to_string()) };
+    let change =
+        crate::setup::file_change::FileChange { path: path.clone(), before, after: Some(document.to_string()) };
     if let Err(err) = change.write(false) {
         return failure("io", format!("{}: {err}", path.display()));
     }

@@ -6,6 +6,16 @@
 //! takes out exactly that and nothing else: when nobody touched the
 //! settings since, the original file comes back byte for byte; when
 //! somebody did, only Bee's entries go and their edits stay.
+//!
+//! Its parts, used by this file and by the commands that share them:
+//! [`hooks`] (`beectl hooks install | uninstall`, the hook command lines),
+//! [`service`] (beed as a systemd or launchd user service) and
+//! [`file_change`] (a file Bee changes: shown as a diff, or written
+//! atomically after a backup).
+
+pub mod file_change;
+pub mod hooks;
+pub mod service;
 
 use bee_daemon::events::claude_settings::{self, Added, NewHook};
 use bee_daemon::rendered::Rendered;
@@ -14,10 +24,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-use crate::file_change::FileChange;
-use crate::hooks::{self, failed, shell_word};
-use crate::service::{self, Manager};
 use beectl::args::SetupArgs;
+use file_change::FileChange;
+use hooks::{failed, shell_word};
+use service::Manager;
 
 /// How long Claude Code waits for Bee's turn and prompt hooks.
 const HOOK_TIMEOUT_SECONDS: u64 = 5;
@@ -162,7 +172,7 @@ fn render(report: &Report) -> Rendered {
 /// The receipt file of `settings`: its path, flattened.
 fn receipt_path(settings: &Path) -> Result<PathBuf, Rendered> {
     let dir = bee_proto::paths::setup_dir().ok_or_else(|| failed("io", "HOME is not set".into()))?;
-    Ok(dir.join(format!("settings-{}.json", crate::file_change::flat_name(settings))))
+    Ok(dir.join(format!("settings-{}.json", crate::setup::file_change::flat_name(settings))))
 }
 
 fn service_receipt_path() -> Result<PathBuf, Rendered> {
@@ -285,7 +295,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         for unit in &unit_changes {
             text.push_str(&unit.diff("setup"));
         }
-        let running = crate::daemon::running().is_some();
+        let running = crate::commands::daemon::running().is_some();
         let unit_files: Vec<PathBuf> = unit_changes.iter().map(|u| u.path.clone()).collect();
         if unit_changes.iter().any(FileChange::changed) {
             for command in service::start_commands(manager, &unit_files) {
@@ -298,7 +308,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
 
     let mut backups = Vec::new();
     if settings_changed {
-        let missing = crate::file_change::missing_dirs(&settings.path);
+        let missing = crate::setup::file_change::missing_dirs(&settings.path);
         let backup =
             settings_change.write(true).map_err(|err| failed("io", format!("{}: {err}", settings.path.display())))?;
         if receipt.hooks.is_empty() && receipt.status_line.is_none() {
@@ -396,7 +406,7 @@ fn install_service(
     });
     let mut wrote_units = false;
     for unit in unit_changes.iter().filter(|u| u.changed()) {
-        for dir in crate::file_change::missing_dirs(&unit.path) {
+        for dir in crate::setup::file_change::missing_dirs(&unit.path) {
             if !receipt.created_dirs.contains(&dir) {
                 receipt.created_dirs.push(dir);
             }
@@ -416,11 +426,11 @@ fn install_service(
     if wrote_units {
         // A beed started by hand holds the socket path the new unit is to
         // listen on: it stops first, so the service owns the socket.
-        if let Some(before) = crate::daemon::running()
+        if let Some(before) = crate::commands::daemon::running()
             && !before.socket_activated
             && manager != Manager::None
         {
-            let halted = crate::daemon::halt();
+            let halted = crate::commands::daemon::halt();
             if halted.outcome == "stopped" {
                 changes.push(format!(
                     "stopped the beed that ran by hand (pid {}) so the service owns its socket",
@@ -434,7 +444,7 @@ fn install_service(
             Err(why) => message = Some(format!("{why}; started beed directly")),
         }
     }
-    let launched = crate::daemon::launch();
+    let launched = crate::commands::daemon::launch();
     if state.is_empty() || launched.outcome == "failed" {
         state = match launched.outcome {
             "started" => "beed".to_owned(),
@@ -585,7 +595,7 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
         let stopped = match service.started.as_str() {
             "systemd" | "launchd" => service::run_all(&service::stop_commands(service.manager)).map(|()| None),
             "beed" => {
-                let halted = crate::daemon::halt();
+                let halted = crate::commands::daemon::halt();
                 match halted.outcome {
                     "failed" => Err(halted.message.unwrap_or_default()),
                     _ => Ok(halted.pid),
@@ -633,7 +643,7 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
     let made_dirs = receipt.iter().flat_map(|r| r.created_dirs.iter());
     let made_dirs: Vec<PathBuf> =
         made_dirs.chain(service_receipt.iter().flat_map(|s| s.created_dirs.iter())).cloned().collect();
-    for dir in crate::file_change::remove_empty_dirs(&made_dirs) {
+    for dir in crate::setup::file_change::remove_empty_dirs(&made_dirs) {
         changes.push(format!("removed the directory {} that setup made", dir.display()));
     }
     for done in [Some(&receipt_file), service_receipt.as_ref().map(|_| &service_file)].into_iter().flatten() {

@@ -1,5 +1,7 @@
-//! Reading the selected inputs for `token estimate`, with every safety check
-//! made by the CLI itself (with the caller's view of the filesystem).
+//! The one path rule for the files a command or an MCP server reads under
+//! a root: `token estimate`'s inputs, context packets' selections, design
+//! bundles' checks. Every safety check is made by the CLI itself (with the
+//! caller's view of the filesystem).
 //!
 //! A file is taken only when its root is a physical absolute directory, its
 //! path is relative and stays under the root, no component is a link, it is

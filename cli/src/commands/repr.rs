@@ -8,7 +8,7 @@ use bee_proto::delivery::CommandError;
 use bee_proto::exit::Exit;
 use bee_proto::mcp::REPRESENTATION_INPUT_BYTES;
 
-use crate::budgeted::{budget, within};
+use crate::render::budgeted::{budget, within};
 use bee_proto::tokens::{COMMAND_MILLIS, Encoding};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -102,7 +102,7 @@ pub fn encode(text: &str, encoding: Option<&str>, budget_bytes: Option<u64>) -> 
     };
     let json = values.iter().map(representation::to_json).collect::<Vec<_>>().join("\n");
     let deadline = Instant::now() + Duration::from_millis(COMMAND_MILLIS);
-    let counts = match crate::token::count(Encoding::O200kBase, &[json.clone(), packet.clone()], deadline) {
+    let counts = match crate::commands::token::count(Encoding::O200kBase, &[json.clone(), packet.clone()], deadline) {
         Ok(counts) => counts,
         Err(_) => return failure("encoding_unavailable", "the o200k_base counts could not be made"),
     };

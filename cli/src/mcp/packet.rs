@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-use crate::outline::{self, Symbol};
+use crate::mcp::outline::{self, Symbol};
 
 /// The most selections one manifest may make.
 const MAX_SELECTIONS: usize = 512;
@@ -178,7 +178,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
     };
     // Every distinct file once, by the token estimate's rules and its total
     // limit; the doctor goes on past an unreadable file to the next.
-    let mut reader = crate::token_input::Files::open(root).map_err(|code| {
+    let mut reader = crate::input::Files::open(root).map_err(|code| {
         vec![problem("-", &code_name(code), "the root must be an existing, absolute, physical directory")]
     })?;
     let mut total = 0u64;
@@ -187,7 +187,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
         if files.iter().any(|(path, _)| path == &selection.path) {
             continue;
         }
-        let read = reader.read(&selection.path).and_then(|bytes| crate::token_input::counted(&mut total, bytes));
+        let read = reader.read(&selection.path).and_then(|bytes| crate::input::counted(&mut total, bytes));
         let read = read.map_err(|code| {
             problem(
                 &selection.id,
@@ -334,7 +334,7 @@ fn counted(manifest_text: &str, root: Option<&str>) -> Result<Vec<Packed>, Rende
 fn count(packed: &mut [Packed]) -> Result<(), Rendered> {
     let contents: Vec<String> = packed.iter().map(|p| p.content.clone()).collect();
     let deadline = Instant::now() + Duration::from_millis(bee_proto::tokens::COMMAND_MILLIS);
-    let counts = crate::token::count(Encoding::O200kBase, &contents, deadline)
+    let counts = crate::commands::token::count(Encoding::O200kBase, &contents, deadline)
         .map_err(|failure| failed(&code_name(failure.code), "the selections could not be counted in o200k_base"))?;
     for (item, count) in packed.iter_mut().zip(counts) {
         item.entry["tokens"] = json!(count);

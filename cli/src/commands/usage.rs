@@ -15,7 +15,8 @@ use bee_proto::usage::usd_text_bounded;
 use std::fmt::Write;
 use std::io::IsTerminal;
 
-use crate::ledger_view::{ledger_dir, ledger_unavailable};
+use crate::commands::ledger::{ledger_dir, ledger_unavailable};
+use crate::render::terminal::{colour_wanted, counted, short_model, thousands};
 use beectl::args::{UsageArgs, UsageOutput};
 
 /// Below this many columns the table is compact.
@@ -50,7 +51,7 @@ pub fn usage(args: UsageArgs) -> Rendered {
     };
     let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
     let read = || usage::report(&dir, &ask, &prices);
-    let report = if args.no_import { read() } else { crate::ingest::catch_up(read) };
+    let report = if args.no_import { read() } else { crate::commands::ingest::catch_up(read) };
     let report = match report {
         Ok(report) => report,
         Err(issue) => return ledger_unavailable(issue, &dir),
@@ -101,13 +102,6 @@ fn terminal_columns() -> usize {
     rustix::termios::tcgetwinsize(std::io::stdout()).map_or(80, |size| usize::from(size.ws_col).max(20))
 }
 
-/// Colour on a terminal, unless `NO_COLOR` (any value) or a dumb terminal says no.
-pub fn colour_wanted() -> bool {
-    std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var("TERM").map_or(true, |term| term != "dumb")
-}
-
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     pub columns: usize,
@@ -120,25 +114,6 @@ impl Style {
     fn paint(&self, code: &str, text: &str) -> String {
         if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
     }
-}
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `claude-sonnet-4-5-20250929` → `sonnet-4-5`; others as they are.
-pub fn short_model(model: &str) -> &str {
-    let name = model.strip_prefix("claude-").unwrap_or(model);
-    bee_daemon::ledger::prices::without_date(name).unwrap_or(name)
 }
 
 fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
@@ -366,11 +341,6 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
             let _ = writeln!(out, "  {line}");
         }
     }
-}
-
-/// `1 part`, `2 parts`, `1,000 sessions`: a count and its noun.
-pub fn counted(n: u64, noun: &str) -> String {
-    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
 /// `text` in lines of at most `width` characters, broken between words.

@@ -1,0 +1,15 @@
+//! Bee for agents over MCP (the official Rust SDK, on stdin/stdout):
+//!
+//! - [`evidence`]: `beectl mcp serve`, the evidence tools (each one a
+//!   beectl command) and the context tools, with its discovery mode;
+//! - [`design`]: `beectl design mcp`, a checkout's design bundles;
+//! - [`packet`]: context packets (also `beectl context packet`), with
+//!   [`outline`]s from real parsers;
+//! - [`transport`]: the stdio transport both servers speak, its frame
+//!   limit and the tool deadline.
+
+pub mod design;
+pub mod evidence;
+pub mod outline;
+pub mod packet;
+pub mod transport;
