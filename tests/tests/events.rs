@@ -770,7 +770,13 @@ fn a_human_in_the_loop_question_reaches_the_client_and_its_answer_the_agent() {
         (status, json_of(&answer))
     };
     let choice = json!({"choice": "yes", "hookEvent": saved, "respondedAt": 1_796_000_001_000i64});
-    let (status, updated) = respond(&format!("/events/{id}/respond"), choice.to_string().as_bytes(), "");
+    // Open reads do not open answers: another local user cannot grant a
+    // permission, so the client presents the secret `beectl dashboard` gives.
+    let secret = daemon.read_header();
+    assert!(!secret.is_empty(), "open reads still keep the secret answers need");
+    let (status, refused) = respond(&format!("/events/{id}/respond"), choice.to_string().as_bytes(), "");
+    assert_eq!(status, 401, "{refused}");
+    let (status, updated) = respond(&format!("/events/{id}/respond"), choice.to_string().as_bytes(), &secret);
     assert_eq!(status, 200, "{updated}");
     let answered_at = updated["humanInTheLoopStatus"]["respondedAt"].as_i64().unwrap();
     assert!(answered_at > 1_796_000_001_000, "beed stamps the answer's time, as the reference does");
@@ -794,17 +800,31 @@ fn a_human_in_the_loop_question_reaches_the_client_and_its_answer_the_agent() {
     let mut late = stream_client(&daemon);
     assert_eq!(next_message(&mut late), json!({"type": "initial", "data": [updated]}));
 
+    // A second answer is refused: the first stands, as the agent acted on it.
+    let (status, second) = respond(&format!("/events/{id}/respond"), br#"{"choice":"no"}"#, &secret);
+    assert_eq!((status, second["error"].as_str().unwrap_or_default().contains("first answer stands")), (409, true));
+    assert_eq!(get_json(&daemon, "/events/recent").1, json!([updated]), "the stored answer is the first");
+    // An event that asked nothing cannot be answered.
+    let mut plain = request.clone();
+    plain.as_object_mut().unwrap().remove("humanInTheLoop");
+    let (_, asked_nothing) = reference_post(&addr, plain.to_string().as_bytes());
+    let (status, _) = respond(&format!("/events/{}/respond", asked_nothing["id"]), br#"{"permission":true}"#, &secret);
+    assert_eq!(status, 409);
+
     // The reference's errors: an unknown event, a body that is not JSON, a path that is no event id.
-    assert_eq!(respond("/events/999999/respond", b"{}", ""), (404, json!({"error": "Event not found"})));
-    assert_eq!(respond(&format!("/events/{id}/respond"), b"{not json", ""), (400, json!({"error": "Invalid request"})));
-    assert_eq!(respond("/events/abc/respond", b"{}", "").0, 404);
+    assert_eq!(respond("/events/999999/respond", b"{}", &secret), (404, json!({"error": "Event not found"})));
+    assert_eq!(
+        respond(&format!("/events/{id}/respond"), b"{not json", &secret),
+        (400, json!({"error": "Invalid request"}))
+    );
+    assert_eq!(respond("/events/abc/respond", b"{}", &secret).0, 404);
     // An answer goes only to this machine: a question naming another host is
     // stored and answerable, and nothing is sent there.
     let mut elsewhere = request.clone();
     elsewhere["humanInTheLoop"]["responseWebSocketUrl"] = json!("ws://198.51.100.7:80");
     let (_, stored) = reference_post(&addr, elsewhere.to_string().as_bytes());
     let started = std::time::Instant::now();
-    let (status, _) = respond(&format!("/events/{}/respond", stored["id"]), br#"{"permission":true}"#, "");
+    let (status, _) = respond(&format!("/events/{}/respond", stored["id"]), br#"{"permission":true}"#, &secret);
     assert_eq!(status, 200);
     assert!(started.elapsed() < Duration::from_secs(3), "no connection attempt to another host");
     assert!(daemon.log().contains("not on this machine"), "{}", daemon.log());

@@ -114,7 +114,7 @@ pub enum EventWrite {
     Probe(i64),
     /// Keep an operator's answer (the new `humanInTheLoopStatus`) for an
     /// event; answered with the event's id, `fresh` false when there is no
-    /// such event.
+    /// such event or it was answered already (the first answer stands).
     Response { event_id: i64, status: String, at_ms: i64 },
 }
 
@@ -187,8 +187,7 @@ impl EventStore {
                     .prepare_cached(
                         "INSERT INTO hitl_response (event_id, status, responded_at_ms)
                          SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM event WHERE id = ?1)
-                         ON CONFLICT (event_id) DO UPDATE SET status = excluded.status,
-                                                              responded_at_ms = excluded.responded_at_ms",
+                         ON CONFLICT (event_id) DO NOTHING",
                     )?
                     .execute(params![event_id, status, at_ms])?;
                 Ok(Stored { id: *event_id, fresh: kept == 1 })
@@ -406,33 +405,60 @@ pub struct SessionEvent {
     pub verified: bool,
 }
 
-/// The events of `session`, in the order they were stored.
+/// The events of `session`, in the order they were stored. Each row's
+/// checksum is verified before anything of it is parsed: a damaged row (a
+/// flipped bit in its body, text that is no longer UTF-8) is kept out of
+/// the evidence as `verified: false` — named by the audit as a persistence
+/// failure of its session — and never fails the read.
 pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<SessionEvent>> {
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT id, source_app, hook_event_type, timestamp_ms, received_at_ms, delivery,
-                    json_extract(body, '$.owner'), json_extract(body, '$.deadline'), {CRC_COLUMNS}, crc
+        "SELECT id, source_app, hook_event_type, timestamp_ms, received_at_ms, delivery, {CRC_COLUMNS}, crc
              FROM event WHERE session_id = ?1 ORDER BY id"
     ))?;
     let rows = statement.query_map([session], |row| {
+        let text = |at: usize| -> rusqlite::Result<Option<String>> {
+            Ok(match row.get_ref(at)? {
+                rusqlite::types::ValueRef::Text(bytes) => std::str::from_utf8(bytes).ok().map(str::to_owned),
+                _ => None,
+            })
+        };
+        let integer = |at: usize| -> rusqlite::Result<Option<i64>> { Ok(row.get_ref(at)?.as_i64().ok()) };
+        let (source_app, hook_event_type, delivery) = (text(1)?, text(2)?, text(5)?);
+        let (timestamp_ms, received_at_ms) = (integer(3)?, integer(4)?);
+        let sound = sqlite::row_verifies(row, 6, CRC_COLUMN_COUNT)?;
+        // The body (the last checksummed column) is parsed only once the row verifies.
+        let body = if sound { text(6 + CRC_COLUMN_COUNT - 1)? } else { None };
+        let request = body.as_deref().and_then(|body| serde_json::from_str::<PermissionFields>(body).ok());
+        let whole = (&source_app, &hook_event_type, &delivery, timestamp_ms, received_at_ms);
+        let verified = sound && request.is_some() && matches!(whole, (Some(_), Some(_), Some(_), Some(_), Some(_)));
+        let request = request.unwrap_or_default();
         Ok(SessionEvent {
             id: row.get(0)?,
-            source_app: row.get(1)?,
-            hook_event_type: row.get(2)?,
-            timestamp_ms: row.get(3)?,
-            received_at_ms: row.get(4)?,
-            delivery: row.get(5)?,
-            owner: row.get::<_, Option<rusqlite::types::Value>>(6)?.and_then(|v| match v {
-                rusqlite::types::Value::Text(text) => Some(text),
+            source_app: source_app.unwrap_or_default(),
+            hook_event_type: hook_event_type.unwrap_or_default(),
+            timestamp_ms: timestamp_ms.unwrap_or_default(),
+            received_at_ms: received_at_ms.unwrap_or_default(),
+            delivery: delivery.unwrap_or_default(),
+            owner: match request.owner {
+                Some(Value::String(owner)) => Some(owner),
                 _ => None,
-            }),
-            deadline_ms: row.get::<_, Option<rusqlite::types::Value>>(7)?.and_then(|v| match v {
-                rusqlite::types::Value::Integer(ms) => Some(ms),
-                _ => None,
-            }),
-            verified: sqlite::row_verifies(row, 8, CRC_COLUMN_COUNT)?,
+            },
+            deadline_ms: request.deadline.as_ref().and_then(Value::as_i64),
+            verified,
         })
     })?;
     rows.collect()
+}
+
+/// What the audit reads of a stored event's body: a permission request's
+/// `owner` and `deadline`, as sent (any JSON; only a string owner and an
+/// integer deadline count).
+#[derive(Debug, Default, serde::Deserialize)]
+struct PermissionFields {
+    #[serde(default)]
+    owner: Option<Value>,
+    #[serde(default)]
+    deadline: Option<Value>,
 }
 
 /// Receipt issues reported for `session`.

@@ -88,7 +88,9 @@ async fn post_event(State(state): State<Shared>, body: Result<Bytes, BytesReject
 const AGENT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `POST /events/{id}/respond`: the operator's answer to a human-in-the-loop
-/// request, as the reference takes it. The answer is kept beside the event
+/// request, as the reference takes it (with the secret, always: see
+/// `http::is_answer`). An event that asked nothing, or a question answered
+/// already, is a conflict (409). The answer is kept beside the event
 /// (the event's own row, its receipt, never changes), delivered to the
 /// agent's `responseWebSocketUrl` when that is on this machine, and the
 /// answered event goes to every stream client and back to the caller.
@@ -108,13 +110,24 @@ async fn respond(
     let now_ms = bee_proto::time::now_unix_ms();
     response.insert("respondedAt".to_owned(), Value::from(now_ms));
     let Ok(Some(event)) = read(&state, move |conn| store::event_by_id(conn, id)).await else { return not_found() };
+    let conflict = |error: &str| (StatusCode::CONFLICT, Json(EventError { error: error.into() })).into_response();
+    // Only a question can be answered, and only once: the first answer
+    // stands, and the agent is told once.
+    if !event.get("humanInTheLoop").is_some_and(Value::is_object) {
+        return conflict("This event asks no question");
+    }
+    let already = || conflict("This question was answered already; the first answer stands");
+    if event.pointer("/humanInTheLoopStatus/status").and_then(Value::as_str) == Some("responded") {
+        return already();
+    }
     let captured = event.get("source_app").and_then(Value::as_str).is_some_and(|app| state.captures(app));
     let status =
         bee_proto::events::HitlStatus::responded(now_ms, bee_proto::events::kept_response(&response, captured)).value();
     let write = EventWrite::Response { event_id: id, status: status.to_string(), at_ms: now_ms };
     match state.writer.submit(write).await {
         Some(Ok(stored)) if stored.fresh => {}
-        Some(Ok(_)) => return not_found(),
+        // Another answer was stored between the read and this write.
+        Some(Ok(_)) => return already(),
         _ => {
             return (StatusCode::SERVICE_UNAVAILABLE, Json(EventError { error: "Response not stored".into() }))
                 .into_response();

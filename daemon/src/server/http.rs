@@ -58,8 +58,13 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// How a listener guards its routes.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// `None` when reads are open (`--http-open-reads`).
-    pub read_secret: Option<String>,
+    /// The per-user secret reads and answers present; `None` on a listener
+    /// that serves neither (the OTLP receiver).
+    pub secret: Option<String>,
+    /// Reads are served without the secret (`--http-open-reads`). Answers
+    /// to an agent's question never are: another local user must not grant
+    /// a permission.
+    pub open_reads: bool,
     /// The media types a POST may carry: a browser page can send only
     /// `text/plain`, form types and `multipart/form-data` without asking
     /// first, so any other type keeps pages from posting across origins.
@@ -68,8 +73,8 @@ pub struct HttpOptions {
 
 impl HttpOptions {
     /// The event listener's: JSON only.
-    pub fn events(read_secret: Option<String>) -> HttpOptions {
-        HttpOptions { read_secret, post_media: &["application/json"] }
+    pub fn events(secret: String, open_reads: bool) -> HttpOptions {
+        HttpOptions { secret: Some(secret), open_reads, post_media: &["application/json"] }
     }
 }
 
@@ -119,12 +124,16 @@ pub fn is_loopback_origin(origin: &str) -> bool {
     !host.contains('/') && is_loopback_host(host)
 }
 
-/// Paths whose answers carry stored events, and the operator's answer to
-/// an agent's question (another local user must not answer a permission
-/// request): they need the read secret.
+/// Paths whose answers carry stored events: they need the secret unless
+/// reads are open.
 fn is_read(path: &str) -> bool {
     [EVENTS_RECENT_PATH, FILTER_OPTIONS_PATH, STREAM_PATH, AUDIT_SESSIONS_PATH].contains(&path)
-        || (path.starts_with("/events/") && path.ends_with("/respond"))
+}
+
+/// The operator's answer to an agent's question: it always needs the
+/// secret (another local user must not answer a permission request).
+fn is_answer(path: &str) -> bool {
+    path.starts_with("/events/") && path.ends_with("/respond")
 }
 
 fn forbidden(status: StatusCode, error: &str) -> Response {
@@ -202,10 +211,13 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
             return forbidden(StatusCode::UNSUPPORTED_MEDIA_TYPE, &format!("Content-Type must be {wanted}"));
         }
     }
-    if let Some(secret) = &guard.options.read_secret
-        && request.method() != Method::OPTIONS
-        && is_read(request.uri().path())
-    {
+    let path = request.uri().path();
+    let needs_secret = is_answer(path) || (is_read(path) && !guard.options.open_reads);
+    if needs_secret && request.method() != Method::OPTIONS {
+        // A listener without a secret serves no read and no answer.
+        let Some(secret) = &guard.options.secret else {
+            return forbidden(StatusCode::FORBIDDEN, "Not served on this listener");
+        };
         match presented_secret(&request) {
             Some((presented, how)) if same_secret(&presented, secret) => {
                 // A browser sends the cookie from any page on this host, any
@@ -220,6 +232,12 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
                 if how == Presented::Cookie && !own_origin {
                     return forbidden(StatusCode::FORBIDDEN, "The dashboard cookie is for the dashboard's own page");
                 }
+            }
+            _ if is_answer(request.uri().path()) => {
+                return forbidden(
+                    StatusCode::UNAUTHORIZED,
+                    "Answers need the dashboard URL that `beectl dashboard` prints, whatever reads allow",
+                );
             }
             _ => {
                 return forbidden(
@@ -248,7 +266,7 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
 /// The dashboard page. Opened with `?token=SECRET`, it sets the read cookie
 /// and sends the browser on to `/`, so the secret leaves the address bar.
 async fn dashboard(State(guard): State<Arc<Guard>>, request: Request) -> Response {
-    if let (Some(secret), Some(presented)) = (&guard.options.read_secret, token_in_query(request.uri().query())) {
+    if let (Some(secret), Some(presented)) = (&guard.options.secret, token_in_query(request.uri().query())) {
         if !same_secret(&presented, secret) {
             return forbidden(StatusCode::UNAUTHORIZED, "This dashboard URL is out of date: run `beectl dashboard`");
         }
@@ -382,11 +400,8 @@ pub fn read_secret(run_dir: &Path) -> io::Result<String> {
 }
 
 /// Writes the URL `beectl dashboard` prints (0600: it carries the secret).
-pub fn write_dashboard_url(run_dir: &Path, addr: SocketAddr, secret: Option<&str>) -> io::Result<PathBuf> {
-    let url = match secret {
-        Some(secret) => format!("http://{addr}/?token={secret}"),
-        None => format!("http://{addr}/"),
-    };
+pub fn write_dashboard_url(run_dir: &Path, addr: SocketAddr, secret: &str) -> io::Result<PathBuf> {
+    let url = format!("http://{addr}/?token={secret}");
     let path = run_dir.join(DASHBOARD_URL_FILE);
     let _ = std::fs::remove_file(&path);
     write_private(&path, &url)?;

@@ -215,13 +215,14 @@ pub async fn serve(
     let http_server = match tcp {
         Some(tcp) => {
             let local = tcp.local_addr()?;
-            let read_secret = if config.http_open_reads { None } else { Some(http::read_secret(&run_dir)?) };
-            let url_file = http::write_dashboard_url(&run_dir, local, read_secret.as_deref())?;
-            if read_secret.is_none() {
+            // Made even when reads are open: answers always need it.
+            let secret = http::read_secret(&run_dir)?;
+            let url_file = http::write_dashboard_url(&run_dir, local, &secret)?;
+            if config.http_open_reads {
                 tracing::warn!(http = %local, "reads on the loopback listener are open to every local user and page");
             }
             tracing::info!(http = %local, url_file = %url_file.display(), "dashboard and event API on loopback");
-            let app = tcp_router(events.clone(), http::HttpOptions::events(read_secret));
+            let app = tcp_router(events.clone(), http::HttpOptions::events(secret, config.http_open_reads));
             Some((tokio::spawn(http::serve(tcp, app, stop_seen.clone())), url_file))
         }
         None => None,

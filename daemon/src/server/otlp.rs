@@ -31,7 +31,10 @@ pub fn router(ledger: Arc<Mutex<Ledger>>) -> Router {
         .route(METRICS_PATH, post(dropped))
         .route(TRACES_PATH, post(dropped))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
-    super::http::guarded(routes, HttpOptions { read_secret: None, post_media: &[MEDIA_JSON, MEDIA_PROTOBUF] })
+    super::http::guarded(
+        routes,
+        HttpOptions { secret: None, open_reads: false, post_media: &[MEDIA_JSON, MEDIA_PROTOBUF] },
+    )
 }
 
 /// `google.rpc.Status`, the body of an OTLP error answer.
