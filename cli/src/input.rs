@@ -103,6 +103,35 @@ pub(crate) fn physical_root(root: Option<&str>) -> Result<PathBuf, TokenErrorCod
 }
 
 fn read_file(root: &Path, relative: &str, seen: &mut Vec<(u64, u64)>) -> Result<Vec<u8>, TokenErrorCode> {
+    read_checked(root, relative, MAX_INPUT_BYTES, Some(seen))
+}
+
+/// The bytes of `relative` under `root` (a [`physical_root`]) by the one
+/// path rule, at most `max_bytes` of them: what a server reads because a
+/// file on disk (a manifest, a mapping) names it is checked here, at the
+/// moment of the read, whatever that file says.
+pub fn read_under(root: &Path, relative: &str, max_bytes: u64) -> Result<Vec<u8>, TokenErrorCode> {
+    read_checked(root, relative, max_bytes, None)
+}
+
+/// The rule's name for a refusal (`path_escape`, `path_link`, …), as the
+/// token report spells its error codes.
+pub fn rule_name(code: TokenErrorCode) -> String {
+    match serde_json::to_value(code) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{code:?}"),
+    }
+}
+
+/// The rule: a relative path that stays under the root, no link on the
+/// way, a regular file with one link (never the same one twice where
+/// `seen` keeps count), within `max_bytes`, unchanged while it is read.
+fn read_checked(
+    root: &Path,
+    relative: &str,
+    max_bytes: u64,
+    seen: Option<&mut Vec<(u64, u64)>>,
+) -> Result<Vec<u8>, TokenErrorCode> {
     let path = checked_path(root, relative)?;
     let before = fs::symlink_metadata(&path).map_err(not_found_as_missing)?;
     if before.file_type().is_symlink() {
@@ -114,12 +143,14 @@ fn read_file(root: &Path, relative: &str, seen: &mut Vec<(u64, u64)>) -> Result<
     if before.nlink() > 1 {
         return Err(TokenErrorCode::HardLink);
     }
-    let identity = (before.dev(), before.ino());
-    if seen.contains(&identity) {
-        return Err(TokenErrorCode::DuplicateFile);
+    if let Some(seen) = seen {
+        let identity = (before.dev(), before.ino());
+        if seen.contains(&identity) {
+            return Err(TokenErrorCode::DuplicateFile);
+        }
+        seen.push(identity);
     }
-    seen.push(identity);
-    if before.len() > MAX_INPUT_BYTES {
+    if before.len() > max_bytes {
         return Err(TokenErrorCode::FileByteLimit);
     }
     // A FIFO or link swapped in after the checks is refused, never waited on.
@@ -131,7 +162,7 @@ fn read_file(root: &Path, relative: &str, seen: &mut Vec<(u64, u64)>) -> Result<
     if !same_file(&before, &opened) {
         return Err(TokenErrorCode::InputChanged);
     }
-    let bytes = read_bounded(&mut file)?;
+    let bytes = read_at_most(&mut file, max_bytes)?;
     let after = fs::symlink_metadata(&path).map_err(|_| TokenErrorCode::InputChanged)?;
     let after_open = file.metadata().map_err(|_| TokenErrorCode::Io)?;
     if !same_file(&before, &after) || !same_file(&before, &after_open) || after.len() != bytes.len() as u64 {
@@ -234,9 +265,14 @@ fn read_stdin() -> Result<Vec<u8>, TokenErrorCode> {
 
 /// Reads at most the per-input limit; more is `file_byte_limit`, never a cut.
 fn read_bounded(reader: &mut impl Read) -> Result<Vec<u8>, TokenErrorCode> {
+    read_at_most(reader, MAX_INPUT_BYTES)
+}
+
+/// Reads at most `max_bytes`; more is `file_byte_limit`, never a cut.
+fn read_at_most(reader: &mut impl Read, max_bytes: u64) -> Result<Vec<u8>, TokenErrorCode> {
     let mut bytes = Vec::new();
-    reader.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(|_| TokenErrorCode::Io)?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
+    reader.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(|_| TokenErrorCode::Io)?;
+    if bytes.len() as u64 > max_bytes {
         return Err(TokenErrorCode::FileByteLimit);
     }
     Ok(bytes)

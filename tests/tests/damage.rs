@@ -181,3 +181,73 @@ fn a_flipped_bit_in_a_response_pack_is_named_not_counted() {
     );
     assert!(status["issues"].as_array().unwrap().contains(&"corrupt".into()), "{status}");
 }
+
+/// One damaged event body never takes the audit down: a key damaged to
+/// the same length (`"hook_event_type#:`, malformed JSON) and bit flips
+/// anywhere in the stored bodies leave that row out, named as a persistence
+/// failure of its session, while `beectl audit` and beed's audit route
+/// answer — never an `io` error about malformed JSON.
+#[test]
+fn a_damaged_event_body_is_left_out_and_named_and_the_audit_still_answers() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    for tool in ["toolu_FIRST", "toolu_MARKED", "toolu_LAST"] {
+        let body = serde_json::json!({"source_app": "app", "session_id": "s-key", "hook_event_type": "PreToolUse",
+                                      "payload": {}, "tool_use_id": tool});
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", body.to_string().as_bytes()));
+        assert_eq!(status, 200);
+    }
+    assert_eq!(daemon.stop(), Some(0));
+    let db = home.bee_dir().join("usage/events-v1/events.sqlite3");
+    let pristine = std::fs::read(&db).unwrap();
+    let marked = pristine.windows(12).position(|w| w == b"toolu_MARKED").expect("the event on disk");
+    // The damaged row's own key: the nearest `"hook_event_type":` with no
+    // other event's tool id between it and the marked one.
+    let find_all = |needle: &[u8]| -> Vec<usize> {
+        pristine.windows(needle.len()).enumerate().filter(|(_, w)| *w == needle).map(|(at, _)| at).collect()
+    };
+    let others: Vec<usize> = [find_all(b"toolu_FIRST"), find_all(b"toolu_LAST")].concat();
+    let key = find_all(b"\"hook_event_type\":")
+        .into_iter()
+        .filter(|&at| others.iter().all(|&other| other < at.min(marked) || other > at.max(marked)))
+        .min_by_key(|&at| at.abs_diff(marked))
+        .expect("the key in the marked body");
+    let mut damaged = pristine.clone();
+    damaged[key..key + 18].copy_from_slice(b"\"hook_event_type#:");
+    std::fs::write(&db, &damaged).unwrap();
+
+    let output = home.beectl(&["audit", "--session", "s-key"]);
+    let audit = parse_json_line(&output.stdout);
+    assert_ne!(output.status.code(), Some(5), "{audit}");
+    assert_eq!(audit["class"], "persistence_unverified", "{audit}");
+    let persistence = audit["receipts"].as_array().unwrap().iter().find(|r| r["boundary"] == "persistence").unwrap();
+    assert!(persistence["evidence"].as_str().unwrap().contains("fail their checksum"), "{persistence}");
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let (status, _, body) = raw_http(&home.socket(), &get_request("/v1/audit/sessions", "localhost", ""));
+    let sessions = String::from_utf8_lossy(&body).into_owned();
+    assert_eq!(status, 200, "{sessions}");
+    assert!(!sessions.contains("malformed"), "{sessions}");
+    assert_eq!(daemon.stop(), Some(0));
+
+    // Bit flips anywhere around the three stored rows: whatever a flip
+    // hits, the audit never fails on a row's text (a flip in the page's own
+    // bookkeeping may make the store itself unreadable: `corrupt`).
+    let bodies = {
+        let ids = [find_all(b"toolu_FIRST"), find_all(b"toolu_MARKED"), find_all(b"toolu_LAST")].concat();
+        let (low, high) = (ids.iter().min().copied().unwrap_or(0), ids.iter().max().copied().unwrap_or(0));
+        (low.saturating_sub(120), high + 40)
+    };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for trial in 0..30 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = bodies.0 + (seed % (bodies.1 - bodies.0) as u64) as usize;
+        let mut flipped = pristine.clone();
+        flipped[at] ^= 1 << (seed >> 61);
+        std::fs::write(&db, &flipped).unwrap();
+        let output = home.beectl(&["audit", "--session", "s-key"]);
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(!text.contains("malformed JSON"), "trial {trial}, byte {at}: {text}");
+    }
+}

@@ -1359,3 +1359,107 @@ fn the_design_server_reads_bundles_and_reports_from_stored_evidence() {
     let usage = home.beectl(&["design", "mcp", "--root", root.to_str().unwrap()]);
     assert_eq!(usage.status.code(), Some(4), "--stdio is the one transport and is asked for");
 }
+
+/// A checkout whose committed design manifest is hostile: entry files and
+/// mapped sources that climb out of the root (`..`), are absolute, pass
+/// through a symlinked directory or are a symlink in the bundle, and ones
+/// that would never end (`/dev/zero`, a FIFO). Through a real MCP client,
+/// every tool answers promptly, names the path rule a path broke, and
+/// never returns the content or a hash of anything outside the root —
+/// not even where the manifest's own sha256 matches the outside file.
+#[test]
+fn a_hostile_committed_design_manifest_reads_nothing_outside_the_root() {
+    let home = TestHome::new();
+    let base = std::fs::canonicalize(home.path()).unwrap();
+    let root = base.join("checkout");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = "TOP SECRET OUTSIDE\n";
+    std::fs::write(outside.join("secret.txt"), secret).unwrap();
+    let secret_sha = {
+        let output = std::process::Command::new("sha256sum").arg(outside.join("secret.txt")).output().unwrap();
+        String::from_utf8(output.stdout).unwrap()[..64].to_owned()
+    };
+    let bundle = root.join(".bee/design/evil");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/ok.rs"), "pub fn ok() {}\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), bundle.join("linked.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("via-link")).unwrap();
+    for fifo in [bundle.join("fifo.html"), root.join("src/fifo.rs")] {
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    }
+    let absolute = outside.join("secret.txt").display().to_string();
+    let entry = |id: &str, file: &str, sources: Value| json!({"id": id, "kind": "screen", "file": file, "sha256": secret_sha, "status": "ready", "sources": sources});
+    let manifest = json!({
+        "schemaVersion": 1, "bundle": "evil", "importedAtUtc": "2026-12-01T00:00:00Z",
+        "entries": [
+            entry("climb", "../../../../outside/secret.txt", json!([{"path": "../outside/secret.txt"}])),
+            entry("absolute", &absolute, json!([{"path": absolute}])),
+            entry("linked", "linked.txt", json!([{"path": "via-link/secret.txt"}])),
+            entry("zero", "/dev/zero", json!([{"path": "/dev/zero"}])),
+            entry("fifo", "fifo.html", json!([{"path": "src/fifo.rs"}, {"path": "src/ok.rs", "symbol": "ok"}])),
+        ],
+    });
+    std::fs::write(bundle.join("bee-design.json"), manifest.to_string()).unwrap();
+    let expected_rules = [
+        ("climb", "path_escape", "path_escape"),
+        ("absolute", "path_escape", "path_escape"),
+        ("linked", "path_link", "path_link"),
+        ("zero", "path_escape", "path_escape"),
+        ("fifo", "not_regular_file", "not_regular_file"),
+    ];
+    let leaks = |answer: &Value| {
+        let text = answer.to_string();
+        assert!(!text.contains("TOP SECRET"), "content from outside the root: {text}");
+        assert!(!text.contains(&format!("sha256 {secret_sha}")), "a hash of a file outside the root: {text}");
+    };
+
+    runtime().block_on(async {
+        let client = connect_design(&home, &root).await;
+        for (id, entry_rule, source_rule) in expected_rules {
+            let began = std::time::Instant::now();
+            let (ok, slice) =
+                design_call(&client, "bee_design_slice", json!({"id": id, "bundle": "evil", "budgetBytes": 65_536}))
+                    .await;
+            assert!(ok, "{slice}");
+            assert!(began.elapsed() < std::time::Duration::from_secs(5), "{id}: {:?}", began.elapsed());
+            leaks(&slice);
+            assert_eq!(slice["complete"], false, "{slice}");
+            let missing = slice["missing"].to_string();
+            assert!(missing.contains(&format!("refused by the path rule ({entry_rule})")), "{id}: {missing}");
+            assert!(missing.contains(&format!("refused by the path rule ({source_rule})")), "{id}: {missing}");
+            assert!(
+                slice["parts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|p| p.get("source").is_none() || p["source"] == "src/ok.rs"),
+                "{slice}"
+            );
+
+            let (ok, verified) = design_call(&client, "bee_design_verify", json!({"bundle": "evil", "id": id})).await;
+            assert!(ok, "{verified}");
+            leaks(&verified);
+            let checks = verified["checks"].as_array().unwrap();
+            let hash = checks.iter().find(|c| c["check"] == "hash").unwrap();
+            assert_eq!(hash["ok"], false, "{hash}");
+            assert!(hash["detail"].as_str().unwrap().contains(&format!("({entry_rule})")), "{hash}");
+            let mapping = checks.iter().find(|c| c["check"] == "mapping_file").unwrap();
+            assert_eq!(mapping["ok"], false, "{mapping}");
+            assert!(mapping["detail"].as_str().unwrap().contains(&format!("({source_rule})")), "{mapping}");
+
+            let (_, report) = design_call(&client, "bee_visual_report", json!({"bundle": "evil", "id": id})).await;
+            leaks(&report);
+        }
+        // A source inside the root is still read, its symbol found.
+        let (_, slice) =
+            design_call(&client, "bee_design_slice", json!({"id": "fifo", "bundle": "evil", "budgetBytes": 65_536}))
+                .await;
+        assert!(slice["parts"].to_string().contains("pub fn ok() {}"), "{slice}");
+        let (ok, listed) = design_call(&client, "bee_design_list", json!({})).await;
+        assert!(ok, "{listed}");
+        leaks(&listed);
+        client.cancel().await.unwrap();
+    });
+}

@@ -167,7 +167,40 @@ fn relative(root: &Path, path: &Path) -> String {
 
 /// `<root>/.bee/design`.
 pub fn design_dir(root: &Path) -> PathBuf {
-    root.join(".bee").join("design")
+    root.join(DESIGN_DIR)
+}
+
+/// Where bundles are, relative to the root.
+const DESIGN_DIR: &str = ".bee/design";
+/// A bundle's own files (entries, captures) are read at most this large.
+const BUNDLE_FILE_LIMIT: u64 = MAX_BUNDLE_BYTES;
+/// A source mapped to an entry is read at most this large.
+const SOURCE_LIMIT: u64 = MANIFEST_LIMIT;
+
+/// The bytes of `relative` under `root` by the one path rule every read and
+/// hash here takes ([`crate::input::read_under`]: relative and under the
+/// root, no link on the path, a regular file, a size bound), checked at the
+/// read whatever a manifest on disk says. A refusal names the rule, and
+/// never the content or a hash of what was refused.
+fn read_checked(root: &Path, relative: &str, limit: u64) -> Result<Vec<u8>, DesignError> {
+    crate::input::read_under(root, relative, limit).map_err(|code| {
+        error("path_refused", format!("{relative}: refused by the path rule ({})", crate::input::rule_name(code)))
+    })
+}
+
+/// A bundle's own file, by the path rule: `file` is relative to the bundle
+/// and stays inside it.
+fn read_bundle_file(root: &Path, bundle: &str, file: &str) -> Result<Vec<u8>, DesignError> {
+    if Path::new(file).is_absolute() {
+        let rule = crate::input::rule_name(bee_proto::tokens::TokenErrorCode::PathEscape);
+        return Err(error("path_refused", format!("{file}: refused by the path rule ({rule})")));
+    }
+    read_checked(root, &format!("{DESIGN_DIR}/{bundle}/{file}"), BUNDLE_FILE_LIMIT)
+}
+
+/// A mapped source's bytes, by the path rule.
+fn read_source(root: &Path, path: &str) -> Result<Vec<u8>, DesignError> {
+    read_checked(root, path, SOURCE_LIMIT)
 }
 
 fn check_bundle_name(name: &str) -> Result<(), DesignError> {
@@ -186,14 +219,17 @@ fn check_bundle_name(name: &str) -> Result<(), DesignError> {
 pub fn load(root: &Path, bundle: &str) -> Result<Manifest, DesignError> {
     check_bundle_name(bundle)?;
     let path = design_dir(root).join(bundle).join(MANIFEST);
-    let text = match bee_daemon::storage::files::read_text_at_most(&path, MANIFEST_LIMIT) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match crate::input::read_under(root, &format!("{DESIGN_DIR}/{bundle}/{MANIFEST}"), MANIFEST_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(bee_proto::tokens::TokenErrorCode::Missing) => {
             return Err(error("bundle_not_found", format!("no design bundle {bundle:?} (beectl design import)")));
         }
-        Err(err) => return Err(io(&path, err)),
+        Err(code) => {
+            let rule = crate::input::rule_name(code);
+            return Err(error("path_refused", format!("{}: refused by the path rule ({rule})", path.display())));
+        }
     };
-    serde_json::from_str(&text).map_err(|err| error("manifest_invalid", format!("{}: {err}", path.display())))
+    serde_json::from_slice(&bytes).map_err(|err| error("manifest_invalid", format!("{}: {err}", path.display())))
 }
 
 fn save(root: &Path, manifest: &Manifest) -> Result<(), DesignError> {
@@ -492,7 +528,8 @@ pub fn map(root: &Path, bundle: Option<&str>, id: &str, source: &str) -> Result<
 
 /// A symbol's lines in a source file, by its outline (a real parser).
 fn resolve_symbol(root: &Path, path: &str, symbol: &str) -> Result<(usize, usize), DesignError> {
-    let text = std::fs::read_to_string(root.join(path)).map_err(|err| io(&root.join(path), err))?;
+    let bytes = read_source(root, path)?;
+    let text = String::from_utf8(bytes).map_err(|_| error("symbol_unresolvable", format!("{path}: not UTF-8 text")))?;
     let outline = crate::mcp::outline::outline(path, &text)
         .ok_or_else(|| error("symbol_unresolvable", format!("{path}: no outline for this kind of file")))?;
     outline
@@ -624,12 +661,11 @@ pub fn capture(
         _ => return Err(error("capture_failed", format!("the browser wrote no screenshot ({status})"))),
     };
     std::fs::set_permissions(&png, std::fs::Permissions::from_mode(0o600)).map_err(|err| io(&png, err))?;
-    let entry_bytes =
-        std::fs::read(bundle_dir.join(&current.file)).map_err(|err| io(&bundle_dir.join(&current.file), err))?;
+    let entry_bytes = read_bundle_file(root, &manifest.bundle, &current.file)?;
     let sources_sha256 = current
         .sources
         .iter()
-        .filter_map(|s| std::fs::read(root.join(&s.path)).ok().map(|b| (s.path.clone(), sha256(&b))))
+        .filter_map(|s| read_source(root, &s.path).ok().map(|b| (s.path.clone(), sha256(&b))))
         .collect();
     let capture = Capture {
         file: relative(&bundle_dir, &png),
@@ -707,13 +743,11 @@ pub fn slice(root: &Path, bundle: Option<&str>, id: &str, budget: u64) -> Result
     }
     let manifest = pick(root, bundle)?;
     let wanted = entry(&manifest, id)?.clone();
-    let bundle_dir = design_dir(root).join(&manifest.bundle);
     let (order, mut missing) = closure(&manifest, id);
     let mut parts: Vec<Value> = Vec::new();
     for member in &order {
         let Ok(e) = entry(&manifest, member) else { continue };
-        let path = bundle_dir.join(&e.file);
-        match std::fs::read(&path) {
+        match read_bundle_file(root, &manifest.bundle, &e.file) {
             Ok(bytes) if sha256(&bytes) != e.sha256 => missing.push(format!("{} (its file changed since import)", e.id)),
             Ok(bytes) => match (e.kind, String::from_utf8(bytes.clone())) {
                 (Kind::Asset, _) | (_, Err(_)) => parts.push(
@@ -723,14 +757,18 @@ pub fn slice(root: &Path, bundle: Option<&str>, id: &str, budget: u64) -> Result
                     parts.push(json!({"id": e.id, "kind": e.kind, "file": e.file, "sha256": e.sha256, "text": text}))
                 }
             },
-            Err(_) => missing.push(format!("{} (its file is gone)", e.id)),
+            Err(err) => missing.push(format!("{} ({})", e.id, err.message)),
         }
     }
     for source in &wanted.sources {
-        let text = match std::fs::read_to_string(root.join(&source.path)) {
-            Ok(text) => text,
-            Err(_) => {
-                missing.push(format!("source {}", source.path));
+        let text = match read_source(root, &source.path).map(String::from_utf8) {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) => {
+                missing.push(format!("source {} (not UTF-8 text)", source.path));
+                continue;
+            }
+            Err(err) => {
+                missing.push(format!("source {} ({})", source.path, err.message));
                 continue;
             }
         };
@@ -776,7 +814,6 @@ pub fn slice(root: &Path, bundle: Option<&str>, id: &str, budget: u64) -> Result
 /// mapping (file, symbol) integrity of a bundle's entries (or one's).
 pub fn verify(root: &Path, bundle: Option<&str>, id: Option<&str>) -> Result<Value, DesignError> {
     let manifest = pick(root, bundle)?;
-    let bundle_dir = design_dir(root).join(&manifest.bundle);
     let members: Vec<&Entry> = match id {
         Some(id) => {
             let (order, _) = closure(&manifest, id);
@@ -790,13 +827,12 @@ pub fn verify(root: &Path, bundle: Option<&str>, id: Option<&str>) -> Result<Val
         checks.push(json!({"entry": entry, "check": name, "ok": ok, "detail": detail}));
     };
     for e in members {
-        let actual = std::fs::read(bundle_dir.join(&e.file)).ok().map(|b| sha256(&b));
-        match actual {
-            Some(actual) if actual == e.sha256 => check(&e.id, "hash", true, format!("{} matches", e.file)),
-            Some(actual) => {
+        match read_bundle_file(root, &manifest.bundle, &e.file).map(|b| sha256(&b)) {
+            Ok(actual) if actual == e.sha256 => check(&e.id, "hash", true, format!("{} matches", e.file)),
+            Ok(actual) => {
                 check(&e.id, "hash", false, format!("{}: sha256 {actual}, the manifest says {}", e.file, e.sha256))
             }
-            None => check(&e.id, "hash", false, format!("{} is gone", e.file)),
+            Err(err) => check(&e.id, "hash", false, err.message),
         }
         for dep in &e.depends_on {
             let exists = manifest.entries.iter().any(|x| &x.id == dep);
@@ -813,8 +849,9 @@ pub fn verify(root: &Path, bundle: Option<&str>, id: Option<&str>) -> Result<Val
             check(&e.id, "reference_exists", ok, reference.clone());
         }
         for source in &e.sources {
-            let file_ok = inside(root, &source.path).is_ok_and(|p| p.is_file());
-            check(&e.id, "mapping_file", file_ok, source.path.clone());
+            let read = read_source(root, &source.path);
+            let file_ok = read.is_ok();
+            check(&e.id, "mapping_file", file_ok, read.err().map_or_else(|| source.path.clone(), |err| err.message));
             if let Some(symbol) = &source.symbol {
                 let found = file_ok && resolve_symbol(root, &source.path, symbol).is_ok();
                 check(&e.id, "mapping_symbol", found, format!("{}#{symbol}", source.path));
@@ -883,14 +920,13 @@ fn decode_png(bytes: &[u8]) -> Result<Image, String> {
 pub fn visual_report(root: &Path, bundle: Option<&str>, id: &str) -> Result<Value, DesignError> {
     let manifest = pick(root, bundle)?;
     let e = entry(&manifest, id)?;
-    let bundle_dir = design_dir(root).join(&manifest.bundle);
     let mut findings = Vec::new();
     let mut limitations = vec![
         "a read of stored evidence: no browser ran for this report",
         "captures were taken on this machine by beectl design capture; a client's own evidence is untrusted",
         "a matching screenshot is not a design approval",
     ];
-    let current = std::fs::read(bundle_dir.join(&e.file)).ok().map(|b| sha256(&b));
+    let current = read_bundle_file(root, &manifest.bundle, &e.file).ok().map(|b| sha256(&b));
     if current.as_deref() != Some(e.sha256.as_str()) {
         findings.push(
             json!({"kind": "design_changed", "detail": format!("{} does not match the manifest's sha256", e.file)}),
@@ -902,7 +938,7 @@ pub fn visual_report(root: &Path, bundle: Option<&str>, id: &str) -> Result<Valu
             json!({"id": id, "decision": "insufficient_evidence", "findings": findings, "limitations": limitations}),
         );
     };
-    let capture_bytes = std::fs::read(bundle_dir.join(&latest.file)).ok();
+    let capture_bytes = read_bundle_file(root, &manifest.bundle, &latest.file).ok();
     let capture_ok = capture_bytes.as_ref().is_some_and(|b| sha256(b) == latest.sha256);
     if !capture_ok {
         findings.push(json!({"kind": "mismatched_capture", "capture": latest.file,
@@ -915,7 +951,7 @@ pub fn visual_report(root: &Path, bundle: Option<&str>, id: &str) -> Result<Valu
                              "detail": format!("{} changed after the capture", e.file)}));
     }
     for source in &e.sources {
-        let now = std::fs::read(root.join(&source.path)).ok().map(|b| sha256(&b));
+        let now = read_source(root, &source.path).ok().map(|b| sha256(&b));
         if now.as_ref() != latest.sources_sha256.get(&source.path) {
             stale = true;
             findings.push(json!({"kind": "stale_capture", "capture": latest.file,
@@ -928,7 +964,7 @@ pub fn visual_report(root: &Path, bundle: Option<&str>, id: &str) -> Result<Valu
         (None, _) => limitations.push("no reference image: no pixel comparison"),
         (Some(_), None) => {}
         (Some(reference), Some(capture)) => {
-            let reference_bytes = std::fs::read(bundle_dir.join(&reference.file)).ok();
+            let reference_bytes = read_bundle_file(root, &manifest.bundle, &reference.file).ok();
             match reference_bytes.filter(|b| sha256(b) == reference.sha256) {
                 None => {
                     findings.push(json!({"kind": "mismatched_reference", "detail": format!("{} is gone or changed since import", reference.file)}));
