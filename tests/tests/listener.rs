@@ -306,3 +306,126 @@ fn the_otlp_receiver_takes_claude_codes_requests_under_the_listener_rules() {
         "{quota}"
     );
 }
+
+/// beed's peak resident memory (`VmHWM`), in KiB.
+fn peak_rss_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Any local user may send the OTLP receiver four 8 MiB bodies of empty
+/// log records at once (`0x12 0x00` repeated inside one ResourceLogs and
+/// ScopeLogs, and the JSON equivalent): each is refused before it is
+/// decoded, beed's resident memory grows by at most four times the bodies'
+/// size, and a prompt hook fired meanwhile is answered by beed, not spooled.
+#[test]
+fn a_flood_of_empty_otlp_records_stays_within_its_memory_budget_and_the_hooks_are_served() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0", "--otlp", "127.0.0.1:0"]);
+    let addr = daemon.otlp_addr();
+    // Warm: one real request and one hook, so the baseline holds what any run holds.
+    let json_headers = format!("Host: {addr}\r\nContent-Type: application/json\r\n");
+    assert_eq!(otlp_post(&addr, "/v1/logs", &json_headers, &api_request_logs("req_warm")).0, 200);
+    let block = home.file("block.md", b"Keep commits small.\n");
+    let (_, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "warm"));
+    assert_eq!(receipt.unwrap().1, "accepted by beed");
+    let before = peak_rss_kib(daemon.pid());
+
+    const BODY: usize = 8 * 1024 * 1024;
+    let protobuf = {
+        // ResourceLogs(1) { ScopeLogs(2) { LogRecord(2) {} × n } }, lengths as varints.
+        let varint = |mut n: usize| {
+            let mut out = Vec::new();
+            loop {
+                let byte = (n & 0x7f) as u8;
+                n >>= 7;
+                if n == 0 {
+                    out.push(byte);
+                    return out;
+                }
+                out.push(byte | 0x80);
+            }
+        };
+        let records = [0x12u8, 0x00].repeat((BODY - 16) / 2);
+        let scope = [&[0x12u8][..], &varint(records.len()), &records].concat();
+        [&[0x0au8][..], &varint(scope.len()), &scope].concat()
+    };
+    let json = {
+        let head = br#"{"resourceLogs":[{"scopeLogs":[{"logRecords":["#;
+        let mut body = head.to_vec();
+        while body.len() + 16 < BODY {
+            body.extend_from_slice(b"{},");
+        }
+        body.extend_from_slice(b"{}]}]}]}");
+        body
+    };
+    let senders: Vec<_> = [&protobuf, &json, &protobuf, &json]
+        .into_iter()
+        .enumerate()
+        .map(|(n, body)| {
+            let (addr, body) = (addr.clone(), body.clone());
+            let media = if n % 2 == 0 { "application/x-protobuf" } else { "application/json" };
+            std::thread::spawn(move || {
+                otlp_post(&addr, "/v1/logs", &format!("Host: {addr}\r\nContent-Type: {media}\r\n"), &body)
+            })
+        })
+        .collect();
+    let (_, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "meanwhile"));
+    assert_eq!(receipt.unwrap().1, "accepted by beed", "the hook was answered by beed while the bodies came");
+    for sender in senders {
+        let (status, answer) = sender.join().unwrap();
+        assert_eq!(status, 400, "{}", String::from_utf8_lossy(&answer));
+    }
+    let after = peak_rss_kib(daemon.pid());
+    let growth_kib = after.saturating_sub(before);
+    let budget_kib = 4 * (4 * BODY as u64) / 1024;
+    println!(
+        "beed peak RSS {before} KiB before, {after} KiB after four 8 MiB bodies (+{growth_kib} KiB; budget {budget_kib} KiB)"
+    );
+    assert!(growth_kib <= budget_kib, "beed grew by {growth_kib} KiB for four 8 MiB bodies (budget {budget_kib} KiB)");
+    // The receiver still takes real requests.
+    assert_eq!(otlp_post(&addr, "/v1/logs", &json_headers, &api_request_logs("req_after")).0, 200);
+    drop(daemon);
+}
+
+/// One record out of Bee's bounds (a duration of 2^64 - 1 ms) or that does
+/// not decode (`"NaN"` as a double, an int64 out of range) is rejected
+/// alone, with OTLP's partial success: the batch's good record is taken,
+/// and nothing is clamped into seven days of measured time.
+#[test]
+fn a_bad_otlp_record_is_rejected_alone_and_never_clamped() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0", "--otlp", "127.0.0.1:0"]);
+    let addr = daemon.otlp_addr();
+    let json_headers = format!("Host: {addr}\r\nContent-Type: application/json\r\n");
+    let mut batch: Value = serde_json::from_slice(&api_request_logs("req_good")).unwrap();
+    let good = batch["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0].clone();
+    let with = |request: &str, key: &str, value: Value| {
+        let mut record = good.clone();
+        let attributes = record["attributes"].as_array_mut().unwrap();
+        for attribute in attributes.iter_mut() {
+            if attribute["key"] == "request_id" {
+                attribute["value"] = json!({"stringValue": request});
+            }
+        }
+        attributes.retain(|a| a["key"] != key);
+        attributes.push(json!({"key": key, "value": value}));
+        record
+    };
+    let records = batch["resourceLogs"][0]["scopeLogs"][0]["logRecords"].as_array_mut().unwrap();
+    records.push(with("req_forever", "duration_ms", json!({"stringValue": "18446744073709551615"})));
+    records.push(with("req_nan", "cost_usd", json!({"doubleValue": "NaN"})));
+    records.push(with("req_huge", "input_tokens", json!({"intValue": "99999999999999999999999"})));
+    let (status, answer) = otlp_post(&addr, "/v1/logs", &json_headers, batch.to_string().as_bytes());
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["partialSuccess"]["rejectedLogRecords"], "3", "{answer}");
+    let quota = parse_json_line(&home.beectl(&["quota", "--since", "2026-11-30T09:00:00Z"]).stdout);
+    assert_eq!(
+        (quota["agentTimeMs"].clone(), quota["providers"][0]["calls"].clone()),
+        (json!(1500), json!(1)),
+        "only the good record's time: {quota}"
+    );
+    drop(daemon);
+}

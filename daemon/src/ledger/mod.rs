@@ -12,7 +12,7 @@
 //! - the views: [`live`] → [`glance`] → [`usage`] → [`quota`], with
 //!   [`calendar`] and [`prices`] beneath them;
 //! - the ways in: [`ingest`] (a pass over every agent's records), [`otel`]
-//!   (OTLP logs), [`spool`] (producers' spooled appends);
+//!   (OTLP logs, within [`otlp_budget`]), [`spool`] (producers' spooled appends);
 //! - [`store`]: the tables, their migrations and the read-only [`store::Reader`];
 //! - [`rollup`]: the hourly aggregates, with [`part_pack`] beneath;
 //! - [`agents`]: each agent's reader behind one seam, [`agents::Agent`];
@@ -30,6 +30,7 @@ pub mod glance;
 pub mod ingest;
 pub mod live;
 pub mod otel;
+pub mod otlp_budget;
 pub mod pack;
 pub mod part_pack;
 pub mod prices;

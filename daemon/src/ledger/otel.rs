@@ -5,9 +5,11 @@
 //! accepted and dropped: the events carry what the ledger needs.
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
 
 use crate::ledger::agents::{self, agent::Telemetry};
 use crate::ledger::evidence::Evidence;
+use crate::ledger::otlp_budget;
 
 /// How an OTLP/HTTP body is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +27,73 @@ pub enum DecodeError {
     Protobuf(String),
 }
 
-/// Decodes an OTLP/HTTP logs body.
+/// Decodes an OTLP/HTTP logs body (see [`decode_logs_counted`]).
 pub fn decode_logs(body: &[u8], encoding: Encoding) -> Result<ExportLogsServiceRequest, DecodeError> {
+    decode_logs_counted(body, encoding).map(|decoded| decoded.request)
+}
+
+/// A logs request decoded, and how many of its records could not be.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub request: ExportLogsServiceRequest,
+    /// JSON records that do not decode as a `LogRecord` (a `"NaN"` where
+    /// a number belongs, an int64 out of range): left out one by one, so
+    /// one bad record never costs its batch.
+    pub undecodable: u64,
+}
+
+/// Decodes an OTLP/HTTP logs body within the budget of
+/// [`crate::ledger::otlp_budget`], checked before anything is built.
+pub fn decode_logs_counted(body: &[u8], encoding: Encoding) -> Result<Decoded, DecodeError> {
     match encoding {
-        // serde_json's own messages name a line and column, never the input.
-        Encoding::Json => serde_json::from_slice(body).map_err(|err| DecodeError::Json(err.to_string())),
-        Encoding::Protobuf => <ExportLogsServiceRequest as prost::Message>::decode(body)
-            .map_err(|err| DecodeError::Protobuf(err.to_string())),
+        Encoding::Json => {
+            otlp_budget::check_json(body).map_err(|over| DecodeError::Json(over.to_string()))?;
+            // serde_json's own messages name a line and column, never the input.
+            let value: serde_json::Value =
+                serde_json::from_slice(body).map_err(|err| DecodeError::Json(err.to_string()))?;
+            decode_json_records(value)
+        }
+        Encoding::Protobuf => {
+            otlp_budget::check_protobuf(body).map_err(|over| DecodeError::Protobuf(over.to_string()))?;
+            let request = <ExportLogsServiceRequest as prost::Message>::decode(body)
+                .map_err(|err| DecodeError::Protobuf(err.to_string()))?;
+            Ok(Decoded { request, undecodable: 0 })
+        }
     }
+}
+
+/// The request around its records decoded whole, then each record on its
+/// own: a record that does not decode is counted, not fatal.
+fn decode_json_records(mut value: serde_json::Value) -> Result<Decoded, DecodeError> {
+    let json_error = |err: serde_json::Error| DecodeError::Json(err.to_string());
+    // Each scope's records, taken out of the request in order.
+    let mut taken: Vec<Vec<serde_json::Value>> = Vec::new();
+    if let Some(resources) = value.get_mut("resourceLogs").and_then(serde_json::Value::as_array_mut) {
+        for resource in resources {
+            if let Some(scopes) = resource.get_mut("scopeLogs").and_then(serde_json::Value::as_array_mut) {
+                for scope in scopes {
+                    let records = scope.as_object_mut().and_then(|scope| scope.remove("logRecords"));
+                    taken.push(match records {
+                        Some(serde_json::Value::Array(records)) => records,
+                        Some(serde_json::Value::Null) | None => Vec::new(),
+                        Some(_) => return Err(DecodeError::Json("logRecords is not an array".to_owned())),
+                    });
+                }
+            }
+        }
+    }
+    let mut request: ExportLogsServiceRequest = serde_json::from_value(value).map_err(json_error)?;
+    let mut undecodable = 0u64;
+    let scopes = request.resource_logs.iter_mut().flat_map(|resource| resource.scope_logs.iter_mut());
+    for (scope, records) in scopes.zip(taken) {
+        for record in records {
+            match serde_json::from_value::<LogRecord>(record) {
+                Ok(record) => scope.log_records.push(record),
+                Err(_) => undecodable += 1,
+            }
+        }
+    }
+    Ok(Decoded { request, undecodable })
 }
 
 /// What one logs request brought the ledger.

@@ -3,9 +3,12 @@
 //! (spec/40: loopback `Host` and `Origin`, the POST media types, the rate
 //! limit, the connection cap and header timeout of [`super::http::serve`]).
 //!
-//! Logs are decoded (JSON or protobuf, gzip undone) and their `api_request`
-//! events appended to the ledger ([`crate::ledger::otel`]); metrics and
-//! traces are accepted and dropped. A ledger that cannot take the records
+//! Logs are decoded (JSON or protobuf, gzip undone) one request at a time,
+//! off the runtime, within the budget `ledger::otlp_budget` checks before
+//! anything is built, and their `api_request` events appended to the
+//! ledger ([`crate::ledger::otel`]); a record that does not decode or is
+//! out of Bee's bounds is rejected alone (OTLP's partial success), never
+//! its batch. Metrics and traces are accepted and dropped. A ledger that cannot take the records
 //! answers 503, which OTLP senders retry: nothing is lost to a busy store.
 
 use std::io::Read;
@@ -75,10 +78,10 @@ fn failure(status: StatusCode, encoding: Encoding, code: i32, message: &str) -> 
 
 /// The body with any `Content-Encoding: gzip` undone, at most
 /// [`MAX_BODY_BYTES`] either way.
-fn plain_body(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, String> {
+fn plain_body<'b>(headers: &HeaderMap, body: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, String> {
     let coding = headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or("identity").trim();
     if coding.eq_ignore_ascii_case("identity") {
-        return Ok(body.to_vec());
+        return Ok(std::borrow::Cow::Borrowed(body));
     }
     if !coding.eq_ignore_ascii_case("gzip") {
         return Err(format!("Content-Encoding {coding:?} is not supported (gzip or none)"));
@@ -91,21 +94,41 @@ fn plain_body(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, String> {
     if plain.len() > MAX_BODY_BYTES {
         return Err(format!("the body decompresses to more than {MAX_BODY_BYTES} bytes"));
     }
-    Ok(plain)
+    Ok(std::borrow::Cow::Owned(plain))
+}
+
+/// Requests decoded at once: one, off the runtime, so a flood of large
+/// bodies waits its turn in memory already read (the body limit times the
+/// connection cap) and never takes the threads the hooks' socket is served on.
+static DECODING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// A request's records as the ledger takes them.
+struct Taken {
+    received: otel::Received,
+    /// Records that did not decode.
+    undecodable: u64,
 }
 
 async fn logs(State(ledger): State<Arc<Mutex<Ledger>>>, headers: HeaderMap, body: Bytes) -> Response {
     let encoding = encoding_of(&headers);
-    let request = match plain_body(&headers, &body)
-        .and_then(|plain| otel::decode_logs(&plain, encoding).map_err(|err| err.to_string()))
-    {
-        Ok(request) => request,
-        Err(message) => {
+    let Ok(turn) = DECODING.acquire().await else {
+        return failure(StatusCode::SERVICE_UNAVAILABLE, encoding, UNAVAILABLE, "the receiver is stopping; retry");
+    };
+    let decoded = tokio::task::spawn_blocking(move || {
+        let plain = plain_body(&headers, &body)?;
+        let decoded = otel::decode_logs_counted(&plain, encoding).map_err(|err| err.to_string())?;
+        Ok::<_, String>(Taken { received: otel::evidence(&decoded.request), undecodable: decoded.undecodable })
+    })
+    .await;
+    let Taken { received, undecodable } = match decoded {
+        Ok(Ok(read)) => read,
+        Ok(Err(message)) => {
             tracing::warn!(error = %message, "OTLP logs request refused");
             return failure(StatusCode::BAD_REQUEST, encoding, INVALID_ARGUMENT, &message);
         }
+        Err(_) => return failure(StatusCode::SERVICE_UNAVAILABLE, encoding, UNAVAILABLE, "decoding stopped; retry"),
     };
-    let received = otel::evidence(&request);
+    drop(turn);
     if !received.evidence.is_empty() {
         let evidence = received.evidence;
         match super::api::append_to_ledger(ledger, move |ledger| ledger.append_evidence(&evidence)).await {
@@ -121,11 +144,13 @@ async fn logs(State(ledger): State<Arc<Mutex<Ledger>>>, headers: HeaderMap, body
             }
         }
     }
-    if received.refused > 0 {
-        let message = "api_request events without a time or with figures outside Bee's bounds";
-        tracing::warn!(refused = received.refused, "{message}");
+    let rejected = received.refused + undecodable;
+    if rejected > 0 {
+        let message = "log records that do not decode, and api_request events without a time or with figures \
+                       outside Bee's bounds, were rejected; the rest were taken";
+        tracing::warn!(refused = received.refused, undecodable, "{message}");
         let partial = ExportLogsPartialSuccess {
-            rejected_log_records: i64::try_from(received.refused).unwrap_or(i64::MAX),
+            rejected_log_records: i64::try_from(rejected).unwrap_or(i64::MAX),
             error_message: message.to_owned(),
         };
         let json = serde_json::json!({"partialSuccess": {

@@ -110,7 +110,10 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
         }));
     }
     if let Some(duration) = count(attributes, attribute::DURATION_MS) {
-        let duration = duration.min(bounds::MAX_CALL_DURATION_MS);
+        // Out of bounds is refused, never clamped into a measured time.
+        if duration > bounds::MAX_CALL_DURATION_MS {
+            return None;
+        }
         let start = end.saturating_sub(i64::try_from(duration).ok()?);
         // The same event sent again is the same record: by its request id,
         // else by where it sits in its session's event sequence.
