@@ -1463,3 +1463,116 @@ fn a_hostile_committed_design_manifest_reads_nothing_outside_the_root() {
         client.cancel().await.unwrap();
     });
 }
+
+/// A client that pipelines 200,000 `tools/list` requests and never reads
+/// an answer: the server takes a few, then stops reading stdin while their
+/// answers wait, so its memory stays flat instead of holding the backlog
+/// (5 GB in 8 s before the bound).
+#[test]
+fn pipelined_requests_never_read_leave_the_server_s_memory_bounded() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    let mut command = home.command(bin("beectl"));
+    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]);
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _unread = child.stdout.take().unwrap();
+    let pid = child.id();
+    let writer = std::thread::spawn(move || {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "flood", "version": "1"}}});
+        let mut batch = format!("{initialize}\n{}\n", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let mut written = 0u64;
+        for id in 1..=200_000u64 {
+            batch.push_str(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string());
+            batch.push('\n');
+            if batch.len() > 64 * 1024 {
+                if stdin.write_all(batch.as_bytes()).is_err() {
+                    return written;
+                }
+                written = id;
+                batch.clear();
+            }
+        }
+        let _ = stdin.write_all(batch.as_bytes());
+        200_000
+    });
+    let peak = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    };
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    let peak_kib = peak().expect("the server runs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let written = writer.join().unwrap();
+    println!("beectl mcp serve: peak RSS {peak_kib} KiB with {written} of 200,000 requests written, none read");
+    assert!(written < 200_000, "the server stopped reading its stdin");
+    assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
+}
+
+/// CPU seconds a process has used so far (user + system), from /proc.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces): state is field 3.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// A context packet of 512 outlines that times out is answered `timeout`
+/// and leaves nothing running behind it: the server's CPU is back to idle
+/// right after the answer, instead of outlining on for seconds.
+#[test]
+fn a_timed_out_context_packet_leaves_nothing_running() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap().join("many");
+    std::fs::create_dir_all(&root).unwrap();
+    let source: String = (0..40).map(|n| format!("pub fn f{n}(x: u32) -> u32 {{\n    x + {n}\n}}\n\n")).collect();
+    let selections: Vec<Value> = (0..512)
+        .map(|n| {
+            let name = format!("m{n}.rs");
+            std::fs::write(root.join(&name), &source[..source.len().min(2000)]).unwrap();
+            json!({"id": format!("s{n}"), "path": name, "representation": "outline"})
+        })
+        .collect();
+    let manifest = json!({"selections": selections}).to_string();
+    let mut command = home.command(bin("beectl"));
+    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]).env("BEE_MCP_TOOL_TIMEOUT_MS", "30");
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answer = |id: u64| loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server ended");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        if value["id"] == id {
+            return value;
+        }
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    writeln!(stdin, "{initialize}").unwrap();
+    answer(1);
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    let mut timed_out = 0;
+    for id in 2..5u64 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "bee_context_packet", "arguments": {"manifestJson": manifest}}});
+        writeln!(stdin, "{call}").unwrap();
+        let answered = answer(id);
+        timed_out += usize::from(answered.to_string().contains("timeout"));
+    }
+    assert!(timed_out > 0, "a 30 ms limit times a 512-outline packet out");
+    // Settled: whatever was running stops between files.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = cpu_seconds(pid);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let used = cpu_seconds(pid) - before;
+    println!("beectl mcp serve: {used:.2} CPU-s in the 3 s after {timed_out} timed-out calls");
+    assert!(used < 0.2, "{used} CPU-s used after the calls timed out");
+    drop(stdin);
+    child.wait().unwrap();
+}

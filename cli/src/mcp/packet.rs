@@ -145,6 +145,13 @@ fn code_name(code: impl Serialize) -> String {
 /// order. With `all`, every problem is gathered (the doctor); otherwise the
 /// first one ends it.
 fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Packed>, Vec<Problem>> {
+    // The work stops at the tool's deadline, between files: a call the MCP
+    // server answered `timeout` leaves nothing running behind it.
+    let deadline = Instant::now() + crate::mcp::transport::tool_timeout();
+    let over = || {
+        let limit = crate::mcp::transport::tool_timeout().as_millis();
+        vec![problem("-", "timeout", format!("the selections took longer than {limit} ms to read and outline"))]
+    };
     let manifest: Manifest = serde_json::from_str(manifest_text)
         .map_err(|err| vec![problem("-", "invalid_usage", format!("the manifest: {err}"))])?;
     let selections = manifest.selections;
@@ -184,6 +191,9 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
     let mut total = 0u64;
     let mut files: Vec<(String, Result<String, Problem>)> = Vec::new();
     for selection in &selections {
+        if Instant::now() > deadline {
+            return Err(over());
+        }
         if files.iter().any(|(path, _)| path == &selection.path) {
             continue;
         }
@@ -202,6 +212,9 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
     }
     let mut packed = Vec::with_capacity(order.len());
     for &i in &order {
+        if Instant::now() > deadline {
+            return Err(over());
+        }
         let selection = &selections[i];
         let text = match files.iter().find(|(p, _)| p == &selection.path).map(|(_, read)| read) {
             Some(Ok(text)) => text.as_str(),

@@ -4,17 +4,28 @@
 //! it) and the server reads on; a line that is not JSON, or not a JSON-RPC
 //! message, gets the protocol's parse or invalid-request error. One writer
 //! task owns stdout, so answers and these errors never interleave.
+//!
+//! Memory stays bounded whatever the client does: at most
+//! [`MAX_CALLS_IN_FLIGHT`] requests are taken before their answers are
+//! written, and while that many wait (a client that pipelines requests and
+//! never reads its answers), stdin is not read at all.
 
 use bee_proto::mcp::MAX_FRAME_BYTES;
+use rmcp::model::{ClientNotification, JsonRpcMessage};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
 /// How much of an oversized frame is searched for its id.
 const ID_SEARCH_BYTES: usize = 4096;
+
+/// Requests taken and not answered yet, at most: the reader waits for an
+/// answer to go out before it takes another.
+pub const MAX_CALLS_IN_FLIGHT: usize = 8;
 
 /// Lines for stdout, in the order they are to be written.
 type Lines = mpsc::Sender<Vec<u8>>;
@@ -22,6 +33,8 @@ type Lines = mpsc::Sender<Vec<u8>>;
 pub struct Stdio {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     outgoing: Lines,
+    /// A permit per request that may still be taken (see [`MAX_CALLS_IN_FLIGHT`]).
+    in_flight: Arc<Semaphore>,
 }
 
 /// The transport over this process's stdin and stdout; its reader and
@@ -36,8 +49,10 @@ pub fn stdio() -> Stdio {
             }
         }
     });
-    let (messages, incoming) = mpsc::channel(64);
+    let (messages, incoming) = mpsc::channel(MAX_CALLS_IN_FLIGHT);
     let errors = lines.clone();
+    let in_flight = Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT));
+    let permits = in_flight.clone();
     tokio::spawn(async move {
         let mut stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
         loop {
@@ -53,6 +68,23 @@ pub fn stdio() -> Stdio {
                 }
                 Ok(Frame::Line(line)) => match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line) {
                     Ok(message) => {
+                        // A request waits for a place; its answer (or its
+                        // cancellation, which may go unanswered) gives it back.
+                        match &message {
+                            JsonRpcMessage::Request(_) => match permits.acquire().await {
+                                Ok(permit) => permit.forget(),
+                                Err(_) => break,
+                            },
+                            JsonRpcMessage::Notification(notification)
+                                if matches!(
+                                    notification.notification,
+                                    ClientNotification::CancelledNotification(_)
+                                ) =>
+                            {
+                                give_back(&permits);
+                            }
+                            _ => {}
+                        }
                         if messages.send(message).await.is_err() {
                             break;
                         }
@@ -74,7 +106,16 @@ pub fn stdio() -> Stdio {
             }
         }
     });
-    Stdio { incoming, outgoing: lines }
+    Stdio { incoming, outgoing: lines, in_flight }
+}
+
+/// A request's place given back: by its answer, or by its cancellation
+/// (which may go unanswered), so the places never exceed the bound rather
+/// than be counted twice for a cancelled request that was answered too.
+fn give_back(places: &Semaphore) {
+    if places.available_permits() < MAX_CALLS_IN_FLIGHT {
+        places.add_permits(1);
+    }
 }
 
 async fn send_line(lines: &Lines, value: &Value) -> Result<(), mpsc::error::SendError<Vec<u8>>> {
@@ -193,10 +234,17 @@ impl Transport<RoleServer> for Stdio {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let lines = self.outgoing.clone();
+        let in_flight = self.in_flight.clone();
         async move {
+            let answers = matches!(item, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_));
             let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
             line.push(b'\n');
-            lines.send(line).await.map_err(|_| std::io::Error::other("stdout is closed"))
+            let sent = lines.send(line).await.map_err(|_| std::io::Error::other("stdout is closed"));
+            // The answer is queued for stdout: its request's place is free.
+            if answers {
+                give_back(&in_flight);
+            }
+            sent
         }
     }
 
