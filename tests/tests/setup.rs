@@ -266,3 +266,69 @@ fn the_launchd_agent_is_a_valid_plist_with_the_real_paths() {
     assert!(!home.path().join("Library").exists(), "{undone}");
     assert!(!settings_path(&home).exists() && !home.path().join(".claude").exists(), "setup made them; undo took them");
 }
+
+/// `--undo` gives back the exact bytes setup found, whatever they were: an
+/// empty file stays empty (not `{}`), and a file with a key written twice
+/// comes back with both.
+#[test]
+fn undo_restores_empty_and_duplicate_key_files_byte_for_byte() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    for (name, original) in [("empty", &b""[..]), ("twice", &b"{\"model\": \"a\", \"model\": \"b\"}\n"[..])] {
+        let project = home.path().join(name);
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        let settings = project.join(".claude/settings.json");
+        std::fs::write(&settings, original).unwrap();
+        let project = project.to_str().unwrap();
+        let first = parse_json_line(&beectl(&home, &["setup", "--project", project, "--service", "none"]).stdout);
+        assert_eq!(first["changed"], true, "{name}: {first}");
+        let undone = parse_json_line(&beectl(&home, &["setup", "--project", project, "--undo"]).stdout);
+        assert_eq!(std::fs::read(&settings).unwrap(), original, "{name}: {undone}");
+    }
+}
+
+/// An editor that saves the settings in place (truncate, a moment empty,
+/// then the text; no rename) while setup runs never makes setup lose the
+/// user's keys: an empty moment is not taken for `{}`, and setup either
+/// sees the whole file or finds it changing under it and changes nothing,
+/// saying so. Its backup is never the empty moment.
+#[test]
+fn setup_beside_an_editor_writing_in_place_never_loses_the_users_settings() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let original = "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n}\n";
+    let (mut written, mut refused) = (0, 0);
+    for trial in 0..30u64 {
+        let project = home.path().join(format!("p{trial}"));
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        let settings = project.join(".claude/settings.json");
+        std::fs::write(&settings, original).unwrap();
+        // One save at a moment that moves across setup's run, trial by trial.
+        let editor = {
+            let settings = settings.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(trial * 2));
+                let mut file = std::fs::OpenOptions::new().write(true).truncate(true).open(&settings).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(3));
+                std::io::Write::write_all(&mut file, original.as_bytes()).unwrap();
+            })
+        };
+        let output = beectl(&home, &["setup", "--project", project.to_str().unwrap(), "--service", "none"]);
+        editor.join().unwrap();
+        let answer = String::from_utf8_lossy(&output.stdout).into_owned();
+        let now = read(&settings);
+        let value: Value = serde_json::from_str(&now).unwrap_or_else(|err| panic!("trial {trial}: {err}: {now:?}"));
+        assert_eq!(value["model"], "opus", "trial {trial}: {now}");
+        assert_eq!(value["permissions"]["allow"][0], "Bash(ls:*)", "trial {trial}: {now}");
+        if output.status.success() {
+            written += 1;
+        } else {
+            assert!(answer.contains("changed while Bee was changing it"), "trial {trial}: {answer}");
+            refused += 1;
+        }
+        for backup in std::fs::read_dir(home.bee_dir().join("backups")).into_iter().flatten().flatten() {
+            assert_ne!(std::fs::metadata(backup.path()).unwrap().len(), 0, "trial {trial}: an empty backup");
+        }
+    }
+    println!("{written} trials wrote Bee's entries, {refused} found the file changing and changed nothing");
+}

@@ -1,7 +1,10 @@
 //! One file Bee means to change, as it is and as it will be: shown as a
 //! unified diff (`--dry-run`), or written atomically after a backup of the
 //! old text in `~/.bee/backups` (never beside the file, where it would be
-//! committed by accident).
+//! committed by accident). A user's file is changed by compare-and-swap
+//! ([`FileChange::write_if_unchanged`]): the new file is written beside it
+//! and renamed over it only while the file on disk is still the bytes that
+//! were read, so an editor writing it meanwhile loses nothing.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -16,6 +19,19 @@ pub struct FileChange {
 }
 
 impl FileChange {
+    /// The file as it is on disk (`None` when there is none), read to
+    /// change it: an empty file is read again after a moment, since an
+    /// editor that truncates before it writes leaves one for an instant,
+    /// and it is empty only when it still is.
+    pub fn read_settled(path: &Path) -> Result<Option<String>, String> {
+        let first = FileChange::read(path)?;
+        if first.as_deref() != Some("") {
+            return Ok(first);
+        }
+        std::thread::sleep(EMPTY_RECHECK);
+        FileChange::read(path)
+    }
+
     /// The file as it is on disk (`None` when there is none); an unreadable
     /// or non-regular file is an error, never taken for an absent one.
     pub fn read(path: &Path) -> Result<Option<String>, String> {
@@ -48,6 +64,43 @@ impl FileChange {
             .to_string()
     }
 
+    /// [`FileChange::write`] of a file someone else may be writing: only
+    /// while the file on disk is still [`FileChange::before`] — checked
+    /// before the backup, and again just before the new file is renamed
+    /// over it. Otherwise nothing is changed, and the error says so.
+    pub fn write_if_unchanged(&self, backup: bool) -> std::io::Result<Option<PathBuf>> {
+        self.check_unchanged()?;
+        let saved = match (&self.before, backup) {
+            (Some(text), true) => Some(save_backup(&self.path, text)?),
+            _ => None,
+        };
+        match &self.after {
+            Some(text) => replace(&self.path, text, || self.check_unchanged())?,
+            None => {
+                self.check_unchanged()?;
+                match std::fs::remove_file(&self.path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
+                    _ => {}
+                }
+            }
+        }
+        Ok(saved)
+    }
+
+    /// Whether the file on disk is still the bytes that were read.
+    fn check_unchanged(&self) -> std::io::Result<()> {
+        let now = FileChange::read(&self.path).map_err(std::io::Error::other)?;
+        if now == self.before {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "{} changed while Bee was changing it (another program is writing it); nothing was changed: run \
+                 the command again",
+                self.path.display()
+            )))
+        }
+    }
+
     /// Backs up the old text (when there was a file and `backup` asks) in
     /// `~/.bee/backups`, then writes the new text atomically with the old
     /// file's mode (0600 for a new one), or removes the file. Returns the
@@ -58,7 +111,7 @@ impl FileChange {
             _ => None,
         };
         match &self.after {
-            Some(text) => replace(&self.path, text)?,
+            Some(text) => replace(&self.path, text, || Ok(()))?,
             None => match std::fs::remove_file(&self.path) {
                 Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
                 _ => {}
@@ -96,9 +149,12 @@ fn save_backup(path: &Path, text: &str) -> std::io::Result<PathBuf> {
     Ok(backup)
 }
 
+/// How long an empty file is given to be written before it is taken as empty.
+const EMPTY_RECHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Replaces `path` with `text` atomically (a temporary file beside it,
-/// renamed over it), keeping the old file's mode.
-fn replace(path: &Path, text: &str) -> std::io::Result<()> {
+/// renamed over it once `still` says so), keeping the old file's mode.
+fn replace(path: &Path, text: &str, still: impl Fn() -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("the path has no directory"))?;
     std::fs::create_dir_all(dir)?;
     let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).unwrap_or(0o600);
@@ -108,7 +164,7 @@ fn replace(path: &Path, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())?;
     file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     file.sync_all()?;
-    std::fs::rename(&temporary, path).inspect_err(|_| {
+    still().and_then(|()| std::fs::rename(&temporary, path)).inspect_err(|_| {
         let _ = std::fs::remove_file(&temporary);
     })
 }

@@ -90,7 +90,7 @@ pub(crate) fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendere
 }
 
 pub(crate) fn load(path: PathBuf) -> Result<Settings, Rendered> {
-    let before = FileChange::read(&path).map_err(|message| failed("io", message))?;
+    let before = FileChange::read_settled(&path).map_err(|message| failed("io", message))?;
     let value = match &before {
         Some(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(text).map_err(|err| {
             failed("settings_invalid", format!("{} is not JSON ({err}); not touched", path.display()))
@@ -127,7 +127,7 @@ fn apply(settings: &Settings, changed: bool, dry_run: bool, what: &str) -> Resul
     if !changed {
         return Ok(Applied::Written(None));
     }
-    match change.write(true) {
+    match change.write_if_unchanged(true) {
         Ok(saved) => Ok(Applied::Written(saved.map(|p| p.display().to_string()))),
         Err(err) => Err(failed("io", format!("{}: {err}", settings.path.display()))),
     }

@@ -309,8 +309,9 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     let mut backups = Vec::new();
     if settings_changed {
         let missing = crate::setup::file_change::missing_dirs(&settings.path);
-        let backup =
-            settings_change.write(true).map_err(|err| failed("io", format!("{}: {err}", settings.path.display())))?;
+        let backup = settings_change
+            .write_if_unchanged(true)
+            .map_err(|err| failed("io", format!("{}: {err}", settings.path.display())))?;
         if receipt.hooks.is_empty() && receipt.status_line.is_none() {
             // The first change setup makes here: what undo goes back to.
             receipt.original_backup.clone_from(&backup);
@@ -411,7 +412,8 @@ fn install_service(
                 receipt.created_dirs.push(dir);
             }
         }
-        let backup = unit.write(true).map_err(|err| failed("io", format!("{}: {err}", unit.path.display())))?;
+        let backup =
+            unit.write_if_unchanged(true).map_err(|err| failed("io", format!("{}: {err}", unit.path.display())))?;
         changes.push(format!("wrote {}", unit.path.display()));
         backups.extend(backup.iter().map(|b| b.display().to_string()));
         let text = unit.after.clone().unwrap_or_default();
@@ -517,10 +519,17 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
             Some(backup) => FileChange::read(backup).map_err(|message| failed("io", message))?,
             None => None,
         };
+        // Read by the rule `load` reads settings by: an empty file is `{}`.
         let untouched_since = original
             .as_deref()
-            .and_then(|text| serde_json::from_str::<Value>(text).ok())
-            .is_some_and(|original| original == value);
+            .and_then(|text| {
+                if text.trim().is_empty() {
+                    Some(Value::Object(Default::default()))
+                } else {
+                    serde_json::from_str(text).ok()
+                }
+            })
+            .is_some_and(|original: Value| original == value);
         let after = if receipt.created && value.as_object().is_some_and(serde_json::Map::is_empty) {
             None
         } else if untouched_since {
@@ -622,7 +631,8 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
     }
     let mut backups = Vec::new();
     for change in file_changes.iter().filter(|c| c.changed()) {
-        let backup = change.write(true).map_err(|err| failed("io", format!("{}: {err}", change.path.display())))?;
+        let backup =
+            change.write_if_unchanged(true).map_err(|err| failed("io", format!("{}: {err}", change.path.display())))?;
         backups.extend(backup.map(|b| b.display().to_string()));
         let done = if change.after.is_none() { "removed" } else { "restored" };
         changes.push(format!("{done} {}", change.path.display()));
