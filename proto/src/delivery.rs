@@ -125,7 +125,7 @@ impl std::fmt::Display for ObservationError {
             }
             ObservationError::Counts => write!(
                 f,
-                "utf8Bytes must be at most {MAX_OBSERVED_UTF8_BYTES}, the estimate at most a quarter of them, rounded up, and contentUtf8Bytes at most utf8Bytes"
+                "utf8Bytes must be at most {MAX_OBSERVED_UTF8_BYTES}, the estimate at most a quarter of them, rounded up, and contentUtf8Bytes all of them (plain) or fewer (context-json)"
             ),
         }
     }
@@ -149,9 +149,15 @@ impl Observation {
         };
         // UTF-16 code units never outnumber UTF-8 bytes, so ceil(units / 4)
         // is at most ceil(bytes / 4).
+        // The content is the whole output of `plain`, and less than the
+        // output of `context-json`, whose JSON envelope adds to it.
+        let content_fits = |content: u64| match self.surface {
+            Surface::Plain => content == self.utf8_bytes,
+            Surface::ContextJson => content < self.utf8_bytes,
+        };
         if self.utf8_bytes > MAX_OBSERVED_UTF8_BYTES
             || estimate.estimated_tokens > self.utf8_bytes.div_ceil(4)
-            || self.content_utf8_bytes.is_some_and(|content| content > self.utf8_bytes)
+            || self.content_utf8_bytes.is_some_and(|content| !content_fits(content))
         {
             return Err(ObservationError::Counts);
         }

@@ -121,3 +121,39 @@ fn a_provider_log_with_an_impossible_counter_is_skipped_line_by_line() {
     assert_eq!(usage["rows"][0]["responses"], 2, "{usage}");
     assert_eq!(usage["rows"][0]["tokens"]["inputTokens"], 24, "{usage}");
 }
+
+/// A spooled observation whose line was changed on disk (`utf8Bytes` 4 → 6
+/// beside `contentUtf8Bytes` 4 on the plain surface: an impossible record)
+/// is set aside, not stored as delivered: by its line's CRC-32, and by the
+/// rule that the plain surface's content is all of its bytes.
+#[test]
+fn a_spooled_observation_changed_on_disk_is_set_aside() {
+    let home = TestHome::new();
+    let spool = home.spool_dir();
+    std::fs::create_dir_all(&spool).unwrap();
+    let mut record = observation("6c1a7e52-0b5d-4c3e-9f1a-2b3c4d5e6f90", 4, 1);
+    record["contentUtf8Bytes"] = json!(4);
+    let sealed = String::from_utf8(bee_proto::spool::seal(record.to_string().as_bytes())).unwrap();
+    let tampered = sealed.replace("\"utf8Bytes\":4", "\"utf8Bytes\":6");
+    assert_ne!(tampered, sealed);
+    // Unsealed, as an older bee-hook wrote lines: the consistency rule alone.
+    let mut impossible = record.clone();
+    impossible["eventId"] = json!("6c1a7e52-0b5d-4c3e-9f1a-2b3c4d5e6f91");
+    impossible["utf8Bytes"] = json!(6);
+    let mut good = record.clone();
+    good["eventId"] = json!("6c1a7e52-0b5d-4c3e-9f1a-2b3c4d5e6f92");
+    let good = String::from_utf8(bee_proto::spool::seal(good.to_string().as_bytes())).unwrap();
+    std::fs::write(spool.join("delivery-v1.jsonl"), format!("{tampered}\n{impossible}\n{good}\n")).unwrap();
+    let daemon = home.start_daemon();
+    home.settle();
+    let rejected = std::fs::read_to_string(spool.join("delivery-v1.rejected.jsonl")).unwrap();
+    assert_eq!(rejected.lines().collect::<Vec<_>>(), [tampered.as_str(), impossible.to_string().as_str()]);
+    assert!(daemon.log().contains("does not match the line's CRC-32"), "{}", daemon.log());
+    let (_, report) = home.report(&[]);
+    assert_eq!(
+        (report["deliveredEvents"].clone(), report["deliveredUtf8Bytes"].clone()),
+        (json!(1), json!(4)),
+        "{report}"
+    );
+    drop(daemon);
+}

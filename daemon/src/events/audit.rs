@@ -207,7 +207,8 @@ pub fn spooled(spool_dir: &Path, session: &str) -> Vec<SpooledEvent> {
     while let Ok((kind, _)) = lines::next(&mut reader, MAX_SPOOL_LINE, &mut line) {
         match kind {
             Line::Complete => {
-                if let Ok(spooled) = serde_json::from_slice::<SpooledEvent>(&line)
+                if let Ok(record) = bee_proto::spool::unseal(line.trim_ascii_end())
+                    && let Ok(spooled) = serde_json::from_slice::<SpooledEvent>(record)
                     && spooled.event.get("session_id").and_then(Value::as_str) == Some(session)
                 {
                     found.push(spooled);

@@ -29,7 +29,11 @@ pub fn read(path: &Path, from: u64) -> io::Result<(Vec<RecordFailure>, u64)> {
     loop {
         let (kind, read) = lines::next(&mut reader, MAX_RECORD_FAILURE_BYTES, &mut line)?;
         match kind {
-            Line::Complete => entries.extend(serde_json::from_slice::<RecordFailure>(&line).ok()),
+            Line::Complete => entries.extend(
+                bee_proto::spool::unseal(line.trim_ascii_end())
+                    .ok()
+                    .and_then(|record| serde_json::from_slice::<RecordFailure>(record).ok()),
+            ),
             Line::Oversized { complete: true } => {}
             Line::End | Line::Partial | Line::Oversized { complete: false } => return Ok((entries, offset)),
         }

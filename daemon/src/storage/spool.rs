@@ -1,6 +1,7 @@
 //! Claiming a producer spool and reading it: the mechanism every store's
-//! spool ingestion shares. A spool file is claimed by rename, its lines are
-//! parsed by the caller, and the caller settles them in its store; only then
+//! spool ingestion shares. A spool file is claimed by rename, each line's
+//! record is checked against the line's CRC-32 (a damaged line is set aside
+//! with the reason in beed's log) and parsed by the caller, and the caller settles them in its store; only then
 //! are unusable lines moved to the rejected file (never dropped) and the
 //! claimed file removed. A file whose records could not be settled is read
 //! again on the next pass.
@@ -88,9 +89,13 @@ pub fn read_lines<T>(
         match lines::next(&mut reader, MAX_KEPT_LINE.max(max_line as u64 + 2), &mut line)?.0 {
             Line::End => break,
             Line::Complete if line.len() > max_line + 1 => rejected.extend_from_slice(&line),
-            Line::Complete => match parse(&line[..line.len() - 1]) {
-                Some(record) => records.push(record),
-                None => rejected.extend_from_slice(&line),
+            Line::Complete => match spool::unseal(&line[..line.len() - 1]).map(parse) {
+                Ok(Some(record)) => records.push(record),
+                Ok(None) => rejected.extend_from_slice(&line),
+                Err(damage) => {
+                    tracing::warn!(file = %path.display(), %damage, "a damaged spool line set aside");
+                    rejected.extend_from_slice(&line);
+                }
             },
             // A last line a crash cut short: kept, aside, with its newline.
             Line::Partial => {
