@@ -525,3 +525,94 @@ fn a_signal_to_the_run_reaches_the_provider_which_is_waited_for_and_the_call_is_
     assert_eq!(outcomes(&home), expected);
     drop(daemon);
 }
+
+/// Each call's outcome and measured duration, in the order they started.
+fn calls(home: &TestHome) -> Vec<(String, i64)> {
+    let ledger = rusqlite::Connection::open_with_flags(
+        home.bee_dir().join("usage/ledger-v1/ledger.sqlite3"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut statement = ledger.prepare("SELECT outcome, duration_ms FROM call ORDER BY started_at_ms").unwrap();
+    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// A provider CLI that notes the signals QUIT and USR1 and exits as a shell
+/// does on them; ignores INT and then finishes; leaves a process holding
+/// its output; or cannot be started at all: beectl forwards every signal,
+/// calls the run interrupted only when the CLI ended by the signal, ends
+/// the call when the CLI exits, and records a CLI that never started as a
+/// call that failed before its request.
+#[test]
+fn every_signal_is_forwarded_and_the_outcome_and_duration_are_the_cli_s_own() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon();
+    let marks = home.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let script = home.file(
+        "signals.sh",
+        br#"
+trap 'echo QUIT >> "$MARKS/got"; exit 131' QUIT
+trap 'echo USR1 >> "$MARKS/got"; exit 138' USR1
+trap 'echo INT >> "$MARKS/got"' INT
+echo $$ > "$MARKS/pid"
+case "$MODE" in
+  finish) sleep 1; echo done ;;
+  linger) (sleep 4; echo late) & sleep 0.2; exit 0 ;;
+  *) while :; do sleep 0.1; done ;;
+esac
+"#,
+    );
+    let run = |mode: &str| {
+        let _ = std::fs::remove_file(marks.join("pid"));
+        let mut command = home.command(bin("beectl"));
+        command
+            .args(["run", "--provider", "claude", "--", "sh"])
+            .arg(&script)
+            .args(["-p", "a task"])
+            .env("MARKS", &marks)
+            .env("MODE", mode)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = command.spawn().unwrap();
+        let pid_written = || std::fs::read_to_string(marks.join("pid")).ok()?.trim().parse::<i32>().ok();
+        assert!(eventually(std::time::Duration::from_secs(10), || pid_written().is_some()));
+        (child, pid_written().unwrap())
+    };
+    for (signal, code) in [(rustix::process::Signal::QUIT, 131), (rustix::process::Signal::USR1, 138)] {
+        let (child, provider) = run("wait");
+        rustix::process::kill_process(rustix::process::Pid::from_raw(child.id() as i32).unwrap(), signal).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "{signal:?}");
+        let alive = rustix::process::test_kill_process(rustix::process::Pid::from_raw(provider).unwrap()).is_ok();
+        assert!(!alive, "{signal:?}: the provider is never left running");
+    }
+    assert_eq!(std::fs::read_to_string(marks.join("got")).unwrap(), "QUIT\nUSR1\n", "forwarded, not swallowed");
+    // A Ctrl-C the CLI ignores, after which it finishes its work: completed.
+    let (child, _) = run("finish");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    // A process left holding the output: the call ends when the CLI exits.
+    let began = std::time::Instant::now();
+    let (child, _) = run("linger");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("late"), "its output still passes through");
+    assert!(began.elapsed() >= std::time::Duration::from_secs(3));
+    // A CLI that cannot be started: 127, and a call that failed before its request.
+    let missing = home.beectl(&["run", "--provider", "claude", "--", "/nonexistent/claude", "-p", "x"]);
+    assert_eq!(missing.status.code(), Some(127));
+    home.settle();
+    let recorded = calls(&home);
+    let outcomes: Vec<&str> = recorded.iter().map(|(outcome, _)| outcome.as_str()).collect();
+    assert_eq!(outcomes, ["interrupted", "interrupted", "completed", "completed", "failed_before_request"]);
+    let lingered = recorded[3].1;
+    assert!(lingered < 2_000, "the call ended when the CLI exited, not its lingering child: {lingered} ms");
+    drop(daemon);
+}

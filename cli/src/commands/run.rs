@@ -11,7 +11,7 @@ use bee_proto::ledger::{
 };
 use bee_proto::usage::Counters;
 use serde_json::Value;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SIGUSR1, SIGUSR2, SIGWINCH};
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::iterator::exfiltrator::origin::WithOrigin;
 use signal_hook::low_level::siginfo::Cause;
@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -54,17 +54,27 @@ pub fn run(args: RunArgs) -> ExitCode {
         command.process_group(0);
     }
     // Caught before the child starts, so no signal falls between.
-    let signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP]);
+    let signals = SignalsInfo::<WithOrigin>::new(FORWARDED);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
             eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
+            // A CLI that never started spent no quota, and is still a call
+            // that failed: the contract counts it.
+            if !is_probe(args.provider, rest) {
+                let records =
+                    Reported::default().records(args.provider, started_at, clock.elapsed(), Ended::NotStarted, false);
+                if let Err(reason) = record(records) {
+                    eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
+                    let _ = RecordFailure::note(RecordProducer::Run, 1);
+                }
+            }
             return ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 });
         }
     };
-    let interrupted = Arc::new(AtomicBool::new(false));
+    let forwarded = Arc::new(AtomicU64::new(0));
     let forwarder = match signals {
-        Ok(signals) => Some(forward_signals(signals, &child, !at_terminal, Arc::clone(&interrupted))),
+        Ok(signals) => Some(forward_signals(signals, &child, !at_terminal, Arc::clone(&forwarded))),
         Err(err) => {
             eprintln!("beectl: warning: signals will not be forwarded: {err}");
             None
@@ -81,6 +91,13 @@ pub fn run(args: RunArgs) -> ExitCode {
     .flatten()
     .collect();
     drop(lines_out);
+    // Always waited for: the child never outlives the run. The call ends
+    // when the child exits, even where a process it left behind still holds
+    // its output open (that output still passes through, to its end).
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        (status, clock.elapsed())
+    });
     let mut reported = Reported::default();
     for (stream, line) in lines_in {
         reported.read(args.provider, stream, &line);
@@ -88,9 +105,8 @@ pub fn run(args: RunArgs) -> ExitCode {
     for pump in pumps {
         let _ = pump.join();
     }
-    // Always waited for: the child never outlives the run.
-    let status = child.wait();
-    let duration = clock.elapsed();
+    let (status, duration) =
+        waiter.join().unwrap_or_else(|_| (Err(io::Error::other("the waiter stopped")), clock.elapsed()));
     if let Some((handle, thread)) = forwarder {
         handle.close();
         let _ = thread.join();
@@ -100,11 +116,22 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(_) => 1,
     };
     if !is_probe(args.provider, rest) {
+        // Interrupted only when the child ended by the signal: killed by
+        // one, or exiting as a shell does on one it was sent (128 + its
+        // number). A CLI that ignored a Ctrl-C and finished completed.
         let killed =
             status.as_ref().is_ok_and(|status| std::os::unix::process::ExitStatusExt::signal(status).is_some());
-        let interrupted = interrupted.load(Ordering::SeqCst) || killed;
+        let sent = forwarded.load(Ordering::SeqCst);
+        let by_sent_signal = (129..=191).contains(&code) && sent & (1 << (code - 128)) != 0;
+        let ended = if killed || by_sent_signal {
+            Ended::Interrupted
+        } else if code == 0 {
+            Ended::Exited(true)
+        } else {
+            Ended::Exited(false)
+        };
         let resumed = resumes_a_thread(args.provider, rest);
-        let records = reported.records(args.provider, started_at, duration, code == 0, interrupted, resumed);
+        let records = reported.records(args.provider, started_at, duration, ended, resumed);
         let count = records.len();
         if let Err(reason) = record(records) {
             eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
@@ -114,33 +141,59 @@ pub fn run(args: RunArgs) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Forwards SIGINT, SIGTERM and SIGHUP to the child until the handle is
-/// closed, and notes that the run was interrupted.
+/// Every signal a terminal or a supervisor may send that the provider CLI
+/// should get too: beectl forwards each (SIGKILL and SIGSTOP cannot be
+/// caught, so cannot be).
+const FORWARDED: [i32; 9] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP];
+
+/// How the provider CLI's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// It could not be started.
+    NotStarted,
+    /// It ended by a signal.
+    Interrupted,
+    /// It exited on its own, with success or not.
+    Exited(bool),
+}
+
+/// Forwards every signal of [`FORWARDED`] to the child until the handle is
+/// closed, noting in `sent` (a bit per signal number) which were sent. A
+/// stop (`SIGTSTP`) stops beectl too once the child has it, as a terminal
+/// stops its whole foreground group; `SIGCONT` wakes the child with it.
 fn forward_signals(
     mut signals: SignalsInfo<WithOrigin>,
     child: &std::process::Child,
     own_group: bool,
-    interrupted: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
 ) -> (signal_hook::iterator::Handle, std::thread::JoinHandle<()>) {
     let handle = signals.handle();
     let pid = rustix::process::Pid::from_child(child);
     let thread = std::thread::spawn(move || {
         for origin in signals.forever() {
             let Some(signal) = rustix::process::Signal::from_named_raw(origin.signal) else { continue };
-            let sent = if own_group {
-                rustix::process::kill_process_group(pid, signal)
+            let forwarded = if own_group {
+                Some(rustix::process::kill_process_group(pid, signal))
             } else if origin.cause == Cause::Kernel {
                 // From the terminal: it reached the whole foreground group,
                 // the child included, already. Twice would be another
                 // keypress; and an interactive CLI may take Ctrl-C as "stop
                 // this answer" and go on, so only its exit says interrupted.
-                continue;
+                None
             } else {
-                rustix::process::kill_process(pid, signal)
+                Some(rustix::process::kill_process(pid, signal))
             };
-            interrupted.store(true, Ordering::SeqCst);
-            if let Err(err) = sent {
-                eprintln!("beectl: could not forward signal {} to the provider: {err}", origin.signal);
+            if let Some(result) = forwarded {
+                if let Ok(bit) = u32::try_from(origin.signal) {
+                    sent.fetch_or(1u64.checked_shl(bit).unwrap_or(0), Ordering::SeqCst);
+                }
+                if let Err(err) = result {
+                    eprintln!("beectl: could not forward signal {} to the provider: {err}", origin.signal);
+                }
+            }
+            if origin.signal == SIGTSTP {
+                // Caught, so it no longer stops beectl by itself.
+                let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP);
             }
         }
     });
@@ -379,20 +432,18 @@ impl Reported {
         provider: Provider,
         started_at: SystemTime,
         duration: Duration,
-        exited_ok: bool,
-        interrupted: bool,
+        ended: Ended,
         resumed: bool,
     ) -> Vec<LedgerRecord> {
         let project_path = std::env::current_dir().ok().map(|dir| dir.display().to_string());
-        let failed = !exited_ok || self.is_error == Some(true);
-        let outcome = if interrupted {
-            CallOutcome::Interrupted
-        } else if !failed {
-            CallOutcome::Completed
-        } else if self.machine_output && !self.asked_model {
-            CallOutcome::FailedBeforeRequest
-        } else {
-            CallOutcome::Failed
+        let interrupted = ended == Ended::Interrupted;
+        let failed = ended != Ended::Exited(true) || self.is_error == Some(true);
+        let outcome = match ended {
+            Ended::Interrupted => CallOutcome::Interrupted,
+            Ended::NotStarted => CallOutcome::FailedBeforeRequest,
+            _ if !failed => CallOutcome::Completed,
+            _ if self.machine_output && !self.asked_model => CallOutcome::FailedBeforeRequest,
+            _ => CallOutcome::Failed,
         };
         // A resumed thread's or session's running totals include turns
         // before this run, which it cannot tell apart: unknown, not a guess.
