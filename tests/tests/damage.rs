@@ -251,3 +251,71 @@ fn a_damaged_event_body_is_left_out_and_named_and_the_audit_still_answers() {
         assert!(!text.contains("malformed JSON"), "trial {trial}, byte {at}: {text}");
     }
 }
+
+/// Random bit flips anywhere in the ledger's and the events store's files
+/// (every table: records, responses and their packs, aggregates, offsets,
+/// events, answers): every view still answers with one JSON document,
+/// exit 0 or 5, never a panic, never a text column's error for its message.
+#[test]
+fn random_bit_flips_over_every_table_never_take_a_view_down() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let projects = home.path().join(".claude/projects/p");
+    std::fs::create_dir_all(&projects).unwrap();
+    let log: String = (0..6).map(|n| claude_response(&format!("msg_{n}"), 9 + n, 10 + u64::from(n))).collect();
+    std::fs::write(projects.join("4c3b2a19-0817-4f6e-9d5c-4b3a29180706.jsonl"), log).unwrap();
+    let call = serde_json::json!({"kind": "call", "recordId": "7d2b8f63-1c6e-4d4f-8a2b-3c4d5e6f7c10",
+        "source": "run", "provider": "claude", "startedAtUtc": "2026-11-30T10:10:00.000Z",
+        "durationMs": 60_000, "success": true, "model": "claude-sonnet-4-5",
+        "tokens": {"inputTokens": 100, "outputTokens": 10}, "quotaSnapshots": []});
+    let body = serde_json::json!({"records": [call]}).to_string();
+    assert_eq!(raw_http(&home.socket(), &post_request("/v1/ledger/records", "", body.as_bytes())).0, 200);
+    for tool in ["toolu_A", "toolu_B"] {
+        let event = serde_json::json!({"source_app": "app", "session_id": "s-bits", "hook_event_type": "PreToolUse",
+                                       "payload": {}, "tool_use_id": tool});
+        assert_eq!(raw_http(&home.socket(), &post_request("/events", "", event.to_string().as_bytes())).0, 200);
+    }
+    let ingested = parse_json_line(&home.beectl(&["ingest"]).stdout);
+    assert_eq!(daemon.stop(), Some(0));
+    let whole = parse_json_line(&home.beectl(&["usage", "--by", "day", "--since", "2026-11-30T00:00:00Z"]).stdout);
+    assert_eq!(whole["totals"]["responses"], 6, "the log was read ({ingested}): {whole}");
+    let ledger = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
+    let events = home.bee_dir().join("usage/events-v1/events.sqlite3");
+    let (ledger_bytes, events_bytes) = (std::fs::read(&ledger).unwrap(), std::fs::read(&events).unwrap());
+    let views: [&[&str]; 5] = [
+        &["usage", "--by", "day", "--since", "2026-11-30T00:00:00Z", "--until", "2026-12-01T00:00:00Z"],
+        &["usage", "--by", "session", "--since", "2026-11-30T09:30:00Z", "--until", "2026-11-30T14:30:00Z"],
+        &["quota", "--since", "2026-11-30T00:00:00Z", "--until", "2026-12-01T00:00:00Z"],
+        &["audit", "--session", "s-bits"],
+        &["events", "recent"],
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for trial in 0..40 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let (path, pristine) = if trial % 2 == 0 { (&ledger, &ledger_bytes) } else { (&events, &events_bytes) };
+        // Past the 100-byte header, which only says the file is no database.
+        let at = 100 + (seed % (pristine.len() as u64 - 100)) as usize;
+        let mut flipped = pristine.clone();
+        flipped[at] ^= 1 << (seed >> 61);
+        std::fs::write(path, &flipped).unwrap();
+        for view in views {
+            let output = home.beectl(view);
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(!stderr.contains("panicked"), "trial {trial}, byte {at}, {view:?}: {stderr}");
+            assert!(
+                matches!(output.status.code(), Some(0 | 5)),
+                "trial {trial}, byte {at}, {view:?}: {:?}",
+                output.status
+            );
+            let text = String::from_utf8_lossy(&output.stdout).into_owned();
+            assert!(serde_json::from_str::<serde_json::Value>(text.trim()).is_ok(), "trial {trial}, {view:?}: {text}");
+            assert!(
+                !text.contains("malformed JSON") && !text.contains("Utf8"),
+                "trial {trial}, byte {at}, {view:?}: {text}"
+            );
+        }
+        std::fs::write(path, pristine).unwrap();
+    }
+}

@@ -429,3 +429,38 @@ fn a_bad_otlp_record_is_rejected_alone_and_never_clamped() {
     );
     drop(daemon);
 }
+
+/// With `--http-open-reads`, another local user (as root: uid 65534) reads
+/// the stored events, as open reads mean, but cannot answer a permission
+/// request: 401, and the question stays pending.
+#[test]
+fn another_local_user_cannot_answer_a_permission_request_even_with_open_reads() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--http-open-reads", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let question = json!({"source_app": "app", "session_id": "s-ask", "hook_event_type": "PermissionRequest",
+        "payload": {}, "humanInTheLoop": {"question": "Allow rm?", "type": "permission", "requiresResponse": true,
+        "responseWebSocketUrl": "ws://127.0.0.1:9/"}});
+    let (status, stored) = post_raw(&addr, "application/json", "", &question.to_string());
+    assert_eq!(status, 200);
+    let id = serde_json::from_slice::<Value>(&stored).unwrap()["id"].as_i64().unwrap();
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let body = r#"{"permission":true}"#;
+    let answer = format!(
+        "exec 3<>/dev/tcp/{host}/{port}; printf 'POST /events/{id}/respond HTTP/1.1\\r\\nHost: {addr}\\r\\n\
+         Content-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}' >&3; head -c 200 <&3",
+        body.len()
+    );
+    let Some(refused) = as_other_user(&answer) else {
+        eprintln!("not root: the second-user half of this test needs root to switch users");
+        return;
+    };
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let recent = as_other_user(&format!(
+        "exec 3<>/dev/tcp/{host}/{port}; printf 'GET /events/recent HTTP/1.1\\r\\nHost: {addr}\\r\\nConnection: close\\r\\n\\r\\n' >&3; cat <&3"
+    ))
+    .unwrap();
+    assert!(recent.starts_with("HTTP/1.1 200"), "open reads are open: {recent}");
+    assert!(recent.contains(r#""humanInTheLoopStatus":{"status":"pending"}"#), "still unanswered: {recent}");
+    drop(daemon);
+}
