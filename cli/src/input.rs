@@ -15,7 +15,7 @@ use std::io::{self, IsTerminal, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-use beectl::args::Selection;
+use crate::args::Selection;
 
 /// The first failure: its code and the 1-based input to blame, if one is.
 pub type InputFailure = (TokenErrorCode, Option<u64>);
@@ -83,7 +83,7 @@ impl Files {
 
 /// The root: absolute, a directory, and already its own canonical form (so
 /// no component is a link and there is no `.` or `..`).
-pub(crate) fn physical_root(root: Option<&str>) -> Result<PathBuf, TokenErrorCode> {
+pub fn physical_root(root: Option<&str>) -> Result<PathBuf, TokenErrorCode> {
     let root = match root {
         Some(root) => PathBuf::from(root),
         None => std::env::current_dir().map_err(|_| TokenErrorCode::RootInvalid)?,

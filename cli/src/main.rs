@@ -19,7 +19,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod ask;
 mod commands;
 mod design;
-mod input;
 mod mcp;
 mod render;
 mod setup;

@@ -178,13 +178,13 @@ const BUNDLE_FILE_LIMIT: u64 = MAX_BUNDLE_BYTES;
 const SOURCE_LIMIT: u64 = MANIFEST_LIMIT;
 
 /// The bytes of `relative` under `root` by the one path rule every read and
-/// hash here takes ([`crate::input::read_under`]: relative and under the
+/// hash here takes ([`beectl::input::read_under`]: relative and under the
 /// root, no link on the path, a regular file, a size bound), checked at the
 /// read whatever a manifest on disk says. A refusal names the rule, and
 /// never the content or a hash of what was refused.
 fn read_checked(root: &Path, relative: &str, limit: u64) -> Result<Vec<u8>, DesignError> {
-    crate::input::read_under(root, relative, limit).map_err(|code| {
-        error("path_refused", format!("{relative}: refused by the path rule ({})", crate::input::rule_name(code)))
+    beectl::input::read_under(root, relative, limit).map_err(|code| {
+        error("path_refused", format!("{relative}: refused by the path rule ({})", beectl::input::rule_name(code)))
     })
 }
 
@@ -192,7 +192,7 @@ fn read_checked(root: &Path, relative: &str, limit: u64) -> Result<Vec<u8>, Desi
 /// and stays inside it.
 fn read_bundle_file(root: &Path, bundle: &str, file: &str) -> Result<Vec<u8>, DesignError> {
     if Path::new(file).is_absolute() {
-        let rule = crate::input::rule_name(bee_proto::tokens::TokenErrorCode::PathEscape);
+        let rule = beectl::input::rule_name(bee_proto::tokens::TokenErrorCode::PathEscape);
         return Err(error("path_refused", format!("{file}: refused by the path rule ({rule})")));
     }
     read_checked(root, &format!("{DESIGN_DIR}/{bundle}/{file}"), BUNDLE_FILE_LIMIT)
@@ -219,13 +219,13 @@ fn check_bundle_name(name: &str) -> Result<(), DesignError> {
 pub fn load(root: &Path, bundle: &str) -> Result<Manifest, DesignError> {
     check_bundle_name(bundle)?;
     let path = design_dir(root).join(bundle).join(MANIFEST);
-    let bytes = match crate::input::read_under(root, &format!("{DESIGN_DIR}/{bundle}/{MANIFEST}"), MANIFEST_LIMIT) {
+    let bytes = match beectl::input::read_under(root, &format!("{DESIGN_DIR}/{bundle}/{MANIFEST}"), MANIFEST_LIMIT) {
         Ok(bytes) => bytes,
         Err(bee_proto::tokens::TokenErrorCode::Missing) => {
             return Err(error("bundle_not_found", format!("no design bundle {bundle:?} (beectl design import)")));
         }
         Err(code) => {
-            let rule = crate::input::rule_name(code);
+            let rule = beectl::input::rule_name(code);
             return Err(error("path_refused", format!("{}: refused by the path rule ({rule})", path.display())));
         }
     };

@@ -185,7 +185,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
     };
     // Every distinct file once, by the token estimate's rules and its total
     // limit; the doctor goes on past an unreadable file to the next.
-    let mut reader = crate::input::Files::open(root).map_err(|code| {
+    let mut reader = beectl::input::Files::open(root).map_err(|code| {
         vec![problem("-", &code_name(code), "the root must be an existing, absolute, physical directory")]
     })?;
     let mut total = 0u64;
@@ -197,7 +197,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Pac
         if files.iter().any(|(path, _)| path == &selection.path) {
             continue;
         }
-        let read = reader.read(&selection.path).and_then(|bytes| crate::input::counted(&mut total, bytes));
+        let read = reader.read(&selection.path).and_then(|bytes| beectl::input::counted(&mut total, bytes));
         let read = read.map_err(|code| {
             problem(
                 &selection.id,
