@@ -39,7 +39,12 @@ fn main() -> ExitCode {
             .with_ansi(false)
             .init();
     }
-    let rendered = match args::parse(std::env::args_os().skip(1).collect()) {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // The process `beectl run` starts to become the provider CLI.
+    if let Some(cli) = raw.strip_prefix(&[std::ffi::OsString::from(commands::run::BECOME_CLI)]) {
+        return commands::run::become_cli(cli);
+    }
+    let rendered = match args::parse(raw) {
         // A wrapped provider run answers with the provider's own exit status.
         Ok(args::Parsed::Command(args::Command::Run(wrapped))) => return commands::run::run(wrapped),
         Ok(args::Parsed::Command(args::Command::McpServe { root, discovery })) => {

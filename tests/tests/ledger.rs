@@ -589,6 +589,13 @@ esac
         assert!(!alive, "{signal:?}: the provider is never left running");
     }
     assert_eq!(std::fs::read_to_string(marks.join("got")).unwrap(), "QUIT\nUSR1\n", "forwarded, not swallowed");
+    // beectl killed outright (SIGKILL, which nothing can catch): the kernel
+    // ends the CLI with it, never left running orphaned.
+    let (mut child, provider) = run("wait");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let gone = || rustix::process::test_kill_process(rustix::process::Pid::from_raw(provider).unwrap()).is_err();
+    assert!(eventually(std::time::Duration::from_secs(5), gone), "the CLI outlived a killed beectl");
     // A Ctrl-C the CLI ignores, after which it finishes its work: completed.
     let (child, _) = run("finish");
     std::thread::sleep(std::time::Duration::from_millis(200));

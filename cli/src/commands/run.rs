@@ -15,7 +15,7 @@ use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SI
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::iterator::exfiltrator::origin::WithOrigin;
 use signal_hook::low_level::siginfo::Cause;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode, Stdio};
@@ -41,10 +41,27 @@ pub fn run(args: RunArgs) -> ExitCode {
     // through, and it runs in a process group of its own, so a signal to
     // beectl reaches the whole group it started, once.
     let at_terminal = io::stdin().is_terminal() || io::stdout().is_terminal() || io::stderr().is_terminal();
-    let mut command = Command::new(program);
+    // A CLI that never started spent no quota, and is still a call that
+    // failed: the contract counts it.
+    let not_started = |err: io::Error| {
+        eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
+        if !is_probe(args.provider, rest) {
+            let records =
+                Reported::default().records(args.provider, started_at, clock.elapsed(), Ended::NotStarted, false);
+            if let Err(reason) = record(records) {
+                eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
+                let _ = RecordFailure::note(RecordProducer::Run, 1);
+            }
+        }
+        ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 })
+    };
+    let mut command = match cli_command(program, rest) {
+        Ok(command) => command,
+        Err(err) => return not_started(err),
+    };
     // The provider's own commands (a `git commit`, say) inherit this, so a
     // post-commit `bee-hook commit` knows whose work it is.
-    command.args(rest).env("BEE_RUN_PROVIDER", args.provider.as_str()).stdin(Stdio::inherit());
+    command.env("BEE_RUN_PROVIDER", args.provider.as_str()).stdin(Stdio::inherit());
     if io::stdout().is_terminal() {
         command.stdout(Stdio::inherit()).stderr(Stdio::inherit());
     } else {
@@ -57,20 +74,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let signals = SignalsInfo::<WithOrigin>::new(FORWARDED);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(err) => {
-            eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
-            // A CLI that never started spent no quota, and is still a call
-            // that failed: the contract counts it.
-            if !is_probe(args.provider, rest) {
-                let records =
-                    Reported::default().records(args.provider, started_at, clock.elapsed(), Ended::NotStarted, false);
-                if let Err(reason) = record(records) {
-                    eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
-                    let _ = RecordFailure::note(RecordProducer::Run, 1);
-                }
-            }
-            return ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 });
-        }
+        Err(err) => return not_started(err),
     };
     let forwarded = Arc::new(AtomicU64::new(0));
     let forwarder = match signals {
@@ -139,6 +143,83 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     }
     ExitCode::from(code)
+}
+
+/// beectl's hidden first argument for the process that becomes the CLI
+/// (see [`cli_command`]).
+pub const BECOME_CLI: &str = "__bee-run-become-cli";
+/// The pid of the `beectl run` that started it.
+const PARENT_ENV: &str = "BEE_RUN_PARENT";
+
+/// The command that starts `program`. On Linux it is beectl itself
+/// ([`become_cli`]), which has the kernel kill it when this beectl dies
+/// (`PR_SET_PDEATHSIG`, so the CLI is never left running orphaned, whatever
+/// ends beectl: a `SIGKILL` included) and then becomes the CLI by exec:
+/// the same process, arguments and environment. A CLI that is not there
+/// is known here, before anything starts.
+fn cli_command(program: &OsStr, rest: &[OsString]) -> io::Result<Command> {
+    resolve(program)?;
+    if cfg!(target_os = "linux") {
+        let mut command = Command::new(std::env::current_exe()?);
+        let parent = rustix::process::getpid().as_raw_nonzero().get();
+        command.arg(BECOME_CLI).arg(program).args(rest).env(PARENT_ENV, parent.to_string());
+        Ok(command)
+    } else {
+        let mut command = Command::new(program);
+        command.args(rest);
+        Ok(command)
+    }
+}
+
+/// Where `program` is, as exec finds it: a path, or a name searched on
+/// `PATH`; not there is `NotFound`, there but not executable `PermissionDenied`.
+fn resolve(program: &OsStr) -> io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |path: &std::path::Path| {
+        std::fs::metadata(path).map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    let candidates: Vec<std::path::PathBuf> = if program.as_encoded_bytes().contains(&b'/') {
+        vec![std::path::PathBuf::from(program)]
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .map(|dir| if dir.as_os_str().is_empty() { std::path::PathBuf::from(".") } else { dir })
+            .map(|dir| dir.join(program))
+            .collect()
+    };
+    let mut found_unrunnable = false;
+    for candidate in candidates {
+        match runnable(&candidate) {
+            Ok(true) => return Ok(candidate),
+            Ok(false) => found_unrunnable = true,
+            Err(_) => {}
+        }
+    }
+    Err(if found_unrunnable {
+        io::Error::new(io::ErrorKind::PermissionDenied, "not an executable file")
+    } else {
+        io::Error::new(io::ErrorKind::NotFound, "no such file on the path")
+    })
+}
+
+/// The process [`cli_command`] starts: set to be killed when its `beectl
+/// run` dies, then the CLI itself (`args`: the program and its arguments).
+/// Returns only when the CLI could not be started.
+pub fn become_cli(args: &[OsString]) -> ExitCode {
+    let Some((program, rest)) = args.split_first() else { return ExitCode::from(4) };
+    #[cfg(target_os = "linux")]
+    if let Err(err) = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)) {
+        eprintln!("beectl: warning: the CLI will not end with beectl: {err}");
+    }
+    // The beectl that started it may have died before the line above.
+    let parent = std::env::var(PARENT_ENV).ok().and_then(|pid| pid.parse::<i32>().ok());
+    let now = rustix::process::getppid().map(|pid| pid.as_raw_nonzero().get());
+    if parent.is_some_and(|parent| now != Some(parent)) {
+        return ExitCode::from(1);
+    }
+    let err = Command::new(program).args(rest).env_remove(PARENT_ENV).exec();
+    eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
+    ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 })
 }
 
 /// Every signal a terminal or a supervisor may send that the provider CLI
