@@ -18,6 +18,9 @@ pub const STREAM_PATH: &str = "/stream";
 pub const HEALTH_PATH: &str = "/health";
 /// `GET`: the audit class of each recent session (the dashboard's verdicts).
 pub const AUDIT_SESSIONS_PATH: &str = "/v1/audit/sessions";
+/// Beside `GET /events/recent`'s array (the reference's shape, unchanged):
+/// how many stored events of the answer fail their checksum and were left out.
+pub const DAMAGED_EVENTS_HEADER: &str = "x-bee-damaged-events";
 
 /// Events a stream client is sent when it connects (the reference's figure).
 pub const REPLAY_EVENTS: usize = 300;

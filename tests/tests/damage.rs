@@ -98,11 +98,14 @@ fn a_flipped_bit_in_a_stored_event_is_named_not_believed() {
     let persistence = audit["receipts"].as_array().unwrap().iter().find(|r| r["boundary"] == "persistence").unwrap();
     assert!(persistence["evidence"].as_str().unwrap().contains("fail their checksum"), "{persistence}");
 
+    let offline = home.beectl(&["events", "recent"]);
+    assert!(String::from_utf8_lossy(&offline.stderr).contains("1 stored event(s) fail their checksum"), "{offline:?}");
     let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
-    let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent", "localhost", ""));
+    let (_, headers, body) = raw_http(&home.socket(), &get_request("/events/recent", "localhost", ""));
     let recent: serde_json::Value = serde_json::from_slice(&body).unwrap();
     let tools: Vec<&str> = recent.as_array().unwrap().iter().map(|e| e["tool_use_id"].as_str().unwrap()).collect();
     assert_eq!(tools, ["toolu_FIRST", "toolu_LAST"], "the damaged event is not shown as evidence");
+    assert!(headers.to_ascii_lowercase().contains("x-bee-damaged-events: 1"), "the damage is named: {headers}");
     drop(daemon);
 }
 

@@ -30,7 +30,16 @@ pub fn recent(limit: Option<u64>) -> Rendered {
         }
     };
     match store::recent(&conn, limit, MAX_EVENTS_ANSWER_BYTES) {
-        Ok(recent) => Rendered { exit: Exit::Success, bytes: (recent.json + "\n").into_bytes() },
+        Ok(recent) => {
+            // The document is the array beed answers; damage is named beside it.
+            if recent.damaged > 0 {
+                eprintln!(
+                    "beectl: {} stored event(s) fail their checksum and were left out (beectl audit names their sessions)",
+                    recent.damaged
+                );
+            }
+            Rendered { exit: Exit::Success, bytes: (recent.json + "\n").into_bytes() }
+        }
         Err(err) => crate::render::errors::unavailable("io", Some(err.to_string())),
     }
 }

@@ -251,6 +251,9 @@ pub struct Recent {
     pub json: String,
     pub newest_id: i64,
     pub count: usize,
+    /// Rows of the answer left out because they fail their checksum (or no
+    /// longer read as an event): damage, named, never shown as events.
+    pub damaged: usize,
 }
 
 /// The latest `limit` events by their timestamp (ties by id), oldest
@@ -286,6 +289,7 @@ pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Re
     drop(rows);
     drop(sizes);
     let mut json = String::with_capacity(bytes);
+    let mut damaged = 0;
     json.push('[');
     if let Some((oldest_at, oldest_id)) = oldest {
         // …then the bodies, oldest first: exactly those rows, a prefix of
@@ -297,7 +301,10 @@ pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Re
         let mut rows = bodies.query([oldest_at, oldest_id])?;
         let mut first = true;
         while let Some(row) = rows.next()? {
-            let Some(text) = answered_row(row)? else { continue };
+            let Some(text) = answered_row(row)? else {
+                damaged += 1;
+                continue;
+            };
             if !first {
                 json.push(',');
             }
@@ -306,7 +313,7 @@ pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Re
         }
     }
     json.push(']');
-    Ok(Recent { json, newest_id, count })
+    Ok(Recent { json, newest_id, count, damaged })
 }
 
 /// A row of `id, body, CRC_COLUMNS…, crc, status` as the event answered:

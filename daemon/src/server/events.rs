@@ -196,7 +196,16 @@ async fn recent(
         Some(Err(_)) => return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid),
     };
     match read(&state, move |conn| store::recent(conn, limit, MAX_EVENTS_ANSWER_BYTES)).await {
-        Ok(recent) => ([(header::CONTENT_TYPE, "application/json")], recent.json).into_response(),
+        Ok(recent) => {
+            let mut response = ([(header::CONTENT_TYPE, "application/json")], recent.json).into_response();
+            // The reference's answer is the array alone: damage is named beside it.
+            if recent.damaged > 0 {
+                response
+                    .headers_mut()
+                    .insert(bee_proto::events::DAMAGED_EVENTS_HEADER, axum::http::HeaderValue::from(recent.damaged));
+            }
+            response
+        }
         Err(response) => response,
     }
 }
