@@ -7,11 +7,14 @@
 //! over a JSON-lines artifact (nothing is executed).
 
 use bee_proto::mcp::coded as error;
+use bee_proto::tokens::TokenErrorCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use crate::storage::path_rule;
 
 /// The largest file stored.
 pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
@@ -135,18 +138,29 @@ pub fn store(
 
 fn meta(id: &str) -> Result<Meta, ArtifactError> {
     check_id(id)?;
-    let path = dir()?.join(format!("{id}.json"));
-    let text = match crate::storage::files::read_text_at_most(&path, META_LIMIT) {
+    let text = match read_stored(&format!("{id}.json"), META_LIMIT) {
         Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+        Err(TokenErrorCode::Missing) => {
             return Err(error("artifact_not_found", format!("no artifact {id}")));
         }
-        Err(err) => return Err(io(&path, err)),
+        Err(code) => return Err(refused(id, code)),
     };
-    serde_json::from_str::<Meta>(&text)
+    serde_json::from_slice::<Meta>(&text)
         .ok()
         .filter(|meta| meta.id == id)
         .ok_or_else(|| error("artifact_corrupt", format!("artifact {id}: its metadata is damaged")))
+}
+
+/// A file of the artifact store, by the one path rule (`storage::path_rule`)
+/// under the store's directory: no link, a regular file, within `limit`.
+fn read_stored(name: &str, limit: u64) -> Result<Vec<u8>, TokenErrorCode> {
+    let dir = dir().map_err(|_| TokenErrorCode::RootInvalid)?;
+    let dir = std::fs::canonicalize(&dir).map_err(|_| TokenErrorCode::Missing)?;
+    path_rule::read_under(&path_rule::physical_root(&dir)?, name, limit)
+}
+
+fn refused(id: &str, code: TokenErrorCode) -> ArtifactError {
+    error("io", format!("artifact {id}: refused by the path rule ({})", path_rule::rule_name(code)))
 }
 
 /// Every stored artifact's metadata, oldest first.
@@ -170,13 +184,10 @@ pub fn list() -> Result<Vec<Meta>, ArtifactError> {
 /// when they do not match: never served).
 pub fn load(id: &str) -> Result<(Meta, Vec<u8>), ArtifactError> {
     let meta = meta(id)?;
-    let path = dir()?.join(format!("{id}.bin"));
-    let file = crate::storage::files::open_regular(&path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => error("artifact_corrupt", format!("artifact {id}: its bytes are gone")),
-        _ => io(&path, err),
+    let bytes = read_stored(&format!("{id}.bin"), MAX_ARTIFACT_BYTES).map_err(|code| match code {
+        TokenErrorCode::Missing => error("artifact_corrupt", format!("artifact {id}: its bytes are gone")),
+        code => refused(id, code),
     })?;
-    let mut bytes = Vec::new();
-    file.take(MAX_ARTIFACT_BYTES + 1).read_to_end(&mut bytes).map_err(|err| io(&path, err))?;
     if bytes.len() as u64 != meta.bytes || sha256(&bytes) != meta.sha256 {
         return Err(error(
             "artifact_corrupt",

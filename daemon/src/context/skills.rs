@@ -11,8 +11,9 @@
 use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use crate::storage::path_rule;
 
 /// The largest skill body served.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -126,7 +127,8 @@ pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
         let Ok(entries) = std::fs::read_dir(&root.dir) else { continue };
         let mut dirs: Vec<(String, PathBuf)> = entries
             .flatten()
-            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+            // A linked directory is named among the invalid, by the path rule.
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()))
             .filter_map(|entry| entry.file_name().to_str().map(|name| (name.to_owned(), entry.path())))
             .collect();
         dirs.sort();
@@ -141,7 +143,7 @@ pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
                 }
                 Err(_) => continue,
             }
-            match read(&file) {
+            match read(&root.dir, &name) {
                 Ok((text, bytes)) => match parse(&text) {
                     Ok((name, description, dependencies, body)) => {
                         skills.push(Skill { path, name, description, dependencies, body, bytes })
@@ -155,11 +157,15 @@ pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
     (skills, invalid)
 }
 
-fn read(file: &Path) -> Result<(String, u64), String> {
-    let handle = crate::storage::files::open_regular(file).map_err(|err| err.to_string())?;
-    let bytes = handle.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut text = Vec::new();
-    handle.take(MAX_READ_BYTES).read_to_end(&mut text).map_err(|err| err.to_string())?;
+/// `NAME/SKILL.md` under the skill root `root`, by the one path rule
+/// (`storage::path_rule`): a file over the bound is refused, never read in part.
+fn read(root: &Path, name: &str) -> Result<(String, u64), String> {
+    let refused = |code| format!("refused by the path rule ({})", path_rule::rule_name(code));
+    // The root is configured (the user's own directory); the rule holds below it.
+    let root = std::fs::canonicalize(root).map_err(|err| err.to_string())?;
+    let root = path_rule::physical_root(&root).map_err(refused)?;
+    let text = path_rule::read_under(&root, &format!("{name}/{SKILL_FILE}"), MAX_READ_BYTES).map_err(refused)?;
+    let bytes = text.len() as u64;
     String::from_utf8(text).map(|text| (text, bytes)).map_err(|_| "not UTF-8".to_owned())
 }
 
@@ -324,5 +330,33 @@ mod tests {
         assert_eq!(resolve(&missing, "checkout:a/SKILL.md").unwrap_err().code, "skill_missing");
         let big = vec![skill("big", "", &"x".repeat(MAX_BODY_BYTES + 1), &[])];
         assert_eq!(get(&big, "checkout:big/SKILL.md").unwrap_err().code, "skill_too_large");
+    }
+
+    /// A skill directory that is a link, or a SKILL.md over the bound (a
+    /// sparse 2 GiB file reads as one), is named among the invalid with the
+    /// rule it broke, never left out unsaid nor read in part.
+    #[test]
+    fn linked_and_oversized_skills_are_named_by_the_path_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let (root, outside) = (base.join("skills"), base.join("outside"));
+        for made in [root.join("ok"), root.join("huge"), outside.join("stolen")] {
+            std::fs::create_dir_all(made).unwrap();
+        }
+        let text = "---\nname: ok\ndescription: Fine.\n---\nbody\n";
+        std::fs::write(root.join("ok/SKILL.md"), text).unwrap();
+        std::fs::write(outside.join("stolen/SKILL.md"), text.replace("ok", "stolen")).unwrap();
+        std::os::unix::fs::symlink(outside.join("stolen"), root.join("linked")).unwrap();
+        std::fs::File::create(root.join("huge/SKILL.md")).unwrap().set_len(2 << 30).unwrap();
+        let (skills, invalid) = all(&[Root { label: "checkout".into(), dir: root }]);
+        assert_eq!(skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["ok"]);
+        let reasons: Vec<(&str, &str)> = invalid.iter().map(|i| (i.path.as_str(), i.reason.as_str())).collect();
+        assert_eq!(
+            reasons,
+            [
+                ("checkout:huge/SKILL.md", "refused by the path rule (file_byte_limit)"),
+                ("checkout:linked/SKILL.md", "refused by the path rule (path_link)"),
+            ]
+        );
     }
 }
