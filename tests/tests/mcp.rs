@@ -331,13 +331,18 @@ fn an_answer_over_budget_is_an_error_and_a_slow_call_times_out() {
     });
 }
 
+/// `beectl mcp serve --root ROOT` spoken to raw, over its piped stdin and stdout.
+fn raw_server(home: &TestHome, root: &Path, env: &[(&str, &str)]) -> std::process::Child {
+    let mut command = home.command(bin("beectl"));
+    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]).envs(env.iter().copied());
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap()
+}
+
 #[test]
 fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     let home = TestHome::new();
     let root = std::fs::canonicalize(home.path()).unwrap();
-    let mut command = home.command(bin("beectl"));
-    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]);
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = raw_server(&home, &root, &[]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut answer = || {
@@ -1472,9 +1477,7 @@ fn a_hostile_committed_design_manifest_reads_nothing_outside_the_root() {
 fn pipelined_requests_never_read_leave_the_server_s_memory_bounded() {
     let home = TestHome::new();
     let root = std::fs::canonicalize(home.path()).unwrap();
-    let mut command = home.command(bin("beectl"));
-    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]);
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = raw_server(&home, &root, &[]);
     let mut stdin = child.stdin.take().unwrap();
     let _unread = child.stdout.take().unwrap();
     let pid = child.id();
@@ -1538,9 +1541,7 @@ fn a_timed_out_context_packet_leaves_nothing_running() {
         })
         .collect();
     let manifest = json!({"selections": selections}).to_string();
-    let mut command = home.command(bin("beectl"));
-    command.args(["mcp", "serve", "--root", root.to_str().unwrap()]).env("BEE_MCP_TOOL_TIMEOUT_MS", "30");
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = raw_server(&home, &root, &[("BEE_MCP_TOOL_TIMEOUT_MS", "30")]);
     let pid = child.id();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
