@@ -144,10 +144,15 @@ fn code_name(code: impl Serialize) -> String {
 /// Reads and renders every selection of `manifest_text` in dependency
 /// order. With `all`, every problem is gathered (the doctor); otherwise the
 /// first one ends it.
-fn prepare(manifest_text: &str, root: Option<&str>, all: bool) -> Result<Vec<Packed>, Vec<Problem>> {
-    // The work stops at the tool's deadline, between files: a call the MCP
-    // server answered `timeout` leaves nothing running behind it.
-    let deadline = Instant::now() + crate::mcp::transport::tool_timeout();
+/// When the work of a call that starts now must be over: the tool's
+/// deadline. Reading, outlining and counting stop there, between files and
+/// between counts, so a call the MCP server answered `timeout` leaves
+/// nothing running behind it.
+fn work_deadline() -> Instant {
+    Instant::now() + crate::mcp::transport::tool_timeout()
+}
+
+fn prepare(manifest_text: &str, root: Option<&str>, all: bool, deadline: Instant) -> Result<Vec<Packed>, Vec<Problem>> {
     let over = || {
         let limit = crate::mcp::transport::tool_timeout().as_millis();
         vec![problem("-", "timeout", format!("the selections took longer than {limit} ms to read and outline"))]
@@ -337,16 +342,17 @@ fn render(selection: &Selection, text: &str) -> Result<Packed, Problem> {
 /// Every selection prepared and counted, or the first problem as the
 /// command's error document.
 fn counted(manifest_text: &str, root: Option<&str>) -> Result<Vec<Packed>, Rendered> {
-    let mut packed = prepare(manifest_text, root, false)
+    let deadline = work_deadline();
+    let mut packed = prepare(manifest_text, root, false, deadline)
         .map_err(|problems| problems.first().map(Problem::rendered).unwrap_or_else(|| failed("io", "no selection")))?;
-    count(&mut packed)?;
+    count(&mut packed, deadline)?;
     Ok(packed)
 }
 
 /// Counts each selection's tokens (o200k) into its entry.
-fn count(packed: &mut [Packed]) -> Result<(), Rendered> {
+fn count(packed: &mut [Packed], work: Instant) -> Result<(), Rendered> {
     let contents: Vec<String> = packed.iter().map(|p| p.content.clone()).collect();
-    let deadline = Instant::now() + Duration::from_millis(bee_proto::tokens::COMMAND_MILLIS);
+    let deadline = work.min(Instant::now() + Duration::from_millis(bee_proto::tokens::COMMAND_MILLIS));
     let counts = crate::commands::token::count(Encoding::O200kBase, &contents, deadline)
         .map_err(|failure| failed(&code_name(failure.code), "the selections could not be counted in o200k_base"))?;
     for (item, count) in packed.iter_mut().zip(counts) {
@@ -370,7 +376,7 @@ pub fn packet(manifest_text: &str, budget: Option<u64>, root: Option<&str>) -> R
 /// each with its selection's id (exit 5 when there is any).
 pub fn doctor(manifest_text: &str, root: Option<&str>) -> Rendered {
     let selections = serde_json::from_str::<Manifest>(manifest_text).map(|m| m.selections.len()).ok();
-    match prepare(manifest_text, root, true) {
+    match prepare(manifest_text, root, true, work_deadline()) {
         Ok(packed) => Rendered::json(
             Exit::Success,
             &json!({"schemaVersion": 1, "status": "ok", "selections": packed.len(), "problems": []}),
