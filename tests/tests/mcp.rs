@@ -1575,13 +1575,14 @@ fn a_timed_out_context_packet_leaves_nothing_running() {
         timed_out += usize::from(answered.to_string().contains("timeout"));
     }
     assert!(timed_out > 0, "a 30 ms limit times a 512-outline packet out");
-    // Whatever was running stops between files: the 5 s after the last
-    // answer are idle (the runtime keeps its idle threads a while).
+    // Whatever was running stops between files: the 5 s after that are
+    // idle (the runtime keeps its idle threads a while).
     let threads = || {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
         status.lines().find_map(|l| l.strip_prefix("Threads:")).map(|n| n.trim().to_owned()).unwrap_or_default()
     };
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    // A second for a worker the scheduler held back to reach its next check.
+    std::thread::sleep(std::time::Duration::from_secs(1));
     let (before, threads_before) = (cpu_seconds(pid), threads());
     std::thread::sleep(std::time::Duration::from_secs(5));
     let used = cpu_seconds(pid) - before;
