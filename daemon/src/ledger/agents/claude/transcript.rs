@@ -162,7 +162,8 @@ impl ClaudeParser {
         // Code's own lines carry it.
         let assistant = assistant || parsed.is_assistant();
         let model = parsed.message.as_ref().and_then(|message| message.model.as_deref());
-        let limit = (!assistant || claude_code_wrote(parsed.is_api_error, model)) && limit_text();
+        let own = claude_code_wrote(parsed.is_api_error, model);
+        let limit = (!assistant || own) && limit_text();
         let (Some(session), Some(timestamp)) = (parsed.session_id, parsed.timestamp) else { return true };
         // Read once: the same test as `is_rfc3339_utc`, and the turn's end.
         let Some(at_ms) = bee_proto::time::parse_rfc3339_ms(&timestamp) else { return false };
@@ -209,6 +210,11 @@ impl ClaudeParser {
             && at_ms >= started
         {
             self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at_ms, |end| end.max(at_ms)));
+        }
+        // A line Claude Code wrote about its own failure (an API error, its
+        // `<synthetic>` model) is no response: it ends the turn, counts nothing.
+        if assistant && own {
+            return true;
         }
         let model = message.model.filter(|m| m != "<synthetic>");
         // A write with a stop reason was made after its stream ended; one
@@ -345,6 +351,10 @@ impl SessionReader for ClaudeState {
                 detection: Detection::Text,
             });
             // The error line's zeroed usage is not a response.
+            return true;
+        }
+        if own {
+            // Claude Code's line about its own failure: of the session, no response.
             return true;
         }
         let Some(raw) = message.and_then(|m| m.get("usage")).filter(|u| u.is_object()) else { return true };
@@ -609,6 +619,38 @@ mod tests {
         let turns = out.iter().filter(|e| matches!(e, Evidence::Turn(_))).count();
         assert_eq!((limits, turns, unparseable), (1, 0, 0));
         assert_eq!(output_tokens(&out), vec![Some(9), Some(11)]);
+    }
+
+    /// Claude Code's line about an API error (its `<synthetic>` model,
+    /// `isApiErrorMessage`, zero usage) is no response: one real response
+    /// and one error line are one response of one priced model, in
+    /// ingestion and in `budget --measured` alike; the error still ends the turn.
+    #[test]
+    fn an_api_error_line_is_no_response() {
+        let session = "5b4a3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d";
+        let prompt = serde_json::json!({"type": "user", "sessionId": session,
+            "timestamp": "2026-11-30T10:00:00.000Z", "message": {"role": "user", "content": "hi"}});
+        let real = serde_json::json!({"type": "assistant", "sessionId": session, "requestId": "req_1",
+            "timestamp": "2026-11-30T10:00:02.000Z", "message": {"id": "msg_1", "model": "claude-sonnet-4-5",
+            "stop_reason": "end_turn", "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 5, "output_tokens": 7}}});
+        let error = serde_json::json!({"type": "assistant", "sessionId": session, "isApiErrorMessage": true,
+            "timestamp": "2026-11-30T10:00:09.000Z", "message": {"id": "msg_err", "model": "<synthetic>",
+            "stop_reason": "stop_sequence", "content": [{"type": "text", "text": "API Error: 500 Internal server error"}],
+            "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+            "output_tokens": 0}}});
+        let log = format!("{prompt}\n{real}\n{error}\n");
+        let (out, unparseable) = crate::ledger::agents::read_log(Provider::Claude, log.as_bytes());
+        assert_eq!((output_tokens(&out), unparseable), (vec![Some(7)], 0));
+        let turn = out.iter().find_map(|e| match e {
+            Evidence::Turn(turn) => Some(turn.ended_at_ms - turn.started_at_ms),
+            _ => None,
+        });
+        assert_eq!(turn, Some(9_000), "the error line ends the turn");
+        let read =
+            crate::ledger::agents::read_session(bee_proto::usage::Harness::Claude, log.as_bytes(), session).unwrap();
+        let stream = read.response.unwrap();
+        assert_eq!((stream.responses, stream.models), (1, vec!["claude-sonnet-4-5".to_owned()]));
     }
 
     /// Streaming writes of one response in a row: the fullest is the one
