@@ -90,3 +90,44 @@ fn the_install_script_installs_the_three_binaries() {
         assert!(String::from_utf8_lossy(&run.stdout).contains("0.1.0"), "{binary}");
     }
 }
+
+/// The install script takes the binaries from where cargo built them —
+/// `CARGO_TARGET_DIR` here, as cargo's own metadata says — not from
+/// `target/` whatever the setting (a stand-in cargo answers for the real one,
+/// so nothing is built twice).
+#[test]
+fn the_install_script_honours_where_cargo_builds() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let elsewhere = home.path().join("elsewhere");
+    let built = elsewhere.join("debug");
+    std::fs::create_dir_all(&built).unwrap();
+    for binary in ["beed", "bee-hook", "beectl"] {
+        let path = built.join(binary);
+        std::fs::write(&path, format!("#!/bin/sh\necho {binary} from elsewhere\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let tools = home.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let cargo = tools.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\ncase \"$1\" in\n  metadata) printf '{\"packages\":[],\"target_directory\":\"%s\",\"version\":1}\\n' \"$CARGO_TARGET_DIR\" ;;\n  *) ;;\nesac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dest = home.path().join("bin");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/install.sh");
+    let output = home
+        .command("sh")
+        .arg(&script)
+        .env("BEE_INSTALL_DIR", &dest)
+        .env("BEE_INSTALL_PROFILE", "dev")
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .env("PATH", format!("{}:/usr/bin:/bin", tools.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = std::process::Command::new(dest.join("beectl")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "beectl from elsewhere\n");
+}
