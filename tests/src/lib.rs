@@ -176,7 +176,13 @@ impl TestHome {
                 if kind.is_dir() {
                     stack.push(path);
                 } else if kind.is_file() {
-                    found.push((path.clone(), std::fs::read(&path).expect("read store file")));
+                    // A file beed removed between the listing and the read
+                    // (a spool it claimed and took) is no file any more.
+                    match std::fs::read(&path) {
+                        Ok(bytes) => found.push((path.clone(), bytes)),
+                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(err) => panic!("read store file {}: {err}", path.display()),
+                    }
                 }
             }
         }
