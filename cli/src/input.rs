@@ -1,21 +1,17 @@
-//! The one path rule for the files a command or an MCP server reads under
-//! a root: `token estimate`'s inputs, context packets' selections, design
-//! bundles' checks. Every safety check is made by the CLI itself (with the
-//! caller's view of the filesystem).
-//!
-//! A file is taken only when its root is a physical absolute directory, its
-//! path is relative and stays under the root, no component is a link, it is
-//! a regular file with one link, not selected twice, not a common secret
-//! file, within the byte limits, strict UTF-8 without NUL or a UTF-16/32
-//! BOM, and unchanged between the checks and the end of the read.
+//! The selected inputs of `token estimate` and of context packets, read by
+//! the CLI itself (with the caller's view of the filesystem) under the one
+//! path rule (`bee_daemon::storage::path_rule`): a physical absolute root, a
+//! relative path that stays under it, no link on the way, a regular file
+//! with one link, not a common secret file, within the byte limits,
+//! unchanged between the checks and the end of the read. Here, besides: no
+//! file selected twice, and strict UTF-8 text without NUL or a UTF-16/32 BOM.
 
 use bee_daemon::storage::path_rule;
-pub use bee_daemon::storage::path_rule::{read_under, rule_name};
 use bee_proto::tokens::{MAX_INPUT_BYTES, MAX_TOTAL_BYTES, TokenErrorCode};
 use std::io::{self, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-use crate::args::Selection;
+use beectl::args::Selection;
 
 /// The first failure: its code and the 1-based input to blame, if one is.
 pub type InputFailure = (TokenErrorCode, Option<u64>);

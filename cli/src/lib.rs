@@ -1,6 +1,5 @@
-//! `beectl`, Bee's operator CLI. The library holds its argument rules and
-//! the one path rule for the files it reads (`input`), so that they can be
-//! fuzzed; the binary (`main.rs`) parses, dispatches and
+//! `beectl`, Bee's operator CLI. The library holds its argument rules, so
+//! that they can be fuzzed; the binary (`main.rs`) parses, dispatches and
 //! prints. The binary's rooms:
 //!
 //! - `mcp/`: the two MCP servers (`beectl mcp serve`, `beectl design mcp`),
@@ -13,8 +12,9 @@
 //! - `design/`: design bundles, their manifest and checks, which the
 //!   design server reads;
 //! - `render/`: tables, colours, numbers, the shared error document;
-//! - `input.rs` (this library): the one path rule for the files a command
-//!   or server reads; `ask.rs`: asking beed, or deciding to work offline;
+//! - `input.rs`: the token estimate's inputs, read by the one path rule
+//!   (`bee_daemon::storage::path_rule`); `ask.rs`: asking beed, or deciding
+//!   to work offline;
 //! - `args.rs` (this library): the command tree and its rules.
 //!
 //! Files, not rooms, form a one-way stack here, and
@@ -29,4 +29,3 @@
 //! `input` and `ask` use no room.
 
 pub mod args;
-pub mod input;

@@ -19,6 +19,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod ask;
 mod commands;
 mod design;
+mod input;
 mod mcp;
 mod render;
 mod setup;

@@ -1,6 +1,6 @@
 //! The design server's reads, whatever a committed manifest names: every
 //! `file` (under the bundle) and `path` (under the root) in any JSON is
-//! read by the one path rule (`beectl::input::read_under`), and a read
+//! read by the one path rule (`bee_daemon::storage::path_rule::read_under`), and a read
 //! that succeeds is a regular file under the root — never the secret kept
 //! outside it, never through a link, never a device or a FIFO (which would
 //! never end). A body that is not JSON is tried as one path.
@@ -49,7 +49,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
 });
 
 fn check(relative: &str) {
-    if let Ok(bytes) = beectl::input::read_under(&FIXTURE.root, relative, 1 << 20) {
+    if let Ok(bytes) = bee_daemon::storage::path_rule::read_under(&FIXTURE.root, relative, 1 << 20) {
         assert!(!bytes.windows(SECRET.len()).any(|w| w == SECRET), "{relative:?} read the secret outside the root");
     }
 }

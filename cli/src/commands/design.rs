@@ -20,7 +20,7 @@ fn failure(err: DesignError) -> Rendered {
 
 /// The pinned root: `--root` (absolute, physical) or the current directory.
 pub fn root(root: Option<&str>) -> Result<PathBuf, Rendered> {
-    beectl::input::physical_root(root).map_err(|_| {
+    crate::input::physical_root(root).map_err(|_| {
         Rendered::invalid_usage(format!(
             "--root: {} must be an existing, absolute, physical directory",
             root.unwrap_or("the current directory")

@@ -9,8 +9,8 @@ use bee_proto::tokens::{COMMAND_MILLIS, CountAnswer, CountRequest, Encoding, Inp
 use std::time::{Duration, Instant};
 
 use crate::ask;
+use crate::input;
 use beectl::args::{EstimateArgs, Selection};
-use beectl::input;
 
 pub fn estimate(args: EstimateArgs) -> Rendered {
     let deadline = Instant::now() + Duration::from_millis(COMMAND_MILLIS);

@@ -8,6 +8,7 @@
 //! Nothing here approves a design: a verified hash, an acyclic graph or a
 //! matching screenshot is the result of that read, not acceptance.
 
+use bee_daemon::storage::path_rule;
 use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -178,29 +179,28 @@ const BUNDLE_FILE_LIMIT: u64 = MAX_BUNDLE_BYTES;
 const SOURCE_LIMIT: u64 = MANIFEST_LIMIT;
 
 /// The bytes of `relative` under `root` by the one path rule every read and
-/// hash here takes ([`beectl::input::read_under`]: relative and under the
-/// root, no link on the path, a regular file, a size bound), checked at the
-/// read whatever a manifest on disk says. A refusal names the rule, and
-/// never the content or a hash of what was refused.
-fn read_checked(root: &Path, relative: &str, limit: u64) -> Result<Vec<u8>, DesignError> {
-    beectl::input::read_under(root, relative, limit).map_err(|code| {
-        error("path_refused", format!("{relative}: refused by the path rule ({})", beectl::input::rule_name(code)))
-    })
+/// hash here takes ([`path_rule::read_under`]: relative and under the root,
+/// no link on the path, a regular file, a size bound), checked at the read
+/// whatever a manifest on disk says. A refusal names the rule, and never
+/// the content or a hash of what was refused.
+fn read_checked(root: &Path, relative: &Path, limit: u64) -> Result<Vec<u8>, DesignError> {
+    let shown = relative.to_string_lossy();
+    path_rule::read_under(root, &shown, limit).map_err(|code| refused(&shown, code))
+}
+
+fn refused(shown: &str, code: bee_proto::tokens::TokenErrorCode) -> DesignError {
+    error("path_refused", format!("{shown}: {}", path_rule::refusal(code)))
 }
 
 /// A bundle's own file, by the path rule: `file` is relative to the bundle
-/// and stays inside it.
+/// (an absolute `file` replaces the whole path, which the rule refuses).
 fn read_bundle_file(root: &Path, bundle: &str, file: &str) -> Result<Vec<u8>, DesignError> {
-    if Path::new(file).is_absolute() {
-        let rule = beectl::input::rule_name(bee_proto::tokens::TokenErrorCode::PathEscape);
-        return Err(error("path_refused", format!("{file}: refused by the path rule ({rule})")));
-    }
-    read_checked(root, &format!("{DESIGN_DIR}/{bundle}/{file}"), BUNDLE_FILE_LIMIT)
+    read_checked(root, &Path::new(DESIGN_DIR).join(bundle).join(file), BUNDLE_FILE_LIMIT)
 }
 
 /// A mapped source's bytes, by the path rule.
 fn read_source(root: &Path, path: &str) -> Result<Vec<u8>, DesignError> {
-    read_checked(root, path, SOURCE_LIMIT)
+    read_checked(root, Path::new(path), SOURCE_LIMIT)
 }
 
 fn check_bundle_name(name: &str) -> Result<(), DesignError> {
@@ -219,15 +219,12 @@ fn check_bundle_name(name: &str) -> Result<(), DesignError> {
 pub fn load(root: &Path, bundle: &str) -> Result<Manifest, DesignError> {
     check_bundle_name(bundle)?;
     let path = design_dir(root).join(bundle).join(MANIFEST);
-    let bytes = match beectl::input::read_under(root, &format!("{DESIGN_DIR}/{bundle}/{MANIFEST}"), MANIFEST_LIMIT) {
+    let bytes = match path_rule::read_under(root, &format!("{DESIGN_DIR}/{bundle}/{MANIFEST}"), MANIFEST_LIMIT) {
         Ok(bytes) => bytes,
         Err(bee_proto::tokens::TokenErrorCode::Missing) => {
             return Err(error("bundle_not_found", format!("no design bundle {bundle:?} (beectl design import)")));
         }
-        Err(code) => {
-            let rule = beectl::input::rule_name(code);
-            return Err(error("path_refused", format!("{}: refused by the path rule ({rule})", path.display())));
-        }
+        Err(code) => return Err(refused(&path.display().to_string(), code)),
     };
     serde_json::from_slice(&bytes).map_err(|err| error("manifest_invalid", format!("{}: {err}", path.display())))
 }

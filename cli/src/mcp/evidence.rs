@@ -64,7 +64,7 @@ pub fn serve(root: Option<&str>, discovery: bool) -> Rendered {
 /// `--root` as given (absolute and physical), else the physical current
 /// directory: the token estimate's own rule for its root.
 fn pinned_root(root: Option<&str>) -> Result<PathBuf, String> {
-    beectl::input::physical_root(root).map_err(|_| {
+    crate::input::physical_root(root).map_err(|_| {
         format!("--root: {} must be an existing, absolute, physical directory", root.unwrap_or("the current directory"))
     })
 }

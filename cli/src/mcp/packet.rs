@@ -141,9 +141,6 @@ fn code_name(code: impl Serialize) -> String {
     serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
-/// Reads and renders every selection of `manifest_text` in dependency
-/// order. With `all`, every problem is gathered (the doctor); otherwise the
-/// first one ends it.
 /// When the work of a call that starts now must be over: the tool's
 /// deadline. Reading, outlining and counting stop there, between files and
 /// between counts, so a call the MCP server answered `timeout` leaves
@@ -152,6 +149,9 @@ fn work_deadline() -> Instant {
     Instant::now() + crate::mcp::transport::tool_timeout()
 }
 
+/// Reads and renders every selection of `manifest_text` in dependency
+/// order, until `deadline`. With `all`, every problem is gathered (the
+/// doctor); otherwise the first one ends it.
 fn prepare(manifest_text: &str, root: Option<&str>, all: bool, deadline: Instant) -> Result<Vec<Packed>, Vec<Problem>> {
     let over = || {
         let limit = crate::mcp::transport::tool_timeout().as_millis();
@@ -190,7 +190,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool, deadline: Instant
     };
     // Every distinct file once, by the token estimate's rules and its total
     // limit; the doctor goes on past an unreadable file to the next.
-    let mut reader = beectl::input::Files::open(root).map_err(|code| {
+    let mut reader = crate::input::Files::open(root).map_err(|code| {
         vec![problem("-", &code_name(code), "the root must be an existing, absolute, physical directory")]
     })?;
     let mut total = 0u64;
@@ -202,7 +202,7 @@ fn prepare(manifest_text: &str, root: Option<&str>, all: bool, deadline: Instant
         if files.iter().any(|(path, _)| path == &selection.path) {
             continue;
         }
-        let read = reader.read(&selection.path).and_then(|bytes| beectl::input::counted(&mut total, bytes));
+        let read = reader.read(&selection.path).and_then(|bytes| crate::input::counted(&mut total, bytes));
         let read = read.map_err(|code| {
             problem(
                 &selection.id,

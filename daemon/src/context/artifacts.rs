@@ -160,7 +160,7 @@ fn read_stored(name: &str, limit: u64) -> Result<Vec<u8>, TokenErrorCode> {
 }
 
 fn refused(id: &str, code: TokenErrorCode) -> ArtifactError {
-    error("io", format!("artifact {id}: refused by the path rule ({})", path_rule::rule_name(code)))
+    error("io", format!("artifact {id}: {}", path_rule::refusal(code)))
 }
 
 /// Every stored artifact's metadata, oldest first.

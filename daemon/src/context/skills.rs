@@ -125,6 +125,11 @@ pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
     let (mut skills, mut invalid) = (Vec::new(), Vec::new());
     for root in roots {
         let Ok(entries) = std::fs::read_dir(&root.dir) else { continue };
+        // The root is configured (the user's own directory): resolved once,
+        // and the rule holds below it.
+        let physical = std::fs::canonicalize(&root.dir)
+            .map_err(|err| err.to_string())
+            .and_then(|dir| path_rule::physical_root(&dir).map_err(path_rule::refusal));
         let mut dirs: Vec<(String, PathBuf)> = entries
             .flatten()
             // A linked directory is named among the invalid, by the path rule.
@@ -143,7 +148,7 @@ pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
                 }
                 Err(_) => continue,
             }
-            match read(&root.dir, &name) {
+            match physical.as_ref().map_err(String::clone).and_then(|root| read(root, &name)) {
                 Ok((text, bytes)) => match parse(&text) {
                     Ok((name, description, dependencies, body)) => {
                         skills.push(Skill { path, name, description, dependencies, body, bytes })
@@ -157,14 +162,12 @@ pub fn all(roots: &[Root]) -> (Vec<Skill>, Vec<Invalid>) {
     (skills, invalid)
 }
 
-/// `NAME/SKILL.md` under the skill root `root`, by the one path rule
-/// (`storage::path_rule`): a file over the bound is refused, never read in part.
+/// `NAME/SKILL.md` under the physical skill root `root`, by the one path
+/// rule (`storage::path_rule`): a file over the bound is refused, never
+/// read in part.
 fn read(root: &Path, name: &str) -> Result<(String, u64), String> {
-    let refused = |code| format!("refused by the path rule ({})", path_rule::rule_name(code));
-    // The root is configured (the user's own directory); the rule holds below it.
-    let root = std::fs::canonicalize(root).map_err(|err| err.to_string())?;
-    let root = path_rule::physical_root(&root).map_err(refused)?;
-    let text = path_rule::read_under(&root, &format!("{name}/{SKILL_FILE}"), MAX_READ_BYTES).map_err(refused)?;
+    let text =
+        path_rule::read_under(root, &format!("{name}/{SKILL_FILE}"), MAX_READ_BYTES).map_err(path_rule::refusal)?;
     let bytes = text.len() as u64;
     String::from_utf8(text).map(|text| (text, bytes)).map_err(|_| "not UTF-8".to_owned())
 }

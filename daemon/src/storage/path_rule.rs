@@ -38,13 +38,14 @@ pub fn read_under(root: &Path, relative: &str, max_bytes: u64) -> Result<Vec<u8>
     read_checked(root, relative, max_bytes, None)
 }
 
-/// The rule's name for a refusal (`path_escape`, `path_link`, …), as the
-/// token report spells its error codes.
-pub fn rule_name(code: TokenErrorCode) -> String {
-    match serde_json::to_value(code) {
+/// What a refusal says, with the rule's name as the token report spells
+/// its error codes: `refused by the path rule (path_link)`.
+pub fn refusal(code: TokenErrorCode) -> String {
+    let name = match serde_json::to_value(code) {
         Ok(serde_json::Value::String(name)) => name,
         _ => format!("{code:?}"),
-    }
+    };
+    format!("refused by the path rule ({name})")
 }
 
 /// [`read_under`], and with `seen`, never the same file (device and
