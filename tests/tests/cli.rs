@@ -67,20 +67,21 @@ fn help_is_everywhere() {
     assert_eq!(home.beectl(&["completions", "tcsh"]).status.code(), Some(4));
 }
 
+/// `contrib/install.sh` of the dev profile into `dest`, with `env` on top.
+fn install(home: &TestHome, dest: &std::path::Path, env: &[(&str, &std::ffi::OsStr)]) -> std::process::Output {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/install.sh");
+    let mut command = home.command("sh");
+    command.arg(&script).env("BEE_INSTALL_DIR", dest).env("BEE_INSTALL_PROFILE", "dev");
+    command.envs(env.iter().copied()).output().unwrap()
+}
+
 /// The README's one install command builds once and installs all three
 /// binaries, which then run.
 #[test]
 fn the_install_script_installs_the_three_binaries() {
     let home = TestHome::new();
     let dest = home.path().join("bin");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/install.sh");
-    let output = home
-        .command("sh")
-        .arg(&script)
-        .env("BEE_INSTALL_DIR", &dest)
-        .env("BEE_INSTALL_PROFILE", "dev")
-        .output()
-        .unwrap();
+    let output = install(&home, &dest, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("installed beed, bee-hook and beectl"));
     assert!(stderr(&output).contains("add ") && stderr(&output).contains("to your PATH"), "not on PATH: said");
@@ -117,16 +118,8 @@ fn the_install_script_honours_where_cargo_builds() {
     .unwrap();
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
     let dest = home.path().join("bin");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/install.sh");
-    let output = home
-        .command("sh")
-        .arg(&script)
-        .env("BEE_INSTALL_DIR", &dest)
-        .env("BEE_INSTALL_PROFILE", "dev")
-        .env("CARGO_TARGET_DIR", &elsewhere)
-        .env("PATH", format!("{}:/usr/bin:/bin", tools.display()))
-        .output()
-        .unwrap();
+    let path = format!("{}:/usr/bin:/bin", tools.display());
+    let output = install(&home, &dest, &[("CARGO_TARGET_DIR", elsewhere.as_os_str()), ("PATH", path.as_ref())]);
     assert!(output.status.success(), "{}", stderr(&output));
     let run = std::process::Command::new(dest.join("beectl")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&run.stdout), "beectl from elsewhere\n");

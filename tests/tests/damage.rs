@@ -77,18 +77,28 @@ fn a_damaged_schema_page_is_corrupt_not_only_missing() {
     assert_eq!(report["issues"], serde_json::json!(["missing", "corrupt", "observation_window_open"]), "{report}");
 }
 
-#[test]
-fn a_flipped_bit_in_a_stored_event_is_named_not_believed() {
-    let home = TestHome::new();
-    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
-    for tool in ["toolu_FIRST", "toolu_MARKED", "toolu_LAST"] {
-        let body = serde_json::json!({"source_app": "app", "session_id": "s-flip", "hook_event_type": "PreToolUse",
+/// Stores one `PreToolUse` event of `session` per tool id, through beed.
+fn post_tool_events(home: &TestHome, session: &str, tools: &[&str]) {
+    for tool in tools {
+        let body = serde_json::json!({"source_app": "app", "session_id": session, "hook_event_type": "PreToolUse",
                                       "payload": {}, "tool_use_id": tool});
         let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", body.to_string().as_bytes()));
         assert_eq!(status, 200);
     }
+}
+
+/// The events store's database file.
+fn events_db(home: &TestHome) -> std::path::PathBuf {
+    home.bee_dir().join("usage/events-v1/events.sqlite3")
+}
+
+#[test]
+fn a_flipped_bit_in_a_stored_event_is_named_not_believed() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    post_tool_events(&home, "s-flip", &["toolu_FIRST", "toolu_MARKED", "toolu_LAST"]);
     assert_eq!(daemon.stop(), Some(0));
-    let db = home.bee_dir().join("usage/events-v1/events.sqlite3");
+    let db = events_db(&home);
     let bytes = std::fs::read(&db).unwrap();
     let at = bytes.windows(12).position(|w| w == b"toolu_MARKED").expect("the event on disk");
     flip_byte(&db, at as u64 + 6);
@@ -194,14 +204,9 @@ fn a_flipped_bit_in_a_response_pack_is_named_not_counted() {
 fn a_damaged_event_body_is_left_out_and_named_and_the_audit_still_answers() {
     let home = TestHome::new();
     let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
-    for tool in ["toolu_FIRST", "toolu_MARKED", "toolu_LAST"] {
-        let body = serde_json::json!({"source_app": "app", "session_id": "s-key", "hook_event_type": "PreToolUse",
-                                      "payload": {}, "tool_use_id": tool});
-        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", body.to_string().as_bytes()));
-        assert_eq!(status, 200);
-    }
+    post_tool_events(&home, "s-key", &["toolu_FIRST", "toolu_MARKED", "toolu_LAST"]);
     assert_eq!(daemon.stop(), Some(0));
-    let db = home.bee_dir().join("usage/events-v1/events.sqlite3");
+    let db = events_db(&home);
     let pristine = std::fs::read(&db).unwrap();
     let marked = pristine.windows(12).position(|w| w == b"toolu_MARKED").expect("the event on disk");
     // The damaged row's own key: the nearest `"hook_event_type":` with no
@@ -273,17 +278,13 @@ fn random_bit_flips_over_every_table_never_take_a_view_down() {
         "tokens": {"inputTokens": 100, "outputTokens": 10}, "quotaSnapshots": []});
     let body = serde_json::json!({"records": [call]}).to_string();
     assert_eq!(raw_http(&home.socket(), &post_request("/v1/ledger/records", "", body.as_bytes())).0, 200);
-    for tool in ["toolu_A", "toolu_B"] {
-        let event = serde_json::json!({"source_app": "app", "session_id": "s-bits", "hook_event_type": "PreToolUse",
-                                       "payload": {}, "tool_use_id": tool});
-        assert_eq!(raw_http(&home.socket(), &post_request("/events", "", event.to_string().as_bytes())).0, 200);
-    }
+    post_tool_events(&home, "s-bits", &["toolu_A", "toolu_B"]);
     let ingested = parse_json_line(&home.beectl(&["ingest"]).stdout);
     assert_eq!(daemon.stop(), Some(0));
     let whole = parse_json_line(&home.beectl(&["usage", "--by", "day", "--since", "2026-11-30T00:00:00Z"]).stdout);
     assert_eq!(whole["totals"]["responses"], 6, "the log was read ({ingested}): {whole}");
     let ledger = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
-    let events = home.bee_dir().join("usage/events-v1/events.sqlite3");
+    let events = events_db(&home);
     let (ledger_bytes, events_bytes) = (std::fs::read(&ledger).unwrap(), std::fs::read(&events).unwrap());
     let views: [&[&str]; 5] = [
         &["usage", "--by", "day", "--since", "2026-11-30T00:00:00Z", "--until", "2026-12-01T00:00:00Z"],
