@@ -171,9 +171,10 @@ fn cli_command(program: &OsStr, rest: &[OsString]) -> io::Result<Command> {
     }
 }
 
-/// Where `program` is, as exec finds it: a path, or a name searched on
-/// `PATH`; not there is `NotFound`, there but not executable `PermissionDenied`.
-fn resolve(program: &OsStr) -> io::Result<std::path::PathBuf> {
+/// Whether `program` is there to run, as exec finds it: a path, or a name
+/// searched on `PATH`; not there is `NotFound`, there but not executable
+/// `PermissionDenied`.
+fn resolve(program: &OsStr) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |path: &std::path::Path| {
         std::fs::metadata(path).map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
@@ -190,7 +191,7 @@ fn resolve(program: &OsStr) -> io::Result<std::path::PathBuf> {
     let mut found_unrunnable = false;
     for candidate in candidates {
         match runnable(&candidate) {
-            Ok(true) => return Ok(candidate),
+            Ok(true) => return Ok(()),
             Ok(false) => found_unrunnable = true,
             Err(_) => {}
         }

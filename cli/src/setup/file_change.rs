@@ -70,21 +70,7 @@ impl FileChange {
     /// over it. Otherwise nothing is changed, and the error says so.
     pub fn write_if_unchanged(&self, backup: bool) -> std::io::Result<Option<PathBuf>> {
         self.check_unchanged()?;
-        let saved = match (&self.before, backup) {
-            (Some(text), true) => Some(save_backup(&self.path, text)?),
-            _ => None,
-        };
-        match &self.after {
-            Some(text) => replace(&self.path, text, || self.check_unchanged())?,
-            None => {
-                self.check_unchanged()?;
-                match std::fs::remove_file(&self.path) {
-                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
-                    _ => {}
-                }
-            }
-        }
-        Ok(saved)
+        self.apply(backup, || self.check_unchanged())
     }
 
     /// Whether the file on disk is still the bytes that were read.
@@ -106,16 +92,24 @@ impl FileChange {
     /// file's mode (0600 for a new one), or removes the file. Returns the
     /// backup's path.
     pub fn write(&self, backup: bool) -> std::io::Result<Option<PathBuf>> {
+        self.apply(backup, || Ok(()))
+    }
+
+    /// The backup, then the new text or the removal once `still` holds.
+    fn apply(&self, backup: bool, still: impl Fn() -> std::io::Result<()>) -> std::io::Result<Option<PathBuf>> {
         let saved = match (&self.before, backup) {
             (Some(text), true) => Some(save_backup(&self.path, text)?),
             _ => None,
         };
         match &self.after {
-            Some(text) => replace(&self.path, text, || Ok(()))?,
-            None => match std::fs::remove_file(&self.path) {
-                Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
-                _ => {}
-            },
+            Some(text) => replace(&self.path, text, still)?,
+            None => {
+                still()?;
+                match std::fs::remove_file(&self.path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
+                    _ => {}
+                }
+            }
         }
         Ok(saved)
     }

@@ -156,44 +156,48 @@ fn walk(bytes: &[u8], kind: Kind, depth: usize, tally: &mut Tally) -> Result<(),
 /// Checks a JSON body against the budget: every value counted, nothing kept.
 pub fn check_json(body: &[u8]) -> Result<(), OverBudget> {
     use serde::de::DeserializeSeed;
-    let mut count = 0usize;
+    let mut over = None;
+    let mut tally = JsonTally { values: 0, over: &mut over };
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let walked = Count { count: &mut count, depth: 0 }.deserialize(&mut deserializer);
-    match walked {
-        Ok(()) => Ok(()),
-        Err(err) if count > MAX_JSON_VALUES => {
-            drop(err);
-            Err(OverBudget::Values)
-        }
-        Err(err) if err.to_string().starts_with(DEPTH_ERROR) => Err(OverBudget::Depth),
-        // Not JSON: the decoder names it.
-        Err(_) => Ok(()),
-    }
+    // Not JSON is left to the decoder to name; only what the walk counted is over.
+    let _ = Count { tally: &mut tally, depth: 0 }.deserialize(&mut deserializer);
+    over.map_or(Ok(()), Err)
 }
 
-const DEPTH_ERROR: &str = "bee: nested too deep";
+/// Values counted so far, and the bound a walk ran into.
+struct JsonTally<'o> {
+    values: usize,
+    over: &'o mut Option<OverBudget>,
+}
 
 /// A JSON value counted (and its members), never built.
-struct Count<'c> {
-    count: &'c mut usize,
+struct Count<'t, 'o> {
+    tally: &'t mut JsonTally<'o>,
     depth: usize,
 }
 
-impl Count<'_> {
-    fn one<E: serde::de::Error>(&mut self) -> Result<(), E> {
-        *self.count += 1;
-        if *self.count > MAX_JSON_VALUES { Err(E::custom("bee: too many values")) } else { Ok(()) }
+impl<'o> Count<'_, 'o> {
+    /// Stops the walk at a bound, noting which.
+    fn over<E: serde::de::Error>(&mut self, bound: OverBudget) -> E {
+        let message = bound.to_string();
+        *self.tally.over = Some(bound);
+        E::custom(message)
     }
 
-    fn inner<E: serde::de::Error>(&mut self) -> Result<Count<'_>, E> {
+    fn one<E: serde::de::Error>(&mut self) -> Result<(), E> {
+        self.tally.values += 1;
+        if self.tally.values > MAX_JSON_VALUES { Err(self.over(OverBudget::Values)) } else { Ok(()) }
+    }
+
+    fn inner<E: serde::de::Error>(&mut self) -> Result<Count<'_, 'o>, E> {
         if self.depth >= MAX_DEPTH {
-            return Err(E::custom(DEPTH_ERROR));
+            return Err(self.over(OverBudget::Depth));
         }
-        Ok(Count { count: self.count, depth: self.depth + 1 })
+        Ok(Count { tally: self.tally, depth: self.depth + 1 })
     }
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for Count<'_> {
+impl<'de> serde::de::DeserializeSeed<'de> for Count<'_, '_> {
     type Value = ();
 
     fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -201,7 +205,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Count<'_> {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Count<'_> {
+impl<'de> serde::de::Visitor<'de> for Count<'_, '_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
