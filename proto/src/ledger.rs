@@ -303,8 +303,10 @@ pub struct QuotaWindow {
 pub struct ProviderQuota {
     pub provider: Provider,
     pub calls: u64,
-    pub agent_time_ms: u64,
-    pub used_ms: u64,
+    /// `null` when no producer measured a call of this provider: its time
+    /// is unknown (see `derived`), never 0.
+    pub agent_time_ms: Option<u64>,
+    pub used_ms: Option<u64>,
     pub derived: DerivedTime,
     pub converted: u64,
     pub crossed: u64,
@@ -320,12 +322,16 @@ pub struct QuotaReport {
     pub since_utc: String,
     pub until_utc: String,
     pub provider: Option<Provider>,
-    /// Call durations clipped to the range, summed (concurrent calls both count).
-    pub agent_time_ms: u64,
-    /// The union of call intervals in the range (overlaps once).
-    pub used_ms: u64,
-    /// Range length minus Used.
-    pub idle_ms: u64,
+    /// Call durations clipped to the range, summed (concurrent calls both
+    /// count). `null` when agents worked in the range and no producer
+    /// measured a call (issue `time_not_measured`, `derived` beside it):
+    /// the time is unknown, never 0.
+    pub agent_time_ms: Option<u64>,
+    /// The union of call intervals in the range (overlaps once); `null`
+    /// exactly when `agent_time_ms` is.
+    pub used_ms: Option<u64>,
+    /// Range length minus Used; `null` when Used is.
+    pub idle_ms: Option<u64>,
     /// `work` records in the range.
     pub converted: u64,
     /// `limit` records in the range.

@@ -295,6 +295,12 @@ pub struct LineCounts {
     pub matched_session: u64,
     pub other_session: u64,
     pub unparseable: u64,
+    /// Lines of the session the provider CLI wrote about its own failure
+    /// (Claude Code's `<synthetic>` / `isApiErrorMessage` lines, Codex
+    /// `error` events) that were no limit hit: never a response. Part of
+    /// `matchedSession`.
+    #[serde(default)]
+    pub error_lines: u64,
 }
 
 /// The `beectl budget --measured` document.

@@ -166,29 +166,36 @@ impl TestHome {
 
     /// Every regular file below `.bee/`, with its bytes.
     pub fn bee_files(&self) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut found = Vec::new();
-        let mut stack = vec![self.bee_dir()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let kind = entry.file_type().expect("file type");
-                if kind.is_dir() {
-                    stack.push(path);
-                } else if kind.is_file() {
-                    // A file beed removed between the listing and the read
-                    // (a spool it claimed and took) is no file any more.
-                    match std::fs::read(&path) {
-                        Ok(bytes) => found.push((path.clone(), bytes)),
-                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(err) => panic!("read store file {}: {err}", path.display()),
-                    }
+        files_under(&self.bee_dir())
+    }
+}
+
+/// Every regular file below `root`, with its bytes.
+pub fn files_under(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().expect("file type");
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                // A file beed removed between the listing and the read
+                // (a spool it claimed and took) is no file any more.
+                match std::fs::read(&path) {
+                    Ok(bytes) => found.push((path.clone(), bytes)),
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => panic!("read {}: {err}", path.display()),
                 }
             }
         }
-        found
     }
+    found
+}
 
+impl TestHome {
     /// Starts beed on this home and waits until it answers.
     pub fn start_daemon(&self) -> Daemon {
         Daemon::start(self, self.command(bin("beed")))

@@ -7,7 +7,9 @@
 //! a tool when the newest user message says `TOOL` (so one turn makes two
 //! requests), send rate-limit headers, and refuse with a usage-limit 429
 //! when the newest user message says `LIMIT` (`LIMIT-NOHEADERS`: without
-//! rate-limit headers). A conversation that says `SLOW:<ms>` anywhere is
+//! rate-limit headers); Anthropic's refuses with a 400 that is no limit
+//! (an API error the CLI does not retry) when it says `APIERROR`. A
+//! conversation that says `SLOW:<ms>` anywhere is
 //! answered that many milliseconds late, request by request, so a measured
 //! duration has a floor the test knows.
 
@@ -166,7 +168,7 @@ impl MockProvider {
         }
     }
 
-    /// Requests refused with a usage-limit 429.
+    /// Requests refused: with a usage-limit 429, or (`APIERROR`) a 400.
     pub fn refused(&self) -> u64 {
         self.log.lock().map(|log| log.refused).unwrap_or(0)
     }
@@ -326,6 +328,15 @@ fn sse(events: &[(String, Value)]) -> String {
 
 fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     let (text, answered) = newest_user_text(Api::Anthropic, body);
+    if text.contains("APIERROR") {
+        log.refused += 1;
+        let mut answer = Answer::json(
+            400,
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "mock: the request was refused"}}),
+        );
+        answer.headers.push(("x-should-retry".into(), "false".into()));
+        return answer;
+    }
     if text.contains("LIMIT") {
         log.refused += 1;
         let mut answer = Answer::json(

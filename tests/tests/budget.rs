@@ -158,6 +158,13 @@ fn codex_rollout() -> Vec<u8> {
             "event_msg",
             json!({"type": "error", "message": "You've hit your usage limit. Try again later."}),
         ),
+        // Codex's line about its own failure that is no limit hit: an
+        // error line, never a response.
+        line(
+            "2026-11-30T09:02:02.000Z",
+            "event_msg",
+            json!({"type": "error", "message": "stream disconnected before completion: Internal server error"}),
+        ),
     ];
     let mut bytes = lines.join("\n").into_bytes();
     bytes.push(b'\n');
@@ -183,7 +190,7 @@ fn claude_transcript_counters_dedup_limits_and_every_line_accounted() {
         &json!({
             "schemaVersion": 1, "status": "complete", "errorCode": null, "harness": "claude",
             "session": CLAUDE_SESSION, "source": "provider_reported_counters",
-            "lines": {"read": 13, "matchedSession": 8, "otherSession": 2, "unparseable": 3},
+            "lines": {"read": 13, "matchedSession": 8, "otherSession": 2, "unparseable": 3, "errorLines": 0},
             "response": {
                 "responses": 4,
                 "counters": {"inputTokens": 16, "cachedInputTokens": null, "cacheCreationInputTokens": 100,
@@ -223,7 +230,7 @@ fn codex_rollout_streams_windows_and_a_truncated_last_line() {
         &json!({
             "schemaVersion": 1, "status": "complete", "errorCode": null, "harness": "codex",
             "session": CODEX_SESSION, "source": "provider_reported_counters",
-            "lines": {"read": 9, "matchedSession": 8, "otherSession": 0, "unparseable": 1},
+            "lines": {"read": 10, "matchedSession": 9, "otherSession": 0, "unparseable": 1, "errorLines": 1},
             "response": {"responses": 2, "counters": counters(2500, 1200, 80, 20), "models": ["gpt-5-codex"]},
             "history": {"totalCounters": counters(2500, 1200, 80, 20), "modelContextWindow": 272000, "lastContextTokens": null},
             "rateLimits": [
@@ -240,7 +247,7 @@ fn codex_rollout_streams_windows_and_a_truncated_last_line() {
                 {"line": 7, "observedAtUtc": "2026-11-30T09:02:00.000Z", "resetsAtUtc": "2026-11-30T12:00:00.000Z", "detection": "structured"},
                 {"line": 8, "observedAtUtc": "2026-11-30T09:02:01.000Z", "resetsAtUtc": null, "detection": "text"}
             ],
-            "issues": [{"code": "truncated_last_line", "line": 9}, {"code": "unparseable_line", "line": 9}],
+            "issues": [{"code": "truncated_last_line", "line": 10}, {"code": "unparseable_line", "line": 10}],
             "money": null
         }),
     );

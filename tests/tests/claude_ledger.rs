@@ -103,14 +103,20 @@ fn print_continue_and_resume_count_each_served_response_once() {
     assert_usage_equals_served(&home, &provider);
     let quota = json_of(&home.beectl(&["quota"]));
     // No producer measured these turns: their time comes from the logs'
-    // own timestamps, one turn per prompt, apart from measured time — and
-    // the measured 0 says so.
+    // own timestamps, one turn per prompt, apart from measured time, which
+    // is unknown: null, never a 0 that reads as "no usage" (nor an Idle
+    // that claims the whole window).
     assert_eq!(
         (quota["crossed"].clone(), quota["issues"].clone()),
         (json!(0), json!(["time_not_measured"])),
         "{quota}"
     );
-    assert_eq!((quota["agentTimeMs"].clone(), quota["derived"]["turns"].clone()), (json!(0), json!(3)), "{quota}");
+    assert_eq!(
+        [&quota["agentTimeMs"], &quota["usedMs"], &quota["idleMs"], &quota["providers"][0]["agentTimeMs"]],
+        [&Value::Null; 4],
+        "{quota}"
+    );
+    assert_eq!(quota["derived"]["turns"], 3, "{quota}");
     assert!(quota["derived"]["agentTimeMs"].as_u64().unwrap() > 0, "{quota}");
     // Cost: what Claude Code itself reported, from its session's cost lines
     // (no producer ran), equal to what the CLI last said the session cost.
@@ -191,6 +197,52 @@ fn turns_while_beed_is_down_are_spooled_and_counted_once_it_is_back() {
     let quota = json_of(&home.beectl(&["quota"]));
     assert_eq!(quota["providers"][0]["calls"], 1, "{quota}");
     drop(daemon);
+}
+
+/// An API error the mock serves (a 400 Claude Code does not retry): Claude
+/// Code writes a `<synthetic>` / `isApiErrorMessage` line about it, which
+/// is no response — the figures equal what was served, no `(unknown)`
+/// model, no unpriced cost — and `budget --measured` counts it as an error
+/// line.
+#[test]
+fn an_api_error_claude_code_writes_is_no_response() {
+    let home = TestHome::new();
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    let session = "7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+    let mut first = claude(&home, &provider, &project, None);
+    first.args(["-p", "hello", "--session-id", session, "--output-format", "json"]);
+    run_ok(first);
+    let mut failing = claude(&home, &provider, &project, None);
+    failing.args(["-p", "APIERROR now", "--resume", session, "--output-format", "json"]);
+    let output = failing.output().unwrap();
+    // Claude Code may ask again before it gives up: at least one refusal.
+    assert!(provider.refused() >= 1, "{}", String::from_utf8_lossy(&output.stdout));
+    let (transcript, written) = files_under(&home.path().join(".claude/projects"))
+        .into_iter()
+        .find(|(path, _)| path.ends_with(format!("{session}.jsonl")))
+        .expect("the session's transcript");
+    let written = String::from_utf8(written).unwrap();
+    assert!(written.contains(r#""isApiErrorMessage":true"#), "Claude Code wrote its error line: {written}");
+
+    json_of(&home.beectl(&["ingest"]));
+    assert_usage_equals_served(&home, &provider);
+    // Above: one row per model the mock answered as, and an unpriced model
+    // only when the mock's own is: no `(unknown)` row for the error line.
+    let by_model = json_of(&home.beectl(&["usage", "--by", "model"]));
+    assert!(!by_model.to_string().contains("(unknown)"), "{by_model}");
+    let measured = json_of(&home.beectl(&[
+        "budget",
+        "--measured",
+        "--harness",
+        "claude",
+        "--session",
+        session,
+        "--log",
+        transcript.to_str().unwrap(),
+    ]));
+    assert_eq!(measured["response"]["responses"], provider.served().len(), "{measured}");
+    assert_eq!((measured["lines"]["errorLines"].clone(), measured["limits"].clone()), (json!(1), json!([])));
 }
 
 /// Claude Code's own settings for a fresh home: onboarding done, the test

@@ -86,24 +86,26 @@ fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
 fn quota_table(report: &QuotaReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Quota {} → {}", report.since_utc, report.until_utc);
-    let measured_calls: u64 = report.providers.iter().map(|p| p.calls).sum();
-    if measured_calls == 0 {
+    match (report.agent_time_ms, report.used_ms, report.idle_ms) {
+        (Some(agent), Some(used), Some(idle)) => {
+            let _ = writeln!(
+                out,
+                "  Agent time {}   Used {}   Idle {}   Converted {}   Crossed {}",
+                duration(agent),
+                duration(used),
+                duration(idle),
+                report.converted,
+                report.crossed
+            );
+        }
         // Nothing measured is not "0m" of work: the time is unknown.
-        let _ = writeln!(
-            out,
-            "  Agent time unknown (no producer measured a call)   Converted {}   Crossed {}",
-            report.converted, report.crossed
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "  Agent time {}   Used {}   Idle {}   Converted {}   Crossed {}",
-            duration(report.agent_time_ms),
-            duration(report.used_ms),
-            duration(report.idle_ms),
-            report.converted,
-            report.crossed
-        );
+        _ => {
+            let _ = writeln!(
+                out,
+                "  Agent time unknown (no producer measured a call)   Converted {}   Crossed {}",
+                report.converted, report.crossed
+            );
+        }
     }
     if report.derived.turns > 0 {
         let _ = writeln!(
@@ -117,10 +119,9 @@ fn quota_table(report: &QuotaReport) -> String {
     }
     for provider in &report.providers {
         // As above: no measured call is an unknown time, not "0m".
-        let time = if provider.calls == 0 {
-            "agent time unknown".to_owned()
-        } else {
-            format!("agent time {}  used {}", duration(provider.agent_time_ms), duration(provider.used_ms))
+        let time = match (provider.agent_time_ms, provider.used_ms) {
+            (Some(agent), Some(used)) => format!("agent time {}  used {}", duration(agent), duration(used)),
+            _ => "agent time unknown".to_owned(),
         };
         let _ = writeln!(
             out,
@@ -182,7 +183,8 @@ mod tests {
 
     fn report(calls: u64, derived_turns: u64) -> QuotaReport {
         let derived = DerivedTime { turns: derived_turns, agent_time_ms: derived_turns * 120_000, used_ms: 0 };
-        let (agent_time_ms, used_ms) = (calls * 60_000, calls * 60_000);
+        let measured = |ms: u64| (calls > 0).then_some(ms);
+        let (agent_time_ms, used_ms) = (measured(calls * 60_000), measured(calls * 60_000));
         QuotaReport {
             schema_version: 1,
             since_utc: "2026-11-30T00:00:00.000Z".to_owned(),
@@ -190,7 +192,7 @@ mod tests {
             provider: None,
             agent_time_ms,
             used_ms,
-            idle_ms: 86_400_000 - used_ms,
+            idle_ms: used_ms.map(|used| 86_400_000 - used),
             converted: 0,
             crossed: 0,
             calls_without_duration: 0,

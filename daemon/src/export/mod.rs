@@ -351,11 +351,11 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
             for provider in &quota.providers {
                 let p = (names::LABEL_PROVIDER, provider.provider.as_str().to_owned());
                 // No producer measured a call: the measured time is unknown, not 0 s.
-                if provider.calls > 0 {
+                if let Some(agent_time_ms) = provider.agent_time_ms {
                     push(
                         names::AGENT_TIME_SECONDS_TOTAL,
                         &[p.clone(), (names::LABEL_MEASURE, "measured".to_owned())],
-                        provider.agent_time_ms as f64 / 1000.0,
+                        agent_time_ms as f64 / 1000.0,
                     );
                 }
                 if provider.derived.turns > 0 {

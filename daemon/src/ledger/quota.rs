@@ -22,6 +22,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     let mut providers: Vec<Provider> =
         summary.providers.keys().chain(summary.derived_providers.keys()).copied().filter(|p| wanted(*p)).collect();
     providers.extend(view.snapshots.iter().map(|s| s.provider).filter(|p| wanted(*p)));
+    providers.extend(view.responded.iter().copied().filter(|p| wanted(*p)));
     providers
         .extend(view.limits.iter().map(|l| l.provider).chain(view.work.iter().map(|(p, _)| *p)).filter(|p| wanted(*p)));
     providers.sort();
@@ -33,8 +34,8 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
             ProviderQuota {
                 provider,
                 calls: tally.calls,
-                agent_time_ms: tally.agent_ms,
-                used_ms: tally.used_ms,
+                agent_time_ms: (tally.calls > 0).then_some(tally.agent_ms),
+                used_ms: (tally.calls > 0).then_some(tally.used_ms),
                 derived: derived_time(summary.derived_providers.get(&provider)),
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
                 crossed: view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64,
@@ -56,9 +57,14 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     // Turns the logs timed, or responses nothing timed: the agent worked,
     // and a measured time of zero would say it did not.
     let responded = view.responded.iter().any(|p| wanted(*p));
-    if overall.calls == 0 && (derived.turns > 0 || responded) {
+    let crossed = view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64;
+    let time_unknown = overall.calls == 0 && (derived.turns > 0 || responded || crossed > 0);
+    if time_unknown {
         issues.push(bee_proto::ledger::TIME_NOT_MEASURED_ISSUE.to_owned());
     }
+    // Unknown time is null, never a 0 that reads as "no usage"; with
+    // nothing happening at all, 0 is the truth.
+    let measured = |ms: u64| (!time_unknown).then_some(ms);
     // Codex reports its windows with every response (rate-limit headers);
     // Codex activity without a single snapshot means they went missing.
     let codex_active = per_provider.iter().any(|p: &ProviderQuota| {
@@ -72,11 +78,11 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         since_utc: format_unix_ms(range.since_ms),
         until_utc: format_unix_ms(range.until_ms),
         provider: only,
-        agent_time_ms: overall.agent_ms,
-        used_ms: overall.used_ms,
-        idle_ms: range.len().saturating_sub(overall.used_ms),
+        agent_time_ms: measured(overall.agent_ms),
+        used_ms: measured(overall.used_ms),
+        idle_ms: measured(range.len().saturating_sub(overall.used_ms)),
         converted: view.work.iter().filter(|(p, at)| wanted(*p) && in_range(*at)).count() as u64,
-        crossed: view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64,
+        crossed,
         calls_without_duration: overall.without_duration,
         derived,
         providers: per_provider,
@@ -244,9 +250,10 @@ mod tests {
         ];
         let view = calls_view(calls, range);
         let report = quota(&view, range, None);
-        assert_eq!(report.agent_time_ms as i64, 60 * M + 60 * M + 30 * M + 30 * M);
-        assert_eq!(report.used_ms as i64, 90 * M + 30 * M + 30 * M, "11:00–12:30 once, plus both clipped ends");
-        assert_eq!(report.idle_ms as i64, 5 * H - 150 * M);
+        let ms = |v: Option<u64>| v.map(|v| v as i64);
+        assert_eq!(ms(report.agent_time_ms), Some(60 * M + 60 * M + 30 * M + 30 * M));
+        assert_eq!(ms(report.used_ms), Some(90 * M + 30 * M + 30 * M), "11:00–12:30 once, plus both clipped ends");
+        assert_eq!(ms(report.idle_ms), Some(5 * H - 150 * M));
         assert_eq!(report.calls_without_duration, 1);
         assert_eq!(
             report.issues,
@@ -254,11 +261,11 @@ mod tests {
             "Codex ran and sent no window: a warning"
         );
         let claude = &report.providers[0];
-        assert_eq!((claude.provider, claude.calls, claude.agent_time_ms as i64), (Provider::Claude, 4, 120 * M));
+        assert_eq!((claude.provider, claude.calls, ms(claude.agent_time_ms)), (Provider::Claude, 4, Some(120 * M)));
         assert!(claude.windows.is_empty(), "no snapshots: no window, no peak");
         // One provider only.
         let codex = quota(&view, range, Some(Provider::Codex));
-        assert_eq!((codex.agent_time_ms as i64, codex.providers.len()), (60 * M, 1));
+        assert_eq!((ms(codex.agent_time_ms), codex.providers.len()), (Some(60 * M), 1));
     }
 
     fn snapshot(limit_id: &str, window: WindowKind, observed: i64, used: f64, resets: Option<i64>) -> SnapshotRow {
@@ -362,15 +369,22 @@ mod tests {
         let range = Range { since_ms: 0, until_ms: H };
         let view = LedgerView { responded: vec![Provider::Codex], ..LedgerView::default() };
         let report = quota(&view, range, None);
-        assert_eq!((report.agent_time_ms, report.derived.turns), (0, 0));
+        assert_eq!((report.agent_time_ms, report.used_ms, report.idle_ms), (None, None, None), "unknown, not 0");
+        assert_eq!(report.derived.turns, 0);
         assert_eq!(report.issues, ["time_not_measured"]);
+        assert_eq!(report.providers[0].agent_time_ms, None);
         assert!(quota(&view, range, Some(Provider::Claude)).issues.is_empty(), "Claude did nothing");
         let timed = LedgerView {
             responded: vec![Provider::Claude],
             ..calls_view(vec![call(Provider::Claude, 0, Some(M), None)], range)
         };
         assert!(quota(&timed, range, None).issues.is_empty(), "{:?}", quota(&timed, range, None).issues);
-        assert!(quota(&LedgerView::default(), range, None).issues.is_empty(), "nothing happened: zero is the truth");
+        let idle = quota(&LedgerView::default(), range, None);
+        assert!(idle.issues.is_empty(), "nothing happened: zero is the truth");
+        assert_eq!((idle.agent_time_ms, idle.idle_ms), (Some(0), Some(H as u64)));
+        // A limit hit with nothing timed: the agent worked, time unknown.
+        let hit_only = LedgerView { limits: vec![hit(Provider::Claude, M, None, None)], ..LedgerView::default() };
+        assert_eq!(quota(&hit_only, range, None).idle_ms, None);
     }
 
     #[test]

@@ -354,7 +354,9 @@ impl SessionReader for ClaudeState {
             return true;
         }
         if own {
-            // Claude Code's line about its own failure: of the session, no response.
+            // Claude Code's line about its own failure: of the session, an
+            // error line, no response.
+            usage.lines.error_lines += 1;
             return true;
         }
         let Some(raw) = message.and_then(|m| m.get("usage")).filter(|u| u.is_object()) else { return true };
@@ -649,6 +651,8 @@ mod tests {
         assert_eq!(turn, Some(9_000), "the error line ends the turn");
         let read =
             crate::ledger::agents::read_session(bee_proto::usage::Harness::Claude, log.as_bytes(), session).unwrap();
+        assert_eq!((read.lines.matched_session, read.lines.error_lines), (3, 1), "counted as an error line");
+        assert!(read.limits.is_empty());
         let stream = read.response.unwrap();
         assert_eq!((stream.responses, stream.models), (1, vec!["claude-sonnet-4-5".to_owned()]));
     }

@@ -340,6 +340,8 @@ impl CodexState {
                         resets_at_utc: None,
                         detection: Detection::Text,
                     });
+                } else {
+                    usage.lines.error_lines += 1;
                 }
             }
             _ => {}
