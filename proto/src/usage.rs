@@ -74,7 +74,9 @@ pub fn claude_response_key(message_id: Option<&str>, request_id: Option<&str>) -
 #[serde(rename_all = "camelCase")]
 pub struct Counters {
     pub input_tokens: Option<u64>,
-    /// Codex `cached_input_tokens` (part of input).
+    /// Codex `cached_input_tokens` (part of input). As reported in
+    /// `budget --measured`; the ledger's views show it under cache reads
+    /// (their one set of columns), and this is `null` there.
     pub cached_input_tokens: Option<u64>,
     /// Claude `cache_creation_input_tokens`.
     pub cache_creation_input_tokens: Option<u64>,

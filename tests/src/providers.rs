@@ -157,10 +157,12 @@ impl MockProvider {
                 "outputTokens": sum(|s| s.output),
                 "totalTokens": sum(|s| s.total(true)),
             }),
+            // Bee's one set of columns: OpenAI's input includes its cached
+            // part, which is shown once, under cache reads.
             Api::OpenAi => json!({
                 "responses": served.len(),
-                "inputTokens": sum(|s| s.input),
-                "cachedInputTokens": sum(|s| s.cache_read),
+                "inputTokens": sum(|s| s.input - s.cache_read),
+                "cacheReadInputTokens": sum(|s| s.cache_read),
                 "outputTokens": sum(|s| s.output),
                 "reasoningOutputTokens": sum(|s| s.reasoning),
                 "totalTokens": sum(|s| s.total(false)),
@@ -189,6 +191,22 @@ pub fn usage_sums(report: &Value, like: &Value) -> Value {
         (field.clone(), json!(rows.iter().map(|row| cell(row).unwrap_or(0)).sum::<u64>()))
     });
     Value::Object(sums.collect())
+}
+
+/// Every row of a `beectl usage` report, and its totals: input + cache
+/// writes + cache reads + output equal the total (an unreported column
+/// adds 0), whichever agents the row holds.
+pub fn assert_columns_add_up(report: &Value) {
+    let rows = report["rows"].as_array().map(Vec::as_slice).unwrap_or_default();
+    for row in rows.iter().chain([&report["totals"]]) {
+        let t = &row["tokens"];
+        let columns = ["inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens"]
+            .map(|column| t[column].as_u64());
+        // A row with no counters at all (a cost line alone) has no total either.
+        let sum = columns.iter().any(Option::is_some).then(|| columns.iter().flatten().sum::<u64>());
+        assert_eq!(sum, t["totalTokens"].as_u64(), "columns {columns:?} of {row}");
+        assert!(t["cachedInputTokens"].is_null(), "cached input is shown once, as cache reads: {row}");
+    }
 }
 
 /// The issues a usage report over responses of `models` (and nothing

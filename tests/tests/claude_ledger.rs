@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, claude_cli, expected_usage_issues, usage_sums};
+use bee_tests::providers::{MockProvider, assert_columns_add_up, claude_cli, expected_usage_issues, usage_sums};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -55,9 +55,10 @@ fn json_of(output: &Output) -> Value {
 fn assert_usage_equals_served(home: &TestHome, provider: &MockProvider) {
     let (served, expected) = (provider.served(), provider.served_usage());
     let served_models: Vec<String> = served.iter().map(|s| s.model.clone()).collect();
-    for by in ["day", "session", "model"] {
+    for by in ["day", "week", "month", "session", "model", "block"] {
         let report = json_of(&home.beectl(&["usage", "--by", by]));
         assert_json_eq(&usage_sums(&report, &expected), &expected);
+        assert_columns_add_up(&report);
         let (issues, expected_issues) = expected_usage_issues(&report, &served_models);
         assert_eq!(issues, expected_issues, "--by {by}: {report}");
         assert!(report["rows"].as_array().unwrap().iter().all(|r| r["key"].is_string()), "{report}");

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bee_tests::providers::{MockProvider, codex_cli, expected_usage_issues, usage_sums};
+use bee_tests::providers::{MockProvider, assert_columns_add_up, codex_cli, expected_usage_issues, usage_sums};
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -82,9 +82,10 @@ fn ok(output: Output) -> Output {
 fn assert_usage_equals_served(codex: &Codex<'_>) {
     let expected = codex.provider.served_usage();
     let served_models: Vec<String> = codex.provider.served().iter().map(|s| s.model.clone()).collect();
-    for by in ["day", "session", "model"] {
+    for by in ["day", "week", "month", "session", "model", "block"] {
         let report = codex.beectl(&["usage", "--by", by]);
         assert_json_eq(&usage_sums(&report, &expected), &expected);
+        assert_columns_add_up(&report);
         let (issues, expected_issues) = expected_usage_issues(&report, &served_models);
         assert_eq!(issues, expected_issues, "--by {by}: {report}");
         let producer: u64 =

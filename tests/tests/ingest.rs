@@ -183,7 +183,7 @@ fn codex_rollouts_give_calls_snapshots_and_limits() {
     assert_eq!(
         by_model["rows"],
         json!([{"key": "gpt-5-codex", "models": ["gpt-5-codex"], "responses": 1, "tokens": {
-        "inputTokens": 1000, "cachedInputTokens": 0, "cacheCreationInputTokens": null, "cacheReadInputTokens": null,
+        "inputTokens": 1000, "cachedInputTokens": null, "cacheCreationInputTokens": null, "cacheReadInputTokens": 0,
         "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050},
         "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 0,
         // gpt-5-codex at $1.25 and $10 per million input and output tokens.
@@ -330,7 +330,8 @@ fn responses_nothing_timed_leave_the_time_unknown_not_zero() {
         (&json!("2026-11-30T00:00:00.000Z"), &json!("2026-12-01T00:00:00.000Z")),
         "a day counts whole: {worked}"
     );
-    assert_eq!((&worked["agentTimeMs"], &worked["derived"]["turns"]), (&json!(0), &json!(0)), "{worked}");
+    assert_eq!((&worked["agentTimeMs"], &worked["derived"]["turns"]), (&Value::Null, &json!(0)), "{worked}");
+    assert_eq!((&worked["usedMs"], &worked["idleMs"]), (&Value::Null, &Value::Null), "{worked}");
     assert_eq!(worked["issues"], json!(["time_not_measured"]), "{worked}");
     let status = parse_json_line(&home.beectl(&["status", "--since", "2026-11-30", "--until", "2026-11-30"]).stdout);
     assert_eq!(status["issues"], json!(["time_not_measured"]), "{status}");

@@ -143,10 +143,6 @@ fn title(by: UsageGrouping) -> &'static str {
 fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec<String> {
     let bound = row.partial_parts > 0;
     let t = &row.tokens;
-    let cache_read = match (t.cache_read_input_tokens, t.cached_input_tokens) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    };
     let models: Vec<&str> = row.models.iter().map(|m| short_model(m)).collect();
     let mut cells = vec![key];
     if report.by != UsageGrouping::Model {
@@ -156,7 +152,7 @@ fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec
     cells.push(count(t.output_tokens, bound));
     if !style.compact || style.verbose {
         cells.push(count(t.cache_creation_input_tokens, bound));
-        cells.push(count(cache_read, bound));
+        cells.push(count(t.cache_read_input_tokens, bound));
     }
     cells.push(count(t.total_tokens, bound));
     if report.totals.reported_cost_usd.is_some() {

@@ -243,7 +243,8 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             }
         }
         let sum = groups.entry(group).or_default();
-        sum.add(part);
+        // Priced from what the provider reported; shown in the one set of columns.
+        sum.add_with_tokens(part, &crate::ledger::agents::agent(*provider).columns(&part.tokens));
         match prices.cost(*provider, model.as_deref(), *tier, &part.tokens) {
             Some(cost) => bee_proto::ledger::add_cost(&mut sum.estimated_cost_usd, Some(cost)),
             None => {

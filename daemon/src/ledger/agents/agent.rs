@@ -4,7 +4,7 @@
 //! the registry (`agents::AGENTS`) lists it.
 
 use bee_proto::ledger::Provider;
-use bee_proto::usage::{HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue};
+use bee_proto::usage::{Counters, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue};
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -43,6 +43,15 @@ pub trait Agent: Sync {
     /// says so (Claude Code keeps a transcript under its project's folder).
     fn project_and_session<'p>(&self, _path: &'p str) -> Option<(&'p str, &'p str)> {
         None
+    }
+
+    /// Its counters in Bee's one set of token columns — input without
+    /// cache reads, cache writes, cache reads, output (reasoning a part of
+    /// it), total — whatever its own counters mean, so every view's columns
+    /// add up to its total. The mapping is written in the agent's README;
+    /// an agent whose counters already mean that keeps them.
+    fn columns(&self, reported: &Counters) -> Counters {
+        reported.clone()
     }
 
     /// What one OpenTelemetry log record its CLI sent is to the ledger.

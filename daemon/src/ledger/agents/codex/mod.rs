@@ -7,6 +7,7 @@
 mod rollout;
 
 use bee_proto::ledger::Provider;
+use bee_proto::usage::Counters;
 use std::path::PathBuf;
 
 use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader};
@@ -39,5 +40,49 @@ impl Agent for Codex {
 
     fn session_reader(&self) -> Box<dyn SessionReader> {
         Box::<rollout::CodexState>::default()
+    }
+
+    /// Codex's `input_tokens` include its `cached_input_tokens`: the cached
+    /// part is shown once, under cache reads, and input is the rest (unknown
+    /// when the cached part is). Codex reports no cache writes.
+    fn columns(&self, reported: &Counters) -> Counters {
+        let cached = reported.cached_input_tokens;
+        Counters {
+            input_tokens: reported.input_tokens.zip(cached).map(|(input, cached)| input.saturating_sub(cached)),
+            cached_input_tokens: None,
+            cache_creation_input_tokens: None,
+            cache_read_input_tokens: cached,
+            ..reported.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codex's input includes its cached part: in Bee's columns the cached
+    /// part is a cache read, input the rest, and the columns add up to
+    /// Codex's own total; an unknown cached part leaves input unknown.
+    #[test]
+    fn cached_input_is_shown_once_as_cache_reads() {
+        let reported = Counters {
+            input_tokens: Some(10_000),
+            cached_input_tokens: Some(8_000),
+            output_tokens: Some(500),
+            reasoning_output_tokens: Some(200),
+            total_tokens: Some(10_500),
+            ..Counters::default()
+        };
+        let shown = Codex.columns(&reported);
+        assert_eq!(
+            (shown.input_tokens, shown.cache_read_input_tokens, shown.cached_input_tokens),
+            (Some(2_000), Some(8_000), None)
+        );
+        let columns =
+            [shown.input_tokens, shown.cache_creation_input_tokens, shown.cache_read_input_tokens, shown.output_tokens];
+        assert_eq!(Some(columns.iter().flatten().sum::<u64>()), shown.total_tokens);
+        let unknown_cache = Counters { cached_input_tokens: None, ..reported };
+        assert_eq!(Codex.columns(&unknown_cache).input_tokens, None, "input without cache reads is unknown");
     }
 }
