@@ -633,8 +633,9 @@ struct UsageCli {
     /// Only this provider: claude or codex.
     #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
     provider: Option<String>,
-    /// Only sessions whose project (Claude Code's project directory name) contains this.
-    #[arg(long, value_name = "TEXT", value_parser = NonEmptyStringValueParser::new())]
+    /// Only sessions whose project contains this: the directory a session ran in, named as Claude Code names
+    /// its project folders (/home/dev/app is -home-dev-app), whichever agent ran there.
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true, value_parser = NonEmptyStringValueParser::new())]
     project: Option<String>,
     /// Only models whose name contains this (any case).
     #[arg(long, value_name = "TEXT", value_parser = NonEmptyStringValueParser::new())]

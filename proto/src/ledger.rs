@@ -423,8 +423,8 @@ pub struct UsageRow {
     /// `--by block`: the block's provider, bounds and their source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<BlockSpan>,
-    /// `--by session`: the session's project (Claude Code's project
-    /// directory name), when known.
+    /// `--by session`: the session's project — the directory it ran in,
+    /// named as Claude Code names its project folders — when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     /// Models seen in the group, sorted.
@@ -512,7 +512,7 @@ pub const PENDING_ISSUE: &str = "pending";
 /// have no estimate, and sums over them are lower bounds.
 pub const UNPRICED_ISSUE: &str = "unpriced_model";
 /// A usage issue: `--project` was asked and some usage has no known
-/// project (Codex sessions, producer calls); it is left out.
+/// project (producer calls without a log, say); it is left out.
 pub const PROJECT_UNKNOWN_ISSUE: &str = "project_unknown";
 
 /// The price table an estimate used.

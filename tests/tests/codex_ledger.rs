@@ -113,6 +113,18 @@ fn exec_resume_wrapped_and_direct_turns_of_one_thread_equal_what_was_served() {
     let by_session = codex.beectl(&["usage", "--by", "session"]);
     assert_eq!(by_session["rows"].as_array().unwrap().len(), 1, "one thread: {by_session}");
     assert_eq!(by_session["rows"][0]["key"], thread.as_str());
+    // The thread's project is the directory Codex ran in (its session_meta
+    // says so), named as Claude Code names its project folders: `--project`
+    // keeps all of it and leaves nothing out for want of a project.
+    let project = bee_daemon::ledger::evidence::project_of_directory(codex.project.to_str().unwrap());
+    assert_eq!(by_session["rows"][0]["project"], project.as_str(), "{by_session}");
+    let tail = project.rsplit('-').find(|part| !part.is_empty()).unwrap();
+    let kept = codex.beectl(&["usage", "--by", "session", "--project", &project[project.len() - 12..]]);
+    assert_json_eq(&usage_sums(&kept, &codex.provider.served_usage()), &codex.provider.served_usage());
+    assert_eq!(kept["projectUnknownParts"], 0, "{kept}");
+    assert!(!kept["issues"].as_array().unwrap().contains(&json!("project_unknown")), "{kept}");
+    let elsewhere = codex.beectl(&["usage", "--by", "session", "--project", &format!("{tail}-not-this-one")]);
+    assert_eq!((elsewhere["rows"].clone(), elsewhere["projectUnknownParts"].clone()), (json!([]), json!(0)));
     // Read again: nothing counts twice.
     codex.beectl(&["ingest"]);
     assert_usage_equals_served(&codex);

@@ -204,8 +204,15 @@ fn filters_keep_what_was_asked() {
     let other = usage(&home, &["--by", "session", "--project", "other"]);
     assert_eq!(other["rows"].as_array().unwrap().len(), 1);
     assert_eq!(other["rows"][0]["project"], "-home-dev-other");
-    assert_eq!(other["projectUnknownParts"], 1, "the Codex thread has no project Bee knows");
-    assert_eq!(other["issues"], json!(["unpriced_model", "project_unknown"]));
+    assert_eq!(other["projectUnknownParts"], 0, "the Codex thread's project is known: {other}");
+    assert_eq!(other["issues"], json!(["unpriced_model"]));
+    // The Codex thread ran in /home/dev/app (its session_meta says so): the
+    // project Claude Code's sessions there have too.
+    let app = usage(&home, &["--by", "session", "--project", "-home-dev-app", "--provider", "codex"]);
+    assert_eq!(
+        (app["totals"]["responses"].clone(), app["rows"][0]["project"].clone()),
+        (json!(1), json!("-home-dev-app"))
+    );
 }
 
 #[test]

@@ -50,12 +50,33 @@ pub enum Evidence {
     /// stand in for it (even when its log holds no response, say a request
     /// the provider refused).
     SessionLogged(Provider, String),
+    /// The project a session's log names (Codex's working directory).
+    SessionProject(SessionProject),
     Turn(DerivedTurn),
     SessionCost(SessionCost),
     /// A request the provider CLI's own telemetry timed (a call of source
     /// `api_request`): beed's own reading, like a derived turn, so never
     /// something a producer may append.
     TimedRequest(Box<bee_proto::ledger::CallRecord>),
+}
+
+/// The project a session's log names, as [`project_of_directory`] names
+/// a working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionProject {
+    pub provider: Provider,
+    pub session_id: String,
+    pub project: String,
+}
+
+/// Longest project name stored (a path's length on Linux).
+const MAX_PROJECT_BYTES: usize = 4096;
+
+/// A working directory as a project: every character that is not an ASCII
+/// letter or digit becomes `-`, as Claude Code names its project folders,
+/// so one directory is one project whichever agent worked in it.
+pub fn project_of_directory(directory: &str) -> String {
+    directory.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
 }
 
 /// A session's cumulative cost as its CLI wrote it in its log.
@@ -77,6 +98,12 @@ impl Evidence {
             }
             Evidence::Response(write) => write.is_valid(),
             Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
+            Evidence::SessionProject(named) => {
+                !named.session_id.is_empty()
+                    && named.session_id.len() <= 128
+                    && !named.project.is_empty()
+                    && named.project.len() <= MAX_PROJECT_BYTES
+            }
             Evidence::SessionCost(cost) => {
                 !cost.session_id.is_empty()
                     && cost.session_id.len() <= 128
@@ -133,5 +160,25 @@ impl Staged {
             }
             other => Ok(Staged::of_checked(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory is named as Claude Code names its project folders; a
+    /// project name from a hostile log (empty, longer than a path) is no
+    /// evidence.
+    #[test]
+    fn a_directory_is_a_project_and_a_hostile_one_is_refused() {
+        assert_eq!(project_of_directory("/home/dev/my.app_2"), "-home-dev-my-app-2");
+        assert_eq!(project_of_directory("/tmp/café"), "-tmp-caf-");
+        let named = |project: String| {
+            Evidence::SessionProject(SessionProject { provider: Provider::Codex, session_id: "s".into(), project })
+        };
+        assert!(named("-home-dev-app".into()).is_valid());
+        assert!(!named(String::new()).is_valid());
+        assert!(!named("-".repeat(MAX_PROJECT_BYTES + 1)).is_valid());
     }
 }

@@ -33,6 +33,10 @@ pub const PART_PACK_SCHEMA: u32 = 9;
 /// Schema version from which a file's resume state is its agent's own
 /// (`ingest_offset.agent_state`).
 pub const AGENT_STATE_SCHEMA: u32 = 10;
+/// Schema version from which a session's project can come from its log's
+/// own words (`session_project`: Codex's `session_meta.cwd`), not only from
+/// where the log lies.
+pub const SESSION_PROJECT_SCHEMA: u32 = 11;
 
 /// A half-open range of unix milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

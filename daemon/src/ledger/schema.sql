@@ -200,4 +200,10 @@ CREATE TABLE "ingest_offset" (
         offset       INTEGER NOT NULL,
         agent_state  TEXT
     ) STRICT;
+CREATE TABLE session_project (
+        provider   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        project    TEXT NOT NULL,
+        PRIMARY KEY (provider, session_id)
+    ) STRICT, WITHOUT ROWID;
 INSERT INTO longest_call VALUES (1, 0);

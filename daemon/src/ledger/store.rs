@@ -261,7 +261,23 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     responses::PACK_MIGRATION,
     rollup::PART_PACK_MIGRATION,
     AGENT_STATE_MIGRATION,
+    SESSION_PROJECT_MIGRATION,
 ];
+
+/// A session's project as its log says it (Codex names its working
+/// directory in `session_meta`), first word kept. Codex rollouts already
+/// read are read again once from their start, so their sessions get their
+/// projects; that adds nothing twice (record ids and response digests come
+/// from what the agents logged).
+const SESSION_PROJECT_MIGRATION: &str = r#"
+    CREATE TABLE IF NOT EXISTS session_project (
+        provider   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        project    TEXT NOT NULL,
+        PRIMARY KEY (provider, session_id)
+    ) STRICT, WITHOUT ROWID;
+    DELETE FROM ingest_offset WHERE path LIKE '%rollout-%';
+"#;
 
 /// Each file's resume state becomes its agent's own (`agent_state`, see
 /// [`AgentState`]) in place of the columns only Codex's reader used. The
@@ -498,6 +514,16 @@ impl Ledger {
                 }
                 Staged::Other(Evidence::Response(_)) => return Err(DbError::Invalid("a response write not prepared")),
                 Staged::Other(Evidence::SessionLogged(provider, session)) => touched.logged(*provider, session),
+                Staged::Other(Evidence::SessionProject(project)) => {
+                    tx.prepare_cached(
+                        "INSERT OR IGNORE INTO session_project (provider, session_id, project) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute(params![
+                        project.provider.as_str(),
+                        project.session_id,
+                        project.project
+                    ])?;
+                }
                 Staged::Other(Evidence::Turn(turn)) => count(insert_turn(&tx, turn, &mut touched)?),
                 Staged::Other(Evidence::SessionCost(cost)) => count(insert_cost(&tx, cost, &mut touched)?),
                 Staged::Other(Evidence::TimedRequest(call)) => {
@@ -1027,7 +1053,8 @@ impl Reader {
     }
 
     /// Each session's project, as far as the logs' places tell it (see
-    /// [`agents::Agent::project_and_session`]).
+    /// [`agents::Agent::project_and_session`]) or their own words do
+    /// ([`Evidence::SessionProject`]).
     pub fn session_projects(&self) -> Result<HashMap<String, String>, Issue> {
         let read = || -> rusqlite::Result<HashMap<String, String>> {
             let mut statement = self.conn.prepare("SELECT path FROM ingest_offset")?;
@@ -1037,6 +1064,16 @@ impl Reader {
                 let Ok(path) = row.get_ref(0)?.as_str() else { continue };
                 if let Some((project, session)) = agents::all().find_map(|agent| agent.project_and_session(path)) {
                     projects.insert(session.to_owned(), project.to_owned());
+                }
+            }
+            if self.version >= schema::SESSION_PROJECT_SCHEMA {
+                let mut statement = self.conn.prepare("SELECT session_id, project FROM session_project")?;
+                let mut rows = statement.query([])?;
+                while let Some(row) = rows.next()? {
+                    let (Ok(session), Ok(project)) = (row.get_ref(0)?.as_str(), row.get_ref(1)?.as_str()) else {
+                        continue;
+                    };
+                    projects.entry(session.to_owned()).or_insert_with(|| project.to_owned());
                 }
             }
             Ok(projects)

@@ -14,7 +14,7 @@ use crate::ledger::agents::agent::{FileReader, SessionReader, SessionUsage};
 use crate::ledger::agents::lines::{
     LastName, contains, contains_ignoring_case, counter, decode_state, encode_state, line_time, markers, open_turn,
 };
-use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, record_id};
+use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory, record_id};
 use crate::ledger::responses::ResponseWrite;
 
 #[derive(Deserialize)]
@@ -86,6 +86,14 @@ impl CodexParser {
                 self.start.session_id = payload.get("id").and_then(|v| v.as_str()).map(str::to_owned);
                 if let Some(session) = &self.start.session_id {
                     out.push(Evidence::SessionLogged(Provider::Codex, session.clone()));
+                    // The directory the session ran in is its project.
+                    if let Some(cwd) = payload.get("cwd").and_then(|v| v.as_str()).filter(|cwd| !cwd.is_empty()) {
+                        out.push(Evidence::SessionProject(SessionProject {
+                            provider: Provider::Codex,
+                            session_id: session.clone(),
+                            project: project_of_directory(cwd),
+                        }));
+                    }
                 }
             }
             Some("turn_context") => {
