@@ -14,6 +14,10 @@ pub const EVENTS_RECENT_PATH: &str = "/events/recent";
 pub const FILTER_OPTIONS_PATH: &str = "/events/filter-options";
 /// WebSocket: a replay of the latest events, then each new one.
 pub const STREAM_PATH: &str = "/stream";
+/// `/stream?session=ID`: that session's replay and live events only.
+pub const STREAM_SESSION_PARAM: &str = "session";
+/// Longest session id a per-session stream takes.
+pub const MAX_SESSION_ID_BYTES: usize = 1024;
 /// `GET`: a store write and read, proven and reported check by check.
 pub const HEALTH_PATH: &str = "/health";
 /// `GET`: the audit class of each recent session (the dashboard's verdicts).

@@ -525,6 +525,65 @@ fn the_manifest_is_judged_against_settings_deadlines_and_outcomes() {
     drop(daemon);
 }
 
+/// A session's presentation receipt is judged from what the stream
+/// delivered for that session (its own replay), never from where its events
+/// stand among everyone's latest 300: a flood from another app flips
+/// neither the receipt nor the verdict, and a real finding (drift) still
+/// shows through.
+#[test]
+fn another_apps_traffic_cannot_flip_a_sessions_presentation_or_hide_its_findings() {
+    let home = TestHome::new();
+    let project = home.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let installed = home.beectl(&[
+        "hooks",
+        "install",
+        "--project",
+        project.to_str().unwrap(),
+        "--events",
+        "PreToolUse",
+        "--source-app",
+        "web",
+    ]);
+    assert_eq!(installed.status.code(), Some(0));
+    let settings = project.join(".claude/settings.json");
+    let drifted = home.file(
+        "manifest-drift.json",
+        json!({"schemaVersion": 1, "claudeCodeVersion": "2.1", "sourceApp": "web",
+               "requiredEvents": [{"event": "PreToolUse"}, {"event": "TeammateIdle"}], "outcome": []})
+        .to_string()
+        .as_bytes(),
+    );
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let session = "s-quiet";
+    hook_event(&home, &envelope(session, "PreToolUse"), &["--source-app", "web"]);
+    let presentation = |report: &Value| {
+        let receipts = report["receipts"].as_array().unwrap();
+        receipts.iter().find(|r| r["boundary"] == "presentation").unwrap()["status"].clone()
+    };
+    let judge = || {
+        audit(
+            &home,
+            &["--session", session, "--manifest", drifted.to_str().unwrap(), "--settings", settings.to_str().unwrap()],
+        )
+    };
+    let before = judge();
+    assert_eq!((presentation(&before), before["class"].clone()), (json!("pass"), json!("manifest_drift")), "{before}");
+    // More than a whole replay of another app's events, all newer.
+    let now = bee_proto::time::now_unix_ms();
+    for n in 0..(bee_proto::events::REPLAY_EVENTS as i64 + 20) {
+        let event = json!({"source_app": "busy", "session_id": "s-busy", "hook_event_type": "Notification",
+                           "payload": {}, "timestamp": now + 1_000 + n});
+        let (status, _, _) = raw_http(&home.socket(), &post_request("/events", "", event.to_string().as_bytes()));
+        assert_eq!(status, 200);
+    }
+    let after = judge();
+    assert_eq!((presentation(&after), after["class"].clone()), (json!("pass"), json!("manifest_drift")), "{after}");
+    assert_eq!(after["evidence"]["unpresented"], 0, "{after}");
+    assert_eq!(after["evidence"]["drift"], json!(["not_configured:TeammateIdle"]), "{after}");
+    drop(daemon);
+}
+
 #[test]
 fn hooks_install_keeps_every_hook_and_a_second_run_changes_nothing() {
     let home = TestHome::new();

@@ -56,7 +56,7 @@ fn inputs(args: &AuditArgs) -> Result<Inputs, Rendered> {
 
 /// The audit's context: the manifest's checks run here and now, from the
 /// current directory.
-fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<&'a Presented>) -> Context<'a> {
+fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<audit::Witness<'a>>) -> Context<'a> {
     Context {
         manifest: inputs.manifest.as_ref(),
         settings: inputs.settings.clone(),
@@ -88,12 +88,10 @@ fn socket() -> Option<PathBuf> {
     bee_proto::paths::socket_path().filter(|socket| std::os::unix::net::UnixStream::connect(socket).is_ok())
 }
 
-/// What a stream client gets from `target` now (its replay, `linger` of live).
-fn presented(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Presented {
-    Presented::received(stream::read(target, linger, until_seen).map(|received| {
-        let ids = received.ids();
-        (received.replayed, ids)
-    }))
+/// What a stream client of `session` gets from `target` now (that
+/// session's replay, `linger` of its live events).
+fn presented(target: &StreamTarget, session: &str, linger: Duration, until_seen: Option<i64>) -> Presented {
+    Presented::received(stream::read(target, Some(session), linger, until_seen).map(stream::Received::into_parts))
 }
 
 pub fn audit(args: AuditArgs) -> Rendered {
@@ -105,10 +103,13 @@ pub fn audit(args: AuditArgs) -> Rendered {
         Ok(conn) => conn,
         Err(rendered) => return rendered,
     };
-    let live = socket();
-    let presented = live.map(|socket| presented(&StreamTarget::Socket(socket), Duration::ZERO, None));
+    // Each session judged by its own replay: other sessions' traffic
+    // cannot push it out of what the stream owes.
+    let target = socket().map(StreamTarget::Socket);
+    let witness =
+        |session: &str| target.as_ref().map(|t| presented(t, session, Duration::ZERO, None)).unwrap_or_default();
     let spool = bee_proto::paths::spool_dir();
-    let cx = context(&inputs, spool.as_deref(), presented.as_ref());
+    let cx = context(&inputs, spool.as_deref(), target.is_some().then_some(&witness as audit::Witness<'_>));
     let result = match &args.session {
         Some(session) => audit::audit_session(conn.as_ref(), session, &cx).map(|report| {
             // Nothing stored or spooled: not a session Bee ever saw.
@@ -245,15 +246,16 @@ pub fn canary(args: AuditArgs) -> Rendered {
         (None, None) => None,
     };
     let presented = match (ids.iter().max(), &target) {
-        (Some(last), Some(target)) => Some(presented(target, CANARY_LINGER, Some(*last))),
+        (Some(last), Some(target)) => Some(presented(target, &session, CANARY_LINGER, Some(*last))),
         _ => None,
     };
+    let witness = |_: &str| presented.clone().unwrap_or_default();
     let conn = match events_store() {
         Ok(conn) => conn,
         Err(rendered) => return rendered,
     };
     let spool = bee_proto::paths::spool_dir();
-    let cx = context(&inputs, spool.as_deref(), presented.as_ref());
+    let cx = context(&inputs, spool.as_deref(), presented.is_some().then_some(&witness as audit::Witness<'_>));
     let mut report = match audit::audit_session(conn.as_ref(), &session, &cx) {
         Ok(report) => report,
         Err(err) => return unavailable("io", err.to_string()),

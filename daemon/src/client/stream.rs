@@ -32,29 +32,59 @@ impl Received {
     pub fn ids(&self) -> HashSet<i64> {
         self.replayed.iter().chain(&self.live).copied().collect()
     }
+
+    /// The ids of the replay, and every id received.
+    pub fn into_parts(self) -> (Vec<i64>, HashSet<i64>) {
+        let ids = self.ids();
+        (self.replayed, ids)
+    }
 }
 
 /// Connects, reads the replay, then live messages until `linger` passes
-/// (or until an id in `until_seen` arrives). Errors say what failed.
-pub fn read(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Result<Received, String> {
+/// (or until an id in `until_seen` arrives). With `session`, the stream is
+/// that session's alone (`?session=ID`): its own replay and live events,
+/// whatever other sessions send. Errors say what failed.
+pub fn read(
+    target: &StreamTarget,
+    session: Option<&str>,
+    linger: Duration,
+    until_seen: Option<i64>,
+) -> Result<Received, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| format!("no runtime: {err}"))?;
     runtime.block_on(async {
-        tokio::time::timeout(linger + Duration::from_secs(3), read_async(target, linger, until_seen))
+        tokio::time::timeout(linger + Duration::from_secs(3), read_async(target, session, linger, until_seen))
             .await
             .map_err(|_| "the stream sent no replay in time".to_owned())?
     })
 }
 
-async fn read_async(target: &StreamTarget, linger: Duration, until_seen: Option<i64>) -> Result<Received, String> {
+/// `url` asking for `session`'s stream alone, when one is given.
+fn for_session(url: &str, session: Option<&str>) -> String {
+    match session {
+        None => url.to_owned(),
+        Some(session) => {
+            let joiner = if url.contains('?') { '&' } else { '?' };
+            let value: String = form_urlencoded::byte_serialize(session.as_bytes()).collect();
+            format!("{url}{joiner}{}={value}", bee_proto::events::STREAM_SESSION_PARAM)
+        }
+    }
+}
+
+async fn read_async(
+    target: &StreamTarget,
+    session: Option<&str>,
+    linger: Duration,
+    until_seen: Option<i64>,
+) -> Result<Received, String> {
     match target {
         StreamTarget::Socket(socket) => {
             let stream = tokio::net::UnixStream::connect(socket)
                 .await
                 .map_err(|err| format!("stream: cannot connect to {}: {err}", socket.display()))?;
-            let url = format!("ws://beed{STREAM_PATH}");
+            let url = for_session(&format!("ws://beed{STREAM_PATH}"), session);
             let (socket, _) = tokio_tungstenite::client_async(url, stream)
                 .await
                 .map_err(|err| format!("stream: handshake failed: {err}"))?;
@@ -68,6 +98,7 @@ async fn read_async(target: &StreamTarget, linger: Duration, until_seen: Option<
             let stream = tokio::net::TcpStream::connect(authority)
                 .await
                 .map_err(|err| format!("stream: cannot connect to {authority}: {err}"))?;
+            let url = for_session(url, session);
             let mut request =
                 tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url.as_str())
                     .map_err(|err| format!("stream: {url} is not a stream URL: {err}"))?;

@@ -72,7 +72,7 @@ pub fn recent_verdicts(
     conn: &Connection,
     pinned: &[Pinned],
     spool: &Path,
-    presented: Option<&Presented>,
+    presented: Option<Witness<'_>>,
     now_ms: i64,
 ) -> rusqlite::Result<Vec<Verdict>> {
     let sessions = store::recent_sessions(conn, now_ms - RECENT_SESSIONS_MS, RECENT_SESSIONS)?;
@@ -180,8 +180,13 @@ impl Presented {
     }
 }
 
+/// What a stream client received of one session: a per-session replay
+/// read for it (so no other session's traffic decides its receipt), or a
+/// page's own report of what it showed.
+pub type Witness<'a> = &'a dyn Fn(&str) -> Presented;
+
 /// Everything besides the events store the audit looks at.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Context<'a> {
     pub manifest: Option<&'a Manifest>,
     /// `.claude/settings.json`, parsed; `Err` says why it is not readable.
@@ -189,8 +194,8 @@ pub struct Context<'a> {
     /// `claude --version` as installed, when it was asked.
     pub installed_version: Option<String>,
     pub spool_dir: Option<&'a Path>,
-    /// `None` when no stream was read.
-    pub presented: Option<&'a Presented>,
+    /// What a stream client got of a session; `None` when no stream is read.
+    pub presented: Option<Witness<'a>>,
     /// Outcome checks' verdict and evidence, when they ran.
     pub outcome: Option<(bool, String)>,
     pub now_ms: i64,
@@ -332,7 +337,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
     });
 
     // Presentation: what a stream client got of the stored ids it owes.
-    match cx.presented {
+    match cx.presented.map(|witness| witness(session)) {
         Some(presented) => {
             let owed: Vec<i64> = stored.iter().map(|e| e.id).filter(|id| *id >= presented.oldest_replayed).collect();
             let missed: Vec<i64> = owed.iter().copied().filter(|id| !presented.ids.contains(id)).collect();
@@ -340,9 +345,10 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
             receipts.push(match (&presented.failure, missed.is_empty()) {
                 (Some(reason), _) if !missed.is_empty() => fail(Boundary::Presentation, reason.clone()),
                 (_, false) => fail(Boundary::Presentation, format!("stream did not deliver ids {missed:?}")),
-                (_, true) if owed.is_empty() => {
-                    unknown(Boundary::Presentation, "no stored id of this session within the stream's replay")
-                }
+                (_, true) if owed.is_empty() => unknown(
+                    Boundary::Presentation,
+                    "no stored id of this session within what the stream replayed of it",
+                ),
                 (_, true) => pass(Boundary::Presentation, format!("stream delivered ids {owed:?}")),
             });
         }

@@ -17,6 +17,8 @@ use crate::storage::writer::WriterHandle;
 #[derive(Debug, Clone)]
 pub struct Live {
     pub id: i64,
+    /// Its session: a per-session stream forwards only its own.
+    pub session: Arc<str>,
     pub message: Arc<str>,
     /// A stored event sent again because it changed (an operator answered
     /// it): every client gets it, whatever its replay held.
@@ -58,7 +60,12 @@ impl EventsState {
         let stored = Value::Object(event.with_id(id));
         if fresh {
             // No receiver is fine: nobody is watching.
-            let _ = self.live.send(Live { id, message: stream_message("event", &stored).into(), update: false });
+            let _ = self.live.send(Live {
+                id,
+                session: event.session_id.as_str().into(),
+                message: stream_message("event", &stored).into(),
+                update: false,
+            });
         }
         stored
     }

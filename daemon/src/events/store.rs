@@ -264,16 +264,25 @@ pub struct Recent {
 /// an operator answered it) — the bytes a parse, insert and print would
 /// give — written straight into the answer: one copy of it in memory.
 pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Result<Recent> {
+    recent_of(conn, None, limit, max_bytes)
+}
+
+/// [`recent`] of one session's events only, when `session` names one: a
+/// stream's per-session replay, which no other session's traffic can push
+/// out of the window.
+pub fn recent_of(conn: &Connection, session: Option<&str>, limit: usize, max_bytes: usize) -> rusqlite::Result<Recent> {
+    // Only this session's rows (the same text as a parameter, or no filter).
+    let only = if session.is_some() { "session_id = ?2" } else { "?2 IS NULL" };
     // One snapshot for the sizes and the bodies.
     let tx = conn.unchecked_transaction()?;
     let newest_id: i64 = tx.query_row("SELECT coalesce(max(id), 0) FROM event", [], |row| row.get(0))?;
     // Sizes first, newest first, to find where the budget ends…
-    let mut sizes = tx.prepare_cached(
+    let mut sizes = tx.prepare_cached(&format!(
         "SELECT id, timestamp_ms,
                 length(CAST(body AS BLOB)) + coalesce((SELECT length(status) FROM hitl_response WHERE event_id = id), 0)
-         FROM event ORDER BY timestamp_ms DESC, id DESC LIMIT ?1",
-    )?;
-    let mut rows = sizes.query([limit as i64])?;
+         FROM event WHERE {only} ORDER BY timestamp_ms DESC, id DESC LIMIT ?1"
+    ))?;
+    let mut rows = sizes.query(rusqlite::params![limit as i64, session])?;
     let (mut bytes, mut oldest, mut count) = (2usize, None, 0usize);
     while let Some(row) = rows.next()? {
         let (id, at_ms, size): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
@@ -294,11 +303,12 @@ pub fn recent(conn: &Connection, limit: usize, max_bytes: usize) -> rusqlite::Re
     if let Some((oldest_at, oldest_id)) = oldest {
         // …then the bodies, oldest first: exactly those rows, a prefix of
         // the newest-first order.
+        let only = if session.is_some() { "session_id = ?3" } else { "?3 IS NULL" };
         let mut bodies = tx.prepare_cached(&format!(
             "SELECT id, body, {CRC_COLUMNS}, crc, (SELECT status FROM hitl_response WHERE event_id = id)
-             FROM event WHERE (timestamp_ms, id) >= (?1, ?2) ORDER BY timestamp_ms, id"
+             FROM event WHERE (timestamp_ms, id) >= (?1, ?2) AND {only} ORDER BY timestamp_ms, id"
         ))?;
-        let mut rows = bodies.query([oldest_at, oldest_id])?;
+        let mut rows = bodies.query(rusqlite::params![oldest_at, oldest_id, session])?;
         let mut first = true;
         while let Some(row) = rows.next()? {
             let Some(text) = answered_row(row)? else {

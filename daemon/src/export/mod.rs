@@ -246,16 +246,18 @@ fn recent_verdicts(stores: &Stores, now_ms: i64) -> Result<Vec<crate::events::au
     let conn = crate::events::store::open_reader(&stores.events).map_err(|issue| issue.as_str().to_owned())?;
     let pinned = crate::events::audit::Pinned::load(&stores.manifests);
     // No beed answering: presentation is unchecked, and the verdicts say so.
-    let presented = std::os::unix::net::UnixStream::connect(&stores.socket).is_ok().then(|| {
-        let target = crate::client::stream::StreamTarget::Socket(stores.socket.clone());
+    // Each session is judged by its own replay, as `beectl audit` judges it.
+    let target = crate::client::stream::StreamTarget::Socket(stores.socket.clone());
+    let witness = |session: &str| {
         crate::events::audit::Presented::received(
-            crate::client::stream::read(&target, std::time::Duration::ZERO, None).map(|received| {
-                let ids = received.ids();
-                (received.replayed, ids)
-            }),
+            crate::client::stream::read(&target, Some(session), std::time::Duration::ZERO, None)
+                .map(crate::client::stream::Received::into_parts),
         )
-    });
-    crate::events::audit::recent_verdicts(&conn, &pinned, &stores.spool, presented.as_ref(), now_ms)
+    };
+    let presented = std::os::unix::net::UnixStream::connect(&stores.socket)
+        .is_ok()
+        .then_some(&witness as crate::events::audit::Witness<'_>);
+    crate::events::audit::recent_verdicts(&conn, &pinned, &stores.spool, presented, now_ms)
         .map_err(|err| crate::storage::sqlite::issue_of(&err).as_str().to_owned())
 }
 

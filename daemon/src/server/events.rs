@@ -149,7 +149,8 @@ async fn respond(
         None => {}
     }
     let message = bee_proto::events::stream_message("event", &updated);
-    let _ = state.live.send(crate::events::intake::Live { id, message: message.into(), update: true });
+    let session = updated.get("session_id").and_then(Value::as_str).unwrap_or_default().into();
+    let _ = state.live.send(crate::events::intake::Live { id, session, message: message.into(), update: true });
     Json(updated).into_response()
 }
 
@@ -217,17 +218,29 @@ async fn filter_options(State(state): State<Shared>) -> Response {
     }
 }
 
-async fn stream(State(state): State<Shared>, upgrade: WebSocketUpgrade) -> Response {
-    upgrade.on_upgrade(move |socket| serve_stream(socket, state))
+async fn stream(
+    State(state): State<Shared>,
+    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let Ok(Query(query)) = query else { return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid) };
+    let session = query.into_iter().find(|(key, _)| key == bee_proto::events::STREAM_SESSION_PARAM).map(|(_, v)| v);
+    if session.as_ref().is_some_and(|s| s.is_empty() || s.len() > bee_proto::events::MAX_SESSION_ID_BYTES) {
+        return refuse(StatusCode::BAD_REQUEST, EventRejection::Invalid);
+    }
+    upgrade.on_upgrade(move |socket| serve_stream(socket, state, session))
 }
 
-/// Replays the latest events, then forwards each new one. Subscribed before
-/// the replay is read, so nothing falls between; ids already replayed are
-/// not sent twice.
-async fn serve_stream(mut socket: WebSocket, state: Shared) {
+/// Replays the latest events (of `session` only, when one is asked: the
+/// per-session replay the audit's presentation receipt reads), then
+/// forwards each new one (of that session). Subscribed before the replay is
+/// read, so nothing falls between; ids already replayed are not sent twice.
+async fn serve_stream(mut socket: WebSocket, state: Shared, session: Option<String>) {
     let mut live = state.live.subscribe();
     let mut stopping = state.stopping.clone();
-    let replay = read(&state, |conn| store::recent(conn, REPLAY_EVENTS, MAX_EVENTS_ANSWER_BYTES)).await;
+    let only = session.clone();
+    let replay =
+        read(&state, move |conn| store::recent_of(conn, only.as_deref(), REPLAY_EVENTS, MAX_EVENTS_ANSWER_BYTES)).await;
     let (replay, replayed_up_to) = match replay {
         Ok(recent) => (recent.json, recent.newest_id),
         Err(_) => ("[]".to_owned(), 0),
@@ -245,6 +258,7 @@ async fn serve_stream(mut socket: WebSocket, state: Shared) {
         tokio::select! {
             next = live.recv() => match next {
                 Ok(event) if event.id <= replayed_up_to && !event.update => {}
+                Ok(event) if session.as_deref().is_some_and(|only| *event.session != *only) => {}
                 Ok(event) => {
                     if socket.send(Message::Text(event.message.as_ref().into())).await.is_err() {
                         return;
@@ -334,7 +348,10 @@ async fn audit_sessions(
     let summary = read(&state, move |conn| {
         let now_ms = bee_proto::time::now_unix_ms();
         let pinned = crate::events::audit::Pinned::load(&manifests);
-        let verdicts = crate::events::audit::recent_verdicts(conn, &pinned, &spool, presented.as_ref(), now_ms)?;
+        // The page's report witnesses every session alike.
+        let page = |_: &str| presented.clone().unwrap_or_default();
+        let witness = presented.is_some().then_some(&page as crate::events::audit::Witness<'_>);
+        let verdicts = crate::events::audit::recent_verdicts(conn, &pinned, &spool, witness, now_ms)?;
         let sessions = verdicts.into_iter().map(|verdict| verdict.report).collect();
         Ok(AuditSummary { schema_version: 1, sessions, issues: Vec::new() })
     })
