@@ -112,7 +112,13 @@ fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Resul
     // The daemon's own rules decide what is kept, so both ends agree.
     let accepted = bee_proto::events::accept_object(event, |_| capture, bee_proto::time::now_unix_ms())
         .map_err(|rejection| rejection.message())?;
-    Ok(Value::Object(accepted.body))
+    let mut body = accepted.body;
+    if capture {
+        // The opt-in travels with the event, so beed (or the spool's
+        // replay) keeps it whole without a `--capture-payload` of its own.
+        body.insert(bee_proto::events::CAPTURE_FIELD.into(), Value::Bool(true));
+    }
+    Ok(Value::Object(body))
 }
 
 /// How far back from a transcript's end its model is looked for: the hook
@@ -183,6 +189,7 @@ mod tests {
         assert!(!event.to_string().contains("rm -rf") && !event.to_string().contains("/home/u"));
         let captured = event_of(envelope.as_bytes(), true, "web", true).unwrap();
         assert_eq!(captured["payload"]["tool_input"]["command"], "rm -rf build");
+        assert_eq!(captured[bee_proto::events::CAPTURE_FIELD], true, "the opt-in travels with the event");
         assert!(event_of(b"not json", true, "web", false).is_err());
         assert!(event_of(b"{\"hook_event_name\":\"Stop\"}", true, "web", false).is_err());
         assert!(event_of(envelope.as_bytes(), false, "web", false).is_err());

@@ -252,6 +252,11 @@ pub fn accept(body: &[u8], capture: impl Fn(&str) -> bool, now_ms: i64) -> Resul
     accept_object(body, capture, now_ms)
 }
 
+/// A sender's opt-in to storing its event whole (the hook input with
+/// prompts and tool inputs): `true` stores it whatever beed's own
+/// `--capture-payload` list says; never stored itself.
+pub const CAPTURE_FIELD: &str = "bee_capture_payload";
+
 /// [`accept`] of a body already parsed (a sender's own event, a spool line's).
 pub fn accept_object(
     mut body: Map<String, Value>,
@@ -276,7 +281,10 @@ pub fn accept_object(
             None => return Err(EventRejection::Invalid),
         },
     };
-    let captured = capture(&source_app);
+    // The sender's own opt-in (`bee-hook event --capture-payload`) or
+    // beed's for this source app (`beed --capture-payload APP`).
+    let asked = body.remove(CAPTURE_FIELD).is_some_and(|flag| flag == Value::Bool(true));
+    let captured = asked || capture(&source_app);
     let hitl = match body.remove(HITL_FIELD) {
         Some(Value::Object(request)) => Some(hitl_request(request)),
         Some(_) => return Err(EventRejection::Invalid),

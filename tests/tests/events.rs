@@ -205,6 +205,40 @@ fn without_opt_in_only_metadata_is_stored() {
     }
 }
 
+/// `bee-hook event --capture-payload` alone stores the whole hook input —
+/// beed needs no `--capture-payload` of its own — and so does the spool's
+/// replay of a captured event sent while beed was down; without it, only
+/// metadata.
+#[test]
+fn the_hooks_own_capture_opt_in_is_enough() {
+    let home = TestHome::new();
+    let recent = || {
+        let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent", "beed", ""));
+        json_of(&body)
+    };
+    let stored = |session: &str| {
+        recent().as_array().unwrap().iter().find(|e| e["session_id"] == session).cloned().unwrap_or(Value::Null)
+    };
+    // Down first: the captured event waits in the spool, whole.
+    let spooled =
+        hook_event(&home, &envelope("s-spooled", "PreToolUse"), &["--source-app", "web", "--capture-payload"]);
+    assert_eq!(spooled.status.code(), Some(0));
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    assert!(eventually(Duration::from_secs(10), || !stored("s-spooled").is_null()));
+    let direct = hook_event(&home, &envelope("s-direct", "PreToolUse"), &["--source-app", "web", "--capture-payload"]);
+    assert_eq!(direct.status.code(), Some(0));
+    let plain = hook_event(&home, &envelope("s-plain", "PreToolUse"), &["--source-app", "web"]);
+    assert_eq!(plain.status.code(), Some(0));
+    for session in ["s-spooled", "s-direct"] {
+        let event = stored(session);
+        assert_eq!(event["payload"]["tool_input"]["old_string"], "a", "{session}: {event}");
+        assert!(event.get(bee_proto::events::CAPTURE_FIELD).is_none(), "the opt-in is not stored: {event}");
+    }
+    let event = stored("s-plain");
+    assert!(event["payload"].get("tool_input").is_none() && event["payload"]["tool_name"] == "Edit", "{event}");
+    drop(daemon);
+}
+
 #[test]
 fn hostile_event_bodies_get_clear_errors_and_lose_nothing() {
     let home = TestHome::new();
