@@ -1148,6 +1148,8 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             let session = match (session_kind, session) {
                 (Some(kind), Some(id)) => {
                     let kind = Identity::parse(&kind).map_err(|err| format!("--session-kind: {err}"))?;
+                    // A UUID typed in capitals is the same session (as in `budget --measured`).
+                    let id = bee_proto::identity::session_as_stored(kind.as_str(), &id);
                     let id = Identity::parse(&id).map_err(|err| format!("--session: {err}"))?;
                     Some(SessionSelector::new(kind, id).map_err(|err| format!("--session: {err}"))?)
                 }

@@ -104,6 +104,16 @@ pub fn validate_session(kind: &Identity, id: &Identity) -> Result<(), IdentityEr
     Ok(())
 }
 
+/// A session id as a user may type it, in the form a native Claude
+/// session is stored in: a hyphenated UUID in any case becomes lowercase
+/// (UUIDs do not depend on case); anything else stays as given.
+pub fn session_as_stored(kind: &str, id: &str) -> String {
+    match parse_hyphenated_uuid(id) {
+        Some(uuid) if kind == NATIVE_SESSION_KIND => uuid.hyphenated().to_string(),
+        _ => id.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +140,8 @@ mod tests {
         assert!(validate_session(&native, &upper).is_err());
         let other = Identity::parse("codex-session").unwrap_or_else(|e| panic!("{e}"));
         assert!(validate_session(&other, &upper).is_ok());
+        let asked = session_as_stored(NATIVE_SESSION_KIND, upper.as_str());
+        assert_eq!(asked, "a0b1c2d3-e4f5-a6b7-c8d9-e0f1a2b3c4d5", "a query matches whatever case it is typed in");
+        assert_eq!(session_as_stored("codex-session", upper.as_str()), upper.as_str(), "other kinds: as given");
     }
 }

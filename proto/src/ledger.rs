@@ -312,6 +312,11 @@ pub struct ProviderQuota {
     pub crossed: u64,
     /// Empty when the provider sent no snapshots: no window, no peak.
     pub windows: Vec<QuotaWindow>,
+    /// This provider's own issues (`quota_snapshots_missing`: it was active
+    /// and sent none of the windows it reports with every response); the
+    /// report's `issues` gathers them.
+    #[serde(default)]
+    pub issues: Vec<String>,
 }
 
 /// `beectl quota`: time and quota words, never costs or tokens.

@@ -160,6 +160,10 @@ fn hooks_are_counted_with_totals_groups_and_estimates() {
         (code, other["observedEvents"].clone(), other["deliveredUtf8Bytes"].clone()),
         (0, json!(1), json!(plain_bytes))
     );
+    // The same UUID typed in capitals is the same session, as in `budget --measured`.
+    let (code, shouted) =
+        home.report(&["--session-kind", "claude-native-session", "--session", &OTHER_SESSION.to_uppercase()]);
+    assert_eq!((code, shouted["observedEvents"].clone()), (0, json!(1)), "{shouted}");
     let unknown = "11111111-2222-4333-8444-555555555555";
     let (code, nothing) = home.report(&["--session-kind", "claude-native-session", "--session", unknown]);
     assert_eq!((code, nothing["totalsStatus"].clone()), (5, json!("unknown")));

@@ -134,7 +134,13 @@ fn quota_table(report: &QuotaReport) -> String {
         if provider.derived.turns > 0 {
             let _ = writeln!(out, "    derived: {}", derived(&provider.derived));
         }
-        if provider.windows.is_empty() {
+        if provider.issues.iter().any(|i| i == bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE) {
+            let _ = writeln!(
+                out,
+                "    warning {}: active with no quota snapshot, though it reports its windows with every response",
+                bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE
+            );
+        } else if provider.windows.is_empty() {
             let _ = writeln!(out, "    no quota snapshots: no window, no peak");
         }
         for window in &provider.windows {
@@ -206,6 +212,7 @@ mod tests {
                 converted: 0,
                 crossed: 0,
                 windows: Vec::new(),
+                issues: Vec::new(),
             }],
             issues: Vec::new(),
         }
@@ -223,6 +230,19 @@ mod tests {
         let measured = quota_table(&report(2, 0));
         assert!(measured.contains("Agent time 2m   Used 2m   Idle 23h 58m"), "{measured}");
         assert!(measured.contains("claude  calls 2  agent time 2m  used 2m"), "{measured}");
+    }
+
+    /// The missing snapshots are said of the provider they concern.
+    #[test]
+    fn missing_snapshots_name_their_provider() {
+        let mut missing = report(1, 0);
+        missing.providers[0].provider = Provider::Codex;
+        missing.providers[0].issues = vec![bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned()];
+        let table = quota_table(&missing);
+        assert!(
+            table.contains("codex  calls 1") && table.contains("    warning quota_snapshots_missing: active"),
+            "{table}"
+        );
     }
 
     /// A short measured time reads in seconds: never "0m" for a turn that

@@ -40,6 +40,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
                 crossed: view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64,
                 windows: windows(view, provider),
+                issues: Vec::new(),
             }
         })
         .collect();
@@ -66,11 +67,18 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     // nothing happening at all, 0 is the truth.
     let measured = |ms: u64| (!time_unknown).then_some(ms);
     // Codex reports its windows with every response (rate-limit headers);
-    // Codex activity without a single snapshot means they went missing.
-    let codex_active = per_provider.iter().any(|p: &ProviderQuota| {
-        p.provider == Provider::Codex && (p.calls > 0 || p.crossed > 0) && p.windows.is_empty()
-    });
-    if codex_active {
+    // Codex activity without a single snapshot means they went missing —
+    // said of the provider it concerns, and in the report's issues.
+    let mut per_provider = per_provider;
+    for provider in &mut per_provider {
+        if provider.provider == Provider::Codex
+            && (provider.calls > 0 || provider.crossed > 0)
+            && provider.windows.is_empty()
+        {
+            provider.issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
+        }
+    }
+    if per_provider.iter().any(|p| !p.issues.is_empty()) {
         issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
     }
     QuotaReport {
@@ -260,6 +268,8 @@ mod tests {
             ["calls_without_duration", "quota_snapshots_missing"],
             "Codex ran and sent no window: a warning"
         );
+        assert_eq!(report.providers[1].issues, ["quota_snapshots_missing"], "said of Codex");
+        assert!(report.providers[0].issues.is_empty(), "not of Claude");
         let claude = &report.providers[0];
         assert_eq!((claude.provider, claude.calls, ms(claude.agent_time_ms)), (Provider::Claude, 4, Some(120 * M)));
         assert!(claude.windows.is_empty(), "no snapshots: no window, no peak");
