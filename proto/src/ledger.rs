@@ -754,11 +754,15 @@ pub struct LedgerChanges {
 pub struct LiveWindow {
     #[serde(flatten)]
     pub window: WindowGlance,
-    /// Points of the window used per hour over its recent snapshots; `null`
-    /// with fewer than two snapshots a minute or more apart.
+    /// Points of the window used per hour over its recent snapshots (the
+    /// last 30 minutes); `null` without two snapshots five minutes or more
+    /// apart.
     pub trend_percent_per_hour: Option<f64>,
+    /// The window's snapshots in the last 30 minutes (the trend's evidence).
+    #[serde(default)]
+    pub trend_snapshots: u64,
     /// A projection, not a measurement: the use at the reset if the trend
-    /// holds; `null` without a trend or a reset time.
+    /// holds, within 0–100 %; `null` without a trend or a reset time.
     pub projected_percent_at_reset: Option<f64>,
     /// A projection: minutes until 100 % at the trend, when that comes
     /// before the reset; `null` otherwise.

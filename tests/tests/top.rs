@@ -25,16 +25,22 @@ fn status_line(home: &TestHome, used: f64) {
     assert_eq!(output.status.code(), Some(0));
 }
 
-/// `beectl top` in a pty of 110 × 40, its output read as a terminal shows it.
+/// `beectl top` in a pty (110 × 40 unless sized), its output read as a
+/// terminal shows it.
 struct Terminal {
     child: std::process::Child,
     output: Arc<Mutex<Vec<u8>>>,
     reader: Option<std::thread::JoinHandle<()>>,
+    size: (u16, u16),
 }
 
 impl Terminal {
     fn start(home: &TestHome) -> Terminal {
-        let line = format!("stty cols 110 rows 40; exec '{}' top", bin("beectl").display());
+        Terminal::sized(home, 110, 40)
+    }
+
+    fn sized(home: &TestHome, cols: u16, rows: u16) -> Terminal {
+        let line = format!("stty cols {cols} rows {rows}; exec '{}' top", bin("beectl").display());
         let mut command = home.command("script");
         command
             .args(["-qfec", &line, "/dev/null"])
@@ -57,12 +63,12 @@ impl Terminal {
                 }
             }
         });
-        Terminal { child, output, reader: Some(reader) }
+        Terminal { child, output, reader: Some(reader), size: (cols, rows) }
     }
 
     /// What the screen shows now.
     fn screen(&self) -> String {
-        let mut parser = vt100::Parser::new(40, 110, 0);
+        let mut parser = vt100::Parser::new(self.size.1, self.size.0, 0);
         parser.process(&self.output.lock().unwrap());
         parser.screen().contents()
     }
@@ -101,7 +107,13 @@ fn top_shows_the_window_redraws_on_a_new_record_and_quits_on_q() {
     let took = written.elapsed();
     assert!(followed, "the new snapshot:\n{}", top.screen());
     assert!(took < Duration::from_secs(1), "redrawn {took:?} after the record (the hook itself included)");
-    assert!(top.screen().contains("projection: "), "a trend over two snapshots is labelled a projection");
+    // Two snapshots seconds apart are no trend (rounding would project
+    // thousands of percent), and the screen says that, not "fewer than two".
+    assert!(
+        top.screen().contains("no projection yet: its 2 recent snapshots span under 5 minutes"),
+        "{}",
+        top.screen()
+    );
     // A hook event: the session's last event shows, as soon as beed stores it.
     let event = json!({"session_id": SESSION, "hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_use_id": "toolu_top", "tool_input": {"command": "cargo test"}});
@@ -137,7 +149,7 @@ fn piped_top_prints_the_view_once() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("claude five-hour window"), "{text}");
     assert!(text.contains("12% used, resets in 2h 00m"), "{text}");
-    assert!(text.contains("no projection: fewer than two recent snapshots"), "{text}");
+    assert!(text.contains("no projection: fewer than two snapshots in the last 30 minutes"), "{text}");
     assert!(!text.contains('\u{1b}'), "plain text when piped");
     drop(daemon);
 }
@@ -170,4 +182,58 @@ fn a_partial_hour_reads_as_a_lower_bound_and_an_unknown_one_as_unknown() {
     let line = |session: &str| text.lines().find(|l| l.contains(session)).unwrap_or_default().to_owned();
     assert!(line("aaaa1111").contains(" ≥165 tokens "), "{text}");
     assert!(line("bbbb2222").contains(" unknown tokens "), "{text}");
+}
+
+/// A Codex rollout whose five-hour window went from 10 % to 40 % in the
+/// last six minutes, resetting in two hours.
+fn steep_codex_window(home: &TestHome) {
+    let at = |minutes_ago: u64| bee_proto::time::format_unix_ms(((now_seconds() - minutes_ago * 60) * 1000) as i64);
+    let resets = now_seconds() + 7_200;
+    let count = |minutes_ago: u64, used: f64| {
+        json!({"timestamp": at(minutes_ago), "type": "event_msg", "payload": {"type": "token_count", "info": null,
+            "rate_limits": {"primary": {"used_percent": used, "window_minutes": 300, "resets_at": resets}}}})
+        .to_string()
+    };
+    let session = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    let meta = json!({"timestamp": at(7), "type": "session_meta", "payload": {"id": session, "cwd": "/home/dev/app"}});
+    // A weekly window and another limit family beside it: four windows.
+    let others = json!({"timestamp": at(1), "type": "event_msg", "payload": {"type": "token_count", "info": null,
+        "rate_limits": {"limit_id": "codex_other", "primary": {"used_percent": 5.0, "window_minutes": 300, "resets_at": resets},
+                        "secondary": {"used_percent": 7.0, "window_minutes": 10080, "resets_at": resets + 86_400}}}});
+    let weekly = json!({"timestamp": at(1), "type": "event_msg", "payload": {"type": "token_count", "info": null,
+        "rate_limits": {"secondary": {"used_percent": 9.0, "window_minutes": 10080, "resets_at": resets + 86_400}}}});
+    let rollout =
+        [meta.to_string(), count(6, 10.0), count(3, 25.0), count(0, 40.0), others.to_string(), weekly.to_string()]
+            .join("\n")
+            + "\n";
+    write_quiet(&home.path().join(format!(".codex/sessions/2026/12/04/rollout-x-{session}.jsonl")), &rollout);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+}
+
+/// A steep trend projects to 100 % at most (a window is never used past
+/// it), and says when it fills.
+#[test]
+fn a_projection_never_passes_a_full_window() {
+    let home = TestHome::new();
+    steep_codex_window(&home);
+    let text = String::from_utf8(home.beectl(&["top"]).stdout).unwrap();
+    let line = text.lines().find(|l| l.contains("projection:")).unwrap_or_default();
+    assert!(line.contains("projection: 100% at the reset (+300.0 points/h); full in 12m at this rate"), "{text}");
+}
+
+/// A terminal too short for the view says what it leaves out (the limit
+/// hits below), never cuts a section without a sign.
+#[test]
+fn a_short_terminal_says_what_it_cannot_show() {
+    let home = TestHome::new();
+    steep_codex_window(&home);
+    let top = Terminal::sized(&home, 80, 24);
+    let shown = eventually(Duration::from_secs(10), || top.screen().contains("codex five-hour window"));
+    assert!(shown, "{}", top.screen());
+    let screen = top.screen();
+    assert!(
+        screen.contains("Limit hits")
+            || screen.contains("more lines (Limit hits below): a taller terminal, or beectl top --once"),
+        "{screen}"
+    );
 }

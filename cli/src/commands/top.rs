@@ -197,7 +197,12 @@ fn window_lines(window: &LiveWindow, now_ms: i64) -> Vec<String> {
             format!("projection: {projected:.0}% at the reset ({trend:+.1} points/h){full}")
         }
         (Some(trend), None) => format!("trend {trend:+.1} points/h; no reset time to project to"),
-        _ => "no projection: fewer than two recent snapshots".to_owned(),
+        _ if window.trend_snapshots >= 2 => format!(
+            "no projection yet: its {} recent snapshots span under {} minutes",
+            window.trend_snapshots,
+            live::TREND_MIN_SPAN_MINUTES
+        ),
+        _ => "no projection: fewer than two snapshots in the last 30 minutes".to_owned(),
     });
     lines
 }
@@ -325,10 +330,27 @@ fn draw(frame: &mut ratatui::Frame<'_>, view: Option<&LiveView>, colour: bool) {
             areas[1],
         );
     }
-    let lines: Vec<Line<'_>> = detail_lines(view).into_iter().map(Line::from).collect();
     if let Some(area) = areas.last() {
-        frame.render_widget(Paragraph::new(lines), *area);
+        let lines = fitted(detail_lines(view), usize::from(area.height));
+        frame.render_widget(Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>()), *area);
     }
+}
+
+/// `lines` cut to `height`, the last line kept saying what was cut: a
+/// short terminal never drops a section without a sign.
+fn fitted(mut lines: Vec<String>, height: usize) -> Vec<String> {
+    if lines.len() <= height || height == 0 {
+        return lines;
+    }
+    let hidden = lines.len() - (height - 1);
+    lines.truncate(height - 1);
+    let sections: Vec<&str> = ["Burn rate", "Active sessions", "Limit hits"]
+        .into_iter()
+        .filter(|section| !lines.iter().any(|line| line.starts_with(section)))
+        .collect();
+    let named = if sections.is_empty() { String::new() } else { format!(" ({} below)", sections.join(", ")) };
+    lines.push(format!("… {hidden} more lines{named}: a taller terminal, or beectl top --once"));
+    lines
 }
 
 #[cfg(test)]

@@ -22,6 +22,9 @@ const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
 /// Snapshots this recent make a window's trend.
 const TREND_SPAN: i64 = 30 * MINUTE;
+/// Shortest span of snapshots a trend is drawn over: closer ones move by
+/// a rounding step and would project noise (thousands of percent).
+pub const TREND_MIN_SPAN_MINUTES: i64 = 5;
 
 /// The live view of the ledger in `dir` at `now_ms`.
 pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result<LiveView, Issue> {
@@ -33,10 +36,12 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         .into_iter()
         .map(|window| {
             let resets = window.resets_at_utc.as_deref().and_then(parse_rfc3339_ms);
-            let trend = trend(&snapshots, window.provider, window.window, resets, now_ms);
-            let projected = trend
-                .zip(resets)
-                .map(|(per_hour, at)| window.used_percent + per_hour * (at - now_ms) as f64 / HOUR as f64);
+            let (trend, trend_snapshots) = trend(&snapshots, window.provider, window.window, resets, now_ms);
+            // A window cannot be used past 100 % nor below 0 %: the
+            // projection says where the trend leads, within them.
+            let projected = trend.zip(resets).map(|(per_hour, at)| {
+                (window.used_percent + per_hour * (at - now_ms) as f64 / HOUR as f64).clamp(0.0, 100.0)
+            });
             let to_full =
                 trend.filter(|t| *t > 0.0).map(|per_hour| (100.0 - window.used_percent).max(0.0) / per_hour * 60.0);
             let to_full =
@@ -44,6 +49,7 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
             LiveWindow {
                 window,
                 trend_percent_per_hour: trend,
+                trend_snapshots,
                 projected_percent_at_reset: projected,
                 minutes_to_full: to_full,
             }
@@ -168,14 +174,15 @@ pub fn add_events(view: &mut LiveView, events: &[serde_json::Value], now_ms: i64
 
 /// Points per hour the window moved over its snapshots of the last half
 /// hour (those of the same window: the same reset time, give or take a
-/// minute); `None` without two of them a minute apart.
+/// minute), and how many there were; no trend without two of them
+/// [`TREND_MIN_SPAN_MINUTES`] apart.
 fn trend(
     snapshots: &[SnapshotRow],
     provider: Provider,
     kind: bee_proto::usage::WindowKind,
     resets: Option<i64>,
     now_ms: i64,
-) -> Option<f64> {
+) -> (Option<f64>, u64) {
     let same: Vec<&SnapshotRow> = snapshots
         .iter()
         .filter(|s| s.provider == provider && store::kind_of(s) == kind && s.observed_ms >= now_ms - TREND_SPAN)
@@ -185,7 +192,10 @@ fn trend(
             _ => false,
         })
         .collect();
-    let (first, last) = (same.first()?, same.last()?);
+    let count = same.len() as u64;
+    let (Some(first), Some(last)) = (same.first(), same.last()) else { return (None, count) };
     let span = last.observed_ms - first.observed_ms;
-    (span >= MINUTE).then(|| (last.used_percent - first.used_percent) * HOUR as f64 / span as f64)
+    let trend = (span >= TREND_MIN_SPAN_MINUTES * MINUTE)
+        .then(|| (last.used_percent - first.used_percent) * HOUR as f64 / span as f64);
+    (trend, count)
 }
