@@ -939,6 +939,35 @@ fn representation_round_trips_through_the_cli_and_mcp() {
             assert!(decoded.contains(spelling), "{spelling} in {decoded}");
         }
 
+        // Small or irregular values, where a packet would cost more tokens
+        // than compact JSON: the answer is the compact JSON, marked so, and
+        // decodes to the same values.
+        for small in [
+            "\"a short string\"",
+            "{\"a\":1}\n{\"a\":2}\n[3]",
+            "[1,\"two\",3.0,null,true,{\"x\":[]}]",
+            "[{\"a\":1},{\"b\":{\"c\":2}},{\"d\":[1,2]}]",
+        ] {
+            let answer: Value =
+                serde_json::from_str(&text_of(&call(&client, "bee_representation_encode", json!({"json": small})).await))
+                    .unwrap();
+            assert!(answer["packetTokens"].as_u64() <= answer["jsonTokens"].as_u64(), "{small}: {answer}");
+            let packet = answer["packet"].as_str().unwrap();
+            assert_eq!(
+                (answer["encoding"].clone(), answer["fallback"].clone(), answer["packetTokens"].clone()),
+                (json!("json"), json!(true), answer["jsonTokens"].clone()),
+                "{small}: {answer}"
+            );
+            assert!(!packet.starts_with("bee-json-v1"), "{answer}");
+            let decoded: Value = serde_json::from_str(&text_of(
+                &call(&client, "bee_representation_decode", json!({"packet": packet})).await,
+            ))
+            .unwrap();
+            let values: Vec<Value> =
+                serde_json::Deserializer::from_str(small).into_iter::<Value>().map(Result::unwrap).collect();
+            assert_eq!(decoded["values"], Value::Array(values), "{small}");
+        }
+
         for (tool, arguments, code) in [
             ("bee_representation_encode", json!({"json": "{\"a\":"}), "invalid_json"),
             ("bee_representation_encode", json!({"json": "{\"a\":1,\"a\":2}"}), "invalid_json"),

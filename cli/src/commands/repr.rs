@@ -17,12 +17,18 @@ use std::time::{Duration, Instant};
 
 /// The one representation there is.
 const ENCODING: &str = representation::MAGIC;
+/// What a packet is when `bee-json-v1` would cost more tokens: compact JSON.
+const JSON_FALLBACK: &str = "json";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Encoded {
     schema_version: u32,
+    /// `bee-json-v1`, or `json` when that would have cost more o200k
+    /// tokens than compact JSON: the packet is then the compact JSON itself
+    /// (a result never costs more than the form it replaces).
     encoding: &'static str,
+    fallback: bool,
     /// Whether the input held several values (JSON lines).
     sequence: bool,
     values: usize,
@@ -106,9 +112,15 @@ pub fn encode(text: &str, encoding: Option<&str>, budget_bytes: Option<u64>) -> 
         Ok(counts) => counts,
         Err(_) => return failure("encoding_unavailable", "the o200k_base counts could not be made"),
     };
+    // Small or irregular values can cost more as a packet (its header
+    // line alone is tokens): then the packet is the compact JSON, marked so.
+    let fallback = counts[1] > counts[0];
+    let (encoding, packet, packet_tokens) =
+        if fallback { (JSON_FALLBACK, json.clone(), counts[0]) } else { (ENCODING, packet, counts[1]) };
     let answer = Encoded {
         schema_version: 1,
-        encoding: ENCODING,
+        encoding,
+        fallback,
         sequence,
         values: values.len(),
         json_bytes: json.len(),
@@ -116,12 +128,13 @@ pub fn encode(text: &str, encoding: Option<&str>, budget_bytes: Option<u64>) -> 
         packet,
         tokenizer: "o200k_base",
         json_tokens: counts[0],
-        packet_tokens: counts[1],
+        packet_tokens,
     };
     within(&answer, budget)
 }
 
-/// `beectl repr decode`: the exact JSON values a packet carries.
+/// `beectl repr decode`: the exact JSON values a packet carries — a
+/// `bee-json-v1` packet, or the compact JSON an encode fell back to.
 pub fn decode(packet: &str, budget_bytes: Option<u64>) -> Rendered {
     let budget = match budget(budget_bytes) {
         Ok(budget) => budget,
@@ -130,7 +143,23 @@ pub fn decode(packet: &str, budget_bytes: Option<u64>) -> Rendered {
     if packet.len() > REPRESENTATION_INPUT_BYTES {
         return failure("input_too_large", format!("the packet is over {REPRESENTATION_INPUT_BYTES} bytes (256 KiB)"));
     }
-    let (values, sequence) = match representation::decode(packet, budget) {
+    let (encoding, decoded) = if packet.starts_with(representation::MAGIC) {
+        (ENCODING, representation::decode(packet, budget))
+    } else {
+        // An encode's fallback: the JSON value(s) themselves.
+        let values = representation::parse_json_values(packet).map_err(|_| ReprError {
+            code: "invalid_packet",
+            message: format!("neither a {ENCODING} packet nor the compact JSON an encode falls back to"),
+        });
+        (
+            JSON_FALLBACK,
+            values.map(|values| {
+                let sequence = values.len() != 1;
+                (values, sequence)
+            }),
+        )
+    };
+    let (values, sequence) = match decoded {
         Ok(decoded) => decoded,
         Err(err) => return from(err),
     };
@@ -140,5 +169,5 @@ pub fn decode(packet: &str, budget_bytes: Option<u64>) -> Rendered {
         Ok(values) => values,
         Err(err) => return failure("io", err.to_string()),
     };
-    within(&Decoded { schema_version: 1, encoding: ENCODING, sequence, values, json_bytes }, budget)
+    within(&Decoded { schema_version: 1, encoding, sequence, values, json_bytes }, budget)
 }

@@ -288,7 +288,7 @@ pub struct RecoverArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReprDecodeArgs {
-    /// A bee-json-v1 packet, as bee_representation_encode gave it.
+    /// A packet as bee_representation_encode gave it: bee-json-v1, or its compact-JSON fallback.
     packet: String,
     /// The whole result's size limit, 512..262144 [default: 65536]; decoding stops when the values pass it.
     budget_bytes: Option<u64>,
@@ -591,7 +591,7 @@ impl BeeServer {
     }
 
     #[tool(
-        description = "JSON values as a bee-json-v1 packet: fewer tokens than compact JSON (keys written once per table, strings bare where unambiguous), every number spelled as given, white space and key order not kept; with the bytes and exact o200k tokens of both forms (beectl repr encode).",
+        description = "JSON values as a bee-json-v1 packet: fewer tokens than compact JSON (keys written once per table, strings bare where unambiguous), every number spelled as given, white space and key order not kept; with the bytes and exact o200k tokens of both forms. Where a packet would cost more tokens (a lone string, a few irregular values) the packet is the compact JSON itself, marked encoding: json, fallback: true (beectl repr encode).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_representation_encode(
@@ -603,7 +603,7 @@ impl BeeServer {
     }
 
     #[tool(
-        description = "The exact JSON values inside a bee-json-v1 packet; decoding stops at budgetBytes, an answer over it is an error, never cut (beectl repr decode).",
+        description = "The exact JSON values inside a bee-json-v1 packet (or the compact JSON an encode fell back to); decoding stops at budgetBytes, an answer over it is an error, never cut (beectl repr decode).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_representation_decode(
