@@ -573,6 +573,9 @@ fn skills_are_searched_got_and_resolved_across_their_roots() {
     // A linked skill is not followed.
     std::fs::create_dir_all(checkout_skills.join("linked")).unwrap();
     std::os::unix::fs::symlink(shared.join("changelog/SKILL.md"), checkout_skills.join("linked/SKILL.md")).unwrap();
+    // Front matter that is not YAML.
+    std::fs::create_dir_all(checkout_skills.join("broken")).unwrap();
+    std::fs::write(checkout_skills.join("broken/SKILL.md"), "---\nname: [unclosed\n---\nbody\n").unwrap();
 
     runtime().block_on(async {
         let client = connect(&home, &root, &[]).await;
@@ -586,7 +589,12 @@ fn skills_are_searched_got_and_resolved_across_their_roots() {
         assert_eq!(names, ["deploy", "review"], "{found}");
         assert_eq!(found["skills"][0]["path"], "checkout:deploy/SKILL.md");
         assert!(found["skills"][0].get("body").is_none(), "search never returns bodies");
-        assert_eq!(found["invalid"][0]["path"], "checkout:linked/SKILL.md", "{found}");
+        assert_eq!(found["invalid"][0]["path"], "checkout:broken/SKILL.md", "{found}");
+        assert_eq!(found["invalid"][1]["path"], "checkout:linked/SKILL.md", "{found}");
+        // Asked for by path, an unreadable skill says why.
+        let broken = error_of(&call(&client, "bee_skill_get", json!({"path": "checkout:broken/SKILL.md"})).await);
+        assert_eq!(broken["errorCode"], "skill_invalid", "{broken}");
+        assert!(broken["message"].as_str().unwrap().contains("front matter:"), "{broken}");
         let changelog: Value =
             serde_json::from_str(&text_of(&call(&client, "bee_skill_search", json!({"query": "changelog"})).await))
                 .unwrap();

@@ -517,7 +517,7 @@ impl BeeServer {
                 Ok(found) => found,
                 Err(err) => return tool_error(err.code, err.message),
             };
-            match skills::get(&found, &a.path) {
+            match found.get(&a.path) {
                 Ok(skill) => within(skill, MAX_RESULT_BYTES, "result_too_large"),
                 Err(err) => tool_error(err.code, err.message),
             }
@@ -536,7 +536,7 @@ impl BeeServer {
                 Ok(found) => found,
                 Err(err) => return tool_error(err.code, err.message),
             };
-            match skills::resolve(&found, &a.path) {
+            match found.resolve(&a.path) {
                 Ok(chain) => within(&json!({"chain": chain}), MAX_RESULT_BYTES, "result_too_large"),
                 Err(err) => tool_error(err.code, err.message),
             }

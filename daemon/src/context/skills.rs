@@ -68,9 +68,43 @@ pub fn roots(checkout: &Path) -> Result<Vec<Root>, SkillError> {
     Ok(found)
 }
 
-/// Every skill the bridge finds for `checkout` (see [`roots`] and [`all`]).
-pub fn found(checkout: &Path) -> Result<Vec<Skill>, SkillError> {
-    roots(checkout).map(|roots| all(&roots).0)
+/// Every skill the bridge finds for `checkout` (see [`roots`] and [`all`]),
+/// and those it could not read.
+pub fn found(checkout: &Path) -> Result<Found, SkillError> {
+    roots(checkout).map(|roots| {
+        let (skills, invalid) = all(&roots);
+        Found { skills, invalid }
+    })
+}
+
+/// The skills found, and the ones that could not be read: a path among the
+/// latter is answered with why (its front matter's parse error, the path
+/// rule), never as if no skill were there.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub skills: Vec<Skill>,
+    pub invalid: Vec<Invalid>,
+}
+
+impl Found {
+    /// The skill at `path` (see [`get`]).
+    pub fn get(&self, path: &str) -> Result<&Skill, SkillError> {
+        self.unreadable(path)?;
+        get(&self.skills, path)
+    }
+
+    /// `path`'s skill and its dependencies (see [`resolve`]).
+    pub fn resolve(&self, path: &str) -> Result<Vec<&Skill>, SkillError> {
+        self.unreadable(path)?;
+        resolve(&self.skills, path)
+    }
+
+    fn unreadable(&self, path: &str) -> Result<(), SkillError> {
+        match self.invalid.iter().find(|invalid| invalid.path == path) {
+            Some(invalid) => Err(error("skill_invalid", format!("{path} cannot be read: {}", invalid.reason))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A skill as found: where, its front matter, its body.
@@ -351,8 +385,18 @@ mod tests {
         std::fs::write(outside.join("stolen/SKILL.md"), text.replace("ok", "stolen")).unwrap();
         std::os::unix::fs::symlink(outside.join("stolen"), root.join("linked")).unwrap();
         std::fs::File::create(root.join("huge/SKILL.md")).unwrap().set_len(2 << 30).unwrap();
+        std::fs::create_dir_all(root.join("broken")).unwrap();
+        std::fs::write(root.join("broken/SKILL.md"), "---\nname: [unclosed\n---\nbody\n").unwrap();
         let (skills, invalid) = all(&[Root { label: "checkout".into(), dir: root }]);
         assert_eq!(skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["ok"]);
+        // Asked for, an unreadable skill says why, not that none is there.
+        let found = Found { skills: skills.clone(), invalid: invalid.clone() };
+        let broken = found.get("checkout:broken/SKILL.md").unwrap_err();
+        assert_eq!(broken.code, "skill_invalid");
+        assert!(broken.message.contains("front matter:"), "{}", broken.message);
+        assert_eq!(found.resolve("checkout:linked/SKILL.md").unwrap_err().code, "skill_invalid");
+        assert_eq!(found.get("checkout:nothing/SKILL.md").unwrap_err().code, "skill_not_found");
+        let invalid: Vec<Invalid> = invalid.into_iter().filter(|i| !i.path.contains("broken")).collect();
         let reasons: Vec<(&str, &str)> = invalid.iter().map(|i| (i.path.as_str(), i.reason.as_str())).collect();
         assert_eq!(
             reasons,
