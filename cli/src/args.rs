@@ -68,17 +68,15 @@ enum CliCommand {
         /// Only this provider: claude or codex.
         #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
         provider: Option<String>,
-        /// json (the default) or table.
-        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
-        format: Option<String>,
+        #[command(flatten)]
+        output: OutputCli,
     },
     /// The quota words plus the cost the provider CLIs reported.
     Status {
         #[command(flatten)]
         range: RangeCli,
-        /// json (the default) or table.
-        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
-        format: Option<String>,
+        #[command(flatten)]
+        output: OutputCli,
     },
     /// Tokens and cost by day, week, month, session, model or five-hour
     /// block: a table on a terminal, JSON when piped or with --json.
@@ -92,6 +90,9 @@ enum CliCommand {
         /// Print the view once, even on a terminal.
         #[arg(long)]
         once: bool,
+        /// The view once as one JSON document (its figures, for scripts).
+        #[arg(long, conflicts_with = "once")]
+        json: bool,
     },
     /// Shell completions for bash, zsh or fish, on stdout.
     Completions {
@@ -239,6 +240,23 @@ enum CliCommand {
     },
 }
 
+/// How a report prints: one JSON document (the default), or a table for people.
+#[derive(Debug, clap::Args)]
+struct OutputCli {
+    /// json (the default: one compact document) or table (for people).
+    #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+    format: Option<String>,
+    /// JSON, as without --format (accepted by every report command, for scripts).
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+}
+
+impl OutputCli {
+    fn table(&self) -> bool {
+        self.format.as_deref() == Some("table")
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct PinnedCli {
     /// The pinned manifest (required events, Claude Code version, source app, outcome checks).
@@ -247,9 +265,8 @@ struct PinnedCli {
     /// Claude Code settings checked against the manifest [default: .claude/settings.json].
     #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     settings: Option<String>,
-    /// json (the default) or table.
-    #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
-    format: Option<String>,
+    #[command(flatten)]
+    output: OutputCli,
     /// Exit 5 when a run's class is one of these (comma-separated), or
     /// `unhealthy` for every class but healthy: a gate a CI can use.
     #[arg(long, value_name = "CLASSES", value_parser = NonEmptyStringValueParser::new())]
@@ -793,9 +810,8 @@ enum DeliveryCli {
         /// Groups returned per view, 0..100 [default: 100]; never limits totals.
         #[arg(long, value_name = "N", value_parser = parse_limit)]
         limit: Option<u32>,
-        /// Output: json (the default, one compact document) or table (for people).
-        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
-        format: Option<String>,
+        #[command(flatten)]
+        output: OutputCli,
     },
     /// One recorded observation by its event id.
     Read {
@@ -816,6 +832,9 @@ enum DaemonCli {
         /// json (the default when piped) or table (the default on a terminal).
         #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
         format: Option<String>,
+        /// JSON, even on a terminal.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
     },
     /// Start beed in the background (the one beside beectl, else on PATH) and wait until it answers.
     Start,
@@ -843,6 +862,7 @@ pub enum Command {
     Top {
         timezone: Option<String>,
         once: bool,
+        json: bool,
     },
     Daemon(DaemonCommand),
     Dashboard,
@@ -1113,6 +1133,32 @@ fn parse_run(raw: Vec<OsString>) -> Result<Parsed, String> {
     }
 }
 
+/// Commands whose answer is not a report: `--json` means nothing there.
+const NOT_REPORTS: &[&str] = &["completions", "man", "run", "mcp", "setup", "hooks", "help"];
+
+/// `--json` on a report command whose answer is one JSON document anyway:
+/// accepted (scripts pass it to every report command) and changes nothing.
+/// A command with a `--json` of its own keeps it.
+fn drop_redundant_json(args: &mut Vec<String>) {
+    let Some(at) = args.iter().position(|arg| arg == "--json") else { return };
+    if args[..at].iter().any(|arg| arg == "--") {
+        return;
+    }
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut path = Vec::new();
+    for word in args[1..at].iter().take_while(|word| !word.starts_with('-')) {
+        let Some(sub) = command.find_subcommand(word).cloned() else { break };
+        path.push(word.clone());
+        command = sub;
+    }
+    let leaf = command.get_subcommands().next().is_none();
+    let own = command.get_arguments().any(|arg| arg.get_long() == Some("json"));
+    let report = path.first().is_some_and(|first| !NOT_REPORTS.contains(&first.as_str()));
+    if leaf && report && !own {
+        args.remove(at);
+    }
+}
+
 fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
     let token = raw.first().is_some_and(|first| first == "token");
     let (max_args, max_units) =
@@ -1134,6 +1180,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         return Err(format!("arguments total {units} UTF-16 units; at most {max_units}"));
     }
     args.insert(0, "beectl".to_owned());
+    drop_redundant_json(&mut args);
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
@@ -1144,7 +1191,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         }
     };
     Ok(Parsed::Command(match cli.command {
-        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit, format }) => {
+        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit, output }) => {
             let session = match (session_kind, session) {
                 (Some(kind), Some(id)) => {
                     let kind = Identity::parse(&kind).map_err(|err| format!("--session-kind: {err}"))?;
@@ -1160,29 +1207,28 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 store,
                 session,
                 limit: limit.unwrap_or(MAX_GROUP_LIMIT),
-                table: format.as_deref() == Some("table"),
+                table: output.table(),
             }))
         }
         CliCommand::Delivery(DeliveryCli::Read { store, event }) => {
             Command::Delivery(DeliveryCommand::Read(ReadArgs { store, event }))
         }
-        CliCommand::Daemon(DaemonCli::Status { format }) => {
-            Command::Daemon(DaemonCommand::Status(format.map(|format| format == "table")))
+        CliCommand::Daemon(DaemonCli::Status { format, json }) => {
+            let table = if json { Some(false) } else { format.map(|format| format == "table") };
+            Command::Daemon(DaemonCommand::Status(table))
         }
         CliCommand::Daemon(DaemonCli::Start) => Command::Daemon(DaemonCommand::Start),
         CliCommand::Daemon(DaemonCli::Stop) => Command::Daemon(DaemonCommand::Stop),
         CliCommand::Daemon(DaemonCli::Restart) => Command::Daemon(DaemonCommand::Restart),
         CliCommand::Dashboard => Command::Dashboard,
-        CliCommand::Quota { range, provider, format } => Command::Quota(LedgerAsk {
+        CliCommand::Quota { range, provider, output } => Command::Quota(LedgerAsk {
             range: range.ask(Some(24 * 3_600_000)),
             provider: provider.as_deref().and_then(bee_proto::ledger::Provider::from_name),
-            table: format.as_deref() == Some("table"),
+            table: output.table(),
         }),
-        CliCommand::Status { range, format } => Command::Status(LedgerAsk {
-            range: range.ask(Some(24 * 3_600_000)),
-            provider: None,
-            table: format.as_deref() == Some("table"),
-        }),
+        CliCommand::Status { range, output } => {
+            Command::Status(LedgerAsk { range: range.ask(Some(24 * 3_600_000)), provider: None, table: output.table() })
+        }
         CliCommand::Usage(usage) => Command::Usage(UsageArgs {
             by: bee_proto::ledger::UsageGrouping::from_name(&usage.by).ok_or("--by: an unknown grouping")?,
             since: usage.since,
@@ -1204,7 +1250,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             no_import: usage.no_import,
         }),
         CliCommand::Prices { prices, json } => Command::Prices { prices, json },
-        CliCommand::Top { timezone, once } => Command::Top { timezone, once },
+        CliCommand::Top { timezone, once, json } => Command::Top { timezone, once, json },
         CliCommand::Completions { shell } => {
             let shell = match shell.as_str() {
                 "bash" => clap_complete::Shell::Bash,
@@ -1228,7 +1274,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             manifest: pinned.manifest,
             settings: pinned.settings,
             stream: None,
-            table: pinned.format.as_deref() == Some("table"),
+            table: pinned.output.table(),
             fail_on: fail_on(pinned.fail_on.as_deref())?,
             no_outcome_checks: pinned.no_outcome_checks,
         }),
@@ -1243,7 +1289,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 manifest: pinned.manifest,
                 settings: pinned.settings,
                 stream,
-                table: pinned.format.as_deref() == Some("table"),
+                table: pinned.output.table(),
                 fail_on: fail_on(pinned.fail_on.as_deref())?,
                 no_outcome_checks: pinned.no_outcome_checks,
             })

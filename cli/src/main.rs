@@ -41,6 +41,12 @@ fn main() -> ExitCode {
             .init();
     }
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let json_asked = raw.iter().take_while(|arg| *arg != "--").any(|arg| arg == "--json");
+    // An MCP server's stdout is its JSON-RPC channel: what fails before it
+    // serves is said on stderr only (a client shows that), never there.
+    let serves_mcp = matches!(raw.first(), Some(first) if first == "mcp")
+        || (raw.first().is_some_and(|first| first == "design") && raw.get(1).is_some_and(|second| second == "mcp"));
+    let mut said = false;
     // The process `beectl run` starts to become the provider CLI.
     if let Some(cli) = raw.strip_prefix(&[std::ffi::OsString::from(commands::run::BECOME_CLI)]) {
         return commands::run::become_cli(cli);
@@ -60,6 +66,7 @@ fn main() -> ExitCode {
             // For people, whatever the command's document: what is wrong,
             // the tip, the usage line.
             let _ = writeln!(std::io::stderr(), "beectl: {message}");
+            said = true;
             match family {
                 // Their contracts' documents have no message field.
                 args::Family::Token => {
@@ -72,8 +79,18 @@ fn main() -> ExitCode {
             }
         }
     };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let words = render::errors::words(&rendered.bytes);
+    if let Some(words) = words.as_deref().filter(|_| !said) {
+        // An error is said to people on stderr, whatever stdout carries.
+        let _ = writeln!(std::io::stderr(), "beectl: {words}");
+    }
+    // On a terminal the words are the answer; the JSON document is for
+    // pipes and `--json`, unchanged.
+    let error = said || words.is_some();
+    let bytes: &[u8] = if error && (serves_mcp || (terminal && !json_asked)) { b"" } else { &rendered.bytes };
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(&rendered.bytes).and_then(|_| stdout.flush()).is_err() {
+    if stdout.write_all(bytes).and_then(|_| stdout.flush()).is_err() {
         return ExitCode::from(bee_proto::exit::Exit::Unavailable.code());
     }
     ExitCode::from(rendered.exit.code())

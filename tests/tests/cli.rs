@@ -36,6 +36,78 @@ fn every_usage_error_says_what_is_wrong_and_how_to_fix_it() {
     assert!(stderr(&run).contains("after --"));
 }
 
+/// On a terminal an error is words on stderr, and nothing else — the
+/// argument parser's too; piped, the JSON document is unchanged on stdout
+/// and the words are on stderr as well; `--json` keeps the document on a
+/// terminal. An MCP server's stdout (its JSON-RPC channel) never carries a
+/// failure to start: stderr says it.
+#[test]
+fn errors_are_words_for_people_and_the_document_for_pipes() {
+    let home = TestHome::new();
+    let on_terminal = |args: &str| {
+        // `script` gives beectl a pty for stdout; stderr goes to a file.
+        let err = home.path().join("stderr.txt");
+        let line = format!("'{}' {args} 2>'{}'", bin("beectl").display(), err.display());
+        let output = home.command("script").args(["-qfec", &line, "/dev/null"]).output().unwrap();
+        (String::from_utf8_lossy(&output.stdout).into_owned(), std::fs::read_to_string(&err).unwrap_or_default())
+    };
+    for (args, said) in [
+        ("usage --since lastweek", "beectl: --since: \"lastweek\" is not a time"),
+        ("usage --timezone Mars/Base", "beectl: --timezone: \"Mars/Base\" is not a time zone"),
+        ("quota --bogus", "beectl: unexpected argument '--bogus' found"),
+        ("usage", "beectl: no ledger yet at "),
+    ] {
+        let (stdout, said_there) = on_terminal(args);
+        assert!(said_there.starts_with(said), "{args}: {said_there:?}");
+        assert!(!stdout.contains('{'), "{args}: no JSON on a terminal: {stdout:?}");
+    }
+    let (stdout, said_there) = on_terminal("usage --since lastweek --json");
+    assert!(stdout.contains(r#""errorCode":"invalid_usage""#) && said_there.starts_with("beectl: --since"), "{stdout}");
+    let piped = home.beectl(&["usage", "--since", "lastweek"]);
+    assert_eq!(parse_json_line(&piped.stdout)["errorCode"], "invalid_usage");
+    assert!(stderr(&piped).starts_with("beectl: --since: \"lastweek\" is not a time"), "{}", stderr(&piped));
+    for args in
+        [&["mcp", "serve", "--root", "/nonexistent"][..], &["design", "mcp", "--stdio", "--root", "/nonexistent"]]
+    {
+        let output = home.beectl(args);
+        assert_eq!(output.status.code(), Some(4), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}: the JSON-RPC channel stays clean");
+        assert!(stderr(&output).contains("--root: /nonexistent must be an existing"), "{args:?}: {}", stderr(&output));
+    }
+}
+
+/// `--json` is accepted by every report command: the document, exit 0 or 5,
+/// never a usage error.
+#[test]
+fn every_report_command_takes_json() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let store = home.store();
+    let store = store.to_str().unwrap();
+    for args in [
+        &["quota", "--json"][..],
+        &["status", "--json"],
+        &["usage", "--json"],
+        &["top", "--json"],
+        &["prices", "--json"],
+        &["daemon", "status", "--json"],
+        &["delivery", "report", "--store", store, "--json"],
+        &["events", "recent", "--json"],
+        &["audit", "--json"],
+        &["export", "status", "--json"],
+        &["artifact", "list", "--json"],
+    ] {
+        let output = home.beectl(args);
+        assert_ne!(output.status.code(), Some(4), "{args:?}: {}", stderr(&output));
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|err| panic!("{args:?}: {err}: {}", String::from_utf8_lossy(&output.stdout)));
+        // Recent events are the reference's bare array.
+        assert!(document.is_object() || document.is_array(), "{args:?}");
+    }
+    assert_eq!(home.beectl(&["quota", "--json", "--format", "table"]).status.code(), Some(4), "one or the other");
+    drop(daemon);
+}
+
 #[test]
 fn help_is_everywhere() {
     let home = TestHome::new();

@@ -28,7 +28,7 @@ use crate::render::{errors::unavailable, terminal::bar};
 /// Redraw at least this often: countdowns move, sessions go quiet.
 const REFRESH: Duration = Duration::from_secs(5);
 
-pub fn top(timezone: Option<String>, once: bool) -> Rendered {
+pub fn top(timezone: Option<String>, once: bool, json: bool) -> Rendered {
     let zone = match timezone.as_deref().map(Zone::named).transpose() {
         Ok(zone) => zone.unwrap_or_else(Zone::local),
         Err(message) => return Rendered::invalid_usage(format!("--timezone: {message}")),
@@ -43,6 +43,12 @@ pub fn top(timezone: Option<String>, once: bool) -> Rendered {
         live::add_events(&mut view, &recent_events(), now);
         Ok::<_, bee_proto::delivery::Issue>(view)
     };
+    if json {
+        return match read() {
+            Ok(view) => Rendered::json(Exit::Success, &view),
+            Err(issue) => unavailable(issue.as_str(), None),
+        };
+    }
     if once || !std::io::stdout().is_terminal() {
         return match read() {
             Ok(view) => Rendered { exit: Exit::Success, bytes: (text(&view).join("\n") + "\n").into_bytes() },
