@@ -42,9 +42,9 @@ pub const FIELDS: [&str; 9] = [
 pub fn run(command: &[OsString], format: Option<&str>, append: bool) -> ExitCode {
     let format = format.unwrap_or(DEFAULT_FORMAT);
     if let Err(message) = check_format(format) {
-        say!("bee-hook: --format: {message}");
-        // A wrapped command still runs untouched.
-        return if command.is_empty() { ExitCode::from(1) } else { prompt::pass_through(command) };
+        // The line still shows: the segment with an unknown field is
+        // dropped, like one nobody observed.
+        say!("bee-hook: --format: {message} (its segment is left out)");
     }
     let (input, whole) = prompt::read_stdin_prefix();
     // Parsed once, for Bee's line and the snapshots alike; a cut-off input
@@ -196,7 +196,7 @@ pub fn check_format(format: &str) -> Result<(), String> {
 }
 
 /// `format` with its fields filled; a ` | `-separated segment with a field
-/// nobody observed is left out.
+/// nobody observed, or no field Bee knows, is left out.
 pub fn render(format: &str, fields: &[(&'static str, Option<String>)]) -> String {
     let segments: Vec<String> = format
         .split(" | ")
@@ -208,10 +208,19 @@ pub fn render(format: &str, fields: &[(&'static str, Option<String>)]) -> String
                     text = text.replace(&placeholder, value.as_deref()?);
                 }
             }
-            Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+            Some(text.trim().to_owned()).filter(|t| !t.is_empty() && !has_placeholder(t))
         })
         .collect();
     segments.join(" | ")
+}
+
+/// Whether `text` still holds a `{name}` (a field no value was put in).
+fn has_placeholder(text: &str) -> bool {
+    text.split('{').skip(1).any(|after| {
+        after.split_once('}').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 /// The quota snapshots in a status-line input; none when it carries none.
@@ -311,6 +320,8 @@ mod tests {
         assert!(check_format("plain text").is_ok());
         let fields = vec![("model", Some("Opus".to_owned())), ("context", None)];
         assert_eq!(render("[{model}] | {context} used | x", &fields), "[Opus] | x");
+        assert_eq!(render("{model} | {bogus} | x", &fields), "Opus | x", "an unknown field's segment is dropped");
+        assert_eq!(render("{bogus}", &fields), "");
     }
 
     #[test]
