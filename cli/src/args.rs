@@ -99,8 +99,13 @@ enum CliCommand {
         #[arg(value_name = "SHELL", value_parser = ["bash", "zsh", "fish"])]
         shell: String,
     },
-    /// beectl's man page (roff), on stdout: `beectl man > beectl.1`.
-    Man,
+    /// A man page (roff), on stdout: beectl's (`beectl man > beectl.1`), or one command's with all its
+    /// options (`beectl man usage > beectl-usage.1`, `beectl man audit canary`).
+    Man {
+        /// The command (and subcommand) whose page to print [default: beectl's own].
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// The price table cost estimates use (bundled, or --prices FILE).
     Prices {
         /// A price list in LiteLLM's model_prices_and_context_window.json format.
@@ -1133,6 +1138,24 @@ fn parse_run(raw: Vec<OsString>) -> Result<Parsed, String> {
     }
 }
 
+/// The man page of beectl, or of the command `path` names (`beectl-usage(1)`,
+/// `beectl-audit-canary(1)`: the names beectl's own page refers to).
+fn man_page(path: &[String]) -> Result<String, String> {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    command.build();
+    for word in path {
+        let Some(sub) = command.find_subcommand(word).cloned() else {
+            let known: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+            return Err(format!("no command {word:?} here; the commands are {}", known.join(", ")));
+        };
+        command = sub;
+    }
+    let name = std::iter::once("beectl").chain(path.iter().map(String::as_str)).collect::<Vec<_>>().join("-");
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command).title(name).render(&mut out).map_err(|err| format!("the man page: {err}"))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
 /// Commands whose answer is not a report: `--json` means nothing there.
 const NOT_REPORTS: &[&str] = &["completions", "man", "run", "mcp", "setup", "hooks", "help"];
 
@@ -1261,13 +1284,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "beectl", &mut out);
             return Ok(Parsed::Text(String::from_utf8_lossy(&out).into_owned()));
         }
-        CliCommand::Man => {
-            let mut out = Vec::new();
-            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
-                .render(&mut out)
-                .map_err(|err| format!("the man page: {err}"))?;
-            return Ok(Parsed::Text(String::from_utf8_lossy(&out).into_owned()));
-        }
+        CliCommand::Man { command } => return man_page(&command).map(Parsed::Text),
         CliCommand::Ingest => Command::Ingest,
         CliCommand::Audit { canary: None, session, pinned } => Command::Audit(AuditArgs {
             session,

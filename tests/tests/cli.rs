@@ -136,6 +136,24 @@ fn help_is_everywhere() {
     assert_eq!(man.status.code(), Some(0));
     let roff = String::from_utf8(man.stdout).unwrap();
     assert!(roff.starts_with(".ie") && roff.contains(".TH beectl 1"), "{roff}");
+    // Every page beectl's own refers to can be made, with its options.
+    let referred: Vec<String> = roff
+        .split("beectl\\-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(1)").map(|(name, _)| name.replace("\\-", "-")))
+        .collect();
+    assert!(referred.len() > 20 && referred.contains(&"usage".to_owned()), "{referred:?}");
+    for name in referred.iter().filter(|name| *name != "help") {
+        let page = home.beectl(&["man", name]);
+        assert_eq!(page.status.code(), Some(0), "beectl man {name}: {}", stderr(&page));
+        let page = String::from_utf8(page.stdout).unwrap();
+        assert!(page.contains(&format!(".TH beectl-{name} 1")) && page.contains(".SH OPTIONS"), "{name}: {page}");
+    }
+    let usage = String::from_utf8(home.beectl(&["man", "usage"]).stdout).unwrap();
+    assert!(usage.contains("\\-\\-since") && usage.contains("\\-\\-timezone"), "the options' text: {usage}");
+    let nested = String::from_utf8(home.beectl(&["man", "audit", "canary"]).stdout).unwrap();
+    assert!(nested.contains(".TH beectl-audit-canary 1") && nested.contains("\\-\\-fail\\-on"), "{nested}");
+    assert_eq!(home.beectl(&["man", "usge"]).status.code(), Some(4));
     assert_eq!(home.beectl(&["completions", "tcsh"]).status.code(), Some(4));
 }
 
