@@ -217,9 +217,9 @@ pub fn render(format: &str, fields: &[(&'static str, Option<String>)]) -> String
 /// Whether `text` still holds a `{name}` (a field no value was put in).
 fn has_placeholder(text: &str) -> bool {
     text.split('{').skip(1).any(|after| {
-        after.split_once('}').is_some_and(|(name, _)| {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
+        after
+            .split_once('}')
+            .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
     })
 }
 

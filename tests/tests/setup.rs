@@ -113,6 +113,13 @@ fn setup_wires_everything_once_and_undo_restores_the_original_byte_for_byte() {
     let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
     let original: Value = serde_json::from_str(ORIGINAL).unwrap();
     assert_eq!(wired["model"], "opus");
+    // The file keeps its own layout: its indent, and what Bee did not touch
+    // as it was written.
+    assert!(
+        read(&settings).starts_with("{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \""),
+        "{}",
+        read(&settings)
+    );
     assert_eq!(wired["hooks"]["PreToolUse"][0], original["hooks"]["PreToolUse"][0], "the user's hooks stay first");
     assert_eq!(wired["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
     let commands = |event: &str| -> Vec<String> {

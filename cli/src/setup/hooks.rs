@@ -104,7 +104,11 @@ impl Settings {
     /// The file's change: its value written out when `changed`, else as it was.
     pub(crate) fn change(&self, changed: bool) -> Result<FileChange, Rendered> {
         let after = if changed {
-            Some(serde_json::to_string_pretty(&self.value).map_err(|err| failed("io", err.to_string()))? + "\n")
+            // The file's own layout: only the members Bee changed are written anew.
+            Some(
+                crate::setup::json_layout::like(self.before.as_deref(), &self.value)
+                    .map_err(|err| failed("io", err))?,
+            )
         } else {
             self.before.clone()
         };

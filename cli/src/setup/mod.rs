@@ -15,6 +15,7 @@
 
 pub mod file_change;
 pub mod hooks;
+pub mod json_layout;
 pub mod service;
 
 use bee_daemon::events::claude_settings::{self, Added, NewHook};
@@ -539,7 +540,7 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
             settings.before.clone()
         } else {
             kept.push(format!("{}: edited since setup; only Bee's entries were taken out", settings.path.display()));
-            Some(serde_json::to_string_pretty(&value).map_err(|err| failed("io", err.to_string()))? + "\n")
+            Some(json_layout::like(settings.before.as_deref(), &value).map_err(|err| failed("io", err))?)
         };
         file_changes.push(FileChange { path: settings.path.clone(), before: settings.before.clone(), after });
         if let Some(manifest) = &receipt.manifest {
