@@ -94,6 +94,35 @@ pub enum TokenErrorCode {
     OutputLimit,
 }
 
+impl TokenErrorCode {
+    /// What the code means, for a person or an agent (the report's contract
+    /// has no message field; an MCP error body needs one).
+    pub fn sentence(self) -> &'static str {
+        match self {
+            TokenErrorCode::InvalidUsage => "the arguments are not a valid estimate request",
+            TokenErrorCode::Missing => "an input file does not exist",
+            TokenErrorCode::StdinNotRedirected => "standard input was asked for but is a terminal",
+            TokenErrorCode::InvalidUnicode => "an input is not valid UTF-8",
+            TokenErrorCode::InvalidText => "an input holds text that cannot be estimated (a NUL byte)",
+            TokenErrorCode::FileByteLimit => "an input file is over the per-file byte limit",
+            TokenErrorCode::TotalByteLimit => "the inputs together are over the total byte limit",
+            TokenErrorCode::PathEscape => "a path is outside the root (or not absolute and physical)",
+            TokenErrorCode::PathLink => "a path goes through a symbolic link",
+            TokenErrorCode::HardLink => "an input file has several hard links",
+            TokenErrorCode::DuplicateFile => "the same file is selected twice",
+            TokenErrorCode::NotRegularFile => "an input is not a regular file",
+            TokenErrorCode::SensitiveName => "an input's name marks it as a secret (a key, .env): not read",
+            TokenErrorCode::RootInvalid => "the root is not an existing, absolute, physical directory",
+            TokenErrorCode::InputChanged => "an input file changed while it was read",
+            TokenErrorCode::Io => "an input could not be read",
+            TokenErrorCode::EncodingUnavailable => "the encoding cannot be used here",
+            TokenErrorCode::TokenizationLimit => "an input is over the tokenizer's limit",
+            TokenErrorCode::EncodingTimeout => "encoding took longer than its time limit",
+            TokenErrorCode::OutputLimit => "the answer would be over the output limit",
+        }
+    }
+}
+
 /// `status` of a token report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

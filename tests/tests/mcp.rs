@@ -361,6 +361,31 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     let refused = answer();
     assert_eq!((refused["id"].clone(), refused["error"]["code"].clone()), (json!(7), json!(-32600)), "{refused}");
     assert_eq!(refused["error"]["data"]["errorCode"], "frame_too_large");
+    // Arguments that are no object: invalid params, not an unknown method.
+    let listed_args = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "bee_skill_search",
+        "arguments": ["deploy"]}});
+    writeln!(stdin, "{listed_args}").unwrap();
+    let refused = answer();
+    assert_eq!((refused["id"].clone(), refused["error"]["code"].clone()), (json!(9), json!(-32602)), "{refused}");
+    assert_eq!(refused["error"]["data"]["errorCode"], "invalid_usage");
+    // Arguments that miss the schema: the spec's error body, as every tool error.
+    let missing = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "bee_skill_search",
+        "arguments": {}}});
+    writeln!(stdin, "{missing}").unwrap();
+    let result = answer();
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    let body: Value = serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["errorCode"], "invalid_usage", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("missing field `query`"), "{body}");
+    // A command whose error document has no message: its code's meaning,
+    // never the document as an escaped string.
+    let outside = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "bee_token_estimate",
+        "arguments": {"files": ["/etc/hostname"]}}});
+    writeln!(stdin, "{outside}").unwrap();
+    let result = answer();
+    let body: Value = serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["errorCode"], "path_escape", "{body}");
+    assert!(!body["message"].as_str().unwrap().contains('{'), "a sentence: {body}");
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
@@ -374,7 +399,9 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     for bad in ["relative/dir", link.to_str().unwrap(), "/nonexistent/checkout"] {
         let refused = home.beectl(&["mcp", "serve", "--root", bad]);
         assert_eq!(refused.status.code(), Some(4), "{bad}");
-        assert!(String::from_utf8_lossy(&refused.stdout).contains("--root"), "{bad}");
+        // Said on stderr: stdout is the JSON-RPC channel.
+        assert!(refused.stdout.is_empty(), "{bad}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("--root"), "{bad}");
     }
 }
 

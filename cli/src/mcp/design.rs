@@ -177,4 +177,16 @@ impl ServerHandler for DesignServer {
                  files, processes and tests.",
             )
     }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        Ok(crate::mcp::transport::schema_error_as_tool_error(response, |code, message| {
+            envelope(Err(DesignError { code, message }))
+        }))
+    }
 }

@@ -845,12 +845,32 @@ impl ServerHandler for DiscoveryServer {
     fn get_info(&self) -> ServerConfig {
         server_config()
     }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        Ok(crate::mcp::transport::schema_error_as_tool_error(response, tool_error))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for BeeServer {
     fn get_info(&self) -> ServerConfig {
         server_config()
+    }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        Ok(crate::mcp::transport::schema_error_as_tool_error(response, tool_error))
     }
 }
 
@@ -907,8 +927,19 @@ fn answer(rendered: Rendered) -> CallToolResult {
     if rendered.exit != Exit::Success {
         let document: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if let Some(code) = document.get("errorCode").and_then(Value::as_str) {
-            let message =
-                document.get("message").and_then(Value::as_str).map_or_else(|| document.to_string(), str::to_owned);
+            let message = match document.get("message").and_then(Value::as_str) {
+                Some(message) => message.to_owned(),
+                // A contract without a message field (token estimate): its
+                // code's meaning, and which input, never the document again.
+                None => {
+                    let meaning = serde_json::from_value::<bee_proto::tokens::TokenErrorCode>(json!(code))
+                        .map_or("the command failed", bee_proto::tokens::TokenErrorCode::sentence);
+                    match document.get("errorInputOrdinal").and_then(Value::as_u64) {
+                        Some(n) => format!("{meaning} (input {n}, in the order given)"),
+                        None => meaning.to_owned(),
+                    }
+                }
+            };
             return tool_error(code, message);
         }
     }
