@@ -151,6 +151,7 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
         assert_eq!(
             names,
             [
+                "bee_artifact_list",
                 "bee_artifact_query",
                 "bee_artifact_read",
                 "bee_artifact_search",
@@ -389,7 +390,7 @@ fn a_frame_over_512_kib_gets_an_error_and_the_server_lives_on() {
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})).unwrap();
     let listed = answer();
     assert_eq!(listed["id"], 8);
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 20, "the server lives on");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 21, "the server lives on");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "it ends when its client closes stdin: {status}");
@@ -427,7 +428,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
         })
     };
     let listed = inspector(&["--method", "tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 20, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 21, "{listed}");
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");
@@ -497,6 +498,13 @@ fn artifacts_round_trip_through_the_cli_and_mcp() {
 
     runtime().block_on(async {
         let client = connect(&home, &root, &[]).await;
+        // The ids the other artifact tools take are listed, as the CLI lists them.
+        let listed: Value =
+            serde_json::from_str(&text_of(&call(&client, "bee_artifact_list", json!({})).await)).unwrap();
+        let ids: Vec<&str> = listed["artifacts"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
+        assert!(ids.contains(&id.as_str()), "{listed}");
+        let printed = parse_json_line(&home.beectl(&["artifact", "list"]).stdout);
+        assert_eq!(printed.to_string().matches("\"id\"").count(), ids.len(), "{printed}");
         // Page by page, following nextOffsetBytes until null.
         use base64::Engine as _;
         let (mut offset, mut pages, mut read) = (Some(0u64), 0, Vec::new());

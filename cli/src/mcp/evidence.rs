@@ -164,6 +164,14 @@ pub struct AuditArgs {
     session: Option<String>,
 }
 
+/// `bee_artifact_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArtifactListArgs {
+    /// The whole result's size limit, 512..262144 [default: 65536].
+    budget_bytes: Option<u64>,
+}
+
 /// `bee_artifact_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -545,6 +553,25 @@ impl BeeServer {
     }
 
     #[tool(
+        description = "Every stored artifact (beectl artifact add): id, file name, bytes, sha256, when it was added. Call it first to find the id bee_artifact_read and bee_artifact_query take. Example: {}",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn bee_artifact_list(
+        &self,
+        Parameters(a): Parameters<ArtifactListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let budget = match budget(a.budget_bytes) {
+            Ok(budget) => budget,
+            Err(message) => return Ok(tool_error("invalid_usage", message)),
+        };
+        Ok(blocking(move || match artifacts::list() {
+            Ok(list) => within(&json!({"artifacts": list}), budget, "budget_exceeded"),
+            Err(err) => tool_error(err.code, err.message),
+        })
+        .await)
+    }
+
+    #[tool(
         description = "Exact line matches in the stored artifacts (beectl artifact add): the total count before paging, then the page.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -703,6 +730,7 @@ impl BeeServer {
             "bee_usage" => self.bee_usage(parsed(name, arguments)?).await,
             "bee_events_recent" => self.bee_events_recent(parsed(name, arguments)?).await,
             "bee_audit" => self.bee_audit(parsed(name, arguments)?).await,
+            "bee_artifact_list" => self.bee_artifact_list(parsed(name, arguments)?).await,
             "bee_artifact_search" => self.bee_artifact_search(parsed(name, arguments)?).await,
             "bee_artifact_query" => self.bee_artifact_query(parsed(name, arguments)?).await,
             "bee_artifact_read" => self.bee_artifact_read(parsed(name, arguments)?).await,

@@ -348,7 +348,16 @@ pub fn parse_query(text: &str) -> Result<Query, ArtifactError> {
     if text.len() > MAX_QUERY_BYTES {
         return Err(error("query_too_large", format!("queryJson is {} bytes; at most {MAX_QUERY_BYTES}", text.len())));
     }
-    serde_json::from_str(text).map_err(|err| error("query_invalid", format!("queryJson: {err}")))
+    let query: Query = serde_json::from_str(text).map_err(|err| error("query_invalid", format!("queryJson: {err}")))?;
+    if let Some(bad) =
+        query.conditions.iter().find(|c| c.op == Op::Exists && !matches!(c.value, Value::Null | Value::Bool(_)))
+    {
+        return Err(error(
+            "query_invalid",
+            format!("queryJson: exists on {:?} takes true, false or no value", bad.path),
+        ));
+    }
+    Ok(query)
 }
 
 fn at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
@@ -370,7 +379,9 @@ fn order(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
 fn holds(record: &Value, condition: &Condition) -> bool {
     let found = at(record, &condition.path);
     match condition.op {
-        Op::Exists => found.is_some(),
+        // `"value": false` asks for records without the path; true (or no
+        // value) for records with it.
+        Op::Exists => found.is_some() != (condition.value == Value::Bool(false)),
         Op::Eq => found == Some(&condition.value),
         Op::Ne => found != Some(&condition.value),
         Op::Contains => match (found, &condition.value) {
@@ -453,6 +464,13 @@ mod tests {
         assert!(holds(&record, &condition("tags.1", Op::Eq, json!("y"))));
         assert!(holds(&record, &condition("a.missing", Op::Ne, json!(1))));
         assert!(!holds(&record, &condition("a.missing", Op::Exists, Value::Null)));
+        assert!(holds(&record, &condition("a.missing", Op::Exists, json!(false))), "value false: absent");
+        assert!(!holds(&record, &condition("a.b", Op::Exists, json!(false))));
+        assert!(holds(&record, &condition("a.b", Op::Exists, json!(true))));
+        assert_eq!(
+            parse_query(r#"{"where":[{"path":"a","op":"exists","value":3}]}"#).unwrap_err().code,
+            "query_invalid"
+        );
         assert!(parse_query(r#"{"where":[{"path":"a","op":"like","value":1}]}"#).is_err());
         assert!(parse_query(r#"{"sql":"select 1"}"#).is_err(), "a filter, no code");
         assert_eq!(parse_query(&" ".repeat(MAX_QUERY_BYTES + 1)).unwrap_err().code, "query_too_large");
