@@ -271,6 +271,14 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
         ))
         .unwrap();
         assert_eq!(found[0]["name"], "bee_usage", "{found}");
+        // The README's example question, through the real server: the right
+        // tool first, with the question it answers as its example.
+        let asked: Value = serde_json::from_str(&text_of(
+            &call(&discovery, "bee_tool_search", json!({"query": "how many tokens did I use today", "limit": 3})).await,
+        ))
+        .unwrap();
+        assert_eq!(asked[0]["name"], "bee_usage", "{asked}");
+        assert_eq!(asked[0]["answers"], "How many tokens did I use today?", "{asked}");
         let schema: Value =
             serde_json::from_str(&text_of(&call(&discovery, "bee_tool_schema", json!({"name": "bee_usage"})).await))
                 .unwrap();

@@ -760,6 +760,103 @@ fn server_config() -> ServerConfig {
         )
 }
 
+/// What each tool answers, in the words people ask it (beside its name and
+/// description, what `bee_tool_search` ranks by). Each tool's first
+/// question is the example its search hit shows.
+const QUESTIONS: &[(&str, &str)] = &[
+    (
+        "bee_usage",
+        "How many tokens did I use today? Token usage and cost by day, week, month, session, model or project; what did I spend this week; tokens used and spent per model",
+    ),
+    (
+        "bee_quota",
+        "How much of my quota is left? When does my five-hour or weekly limit window reset; did I hit a usage limit; agent time used and idle; limit hits crossed",
+    ),
+    (
+        "bee_token_estimate",
+        "How many tokens is this file or text before I send it? Count or estimate the tokens of a prompt or files; will it fit the context window; token count",
+    ),
+    (
+        "bee_delivery_report",
+        "What did my prompt hooks deliver into the context? Bytes and tokens hooks injected per session, item and surface; delivery totals",
+    ),
+    ("bee_delivery_read", "Show one delivery observation by its event id: what exactly a hook delivered"),
+    (
+        "bee_events_recent",
+        "What happened recently in my sessions? Recent hook events: tool calls, prompts, stops, notifications",
+    ),
+    (
+        "bee_audit",
+        "Is my hook pipeline healthy? Audit the receipts of a session: delivered, stored, presented, covered, outcome; why a dashboard is stale or events are missing",
+    ),
+    ("bee_artifact_list", "Which artifacts are stored? List the stored files and their ids"),
+    ("bee_artifact_search", "Find a line of text in the stored artifacts; grep the artifacts"),
+    ("bee_artifact_query", "Filter the records of a JSON-lines artifact: select fields where a value matches"),
+    ("bee_artifact_read", "Read the bytes of a stored artifact file, page by page"),
+    ("bee_representation_encode", "Make JSON data smaller, in fewer tokens, for the context: encode it compactly"),
+    ("bee_representation_decode", "Turn a bee-json-v1 packet back into JSON: decode it"),
+    ("bee_context_compress", "Shorten long prose to fewer tokens: compress a text, keep its original"),
+    ("bee_compression_recover", "Get the original text of a compression back, exactly"),
+    (
+        "bee_context_packet",
+        "Pack files, outlines and source excerpts into one context within a byte budget; select code for the context",
+    ),
+    ("bee_plan_show", "Show the plan: its steps, their dependencies, owners and state"),
+    ("bee_plan_next", "What should I work on next? The plan steps that are ready"),
+    ("bee_skill_search", "Which skill fits this task? Find skills by what they do"),
+    ("bee_skill_get", "Read one skill's whole body and instructions"),
+    ("bee_skill_resolve", "A skill with every skill it depends on, dependencies first"),
+];
+
+/// Words a question carries that say nothing of which tool answers it.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "i", "my", "me", "we", "our", "you", "your", "did", "do", "does", "is", "are", "was", "were",
+    "be", "been", "of", "to", "for", "in", "on", "at", "by", "it", "its", "and", "or", "what", "which", "how", "this",
+    "that", "these", "with", "so", "far", "there", "any", "can", "could", "have", "has", "had", "get", "show", "much",
+    "many", "one", "please", "tell", "about", "bee",
+];
+
+/// Lowercase words of `text` without stop words, each reduced to a crude
+/// stem (tokens → token, resets → reset, delivered → deliver) so a question
+/// meets the tool's words in another form.
+fn search_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|word| {
+            for (suffix, keep) in [("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")] {
+                if let Some(stem) = word.strip_suffix(suffix)
+                    && stem.len() >= 4
+                {
+                    return format!("{stem}{keep}");
+                }
+            }
+            word
+        })
+}
+
+/// Each tool's BM25 score for `query` over its name (three times), the
+/// questions it answers (twice) and its description.
+fn rank_tools(tools: &[rmcp::model::Tool], query: &str) -> Vec<f64> {
+    use bee_daemon::context::rank;
+    let documents: Vec<rank::Document> = tools
+        .iter()
+        .map(|tool| {
+            let mut document = rank::Document::new();
+            let questions = QUESTIONS.iter().find(|(name, _)| *name == tool.name).map_or("", |(_, q)| *q);
+            rank::add(&mut document, search_words(&tool.name.replace('_', " ")), 3.0);
+            rank::add(&mut document, search_words(questions), 2.0);
+            rank::add(&mut document, search_words(tool.description.as_deref().unwrap_or("")), 1.0);
+            document
+        })
+        .collect();
+    let mut terms: Vec<String> = search_words(query).collect();
+    terms.sort();
+    terms.dedup();
+    rank::scores(&documents, &terms)
+}
+
 /// `--discovery`: the same catalogue behind three tools, for clients with
 /// small tool budgets.
 #[derive(Clone)]
@@ -812,35 +909,28 @@ impl DiscoveryServer {
         if !(1..=20).contains(&limit) {
             return Ok(tool_error("invalid_usage", "limit: 1..20"));
         }
-        let words: Vec<String> = a
-            .query
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_owned)
-            .collect();
-        let mut scored: Vec<(usize, rmcp::model::Tool)> = self
-            .catalogue
-            .catalogue()
+        let tools = self.catalogue.catalogue();
+        let ranked = rank_tools(&tools, &a.query);
+        let scored: Vec<(f64, rmcp::model::Tool)> = tools
             .into_iter()
-            .map(|tool| {
-                let name = tool.name.to_lowercase();
-                let description = tool.description.as_deref().unwrap_or("").to_lowercase();
-                let score = words
-                    .iter()
-                    .map(|w| 3 * usize::from(name.contains(w.as_str())) + description.matches(w.as_str()).count())
-                    .sum();
-                (score, tool)
-            })
-            .filter(|(score, _)| *score > 0 || words.is_empty())
-            .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+            .zip(ranked)
+            .map(|(tool, score)| (score, tool))
+            .filter(|(score, _)| *score > 0.0 || a.query.trim().is_empty())
+            .collect::<Vec<_>>();
+        let mut scored = scored;
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
         let found: Vec<Value> = scored
             .into_iter()
             .take(limit as usize)
             .map(|(_, tool)| {
                 let line = tool.description.as_deref().unwrap_or("").split(". ").next().unwrap_or("").to_owned();
-                json!({"name": tool.name, "description": line})
+                // The first question it answers, as an example of when to call it.
+                let asks = QUESTIONS
+                    .iter()
+                    .find(|(name, _)| *name == tool.name)
+                    .and_then(|(_, questions)| questions.split_inclusive(['?', ';']).next())
+                    .map(|question| question.trim_end_matches(';').trim().to_owned());
+                json!({"name": tool.name, "description": line, "answers": asks})
             })
             .collect();
         Ok(CallToolResult::success(vec![ContentBlock::text(Value::Array(found).to_string())]))
@@ -972,4 +1062,60 @@ fn answer(rendered: Rendered) -> CallToolResult {
         }
     }
     CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's example questions and others a user asks, each with the
+    /// tool that answers it among the search's first three.
+    #[test]
+    fn natural_questions_find_their_tool_in_the_top_three() {
+        let tools = BeeServer::new(PathBuf::from("/")).catalogue();
+        let cases = [
+            ("how many tokens did I use today", "bee_usage"),
+            ("tokens used today", "bee_usage"),
+            ("what did I spend this week", "bee_usage"),
+            ("cost per model last month", "bee_usage"),
+            ("usage by project", "bee_usage"),
+            ("how much quota do I have left", "bee_quota"),
+            ("when does my five hour limit reset", "bee_quota"),
+            ("did I hit a rate limit", "bee_quota"),
+            ("how many tokens is this file", "bee_token_estimate"),
+            ("will my prompt fit in the context window", "bee_token_estimate"),
+            ("what did the prompt hook inject", "bee_delivery_report"),
+            ("is my hook pipeline healthy", "bee_audit"),
+            ("why is the dashboard stale", "bee_audit"),
+            ("recent tool calls in my session", "bee_events_recent"),
+            ("which files are stored as artifacts", "bee_artifact_list"),
+            ("grep the stored logs for an error line", "bee_artifact_search"),
+            ("filter records of a jsonl artifact", "bee_artifact_query"),
+            ("make this json smaller", "bee_representation_encode"),
+            ("shorten this long text", "bee_context_compress"),
+            ("get the original text back", "bee_compression_recover"),
+            ("pack source files into the context", "bee_context_packet"),
+            ("what should I work on next", "bee_plan_next"),
+            ("find a skill for deploying", "bee_skill_search"),
+            ("read the deploy skill", "bee_skill_get"),
+        ];
+        let mut misses = Vec::new();
+        for (question, expected) in cases {
+            let scores = rank_tools(&tools, question);
+            let mut ranked: Vec<(f64, &str)> =
+                scores.iter().copied().zip(tools.iter().map(|t| t.name.as_ref())).collect();
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            let top: Vec<&str> =
+                ranked.iter().take(3).filter(|(score, _)| *score > 0.0).map(|(_, name)| *name).collect();
+            if !top.contains(&expected) {
+                misses.push(format!("{question:?}: {expected} not in {top:?}"));
+            }
+        }
+        assert!(misses.is_empty(), "{misses:#?}");
+        // The README's own example: the right tool first.
+        let scores = rank_tools(&tools, "how many tokens did I use today");
+        let best = scores.iter().zip(&tools).max_by(|a, b| a.0.total_cmp(b.0)).map(|(_, tool)| tool.name.as_ref());
+        assert_eq!(best, Some("bee_usage"));
+        assert_eq!(QUESTIONS.len(), tools.len(), "every tool says what it answers");
+    }
 }

@@ -12,11 +12,13 @@
 //! - [`representation`]: the `bee-json-v1` codec: JSON values in fewer
 //!   tokens, and back exactly.
 //! - [`compression`]: local, extractive prose compression and its setting.
+//! - [`rank`]: BM25, for the skill bridge and the MCP tool search.
 //!
-//! Each uses `storage` and none of the others.
+//! Each uses `storage` (the skill bridge also `rank`) and none of the others.
 
 pub mod artifacts;
 pub mod compression;
 pub mod plans;
+pub mod rank;
 pub mod representation;
 pub mod skills;

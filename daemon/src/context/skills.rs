@@ -10,9 +10,9 @@
 
 use bee_proto::mcp::coded as error;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::context::rank;
 use crate::storage::path_rule;
 
 /// The largest skill body served.
@@ -223,46 +223,30 @@ pub struct Hit {
 /// BM25 (k1 1.2, b 0.75) over each skill's name (counted three times),
 /// description (twice) and body; the best `limit`, ties by path.
 pub fn search(skills: &[Skill], query: &str, limit: usize) -> Vec<Hit> {
-    let documents: Vec<HashMap<String, f64>> = skills
+    let documents: Vec<rank::Document> = skills
         .iter()
         .map(|skill| {
-            let mut counts: HashMap<String, f64> = HashMap::new();
+            let mut document = rank::Document::new();
             for (text, weight) in [(&skill.name, 3.0), (&skill.description, 2.0), (&skill.body, 1.0)] {
-                for word in words(text) {
-                    *counts.entry(word).or_default() += weight;
-                }
+                rank::add(&mut document, words(text), weight);
             }
-            counts
+            document
         })
         .collect();
-    let lengths: Vec<f64> = documents.iter().map(|d| d.values().sum()).collect();
-    let average = lengths.iter().sum::<f64>() / lengths.len().max(1) as f64;
     let terms: Vec<String> = {
         let mut terms: Vec<String> = words(query).collect();
         terms.sort();
         terms.dedup();
         terms
     };
-    let n = documents.len() as f64;
     let mut hits: Vec<Hit> = skills
         .iter()
-        .zip(&documents)
-        .zip(&lengths)
-        .map(|((skill, document), length)| {
-            let score = terms
-                .iter()
-                .map(|term| {
-                    let frequency = document.get(term).copied().unwrap_or(0.0);
-                    if frequency == 0.0 {
-                        return 0.0;
-                    }
-                    let containing = documents.iter().filter(|d| d.contains_key(term)).count() as f64;
-                    let idf = ((n - containing + 0.5) / (containing + 0.5) + 1.0).ln();
-                    let norm = 1.2 * (1.0 - 0.75 + 0.75 * length / average.max(1.0));
-                    idf * frequency * 2.2 / (frequency + norm)
-                })
-                .sum::<f64>();
-            Hit { path: skill.path.clone(), name: skill.name.clone(), description: skill.description.clone(), score }
+        .zip(rank::scores(&documents, &terms))
+        .map(|(skill, score)| Hit {
+            path: skill.path.clone(),
+            name: skill.name.clone(),
+            description: skill.description.clone(),
+            score,
         })
         .filter(|hit| hit.score > 0.0)
         .collect();
