@@ -815,8 +815,10 @@ enum DeliveryCli {
         /// Groups returned per view, 0..100 [default: 100]; never limits totals.
         #[arg(long, value_name = "N", value_parser = parse_limit)]
         limit: Option<u32>,
-        #[command(flatten)]
-        output: OutputCli,
+        /// Output: json (the default, one compact document) or table (for people). The delivery
+        /// contract refuses --json: its output is JSON.
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+        format: Option<String>,
     },
     /// One recorded observation by its event id.
     Read {
@@ -1156,8 +1158,9 @@ fn man_page(path: &[String]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// Commands whose answer is not a report: `--json` means nothing there.
-const NOT_REPORTS: &[&str] = &["completions", "man", "run", "mcp", "setup", "hooks", "help"];
+/// Commands that take no `--json`: those whose answer is not a report, and
+/// the delivery commands, whose contract (spec/10) refuses it.
+const NOT_REPORTS: &[&str] = &["completions", "man", "run", "mcp", "setup", "hooks", "help", "delivery"];
 
 /// `--json` on a report command whose answer is one JSON document anyway:
 /// accepted (scripts pass it to every report command) and changes nothing.
@@ -1214,7 +1217,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         }
     };
     Ok(Parsed::Command(match cli.command {
-        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit, output }) => {
+        CliCommand::Delivery(DeliveryCli::Report { store, session_kind, session, limit, format }) => {
             let session = match (session_kind, session) {
                 (Some(kind), Some(id)) => {
                     let kind = Identity::parse(&kind).map_err(|err| format!("--session-kind: {err}"))?;
@@ -1230,7 +1233,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 store,
                 session,
                 limit: limit.unwrap_or(MAX_GROUP_LIMIT),
-                table: output.table(),
+                table: format.as_deref() == Some("table"),
             }))
         }
         CliCommand::Delivery(DeliveryCli::Read { store, event }) => {
