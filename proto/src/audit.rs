@@ -52,6 +52,34 @@ pub struct Manifest {
     /// Checks of the intended result, run outside the hook path.
     #[serde(default)]
     pub outcome: Vec<OutcomeCheck>,
+    /// Who answers a waiting event (a permission request) and within how
+    /// long, per event type and tool: Claude Code sends neither, and an
+    /// event that carries its own `owner`/`deadline` wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wait_policies: Vec<WaitPolicy>,
+}
+
+/// Who answers an event of `event` (for `tool`, or any tool when none is
+/// named), within `deadlineSeconds` of the event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitPolicy {
+    pub event: String,
+    #[serde(default)]
+    pub tool: Option<String>,
+    pub owner: String,
+    pub deadline_seconds: u64,
+}
+
+impl Manifest {
+    /// The policy for an event of type `event` naming `tool`: one for that
+    /// very tool first, else one for any tool.
+    pub fn wait_policy(&self, event: &str, tool: Option<&str>) -> Option<&WaitPolicy> {
+        let of_event = || self.wait_policies.iter().filter(move |policy| policy.event == event);
+        of_event()
+            .find(|policy| policy.tool.is_some() && policy.tool.as_deref() == tool)
+            .or_else(|| of_event().find(|policy| policy.tool.is_none()))
+    }
 }
 
 /// One required event.

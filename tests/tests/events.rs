@@ -552,6 +552,39 @@ fn the_manifest_is_judged_against_settings_deadlines_and_outcomes() {
     assert!(report["receipts"].to_string().contains("command false exited 1"));
     assert_eq!(judge(&with_outcome(json!([])))["class"], "false_complete", "Stop without an outcome receipt");
 
+    // Claude Code's own PermissionRequest carries no owner and no deadline:
+    // the manifest's wait policy for the event and tool names them.
+    let asks = "s-asks";
+    let request = json!({"session_id": asks, "transcript_path": "/home/dev/.claude/projects/x.jsonl", "cwd": "/home/dev/app",
+        "permission_mode": "default", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        "tool_input": {"command": "cargo publish", "description": "Publish the crate"}});
+    let mut envelope = request.clone();
+    envelope["hook_event_name"] = json!("PreToolUse");
+    hook_event(&home, envelope.to_string().as_bytes(), &["--source-app", "web"]);
+    hook_event(&home, request.to_string().as_bytes(), &["--source-app", "web"]);
+    let policy = |waits: Value| {
+        let path = home.file(
+            &format!("manifest-{}.json", uuid::Uuid::new_v4().simple()),
+            json!({"schemaVersion": 1, "claudeCodeVersion": "2.1", "sourceApp": "web",
+                   "requiredEvents": [{"event": "PreToolUse"}, {"event": "Stop", "deadlineSeconds": 3600}],
+                   "outcome": [{"command": {"argv": ["true"]}}], "waitPolicies": waits})
+            .to_string()
+            .as_bytes(),
+        );
+        let manifest = path.to_str().unwrap().to_owned();
+        audit(&home, &["--session", asks, "--manifest", &manifest, "--settings", settings.to_str().unwrap()])
+    };
+    let routed = policy(json!([
+        {"event": "PermissionRequest", "owner": "anyone", "deadlineSeconds": 60},
+        {"event": "PermissionRequest", "tool": "Bash", "owner": "release-manager", "deadlineSeconds": 900}
+    ]));
+    assert_eq!(routed["class"], "waiting", "{routed}");
+    assert_eq!(routed["evidence"]["waiting"]["owner"], "release-manager", "the tool's own policy first: {routed}");
+    let unrouted = policy(json!([]));
+    assert_ne!(unrouted["class"], "waiting", "no owner, no wait: {unrouted}");
+    let expired = policy(json!([{"event": "PermissionRequest", "owner": "release-manager", "deadlineSeconds": 0}]));
+    assert_ne!(expired["class"], "waiting", "a deadline gone is no wait: {expired}");
+
     let broken = home.file("broken.json", b"{\"schemaVersion\": 1, \"surprise\": true}");
     let output = home.beectl(&["audit", "--manifest", broken.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(5));

@@ -228,6 +228,18 @@ pub(crate) fn pin_manifest(settings: &Path, source_app: &str, events: &[String])
             .collect(),
         evidence_ttl_seconds: None,
         outcome: Vec::new(),
+        // Claude Code asks you, at its prompt: you answer its permission
+        // requests (edit the owner and time to route them elsewhere).
+        wait_policies: if events.iter().any(|event| event == "PermissionRequest") {
+            vec![bee_proto::audit::WaitPolicy {
+                event: "PermissionRequest".to_owned(),
+                tool: None,
+                owner: std::env::var("USER").ok().filter(|user| !user.is_empty()).unwrap_or_else(|| "you".to_owned()),
+                deadline_seconds: bee_proto::audit::DEFAULT_EVENT_DEADLINE_SECONDS,
+            }]
+        } else {
+            Vec::new()
+        },
     };
     let text = match serde_json::to_string_pretty(&manifest) {
         Ok(text) => text + "\n",

@@ -358,10 +358,20 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
     // Coverage: each configured, required event by its deadline. An owned,
     // unexpired permission request is read from the last event.
     evidence.stopped = stored.iter().any(|e| e.hook_event_type == "Stop");
-    evidence.waiting = stored
-        .last()
-        .filter(|e| e.hook_event_type == "PermissionRequest")
-        .map(|e| Wait { owner: e.owner.clone(), deadline_ms: e.deadline_ms });
+    // The owner and deadline the event carries, else the manifest's policy
+    // for its type and tool (Claude Code sends neither).
+    evidence.waiting = stored.last().filter(|e| e.hook_event_type == "PermissionRequest").map(|e| {
+        let policy = cx.manifest.and_then(|m| m.wait_policy(&e.hook_event_type, e.tool_name.as_deref()));
+        Wait {
+            owner: e.owner.clone().or_else(|| policy.map(|p| p.owner.clone())),
+            deadline_ms: e.deadline_ms.or_else(|| {
+                let within = |p: &bee_proto::audit::WaitPolicy| {
+                    i64::try_from(p.deadline_seconds.saturating_mul(1000)).unwrap_or(i64::MAX)
+                };
+                policy.map(|p| e.timestamp_ms.saturating_add(within(p)))
+            }),
+        }
+    });
     match (cx.manifest, stored.first()) {
         (Some(manifest), Some(first)) => {
             evidence.missing = missing_events(manifest, configured.as_ref(), &stored, first, cx.now_ms);

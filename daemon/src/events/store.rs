@@ -418,6 +418,8 @@ pub struct SessionEvent {
     /// `owner` and `deadline` of a permission request, when sent.
     pub owner: Option<String>,
     pub deadline_ms: Option<i64>,
+    /// The tool the event names (the manifest's wait policies are per tool).
+    pub tool_name: Option<String>,
     /// False when the row does not match its checksum: damaged, not evidence.
     pub verified: bool,
 }
@@ -461,6 +463,10 @@ pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<
                 _ => None,
             },
             deadline_ms: request.deadline.as_ref().and_then(Value::as_i64),
+            tool_name: match request.tool_name {
+                Some(Value::String(tool)) => Some(tool),
+                _ => None,
+            },
             verified,
         })
     })?;
@@ -468,14 +474,16 @@ pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<
 }
 
 /// What the audit reads of a stored event's body: a permission request's
-/// `owner` and `deadline`, as sent (any JSON; only a string owner and an
-/// integer deadline count).
+/// `owner` and `deadline`, as sent, and the tool it names (any JSON; only a
+/// string owner or tool and an integer deadline count).
 #[derive(Debug, Default, serde::Deserialize)]
 struct PermissionFields {
     #[serde(default)]
     owner: Option<Value>,
     #[serde(default)]
     deadline: Option<Value>,
+    #[serde(default)]
+    tool_name: Option<Value>,
 }
 
 /// Receipt issues reported for `session`.
