@@ -301,6 +301,47 @@ impl Drop for Site {
     }
 }
 
+/// Opened without its secret, the page says what to run instead of
+/// "reconnecting" forever; a tool call's Pre and Post events are one call
+/// in its lane's badge; at 800 px the timeline keeps its columns inside
+/// the window.
+#[test]
+fn a_locked_page_says_what_to_run_badges_count_calls_and_narrow_windows_keep_columns() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let browser = Browser::start(&home);
+    browser.open(&format!("http://{addr}/"));
+    browser.wait_for("the locked status", "return document.getElementById('status').textContent === 'locked'");
+    let said = browser.eval("return document.getElementById('locked').innerText");
+    assert!(said.as_str().unwrap().contains("beectl dashboard"), "{said}");
+
+    let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
+    browser.open(url.trim());
+    browser.wait_for("the live status", "return document.getElementById('status').textContent === 'live'");
+    assert_eq!(browser.eval("return document.getElementById('locked').hidden"), json!(true));
+    let call = |kind: &str| {
+        json!({"source_app": "web", "session_id": "session-call", "hook_event_type": kind,
+               "payload": {"tool_name": "Bash", "tool_use_id": "toolu_one"}, "tool_name": "Bash", "tool_use_id": "toolu_one"})
+    };
+    post(&addr, &call("PreToolUse"));
+    let last = post(&addr, &call("PostToolUse"));
+    browser.wait_for("both events", &shown(last));
+    browser.wait_for(
+        "one call in the badge",
+        "return [...document.querySelectorAll('#lanes .badge.tool')].map(b => b.textContent).join() === 'Bash ×1'",
+    );
+    browser.command("POST", "/window/rect", Some(&json!({"width": 800, "height": 900})));
+    let fits = browser.eval(
+        "const li = document.querySelector('#timeline li');
+         const right = Math.max(...[...li.children].map(c => c.getBoundingClientRect().right));
+         return li.scrollWidth <= li.clientWidth + 1 && right <= document.documentElement.clientWidth;",
+    );
+    assert_eq!(fits, json!(true), "at 800 px the timeline's columns stay inside its row and the window");
+    drop(browser);
+    drop(daemon);
+}
+
 #[test]
 fn a_page_of_another_origin_can_neither_read_the_stream_nor_post() {
     let home = TestHome::new();
