@@ -437,6 +437,45 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
     };
     let listed = inspector(&["--method", "tools/list"]);
     assert_eq!(listed["tools"].as_array().unwrap().len(), 21, "{listed}");
+    // Every schema portable and exact: the Inspector's --strict finds
+    // nothing in either server; optional fields are one type, integers carry
+    // their real bounds, word-valued fields their words.
+    for server in [
+        &["mcp", "serve", "--root"][..],
+        &["mcp", "serve", "--discovery", "--root"],
+        &["design", "mcp", "--stdio", "--root"],
+    ] {
+        let output = home
+            .command(bee_tests::providers::mcp_inspector_cli())
+            .arg("--cli")
+            .arg(bin("beectl"))
+            .args(server)
+            .arg(&root)
+            .args(["--strict", "--method", "tools/list"])
+            .current_dir(&root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success() && !said.contains("Warning") && !said.contains("Error"), "{server:?}: {said}");
+    }
+    for tool in listed["tools"].as_array().unwrap() {
+        for (name, property) in tool["inputSchema"]["properties"].as_object().unwrap() {
+            assert!(property["type"].is_string(), "{}.{name}: {property}", tool["name"]);
+        }
+    }
+    let property = |tool: &str, name: &str| -> Value {
+        let tool = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == tool).unwrap();
+        tool["inputSchema"]["properties"][name].clone()
+    };
+    let budget = property("bee_artifact_search", "budgetBytes");
+    assert_eq!((budget["minimum"].clone(), budget["maximum"].clone()), (json!(512), json!(262_144)), "{budget}");
+    let length = property("bee_artifact_read", "lengthBytes");
+    assert_eq!((length["minimum"].clone(), length["maximum"].clone()), (json!(1), json!(65_536)), "{length}");
+    assert_eq!(property("bee_skill_search", "limit")["maximum"], 20);
+    assert_eq!(property("bee_usage", "by")["enum"], json!(["day", "week", "month", "session", "model", "block"]));
+    assert_eq!(property("bee_quota", "provider")["enum"], json!(["claude", "codex"]));
+    assert_eq!(property("bee_context_compress", "contentKind")["enum"], json!(["prose"]));
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);
     assert_eq!(estimate["isError"], false, "{estimate}");

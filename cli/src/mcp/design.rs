@@ -26,7 +26,9 @@ pub fn serve(root: PathBuf) -> Rendered {
         Err(err) => return crate::render::errors::unavailable("io", Some(format!("the runtime: {err}"))),
     };
     let served = runtime.block_on(async {
-        let server = DesignServer { root, tool_router: DesignServer::tool_router() };
+        let mut tool_router = DesignServer::tool_router();
+        crate::mcp::schema::tighten(&mut tool_router);
+        let server = DesignServer { root, tool_router };
         let service = server.serve(crate::mcp::transport::stdio()).await.map_err(|e| e.to_string())?;
         service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
     });

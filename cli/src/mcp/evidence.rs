@@ -88,7 +88,7 @@ pub struct TokenEstimateArgs {
     encoding: Option<String>,
     /// Independent calls with the same input, 1..1000000.
     calls: Option<u64>,
-    /// Output allowance reserved per call.
+    /// Output allowance reserved per call, in tokens, 0..1000000000.
     output_budget: Option<u64>,
     /// Contributor rows shown, 0..64.
     limit: Option<u64>,
@@ -319,7 +319,9 @@ fn words(list: &[&str]) -> Vec<OsString> {
 #[tool_router]
 impl BeeServer {
     pub fn new(root: PathBuf) -> BeeServer {
-        BeeServer { root, tool_router: Self::tool_router() }
+        let mut tool_router = Self::tool_router();
+        crate::mcp::schema::tighten(&mut tool_router);
+        BeeServer { root, tool_router }
     }
 
     #[tool(
@@ -897,7 +899,9 @@ pub struct ToolCallArgs {
 #[tool_router]
 impl DiscoveryServer {
     pub fn new(root: PathBuf) -> DiscoveryServer {
-        DiscoveryServer { catalogue: BeeServer::new(root), tool_router: Self::tool_router() }
+        let mut tool_router = Self::tool_router();
+        crate::mcp::schema::tighten(&mut tool_router);
+        DiscoveryServer { catalogue: BeeServer::new(root), tool_router }
     }
 
     #[tool(

@@ -6,10 +6,12 @@
 //! - [`packet`]: context packets (also `beectl context packet`), with
 //!   [`outline`]s from real parsers;
 //! - [`transport`]: the stdio transport both servers speak, its frame
-//!   limit and the tool deadline.
+//!   limit and the tool deadline;
+//! - [`schema`]: the tools' input schemas with their real limits and words.
 
 pub mod design;
 pub mod evidence;
 pub mod outline;
 pub mod packet;
+pub mod schema;
 pub mod transport;
