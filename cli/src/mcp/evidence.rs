@@ -214,7 +214,12 @@ pub struct ArtifactReadArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContextPacketArgs {
-    /// `{"selections":[{"id","path","representation":"index|outline|body","symbol"?,"range"?,"hash"?,"required"?,"dependsOn"?}]}` as JSON text; paths are under the checkout.
+    /// The manifest as JSON text: 1..512 selections, each `id` and `path` (relative, under the checkout),
+    /// `representation` index, outline or body, and optionally `symbol` (a body of one top-level symbol),
+    /// `range` (a body of lines START-END, 1-based, inclusive: "10-40"), `hash` (the sha256 the file must
+    /// have), `required` (true: a problem with it fails the packet) and `dependsOn` (ids placed before it).
+    /// Example: {"selections":[{"id":"api","path":"src/api.rs","representation":"outline"},
+    /// {"id":"main","path":"src/main.rs","representation":"body","range":"1-40","dependsOn":["api"]}]}
     manifest_json: String,
     /// The whole result's size limit, 512..262144 [default: 65536].
     budget_bytes: Option<u64>,
@@ -321,6 +326,7 @@ impl BeeServer {
     pub fn new(root: PathBuf) -> BeeServer {
         let mut tool_router = Self::tool_router();
         crate::mcp::schema::tighten(&mut tool_router);
+        describe(&mut tool_router);
         BeeServer { root, tool_router }
     }
 
@@ -555,7 +561,7 @@ impl BeeServer {
     }
 
     #[tool(
-        description = "Every stored artifact (beectl artifact add): id, file name, bytes, sha256, when it was added. Call it first to find the id bee_artifact_read and bee_artifact_query take. Example: {}",
+        description = "Every stored artifact (beectl artifact add): id, file name, bytes, sha256, when it was added. Call it first to find the id bee_artifact_read and bee_artifact_query take.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_artifact_list(
@@ -809,6 +815,96 @@ const QUESTIONS: &[(&str, &str)] = &[
     ("bee_skill_get", "Read one skill's whole body and instructions"),
     ("bee_skill_resolve", "A skill with every skill it depends on, dependencies first"),
 ];
+
+/// What each tool needs to answer, and one example call: appended to its
+/// description, so an agent knows when it can call it and how.
+const NEEDS_AND_EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "bee_usage",
+        "the ledger (beed running, or `beectl ingest` run once over the Claude Code and Codex logs)",
+        r#"{"by":"day","since":"today"}"#,
+    ),
+    (
+        "bee_quota",
+        "the ledger: measured time needs hooks or `beectl run`, windows need status-line or Codex snapshots",
+        r#"{"window":"24h"}"#,
+    ),
+    (
+        "bee_token_estimate",
+        "nothing: files under the checkout and/or inline text",
+        r#"{"files":["src/main.rs"],"encoding":"o200k_base"}"#,
+    ),
+    ("bee_delivery_report", "a prompt hook (bee-hook prompt) that recorded deliveries", r#"{"limit":10}"#),
+    (
+        "bee_delivery_read",
+        "an event id from bee_delivery_report",
+        r#"{"event":"0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a"}"#,
+    ),
+    ("bee_events_recent", "event hooks (bee-hook event) posting to beed", r#"{"limit":20}"#),
+    (
+        "bee_audit",
+        "event hooks and, for a verdict, the checkout's pinned manifest",
+        r#"{"session":"0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a"}"#,
+    ),
+    ("bee_artifact_list", "artifacts stored with `beectl artifact add`", "{}"),
+    ("bee_artifact_search", "artifacts stored with `beectl artifact add`", r#"{"text":"error","limit":20}"#),
+    (
+        "bee_artifact_query",
+        "a JSON-lines artifact's id (bee_artifact_list)",
+        r#"{"id":"ID","queryJson":"{\"where\":[{\"path\":\"level\",\"op\":\"eq\",\"value\":\"error\"}],\"limit\":10}"}"#,
+    ),
+    ("bee_artifact_read", "an artifact's id (bee_artifact_list)", r#"{"id":"ID","offsetBytes":0}"#),
+    (
+        "bee_representation_encode",
+        "nothing: the JSON text",
+        r#"{"json":"[{\"id\":1,\"name\":\"Ann\"},{\"id\":2,\"name\":\"Bo\"}]"}"#,
+    ),
+    (
+        "bee_representation_decode",
+        "a packet bee_representation_encode gave",
+        r#"{"packet":"bee-json-v1\n[2]{id=1+1,name}:\nAnn\nBo"}"#,
+    ),
+    (
+        "bee_context_compress",
+        "`beectl compress enable` once (off by default)",
+        r#"{"text":"…","contentKind":"prose","ratePercent":50}"#,
+    ),
+    ("bee_compression_recover", "an id bee_context_compress gave", r#"{"id":"ID"}"#),
+    (
+        "bee_context_packet",
+        "files under the checkout",
+        r#"{"manifestJson":"{\"selections\":[{\"id\":\"a\",\"path\":\"src/lib.rs\",\"representation\":\"outline\"}]}"}"#,
+    ),
+    ("bee_plan_show", "a plan of the space this checkout is bound to (`beectl plan`)", r#"{"planId":"release"}"#),
+    (
+        "bee_plan_next",
+        "a plan of the space this checkout is bound to (`beectl plan`)",
+        r#"{"planId":"release","limit":3}"#,
+    ),
+    (
+        "bee_skill_search",
+        "a skills directory (.claude/skills, ~/.claude/skills, or [skills] roots)",
+        r#"{"query":"deploy staging"}"#,
+    ),
+    ("bee_skill_get", "a path bee_skill_search gave", r#"{"path":"checkout:deploy/SKILL.md"}"#),
+    ("bee_skill_resolve", "a path bee_skill_search gave", r#"{"path":"checkout:deploy/SKILL.md"}"#),
+];
+
+/// Each tool's description with when to call it (the first question it
+/// answers), what it needs and one example call.
+fn describe<S>(router: &mut rmcp::handler::server::router::tool::ToolRouter<S>) {
+    for route in router.map.values_mut() {
+        let name = route.attr.name.to_string();
+        let asks =
+            QUESTIONS.iter().find(|(tool, _)| *tool == name).and_then(|(_, q)| q.split_inclusive(['?', ';']).next());
+        let told = NEEDS_AND_EXAMPLES.iter().find(|(tool, _, _)| *tool == name);
+        let (Some(asks), Some((_, needs, example))) = (asks, told) else { continue };
+        let base = route.attr.description.as_deref().unwrap_or("").trim_end().to_owned();
+        let asks = asks.trim_end_matches(';').trim();
+        route.attr.description =
+            Some(format!("{base} Call it for: {asks} Needs: {needs}. Example call: {example}").into());
+    }
+}
 
 /// Words a question carries that say nothing of which tool answers it.
 const STOP_WORDS: &[&str] = &[
@@ -1121,5 +1217,21 @@ mod tests {
         let best = scores.iter().zip(&tools).max_by(|a, b| a.0.total_cmp(b.0)).map(|(_, tool)| tool.name.as_ref());
         assert_eq!(best, Some("bee_usage"));
         assert_eq!(QUESTIONS.len(), tools.len(), "every tool says what it answers");
+        for tool in &tools {
+            let description = tool.description.as_deref().unwrap_or("");
+            assert!(
+                description.contains("Call it for: ")
+                    && description.contains("Needs: ")
+                    && description.contains("Example call: {"),
+                "{}: {description}",
+                tool.name
+            );
+            let example = description.rsplit("Example call: ").next().unwrap_or("");
+            assert!(
+                serde_json::from_str::<serde_json::Map<String, Value>>(example).is_ok(),
+                "{}: {example}",
+                tool.name
+            );
+        }
     }
 }
