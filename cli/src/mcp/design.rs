@@ -185,10 +185,7 @@ impl ServerHandler for DesignServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(call).await?;
-        Ok(crate::mcp::transport::schema_error_as_tool_error(response, |code, message| {
-            envelope(Err(DesignError { code, message }))
-        }))
+        let error = |code, message| envelope(Err(DesignError { code, message }));
+        crate::mcp::transport::call_tool(self, &self.tool_router, request, context, error).await
     }
 }

@@ -1069,9 +1069,7 @@ impl ServerHandler for DiscoveryServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(call).await?;
-        Ok(crate::mcp::transport::schema_error_as_tool_error(response, tool_error))
+        crate::mcp::transport::call_tool(self, &self.tool_router, request, context, tool_error).await
     }
 }
 
@@ -1086,9 +1084,7 @@ impl ServerHandler for BeeServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(call).await?;
-        Ok(crate::mcp::transport::schema_error_as_tool_error(response, tool_error))
+        crate::mcp::transport::call_tool(self, &self.tool_router, request, context, tool_error).await
     }
 }
 

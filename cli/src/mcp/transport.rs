@@ -127,7 +127,7 @@ const SCHEMA_ERROR_PREFIX: &str = "failed to deserialize parameters:";
 /// tool error of the server is (`error`: its answer for a code and a
 /// message), `invalid_usage` saying what did not fit — never the SDK's
 /// plain text.
-pub(crate) fn schema_error_as_tool_error(
+fn schema_error_as_tool_error(
     response: CallToolResponse,
     error: impl Fn(&'static str, String) -> CallToolResult,
 ) -> CallToolResponse {
@@ -143,6 +143,19 @@ pub(crate) fn schema_error_as_tool_error(
         )),
         None => response,
     }
+}
+
+/// A tool call routed by `router` of `server`, a schema misfit answered by
+/// `error` (see [`schema_error_as_tool_error`]): every server's `call_tool`.
+pub(crate) async fn call_tool<S: Send + Sync + 'static>(
+    server: &S,
+    router: &rmcp::handler::server::router::tool::ToolRouter<S>,
+    request: rmcp::model::CallToolRequestParams,
+    context: rmcp::service::RequestContext<RoleServer>,
+    error: impl Fn(&'static str, String) -> CallToolResult,
+) -> Result<CallToolResponse, rmcp::ErrorData> {
+    let call = rmcp::handler::server::tool::ToolCallContext::new(server, request, context);
+    Ok(schema_error_as_tool_error(router.call(call).await?, error))
 }
 
 /// A request's place given back: by its answer, or by its cancellation
