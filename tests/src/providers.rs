@@ -7,8 +7,8 @@
 //! a tool when the newest user message says `TOOL` (so one turn makes two
 //! requests), send rate-limit headers, and refuse with a usage-limit 429
 //! when the newest user message says `LIMIT` (`LIMIT-NOHEADERS`: without
-//! rate-limit headers); Anthropic's refuses with a 400 that is no limit
-//! (an API error the CLI does not retry) when it says `APIERROR`. A
+//! rate-limit headers); each refuses with a 400 that is no limit (an API
+//! error the CLI does not retry) when it says `APIERROR`. A
 //! conversation that says `SLOW:<ms>` anywhere is
 //! answered that many milliseconds late, request by request, so a measured
 //! duration has a floor the test knows.
@@ -475,6 +475,14 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
             (format!("{prefix}-secondary-reset-at"), weekly_reset()),
         ]
     };
+    if text.contains("APIERROR") {
+        log.refused += 1;
+        return Answer::json(
+            400,
+            json!({"error": {"type": "invalid_request_error", "code": "invalid_value",
+                             "message": "mock: the request was refused", "param": null}}),
+        );
+    }
     if text.contains("LIMIT") {
         log.refused += 1;
         let mut answer = Answer::json(

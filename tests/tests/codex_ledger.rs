@@ -195,6 +195,52 @@ fn a_usage_limit_without_headers_is_still_one_hit() {
     assert_usage_equals_served(&codex);
 }
 
+/// An API error the mock serves (a 400, no limit): whatever Codex writes
+/// about it is no response and no limit — the figures equal what was
+/// served — and `budget --measured` counts each such line it wrote as an
+/// error line.
+#[test]
+fn an_api_error_codex_writes_is_no_response() {
+    let home = TestHome::new();
+    let codex = Codex::new(&home);
+    let first = ok(codex.exec(false, &["hello"]));
+    let thread = thread_of(&first);
+    let failed = codex.exec(false, &["resume", &thread, "APIERROR now"]);
+    assert!(codex.provider.refused() >= 1, "{}", String::from_utf8_lossy(&failed.stdout));
+    codex.beectl(&["ingest"]);
+    assert_usage_equals_served(&codex);
+    let quota = codex.beectl(&["quota"]);
+    assert_eq!(quota["crossed"], 0, "an API error is no limit hit: {quota}");
+    let rollout = walk_jsonl(&codex.codex_home)
+        .into_iter()
+        .find(|path| path.to_string_lossy().contains(&thread))
+        .expect("the thread's rollout");
+    let written = std::fs::read_to_string(&rollout).unwrap();
+    // Codex 0.169 writes the failure in the turn's completion (`error`,
+    // `codex_error_info: other`); before, as an `error` event.
+    let errors = written
+        .lines()
+        .filter(|line| {
+            line.contains(r#""type":"error""#)
+                || (line.contains(r#""type":"task_complete""#) && line.contains(r#""codex_error_info""#))
+        })
+        .count() as u64;
+    assert!(errors >= 1, "Codex wrote its failure");
+    let measured = codex.beectl(&[
+        "budget",
+        "--measured",
+        "--harness",
+        "codex",
+        "--session",
+        &thread,
+        "--log",
+        rollout.to_str().unwrap(),
+    ]);
+    assert_eq!(measured["response"]["responses"], codex.provider.served().len(), "{measured}");
+    assert_eq!(measured["lines"]["errorLines"], errors, "{measured}");
+    assert_eq!(measured["limits"], json!([]), "{measured}");
+}
+
 fn walk_jsonl(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];

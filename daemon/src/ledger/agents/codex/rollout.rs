@@ -339,6 +339,11 @@ impl CodexState {
                 }
                 self.hit_in_turn = true;
             }
+            // 0.169 on: a turn that ended on an API error that is no limit
+            // (`codex_error_info` "other", …) says so in its completion.
+            Some("task_complete") if payload.get("error").is_some_and(|error| !error.is_null()) => {
+                usage.lines.error_lines += 1;
+            }
             Some("error") => {
                 let message = payload.get("message").and_then(Value::as_str).unwrap_or("");
                 if bee_proto::usage::codex_limit_notice(message) {
