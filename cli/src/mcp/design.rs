@@ -186,6 +186,6 @@ impl ServerHandler for DesignServer {
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let error = |code, message| envelope(Err(DesignError { code, message }));
-        crate::mcp::transport::call_tool(self, &self.tool_router, request, context, error).await
+        crate::mcp::schema::call_tool(self, &self.tool_router, request, context, error).await
     }
 }

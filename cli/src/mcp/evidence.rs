@@ -768,139 +768,165 @@ fn server_config() -> ServerConfig {
         )
 }
 
-/// What each tool answers, in the words people ask it (beside its name and
-/// description, what `bee_tool_search` ranks by). Each tool's first
-/// question is the example its search hit shows.
-const QUESTIONS: &[(&str, &str)] = &[
-    (
-        "bee_usage",
-        "How many tokens did I use today? Token usage and cost by day, week, month, session, model or project; what did I spend this week; tokens used and spent per model",
-    ),
-    (
-        "bee_quota",
-        "How much of my quota is left? When does my five-hour or weekly limit window reset; did I hit a usage limit; agent time used and idle; limit hits crossed",
-    ),
-    (
-        "bee_token_estimate",
-        "How many tokens is this file or text before I send it? Count or estimate the tokens of a prompt or files; will it fit the context window; token count",
-    ),
-    (
-        "bee_delivery_report",
-        "What did my prompt hooks deliver into the context? Bytes and tokens hooks injected per session, item and surface; delivery totals",
-    ),
-    ("bee_delivery_read", "Show one delivery observation by its event id: what exactly a hook delivered"),
-    (
-        "bee_events_recent",
-        "What happened recently in my sessions? Recent hook events: tool calls, prompts, stops, notifications",
-    ),
-    (
-        "bee_audit",
-        "Is my hook pipeline healthy? Audit the receipts of a session: delivered, stored, presented, covered, outcome; why a dashboard is stale or events are missing",
-    ),
-    ("bee_artifact_list", "Which artifacts are stored? List the stored files and their ids"),
-    ("bee_artifact_search", "Find a line of text in the stored artifacts; grep the artifacts"),
-    ("bee_artifact_query", "Filter the records of a JSON-lines artifact: select fields where a value matches"),
-    ("bee_artifact_read", "Read the bytes of a stored artifact file, page by page"),
-    ("bee_representation_encode", "Make JSON data smaller, in fewer tokens, for the context: encode it compactly"),
-    ("bee_representation_decode", "Turn a bee-json-v1 packet back into JSON: decode it"),
-    ("bee_context_compress", "Shorten long prose to fewer tokens: compress a text, keep its original"),
-    ("bee_compression_recover", "Get the original text of a compression back, exactly"),
-    (
-        "bee_context_packet",
-        "Pack files, outlines and source excerpts into one context within a byte budget; select code for the context",
-    ),
-    ("bee_plan_show", "Show the plan: its steps, their dependencies, owners and state"),
-    ("bee_plan_next", "What should I work on next? The plan steps that are ready"),
-    ("bee_skill_search", "Which skill fits this task? Find skills by what they do"),
-    ("bee_skill_get", "Read one skill's whole body and instructions"),
-    ("bee_skill_resolve", "A skill with every skill it depends on, dependencies first"),
-];
+/// How an agent is to use a tool, beside its own description: the
+/// questions it answers in the words people ask them (what
+/// `bee_tool_search` ranks by; the first is its example question), what it
+/// needs to answer, and one example call.
+struct Guide {
+    tool: &'static str,
+    questions: &'static str,
+    needs: &'static str,
+    example: &'static str,
+}
 
-/// What each tool needs to answer, and one example call: appended to its
-/// description, so an agent knows when it can call it and how.
-const NEEDS_AND_EXAMPLES: &[(&str, &str, &str)] = &[
-    (
-        "bee_usage",
-        "the ledger (beed running, or `beectl ingest` run once over the Claude Code and Codex logs)",
-        r#"{"by":"day","since":"today"}"#,
-    ),
-    (
-        "bee_quota",
-        "the ledger: measured time needs hooks or `beectl run`, windows need status-line or Codex snapshots",
-        r#"{"window":"24h"}"#,
-    ),
-    (
-        "bee_token_estimate",
-        "nothing: files under the checkout and/or inline text",
-        r#"{"files":["src/main.rs"],"encoding":"o200k_base"}"#,
-    ),
-    ("bee_delivery_report", "a prompt hook (bee-hook prompt) that recorded deliveries", r#"{"limit":10}"#),
-    (
-        "bee_delivery_read",
-        "an event id from bee_delivery_report",
-        r#"{"event":"0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a"}"#,
-    ),
-    ("bee_events_recent", "event hooks (bee-hook event) posting to beed", r#"{"limit":20}"#),
-    (
-        "bee_audit",
-        "event hooks and, for a verdict, the checkout's pinned manifest",
-        r#"{"session":"0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a"}"#,
-    ),
-    ("bee_artifact_list", "artifacts stored with `beectl artifact add`", "{}"),
-    ("bee_artifact_search", "artifacts stored with `beectl artifact add`", r#"{"text":"error","limit":20}"#),
-    (
-        "bee_artifact_query",
-        "a JSON-lines artifact's id (bee_artifact_list)",
-        r#"{"id":"ID","queryJson":"{\"where\":[{\"path\":\"level\",\"op\":\"eq\",\"value\":\"error\"}],\"limit\":10}"}"#,
-    ),
-    ("bee_artifact_read", "an artifact's id (bee_artifact_list)", r#"{"id":"ID","offsetBytes":0}"#),
-    (
-        "bee_representation_encode",
-        "nothing: the JSON text",
-        r#"{"json":"[{\"id\":1,\"name\":\"Ann\"},{\"id\":2,\"name\":\"Bo\"}]"}"#,
-    ),
-    (
-        "bee_representation_decode",
-        "a packet bee_representation_encode gave",
-        r#"{"packet":"bee-json-v1\n[2]{id=1+1,name}:\nAnn\nBo"}"#,
-    ),
-    (
-        "bee_context_compress",
-        "`beectl compress enable` once (off by default)",
-        r#"{"text":"…","contentKind":"prose","ratePercent":50}"#,
-    ),
-    ("bee_compression_recover", "an id bee_context_compress gave", r#"{"id":"ID"}"#),
-    (
-        "bee_context_packet",
-        "files under the checkout",
-        r#"{"manifestJson":"{\"selections\":[{\"id\":\"a\",\"path\":\"src/lib.rs\",\"representation\":\"outline\"}]}"}"#,
-    ),
-    ("bee_plan_show", "a plan of the space this checkout is bound to (`beectl plan`)", r#"{"planId":"release"}"#),
-    (
-        "bee_plan_next",
-        "a plan of the space this checkout is bound to (`beectl plan`)",
-        r#"{"planId":"release","limit":3}"#,
-    ),
-    (
-        "bee_skill_search",
-        "a skills directory (.claude/skills, ~/.claude/skills, or [skills] roots)",
-        r#"{"query":"deploy staging"}"#,
-    ),
-    ("bee_skill_get", "a path bee_skill_search gave", r#"{"path":"checkout:deploy/SKILL.md"}"#),
-    ("bee_skill_resolve", "a path bee_skill_search gave", r#"{"path":"checkout:deploy/SKILL.md"}"#),
+impl Guide {
+    /// The guide of the tool `name`.
+    fn of(name: &str) -> Option<&'static Guide> {
+        GUIDES.iter().find(|guide| guide.tool == name)
+    }
+
+    /// Its first question, the example of when to call it.
+    fn first_question(&self) -> &'static str {
+        self.questions.split_inclusive(['?', ';']).next().unwrap_or("").trim_end_matches(';').trim()
+    }
+}
+
+const GUIDES: &[Guide] = &[
+    Guide {
+        tool: "bee_usage",
+        questions: "How many tokens did I use today? Token usage and cost by day, week, month, session, model or project; what did I spend this week; tokens used and spent per model",
+        needs: "the ledger (beed running, or `beectl ingest` run once over the Claude Code and Codex logs)",
+        example: r#"{"by":"day","since":"today"}"#,
+    },
+    Guide {
+        tool: "bee_quota",
+        questions: "How much of my quota is left? When does my five-hour or weekly limit window reset; did I hit a usage limit; agent time used and idle; limit hits crossed",
+        needs: "the ledger: measured time needs hooks or `beectl run`, windows need status-line or Codex snapshots",
+        example: r#"{"window":"24h"}"#,
+    },
+    Guide {
+        tool: "bee_token_estimate",
+        questions: "How many tokens is this file or text before I send it? Count or estimate the tokens of a prompt or files; will it fit the context window; token count",
+        needs: "nothing: files under the checkout and/or inline text",
+        example: r#"{"files":["src/main.rs"],"encoding":"o200k_base"}"#,
+    },
+    Guide {
+        tool: "bee_delivery_report",
+        questions: "What did my prompt hooks deliver into the context? Bytes and tokens hooks injected per session, item and surface; delivery totals",
+        needs: "a prompt hook (bee-hook prompt) that recorded deliveries",
+        example: r#"{"limit":10}"#,
+    },
+    Guide {
+        tool: "bee_delivery_read",
+        questions: "Show one delivery observation by its event id: what exactly a hook delivered",
+        needs: "an event id from bee_delivery_report",
+        example: r#"{"event":"0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a"}"#,
+    },
+    Guide {
+        tool: "bee_events_recent",
+        questions: "What happened recently in my sessions? Recent hook events: tool calls, prompts, stops, notifications",
+        needs: "event hooks (bee-hook event) posting to beed",
+        example: r#"{"limit":20}"#,
+    },
+    Guide {
+        tool: "bee_audit",
+        questions: "Is my hook pipeline healthy? Audit the receipts of a session: delivered, stored, presented, covered, outcome; why a dashboard is stale or events are missing",
+        needs: "event hooks and, for a verdict, the checkout's pinned manifest",
+        example: r#"{"session":"0b5e1d2c-3a4f-4b6e-9d8c-7f6e5d4c3b2a"}"#,
+    },
+    Guide {
+        tool: "bee_artifact_list",
+        questions: "Which artifacts are stored? List the stored files and their ids",
+        needs: "artifacts stored with `beectl artifact add`",
+        example: "{}",
+    },
+    Guide {
+        tool: "bee_artifact_search",
+        questions: "Find a line of text in the stored artifacts; grep the artifacts",
+        needs: "artifacts stored with `beectl artifact add`",
+        example: r#"{"text":"error","limit":20}"#,
+    },
+    Guide {
+        tool: "bee_artifact_query",
+        questions: "Filter the records of a JSON-lines artifact: select fields where a value matches",
+        needs: "a JSON-lines artifact's id (bee_artifact_list)",
+        example: r#"{"id":"ID","queryJson":"{\"where\":[{\"path\":\"level\",\"op\":\"eq\",\"value\":\"error\"}],\"limit\":10}"}"#,
+    },
+    Guide {
+        tool: "bee_artifact_read",
+        questions: "Read the bytes of a stored artifact file, page by page",
+        needs: "an artifact's id (bee_artifact_list)",
+        example: r#"{"id":"ID","offsetBytes":0}"#,
+    },
+    Guide {
+        tool: "bee_representation_encode",
+        questions: "Make JSON data smaller, in fewer tokens, for the context: encode it compactly",
+        needs: "nothing: the JSON text",
+        example: r#"{"json":"[{\"id\":1,\"name\":\"Ann\"},{\"id\":2,\"name\":\"Bo\"}]"}"#,
+    },
+    Guide {
+        tool: "bee_representation_decode",
+        questions: "Turn a bee-json-v1 packet back into JSON: decode it",
+        needs: "a packet bee_representation_encode gave",
+        example: r#"{"packet":"bee-json-v1\n[2]{id=1+1,name}:\nAnn\nBo"}"#,
+    },
+    Guide {
+        tool: "bee_context_compress",
+        questions: "Shorten long prose to fewer tokens: compress a text, keep its original",
+        needs: "`beectl compress enable` once (off by default)",
+        example: r#"{"text":"…","contentKind":"prose","ratePercent":50}"#,
+    },
+    Guide {
+        tool: "bee_compression_recover",
+        questions: "Get the original text of a compression back, exactly",
+        needs: "an id bee_context_compress gave",
+        example: r#"{"id":"ID"}"#,
+    },
+    Guide {
+        tool: "bee_context_packet",
+        questions: "Pack files, outlines and source excerpts into one context within a byte budget; select code for the context",
+        needs: "files under the checkout",
+        example: r#"{"manifestJson":"{\"selections\":[{\"id\":\"a\",\"path\":\"src/lib.rs\",\"representation\":\"outline\"}]}"}"#,
+    },
+    Guide {
+        tool: "bee_plan_show",
+        questions: "Show the plan: its steps, their dependencies, owners and state",
+        needs: "a plan of the space this checkout is bound to (`beectl plan`)",
+        example: r#"{"planId":"release"}"#,
+    },
+    Guide {
+        tool: "bee_plan_next",
+        questions: "What should I work on next? The plan steps that are ready",
+        needs: "a plan of the space this checkout is bound to (`beectl plan`)",
+        example: r#"{"planId":"release","limit":3}"#,
+    },
+    Guide {
+        tool: "bee_skill_search",
+        questions: "Which skill fits this task? Find skills by what they do",
+        needs: "a skills directory (.claude/skills, ~/.claude/skills, or [skills] roots)",
+        example: r#"{"query":"deploy staging"}"#,
+    },
+    Guide {
+        tool: "bee_skill_get",
+        questions: "Read one skill's whole body and instructions",
+        needs: "a path bee_skill_search gave",
+        example: r#"{"path":"checkout:deploy/SKILL.md"}"#,
+    },
+    Guide {
+        tool: "bee_skill_resolve",
+        questions: "A skill with every skill it depends on, dependencies first",
+        needs: "a path bee_skill_search gave",
+        example: r#"{"path":"checkout:deploy/SKILL.md"}"#,
+    },
 ];
 
 /// Each tool's description with when to call it (the first question it
 /// answers), what it needs and one example call.
 fn describe<S>(router: &mut rmcp::handler::server::router::tool::ToolRouter<S>) {
     for route in router.map.values_mut() {
-        let name = route.attr.name.to_string();
-        let asks =
-            QUESTIONS.iter().find(|(tool, _)| *tool == name).and_then(|(_, q)| q.split_inclusive(['?', ';']).next());
-        let told = NEEDS_AND_EXAMPLES.iter().find(|(tool, _, _)| *tool == name);
-        let (Some(asks), Some((_, needs, example))) = (asks, told) else { continue };
+        let Some(guide) = Guide::of(&route.attr.name) else { continue };
         let base = route.attr.description.as_deref().unwrap_or("").trim_end().to_owned();
-        let asks = asks.trim_end_matches(';').trim();
+        let (asks, needs, example) = (guide.first_question(), guide.needs, guide.example);
         route.attr.description =
             Some(format!("{base} Call it for: {asks} Needs: {needs}. Example call: {example}").into());
     }
@@ -942,7 +968,7 @@ fn rank_tools(tools: &[rmcp::model::Tool], query: &str) -> Vec<f64> {
         .iter()
         .map(|tool| {
             let mut document = rank::Document::new();
-            let questions = QUESTIONS.iter().find(|(name, _)| *name == tool.name).map_or("", |(_, q)| *q);
+            let questions = Guide::of(&tool.name).map_or("", |guide| guide.questions);
             rank::add(&mut document, search_words(&tool.name.replace('_', " ")), 3.0);
             rank::add(&mut document, search_words(questions), 2.0);
             rank::add(&mut document, search_words(tool.description.as_deref().unwrap_or("")), 1.0);
@@ -1011,13 +1037,12 @@ impl DiscoveryServer {
         }
         let tools = self.catalogue.catalogue();
         let ranked = rank_tools(&tools, &a.query);
-        let scored: Vec<(f64, rmcp::model::Tool)> = tools
+        let mut scored: Vec<(f64, rmcp::model::Tool)> = tools
             .into_iter()
             .zip(ranked)
             .map(|(tool, score)| (score, tool))
             .filter(|(score, _)| *score > 0.0 || a.query.trim().is_empty())
             .collect::<Vec<_>>();
-        let mut scored = scored;
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
         let found: Vec<Value> = scored
             .into_iter()
@@ -1025,11 +1050,7 @@ impl DiscoveryServer {
             .map(|(_, tool)| {
                 let line = tool.description.as_deref().unwrap_or("").split(". ").next().unwrap_or("").to_owned();
                 // The first question it answers, as an example of when to call it.
-                let asks = QUESTIONS
-                    .iter()
-                    .find(|(name, _)| *name == tool.name)
-                    .and_then(|(_, questions)| questions.split_inclusive(['?', ';']).next())
-                    .map(|question| question.trim_end_matches(';').trim().to_owned());
+                let asks = Guide::of(&tool.name).map(Guide::first_question);
                 json!({"name": tool.name, "description": line, "answers": asks})
             })
             .collect();
@@ -1069,7 +1090,7 @@ impl ServerHandler for DiscoveryServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        crate::mcp::transport::call_tool(self, &self.tool_router, request, context, tool_error).await
+        crate::mcp::schema::call_tool(self, &self.tool_router, request, context, tool_error).await
     }
 }
 
@@ -1084,7 +1105,7 @@ impl ServerHandler for BeeServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        crate::mcp::transport::call_tool(self, &self.tool_router, request, context, tool_error).await
+        crate::mcp::schema::call_tool(self, &self.tool_router, request, context, tool_error).await
     }
 }
 
@@ -1212,7 +1233,7 @@ mod tests {
         let scores = rank_tools(&tools, "how many tokens did I use today");
         let best = scores.iter().zip(&tools).max_by(|a, b| a.0.total_cmp(b.0)).map(|(_, tool)| tool.name.as_ref());
         assert_eq!(best, Some("bee_usage"));
-        assert_eq!(QUESTIONS.len(), tools.len(), "every tool says what it answers");
+        assert_eq!(GUIDES.len(), tools.len(), "every tool says what it answers");
         for tool in &tools {
             let description = tool.description.as_deref().unwrap_or("");
             assert!(

@@ -7,7 +7,8 @@
 //!   [`outline`]s from real parsers;
 //! - [`transport`]: the stdio transport both servers speak, its frame
 //!   limit and the tool deadline;
-//! - [`schema`]: the tools' input schemas with their real limits and words.
+//! - [`schema`]: the tools' input schemas with their real limits and words,
+//!   and calls that miss them answered as tool errors.
 
 pub mod design;
 pub mod evidence;

@@ -3,10 +3,13 @@
 //! portable, and clients that map schemas onto one-type dialects drop it),
 //! each integer's real minimum and maximum (the `a..b` its description
 //! states, written once there), and each word-valued field's words as an
-//! enum.
+//! enum; and a call whose arguments miss the schema answered as the
+//! server's other tool errors are.
 
 use bee_proto::ledger::Provider;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{CallToolResponse, CallToolResult};
+use rmcp::service::RoleServer;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -73,6 +76,46 @@ fn stated_range(description: &str) -> Option<(u64, u64)> {
     let high_end = after.find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_')).unwrap_or(after.len());
     let (low, high) = (number(&before[low_start..])?, number(after[..high_end].trim_end_matches(','))?);
     (low <= high).then_some((low, high))
+}
+
+/// What the SDK answers for arguments that do not fit a tool's schema
+/// (its text starts so): a tool error like any other, rewritten by
+/// [`schema_error_as_tool_error`].
+const SCHEMA_ERROR_PREFIX: &str = "failed to deserialize parameters:";
+
+/// A call whose arguments do not fit the tool's schema answered as every
+/// tool error of the server is (`error`: its answer for a code and a
+/// message), `invalid_usage` saying what did not fit — never the SDK's
+/// plain text.
+fn schema_error_as_tool_error(
+    response: CallToolResponse,
+    error: impl Fn(&'static str, String) -> CallToolResult,
+) -> CallToolResponse {
+    let CallToolResponse::Complete(result) = &response else { return response };
+    let said = match (result.is_error, result.content.as_slice()) {
+        (Some(true), [only]) => only.as_text().and_then(|text| text.text.strip_prefix(SCHEMA_ERROR_PREFIX)),
+        _ => None,
+    };
+    match said {
+        Some(what) => CallToolResponse::Complete(error(
+            "invalid_usage",
+            format!("the arguments do not fit the tool's input schema: {}", what.trim()),
+        )),
+        None => response,
+    }
+}
+
+/// A tool call routed by `router` of `server`, a schema misfit answered by
+/// `error` (see [`schema_error_as_tool_error`]): every server's `call_tool`.
+pub(crate) async fn call_tool<S: Send + Sync + 'static>(
+    server: &S,
+    router: &ToolRouter<S>,
+    request: rmcp::model::CallToolRequestParams,
+    context: rmcp::service::RequestContext<RoleServer>,
+    error: impl Fn(&'static str, String) -> CallToolResult,
+) -> Result<CallToolResponse, rmcp::ErrorData> {
+    let call = rmcp::handler::server::tool::ToolCallContext::new(server, request, context);
+    Ok(schema_error_as_tool_error(router.call(call).await?, error))
 }
 
 #[cfg(test)]

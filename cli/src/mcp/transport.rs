@@ -11,7 +11,7 @@
 //! never reads its answers), stdin is not read at all.
 
 use bee_proto::mcp::MAX_FRAME_BYTES;
-use rmcp::model::{CallToolResponse, CallToolResult, ClientNotification, JsonRpcMessage};
+use rmcp::model::{ClientNotification, JsonRpcMessage};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
@@ -66,9 +66,8 @@ pub fn stdio() -> Stdio {
                         break;
                     }
                 }
-                Ok(Frame::Line(line)) if arguments_not_an_object(&line) => {
-                    let id = serde_json::from_slice::<Value>(&line).ok().and_then(|v| v.get("id").cloned());
-                    let error = json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": -32602,
+                Ok(Frame::Line(line)) if let Some(id) = call_without_object_arguments(&line) => {
+                    let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602,
                         "message": "tools/call: arguments must be a JSON object (the tool's named arguments)",
                         "data": {"errorCode": "invalid_usage"}}});
                     if send_line(&errors, &error).await.is_err() {
@@ -118,46 +117,6 @@ pub fn stdio() -> Stdio {
     Stdio { incoming, outgoing: lines, in_flight }
 }
 
-/// What the SDK answers for arguments that do not fit a tool's schema
-/// (its text starts so): a tool error like any other, rewritten by
-/// [`schema_error_as_tool_error`].
-const SCHEMA_ERROR_PREFIX: &str = "failed to deserialize parameters:";
-
-/// A call whose arguments do not fit the tool's schema answered as every
-/// tool error of the server is (`error`: its answer for a code and a
-/// message), `invalid_usage` saying what did not fit — never the SDK's
-/// plain text.
-fn schema_error_as_tool_error(
-    response: CallToolResponse,
-    error: impl Fn(&'static str, String) -> CallToolResult,
-) -> CallToolResponse {
-    let CallToolResponse::Complete(result) = &response else { return response };
-    let said = match (result.is_error, result.content.as_slice()) {
-        (Some(true), [only]) => only.as_text().and_then(|text| text.text.strip_prefix(SCHEMA_ERROR_PREFIX)),
-        _ => None,
-    };
-    match said {
-        Some(what) => CallToolResponse::Complete(error(
-            "invalid_usage",
-            format!("the arguments do not fit the tool's input schema: {}", what.trim()),
-        )),
-        None => response,
-    }
-}
-
-/// A tool call routed by `router` of `server`, a schema misfit answered by
-/// `error` (see [`schema_error_as_tool_error`]): every server's `call_tool`.
-pub(crate) async fn call_tool<S: Send + Sync + 'static>(
-    server: &S,
-    router: &rmcp::handler::server::router::tool::ToolRouter<S>,
-    request: rmcp::model::CallToolRequestParams,
-    context: rmcp::service::RequestContext<RoleServer>,
-    error: impl Fn(&'static str, String) -> CallToolResult,
-) -> Result<CallToolResponse, rmcp::ErrorData> {
-    let call = rmcp::handler::server::tool::ToolCallContext::new(server, request, context);
-    Ok(schema_error_as_tool_error(router.call(call).await?, error))
-}
-
 /// A request's place given back: by its answer, or by its cancellation
 /// (which may go unanswered), so the places never exceed the bound rather
 /// than be counted twice for a cancelled request that was answered too.
@@ -173,16 +132,18 @@ async fn send_line(lines: &Lines, value: &Value) -> Result<(), mpsc::error::Send
     lines.send(line).await
 }
 
-/// A `tools/call` whose `arguments` are there and not an object: invalid
-/// params (-32602), not a method the server lacks.
-fn arguments_not_an_object(line: &[u8]) -> bool {
+/// The id (`null` when it has none) of a `tools/call` whose `arguments`
+/// are there and not an object: invalid params (-32602), not a method the
+/// server lacks. `None` for every other line.
+fn call_without_object_arguments(line: &[u8]) -> Option<Value> {
     // Cheap first: most lines are not such calls.
     if !line.windows(10).any(|w| w == b"tools/call") {
-        return false;
+        return None;
     }
-    let Ok(value) = serde_json::from_slice::<Value>(line) else { return false };
-    value.get("method").and_then(Value::as_str) == Some("tools/call")
-        && value.pointer("/params/arguments").is_some_and(|arguments| !arguments.is_object() && !arguments.is_null())
+    let value = serde_json::from_slice::<Value>(line).ok()?;
+    let misfit = value.get("method").and_then(Value::as_str) == Some("tools/call")
+        && value.pointer("/params/arguments").is_some_and(|arguments| !arguments.is_object() && !arguments.is_null());
+    misfit.then(|| value.get("id").cloned().unwrap_or(Value::Null))
 }
 
 enum Frame {
