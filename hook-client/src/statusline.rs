@@ -181,16 +181,32 @@ fn tokens(n: u64) -> String {
     }
 }
 
+/// The `{name}`s of `text`, in order; `Err` at a `{` without its `}`.
+fn placeholders(text: &str) -> impl Iterator<Item = Result<&str, ()>> + '_ {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let open = rest?.find('{')?;
+        let after = &rest?[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                rest = Some(&after[close + 1..]);
+                Some(Ok(&after[..close]))
+            }
+            None => {
+                rest = None;
+                Some(Err(()))
+            }
+        }
+    })
+}
+
 /// Every `{field}` of `format` is one of [`FIELDS`].
 pub fn check_format(format: &str) -> Result<(), String> {
-    let mut rest = format;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else { return Err("a { without its }".to_owned()) };
-        let name = &rest[open + 1..open + close];
+    for name in placeholders(format) {
+        let Ok(name) = name else { return Err("a { without its }".to_owned()) };
         if !FIELDS.contains(&name) {
             return Err(format!("unknown field {{{name}}}; the fields are {}", FIELDS.join(", ")));
         }
-        rest = &rest[open + close + 1..];
     }
     Ok(())
 }
@@ -216,11 +232,9 @@ pub fn render(format: &str, fields: &[(&'static str, Option<String>)]) -> String
 
 /// Whether `text` still holds a `{name}` (a field no value was put in).
 fn has_placeholder(text: &str) -> bool {
-    text.split('{').skip(1).any(|after| {
-        after
-            .split_once('}')
-            .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    })
+    placeholders(text)
+        .flatten()
+        .any(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 /// The quota snapshots in a status-line input; none when it carries none.

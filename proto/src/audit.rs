@@ -71,6 +71,13 @@ pub struct WaitPolicy {
     pub deadline_seconds: u64,
 }
 
+impl WaitPolicy {
+    /// The deadline (unix ms) of a wait that began at `at_ms`.
+    pub fn deadline_after(&self, at_ms: i64) -> i64 {
+        at_ms.saturating_add(i64::try_from(self.deadline_seconds.saturating_mul(1000)).unwrap_or(i64::MAX))
+    }
+}
+
 impl Manifest {
     /// The policy for an event of type `event` naming `tool`: one for that
     /// very tool first, else one for any tool.

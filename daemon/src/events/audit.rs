@@ -364,12 +364,7 @@ pub fn audit_session(conn: Option<&Connection>, session: &str, cx: &Context<'_>)
         let policy = cx.manifest.and_then(|m| m.wait_policy(&e.hook_event_type, e.tool_name.as_deref()));
         Wait {
             owner: e.owner.clone().or_else(|| policy.map(|p| p.owner.clone())),
-            deadline_ms: e.deadline_ms.or_else(|| {
-                let within = |p: &bee_proto::audit::WaitPolicy| {
-                    i64::try_from(p.deadline_seconds.saturating_mul(1000)).unwrap_or(i64::MAX)
-                };
-                policy.map(|p| e.timestamp_ms.saturating_add(within(p)))
-            }),
+            deadline_ms: e.deadline_ms.or_else(|| policy.map(|p| p.deadline_after(e.timestamp_ms))),
         }
     });
     match (cx.manifest, stored.first()) {

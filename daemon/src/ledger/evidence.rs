@@ -97,27 +97,29 @@ impl Evidence {
                 call.source == bee_proto::ledger::CallSource::ApiRequest && validate::validate_call(call).is_ok()
             }
             Evidence::Response(write) => write.is_valid(),
-            Evidence::SessionLogged(_, session) => !session.is_empty() && session.len() <= 128,
+            Evidence::SessionLogged(_, session) => is_session_id(session),
             Evidence::SessionProject(named) => {
-                !named.session_id.is_empty()
-                    && named.session_id.len() <= 128
+                is_session_id(&named.session_id)
                     && !named.project.is_empty()
                     && named.project.len() <= MAX_PROJECT_BYTES
             }
             Evidence::SessionCost(cost) => {
-                !cost.session_id.is_empty()
-                    && cost.session_id.len() <= 128
+                is_session_id(&cost.session_id)
                     && cost.total_usd.is_finite()
                     && (0.0..=bee_proto::ledger::bounds::MAX_CALL_COST_USD).contains(&cost.total_usd)
             }
             Evidence::Turn(turn) => {
-                !turn.session_id.is_empty()
-                    && turn.session_id.len() <= 128
+                is_session_id(&turn.session_id)
                     && turn.ended_at_ms >= turn.started_at_ms
                     && turn.ended_at_ms - turn.started_at_ms <= bee_proto::ledger::bounds::MAX_CALL_DURATION_MS as i64
             }
         }
     }
+}
+
+/// A session id within Bee's bounds: not empty, at most 128 bytes.
+fn is_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128
 }
 
 pub(crate) fn record_id(parts: &[&str]) -> uuid::Uuid {

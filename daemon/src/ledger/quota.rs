@@ -31,6 +31,13 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         .into_iter()
         .map(|provider| {
             let tally = summary.providers.get(&provider).cloned().unwrap_or_default();
+            let crossed = view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64;
+            let windows = windows(view, provider);
+            // Codex reports its windows with every response (rate-limit
+            // headers): Codex activity without a single snapshot means they
+            // went missing.
+            let snapshots_missing =
+                provider == Provider::Codex && (tally.calls > 0 || crossed > 0) && windows.is_empty();
             ProviderQuota {
                 provider,
                 calls: tally.calls,
@@ -38,9 +45,12 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
                 used_ms: (tally.calls > 0).then_some(tally.used_ms),
                 derived: derived_time(summary.derived_providers.get(&provider)),
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
-                crossed: view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64,
-                windows: windows(view, provider),
-                issues: Vec::new(),
+                crossed,
+                windows,
+                issues: snapshots_missing
+                    .then(|| bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned())
+                    .into_iter()
+                    .collect(),
             }
         })
         .collect();
@@ -66,18 +76,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     // Unknown time is null, never a 0 that reads as "no usage"; with
     // nothing happening at all, 0 is the truth.
     let measured = |ms: u64| (!time_unknown).then_some(ms);
-    // Codex reports its windows with every response (rate-limit headers);
-    // Codex activity without a single snapshot means they went missing —
-    // said of the provider it concerns, and in the report's issues.
-    let mut per_provider = per_provider;
-    for provider in &mut per_provider {
-        if provider.provider == Provider::Codex
-            && (provider.calls > 0 || provider.crossed > 0)
-            && provider.windows.is_empty()
-        {
-            provider.issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
-        }
-    }
+    // Said of the provider it concerns, and in the report's issues.
     if per_provider.iter().any(|p| !p.issues.is_empty()) {
         issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
     }
