@@ -65,8 +65,8 @@ enum CliCommand {
     Quota {
         #[command(flatten)]
         range: RangeCli,
-        /// Only this provider: claude or codex.
-        #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
+        /// Only this agent (`beectl agents` lists their names).
+        #[arg(long, visible_alias = "agent", value_name = "AGENT", value_parser = agent_names())]
         provider: Option<String>,
         #[command(flatten)]
         output: OutputCli,
@@ -652,8 +652,8 @@ struct UsageCli {
     /// The zone whose days, weeks and months count, as an IANA name [default: the local zone].
     #[arg(long, value_name = "ZONE", value_parser = NonEmptyStringValueParser::new())]
     timezone: Option<String>,
-    /// Only this provider: claude or codex.
-    #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
+    /// Only this agent (`beectl agents` lists their names).
+    #[arg(long, visible_alias = "agent", value_name = "AGENT", value_parser = agent_names())]
     provider: Option<String>,
     /// Only sessions whose project contains this: the directory a session ran in, named as Claude Code names
     /// its project folders (/home/dev/app is -home-dev-app), whichever agent ran there.
@@ -990,7 +990,8 @@ pub struct UninstallArgs {
 
 #[derive(Debug)]
 pub struct RunArgs {
-    pub provider: bee_proto::ledger::Provider,
+    /// The CLIs `run` reads the machine output of (spec/30: Claude Code and Codex).
+    pub provider: bee_proto::usage::Harness,
     /// The provider command and its arguments, untouched.
     pub command: Vec<OsString>,
 }
@@ -1387,7 +1388,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             })
         }
         CliCommand::Run { provider } => Command::Run(RunArgs {
-            provider: bee_proto::ledger::Provider::from_name(&provider).ok_or("--provider: claude or codex")?,
+            provider: bee_proto::usage::Harness::from_cli(&provider).ok_or("--provider: claude or codex")?,
             command: Vec::new(),
         }),
         CliCommand::Budget { manifest: Some(manifest), calls, root, .. } => {
@@ -1464,6 +1465,11 @@ fn selections_in_order(args: &[String]) -> Vec<Selection> {
 fn whole_message(rendered: &str) -> String {
     let message = rendered.trim().trim_start_matches("error: ").to_owned();
     if message.is_empty() { "invalid usage".to_owned() } else { message }
+}
+
+/// Every agent's name, as `--provider`/`--agent` takes it.
+fn agent_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(bee_proto::ledger::Provider::ALL.iter().map(|agent| agent.as_str()))
 }
 
 #[cfg(test)]

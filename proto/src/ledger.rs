@@ -44,6 +44,43 @@ named! {
     pub enum Provider {
         Claude => "claude",
         Codex => "codex",
+        Gemini => "gemini",
+        Qwen => "qwen",
+        OpenCode => "opencode",
+        Pi => "pi",
+    }
+}
+
+/// How an agent's own counters split a response's tokens, as its records
+/// store them: the one fact the ledger's arithmetic (totals, tiers,
+/// prices, Bee's columns) needs of each agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterShape {
+    /// Anthropic's: input without either cache, cache writes, cache reads
+    /// and output are four parts of the whole.
+    Anthropic,
+    /// OpenAI's: input includes its cached part, output its reasoning part.
+    OpenAi,
+}
+
+impl Provider {
+    /// Its number in the ledger's packed forms: its place among the
+    /// contract's names, which only ever grow at the end.
+    pub const fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// The provider numbered `number` (see [`Provider::number`]).
+    pub fn from_number(number: u8) -> Option<Provider> {
+        Provider::ALL.get(usize::from(number)).copied()
+    }
+
+    /// How this agent's stored counters split a response's tokens.
+    pub const fn counter_shape(self) -> CounterShape {
+        match self {
+            Provider::Claude | Provider::OpenCode | Provider::Pi => CounterShape::Anthropic,
+            Provider::Codex | Provider::Gemini | Provider::Qwen => CounterShape::OpenAi,
+        }
     }
 }
 

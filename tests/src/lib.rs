@@ -104,6 +104,13 @@ impl TestHome {
             .env_remove("CODEX_HOME")
             .env_remove("BEE_CLAUDE_PROJECTS")
             .env_remove("BEE_CODEX_SESSIONS")
+            // Every other agent's records, as their CLIs find them.
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("QWEN_HOME")
+            .env_remove("QWEN_RUNTIME_DIR")
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("OPENCODE_DB")
+            .env_remove("XDG_DATA_HOME")
             .env_remove("BEE_RUN_PROVIDER")
             .env("BEE_LOG", "info")
             // Usage days are local days: the tests' zone is fixed.

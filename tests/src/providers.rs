@@ -62,6 +62,9 @@ pub struct Served {
     pub output: u64,
     /// OpenAI: reasoning (part of output). Anthropic: 0.
     pub reasoning: u64,
+    /// The request offered no tools or asked for JSON: an agent's side
+    /// call (a title, a route), which some agents' records leave out.
+    pub side: bool,
 }
 
 impl Served {
@@ -94,6 +97,10 @@ pub struct MockProvider {
 enum Api {
     Anthropic,
     OpenAi,
+    /// OpenAI's Chat Completions API (`/v1/chat/completions`).
+    Chat,
+    /// Google's Gemini API (`/v1beta/models/M:generateContent`).
+    Gemini,
 }
 
 impl MockProvider {
@@ -105,6 +112,16 @@ impl MockProvider {
     /// OpenAI's Responses API (a Codex `model_providers` entry, `/v1`).
     pub fn openai() -> MockProvider {
         MockProvider::start(Api::OpenAi)
+    }
+
+    /// OpenAI's Chat Completions API, as OpenAI-compatible providers serve it (`/v1`).
+    pub fn chat() -> MockProvider {
+        MockProvider::start(Api::Chat)
+    }
+
+    /// Google's Gemini API (`GOOGLE_GEMINI_BASE_URL`).
+    pub fn gemini() -> MockProvider {
+        MockProvider::start(Api::Gemini)
     }
 
     fn start(api: Api) -> MockProvider {
@@ -146,7 +163,15 @@ impl MockProvider {
     /// What was served, summed in `beectl usage`'s shape: `responses` and
     /// the token counters this provider reports (its total as it defines it).
     pub fn served_usage(&self) -> Value {
-        let served = self.served();
+        self.usage_of(&self.served())
+    }
+
+    /// [`MockProvider::served_usage`] of the responses `keep` keeps.
+    pub fn served_usage_of(&self, keep: impl Fn(&Served) -> bool) -> Value {
+        self.usage_of(&self.served().into_iter().filter(|served| keep(served)).collect::<Vec<_>>())
+    }
+
+    fn usage_of(&self, served: &[Served]) -> Value {
         let sum = |f: fn(&Served) -> u64| -> u64 { served.iter().map(f).sum() };
         match self.api {
             Api::Anthropic => json!({
@@ -159,7 +184,7 @@ impl MockProvider {
             }),
             // Bee's one set of columns: OpenAI's input includes its cached
             // part, which is shown once, under cache reads.
-            Api::OpenAi => json!({
+            Api::OpenAi | Api::Chat | Api::Gemini => json!({
                 "responses": served.len(),
                 "inputTokens": sum(|s| s.input - s.cache_read),
                 "cacheReadInputTokens": sum(|s| s.cache_read),
@@ -225,8 +250,9 @@ pub fn expected_usage_issues(report: &Value, models: &[String]) -> (Value, Value
 /// which start with `<`, aside), and whether a tool result answered it.
 fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
     let items = match api {
-        Api::Anthropic => body["messages"].as_array(),
+        Api::Anthropic | Api::Chat => body["messages"].as_array(),
         Api::OpenAi => body["input"].as_array(),
+        Api::Gemini => body["contents"].as_array(),
     };
     let Some(items) = items else { return (String::new(), false) };
     let mut answered = false;
@@ -236,12 +262,16 @@ fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
                 item["content"].as_array().is_some_and(|parts| parts.iter().any(|p| p["type"] == "tool_result"))
             }
             Api::OpenAi => item["type"] == "function_call_output",
+            Api::Chat => item["role"] == "tool",
+            Api::Gemini => {
+                item["parts"].as_array().is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
+            }
         };
         if is_result {
             answered = true;
             continue;
         }
-        if item["role"] == "assistant" || item["type"] == "function_call" {
+        if item["role"] == "assistant" || item["role"] == "model" || item["type"] == "function_call" {
             if answered {
                 continue;
             }
@@ -250,13 +280,14 @@ fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
             return (String::new(), false);
         }
         if item["role"] == "user" {
-            let text = match &item["content"] {
+            let text = match item.get("content").unwrap_or(&item["parts"]) {
                 Value::String(text) => text.clone(),
                 Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(" "),
                 _ => String::new(),
             };
             if text.contains("TOOL")
                 || text.contains("LIMIT")
+                || text.contains("APIERROR")
                 || text.contains("MCP:")
                 || !text.trim_start().starts_with('<')
             {
@@ -301,6 +332,11 @@ fn serve(api: Api, stream: TcpStream, log: &Mutex<Log>) {
             anthropic_answer(&body, &model, &mut log)
         }
         Api::OpenAi if path.starts_with("/v1/responses") => openai_answer(&body, &model, &mut log),
+        Api::Chat if path.starts_with("/v1/chat/completions") => chat_answer(&body, &model, &mut log),
+        Api::Gemini if path.contains(":generateContent") || path.contains(":streamGenerateContent") => {
+            let model = path.split("models/").nth(1).and_then(|rest| rest.split(':').next()).unwrap_or("unknown-model");
+            gemini_answer(&body, model, path.contains("stream"), &mut log)
+        }
         _ => Answer::json(404, json!({})),
     };
     drop(log);
@@ -383,6 +419,7 @@ fn anthropic_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         cache_read: 5_000 + 7 * k,
         output: 20 + 3 * k,
         reasoning: 0,
+        side: body["tools"].as_array().is_none_or(Vec::is_empty),
     };
     let tool = text.split_whitespace().find_map(|word| word.strip_prefix("TOOL:")).filter(|_| !answered);
     // `MCP:NAME ARGS:{json}`: a call of an MCP tool, with those arguments.
@@ -504,6 +541,7 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         cache_read: 100 * k,
         output: 30 + 5 * k,
         reasoning: 2 * k,
+        side: false,
     };
     let item = if text.contains("TOOL") && !answered {
         json!({"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": "true"}).to_string(),
@@ -525,4 +563,130 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     ];
     log.served.push(served);
     Answer { status: 200, content_type: "text/event-stream", headers: family(k, "42.0"), body: sse(&events) }
+}
+
+/// Counters of the `k`th response of an OpenAI-shaped API: the cached
+/// part under the input, reasoning under the output.
+fn openai_shaped(k: u64, id: String, model: &str, side: bool) -> Served {
+    Served {
+        id,
+        model: model.to_owned(),
+        input: 5_000 + 11 * k,
+        cache_creation: 0,
+        cache_read: 100 * k,
+        output: 30 + 5 * k,
+        reasoning: 2 * k,
+        side,
+    }
+}
+
+fn chat_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
+    let (text, answered) = newest_user_text(Api::Chat, body);
+    if text.contains("APIERROR") && !answered {
+        log.refused += 1;
+        return Answer::json(
+            400,
+            json!({"error": {"type": "invalid_request_error", "code": "invalid_value", "message": "mock: the request was refused"}}),
+        );
+    }
+    let k = log.served.len() as u64 + 1;
+    let tools: Vec<&str> =
+        body["tools"].as_array().into_iter().flatten().filter_map(|t| t["function"]["name"].as_str()).collect();
+    let served = openai_shaped(k, format!("chatcmpl-mock-{k:03}"), model, tools.is_empty());
+    let shell = ["run_shell_command", "bash"].into_iter().find(|name| tools.contains(name));
+    let delta = match shell.filter(|_| text.contains("TOOL") && !answered) {
+        Some(name) => {
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": format!("call_{k}"), "type": "function",
+            "function": {"name": name, "arguments": json!({"command": "true", "description": "nothing"}).to_string()}}]})
+        }
+        None => json!({"role": "assistant", "content": format!("Answer {k}.")}),
+    };
+    let finish = if delta.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
+    let usage = json!({"prompt_tokens": served.input, "completion_tokens": served.output,
+        "total_tokens": served.input + served.output,
+        "prompt_tokens_details": {"cached_tokens": served.cache_read},
+        "completion_tokens_details": {"reasoning_tokens": served.reasoning}});
+    let chunk = |choices: Value, usage: Option<&Value>| {
+        let mut chunk = json!({"id": served.id, "object": "chat.completion.chunk", "created": 1, "model": model, "choices": choices});
+        if let Some(usage) = usage {
+            chunk["usage"] = usage.clone();
+        }
+        chunk
+    };
+    let answer = if body["stream"] == true {
+        let chunks = [
+            chunk(json!([{"index": 0, "delta": delta, "finish_reason": null}]), None),
+            chunk(json!([{"index": 0, "delta": {}, "finish_reason": finish}]), None),
+            chunk(json!([]), Some(&usage)),
+        ];
+        let body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n";
+        Answer { status: 200, content_type: "text/event-stream", headers: Vec::new(), body }
+    } else {
+        Answer::json(
+            200,
+            json!({"id": served.id, "object": "chat.completion", "created": 1, "model": model,
+                   "choices": [{"index": 0, "message": delta, "finish_reason": finish}], "usage": usage}),
+        )
+    };
+    log.served.push(served);
+    answer
+}
+
+/// A value of the JSON schema `schema`: what a model asked for JSON
+/// (Gemini CLI's router) must answer.
+fn schema_value(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|values| values.first()) {
+        return first.clone();
+    }
+    match schema["type"].as_str().map(str::to_ascii_lowercase).as_deref() {
+        Some("array") => json!([]),
+        Some("number" | "integer") => json!(1),
+        Some("boolean") => json!(false),
+        Some("string") => json!("mock"),
+        _ => Value::Object(
+            schema["properties"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), schema_value(v))).collect(),
+        ),
+    }
+}
+
+fn gemini_answer(body: &Value, model: &str, stream: bool, log: &mut Log) -> Answer {
+    let (text, answered) = newest_user_text(Api::Gemini, body);
+    let config = &body["generationConfig"];
+    let schema = config.get("responseJsonSchema").or_else(|| config.get("responseSchema"));
+    if text.contains("APIERROR") && !answered && schema.is_none() {
+        log.refused += 1;
+        return Answer::json(
+            400,
+            json!({"error": {"code": 400, "message": "mock: the request was refused", "status": "INVALID_ARGUMENT"}}),
+        );
+    }
+    let k = log.served.len() as u64 + 1;
+    let mut served = openai_shaped(k, format!("gemini-mock-{k:03}"), model, schema.is_some());
+    // Gemini reports thoughts beside the candidates: Bee's output is both.
+    let candidates = served.output;
+    served.output += served.reasoning;
+    let part = match schema {
+        Some(schema) => json!({"text": schema_value(schema).to_string()}),
+        None if text.contains("TOOL") && !answered => {
+            json!({"functionCall": {"name": "run_shell_command", "args": {"command": "true"}}})
+        }
+        None => json!({"text": format!("Answer {k}.")}),
+    };
+    let response = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": served.input, "cachedContentTokenCount": served.cache_read,
+            "candidatesTokenCount": candidates, "thoughtsTokenCount": served.reasoning,
+            "totalTokenCount": served.input + served.output},
+        "modelVersion": model, "responseId": served.id});
+    log.served.push(served);
+    if stream {
+        Answer {
+            status: 200,
+            content_type: "text/event-stream",
+            headers: Vec::new(),
+            body: format!("data: {response}\r\n\r\n"),
+        }
+    } else {
+        Answer::json(200, response)
+    }
 }

@@ -9,7 +9,7 @@ use bee_proto::ledger::{
     CallOutcome, CallRecord, CallSource, Detection, LEDGER_RECORDS_PATH, LEDGER_SPOOL_FILE, LedgerAppend, LedgerRecord,
     LimitRecord, Provider, RECORD_FAILED, RecordFailure, RecordProducer,
 };
-use bee_proto::usage::Counters;
+use bee_proto::usage::{Counters, Harness};
 use serde_json::Value;
 use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SIGUSR1, SIGUSR2, SIGWINCH};
 use signal_hook::iterator::SignalsInfo;
@@ -46,8 +46,13 @@ pub fn run(args: RunArgs) -> ExitCode {
     let not_started = |err: io::Error| {
         eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
         if !is_probe(args.provider, rest) {
-            let records =
-                Reported::default().records(args.provider, started_at, clock.elapsed(), Ended::NotStarted, false);
+            let records = Reported::default().records(
+                Provider::from(args.provider),
+                started_at,
+                clock.elapsed(),
+                Ended::NotStarted,
+                false,
+            );
             if let Err(reason) = record(records) {
                 eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
                 let _ = RecordFailure::note(RecordProducer::Run, 1);
@@ -61,7 +66,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     };
     // The provider's own commands (a `git commit`, say) inherit this, so a
     // post-commit `bee-hook commit` knows whose work it is.
-    command.env("BEE_RUN_PROVIDER", args.provider.as_str()).stdin(Stdio::inherit());
+    command.env("BEE_RUN_PROVIDER", Provider::from(args.provider).as_str()).stdin(Stdio::inherit());
     if io::stdout().is_terminal() {
         command.stdout(Stdio::inherit()).stderr(Stdio::inherit());
     } else {
@@ -135,7 +140,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             Ended::Exited(false)
         };
         let resumed = resumes_a_thread(args.provider, rest);
-        let records = reported.records(args.provider, started_at, duration, ended, resumed);
+        let records = reported.records(Provider::from(args.provider), started_at, duration, ended, resumed);
         let count = records.len();
         if let Err(reason) = record(records) {
             eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
@@ -337,10 +342,10 @@ fn pump(
 /// management…), by the CLI's own grammar: such a run is not recorded. Only
 /// the option words themselves, and a subcommand in the first place, count:
 /// `claude -p help` asks the model about "help".
-fn is_probe(provider: Provider, args: &[OsString]) -> bool {
+fn is_probe(provider: Harness, args: &[OsString]) -> bool {
     let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap_or("")).take_while(|a| *a != "--").collect();
     let (flags, subcommands): (&[&str], &[&str]) = match provider {
-        Provider::Claude => (
+        Harness::Claude => (
             &["--version", "-v", "--help", "-h"],
             &[
                 "config",
@@ -358,7 +363,7 @@ fn is_probe(provider: Provider, args: &[OsString]) -> bool {
                 "help",
             ],
         ),
-        Provider::Codex => (
+        Harness::Codex => (
             &["--version", "-V", "--help", "-h"],
             &[
                 "login",
@@ -385,12 +390,12 @@ fn is_probe(provider: Provider, args: &[OsString]) -> bool {
 /// Whether a run continues an existing thread or session (Codex `exec
 /// resume`; Claude `--resume`, `--continue`): the counters (and Claude's
 /// cost) it reports then include earlier turns, so this run's own are unknown.
-fn resumes_a_thread(provider: Provider, args: &[OsString]) -> bool {
+fn resumes_a_thread(provider: Harness, args: &[OsString]) -> bool {
     match provider {
-        Provider::Codex => args.iter().take(3).any(|a| a.to_str() == Some("resume")),
+        Harness::Codex => args.iter().take(3).any(|a| a.to_str() == Some("resume")),
         // Claude Code 2.1 continues the same session, and its result's cost
         // and usage are the session's running totals.
-        Provider::Claude => args.iter().take_while(|a| a.to_str() != Some("--")).any(|a| {
+        Harness::Claude => args.iter().take_while(|a| a.to_str() != Some("--")).any(|a| {
             matches!(a.to_str(), Some("--resume" | "-r" | "--continue" | "-c"))
                 || a.to_str().is_some_and(|a| a.starts_with("--resume="))
         }),
@@ -417,7 +422,7 @@ struct Reported {
 }
 
 impl Reported {
-    fn read(&mut self, provider: Provider, stream: Stream, line: &[u8]) {
+    fn read(&mut self, provider: Harness, stream: Stream, line: &[u8]) {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
         // Machine output: each event is read by its shape, once.
@@ -427,8 +432,8 @@ impl Reported {
         {
             self.machine_output = true;
             match provider {
-                Provider::Claude => self.claude(&value),
-                Provider::Codex => self.codex(&value),
+                Harness::Claude => self.claude(&value),
+                Harness::Codex => self.codex(&value),
             }
             return;
         }
@@ -473,7 +478,7 @@ impl Reported {
             }
         }
         if let Some(result) = value.get("result").and_then(Value::as_str)
-            && let Some(reset) = limit_in_text(Provider::Claude, result)
+            && let Some(reset) = limit_in_text(Harness::Claude, result)
         {
             self.limits.push((SystemTime::now(), reset, Detection::Text));
         }
@@ -501,7 +506,7 @@ impl Reported {
                     .or_else(|| value.get("error").and_then(|e| e.get("message")))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                if let Some(reset) = limit_in_text(Provider::Codex, message) {
+                if let Some(reset) = limit_in_text(Harness::Codex, message) {
                     self.limits.push((SystemTime::now(), reset, Detection::Text));
                 }
             }
@@ -566,10 +571,10 @@ impl Reported {
 }
 
 /// `Some(reset time)` when `text` is a usage-limit notice of `provider`.
-fn limit_in_text(provider: Provider, text: &str) -> Option<Option<String>> {
+fn limit_in_text(provider: Harness, text: &str) -> Option<Option<String>> {
     match provider {
-        Provider::Claude => bee_proto::usage::claude_limit_reset(text),
-        Provider::Codex => bee_proto::usage::codex_limit_notice(text).then_some(None),
+        Harness::Claude => bee_proto::usage::claude_limit_reset(text),
+        Harness::Codex => bee_proto::usage::codex_limit_notice(text).then_some(None),
     }
 }
 

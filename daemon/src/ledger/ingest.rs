@@ -226,21 +226,16 @@ pub fn pass_then<T>(
     let todo: Vec<ToRead> = files
         .into_iter()
         .filter_map(|(path, provider, meta)| {
-            let key = path.to_string_lossy().into_owned();
-            let known = offsets.get(&key).cloned();
-            let start = match known {
-                Some(k) if k.dev == meta.dev() && k.ino == meta.ino() && k.offset <= meta.len() => k,
-                Some(_) => FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() },
-                None => FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() },
-            };
-            (start.offset < meta.len()).then_some(ToRead { path, provider, meta, start })
+            let known = offsets.get(path.to_string_lossy().as_ref());
+            let news = news(provider, &path, &meta, known)?;
+            Some(ToRead { path, provider, meta, news })
         })
         .collect();
     summary.restarted_files = todo
         .iter()
-        .filter(|file| file.start.offset == 0 && offsets.contains_key(file.path.to_string_lossy().as_ref()))
+        .filter(|file| file.news.restarted && offsets.contains_key(file.path.to_string_lossy().as_ref()))
         .count() as u64;
-    let total: u64 = todo.iter().map(|file| file.meta.len() - file.start.offset).sum();
+    let total: u64 = todo.iter().map(|file| file.news.bytes).sum();
     let done = AtomicU64::new(0);
     let next = AtomicUsize::new(0);
     // A first pass over an empty store holds what it writes, to settle
@@ -602,13 +597,9 @@ pub fn lag(
             let mut lag =
                 bee_proto::api::IngestionLag { provider, files: files.len() as u64, files_behind: 0, bytes_behind: 0 };
             for (path, _, meta) in &files {
-                let read = offsets
-                    .get(path.to_string_lossy().as_ref())
-                    .filter(|known| known.dev == meta.dev() && known.ino == meta.ino() && known.offset <= meta.len())
-                    .map_or(0, |known| known.offset);
-                if read < meta.len() {
+                if let Some(news) = news(provider, path, meta, offsets.get(path.to_string_lossy().as_ref())) {
                     lag.files_behind += 1;
-                    lag.bytes_behind += meta.len() - read;
+                    lag.bytes_behind += news.bytes;
                 }
             }
             lag
@@ -618,11 +609,22 @@ pub fn lag(
 
 /// `provider`'s record files under `root` (regular files its agent names
 /// its own); links are not followed.
+/// A root that is a file (an agent's database named by its own variable)
+/// is that one record file.
 fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
     let agent = agents::agent(provider);
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotADirectory && dir == root => {
+                if let Some(meta) = std::fs::symlink_metadata(root).ok().filter(std::fs::Metadata::is_file) {
+                    into.push((root.to_path_buf(), provider, meta));
+                }
+                continue;
+            }
+            Err(_) => continue,
+        };
         for entry in entries.flatten() {
             let Ok(kind) = entry.file_type() else { continue };
             let path = entry.path();
@@ -669,7 +671,71 @@ struct ToRead {
     path: PathBuf,
     provider: Provider,
     meta: std::fs::Metadata,
+    news: News,
+}
+
+/// What a record file holds that was not read yet.
+struct News {
+    /// Where reading starts, and what its agent's reader kept there.
     start: FileOffset,
+    /// Bytes to read (a database: all of it, read by its own markers).
+    bytes: u64,
+    /// Read from its start again, though it was read before (truncated,
+    /// another file at its path).
+    restarted: bool,
+    /// A database's version now ([`database_version`]), stored as its
+    /// offset once read.
+    version: Option<u64>,
+}
+
+/// What `path` holds beyond `known` (where the ledger read it up to), if
+/// anything: a line log grows past its offset; a database is read again
+/// whenever its version moved.
+fn news(provider: Provider, path: &Path, meta: &std::fs::Metadata, known: Option<&FileOffset>) -> Option<News> {
+    let same_file = known.filter(|known| known.dev == meta.dev() && known.ino == meta.ino());
+    let fresh = FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() };
+    if agents::agent(provider).database().is_some() {
+        let version = database_version(path, meta);
+        if same_file.is_some_and(|known| known.offset == version) {
+            return None;
+        }
+        let start = same_file.cloned().unwrap_or(fresh);
+        return Some(News { start, bytes: meta.len(), restarted: same_file.is_none(), version: Some(version) });
+    }
+    let start = same_file.filter(|known| known.offset <= meta.len()).cloned().unwrap_or(fresh);
+    (start.offset < meta.len()).then(|| News {
+        bytes: meta.len() - start.offset,
+        restarted: start.offset == 0,
+        start,
+        version: None,
+    })
+}
+
+/// A database's version as its files show it: its size and modification
+/// time, and its write-ahead log's, folded into 62 bits (the ledger stores
+/// it where a line log's offset goes).
+fn database_version(path: &Path, meta: &std::fs::Metadata) -> u64 {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let stamp = |meta: &std::fs::Metadata| [meta.len(), meta.mtime() as u64, meta.mtime_nsec() as u64];
+    let wal = std::fs::metadata(&wal).map(|meta| stamp(&meta)).unwrap_or_default();
+    let mut bytes = Vec::with_capacity(48);
+    for value in stamp(meta).into_iter().chain(wal) {
+        bytes.extend_from_slice(&value.to_le_bytes());
+    }
+    (responses::response_hash(&[&bytes]) as u64) >> 1
+}
+
+/// Reads a database whose version moved: the rows its agent's reader
+/// finds changed since its state, committed with the new version.
+fn read_database(committer: &Committer<'_>, to_read: &ToRead) -> Result<FileSummary, ReadError> {
+    let ToRead { path, provider, meta, news } = to_read;
+    let Some(reader) = agents::agent(*provider).database() else { return Ok(FileSummary::default()) };
+    let mut found = Vec::new();
+    let state = reader.read(path, &news.start.state, &mut found)?;
+    let at = FileOffset { dev: meta.dev(), ino: meta.ino(), offset: news.version.unwrap_or_default(), state };
+    let unparseable = committer.push(&mut found, &path.to_string_lossy(), at)?;
+    Ok(FileSummary { bytes_read: meta.len(), unparseable })
 }
 
 /// Reads `to_read` from its start to its last whole line, into `buffer`
@@ -681,8 +747,11 @@ fn read_file(
     progress: &dyn Fn(u64),
     buffer: &mut Vec<u8>,
 ) -> Result<FileSummary, ReadError> {
-    let ToRead { path, provider, meta, start } = to_read;
-    let (provider, start) = (*provider, start.clone());
+    if to_read.news.version.is_some() {
+        return read_database(committer, to_read);
+    }
+    let ToRead { path, provider, meta, news } = to_read;
+    let (provider, start) = (*provider, news.start.clone());
     let mut file = File::open(path)?;
     let opened = file.metadata()?;
     if opened.ino() != meta.ino() || opened.dev() != meta.dev() {

@@ -11,7 +11,8 @@
 //!
 //! ```text
 //! format (1 byte) · writes
-//! per write: flags (1 byte: bit 0 final, bit 1 Codex) · key hash (8 bytes, little-endian)
+//! per write: flags (1 byte: bit 0 final, bits 1–5 the provider's number,
+//!            so Codex, number 1, is bit 1) · key hash (8 bytes, little-endian)
 //!            · ms after the pack's hour · key (length, UTF-8) · session · model
 //!            · nine counters (value + 1; 0 when unreported)
 //! session, model: 0 none · 2n + 1 a new string (length, UTF-8), numbered
@@ -40,7 +41,8 @@ const FORMAT: u8 = 1;
 const MIN_WRITE_BYTES: usize = 1 + 8 + 1 + 2 + 2 + 9;
 
 const FINAL: u8 = 1;
-const CODEX: u8 = 2;
+/// The provider's number ([`Provider::number`]), shifted one bit left.
+const PROVIDER: u8 = 0b0011_1110;
 
 /// One write as a pack holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +108,7 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         if write.key.is_empty() || write.key.len() > MAX_TEXT_BYTES {
             return Err(PackError::OutOfBounds("key"));
         }
-        let flags = if write.is_final { FINAL } else { 0 } | if write.provider == Provider::Codex { CODEX } else { 0 };
+        let flags = if write.is_final { FINAL } else { 0 } | (write.provider.number() << 1) & PROVIDER;
         body.push(flags);
         body.extend_from_slice(&write.key_hash.to_le_bytes());
         varint(&mut body, offset as u64);
@@ -134,9 +136,10 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
     let mut writes = Vec::with_capacity(count);
     for _ in 0..count {
         let flags = reader.byte()?;
-        if flags & !(FINAL | CODEX) != 0 {
+        let provider = Provider::from_number((flags & PROVIDER) >> 1);
+        let Some(provider) = provider.filter(|_| flags & !(FINAL | PROVIDER) == 0) else {
             return Err(PackError::OutOfBounds("flags"));
-        }
+        };
         let key_hash = i64::from_le_bytes(reader.array()?);
         let offset = reader.varint()?;
         if offset >= HOUR_MS as u64 {
@@ -169,7 +172,7 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
         let [input, cached, creation, read, output, reasoning, total, context_tokens, context_window] = counters;
         let [session_id, model] = named;
         writes.push(PackedWrite {
-            provider: if flags & CODEX != 0 { Provider::Codex } else { Provider::Claude },
+            provider,
             key_hash,
             key: key.to_owned(),
             session_id,
@@ -408,12 +411,12 @@ mod tests {
     fn written() -> impl Strategy<Value = PackedWrite> {
         let name = prop_oneof![Just(None), "[a-c]{1,3}".prop_map(Some), "\\PC{0,12}".prop_map(Some)];
         (
-            (any::<bool>(), any::<i64>(), "\\PC{1,40}", name.clone(), name, 0..HOUR_MS),
+            (proptest::sample::select(Provider::ALL), any::<i64>(), "\\PC{1,40}", name.clone(), name, 0..HOUR_MS),
             proptest::collection::vec(counter(), 9),
             any::<bool>(),
         )
-            .prop_map(|((codex, key_hash, key, session_id, model, offset), c, is_final)| PackedWrite {
-                provider: if codex { Provider::Codex } else { Provider::Claude },
+            .prop_map(|((provider, key_hash, key, session_id, model, offset), c, is_final)| PackedWrite {
+                provider,
                 key_hash,
                 key,
                 session_id: session_id.map(Into::into),
@@ -530,7 +533,9 @@ mod tests {
         let flags_at = 2;
         one[flags_at] = 0x80;
         assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")));
-        one[flags_at] = CODEX;
+        one[flags_at] = PROVIDER;
+        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")), "a provider no version names");
+        one[flags_at] = Provider::Codex.number() << 1;
         let key_at = flags_at + 1 + 8 + 1 + 1;
         one[key_at] = 0xff;
         assert_eq!(decode(HOUR, &one), Err(PackError::NotUtf8("key")));

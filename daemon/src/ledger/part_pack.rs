@@ -64,10 +64,7 @@ pub fn encode<'a>(parts: impl IntoIterator<Item = StoredPart<'a>>) -> Result<Vec
     let mut strings = Strings::default();
     for part in parts {
         written += 1;
-        rest.push(match part.provider {
-            Provider::Claude => 0,
-            Provider::Codex => 1,
-        });
+        rest.push(part.provider.number());
         rest.push(part.tier);
         for name in [part.session, part.model] {
             strings.write(&mut rest, name)?;
@@ -91,11 +88,7 @@ pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
     let mut names = Names::default();
     let mut parts = Vec::with_capacity(count);
     for _ in 0..count {
-        let provider = match reader.byte()? {
-            0 => Provider::Claude,
-            1 => Provider::Codex,
-            _ => return Err(PackError::OutOfBounds("provider")),
-        };
+        let provider = Provider::from_number(reader.byte()?).ok_or(PackError::OutOfBounds("provider"))?;
         let tier = reader.byte()?;
         let session = reader.name(&mut names)?.and_then(|number| names.get(number));
         let model = reader.name(&mut names)?.and_then(|number| names.get(number));

@@ -5,7 +5,7 @@
 //! with the cost a provider reported, and a model the table does not name
 //! is not priced at all — never at another model's rates.
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{CounterShape, Provider};
 use bee_proto::usage::Counters;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,9 +30,9 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// 272k, 2 above. The prompt is everything sent: Claude's input, cache
 /// writes and cache reads; OpenAI's input (its cached part included).
 pub fn tier_of(provider: Provider, tokens: &Counters) -> u8 {
-    let prompt = match provider {
-        Provider::Claude => tokens.claude_context_size(),
-        Provider::Codex => tokens.input_tokens,
+    let prompt = match provider.counter_shape() {
+        CounterShape::Anthropic => tokens.claude_context_size(),
+        CounterShape::OpenAi => tokens.input_tokens,
     }
     .unwrap_or(0);
     TIER_THRESHOLDS.iter().filter(|threshold| prompt > **threshold).count() as u8
@@ -200,15 +200,15 @@ impl PriceTable {
             0 => Some(0.0),
             count => rate.map(|rate| count as f64 * rate),
         };
-        let parts = match provider {
-            Provider::Claude => [
+        let parts = match provider.counter_shape() {
+            CounterShape::Anthropic => [
                 term(tokens.input_tokens, rates.input),
                 term(tokens.cache_creation_input_tokens, rates.cache_write),
                 term(tokens.cache_read_input_tokens, rates.cache_read),
                 term(tokens.output_tokens, rates.output),
             ],
             // OpenAI counts cached input inside input, and reasoning inside output.
-            Provider::Codex => {
+            CounterShape::OpenAi => {
                 let cached = tokens.cached_input_tokens.unwrap_or(0);
                 [
                     term(tokens.input_tokens.map(|input| input.saturating_sub(cached)), rates.input),

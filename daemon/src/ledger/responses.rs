@@ -17,7 +17,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{CounterShape, Provider};
 use bee_proto::usage::Counters;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
@@ -38,7 +38,7 @@ pub fn identity(provider: Provider, key: &str) -> &str {
             Some((_, request)) if !request.is_empty() => request,
             _ => key,
         },
-        Provider::Codex => key,
+        _ => key,
     }
 }
 
@@ -426,35 +426,36 @@ fn pack_crc(id: i64, hour_ms: i64, writes: i64, providers: i64, body: &[u8]) -> 
 
 /// A provider's bit in a pack's `providers`.
 fn provider_bit(provider: Provider) -> i64 {
-    match provider {
-        Provider::Claude => 1,
-        Provider::Codex => 2,
-    }
+    1 << provider.number()
 }
 
 /// The counters a provider reports for every response: a response missing
 /// one of them is a part of unknown size in any sum.
 pub(crate) fn reports_all(provider: Provider, t: &Counters) -> bool {
+    let anthropic = [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens];
     match provider {
-        Provider::Claude => [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
-            .iter()
-            .all(Option::is_some),
-        Provider::Codex => [t.input_tokens, t.cached_input_tokens, t.output_tokens, t.reasoning_output_tokens]
-            .iter()
-            .all(Option::is_some),
+        Provider::Claude | Provider::Pi => anthropic.iter().all(Option::is_some),
+        Provider::OpenCode => anthropic.iter().chain([&t.reasoning_output_tokens]).all(Option::is_some),
+        Provider::Codex | Provider::Gemini | Provider::Qwen => {
+            [t.input_tokens, t.cached_input_tokens, t.output_tokens, t.reasoning_output_tokens]
+                .iter()
+                .all(Option::is_some)
+        }
     }
 }
 
 /// `tokens` with their total where the provider left it out: Claude never
-/// reports one, so it is the sum of its four counters (as ccusage sums it);
-/// Codex's is input + output (cached input and reasoning are parts of them),
-/// which its `exec --json` output omits. Only when every part is known.
+/// reports one, so it is the sum of its four counters (as ccusage sums it),
+/// as for every agent of Anthropic's shape; Codex's is input + output
+/// (cached input and reasoning are parts of them), which its `exec --json`
+/// output omits, as for every agent of OpenAI's shape. Only when every
+/// part is known.
 pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
     if tokens.total_tokens.is_some() {
         return tokens;
     }
-    tokens.total_tokens = match provider {
-        Provider::Claude if reports_all(Provider::Claude, &tokens) => [
+    tokens.total_tokens = match provider.counter_shape() {
+        CounterShape::Anthropic if reports_all(provider, &tokens) => [
             tokens.input_tokens,
             tokens.cache_creation_input_tokens,
             tokens.cache_read_input_tokens,
@@ -463,8 +464,8 @@ pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
         .into_iter()
         .flatten()
         .try_fold(0u64, u64::checked_add),
-        Provider::Codex => tokens.input_tokens.zip(tokens.output_tokens).and_then(|(i, o)| i.checked_add(o)),
-        Provider::Claude => None,
+        CounterShape::OpenAi => tokens.input_tokens.zip(tokens.output_tokens).and_then(|(i, o)| i.checked_add(o)),
+        CounterShape::Anthropic => None,
     };
     tokens
 }

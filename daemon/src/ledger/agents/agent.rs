@@ -3,7 +3,7 @@
 //! and nothing of any one of them. An agent's folder implements [`Agent`];
 //! the registry (`agents::AGENTS`) lists it.
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{CounterShape, Provider};
 use bee_proto::usage::{Counters, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue};
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use serde_json::Value;
@@ -36,8 +36,18 @@ pub trait Agent: Sync {
     /// says.
     fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader>;
 
-    /// `budget --measured`'s reader of one session in a whole log.
-    fn session_reader(&self) -> Box<dyn SessionReader>;
+    /// `budget --measured`'s reader of one session in a whole log, for the
+    /// agents `budget` measures (spec/20: Claude Code and Codex).
+    fn session_reader(&self) -> Option<Box<dyn SessionReader>> {
+        None
+    }
+
+    /// The reader of an agent whose records are rows of a database file,
+    /// read by the database's own change markers rather than by offsets;
+    /// `None` for an agent whose records are line logs.
+    fn database(&self) -> Option<&dyn DatabaseReader> {
+        None
+    }
 
     /// The project and session a record file's path names, where its place
     /// says so (Claude Code keeps a transcript under its project's folder).
@@ -48,10 +58,25 @@ pub trait Agent: Sync {
     /// Its counters in Bee's one set of token columns — input without
     /// cache reads, cache writes, cache reads, output (reasoning a part of
     /// it), total — whatever its own counters mean, so every view's columns
-    /// add up to its total. The mapping is written in the agent's README;
-    /// an agent whose counters already mean that keeps them.
+    /// add up to its total. The mapping is written in the agent's README:
+    /// counters of Anthropic's shape already mean that; OpenAI's input
+    /// includes its cached part, which is shown once, under cache reads, and
+    /// input is the rest (unknown when the cached part is). OpenAI's shape
+    /// has no cache writes.
     fn columns(&self, reported: &Counters) -> Counters {
-        reported.clone()
+        match self.provider().counter_shape() {
+            CounterShape::Anthropic => reported.clone(),
+            CounterShape::OpenAi => {
+                let cached = reported.cached_input_tokens;
+                Counters {
+                    input_tokens: reported.input_tokens.zip(cached).map(|(input, cached)| input.saturating_sub(cached)),
+                    cached_input_tokens: None,
+                    cache_creation_input_tokens: None,
+                    cache_read_input_tokens: cached,
+                    ..reported.clone()
+                }
+            }
+        }
     }
 
     /// What one OpenTelemetry log record its CLI sent is to the ledger.
@@ -74,6 +99,15 @@ pub trait FileReader: Send {
     /// was read (a reader may hold back a record still being written), and
     /// what the reader keeps to go on from there.
     fn resume(&self, offset: u64, settled: bool) -> (u64, AgentState);
+}
+
+/// Ingestion's reader of an agent's database file.
+pub trait DatabaseReader: Sync {
+    /// Reads the rows of the database at `path` (opened read-only) that
+    /// changed since `state` (what this reader kept last; empty for a
+    /// database never read): their evidence, and what it keeps now. A row
+    /// read again adds nothing twice, as a line read again does not.
+    fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<AgentState>;
 }
 
 /// `budget --measured`'s reader of one session in a whole log, fed every

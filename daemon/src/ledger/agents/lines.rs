@@ -1,14 +1,17 @@
 //! What the readers of several agents' line logs share: the longest line
 //! read, byte markers searched before any parsing, a name met again shared
 //! rather than copied, counters and times read the one way every reader
-//! reads them, and an agent's resume state kept as JSON.
+//! reads them, an agent's resume state kept as JSON, and [`JsonLines`]:
+//! the whole file reader of an agent whose record lines are small JSON
+//! objects, so that such an agent writes only what its lines mean.
 
-use bee_proto::ledger::Provider;
-use bee_proto::usage::{UsageIssue, UsageIssueCode, note_line_issue};
+use bee_proto::ledger::{CounterShape, Provider};
+use bee_proto::usage::{Counters, UsageIssue, UsageIssueCode, note_line_issue};
 use serde_json::Value;
 use std::sync::Arc;
 
-use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence};
+use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
+use crate::ledger::responses::ResponseWrite;
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
 /// is generous, and a longer line is reported (or skipped), not parsed.
@@ -104,6 +107,132 @@ pub(crate) fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIs
 
 pub(crate) fn line_time(value: &Value) -> Option<String> {
     value.get("timestamp").and_then(Value::as_str).filter(|t| bee_proto::time::is_rfc3339_utc(t)).map(str::to_owned)
+}
+
+/// What an agent whose records are JSON lines reads of one line
+/// ([`JsonLines`] does the rest): its own state where reading stopped
+/// (stored as JSON), and the lines it reads.
+pub(crate) trait LineRules: Default + serde::Serialize + serde::de::DeserializeOwned + Send + 'static {
+    const PROVIDER: Provider;
+
+    /// Whether a line may be one this agent reads, by its bytes alone.
+    fn is_marked(line: &[u8]) -> bool;
+
+    /// Reads one parsed line; `false` when it was one of its records but
+    /// not one it could read.
+    fn read(&mut self, line: &Value, found: &mut Found<'_>) -> bool;
+}
+
+/// Ingestion's reader of a file of JSON lines, by an agent's [`LineRules`].
+pub(crate) struct JsonLines<R: LineRules> {
+    rules: R,
+    sessions: LastName,
+    models: LastName,
+}
+
+impl<R: LineRules> JsonLines<R> {
+    pub(crate) fn new(state: &AgentState) -> JsonLines<R> {
+        JsonLines { rules: decode_state(state), sessions: LastName::default(), models: LastName::default() }
+    }
+}
+
+impl<R: LineRules> crate::ledger::agents::agent::FileReader for JsonLines<R> {
+    fn line(&mut self, line: &[u8], _at: u64, out: &mut Vec<Evidence>) -> bool {
+        if !R::is_marked(line) {
+            return true;
+        }
+        let Ok(value @ Value::Object(_)) = serde_json::from_slice::<Value>(line) else { return false };
+        let mut found = Found::new(R::PROVIDER, &mut self.sessions, &mut self.models, out);
+        self.rules.read(&value, &mut found)
+    }
+
+    fn finish(&mut self, _settled: bool, _out: &mut Vec<Evidence>) {}
+
+    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+        (offset, encode_state(&self.rules))
+    }
+}
+
+/// Where an agent's reader puts what it found, its names shared.
+pub(crate) struct Found<'a> {
+    provider: Provider,
+    sessions: &'a mut LastName,
+    models: &'a mut LastName,
+    out: &'a mut Vec<Evidence>,
+}
+
+impl<'a> Found<'a> {
+    pub(crate) fn new(
+        provider: Provider,
+        sessions: &'a mut LastName,
+        models: &'a mut LastName,
+        out: &'a mut Vec<Evidence>,
+    ) -> Found<'a> {
+        Found { provider, sessions, models, out }
+    }
+
+    /// A session's log was found, and (when it says) the directory it ran in.
+    pub(crate) fn session(&mut self, session: &str, directory: Option<&str>) {
+        self.out.push(Evidence::SessionLogged(self.provider, session.to_owned()));
+        if let Some(directory) = directory.filter(|directory| !directory.is_empty()) {
+            self.out.push(Evidence::SessionProject(SessionProject {
+                provider: self.provider,
+                session_id: session.to_owned(),
+                project: project_of_directory(directory),
+            }));
+        }
+    }
+
+    /// One provider response, written whole (these agents write a
+    /// response once it is complete). A total the agent wrote that is not
+    /// the sum of its parts is left out, and the ledger sums the parts.
+    pub(crate) fn response(&mut self, key: String, session: &str, at_ms: i64, model: Option<&str>, tokens: Counters) {
+        let tokens = Counters {
+            total_tokens: tokens.total_tokens.filter(|&total| parts_sum(self.provider, &tokens) == Some(total)),
+            ..tokens
+        };
+        self.out.push(Evidence::Response(ResponseWrite {
+            provider: self.provider,
+            key,
+            session_id: Some(self.sessions.shared(session)),
+            at_ms,
+            model: model.filter(|model| !model.is_empty()).map(|model| self.models.shared(model)),
+            tokens,
+            context_tokens: None,
+            context_window: None,
+            is_final: true,
+        }));
+    }
+}
+
+/// The sum a response's total is of its parts, by its agent's shape.
+fn parts_sum(provider: Provider, t: &Counters) -> Option<u64> {
+    let parts = match provider.counter_shape() {
+        CounterShape::Anthropic => {
+            [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
+        }
+        CounterShape::OpenAi => [t.input_tokens, t.output_tokens, Some(0), Some(0)],
+    };
+    parts.into_iter().try_fold(0u64, |sum, part| sum.checked_add(part?))
+}
+
+/// A counter of a record: a non-negative integer, else unknown.
+pub(crate) fn count(value: Option<&Value>) -> Option<u64> {
+    value?.as_u64()
+}
+
+/// A text field of a record.
+pub(crate) fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+    value.pointer(pointer)?.as_str()
+}
+
+/// A record's time: RFC 3339 text, or unix milliseconds.
+pub(crate) fn time_ms(value: Option<&Value>) -> Option<i64> {
+    match value? {
+        Value::String(text) => bee_proto::time::parse_rfc3339_ms(text),
+        Value::Number(ms) => ms.as_i64().filter(|&ms| bee_proto::time::spells_as_rfc3339(ms)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,11 @@
 pub mod agent;
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 pub mod lines;
+pub mod opencode;
+pub mod pi;
+pub mod qwen;
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::{Harness, UsageIssue, UsageIssueCode, note_line_issue};
@@ -38,6 +42,10 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
     match provider {
         Provider::Claude => &claude::Claude,
         Provider::Codex => &codex::Codex,
+        Provider::Gemini => &gemini::Gemini,
+        Provider::Qwen => &qwen::Qwen,
+        Provider::OpenCode => &opencode::OpenCode,
+        Provider::Pi => &pi::Pi,
     }
 }
 
@@ -98,7 +106,9 @@ pub fn read_log(provider: Provider, log: &[u8]) -> (Vec<Evidence>, u64) {
 /// Reads `log` (a whole file) for `session`.
 pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Result<SessionUsage> {
     let mut reader = io::BufReader::with_capacity(1 << 16, log);
-    let mut state = agent(Provider::from(harness)).session_reader();
+    let Some(mut state) = agent(Provider::from(harness)).session_reader() else {
+        return Err(io::Error::other("budget --measured reads no log of this agent"));
+    };
     let mut usage = SessionUsage::default();
     let mut line = Vec::new();
     let mut number = 0u64;
@@ -145,4 +155,193 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
         usage.issues.insert(0, UsageIssue { code: UsageIssueCode::NoTokenCount, line: None, omitted: None });
     }
     Ok(usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::responses::ResponseWrite;
+    use bee_proto::usage::Counters;
+
+    /// The responses a whole log of `provider`'s holds, and its unreadable lines.
+    pub(crate) fn responses(provider: Provider, log: &[u8]) -> (Vec<ResponseWrite>, u64) {
+        let (evidence, unparseable) = read_log(provider, log);
+        let writes = evidence
+            .into_iter()
+            .filter_map(|found| match found {
+                Evidence::Response(write) => Some(write),
+                _ => None,
+            })
+            .collect();
+        (writes, unparseable)
+    }
+
+    /// Each response once by its key, in Bee's columns: (key, input,
+    /// cache writes, cache reads, output, reasoning, total).
+    pub(crate) type Row = (String, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+
+    pub(crate) fn rows(provider: Provider, writes: &[ResponseWrite]) -> Vec<Row> {
+        let mut rows: Vec<Row> = writes
+            .iter()
+            .map(|write| {
+                let t = agent(provider).columns(&crate::ledger::responses::with_total(provider, write.tokens.clone()));
+                let sum = [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
+                    .iter()
+                    .flatten()
+                    .sum::<u64>();
+                assert_eq!(Some(sum), t.total_tokens, "columns add up: {t:?}");
+                (
+                    write.key.clone(),
+                    t.input_tokens,
+                    t.cache_creation_input_tokens,
+                    t.cache_read_input_tokens,
+                    t.output_tokens,
+                    t.reasoning_output_tokens,
+                    t.total_tokens,
+                )
+            })
+            .collect();
+        rows.sort();
+        rows.dedup();
+        rows
+    }
+
+    /// Gemini CLI 0.61.0's own log of a tool turn, then a resume: each
+    /// response once under its message id (written again with its tool
+    /// calls; listed again, without tokens, by the resume), prompt tokens
+    /// net of the cached part, thoughts inside output.
+    #[test]
+    fn gemini_responses_once_each_through_tool_calls_and_resume() {
+        let log = include_bytes!("testdata/gemini-0.61.0-tool-and-resume.jsonl");
+        let (writes, unparseable) = responses(Provider::Gemini, log);
+        assert_eq!(unparseable, 0);
+        assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("8ed41bc8-1ce0-4c6a-8524-b2419579ce82")));
+        let s = Some;
+        assert_eq!(
+            rows(Provider::Gemini, &writes),
+            [
+                ("316e08f8-96c6-429b-bf0a-3d71d304ea31".into(), s(555), None, s(500), s(65), s(10), s(1120)),
+                ("38495692-8e3f-40d4-83f3-fdf04fbad336".into(), s(288), None, s(800), s(86), s(16), s(1174)),
+                ("e5f8e7ae-ada0-441d-9267-cebf61d0f420".into(), s(466), None, s(600), s(72), s(12), s(1138)),
+            ]
+        );
+        assert_eq!(writes[0].model.as_deref(), Some("gemini-3.8-flash"));
+    }
+
+    /// Qwen Code 0.24.4's own log of a tool turn: both responses by their
+    /// provider ids from the CLI's `api_response` records, the assistant
+    /// records' copies of them not counted again; the project is the
+    /// session's working directory.
+    #[test]
+    fn qwen_responses_by_their_provider_ids() {
+        let log = include_bytes!("testdata/qwen-0.24.4-tool.jsonl");
+        let (evidence, unparseable) = read_log(Provider::Qwen, log);
+        assert_eq!(unparseable, 0);
+        assert!(evidence.iter().any(|e| matches!(e, Evidence::SessionProject(p) if p.project == "-home-dev-app")));
+        let (writes, _) = responses(Provider::Qwen, log);
+        let s = Some;
+        assert_eq!(
+            rows(Provider::Qwen, &writes),
+            [
+                ("chatcmpl-mock-013".into(), s(1013), None, s(130), s(95), s(26), s(1238)),
+                ("chatcmpl-mock-014".into(), s(1014), None, s(140), s(100), s(28), s(1254)),
+            ]
+        );
+    }
+
+    /// pi 0.73.1's own log of a tool turn and a continued prompt: each
+    /// response by its provider id, in Anthropic's shape; a failed request
+    /// (no id, zero usage) is no response.
+    #[test]
+    fn pi_responses_by_their_ids_and_a_failure_is_none() {
+        let (writes, unparseable) =
+            responses(Provider::Pi, include_bytes!("testdata/pi-0.73.1-tool-and-continue.jsonl"));
+        assert_eq!(unparseable, 0);
+        let s = Some;
+        assert_eq!(
+            rows(Provider::Pi, &writes),
+            [
+                ("msg_mock_025".into(), s(125), s(7500), s(5175), s(95), None, s(12895)),
+                ("msg_mock_026".into(), s(126), s(7800), s(5182), s(98), None, s(13206)),
+                ("msg_mock_027".into(), s(127), s(8100), s(5189), s(101), None, s(13517)),
+            ]
+        );
+        let (failed, unparseable) = responses(Provider::Pi, include_bytes!("testdata/pi-0.73.1-error.jsonl"));
+        assert_eq!((failed.len(), unparseable), (0, 0));
+    }
+
+    /// Hostile and broken lines of every line agent: a line that is no
+    /// JSON object is unparseable, a response without its id or time is
+    /// unparseable, a counter that is no count is unknown (never 0), and
+    /// a total that is not the sum of its parts is left to the ledger.
+    #[test]
+    fn broken_lines_are_counted_and_unknown_stays_unknown() {
+        let gemini = concat!(
+            "{\"sessionId\":\"s1\",\"projectHash\":\"h\",\"startTime\":\"2026-12-05T03:21:30.449Z\"}\n",
+            "{\"id\":\"m1\",\"timestamp\":\"2026-12-05T03:21:31.000Z\",\"type\":\"gemini\",\"tokens\":{\"input\":\"ten\",\"output\":5,\"cached\":1,\"thoughts\":0,\"tool\":0,\"total\":99},\"model\":\"gemini-3.8-flash\"}\n",
+            "{\"id\":\"m2\",\"type\":\"gemini\",\"tokens\":{\"input\":1}}\n",
+            "{\"tokens\": [1,2\n",
+            "\u{fffd}\"tokens\"\n",
+        );
+        let (writes, unparseable) = responses(Provider::Gemini, gemini.as_bytes());
+        assert_eq!(unparseable, 3, "no time; not JSON; not UTF-8 JSON");
+        assert_eq!(writes.len(), 1);
+        assert_eq!((writes[0].tokens.input_tokens, writes[0].tokens.total_tokens), (None, None));
+        let pi = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-12-05T03:22:45.669Z\",\"cwd\":\"/w\"}\n",
+            "{\"type\":\"message\",\"timestamp\":\"2026-12-05T03:22:45.755Z\",\"message\":{\"role\":\"assistant\",\"responseId\":\"r1\",\"usage\":{\"input\":-1,\"output\":2,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2}}}\n",
+            "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"responseId\":\"r2\",\"usage\":7}}\n",
+        );
+        let (writes, unparseable) = responses(Provider::Pi, pi.as_bytes());
+        assert_eq!((writes.len(), unparseable), (1, 1));
+        assert_eq!(writes[0].tokens.input_tokens, None, "a negative count is unknown");
+        assert_eq!(writes[0].tokens.total_tokens, None, "a total over an unknown part is unknown");
+        let qwen = "{\"sessionId\":\"s1\",\"type\":\"system\",\"subtype\":\"ui_telemetry\",\"systemPayload\":{\"uiEvent\":{\"event.name\":\"qwen-code.api_response\",\"response_id\":\"\",\"event.timestamp\":\"2026-12-05T03:21:57.382Z\"}}}\n";
+        assert_eq!(responses(Provider::Qwen, qwen.as_bytes()).1, 1, "a response without its id");
+    }
+
+    /// OpenCode 1.18.33's messages: a fork's copy (new id, same times
+    /// and tokens) is the same response; reasoning is part of output; a
+    /// failed request (zero tokens, an `error`) and one still running (no
+    /// completion time) are no responses.
+    #[test]
+    fn opencode_copies_are_one_response_and_failures_none() {
+        let message = |completed: serde_json::Value, tokens: serde_json::Value, error: bool| {
+            let mut data = serde_json::json!({"role": "assistant", "providerID": "mock", "modelID": "qwen3-coder-plus",
+                "time": {"created": 1_796_440_939_675_i64, "completed": completed}, "tokens": tokens, "cost": 0});
+            if error {
+                data["error"] = serde_json::json!({"name": "APIError"});
+            }
+            data.to_string()
+        };
+        let tokens = serde_json::json!({"total": 5434, "input": 5000, "output": 84, "reasoning": 36,
+            "cache": {"write": 0, "read": 314}});
+        let original =
+            opencode::read_message("ses_a", message(1_796_440_940_522_i64.into(), tokens.clone(), false).as_bytes());
+        let copy = opencode::read_message("ses_fork", message(1_796_440_940_522_i64.into(), tokens, false).as_bytes());
+        let keys = |found: &[Evidence]| -> Vec<(String, Counters)> {
+            found
+                .iter()
+                .filter_map(|e| match e {
+                    Evidence::Response(w) => Some((w.key.clone(), w.tokens.clone())),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (original, copy) = (keys(&original), keys(&copy));
+        assert_eq!(original.len(), 1);
+        assert_eq!(original, copy, "the fork's copy is the same response");
+        let t = &original[0].1;
+        assert_eq!(
+            (t.input_tokens, t.cache_read_input_tokens, t.output_tokens, t.reasoning_output_tokens),
+            (Some(5000), Some(314), Some(120), Some(36))
+        );
+        let zero = serde_json::json!({"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}});
+        assert!(
+            opencode::read_message("ses_b", message(1_796_440_948_525_i64.into(), zero.clone(), true).as_bytes())
+                .is_empty()
+        );
+        assert!(opencode::read_message("ses_b", message(serde_json::Value::Null, zero, false).as_bytes()).is_empty());
+        assert!(opencode::read_message("ses_b", b"{\"role\": \"assistant\", \"tokens\": 5").is_empty());
+    }
 }

@@ -55,8 +55,8 @@ impl Agent for Claude {
         Box::new(transcript::ClaudeParser::new(state))
     }
 
-    fn session_reader(&self) -> Box<dyn SessionReader> {
-        Box::<transcript::ClaudeState>::default()
+    fn session_reader(&self) -> Option<Box<dyn SessionReader>> {
+        Some(Box::<transcript::ClaudeState>::default())
     }
 
     /// The project directory and session a transcript's path names: its

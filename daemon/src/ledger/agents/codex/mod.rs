@@ -7,7 +7,6 @@
 mod rollout;
 
 use bee_proto::ledger::Provider;
-use bee_proto::usage::Counters;
 use std::path::PathBuf;
 
 use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader};
@@ -38,28 +37,15 @@ impl Agent for Codex {
         Box::new(rollout::CodexParser::new(state))
     }
 
-    fn session_reader(&self) -> Box<dyn SessionReader> {
-        Box::<rollout::CodexState>::default()
-    }
-
-    /// Codex's `input_tokens` include its `cached_input_tokens`: the cached
-    /// part is shown once, under cache reads, and input is the rest (unknown
-    /// when the cached part is). Codex reports no cache writes.
-    fn columns(&self, reported: &Counters) -> Counters {
-        let cached = reported.cached_input_tokens;
-        Counters {
-            input_tokens: reported.input_tokens.zip(cached).map(|(input, cached)| input.saturating_sub(cached)),
-            cached_input_tokens: None,
-            cache_creation_input_tokens: None,
-            cache_read_input_tokens: cached,
-            ..reported.clone()
-        }
+    fn session_reader(&self) -> Option<Box<dyn SessionReader>> {
+        Some(Box::<rollout::CodexState>::default())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bee_proto::usage::Counters;
 
     /// Codex's input includes its cached part: in Bee's columns the cached
     /// part is a cache read, input the rest, and the columns add up to

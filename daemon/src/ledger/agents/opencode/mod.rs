@@ -1,0 +1,75 @@
+//! OpenCode: its SQLite database (`$XDG_DATA_HOME/opencode/opencode.db`),
+//! read by its own change markers. `README.md` beside this file describes
+//! the format as observed from the real CLI.
+//!
+//! - [`database`]: the reader.
+
+mod database;
+
+use bee_proto::ledger::Provider;
+use std::path::{Path, PathBuf};
+
+use crate::ledger::agents::agent::{Agent, DatabaseReader, Env, FileReader};
+use crate::ledger::evidence::{AgentState, Evidence};
+
+/// What one `message` row's `data` of `session` is to the ledger (for
+/// fuzzing: ingestion reads rows in [`database`]).
+pub fn read_message(session: &str, data: &[u8]) -> Vec<Evidence> {
+    let mut out = Vec::new();
+    if let Ok(message) = serde_json::from_slice(data) {
+        database::read_message(session, &message, &mut out);
+    }
+    out
+}
+
+/// OpenCode, as [`Agent`].
+#[derive(Debug)]
+pub struct OpenCode;
+
+impl Agent for OpenCode {
+    fn provider(&self) -> Provider {
+        Provider::OpenCode
+    }
+
+    /// The database `OPENCODE_DB` names, else the `opencode/` directory of
+    /// `XDG_DATA_HOME` (by default `~/.local/share`), as OpenCode finds it.
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
+        if let Some(database) = env("OPENCODE_DB") {
+            return vec![PathBuf::from(database)];
+        }
+        let data = env("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|home| PathBuf::from(home).join(".local").join("share")));
+        data.map(|data| data.join("opencode")).into_iter().collect()
+    }
+
+    /// `opencode.db`, or a channel's `opencode-<channel>.db`.
+    fn is_record_file(&self, path: &Path) -> bool {
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+        name == "opencode.db" || (name.starts_with("opencode-") && name.ends_with(".db"))
+    }
+
+    /// Its records are a database ([`Agent::database`]): no line of a file is one.
+    fn file_reader(&self, _state: &AgentState) -> Box<dyn FileReader> {
+        Box::new(NoLines)
+    }
+
+    fn database(&self) -> Option<&dyn DatabaseReader> {
+        Some(&database::Messages)
+    }
+}
+
+/// The line reader of an agent whose records are a database.
+struct NoLines;
+
+impl FileReader for NoLines {
+    fn line(&mut self, _line: &[u8], _at: u64, _out: &mut Vec<Evidence>) -> bool {
+        true
+    }
+
+    fn finish(&mut self, _settled: bool, _out: &mut Vec<Evidence>) {}
+
+    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+        (offset, AgentState::default())
+    }
+}

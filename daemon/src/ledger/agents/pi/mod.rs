@@ -1,0 +1,38 @@
+//! pi (the pi coding agent): its session logs (`<agent dir>/sessions/
+//! --<project>--/<time>_<session>.jsonl`). `README.md` beside this file
+//! describes the format as observed from the real CLI.
+//!
+//! - [`session`]: the incremental reader.
+
+mod session;
+
+use bee_proto::ledger::Provider;
+use std::path::PathBuf;
+
+use crate::ledger::agents::agent::{Agent, Env, FileReader};
+use crate::ledger::agents::lines::JsonLines;
+use crate::ledger::evidence::AgentState;
+
+/// pi, as [`Agent`].
+#[derive(Debug)]
+pub struct Pi;
+
+impl Agent for Pi {
+    fn provider(&self) -> Provider {
+        Provider::Pi
+    }
+
+    /// `sessions/` of `PI_CODING_AGENT_DIR`, else of `~/.pi/agent`.
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
+        env("PI_CODING_AGENT_DIR")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|home| PathBuf::from(home).join(".pi").join("agent")))
+            .map(|dir| dir.join("sessions"))
+            .into_iter()
+            .collect()
+    }
+
+    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader> {
+        Box::new(JsonLines::<session::Session>::new(state))
+    }
+}

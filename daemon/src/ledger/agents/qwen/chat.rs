@@ -1,0 +1,68 @@
+//! A Qwen Code chat log: one JSON record a line, each with its session and
+//! working directory. Every response the CLI received — the main model's
+//! and its side calls' (the memory extractor after each prompt) — is a
+//! `system` record of subtype `ui_telemetry` whose event is
+//! `qwen-code.api_response`, with the provider's `response_id`, the model
+//! that answered and its counters. The `assistant` records repeat the main
+//! responses' counters without an id and are not read; a fork copies its
+//! parent's records, ids included, so a response is counted once.
+
+use bee_proto::ledger::Provider;
+use bee_proto::usage::Counters;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ledger::agents::lines::{Found, LineRules, contains, count, markers, text, time_ms};
+
+/// What the reader keeps of a chat log where it stopped.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Chat {
+    /// The session it named last.
+    session_id: Option<String>,
+}
+
+markers! {
+    API_RESPONSE = b"qwen-code.api_response";
+    SESSION_ID = b"\"sessionId\"";
+}
+
+impl LineRules for Chat {
+    const PROVIDER: Provider = Provider::Qwen;
+
+    fn is_marked(line: &[u8]) -> bool {
+        contains(line, &API_RESPONSE) || contains(line, &SESSION_ID)
+    }
+
+    fn read(&mut self, line: &Value, found: &mut Found<'_>) -> bool {
+        let Some(session) = text(line, "/sessionId").filter(|session| !session.is_empty()) else { return true };
+        if self.session_id.as_deref() != Some(session) {
+            self.session_id = Some(session.to_owned());
+            found.session(session, text(line, "/cwd"));
+        }
+        let event = line.pointer("/systemPayload/uiEvent");
+        let Some(event) = event.filter(|event| text(event, "/event.name") == Some("qwen-code.api_response")) else {
+            return true;
+        };
+        let at_ms = time_ms(event.get("event.timestamp")).or_else(|| time_ms(line.get("timestamp")));
+        let (Some(id), Some(at_ms)) = (text(event, "/response_id").filter(|id| !id.is_empty()), at_ms) else {
+            return false;
+        };
+        found.response(id.to_owned(), session, at_ms, text(event, "/model"), counters(event));
+        true
+    }
+}
+
+/// An `api_response` event's counters, in OpenAI's shape as the provider
+/// reported them: input with its cached part, output with its reasoning.
+pub(super) fn counters(event: &Value) -> Counters {
+    let field = |name: &str| count(event.get(name));
+    Counters {
+        input_tokens: field("input_token_count"),
+        cached_input_tokens: field("cached_content_token_count"),
+        output_tokens: field("output_token_count"),
+        reasoning_output_tokens: field("thoughts_token_count"),
+        total_tokens: field("total_token_count"),
+        ..Counters::default()
+    }
+}
