@@ -106,6 +106,12 @@ enum CliCommand {
         #[arg(value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Every agent Bee reads: where it looks, what it found, how its reader was verified.
+    Agents {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// The price table cost estimates use (bundled, or --prices FILE).
     Prices {
         /// A price list in LiteLLM's model_prices_and_context_window.json format.
@@ -866,6 +872,9 @@ pub enum Command {
         prices: Option<String>,
         json: bool,
     },
+    Agents {
+        json: bool,
+    },
     Top {
         timezone: Option<String>,
         once: bool,
@@ -1277,6 +1286,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             no_import: usage.no_import,
         }),
         CliCommand::Prices { prices, json } => Command::Prices { prices, json },
+        CliCommand::Agents { json } => Command::Agents { json },
         CliCommand::Top { timezone, once, json } => Command::Top { timezone, once, json },
         CliCommand::Completions { shell } => {
             let shell = match shell.as_str() {

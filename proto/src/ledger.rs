@@ -864,3 +864,36 @@ pub struct LiveView {
     pub limits: Vec<LimitGlance>,
     pub issues: Vec<String>,
 }
+
+/// `beectl agents`: every agent Bee reads, where it looks and what it found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsReport {
+    pub schema_version: u32,
+    pub agents: Vec<AgentRow>,
+}
+
+/// One agent of [`AgentsReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRow {
+    /// Its name, as `--provider`/`--agent` takes it.
+    pub agent: Provider,
+    /// What people call it.
+    pub title: String,
+    /// Where Bee looks for its records (from the agent's own variables).
+    pub looks_in: Vec<String>,
+    /// Whether any of those places exists.
+    pub found: bool,
+    /// Its record files there, and how many of them the ledger has read.
+    pub files: u64,
+    pub files_read: u64,
+    /// Responses of it the ledger holds; `null` when there is no ledger.
+    pub responses: Option<u64>,
+    /// When its newest record file last changed; `null` when it has none.
+    pub newest_record_utc: Option<String>,
+    /// How its reader was verified: `real CLI <version>` (a test drives
+    /// the real CLI against a mock of its provider's API) or `format from
+    /// its source` (fixtures written from its format's definition).
+    pub verified: String,
+}

@@ -97,12 +97,28 @@ impl Driven {
         let ingested = self.beectl(&["ingest"]);
         assert!(ingested["summary"]["recordsAppended"].as_u64().unwrap_or(0) > 0, "{ingested}");
         let offline = self.reports(provider, expected, unreported);
+        self.assert_listed(provider, expected);
         let again = self.beectl(&["ingest"]);
         assert_eq!(again["summary"]["recordsAppended"], 0, "nothing is read twice: {again}");
         let daemon = self.home.start_daemon_with(&["--ingest-every", "0"]);
         let through_beed = self.reports(provider, expected, unreported);
         daemon.stop();
         assert_eq!(offline, through_beed, "the daemon path and the offline path answer alike");
+    }
+
+    /// `beectl agents` lists the agent: its records found and read, the
+    /// responses counted, and the very CLI version the test drove.
+    fn assert_listed(&self, provider: &str, expected: &Value) {
+        let listing = self.beectl(&["agents", "--json"]);
+        let row = listing["agents"].as_array().unwrap().iter().find(|row| row["agent"] == provider).unwrap().clone();
+        assert_eq!(row["found"], true, "{row}");
+        assert!(row["files"].as_u64().unwrap() > 0 && row["files"] == row["filesRead"], "{row}");
+        assert_eq!(row["responses"], expected["responses"], "{row}");
+        assert!(row["newestRecordUtc"].is_string(), "{row}");
+        let package = self.cli.canonicalize().unwrap();
+        let package = package.ancestors().find(|dir| dir.join("package.json").exists()).unwrap();
+        let pinned: Value = serde_json::from_slice(&std::fs::read(package.join("package.json")).unwrap()).unwrap();
+        assert_eq!(row["verified"], format!("real CLI {}", pinned["version"].as_str().unwrap()), "{row}");
     }
 
     /// Each grouping's report, checked, without the instant it was asked.

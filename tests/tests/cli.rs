@@ -88,6 +88,7 @@ fn every_report_command_takes_json() {
         &["usage", "--json"],
         &["top", "--json"],
         &["prices", "--json"],
+        &["agents", "--json"],
         &["daemon", "status", "--json"],
         &["events", "recent", "--json"],
         &["audit", "--json"],
@@ -214,4 +215,22 @@ fn the_install_script_honours_where_cargo_builds() {
     assert!(output.status.success(), "{}", stderr(&output));
     let run = std::process::Command::new(dest.join("beectl")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&run.stdout), "beectl from elsewhere\n");
+}
+
+/// The README's table of agents is the registry's own (`BEE_BLESS=1`
+/// rewrites it).
+#[test]
+fn the_readme_lists_every_agent_of_the_registry() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (open, close) =
+        ("<!-- agents: generated from the registry (daemon/src/ledger/agents/mod.rs) -->\n", "<!-- /agents -->");
+    let start = readme.find(open).unwrap() + open.len();
+    let end = readme[start..].find(close).unwrap() + start;
+    let table = bee_daemon::ledger::agents::readme_table();
+    if std::env::var_os("BEE_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
+        return;
+    }
+    assert_eq!(&readme[start..end], table, "{}", diff(&table, &readme[start..end]));
 }

@@ -44,6 +44,7 @@ pub fn run(command: args::Command) -> Rendered {
         args::Command::Status(ask) => quota::status(ask),
         args::Command::Usage(usage) => usage::usage(usage),
         args::Command::Prices { prices, json } => usage::prices(prices, json),
+        args::Command::Agents { json } => usage::agents(json),
         args::Command::Top { timezone, once, json } => top::top(timezone, once, json),
         args::Command::Daemon(args::DaemonCommand::Status(table)) => {
             daemon::status(table.unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdout())))

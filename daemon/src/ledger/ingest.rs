@@ -607,6 +607,42 @@ pub fn lag(
         .collect()
 }
 
+/// `beectl agents`: every agent, where it looks (`roots`), its record
+/// files there, how many the ledger read (`offsets`), and the responses
+/// of it the ledger holds (`responses`, `None` with no ledger).
+pub fn agents_report(
+    roots: &Roots,
+    offsets: &std::collections::HashMap<String, FileOffset>,
+    responses: Option<&std::collections::BTreeMap<Provider, u64>>,
+) -> bee_proto::ledger::AgentsReport {
+    let agents = agents::all()
+        .map(|agent| {
+            let provider = agent.provider();
+            let dirs = roots.by_agent().find(|(known, _)| *known == provider).map_or(&[][..], |(_, dirs)| dirs);
+            let mut files = Vec::new();
+            for root in dirs {
+                walk(root, provider, &mut files);
+            }
+            let newest = files.iter().filter_map(|(_, _, meta)| meta.modified().ok()).max();
+            bee_proto::ledger::AgentRow {
+                agent: provider,
+                title: agent.title().to_owned(),
+                looks_in: dirs.iter().map(|dir| dir.display().to_string()).collect(),
+                found: dirs.iter().any(|dir| dir.exists()),
+                files: files.len() as u64,
+                files_read: files
+                    .iter()
+                    .filter(|(path, _, _)| offsets.contains_key(path.to_string_lossy().as_ref()))
+                    .count() as u64,
+                responses: responses.map(|counted| counted.get(&provider).copied().unwrap_or(0)),
+                newest_record_utc: newest.map(bee_proto::time::format_rfc3339),
+                verified: agent.verified().to_string(),
+            }
+        })
+        .collect();
+    bee_proto::ledger::AgentsReport { schema_version: 1, agents }
+}
+
 /// `provider`'s record files under `root` (regular files its agent names
 /// its own); links are not followed.
 /// A root that is a file (an agent's database named by its own variable)

@@ -20,6 +20,12 @@ pub trait Agent: Sync {
     /// The name its records are counted under.
     fn provider(&self) -> Provider;
 
+    /// What people call it.
+    fn title(&self) -> &'static str;
+
+    /// How its reader was verified (`beectl agents`, the README's table).
+    fn verified(&self) -> Verified;
+
     /// The directories that hold its records, found as the agent itself
     /// finds them (its own environment variables, else its default under
     /// `HOME`), each to be walked for [`Agent::is_record_file`]s.
@@ -82,6 +88,25 @@ pub trait Agent: Sync {
     /// What one OpenTelemetry log record its CLI sent is to the ledger.
     fn telemetry(&self, _record: &LogRecord) -> Telemetry {
         Telemetry::NotOurs
+    }
+}
+
+/// How an agent's reader was verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verified {
+    /// A test drives this version of the real CLI (pinned in `tests/node`)
+    /// against a mock of its provider's API.
+    RealCli(&'static str),
+    /// Fixtures written from the format its own source defines.
+    FormatFromSource,
+}
+
+impl std::fmt::Display for Verified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verified::RealCli(version) => write!(f, "real CLI {version}"),
+            Verified::FormatFromSource => f.write_str("format from its source"),
+        }
     }
 }
 

@@ -54,6 +54,21 @@ pub fn all() -> impl Iterator<Item = &'static dyn Agent> {
     Provider::ALL.iter().map(|&provider| agent(provider))
 }
 
+/// The README's table of agents, from the registry (a test keeps the
+/// README's copy equal to it).
+pub fn readme_table() -> String {
+    let mut table = String::from("| `--provider` | agent | verified | its format |\n|---|---|---|---|\n");
+    for agent in all() {
+        let name = agent.provider().as_str();
+        table.push_str(&format!(
+            "| `{name}` | {} | {} | [`daemon/src/ledger/agents/{name}/README.md`](daemon/src/ledger/agents/{name}/README.md) |\n",
+            agent.title(),
+            agent.verified()
+        ));
+    }
+    table
+}
+
 /// Ingestion's parser of one file: its agent's reader, and the file it reads.
 pub(crate) struct LogParser {
     reader: Box<dyn agent::FileReader>,

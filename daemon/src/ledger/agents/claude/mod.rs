@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 pub use scan::agrees_with_serde;
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader, Telemetry};
+use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader, Telemetry, Verified};
 use crate::ledger::evidence::AgentState;
 
 /// Claude Code, as [`Agent`].
@@ -28,6 +28,14 @@ pub struct Claude;
 impl Agent for Claude {
     fn provider(&self) -> Provider {
         Provider::Claude
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::RealCli("2.1.332")
     }
 
     /// `projects/` of each configuration directory, as Claude Code finds

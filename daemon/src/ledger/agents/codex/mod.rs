@@ -9,7 +9,7 @@ mod rollout;
 use bee_proto::ledger::Provider;
 use std::path::PathBuf;
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader};
+use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader, Verified};
 use crate::ledger::evidence::AgentState;
 
 /// Codex, as [`Agent`].
@@ -19,6 +19,14 @@ pub struct Codex;
 impl Agent for Codex {
     fn provider(&self) -> Provider {
         Provider::Codex
+    }
+
+    fn title(&self) -> &'static str {
+        "Codex"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::RealCli("0.169.0")
     }
 
     /// `sessions/` of `CODEX_HOME`, else of `~/.codex`, as Codex finds it.

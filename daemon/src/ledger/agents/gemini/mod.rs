@@ -9,7 +9,7 @@ mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader};
+use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -20,6 +20,14 @@ pub struct Gemini;
 impl Agent for Gemini {
     fn provider(&self) -> Provider {
         Provider::Gemini
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::RealCli("0.61.0")
     }
 
     /// `.gemini/tmp` of `GEMINI_CLI_HOME`, else of `HOME`, as the CLI finds it.

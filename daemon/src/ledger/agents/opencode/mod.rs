@@ -9,7 +9,7 @@ mod database;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, DatabaseReader, Env, FileReader};
+use crate::ledger::agents::agent::{Agent, DatabaseReader, Env, FileReader, Verified};
 use crate::ledger::evidence::{AgentState, Evidence};
 
 /// What one `message` row's `data` of `session` is to the ledger (for
@@ -29,6 +29,14 @@ pub struct OpenCode;
 impl Agent for OpenCode {
     fn provider(&self) -> Provider {
         Provider::OpenCode
+    }
+
+    fn title(&self) -> &'static str {
+        "OpenCode"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::RealCli("1.18.33")
     }
 
     /// The database `OPENCODE_DB` names, else the `opencode/` directory of

@@ -9,7 +9,7 @@ mod session;
 use bee_proto::ledger::Provider;
 use std::path::PathBuf;
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader};
+use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -20,6 +20,14 @@ pub struct Pi;
 impl Agent for Pi {
     fn provider(&self) -> Provider {
         Provider::Pi
+    }
+
+    fn title(&self) -> &'static str {
+        "pi"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::RealCli("0.73.1")
     }
 
     /// `sessions/` of `PI_CODING_AGENT_DIR`, else of `~/.pi/agent`.
