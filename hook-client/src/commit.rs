@@ -66,6 +66,6 @@ mod tests {
         assert_eq!(provider_from(with(&[("CLAUDECODE", "1")])), Some(Provider::Claude));
         assert_eq!(provider_from(with(&[("CODEX_SANDBOX", "seatbelt")])), Some(Provider::Codex));
         assert_eq!(provider_from(with(&[])), None);
-        assert_eq!(provider_from(with(&[(RUN_PROVIDER_ENV, "gemini")])), None);
+        assert_eq!(provider_from(with(&[(RUN_PROVIDER_ENV, "not-an-agent")])), None);
     }
 }

@@ -240,10 +240,22 @@ fn a_first_look_without_a_ledger_says_what_is_missing_and_what_to_do() {
         let answer = json_of(&output);
         assert_eq!(answer["issues"], json!(["missing"]), "{args:?}: {answer}");
         let message = answer["message"].as_str().unwrap_or_default();
-        let projects = home.path().join(".claude/projects");
         for part in [
             format!("no ledger yet at {}", home.path().join(".bee/usage/ledger-v1").display()),
-            format!("{}, {}: none there yet", projects.display(), home.path().join(".codex/sessions").display()),
+            // Every agent's place, as each finds its records from HOME.
+            format!(
+                "{}: none there yet",
+                [
+                    ".claude/projects",
+                    ".codex/sessions",
+                    ".gemini/tmp",
+                    ".qwen/projects",
+                    ".local/share/opencode",
+                    ".pi/agent/sessions"
+                ]
+                .map(|dir| home.path().join(dir).display().to_string())
+                .join(", ")
+            ),
             "beectl daemon start".to_owned(),
             "beectl ingest".to_owned(),
         ] {
@@ -272,7 +284,7 @@ fn ledger_views_reject_bad_ranges() {
         vec!["usage", "--timezone", "Mars/Olympus"],
         vec!["usage", "--json", "--format", "table"],
         vec!["usage", "--prices", "/nonexistent/prices.json"],
-        vec!["quota", "--provider", "gemini"],
+        vec!["quota", "--provider", "not-an-agent"],
         vec!["run", "--provider", "claude"],
         vec!["run", "--provider", "claude", "--"],
         vec!["run", "--", "claude"],

@@ -474,7 +474,11 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
     assert_eq!((length["minimum"].clone(), length["maximum"].clone()), (json!(1), json!(65_536)), "{length}");
     assert_eq!(property("bee_skill_search", "limit")["maximum"], 20);
     assert_eq!(property("bee_usage", "by")["enum"], json!(["day", "week", "month", "session", "model", "block"]));
-    assert_eq!(property("bee_quota", "provider")["enum"], json!(["claude", "codex"]));
+    assert_eq!(
+        property("bee_quota", "provider")["enum"],
+        json!(["claude", "codex", "gemini", "qwen", "opencode", "pi"]),
+        "every agent's name"
+    );
     assert_eq!(property("bee_context_compress", "contentKind")["enum"], json!(["prose"]));
     let estimate =
         inspector(&["--method", "tools/call", "--tool-name", "bee_token_estimate", "--tool-arg", "text=Hello world!"]);

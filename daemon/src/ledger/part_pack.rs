@@ -263,7 +263,7 @@ mod tests {
         assert!(refused(b""));
         assert!(refused(&[2, 0]), "an unknown format");
         assert!(refused(&[FORMAT, 0xff, 0xff, 0xff, 0xff, 0x0f]), "a count the bytes cannot hold");
-        assert!(refused(&[FORMAT, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), "an unknown provider");
+        assert!(refused(&[FORMAT, 1, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), "an unknown provider");
         assert!(refused(&[FORMAT, 1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), "a string never spelled");
         assert!(refused(&[FORMAT, 0, 0]), "bytes after the last part");
         assert_eq!(decode(&[FORMAT, 0]), Ok(Vec::new()));
