@@ -644,9 +644,8 @@ pub fn agents_report(
 }
 
 /// `provider`'s record files under `root` (regular files its agent names
-/// its own); links are not followed.
-/// A root that is a file (an agent's database named by its own variable)
-/// is that one record file.
+/// its own); links are not followed. A root that is a file (an agent's
+/// database its own variable names) is that one record file.
 fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
     let agent = agents::agent(provider);
     let mut stack = vec![root.to_path_buf()];
