@@ -557,6 +557,20 @@ pub const UNPRICED_ISSUE: &str = "unpriced_model";
 /// project (producer calls without a log, say); it is left out.
 pub const PROJECT_UNKNOWN_ISSUE: &str = "project_unknown";
 
+/// A usage issue: an agent in the report keeps no record of some calls it
+/// makes (`unrecordedCalls` names them): its figures are the responses its
+/// records hold, a lower bound of what its provider served.
+pub const UNRECORDED_CALLS_ISSUE: &str = "unrecorded_calls";
+
+/// Calls an agent makes and keeps no record of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnrecordedCalls {
+    pub agent: Provider,
+    /// Which calls, in words.
+    pub calls: String,
+}
+
 /// The price table an estimate used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -600,6 +614,9 @@ pub struct UsageReport {
     pub unpriced_models: Vec<String>,
     /// `--project`: responses and calls left out for want of a project.
     pub project_unknown_parts: u64,
+    /// The agents in the report whose records leave some of their calls out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded_calls: Vec<UnrecordedCalls>,
     pub issues: Vec<String>,
 }
 

@@ -333,6 +333,13 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
     if report.project_unknown_parts > 0 {
         notes.push(format!("{} with no known project are left out.", counted(report.project_unknown_parts, "part")));
     }
+    for unrecorded in &report.unrecorded_calls {
+        notes.push(format!(
+            "{} keeps no record of {}: its figures are a lower bound of what was served.",
+            unrecorded.agent.as_str(),
+            unrecorded.calls
+        ));
+    }
     if report.issues.iter().any(|i| i == bee_proto::ledger::CORRUPT_ISSUE) {
         notes.push("Some ledger records fail their checksum and are left out (corrupt).".to_owned());
     }
@@ -487,6 +494,7 @@ mod tests {
             pending_responses: 0,
             unpriced_models: Vec::new(),
             project_unknown_parts: 0,
+            unrecorded_calls: Vec::new(),
             issues: vec!["partial".to_owned()],
         }
     }

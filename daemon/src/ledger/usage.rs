@@ -223,6 +223,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     };
     let mut groups: BTreeMap<GroupKey, UsageRow> = BTreeMap::new();
     let mut unpriced_models: Vec<String> = Vec::new();
+    let mut agents_counted: std::collections::BTreeSet<Provider> = std::collections::BTreeSet::new();
     // The sessions each group used and those a CLI reported a cost for in
     // it (a provider's session-less usage counting as one); `None`: the
     // whole report.
@@ -237,6 +238,9 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             continue;
         }
         let group = group_of(*provider, *bucket, session, model);
+        if part.responses > 0 {
+            agents_counted.insert(*provider);
+        }
         if counted > 0 {
             for of in [Some(group.clone()), None] {
                 sessions.entry(of).or_default().0.push((*provider, session.as_deref()));
@@ -353,6 +357,16 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     if inputs.damaged > 0 {
         issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
     }
+    let unrecorded_calls: Vec<bee_proto::ledger::UnrecordedCalls> = agents_counted
+        .into_iter()
+        .filter_map(|agent| {
+            let calls = crate::ledger::agents::agent(agent).unrecorded_calls()?;
+            Some(bee_proto::ledger::UnrecordedCalls { agent, calls: calls.to_owned() })
+        })
+        .collect();
+    if !unrecorded_calls.is_empty() {
+        issues.push(bee_proto::ledger::UNRECORDED_CALLS_ISSUE.to_owned());
+    }
     UsageReport {
         schema_version: 3,
         by: ask.by,
@@ -370,6 +384,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         pending_responses: totals.pending_responses,
         unpriced_models,
         project_unknown_parts: project_unknown,
+        unrecorded_calls,
         rows,
         totals,
         issues,

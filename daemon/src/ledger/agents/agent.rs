@@ -26,6 +26,13 @@ pub trait Agent: Sync {
     /// How its reader was verified (`beectl agents`, the README's table).
     fn verified(&self) -> Verified;
 
+    /// The calls it makes and keeps no record of, in words (see its
+    /// README): a view over its records says so, never a total that looks
+    /// exact.
+    fn unrecorded_calls(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The directories that hold its records, found as the agent itself
     /// finds them (its own environment variables, else its default under
     /// `HOME`), each to be walked for [`Agent::is_record_file`]s.

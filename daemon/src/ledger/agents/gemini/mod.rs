@@ -30,6 +30,10 @@ impl Agent for Gemini {
         Verified::RealCli("0.61.0")
     }
 
+    fn unrecorded_calls(&self) -> Option<&'static str> {
+        Some("the routing call before each prompt, chat summaries and failed attempts")
+    }
+
     /// `.gemini/tmp` of `GEMINI_CLI_HOME`, else of `HOME`, as the CLI finds it.
     fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
         env("GEMINI_CLI_HOME")

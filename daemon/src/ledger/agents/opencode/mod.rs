@@ -39,6 +39,10 @@ impl Agent for OpenCode {
         Verified::RealCli("1.18.33")
     }
 
+    fn unrecorded_calls(&self) -> Option<&'static str> {
+        Some("the title call of each new session")
+    }
+
     /// The database `OPENCODE_DB` names, else the `opencode/` directory of
     /// `XDG_DATA_HOME` (by default `~/.local/share`), as OpenCode finds it.
     fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {

@@ -30,6 +30,10 @@ impl Agent for Pi {
         Verified::RealCli("0.73.1")
     }
 
+    fn unrecorded_calls(&self) -> Option<&'static str> {
+        Some("compaction and summary calls")
+    }
+
     /// `sessions/` of `PI_CODING_AGENT_DIR`, else of `~/.pi/agent`.
     fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
         env("PI_CODING_AGENT_DIR")
