@@ -455,19 +455,22 @@ pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
         return tokens;
     }
     tokens.total_tokens = match provider.counter_shape() {
-        CounterShape::Anthropic if reports_all(provider, &tokens) => [
-            tokens.input_tokens,
-            tokens.cache_creation_input_tokens,
-            tokens.cache_read_input_tokens,
-            tokens.output_tokens,
-        ]
-        .into_iter()
-        .flatten()
-        .try_fold(0u64, u64::checked_add),
-        CounterShape::OpenAi => tokens.input_tokens.zip(tokens.output_tokens).and_then(|(i, o)| i.checked_add(o)),
-        CounterShape::Anthropic => None,
+        CounterShape::Anthropic if !reports_all(provider, &tokens) => None,
+        _ => sum_of_parts(provider, &tokens),
     };
     tokens
+}
+
+/// What a response's parts add up to, by its agent's shape (see
+/// [`with_total`]); `None` when a part is unknown.
+pub(crate) fn sum_of_parts(provider: Provider, t: &Counters) -> Option<u64> {
+    let parts = match provider.counter_shape() {
+        CounterShape::Anthropic => {
+            [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
+        }
+        CounterShape::OpenAi => [t.input_tokens, t.output_tokens, Some(0), Some(0)],
+    };
+    parts.into_iter().try_fold(0u64, |sum, part| sum.checked_add(part?))
 }
 
 /// One response, its writes merged.

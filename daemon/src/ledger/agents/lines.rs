@@ -5,13 +5,13 @@
 //! the whole file reader of an agent whose record lines are small JSON
 //! objects, so that such an agent writes only what its lines mean.
 
-use bee_proto::ledger::{CounterShape, Provider};
+use bee_proto::ledger::Provider;
 use bee_proto::usage::{Counters, UsageIssue, UsageIssueCode, note_line_issue};
 use serde_json::Value;
 use std::sync::Arc;
 
 use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
-use crate::ledger::responses::ResponseWrite;
+use crate::ledger::responses::{ResponseWrite, sum_of_parts};
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
 /// is generous, and a longer line is reported (or skipped), not parsed.
@@ -153,6 +153,29 @@ impl<R: LineRules> crate::ledger::agents::agent::FileReader for JsonLines<R> {
     }
 }
 
+/// The session a log names, kept where its reading stops (as
+/// `sessionId`), and found once each time it changes.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NamedSession {
+    session_id: Option<String>,
+}
+
+impl NamedSession {
+    /// The log names `session` (run in `directory`, when it says).
+    pub(crate) fn name(&mut self, session: &str, directory: Option<&str>, found: &mut Found<'_>) {
+        if self.session_id.as_deref() != Some(session) {
+            self.session_id = Some(session.to_owned());
+            found.session(session, directory);
+        }
+    }
+
+    /// The session named last.
+    pub(crate) fn get(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+}
+
 /// Where an agent's reader puts what it found, its names shared.
 pub(crate) struct Found<'a> {
     provider: Provider,
@@ -188,7 +211,7 @@ impl<'a> Found<'a> {
     /// the sum of its parts is left out, and the ledger sums the parts.
     pub(crate) fn response(&mut self, key: String, session: &str, at_ms: i64, model: Option<&str>, tokens: Counters) {
         let tokens = Counters {
-            total_tokens: tokens.total_tokens.filter(|&total| parts_sum(self.provider, &tokens) == Some(total)),
+            total_tokens: tokens.total_tokens.filter(|&total| sum_of_parts(self.provider, &tokens) == Some(total)),
             ..tokens
         };
         self.out.push(Evidence::Response(ResponseWrite {
@@ -205,15 +228,11 @@ impl<'a> Found<'a> {
     }
 }
 
-/// The sum a response's total is of its parts, by its agent's shape.
-fn parts_sum(provider: Provider, t: &Counters) -> Option<u64> {
-    let parts = match provider.counter_shape() {
-        CounterShape::Anthropic => {
-            [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
-        }
-        CounterShape::OpenAi => [t.input_tokens, t.output_tokens, Some(0), Some(0)],
-    };
-    parts.into_iter().try_fold(0u64, |sum, part| sum.checked_add(part?))
+/// A counter with a part the agent keeps apart added in (Gemini's
+/// thoughts, OpenCode's reasoning): unknown when the counter is; a part
+/// the agent did not write adds nothing.
+pub(crate) fn with_part(counter: Option<u64>, part: Option<u64>) -> Option<u64> {
+    counter?.checked_add(part.unwrap_or(0))
 }
 
 /// A counter of a record: a non-negative integer, else unknown.

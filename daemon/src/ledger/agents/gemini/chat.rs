@@ -14,15 +14,15 @@ use bee_proto::usage::Counters;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ledger::agents::lines::{Found, LineRules, contains, count, markers, text, time_ms};
+use crate::ledger::agents::lines::{
+    Found, LineRules, NamedSession, contains, count, markers, text, time_ms, with_part,
+};
 
-/// What the reader keeps of a chat log where it stopped.
+/// What the reader keeps of a chat log where it stopped: the session its
+/// header named.
 #[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Chat {
-    /// The session the log belongs to (its header's).
-    session_id: Option<String>,
-}
+#[serde(transparent)]
+pub(super) struct Chat(NamedSession);
 
 markers! {
     SESSION_ID = b"\"sessionId\"";
@@ -39,13 +39,10 @@ impl LineRules for Chat {
     fn read(&mut self, line: &Value, found: &mut Found<'_>) -> bool {
         let update = line.get("$set");
         // The header, or an update naming the session.
-        if let Some(session) = update.unwrap_or(line).get("sessionId").and_then(Value::as_str)
-            && self.session_id.as_deref() != Some(session)
-        {
-            self.session_id = Some(session.to_owned());
-            found.session(session, None);
+        if let Some(session) = update.unwrap_or(line).get("sessionId").and_then(Value::as_str) {
+            self.0.name(session, None, found);
         }
-        let Some(session) = self.session_id.as_deref() else { return true };
+        let Some(session) = self.0.get() else { return true };
         match update {
             Some(update) => update
                 .get("messages")
@@ -80,12 +77,10 @@ fn response(message: &Value, session: &str, found: &mut Found<'_>) -> bool {
 pub(super) fn counters(tokens: &Value) -> Counters {
     let [input, cached, output, thoughts, tool, total] =
         ["input", "cached", "output", "thoughts", "tool", "total"].map(|name| count(tokens.get(name)));
-    let input = input.zip(tool.or(Some(0))).and_then(|(input, tool)| input.checked_add(tool));
-    let output = output.zip(thoughts.or(Some(0))).and_then(|(output, thoughts)| output.checked_add(thoughts));
     Counters {
-        input_tokens: input,
+        input_tokens: with_part(input, tool),
         cached_input_tokens: cached,
-        output_tokens: output,
+        output_tokens: with_part(output, thoughts),
         reasoning_output_tokens: thoughts,
         total_tokens: total,
         ..Counters::default()

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::ledger::agents::agent::DatabaseReader;
-use crate::ledger::agents::lines::{Found, LastName, count, decode_state, encode_state, text};
+use crate::ledger::agents::lines::{Found, LastName, count, decode_state, encode_state, text, with_part};
 use crate::ledger::evidence::{AgentState, Evidence};
 
 /// Longest `data` read of one message; a longer one is no response's.
@@ -132,12 +132,11 @@ fn response(message: &Value, session: &str, found: &mut Found<'_>) {
 fn counters(tokens: &Value) -> Counters {
     let [input, output, reasoning, total] =
         ["/input", "/output", "/reasoning", "/total"].map(|at| count(tokens.pointer(at)));
-    let output = output.zip(reasoning.or(Some(0))).and_then(|(output, reasoning)| output.checked_add(reasoning));
     Counters {
         input_tokens: input,
         cache_creation_input_tokens: count(tokens.pointer("/cache/write")),
         cache_read_input_tokens: count(tokens.pointer("/cache/read")),
-        output_tokens: output,
+        output_tokens: with_part(output, reasoning),
         reasoning_output_tokens: reasoning,
         total_tokens: total,
         ..Counters::default()

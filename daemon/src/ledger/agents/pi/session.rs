@@ -11,15 +11,13 @@ use bee_proto::usage::Counters;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ledger::agents::lines::{Found, LineRules, contains, count, markers, text, time_ms};
+use crate::ledger::agents::lines::{Found, LineRules, NamedSession, contains, count, markers, text, time_ms};
 
-/// What the reader keeps of a session log where it stopped.
+/// What the reader keeps of a session log where it stopped: the session
+/// its header named.
 #[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Session {
-    /// The session its header named.
-    session_id: Option<String>,
-}
+#[serde(transparent)]
+pub(super) struct Session(NamedSession);
 
 markers! {
     USAGE = b"\"usage\"";
@@ -37,12 +35,11 @@ impl LineRules for Session {
         match text(line, "/type") {
             Some("session") => {
                 let Some(session) = text(line, "/id").filter(|id| !id.is_empty()) else { return false };
-                self.session_id = Some(session.to_owned());
-                found.session(session, text(line, "/cwd"));
+                self.0.name(session, text(line, "/cwd"), found);
                 true
             }
             Some("message") => {
-                let Some(session) = self.session_id.as_deref() else { return true };
+                let Some(session) = self.0.get() else { return true };
                 let message = &line["message"];
                 if text(message, "/role") != Some("assistant") {
                     return true;

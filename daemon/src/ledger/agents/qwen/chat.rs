@@ -12,15 +12,13 @@ use bee_proto::usage::Counters;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ledger::agents::lines::{Found, LineRules, contains, count, markers, text, time_ms};
+use crate::ledger::agents::lines::{Found, LineRules, NamedSession, contains, count, markers, text, time_ms};
 
-/// What the reader keeps of a chat log where it stopped.
+/// What the reader keeps of a chat log where it stopped: the session it
+/// named last.
 #[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Chat {
-    /// The session it named last.
-    session_id: Option<String>,
-}
+#[serde(transparent)]
+pub(super) struct Chat(NamedSession);
 
 markers! {
     API_RESPONSE = b"qwen-code.api_response";
@@ -36,10 +34,7 @@ impl LineRules for Chat {
 
     fn read(&mut self, line: &Value, found: &mut Found<'_>) -> bool {
         let Some(session) = text(line, "/sessionId").filter(|session| !session.is_empty()) else { return true };
-        if self.session_id.as_deref() != Some(session) {
-            self.session_id = Some(session.to_owned());
-            found.session(session, text(line, "/cwd"));
-        }
+        self.0.name(session, text(line, "/cwd"), found);
         let event = line.pointer("/systemPayload/uiEvent");
         let Some(event) = event.filter(|event| text(event, "/event.name") == Some("qwen-code.api_response")) else {
             return true;
