@@ -20,19 +20,23 @@ if [ -z "$ccusage" ]; then
 fi
 export HOME="$home" BEE_HOME="$work/bee" TZ="${TZ:-UTC}"
 "$beectl" ingest --json >/dev/null
-for agent in claude codex gemini qwen opencode pi; do
-  "$ccusage" "$agent" daily --json --offline --timezone "$TZ" >"$work/ccusage-$agent.json" 2>/dev/null || echo '{}' >"$work/ccusage-$agent.json"
-  "$beectl" usage --by day --provider "$agent" --json >"$work/bee-$agent.json" 2>/dev/null || echo '{}' >"$work/bee-$agent.json"
+# Bee's name for each agent, then ccusage's where it differs.
+agents="claude codex gemini qwen opencode pi copilot amp droid goose kilo kimi codebuff hermes openclaw agy:antigravity"
+for pair in $agents; do
+  agent="${pair%%:*}" theirs="${pair#*:}"
+  "$ccusage" "$theirs" daily --json --offline --timezone "$TZ" >"$work/ccusage-$agent.json" 2>/dev/null || echo '{}' >"$work/ccusage-$agent.json"
+  "$beectl" usage --by day --provider "$agent" --since 2000-01-01 --json >"$work/bee-$agent.json" 2>/dev/null || echo '{}' >"$work/bee-$agent.json"
 done
-python3 - "$work" <<'PY'
+python3 - "$work" $agents <<'PY'
 import json, sys, pathlib
 work = pathlib.Path(sys.argv[1])
+agents = [pair.split(":")[0] for pair in sys.argv[2:]]
 columns = [("input", "inputTokens", "inputTokens"), ("cache writes", "cacheCreationTokens", "cacheCreationInputTokens"),
            ("cache reads", "cacheReadTokens", "cacheReadInputTokens"), ("output", "outputTokens", "outputTokens"),
            ("total", "totalTokens", "totalTokens")]
 differences = 0
 print(f"{'agent':<9} {'day':<11} {'column':<13} {'ccusage':>12} {'Bee':>12}")
-for agent in ["claude", "codex", "gemini", "qwen", "opencode", "pi"]:
+for agent in agents:
     theirs = json.loads((work / f"ccusage-{agent}.json").read_text() or "{}")
     ours = json.loads((work / f"bee-{agent}.json").read_text() or "{}")
     their_days = {d.get("date"): d for d in theirs.get("daily", [])}

@@ -48,6 +48,17 @@ named! {
         Qwen => "qwen",
         OpenCode => "opencode",
         Pi => "pi",
+        Copilot => "copilot",
+        Amp => "amp",
+        Droid => "droid",
+        Goose => "goose",
+        Kilo => "kilo",
+        Kimi => "kimi",
+        Codebuff => "codebuff",
+        Crush => "crush",
+        Hermes => "hermes",
+        OpenClaw => "openclaw",
+        Agy => "agy",
     }
 }
 
@@ -78,10 +89,36 @@ impl Provider {
     /// How this agent's stored counters split a response's tokens.
     pub const fn counter_shape(self) -> CounterShape {
         match self {
-            Provider::Claude | Provider::OpenCode | Provider::Pi => CounterShape::Anthropic,
-            Provider::Codex | Provider::Gemini | Provider::Qwen => CounterShape::OpenAi,
+            Provider::Codex | Provider::Gemini | Provider::Qwen | Provider::Copilot => CounterShape::OpenAi,
+            _ => CounterShape::Anthropic,
         }
     }
+
+    /// The counters beyond input and output this agent's records keep for
+    /// every response: a response missing one is partial, and one it never
+    /// keeps is no part of any sum (it is `null` in every view, never 0).
+    pub const fn reports(self) -> Reports {
+        let (cache_writes, cache_reads, reasoning) = match self {
+            Provider::Claude | Provider::Pi | Provider::Amp | Provider::Droid | Provider::Kimi | Provider::OpenClaw => {
+                (true, true, false)
+            }
+            Provider::OpenCode | Provider::Kilo | Provider::Hermes => (true, true, true),
+            Provider::Codex | Provider::Gemini | Provider::Qwen | Provider::Agy => (false, true, true),
+            Provider::Copilot => (false, true, false),
+            Provider::Goose | Provider::Codebuff | Provider::Crush => (false, false, false),
+        };
+        Reports { cache_writes, cache_reads, reasoning }
+    }
+}
+
+/// Which counters beyond input and output an agent keeps
+/// ([`Provider::reports`]); for an agent of OpenAI's shape, cache reads
+/// are its cached input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reports {
+    pub cache_writes: bool,
+    pub cache_reads: bool,
+    pub reasoning: bool,
 }
 
 impl From<crate::usage::Harness> for Provider {

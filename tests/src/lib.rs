@@ -42,6 +42,7 @@ pub fn bin(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+pub mod every_agent;
 pub mod providers;
 
 /// A temp directory used as `BEE_HOME` (and `HOME`) for one test.
@@ -111,6 +112,14 @@ impl TestHome {
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("OPENCODE_DB")
             .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("COPILOT_HOME")
+            .env_remove("COPILOT_OTEL_FILE_EXPORTER_PATH")
+            .env_remove("KIMI_SHARE_DIR")
+            .env_remove("OPENCLAW_STATE_DIR")
+            .env_remove("GOOSE_PATH_ROOT")
+            .env_remove("HERMES_HOME")
+            .env_remove("CRUSH_GLOBAL_DATA")
             .env_remove("BEE_RUN_PROVIDER")
             .env("BEE_LOG", "info")
             // Usage days are local days: the tests' zone is fixed.
@@ -118,6 +127,18 @@ impl TestHome {
             .env_remove("COLUMNS")
             .env_remove("NO_COLOR");
         command
+    }
+
+    /// This home's stores, as the exporter reads them.
+    pub fn export_stores(&self) -> bee_daemon::export::Stores {
+        bee_daemon::export::Stores {
+            ledger: self.bee_dir().join("usage/ledger-v1"),
+            delivery: self.bee_dir().join("usage/delivery-v1"),
+            events: self.bee_dir().join("usage/events-v1"),
+            manifests: Vec::new(),
+            spool: self.spool_dir(),
+            socket: self.socket(),
+        }
     }
 
     /// Runs `beectl args…`.

@@ -7,7 +7,8 @@
 //!
 //! What an agent's own records leave out is left out of the expectation,
 //! and named: Gemini CLI's routing call before each prompt (a JSON-mode
-//! request) and OpenCode's title call (a request offering no tools).
+//! request) and OpenCode's and Kilo's title call (a request offering no
+//! tools).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -192,30 +193,43 @@ fn qwen_code_counts_every_served_response_side_calls_included() {
     qwen.assert_usage_equals("qwen", &qwen.mock.served_usage(), &["cacheCreationInputTokens"], false);
 }
 
-#[test]
-fn opencode_counts_each_response_once_through_a_fork() {
-    let mut opencode = Driven::new("opencode", MockProvider::chat());
-    let config = opencode.home.path().join(".config/opencode/opencode.json");
+/// An OpenCode-family CLI (`cli`, its config at `~/.config/<config>`)
+/// with a custom OpenAI-compatible provider pointing at the mock: each
+/// response once through a fork, its session title call named as left out.
+fn opencode_family_counts_each_response_once_through_a_fork(cli: &str, config: &str, agent: &str) {
+    let mut driven = Driven::new(cli, MockProvider::chat());
+    let config = driven.home.path().join(".config").join(config);
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     let provider = json!({"npm": "@ai-sdk/openai-compatible", "name": "Mock",
-        "options": {"baseURL": format!("{}/v1", opencode.mock.base_url()), "apiKey": "not-a-real-key"},
+        "options": {"baseURL": format!("{}/v1", driven.mock.base_url()), "apiKey": "not-a-real-key"},
         "models": {"qwen3-coder-plus": {"name": "Qwen3 Coder Plus"}}});
     let settings = json!({"autoupdate": false, "share": "disabled", "provider": {"mock": provider},
         "model": "mock/qwen3-coder-plus"});
     std::fs::write(&config, settings.to_string()).unwrap();
-    let home = opencode.home.path().to_owned();
-    opencode.env = vec![
+    let home = driven.home.path().to_owned();
+    driven.env = vec![
         ("XDG_CONFIG_HOME", home.join(".config").display().to_string()),
         ("XDG_DATA_HOME", home.join(".local/share").display().to_string()),
         ("XDG_CACHE_HOME", home.join(".cache").display().to_string()),
         ("XDG_STATE_HOME", home.join(".local/state").display().to_string()),
     ];
-    opencode.args = vec!["run".into()];
-    opencode.prompt_flag = None;
+    driven.args = vec!["run".into()];
+    driven.prompt_flag = None;
     // The fork copies every earlier message under new ids.
-    opencode.converse("please TOOL now", &["--continue"], Some(&["--continue", "--fork"]));
-    assert!(opencode.mock.served().iter().any(|s| s.side), "OpenCode titled its sessions");
-    opencode.assert_usage_equals("opencode", &opencode.mock.served_usage_of(main_calls), &[], true);
+    driven.converse("please TOOL now", &["--continue"], Some(&["--continue", "--fork"]));
+    assert!(driven.mock.served().iter().any(|s| s.side), "{cli} titled its sessions");
+    driven.assert_usage_equals(agent, &driven.mock.served_usage_of(main_calls), &[], true);
+}
+
+#[test]
+fn opencode_counts_each_response_once_through_a_fork() {
+    opencode_family_counts_each_response_once_through_a_fork("opencode", "opencode/opencode.json", "opencode");
+}
+
+/// Kilo, OpenCode's fork: its own database, read by OpenCode's reader.
+#[test]
+fn kilo_counts_each_response_once_through_a_fork() {
+    opencode_family_counts_each_response_once_through_a_fork("kilo", "kilo/kilo.json", "kilo");
 }
 
 #[test]
@@ -230,4 +244,78 @@ fn pi_counts_each_served_response_once() {
     pi.args = ["--provider", "mock", "--model", "claude-sonnet-4-5"].map(str::to_owned).to_vec();
     pi.converse("please TOOL:notes.txt now", &["-c"], None);
     pi.assert_usage_equals("pi", &pi.mock.served_usage(), &["reasoningOutputTokens"], true);
+}
+
+/// Every agent's records in one home, each at its default place: `beectl
+/// agents` finds and reads every one; `usage` (every grouping, offline and
+/// through beed), `quota` and `status` cover each agent; each agent's
+/// columns add up; an agent whose records leave calls out says so, and
+/// one that keeps no tokens (Crush) shows them `null`, never 0; the export
+/// series carry every agent. A second ingestion adds nothing.
+#[test]
+fn every_view_covers_every_agent() {
+    let home = TestHome::new();
+    let expected = bee_tests::every_agent::write_every_agent(&home);
+    let beectl = |args: &[&str]| parse_json_line(&home.beectl(args).stdout);
+    let ingested = beectl(&["ingest"]);
+    // The broken lines the fixtures hold on purpose: Copilot's two, Kimi's
+    // two, OpenClaw's one.
+    assert_eq!(ingested["summary"]["unparseableLines"], 5, "{ingested}");
+    assert_eq!(beectl(&["ingest"])["summary"]["recordsAppended"], 0, "nothing is read twice");
+    let listing = beectl(&["agents", "--json"]);
+    let rows = listing["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len() + 1, "every agent of the registry is listed (Codex, here without records)");
+    for agent in &expected {
+        let row = rows.iter().find(|row| row["agent"] == agent.agent).unwrap();
+        assert_eq!((row["found"].clone(), row["responses"].clone()), (json!(true), json!(agent.responses)), "{row}");
+        assert!(row["files"].as_u64().unwrap() > 0 && row["files"] == row["filesRead"], "{row}");
+    }
+    let views = |home: &TestHome| -> Vec<Value> {
+        let beectl = |args: &[&str]| parse_json_line(&home.beectl(args).stdout);
+        let mut reports = Vec::new();
+        for agent in &expected {
+            for by in ["day", "week", "month", "session", "model", "block"] {
+                let mut report = beectl(&["usage", "--by", by, "--provider", agent.agent, "--since", "2026-01-01"]);
+                let name = agent.agent;
+                assert_eq!(report["totals"]["responses"], agent.responses, "{name} by {by}: {report}");
+                assert_columns_add_up(&report);
+                let said = report["issues"].as_array().unwrap().contains(&json!("unrecorded_calls"));
+                assert_eq!(said, agent.leaves_calls_out, "{name} by {by}: {report}");
+                if name == "crush" {
+                    assert!(report["totals"]["tokens"]["totalTokens"].is_null(), "no token is 0: {report}");
+                    assert!(report["issues"].as_array().unwrap().contains(&json!("partial")), "{report}");
+                }
+                report["untilUtc"] = Value::Null;
+                reports.push(report);
+            }
+        }
+        for view in ["quota", "status"] {
+            let report = beectl(&[view, "--json", "--since", "2026-01-01"]);
+            let providers: Vec<&str> =
+                report["providers"].as_array().unwrap().iter().filter_map(|p| p["provider"].as_str()).collect();
+            for agent in &expected {
+                assert!(providers.contains(&agent.agent), "{view} covers {}: {report}", agent.agent);
+            }
+        }
+        reports
+    };
+    let offline = views(&home);
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    let through_beed = views(&home);
+    daemon.stop();
+    assert_eq!(offline, through_beed, "the daemon path and the offline path answer alike");
+    let all = beectl(&["usage", "--by", "model", "--since", "2026-01-01"]);
+    let responses: u64 = expected.iter().map(|agent| agent.responses).sum();
+    assert_eq!(all["totals"]["responses"], responses, "{all}");
+    let stores = home.export_stores();
+    let (series, _, problems) =
+        bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
+    assert!(problems.is_empty(), "{problems:?}");
+    for agent in &expected {
+        assert!(
+            series.iter().any(|s| s.labels.iter().any(|(k, v)| *k == "provider" && v == agent.agent)),
+            "the export series name {}",
+            agent.agent
+        );
+    }
 }

@@ -331,14 +331,7 @@ fn unknowns_are_no_series_and_a_bad_config_exports_nothing() {
 /// The series the exporter would send for `home`'s stores now, read by its
 /// own library; reading them found no problem.
 fn series_now(home: &TestHome) -> Vec<bee_daemon::export::Series> {
-    let stores = bee_daemon::export::Stores {
-        ledger: home.bee_dir().join("usage/ledger-v1"),
-        delivery: home.bee_dir().join("usage/delivery-v1"),
-        events: home.bee_dir().join("usage/events-v1"),
-        manifests: Vec::new(),
-        spool: home.spool_dir(),
-        socket: home.socket(),
-    };
+    let stores = home.export_stores();
     let (series, _, problems) =
         bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
     assert!(problems.is_empty(), "{problems:?}");

@@ -229,8 +229,8 @@ fn the_ledger_refuses_updates_and_deletes() {
 }
 
 /// A new user's first look, before any log or producer: the views say
-/// what is missing, where Bee looks for the logs, and what to do — and
-/// create nothing.
+/// what is missing, that no agent's records are there yet (and where to
+/// see where Bee looks), and what to do — and create nothing.
 #[test]
 fn a_first_look_without_a_ledger_says_what_is_missing_and_what_to_do() {
     let home = TestHome::new();
@@ -242,20 +242,9 @@ fn a_first_look_without_a_ledger_says_what_is_missing_and_what_to_do() {
         let message = answer["message"].as_str().unwrap_or_default();
         for part in [
             format!("no ledger yet at {}", home.path().join(".bee/usage/ledger-v1").display()),
-            // Every agent's place, as each finds its records from HOME.
-            format!(
-                "{}: none there yet",
-                [
-                    ".claude/projects",
-                    ".codex/sessions",
-                    ".gemini/tmp",
-                    ".qwen/projects",
-                    ".local/share/opencode",
-                    ".pi/agent/sessions"
-                ]
-                .map(|dir| home.path().join(dir).display().to_string())
-                .join(", ")
-            ),
+            // Where every agent keeps its records is one command away.
+            "none there yet where any of the 17 agents Bee reads keeps them: `beectl agents` lists each place"
+                .to_owned(),
             "beectl daemon start".to_owned(),
             "beectl ingest".to_owned(),
         ] {
@@ -268,6 +257,8 @@ fn a_first_look_without_a_ledger_says_what_is_missing_and_what_to_do() {
     std::fs::create_dir_all(home.path().join(".claude/projects")).unwrap();
     let message = json_of(&home.beectl(&["quota"]))["message"].as_str().unwrap().to_owned();
     assert!(!message.contains("none there yet"), "{message}");
+    let found = home.path().join(".claude/projects").display().to_string();
+    assert!(message.contains(&format!("the agents' own records ({found})")), "only what is there: {message}");
 }
 
 #[test]

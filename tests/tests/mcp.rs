@@ -476,7 +476,10 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
     assert_eq!(property("bee_usage", "by")["enum"], json!(["day", "week", "month", "session", "model", "block"]));
     assert_eq!(
         property("bee_quota", "provider")["enum"],
-        json!(["claude", "codex", "gemini", "qwen", "opencode", "pi"]),
+        json!([
+            "claude", "codex", "gemini", "qwen", "opencode", "pi", "copilot", "amp", "droid", "goose", "kilo", "kimi",
+            "codebuff", "crush", "hermes", "openclaw", "agy"
+        ]),
         "every agent's name"
     );
     assert_eq!(property("bee_context_compress", "contentKind")["enum"], json!(["prose"]));

@@ -154,10 +154,11 @@ fn piped_top_prints_the_view_once() {
     drop(daemon);
 }
 
-/// Two responses of the last minutes, one without its cache-write counter:
-/// the day's sum, its estimate and the session's hour are lower bounds, and
-/// a session whose every response lacks a counter has an unknown hour,
-/// never "no tokens".
+/// Responses of the last minutes, some without their cache-write counter:
+/// the day's sum, its estimate and each session's hour are lower bounds
+/// (what was reported, marked ≥), whose columns add up; a session whose
+/// responses report no counter at all has an unknown hour, never "no
+/// tokens".
 #[test]
 fn a_partial_hour_reads_as_a_lower_bound_and_an_unknown_one_as_unknown() {
     let home = TestHome::new();
@@ -173,15 +174,20 @@ fn a_partial_hour_reads_as_a_lower_bound_and_an_unknown_one_as_unknown() {
     let mixed = [response("aaaa1111", 1, 3, whole), response("aaaa1111", 2, 2, lacking.clone())].join("\n");
     write_quiet(&projects.join("aaaa1111.jsonl"), &(mixed + "\n"));
     write_quiet(&projects.join("bbbb2222.jsonl"), &(response("bbbb2222", 1, 2, lacking) + "\n"));
+    write_quiet(
+        &projects.join("cccc3333.jsonl"),
+        &(response("cccc3333", 1, 2, json!({"service_tier": "standard"})) + "\n"),
+    );
     assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
     let output = home.beectl(&["top"]);
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("tokens, est ≥$0.0"), "the day's estimate is a lower bound: {text}");
-    assert!(text.contains("Today (UTC): ≥165 tokens"), "{text}");
+    assert!(text.contains("Today (UTC): ≥485 tokens"), "{text}");
     let line = |session: &str| text.lines().find(|l| l.contains(session)).unwrap_or_default().to_owned();
-    assert!(line("aaaa1111").contains(" ≥165 tokens "), "{text}");
-    assert!(line("bbbb2222").contains(" unknown tokens "), "{text}");
+    assert!(line("aaaa1111").contains(" ≥325 tokens "), "{text}");
+    assert!(line("bbbb2222").contains(" ≥160 tokens "), "{text}");
+    assert!(line("cccc3333").contains(" unknown tokens "), "{text}");
 }
 
 /// A Codex rollout whose five-hour window went from 10 % to 40 % in the

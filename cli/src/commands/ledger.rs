@@ -21,16 +21,23 @@ pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
     let message = match issue {
         Issue::Missing => {
             let roots = bee_daemon::ledger::ingest::Roots::from_env();
-            let logs: Vec<&PathBuf> = roots.all_dirs().collect();
-            let found = logs.iter().any(|root| root.is_dir());
+            let found: Vec<String> =
+                roots.all_dirs().filter(|root| root.exists()).map(|root| root.display().to_string()).collect();
             let spooled = bee_proto::paths::spool_dir()
                 .and_then(|spool| bee_proto::spool::pending_lines(&spool, bee_proto::ledger::LEDGER_SPOOL_FILE).ok())
                 .unwrap_or(0);
-            let listed = logs.iter().map(|root| root.display().to_string()).collect::<Vec<_>>().join(", ");
+            let records = if found.is_empty() {
+                format!(
+                    "the agents' own records (none there yet where any of the {} agents Bee reads keeps them: \
+                     `beectl agents` lists each place)",
+                    bee_proto::ledger::Provider::ALL.len()
+                )
+            } else {
+                format!("the agents' own records ({})", found.join(", "))
+            };
             format!(
-                "no ledger yet at {dir_shown}: beed builds it from the provider logs ({listed}{}) and from what \
-                 producers record{}; start beed (`beectl daemon start`), or run `beectl ingest`",
-                if found { "" } else { ": none there yet" },
+                "no ledger yet at {dir_shown}: beed builds it from {records} and from what producers record{}; \
+                 start beed (`beectl daemon start`), or run `beectl ingest`",
                 match spooled {
                     0 => String::new(),
                     1 => " (1 record already waits in the spool)".to_owned(),

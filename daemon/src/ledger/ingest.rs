@@ -713,24 +713,24 @@ struct ToRead {
 struct News {
     /// Where reading starts, and what its agent's reader kept there.
     start: FileOffset,
-    /// Bytes to read (a database: all of it, read by its own markers).
+    /// Bytes to read (a file read whole: all of it).
     bytes: u64,
     /// Read from its start again, though it was read before (truncated,
     /// another file at its path).
     restarted: bool,
-    /// A database's version now ([`database_version`]), stored as its
-    /// offset once read.
+    /// A file read whole: its version now ([`file_version`]), stored as
+    /// its offset once read.
     version: Option<u64>,
 }
 
 /// What `path` holds beyond `known` (where the ledger read it up to), if
-/// anything: a line log grows past its offset; a database is read again
-/// whenever its version moved.
+/// anything: a line log grows past its offset; a file read whole (a
+/// database, a JSON document) is read again whenever its version moved.
 fn news(provider: Provider, path: &Path, meta: &std::fs::Metadata, known: Option<&FileOffset>) -> Option<News> {
     let same_file = known.filter(|known| known.dev == meta.dev() && known.ino == meta.ino());
     let fresh = FileOffset { dev: meta.dev(), ino: meta.ino(), ..FileOffset::default() };
-    if agents::agent(provider).database().is_some() {
-        let version = database_version(path, meta);
+    if agents::agent(provider).whole_file().is_some() {
+        let version = file_version(path, meta);
         if same_file.is_some_and(|known| known.offset == version) {
             return None;
         }
@@ -746,10 +746,10 @@ fn news(provider: Provider, path: &Path, meta: &std::fs::Metadata, known: Option
     })
 }
 
-/// A database's version as its files show it: its size and modification
-/// time, and its write-ahead log's, folded into 62 bits (the ledger stores
+/// A file's version as the file system shows it: its size and
+/// modification time, and those of a database's write-ahead log, folded into 62 bits (the ledger stores
 /// it where a line log's offset goes).
-fn database_version(path: &Path, meta: &std::fs::Metadata) -> u64 {
+fn file_version(path: &Path, meta: &std::fs::Metadata) -> u64 {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     let stamp = |meta: &std::fs::Metadata| [meta.len(), meta.mtime() as u64, meta.mtime_nsec() as u64];
@@ -761,16 +761,16 @@ fn database_version(path: &Path, meta: &std::fs::Metadata) -> u64 {
     (responses::response_hash(&[&bytes]) as u64) >> 1
 }
 
-/// Reads a database whose version moved: the rows its agent's reader
+/// Reads a file read whole whose version moved: what its agent's reader
 /// finds changed since its state, committed with the new version.
-fn read_database(committer: &Committer<'_>, to_read: &ToRead) -> Result<FileSummary, ReadError> {
+fn read_whole_file(committer: &Committer<'_>, to_read: &ToRead) -> Result<FileSummary, ReadError> {
     let ToRead { path, provider, meta, news } = to_read;
-    let Some(reader) = agents::agent(*provider).database() else { return Ok(FileSummary::default()) };
+    let Some(reader) = agents::agent(*provider).whole_file() else { return Ok(FileSummary::default()) };
     let mut found = Vec::new();
-    let state = reader.read(path, &news.start.state, &mut found)?;
+    let (state, refused) = reader.read(path, &news.start.state, &mut found)?;
     let at = FileOffset { dev: meta.dev(), ino: meta.ino(), offset: news.version.unwrap_or_default(), state };
     let unparseable = committer.push(&mut found, &path.to_string_lossy(), at)?;
-    Ok(FileSummary { bytes_read: meta.len(), unparseable })
+    Ok(FileSummary { bytes_read: meta.len(), unparseable: unparseable + refused })
 }
 
 /// Reads `to_read` from its start to its last whole line, into `buffer`
@@ -783,7 +783,7 @@ fn read_file(
     buffer: &mut Vec<u8>,
 ) -> Result<FileSummary, ReadError> {
     if to_read.news.version.is_some() {
-        return read_database(committer, to_read);
+        return read_whole_file(committer, to_read);
     }
     let ToRead { path, provider, meta, news } = to_read;
     let (provider, start) = (*provider, news.start.clone());
@@ -797,7 +797,7 @@ fn read_file(
     let key = path.to_string_lossy().into_owned();
     let settled =
         meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);
-    let mut state = LogParser::new(provider, start.clone());
+    let mut state = LogParser::new(provider, path, start.clone());
     let mut summary = FileSummary::default();
     let mut pending: Vec<Evidence> = Vec::new();
     let mut offset = start.offset;

@@ -429,19 +429,20 @@ fn provider_bit(provider: Provider) -> i64 {
     1 << provider.number()
 }
 
-/// The counters a provider reports for every response: a response missing
-/// one of them is a part of unknown size in any sum.
+/// Whether a response has every counter its agent keeps
+/// ([`Provider::reports`]): a response missing one is a part of unknown
+/// size in any sum.
 pub(crate) fn reports_all(provider: Provider, t: &Counters) -> bool {
-    let anthropic = [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens];
-    match provider {
-        Provider::Claude | Provider::Pi => anthropic.iter().all(Option::is_some),
-        Provider::OpenCode => anthropic.iter().chain([&t.reasoning_output_tokens]).all(Option::is_some),
-        Provider::Codex | Provider::Gemini | Provider::Qwen => {
-            [t.input_tokens, t.cached_input_tokens, t.output_tokens, t.reasoning_output_tokens]
-                .iter()
-                .all(Option::is_some)
-        }
-    }
+    let kept = provider.reports();
+    let cache_reads = match provider.counter_shape() {
+        CounterShape::Anthropic => t.cache_read_input_tokens,
+        CounterShape::OpenAi => t.cached_input_tokens,
+    };
+    t.input_tokens.is_some()
+        && t.output_tokens.is_some()
+        && (!kept.cache_writes || t.cache_creation_input_tokens.is_some())
+        && (!kept.cache_reads || cache_reads.is_some())
+        && (!kept.reasoning || t.reasoning_output_tokens.is_some())
 }
 
 /// `tokens` with their total where the provider left it out: Claude never
@@ -461,16 +462,39 @@ pub(crate) fn with_total(provider: Provider, mut tokens: Counters) -> Counters {
     tokens
 }
 
-/// What a response's parts add up to, by its agent's shape (see
-/// [`with_total`]); `None` when a part is unknown.
-pub(crate) fn sum_of_parts(provider: Provider, t: &Counters) -> Option<u64> {
-    let parts = match provider.counter_shape() {
+/// `tokens` with a total for summing into a view's row: where a part is
+/// unknown, the sum of the parts that are known, so the row's columns add
+/// up to its total, which the row's `partial` count marks as a lower
+/// bound; `None` only when no part is known.
+pub(crate) fn with_known_total(provider: Provider, tokens: &Counters) -> Counters {
+    let mut tokens = with_total(provider, tokens.clone());
+    if tokens.total_tokens.is_none() {
+        tokens.total_tokens = parts(provider, &tokens).iter().flatten().copied().reduce(u64::saturating_add);
+    }
+    tokens
+}
+
+/// A response's parts by its agent's shape: Anthropic's four; OpenAI's
+/// input and output (its cached input and reasoning are inside them).
+fn parts(provider: Provider, t: &Counters) -> [Option<u64>; 4] {
+    match provider.counter_shape() {
         CounterShape::Anthropic => {
             [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
         }
         CounterShape::OpenAi => [t.input_tokens, t.output_tokens, Some(0), Some(0)],
-    };
-    parts.into_iter().try_fold(0u64, |sum, part| sum.checked_add(part?))
+    }
+}
+
+/// What a response's parts add up to, by its agent's shape (see
+/// [`with_total`]); `None` when a part is unknown. A cache counter the
+/// agent never keeps is no part, not an unknown one.
+pub(crate) fn sum_of_parts(provider: Provider, t: &Counters) -> Option<u64> {
+    let kept = provider.reports();
+    let [input, cache_writes, cache_reads, output] = parts(provider, t);
+    let unless_kept = |counter: Option<u64>, kept: bool| if kept { counter } else { counter.or(Some(0)) };
+    [input, unless_kept(cache_writes, kept.cache_writes), unless_kept(cache_reads, kept.cache_reads), output]
+        .into_iter()
+        .try_fold(0u64, |sum, part| sum.checked_add(part?))
 }
 
 /// One response, its writes merged.

@@ -332,7 +332,7 @@ fn parts_of<'a>(
         };
         let row = sums.entry(key).or_default();
         row.responses += 1;
-        row.tokens.add(&response.tokens);
+        row.tokens.add(&responses::with_known_total(response.provider, &response.tokens));
         row.partial_parts += u64::from(response.partial);
         row.pending_responses += u64::from(response.pending);
     }
@@ -348,7 +348,7 @@ fn parts_of<'a>(
         row.producer_counted_calls += 1;
         match &call.tokens {
             Some(tokens) => {
-                row.tokens.add(&responses::with_total(call.provider, tokens.clone()));
+                row.tokens.add(&responses::with_known_total(call.provider, tokens));
                 row.partial_parts += u64::from(!responses::reports_all(call.provider, tokens));
             }
             None => row.partial_parts += 1,

@@ -262,7 +262,15 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     rollup::PART_PACK_MIGRATION,
     AGENT_STATE_MIGRATION,
     SESSION_PROJECT_MIGRATION,
+    KNOWN_TOTAL_MIGRATION,
 ];
+
+/// A view's row sums the known parts of a response with a part of unknown
+/// size into its total too (`responses::with_known_total`), so its columns
+/// add up: every hour's aggregates are made again from the records.
+const KNOWN_TOTAL_MIGRATION: &str = r#"
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
+"#;
 
 /// A session's project as its log says it (Codex names its working
 /// directory in `session_meta`), first word kept. Codex rollouts already

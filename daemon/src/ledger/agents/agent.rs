@@ -15,6 +15,23 @@ use crate::ledger::evidence::{AgentState, Evidence};
 /// The environment as an agent reads it: a variable, when set and not empty.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
+/// `relative` under `HOME`.
+pub(crate) fn under_home(env: Env<'_>, relative: &str) -> Option<PathBuf> {
+    env("HOME").map(|home| PathBuf::from(home).join(relative))
+}
+
+/// The directory a variable names, else `relative` under `HOME`: where
+/// most agents keep their records.
+pub(crate) fn env_or_home(env: Env<'_>, variable: &str, relative: &str) -> Option<PathBuf> {
+    env(variable).map(PathBuf::from).or_else(|| under_home(env, relative))
+}
+
+/// `name` under the XDG data directory (`XDG_DATA_HOME`, by default
+/// `~/.local/share`), as agents that follow it find their data.
+pub(crate) fn xdg_data(env: Env<'_>, name: &str) -> Option<PathBuf> {
+    env_or_home(env, "XDG_DATA_HOME", ".local/share").map(|data| data.join(name))
+}
+
 /// One coding agent whose local records Bee reads.
 pub trait Agent: Sync {
     /// The name its records are counted under.
@@ -44,10 +61,13 @@ pub trait Agent: Sync {
         path.extension().is_some_and(|extension| extension == "jsonl")
     }
 
-    /// Ingestion's incremental reader of one file, resuming where `state`
+    /// Ingestion's incremental reader of the file at `path`, resuming where `state`
     /// (what this agent's reader kept there last, see [`FileReader::resume`])
-    /// says.
-    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader>;
+    /// says. An agent whose record files are read whole
+    /// ([`Agent::whole_file`]) reads no lines.
+    fn file_reader(&self, _path: &Path, _state: &AgentState) -> Box<dyn FileReader> {
+        Box::new(NoLines)
+    }
 
     /// `budget --measured`'s reader of one session in a whole log, for the
     /// agents `budget` measures (spec/20: Claude Code and Codex).
@@ -55,10 +75,11 @@ pub trait Agent: Sync {
         None
     }
 
-    /// The reader of an agent whose records are rows of a database file,
-    /// read by the database's own change markers rather than by offsets;
-    /// `None` for an agent whose records are line logs.
-    fn database(&self) -> Option<&dyn DatabaseReader> {
+    /// The reader of an agent whose record files are read whole whenever
+    /// they change — a database, read by its own change markers, or a
+    /// JSON document the agent rewrites — rather than by offsets; `None`
+    /// for an agent whose records are line logs.
+    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
         None
     }
 
@@ -133,13 +154,29 @@ pub trait FileReader: Send {
     fn resume(&self, offset: u64, settled: bool) -> (u64, AgentState);
 }
 
-/// Ingestion's reader of an agent's database file.
-pub trait DatabaseReader: Sync {
-    /// Reads the rows of the database at `path` (opened read-only) that
-    /// changed since `state` (what this reader kept last; empty for a
-    /// database never read): their evidence, and what it keeps now. A row
-    /// read again adds nothing twice, as a line read again does not.
-    fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<AgentState>;
+/// The line reader of an agent whose record files are read whole.
+struct NoLines;
+
+impl FileReader for NoLines {
+    fn line(&mut self, _line: &[u8], _at: u64, _out: &mut Vec<Evidence>) -> bool {
+        true
+    }
+
+    fn finish(&mut self, _settled: bool, _out: &mut Vec<Evidence>) {}
+
+    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+        (offset, AgentState::default())
+    }
+}
+
+/// Ingestion's reader of a record file read whole (see [`Agent::whole_file`]).
+pub trait WholeFileReader: Sync {
+    /// Reads the record file at `path` (a database opened read-only): the
+    /// evidence of what changed since `state` (what this reader kept last;
+    /// empty for a file never read), and what it keeps now. A record read
+    /// again adds nothing twice, as a line read again does not.
+    /// The count is of records refused as unreadable.
+    fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)>;
 }
 
 /// `budget --measured`'s reader of one session in a whole log, fed every

@@ -8,6 +8,7 @@
 use bee_proto::ledger::Provider;
 use bee_proto::usage::{Counters, UsageIssue, UsageIssueCode, note_line_issue};
 use serde_json::Value;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
@@ -121,6 +122,10 @@ pub(crate) trait LineRules: Default + serde::Serialize + serde::de::DeserializeO
     /// Reads one parsed line; `false` when it was one of its records but
     /// not one it could read.
     fn read(&mut self, line: &Value, found: &mut Found<'_>) -> bool;
+
+    /// The file at `path` is opened, its state as kept (for an agent whose
+    /// files' places name their sessions).
+    fn opened(&mut self, _path: &Path) {}
 }
 
 /// Ingestion's reader of a file of JSON lines, by an agent's [`LineRules`].
@@ -131,8 +136,10 @@ pub(crate) struct JsonLines<R: LineRules> {
 }
 
 impl<R: LineRules> JsonLines<R> {
-    pub(crate) fn new(state: &AgentState) -> JsonLines<R> {
-        JsonLines { rules: decode_state(state), sessions: LastName::default(), models: LastName::default() }
+    pub(crate) fn new(path: &Path, state: &AgentState) -> JsonLines<R> {
+        let mut rules: R = decode_state(state);
+        rules.opened(path);
+        JsonLines { rules, sessions: LastName::default(), models: LastName::default() }
     }
 }
 
@@ -228,11 +235,35 @@ impl<'a> Found<'a> {
     }
 }
 
+/// The agent Bee reads whose CLI a record's model provider is, when it is
+/// one: the record is a wrapper's copy of that agent's usage (Goose's
+/// `claude-code` provider runs Claude Code, OpenClaw's `claude-cli` and
+/// `codex-cli` backends run those CLIs), which the wrapped CLI wrote in
+/// its own records too. Such a record is not read: each response counts
+/// once, from the records of the agent that called the provider.
+pub(crate) fn wrapped_agent(provider_name: &str) -> Option<Provider> {
+    match provider_name {
+        "claude-code" | "claude-cli" | "claude_code" => Some(Provider::Claude),
+        "codex" | "codex-cli" | "codex_cli" => Some(Provider::Codex),
+        "gemini-cli" | "gemini_cli" => Some(Provider::Gemini),
+        "qwen-code" | "qwen_code" => Some(Provider::Qwen),
+        _ => None,
+    }
+}
+
 /// A counter with a part the agent keeps apart added in (Gemini's
 /// thoughts, OpenCode's reasoning): unknown when the counter is; a part
 /// the agent did not write adds nothing.
 pub(crate) fn with_part(counter: Option<u64>, part: Option<u64>) -> Option<u64> {
     counter?.checked_add(part.unwrap_or(0))
+}
+
+/// A response's counters spelled for a key, for an agent whose records
+/// keep no response id: the counters are what a copy of the response keeps.
+pub(crate) fn spelled(counters: &[Option<u64>]) -> String {
+    let spelled: Vec<String> =
+        counters.iter().map(|counter| counter.map_or_else(|| "-".to_owned(), |n| n.to_string())).collect();
+    spelled.join("/")
 }
 
 /// A counter of a record: a non-negative integer, else unknown.

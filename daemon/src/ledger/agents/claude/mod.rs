@@ -14,7 +14,7 @@ mod transcript;
 
 use bee_proto::ledger::Provider;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use scan::agrees_with_serde;
 
@@ -59,7 +59,7 @@ impl Agent for Claude {
         }
     }
 
-    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader> {
+    fn file_reader(&self, _path: &Path, state: &AgentState) -> Box<dyn FileReader> {
         Box::new(transcript::ClaudeParser::new(state))
     }
 

@@ -522,7 +522,7 @@ mod tests {
             "timestamp": "2026-11-30T10:00:01.000Z", "requestId": "req_1", "message": {"id": "msg_1",
             "model": "claude-sonnet-4-5", "stop_reason": "end_turn", "usage": {"input_tokens": 3,
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9}}});
-        let mut parser = LogParser::new(Provider::Claude, FileOffset::default());
+        let mut parser = LogParser::new(Provider::Claude, std::path::Path::new(""), FileOffset::default());
         let mut out = Vec::new();
         for (at, line) in [tool_result, response].iter().enumerate() {
             assert!(parser.line(format!("{line}\n").as_bytes(), at as u64, &mut out));

@@ -7,7 +7,7 @@
 mod rollout;
 
 use bee_proto::ledger::Provider;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader, Verified};
 use crate::ledger::evidence::AgentState;
@@ -41,7 +41,7 @@ impl Agent for Codex {
         }
     }
 
-    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader> {
+    fn file_reader(&self, _path: &Path, state: &AgentState) -> Box<dyn FileReader> {
         Box::new(rollout::CodexParser::new(state))
     }
 

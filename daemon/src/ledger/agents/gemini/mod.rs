@@ -51,7 +51,7 @@ impl Agent for Gemini {
         in_chats && name.starts_with("session-") && name.ends_with(".jsonl")
     }
 
-    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader> {
-        Box::new(JsonLines::<chat::Chat>::new(state))
+    fn file_reader(&self, path: &Path, state: &AgentState) -> Box<dyn FileReader> {
+        Box::new(JsonLines::<chat::Chat>::new(path, state))
     }
 }

@@ -14,21 +14,24 @@
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
-use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::ledger::agents::agent::DatabaseReader;
-use crate::ledger::agents::lines::{Found, LastName, count, decode_state, encode_state, text, with_part};
+use crate::ledger::agents::agent::WholeFileReader;
+use crate::ledger::agents::lines::{
+    Found, LastName, count, decode_state, encode_state, spelled, text, with_part, wrapped_agent,
+};
+use crate::ledger::agents::whole::open_read_only;
 use crate::ledger::evidence::{AgentState, Evidence};
 
 /// Longest `data` read of one message; a longer one is no response's.
 const MAX_DATA_BYTES: usize = 1 << 20;
 
-/// The reader of OpenCode's `message` table.
-pub(super) struct Messages;
+/// The reader of the `message` table of OpenCode's (or a fork's: Kilo)
+/// database, its responses counted under the agent's name.
+pub(crate) struct Messages(pub(crate) Provider);
 
 /// What the reader keeps of the database where it stopped.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -38,18 +41,21 @@ struct Resume {
     updated_ms: Option<i64>,
 }
 
-impl DatabaseReader for Messages {
-    fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<AgentState> {
+impl WholeFileReader for Messages {
+    fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)> {
         let mut resume: Resume = decode_state(state);
-        read_messages(path, &mut resume, out).map_err(std::io::Error::other)?;
-        Ok(encode_state(&resume))
+        read_messages(self.0, path, &mut resume, out).map_err(std::io::Error::other)?;
+        Ok((encode_state(&resume), 0))
     }
 }
 
-fn read_messages(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rusqlite::Result<()> {
-    let connection =
-        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-    connection.busy_timeout(std::time::Duration::from_secs(2))?;
+fn read_messages(
+    provider: Provider,
+    path: &Path,
+    resume: &mut Resume,
+    out: &mut Vec<Evidence>,
+) -> rusqlite::Result<()> {
+    let connection = open_read_only(path)?;
     let mut statement = connection.prepare(
         "SELECT m.session_id, m.time_updated, m.data, s.directory
            FROM message m LEFT JOIN session s ON s.id = m.session_id
@@ -57,7 +63,7 @@ fn read_messages(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> r
     )?;
     let mut rows = statement.query([resume.updated_ms.unwrap_or(i64::MIN)])?;
     let (mut sessions, mut models) = (LastName::default(), LastName::default());
-    let mut found = Found::new(Provider::OpenCode, &mut sessions, &mut models, out);
+    let mut found = Found::new(provider, &mut sessions, &mut models, out);
     let mut named = HashSet::new();
     while let Some(row) = rows.next()? {
         let (Ok(session), Ok(updated)) = (row.get_ref(0)?.as_str(), row.get_ref(1)?.as_i64()) else { continue };
@@ -110,19 +116,18 @@ fn response(message: &Value, session: &str, found: &mut Found<'_>) {
         return;
     }
     let provider = text(message, "/providerID").unwrap_or("");
+    if wrapped_agent(provider).is_some() {
+        return;
+    }
     let model = text(message, "/modelID");
-    let spelled: Vec<String> = [
+    let spelled = spelled(&[
         counters.input_tokens,
         counters.output_tokens,
         counters.reasoning_output_tokens,
         counters.cache_read_input_tokens,
         counters.cache_creation_input_tokens,
-    ]
-    .iter()
-    .map(|counter| counter.map_or_else(|| "-".to_owned(), |n| n.to_string()))
-    .collect();
-    let key =
-        format!("{provider}\u{1f}{}\u{1f}{created}\u{1f}{completed}\u{1f}{}", model.unwrap_or(""), spelled.join("/"));
+    ]);
+    let key = format!("{provider}\u{1f}{}\u{1f}{created}\u{1f}{completed}\u{1f}{spelled}", model.unwrap_or(""));
     found.response(key, session, created, model, counters);
 }
 

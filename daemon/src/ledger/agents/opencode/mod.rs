@@ -4,13 +4,13 @@
 //!
 //! - [`database`]: the reader.
 
-mod database;
+pub(crate) mod database;
 
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, DatabaseReader, Env, FileReader, Verified};
-use crate::ledger::evidence::{AgentState, Evidence};
+use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader};
+use crate::ledger::evidence::Evidence;
 
 /// What one `message` row's `data` of `session` is to the ledger (for
 /// fuzzing: ingestion reads rows in [`database`]).
@@ -61,27 +61,7 @@ impl Agent for OpenCode {
         name == "opencode.db" || (name.starts_with("opencode-") && name.ends_with(".db"))
     }
 
-    /// Its records are a database ([`Agent::database`]): no line of a file is one.
-    fn file_reader(&self, _state: &AgentState) -> Box<dyn FileReader> {
-        Box::new(NoLines)
-    }
-
-    fn database(&self) -> Option<&dyn DatabaseReader> {
-        Some(&database::Messages)
-    }
-}
-
-/// The line reader of an agent whose records are a database.
-struct NoLines;
-
-impl FileReader for NoLines {
-    fn line(&mut self, _line: &[u8], _at: u64, _out: &mut Vec<Evidence>) -> bool {
-        true
-    }
-
-    fn finish(&mut self, _settled: bool, _out: &mut Vec<Evidence>) {}
-
-    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
-        (offset, AgentState::default())
+    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
+        Some(&database::Messages(Provider::OpenCode))
     }
 }

@@ -4,10 +4,10 @@
 //!
 //! - [`session`]: the incremental reader.
 
-mod session;
+pub(crate) mod session;
 
 use bee_proto::ledger::Provider;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
@@ -44,7 +44,7 @@ impl Agent for Pi {
             .collect()
     }
 
-    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader> {
-        Box::new(JsonLines::<session::Session>::new(state))
+    fn file_reader(&self, path: &Path, state: &AgentState) -> Box<dyn FileReader> {
+        Box::new(JsonLines::<session::Session<session::Pi>>::new(path, state))
     }
 }

@@ -1,31 +1,61 @@
-//! A pi session log: a `type: "session"` header (the session's id and
-//! working directory; a fork's names its parent), then entries. Each
-//! provider response is an assistant `message` entry with the provider's
-//! `responseId`, the model asked for and its `usage`; a failed request
-//! leaves an entry with `stopReason: "error"`, zero usage and no id, which
-//! is no response. A fork copies whole histories, ids included, so a
-//! response is counted once.
+//! A pi session log (also OpenClaw's, which runs pi's agent): a
+//! `type: "session"` header (the session's id and working directory; a
+//! fork's names its parent), then entries. Each provider response is an
+//! assistant `message` entry with the provider's `responseId`, the model
+//! asked for and its `usage`; a failed request leaves an entry with
+//! `stopReason: "error"`, zero usage and no id, which is no response. A
+//! fork copies whole histories, ids included, so a response is counted
+//! once. An entry with usage and no id (a version or provider that keeps
+//! none) is keyed by what a copy keeps: its time and counters. An entry
+//! whose provider is another agent's CLI (OpenClaw's `claude-cli`
+//! backend) is that agent's response, counted from its own records.
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ledger::agents::lines::{Found, LineRules, NamedSession, contains, count, markers, text, time_ms};
+use std::marker::PhantomData;
+
+use crate::ledger::agents::lines::{
+    Found, LineRules, NamedSession, contains, count, markers, spelled, text, time_ms, wrapped_agent,
+};
+
+/// An agent whose session logs are pi's.
+pub(crate) trait PiLog: Send + 'static {
+    const PROVIDER: Provider;
+}
+
+/// pi itself.
+pub(crate) struct Pi;
+
+impl PiLog for Pi {
+    const PROVIDER: Provider = Provider::Pi;
+}
 
 /// What the reader keeps of a session log where it stopped: the session
 /// its header named.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(transparent)]
-pub(super) struct Session(NamedSession);
+pub(crate) struct Session<A: PiLog> {
+    session: NamedSession,
+    #[serde(skip)]
+    agent: PhantomData<fn() -> A>,
+}
+
+impl<A: PiLog> Default for Session<A> {
+    fn default() -> Self {
+        Session { session: NamedSession::default(), agent: PhantomData }
+    }
+}
 
 markers! {
     USAGE = b"\"usage\"";
     SESSION = b"\"session\"";
 }
 
-impl LineRules for Session {
-    const PROVIDER: Provider = Provider::Pi;
+impl<A: PiLog> LineRules for Session<A> {
+    const PROVIDER: Provider = A::PROVIDER;
 
     fn is_marked(line: &[u8]) -> bool {
         contains(line, &USAGE) || contains(line, &SESSION)
@@ -35,22 +65,34 @@ impl LineRules for Session {
         match text(line, "/type") {
             Some("session") => {
                 let Some(session) = text(line, "/id").filter(|id| !id.is_empty()) else { return false };
-                self.0.name(session, text(line, "/cwd"), found);
+                self.session.name(session, text(line, "/cwd"), found);
                 true
             }
             Some("message") => {
-                let Some(session) = self.0.get() else { return true };
+                let Some(session) = self.session.get() else { return true };
                 let message = &line["message"];
                 if text(message, "/role") != Some("assistant") {
                     return true;
                 }
-                // A failed request: no provider id, no response.
-                let Some(id) = text(message, "/responseId").filter(|id| !id.is_empty()) else { return true };
-                let Some(usage) = message.get("usage").filter(|usage| usage.is_object()) else { return false };
+                if text(message, "/provider").and_then(wrapped_agent).is_some() {
+                    return true;
+                }
+                let Some(usage) = message.get("usage").filter(|usage| usage.is_object()) else {
+                    // A failed request: no provider id, no usage, no response.
+                    return text(message, "/responseId").is_none_or(str::is_empty);
+                };
                 let Some(at_ms) = time_ms(message.get("timestamp")).or_else(|| time_ms(line.get("timestamp"))) else {
                     return false;
                 };
-                found.response(id.to_owned(), session, at_ms, text(message, "/model"), counters(usage));
+                let counters = counters(usage);
+                let key = match text(message, "/responseId").filter(|id| !id.is_empty()) {
+                    Some(id) => id.to_owned(),
+                    // A failed request: no provider id, zero usage.
+                    None if counters.values().into_iter().all(|counter| counter.unwrap_or(0) == 0) => return true,
+                    None => format!("{at_ms}\u{1f}{}", spelled(&counters.values())),
+                };
+                let model = text(message, "/model").or_else(|| text(message, "/modelId"));
+                found.response(key, session, at_ms, model, counters);
                 true
             }
             _ => true,

@@ -52,7 +52,7 @@ impl Agent for Qwen {
             && path.extension().is_some_and(|extension| extension == "jsonl")
     }
 
-    fn file_reader(&self, state: &AgentState) -> Box<dyn FileReader> {
-        Box::new(JsonLines::<chat::Chat>::new(state))
+    fn file_reader(&self, path: &Path, state: &AgentState) -> Box<dyn FileReader> {
+        Box::new(JsonLines::<chat::Chat>::new(path, state))
     }
 }

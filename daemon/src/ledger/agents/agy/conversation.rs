@@ -1,0 +1,127 @@
+//! An agy conversation's database: table `gen_metadata` (`idx`, `data`),
+//! one row a generation (one provider response), its usage in a protobuf
+//! blob with no published schema. Public accounts of the format, cross-checked by
+//! two independent readers, put the usage at field path 1.4: f2 input
+//! (not cached), f5 cached input, f9 reasoning, f10 output text, and f3
+//! their output total, which equals f9 + f10. A row whose blob fails that
+//! invariant (or holds no such message) is refused, never guessed at, and
+//! nothing is estimated from text.
+//!
+//! The rows carry no time or model a reader can name, so a generation is
+//! dated when Bee first read it (its database's last write before that
+//! read) and its model is unknown; its key is the conversation (the
+//! database's name) and the row's `idx`.
+
+use bee_proto::usage::Counters;
+use std::path::Path;
+
+use super::protobuf::{Field, fields, last};
+use crate::ledger::agents::lines::Found;
+use crate::ledger::agents::whole::modified_ms;
+
+/// Every generation row: its index and its metadata blob.
+pub(crate) const QUERY: &str = "SELECT idx, data FROM gen_metadata";
+
+/// Reads one generation row of the conversation at `path`.
+pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> bool {
+    let Some(conversation) = path.file_stem().and_then(|stem| stem.to_str()).filter(|stem| !stem.is_empty()) else {
+        return false;
+    };
+    let Ok(id) = row.get::<_, i64>(0) else { return false };
+    let blob = row.get_ref(1).ok().and_then(|value| value.as_blob().ok());
+    let (Some(counters), Some(at_ms)) = (blob.and_then(read_usage), modified_ms(path)) else { return false };
+    found.session(conversation, None);
+    found.response(format!("{conversation}\u{1f}{id}"), conversation, at_ms, None, counters);
+    true
+}
+
+/// A generation's usage from its `gen_metadata` blob, in Bee's columns
+/// (input without cache reads, cache reads, output with its reasoning);
+/// `None` when the blob has no usage at field path 1.4 or its output
+/// total is not the sum of its parts.
+pub fn read_usage(blob: &[u8]) -> Option<Counters> {
+    fn nested(bytes: &[u8], number: u64) -> Option<&[u8]> {
+        match last(&fields(bytes)?, number)? {
+            Field::Bytes(inner) => Some(inner),
+            _ => None,
+        }
+    }
+    let usage = fields(nested(nested(blob, 1)?, 4)?)?;
+    let counter = |number| match last(&usage, number) {
+        Some(Field::Varint(n)) => Some(Some(n)),
+        None => Some(None),
+        _ => None,
+    };
+    let (input, cached, total, reasoning, text) = (counter(2)?, counter(5)?, counter(3)?, counter(9)?, counter(10)?);
+    // A field protobuf leaves out is 0; the invariant holds over what was written.
+    let output = reasoning.unwrap_or(0).checked_add(text.unwrap_or(0))?;
+    if total.unwrap_or(0) != output || output == 0 && input.is_none() {
+        return None;
+    }
+    Some(Counters {
+        input_tokens: Some(input.unwrap_or(0)),
+        cache_read_input_tokens: Some(cached.unwrap_or(0)),
+        output_tokens: Some(output),
+        reasoning_output_tokens: Some(reasoning.unwrap_or(0)),
+        ..Counters::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::protobuf::tests::{Encoded, encode};
+    use super::*;
+    use crate::ledger::agents::tests::{read_whole, rows};
+    use bee_proto::ledger::Provider;
+
+    /// A `gen_metadata` blob with usage (input, cached, reasoning, text,
+    /// output total) at field path 1.4, among other fields.
+    pub(crate) fn blob(input: u64, cached: u64, reasoning: u64, text: u64, total: u64) -> Vec<u8> {
+        let usage = encode(&[
+            (2, Encoded::Varint(input)),
+            (3, Encoded::Varint(total)),
+            (5, Encoded::Varint(cached)),
+            (9, Encoded::Varint(reasoning)),
+            (10, Encoded::Varint(text)),
+        ]);
+        let metadata = encode(&[(1, Encoded::Bytes(b"gemini")), (4, Encoded::Bytes(&usage)), (7, Encoded::Varint(1))]);
+        encode(&[(1, Encoded::Bytes(&metadata)), (3, Encoded::Bytes(b"step"))])
+    }
+
+    /// Generations read as the conversation grows: each once by its row;
+    /// cached input shown once under cache reads, reasoning inside output;
+    /// a blob whose output total is not its parts' sum, and one that is no
+    /// protobuf, are refused.
+    #[test]
+    fn generations_once_and_misread_usage_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0f9d2c44-5b1e-4c8a-9e61-2d7f3a8b9c10.db");
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch("CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)").unwrap();
+        let insert = "INSERT INTO gen_metadata (idx, data) VALUES (?1, ?2)";
+        db.execute(insert, (1, blob(5200, 0, 310, 95, 405))).unwrap();
+        let (first, _) = read_whole(Provider::Agy, &path, &Default::default());
+        db.execute(insert, (2, blob(140, 5100, 0, 60, 60))).unwrap();
+        db.execute(insert, (3, blob(100, 0, 10, 20, 31))).unwrap();
+        db.execute(insert, (4, b"\xff\xff not protobuf".to_vec())).unwrap();
+        let (mut all, _) = read_whole(Provider::Agy, &path, &Default::default());
+        all.extend(first);
+        let s = Some;
+        let conversation = "0f9d2c44-5b1e-4c8a-9e61-2d7f3a8b9c10\u{1f}";
+        assert_eq!(
+            rows(Provider::Agy, &all),
+            [
+                (format!("{conversation}1"), s(5200), None, s(0), s(405), s(310), s(5605)),
+                (format!("{conversation}2"), s(140), None, s(5100), s(60), s(0), s(5300)),
+            ]
+        );
+        assert!(all.iter().all(|w| w.model.is_none()), "agy's rows name no model Bee can read");
+    }
+
+    #[test]
+    fn usage_not_at_its_path_is_none() {
+        assert_eq!(read_usage(&encode(&[(1, Encoded::Varint(4))])), None);
+        assert_eq!(read_usage(&[]), None);
+        assert!(read_usage(&blob(1, 2, 3, 4, 7)).is_some());
+    }
+}

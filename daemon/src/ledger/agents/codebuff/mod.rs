@@ -1,0 +1,53 @@
+//! Codebuff: each chat's messages (`~/.config/manicode/projects/<project>/
+//! chats/<chat>/chat-messages.json`, and the `manicode-dev` and
+//! `manicode-staging` channels'), JSON documents it rewrites whole.
+//! `README.md` beside this file describes the format.
+//!
+//! - [`chat`]: the reader of one chat.
+
+pub(crate) mod chat;
+
+use bee_proto::ledger::Provider;
+use std::path::{Path, PathBuf};
+
+use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, env_or_home};
+use crate::ledger::agents::whole::Documents;
+
+/// Codebuff, as [`Agent`].
+#[derive(Debug)]
+pub struct Codebuff;
+
+/// Codebuff's reader: each chat document read whole.
+pub(crate) static CHATS: Documents = Documents { provider: Provider::Codebuff, read: chat::read };
+
+/// Its release channels, each a directory of its own.
+const CHANNELS: [&str; 3] = ["manicode", "manicode-dev", "manicode-staging"];
+
+impl Agent for Codebuff {
+    fn provider(&self) -> Provider {
+        Provider::Codebuff
+    }
+
+    fn title(&self) -> &'static str {
+        "Codebuff"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::FormatFromSource
+    }
+
+    /// `projects/` of each channel's directory under `XDG_CONFIG_HOME`
+    /// (by default `~/.config`).
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
+        let Some(config) = env_or_home(env, "XDG_CONFIG_HOME", ".config") else { return Vec::new() };
+        CHANNELS.iter().map(|channel| config.join(channel).join("projects")).collect()
+    }
+
+    fn is_record_file(&self, path: &Path) -> bool {
+        path.file_name().is_some_and(|name| name == "chat-messages.json")
+    }
+
+    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
+        Some(&CHATS)
+    }
+}

@@ -1,0 +1,52 @@
+//! Droid (Factory's CLI): each session's settings document
+//! (`~/.factory/sessions/…/<session>.settings.json`), which keeps the
+//! session's running token total. `README.md` beside this file describes
+//! the format.
+//!
+//! - [`settings`]: the reader of one settings document.
+
+pub(crate) mod settings;
+
+use bee_proto::ledger::Provider;
+use std::path::{Path, PathBuf};
+
+use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, under_home};
+use crate::ledger::agents::whole::Documents;
+
+/// Droid, as [`Agent`].
+#[derive(Debug)]
+pub struct Droid;
+
+/// Droid's reader: each settings document read whole.
+pub(crate) static SETTINGS: Documents = Documents { provider: Provider::Droid, read: settings::read };
+
+impl Agent for Droid {
+    fn provider(&self) -> Provider {
+        Provider::Droid
+    }
+
+    fn title(&self) -> &'static str {
+        "Droid"
+    }
+
+    fn verified(&self) -> Verified {
+        Verified::FormatFromSource
+    }
+
+    fn unrecorded_calls(&self) -> Option<&'static str> {
+        Some("its calls one by one: it keeps one running total a session, counted here as one response")
+    }
+
+    /// `sessions/` of `~/.factory`.
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
+        under_home(env, ".factory/sessions").into_iter().collect()
+    }
+
+    fn is_record_file(&self, path: &Path) -> bool {
+        path.file_name().and_then(|name| name.to_str()).is_some_and(|name| name.ends_with(".settings.json"))
+    }
+
+    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
+        Some(&SETTINGS)
+    }
+}

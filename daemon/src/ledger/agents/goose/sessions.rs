@@ -1,0 +1,102 @@
+//! Goose's `sessions` table: one row a session, with the model it was
+//! configured with (`model_config_json.model_name`), when it was created,
+//! the last call's tokens (`input_tokens`, `output_tokens`,
+//! `total_tokens`) and the session's running totals (`accumulated_*`).
+//! Goose keeps no record of its calls one by one, so a session is one
+//! entry in the ledger, keyed by the session, its counters the running
+//! totals (the last call's, for a session from before Goose kept them),
+//! dated when the session was created. Goose keeps no cache counters: its
+//! input is the provider's prompt count, whatever part of it was cached.
+//! A session whose provider is another agent's CLI (`claude-code`,
+//! `codex`, `gemini-cli`) is that agent's usage, counted from its own
+//! records.
+
+use bee_proto::usage::Counters;
+use serde_json::Value;
+use std::path::Path;
+
+use crate::ledger::agents::lines::{Found, text, wrapped_agent};
+use crate::ledger::agents::whole::{column_count, column_text, column_time_ms};
+
+/// The columns read, in order.
+pub(crate) const QUERY: &str = "SELECT id, model_config_json, created_at, input_tokens, output_tokens, total_tokens,
+        accumulated_input_tokens, accumulated_output_tokens, accumulated_total_tokens, provider_name
+   FROM sessions";
+
+/// Reads one session row.
+pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> bool {
+    let Some(session) = column_text(row, 0) else { return false };
+    if column_text(row, 9).and_then(wrapped_agent).is_some() {
+        return true;
+    }
+    let either = |accumulated: usize, last: usize| column_count(row, accumulated).or_else(|| column_count(row, last));
+    let counters = Counters {
+        input_tokens: either(6, 3),
+        output_tokens: either(7, 4),
+        total_tokens: either(8, 5),
+        ..Counters::default()
+    };
+    if counters.values().iter().all(|counter| counter.unwrap_or(0) == 0) {
+        return true;
+    }
+    let Some(at_ms) = column_time_ms(row, 2) else { return false };
+    let config: Option<Value> = column_text(row, 1).and_then(|config| serde_json::from_str(config).ok());
+    let model = config.as_ref().and_then(|config| text(config, "/model_name"));
+    found.session(session, None);
+    found.response(format!("session\u{1f}{session}"), session, at_ms, model, counters);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ledger::agents::tests::{read_whole, rows};
+    use bee_proto::ledger::Provider;
+
+    /// Goose's table as its source creates it (the columns read).
+    const SCHEMA: &str = "CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT, working_dir TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, provider_name TEXT, model_config_json TEXT,
+        total_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+        accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER, accumulated_output_tokens INTEGER)";
+
+    /// Sessions read as they grow and when resumed: one entry a session,
+    /// its running totals, dated at its creation; a session from before the
+    /// running totals is its last call's; one with no time is refused; one
+    /// run through Claude Code's CLI is Claude Code's, not read here.
+    #[test]
+    fn a_session_is_one_running_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.db");
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch(SCHEMA).unwrap();
+        let model = r#"{"model_name":"gpt-5.1","context_limit":400000}"#;
+        let insert = "INSERT OR REPLACE INTO sessions (id, created_at, model_config_json, total_tokens, input_tokens,
+            output_tokens, accumulated_total_tokens, accumulated_input_tokens, accumulated_output_tokens)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+        db.execute(insert, ("20261201_1", "2026-12-01 09:00:00", model, 3100, 3000, 100, 6100, 5900, 200)).unwrap();
+        let (first, _) = read_whole(Provider::Goose, &path, &Default::default());
+        db.execute(insert, ("20261201_1", "2026-12-01 09:00:00", model, 3300, 3200, 100, 9400, 9100, 300)).unwrap();
+        db.execute(
+            insert,
+            ("20261130_7", 1_796_032_800_i64, model, 800, 700, 100, None::<i64>, None::<i64>, None::<i64>),
+        )
+        .unwrap();
+        db.execute(insert, ("20261201_2", None::<String>, model, 10, 5, 5, 10, 5, 5)).unwrap();
+        // A session run through the Claude Code CLI: Claude Code's own usage.
+        db.execute(insert, ("20261201_3", "2026-12-01 10:00:00", model, 10, 5, 5, 10, 5, 5)).unwrap();
+        db.execute("UPDATE sessions SET provider_name = 'claude-code' WHERE id = '20261201_3'", []).unwrap();
+        let (mut all, _) = read_whole(Provider::Goose, &path, &Default::default());
+        all.extend(first);
+        let s = Some;
+        assert_eq!(
+            rows(Provider::Goose, &all),
+            [
+                ("session\u{1f}20261130_7".into(), s(700), None, None, s(100), None, s(800)),
+                ("session\u{1f}20261201_1".into(), s(5900), None, None, s(200), None, s(6100)),
+                ("session\u{1f}20261201_1".into(), s(9100), None, None, s(300), None, s(9400)),
+            ]
+        );
+        let created = all.iter().find(|w| w.key.ends_with("20261201_1")).map(|w| w.at_ms);
+        assert_eq!(created, bee_proto::time::parse_rfc3339_ms("2026-12-01T09:00:00Z"));
+        assert_eq!(all[0].model.as_deref(), Some("gpt-5.1"));
+    }
+}
