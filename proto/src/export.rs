@@ -147,8 +147,15 @@ pub struct DestinationState {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogCursor {
-    /// Limit hits at or before this instant (Unix ms) were sent.
+    /// Limit notices at or before this instant (Unix ms) count as sent: the
+    /// cursor of exporters that followed usage time, kept as it was; 0 for
+    /// an exporter that never did.
     pub limit_hits_through_ms: i64,
+    /// Limit notices up to this place in the ledger's insertion order
+    /// (`seq`) were read: each was sent in its hit, or merged into a hit
+    /// already sent. A notice however late it reached the ledger is read.
+    #[serde(default)]
+    pub limit_notices_through_seq: i64,
     /// Record failures up to this byte of the journal were sent.
     pub record_failures_offset: u64,
     /// The verdict last sent for each recent session (session id → class);

@@ -338,6 +338,45 @@ fn series_now(home: &TestHome) -> Vec<bee_daemon::export::Series> {
     series
 }
 
+/// A push never holds two series with one label set. Codex reported its
+/// five-hour and weekly windows twice, their reset times 71 s apart (both
+/// current): one series each, the window that resets last; beside them
+/// every agent's usage, each series once.
+#[test]
+fn one_series_per_label_set_in_a_push() {
+    let home = TestHome::new();
+    bee_tests::every_agent::write_every_agent(&home);
+    let now = bee_proto::time::now_unix_ms() / 1000;
+    let at = |seconds_ago: i64| bee_proto::time::format_unix_ms((now - seconds_ago) * 1000);
+    let limits = |seconds_ago: i64, used: f64, resets: i64| {
+        json!({"timestamp": at(seconds_ago), "type": "event_msg", "payload": {"type": "token_count", "info": null,
+            "rate_limits": {"primary": {"used_percent": used, "window_minutes": 300, "resets_at": resets},
+                            "secondary": {"used_percent": used / 2.0, "window_minutes": 10080, "resets_at": resets + 86_400}}}})
+        .to_string()
+    };
+    let session = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c";
+    let meta =
+        json!({"timestamp": at(600), "type": "session_meta", "payload": {"id": session, "cwd": "/home/dev/app"}});
+    let rollout = [meta.to_string(), limits(300, 94.7, now + 7_200), limits(60, 94.8, now + 7_271)].join("\n") + "\n";
+    write_quiet(&home.path().join(format!(".codex/sessions/2026/12/04/rollout-w-{session}.jsonl")), &rollout);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let series = series_now(&home);
+    let mut seen = std::collections::BTreeSet::new();
+    for s in &series {
+        assert!(seen.insert((s.name, s.labels.clone())), "two series {} {:?}", s.name, s.labels);
+    }
+    let window = |name: &str, kind: &str| -> Vec<f64> {
+        series
+            .iter()
+            .filter(|s| s.name == name && s.labels.iter().any(|(k, v)| *k == "window" && v == kind))
+            .map(|s| s.value)
+            .collect()
+    };
+    assert_eq!(window("bee_window_reset_timestamp_seconds", "five_hour"), [(now + 7_271) as f64]);
+    assert_eq!(window("bee_window_reset_timestamp_seconds", "weekly"), [(now + 7_271 + 86_400) as f64]);
+    assert_eq!(window("bee_window_utilisation_ratio", "five_hour").len(), 1);
+}
+
 /// The series of a ledger with an unknown model, no cache reads and no
 /// measured time, read by the library the exporter uses.
 #[test]
@@ -608,7 +647,7 @@ fn otlp_export_decodes_with_the_official_definitions() {
         ),
     )
     .unwrap();
-    let _beed = home.start_daemon_with(&["--ingest-every", "1"]);
+    let beed = home.start_daemon_with(&["--ingest-every", "1"]);
     // A delivered prompt block and a hook event, through bee-hook.
     let block = home.file("block.md", b"Keep functions small.\n");
     let (delivered, _) = home.hook(
@@ -776,6 +815,30 @@ fn otlp_export_decodes_with_the_official_definitions() {
             .all(|r| r.time_unix_nano == hit_ms as u64 * 1_000_000),
         "{records:?}"
     );
+    // Beed is down while a Codex limit is hit two hours ago (a rollout read
+    // late): the export has long passed that time, and still sends it, once.
+    beed.stop();
+    let late_ms = bee_proto::time::now_unix_ms() - 7_200_000;
+    let late = bee_proto::ledger::LimitRecord::new(
+        uuid::Uuid::new_v4(),
+        bee_proto::time::format_unix_ms(late_ms),
+        bee_proto::ledger::Provider::Codex,
+        None,
+        bee_proto::usage::Detection::Text,
+    );
+    let mut ledger = bee_daemon::ledger::store::Ledger::open(&home.bee_dir().join("usage/ledger-v1")).unwrap();
+    ledger.append(&[bee_proto::ledger::LedgerRecord::Limit(late)]).unwrap();
+    drop(ledger);
+    let _beed = home.start_daemon_with(&["--ingest-every", "1"]);
+    let codex_hits =
+        || receiver.log_records().iter().filter(|r| attribute(r, "provider").as_deref() == Some("codex")).count();
+    assert!(eventually(Duration::from_secs(30), || codex_hits() == 1), "{:?}", receiver.log_records());
+    let sends = receiver.bodies.lock().unwrap().len();
+    assert!(eventually(Duration::from_secs(30), || receiver.bodies.lock().unwrap().len() >= sends + 3));
+    let records = receiver.log_records();
+    let late_hits: Vec<_> = records.iter().filter(|r| attribute(r, "provider").as_deref() == Some("codex")).collect();
+    assert_eq!(late_hits.len(), 1, "sent once: {records:?}");
+    assert_eq!(late_hits[0].time_unix_nano, late_ms as u64 * 1_000_000, "at the hit's own time");
     let status = export_status(&home);
     assert!(status["state"]["otlp"]["lastSuccessUtc"].is_string(), "{status}");
     assert_eq!(status["state"]["otlp"]["logEventsSent"], records.len(), "{status}");

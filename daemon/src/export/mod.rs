@@ -368,14 +368,7 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
                     );
                 }
                 push(names::LIMIT_HITS_TOTAL, std::slice::from_ref(&p), provider.crossed as f64);
-                for window in &provider.windows {
-                    let Some(resets_ms) = window.resets_at_utc.as_deref().and_then(bee_proto::time::parse_rfc3339_ms)
-                    else {
-                        continue;
-                    };
-                    if resets_ms <= now_ms {
-                        continue;
-                    }
+                for (window, resets_ms) in current_windows(&provider.windows, now_ms) {
                     let labels = [
                         p.clone(),
                         (names::LABEL_WINDOW, window.window.as_str().to_owned()),
@@ -431,6 +424,109 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
     Reading { series: out, cursor: covered, problems, verdicts }
 }
 
+/// The windows of a provider that have not reset at `now_ms`, one per
+/// (kind, limit family): the series' labels. Where two are current for one
+/// kind and family (a provider that reported a reset time that moved by a
+/// minute, say), the one with the latest reset is the window now; the
+/// other is the window it replaced, and two series with one label set
+/// would be one series with two values, of which a receiver keeps either.
+fn current_windows(
+    windows: &[bee_proto::ledger::QuotaWindow],
+    now_ms: i64,
+) -> Vec<(&bee_proto::ledger::QuotaWindow, i64)> {
+    let mut current: Vec<(&bee_proto::ledger::QuotaWindow, i64)> = Vec::new();
+    for window in windows {
+        let Some(resets_ms) = window.resets_at_utc.as_deref().and_then(bee_proto::time::parse_rfc3339_ms) else {
+            continue;
+        };
+        if resets_ms <= now_ms {
+            continue;
+        }
+        let same = |(other, _): &&mut (&bee_proto::ledger::QuotaWindow, i64)| {
+            other.window == window.window && other.limit_id == window.limit_id
+        };
+        match current.iter_mut().find(same) {
+            Some(kept) if kept.1 >= resets_ms => {}
+            Some(kept) => *kept = (window, resets_ms),
+            None => current.push((window, resets_ms)),
+        }
+    }
+    current
+}
+
+/// The limit hits not sent yet, and how far (in the ledger's insertion
+/// order) the notices were read. Notices are taken in the order they were
+/// stored. Each one's hit is the notices around it merged as the views
+/// merge them ([`one_per_hit`]'s rule). A hit is sent once it is settled
+/// (its last notice [`SAME_HIT_MS`] old: no notice can merge into it any
+/// more), and only when none of its notices was read before: a notice
+/// that joins a hit already sent sends nothing. Reading stops at the first
+/// notice whose hit is still open, to go on from it next time.
+///
+/// [`one_per_hit`]: crate::ledger::store::one_per_hit
+/// [`SAME_HIT_MS`]: crate::ledger::store::SAME_HIT_MS
+fn unsent_limit_hits(
+    ledger: &Path,
+    from: &LogCursor,
+    now_ms: i64,
+) -> Result<(Vec<crate::ledger::store::LimitRow>, i64), bee_proto::delivery::Issue> {
+    if !ledger.exists() || crate::ledger::store::newest_limit_seq(ledger)? <= from.limit_notices_through_seq {
+        return Ok((Vec::new(), from.limit_notices_through_seq));
+    }
+    let notices = crate::ledger::store::limit_notices(ledger)?;
+    Ok(hits_to_send(&notices, from, now_ms))
+}
+
+/// [`unsent_limit_hits`] over `notices` (in time order, with their `seq`).
+fn hits_to_send(
+    notices: &[(i64, crate::ledger::store::LimitRow)],
+    from: &LogCursor,
+    now_ms: i64,
+) -> (Vec<crate::ledger::store::LimitRow>, i64) {
+    use crate::ledger::store::SAME_HIT_MS;
+    // Each notice's hit: the index of its first notice; each hit's last time.
+    let mut hit_of = vec![0usize; notices.len()];
+    let mut last_at: BTreeMap<usize, i64> = BTreeMap::new();
+    let mut open: std::collections::HashMap<Provider, (usize, i64)> = std::collections::HashMap::new();
+    for (at, (_, notice)) in notices.iter().enumerate() {
+        let first = match open.get(&notice.provider) {
+            Some(&(first, previous)) if notice.at_ms - previous <= SAME_HIT_MS => first,
+            _ => at,
+        };
+        open.insert(notice.provider, (first, notice.at_ms));
+        hit_of[at] = first;
+        last_at.insert(first, notice.at_ms);
+    }
+    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (at, first) in hit_of.iter().enumerate() {
+        members.entry(*first).or_default().push(at);
+    }
+    let mut by_arrival: Vec<usize> =
+        (0..notices.len()).filter(|&at| notices[at].0 > from.limit_notices_through_seq).collect();
+    by_arrival.sort_by_key(|&at| notices[at].0);
+    let mut through = from.limit_notices_through_seq;
+    let mut sent = Vec::new();
+    for at in by_arrival {
+        let first = hit_of[at];
+        if last_at.get(&first).is_none_or(|&last| last > now_ms - SAME_HIT_MS) || sent.len() >= LOG_EVENTS_PER_SEND {
+            break;
+        }
+        let read_before = |member: &usize| {
+            let (seq, notice) = &notices[*member];
+            *seq <= through || notice.at_ms <= from.limit_hits_through_ms
+        };
+        let hit = members.get(&first).map(Vec::as_slice).unwrap_or_default();
+        if !hit.iter().any(read_before) {
+            // Its notices merged as the views merge them.
+            let merged =
+                crate::ledger::store::one_per_hit(hit.iter().map(|member| notices[*member].1.clone()).collect());
+            sent.extend(merged);
+        }
+        through = notices[at].0;
+    }
+    (sent, through)
+}
+
 /// How grave an OTLP log event is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogLevel {
@@ -455,14 +551,12 @@ pub struct LogEvent {
 /// At most this many log events go in one send; the rest follow.
 const LOG_EVENTS_PER_SEND: usize = 1000;
 
-/// The log events after `from`, at most [`LOG_EVENTS_PER_SEND`], and the
-/// cursor after them. A limit hit is sent once it is settled (no notice can
-/// merge into it any more: [`SAME_HIT_MS`] has passed), so a hit is never
-/// sent twice as it grows. The verdicts are those of the last full read
+/// The log events after `from`, at most [`LOG_EVENTS_PER_SEND`] limit
+/// hits, and the cursor after them. Limit notices are read in the order
+/// they reached the ledger ([`unsent_limit_hits`]), so a hit that arrived
+/// late (beed was down, a rollout was read later) is sent all the same. The verdicts are those of the last full read
 /// ([`Reading::verdicts`]); a change among them is sent once. A part that
 /// cannot be read sends nothing and keeps its cursor.
-///
-/// [`SAME_HIT_MS`]: crate::ledger::store::SAME_HIT_MS
 pub fn read_log_events(
     stores: &Stores,
     from: LogCursor,
@@ -471,47 +565,30 @@ pub fn read_log_events(
     host: &str,
     now_ms: i64,
 ) -> (Vec<LogEvent>, LogCursor, Vec<String>) {
-    use crate::ledger::store::SAME_HIT_MS;
     let (mut events, mut cursor, mut problems) = (Vec::new(), from.clone(), Vec::new());
     let common = || vec![(names::LABEL_USER, user.to_owned()), (names::LABEL_HOST, host.to_owned())];
-    let settled = now_ms - SAME_HIT_MS;
-    if from.limit_hits_through_ms < settled {
-        // Notices of a hit already sent that fall just after it merge into it, not into a new one.
-        let range =
-            Range { since_ms: from.limit_hits_through_ms.saturating_sub(SAME_HIT_MS).max(0), until_ms: settled + 1 };
-        match crate::ledger::store::read_range(&stores.ledger, range) {
-            Ok(view) => {
-                let mut hits: Vec<_> = view
-                    .limits
-                    .into_iter()
-                    .filter(|hit| hit.at_ms > from.limit_hits_through_ms && hit.at_ms <= settled)
-                    .collect();
-                let complete = hits.len() <= LOG_EVENTS_PER_SEND;
-                hits.truncate(LOG_EVENTS_PER_SEND);
-                cursor.limit_hits_through_ms = match (complete, hits.last()) {
-                    (true, _) | (false, None) => settled,
-                    (false, Some(last)) => last.at_ms,
-                };
-                for hit in hits {
-                    let mut attributes = common();
-                    attributes.push((names::LABEL_PROVIDER, hit.provider.as_str().to_owned()));
-                    if let Some(window) = hit.window {
-                        attributes.push((names::LABEL_WINDOW, window.as_str().to_owned()));
-                    }
-                    if let Some(limit_id) = hit.limit_id {
-                        attributes.push((names::LABEL_LIMIT_ID, limit_id));
-                    }
-                    events.push(LogEvent {
-                        at_ms: hit.at_ms,
-                        name: names::LOG_LIMIT_HIT,
-                        level: LogLevel::Warn,
-                        body: format!("{} usage limit hit", hit.provider.as_str()),
-                        attributes,
-                    });
+    match unsent_limit_hits(&stores.ledger, &from, now_ms) {
+        Ok((hits, through_seq)) => {
+            cursor.limit_notices_through_seq = through_seq;
+            for hit in hits {
+                let mut attributes = common();
+                attributes.push((names::LABEL_PROVIDER, hit.provider.as_str().to_owned()));
+                if let Some(window) = hit.window {
+                    attributes.push((names::LABEL_WINDOW, window.as_str().to_owned()));
                 }
+                if let Some(limit_id) = hit.limit_id {
+                    attributes.push((names::LABEL_LIMIT_ID, limit_id));
+                }
+                events.push(LogEvent {
+                    at_ms: hit.at_ms,
+                    name: names::LOG_LIMIT_HIT,
+                    level: LogLevel::Warn,
+                    body: format!("{} usage limit hit", hit.provider.as_str()),
+                    attributes,
+                });
             }
-            Err(issue) => problems.push(format!("ledger: {}", issue.as_str())),
         }
+        Err(issue) => problems.push(format!("ledger: {}", issue.as_str())),
     }
     if let Some(journal) = stores.ledger.parent().map(|dir| dir.join(bee_proto::ledger::RECORD_FAILURES_FILE)) {
         match crate::ledger::record_failures::read(&journal, from.record_failures_offset) {
@@ -630,6 +707,64 @@ pub fn status(stores: &Stores) -> ExportStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::store::LimitRow;
+
+    const MINUTE: i64 = 60_000;
+
+    /// A Codex notice stored `seq`-th, at `minute`.
+    fn notice(seq: i64, minute: i64) -> (i64, LimitRow) {
+        let row = LimitRow {
+            provider: Provider::Codex,
+            at_ms: minute * MINUTE,
+            window: None,
+            window_minutes: None,
+            limit_id: None,
+        };
+        (seq, row)
+    }
+
+    /// Notices in time order, as the ledger lists them.
+    fn in_time_order(mut notices: Vec<(i64, LimitRow)>) -> Vec<(i64, LimitRow)> {
+        notices.sort_by_key(|(seq, notice)| (notice.at_ms, *seq));
+        notices
+    }
+
+    fn sent_at(hits: &[LimitRow]) -> Vec<i64> {
+        hits.iter().map(|hit| hit.at_ms / MINUTE).collect()
+    }
+
+    /// A hit is sent once, when settled, however late its notices reached
+    /// the ledger; a notice joining a hit already sent sends nothing; an
+    /// open hit waits, and what follows it waits with it.
+    #[test]
+    fn limit_hits_are_sent_once_in_the_order_they_arrived() {
+        let mut cursor = LogCursor::default();
+        // Two notices of one hit at minutes 100 and 101; another hit at 200 still open at 203.
+        let notices = in_time_order(vec![notice(1, 100), notice(2, 101), notice(3, 200)]);
+        let (hits, through) = hits_to_send(&notices, &cursor, 203 * MINUTE);
+        assert_eq!((sent_at(&hits), through), (vec![100], 2), "one hit; the open one waits");
+        cursor.limit_notices_through_seq = through;
+        let (hits, through) = hits_to_send(&notices, &cursor, 206 * MINUTE);
+        assert_eq!((sent_at(&hits), through), (vec![200], 3));
+        cursor.limit_notices_through_seq = through;
+        // Beed was down: a hit of minute 50 and a late notice of the hit at 100 arrive.
+        let notices =
+            in_time_order(vec![notice(1, 100), notice(2, 101), notice(3, 200), notice(4, 50), notice(5, 103)]);
+        let (hits, through) = hits_to_send(&notices, &cursor, 300 * MINUTE);
+        assert_eq!((sent_at(&hits), through), (vec![50], 5), "the late hit once; the late notice joins one sent");
+        cursor.limit_notices_through_seq = through;
+        assert_eq!(hits_to_send(&notices, &cursor, 400 * MINUTE), (Vec::new(), 5), "nothing twice");
+    }
+
+    /// A cursor of the versions that followed usage time: what it covered
+    /// counts as sent; a later notice of an older time is still sent.
+    #[test]
+    fn a_usage_time_cursor_counts_as_sent() {
+        let cursor = LogCursor { limit_hits_through_ms: 150 * MINUTE, ..LogCursor::default() };
+        let notices = in_time_order(vec![notice(1, 100), notice(2, 200), notice(3, 120)]);
+        let (hits, through) = hits_to_send(&notices, &cursor, 300 * MINUTE);
+        assert_eq!((sent_at(&hits), through), (vec![200], 3), "minute 120 arrived late but before the upgrade");
+    }
 
     fn read(text: &str) -> Settings {
         settings_from(text, Path::new("config.toml"))

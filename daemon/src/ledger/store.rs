@@ -951,6 +951,51 @@ pub fn one_per_hit(limits: Vec<LimitRow>) -> Vec<LimitRow> {
     hits
 }
 
+/// The place of the newest limit notice in the ledger's insertion order
+/// (`limit_hit.seq`; 0 for none): where a reader of notices by arrival
+/// stands.
+pub fn newest_limit_seq(dir: &Path) -> Result<i64, Issue> {
+    let reader = Reader::open(dir)?;
+    reader
+        .conn
+        .query_row("SELECT COALESCE(MAX(seq), 0) FROM limit_hit", [], |row| row.get(0))
+        .map_err(|err| sqlite::issue_of(&err))
+}
+
+/// Every limit notice of the ledger with its place in insertion order, in
+/// time order; a notice that fails its checksum is left out.
+pub fn limit_notices(dir: &Path) -> Result<Vec<(i64, LimitRow)>, Issue> {
+    let reader = Reader::open(dir)?;
+    let crc = if reader.version < schema::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
+    let read = || -> rusqlite::Result<Vec<(i64, LimitRow)>> {
+        let mut statement = reader.conn.prepare(&format!(
+            "SELECT {}, {crc}, seq FROM limit_hit ORDER BY at_ms, seq",
+            LIMIT_COLUMNS.select(reader.version)
+        ))?;
+        let seq_column = LIMIT_COLUMNS.count() + 1;
+        let mut rows = statement.query([])?;
+        let mut notices = Vec::new();
+        while let Some(row) = rows.next()? {
+            if !LIMIT_COLUMNS.verifies(row, 0)? {
+                continue;
+            }
+            let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+            notices.push((
+                row.get(seq_column)?,
+                LimitRow {
+                    provider,
+                    at_ms: row.get(3)?,
+                    window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
+                    window_minutes: row.get(7)?,
+                    limit_id: row.get(8)?,
+                },
+            ));
+        }
+        Ok(notices)
+    };
+    read().map_err(|err| sqlite::issue_of(&err))
+}
+
 /// What the views need of a range of the ledger.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LedgerView {
