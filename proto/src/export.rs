@@ -49,14 +49,25 @@ pub const HOOK_EVENTS_TOTAL: &str = "bee_hook_events_total";
 /// events store was read). No series when the events store cannot be read.
 pub const AUDIT_SESSIONS: &str = "bee_audit_sessions";
 
+/// When the newest limit hit of a provider happened, by the hit's own
+/// time (however late it reached the ledger), Unix seconds: what an alert
+/// on "a hit in the last 15 minutes" compares with `time()`. Labels:
+/// provider. No series for a provider that never hit a limit.
+pub const LAST_LIMIT_HIT_TIMESTAMP: &str = "bee_last_limit_hit_timestamp_seconds";
+/// When this send was made, Unix seconds. Its last value stays the
+/// machine's last send after its samples stop (`last_over_time`), so a
+/// silent machine's age keeps growing instead of its series going stale.
+pub const LAST_SEND_TIMESTAMP: &str = "bee_last_send_timestamp_seconds";
+
 /// Always 1, with the exporting Bee's `version`: present whenever beed sends,
 /// so a silent machine shows (its samples stop) even with empty stores.
 pub const BUILD_INFO: &str = "bee_build_info";
 pub const LABEL_VERSION: &str = "version";
 
 /// Every series Bee exports (contrib's rules and dashboard name no other).
-pub const ALL_SERIES: [&str; 15] = [
+pub const ALL_SERIES: [&str; 17] = [
     BUILD_INFO,
+    LAST_SEND_TIMESTAMP,
     RESPONSES_TOTAL,
     TOKENS_TOTAL,
     USAGE_PARTIAL_PARTS,
@@ -65,6 +76,7 @@ pub const ALL_SERIES: [&str; 15] = [
     UNPRICED_PARTS,
     AGENT_TIME_SECONDS_TOTAL,
     LIMIT_HITS_TOTAL,
+    LAST_LIMIT_HIT_TIMESTAMP,
     WINDOW_UTILISATION,
     WINDOW_RESET_TIMESTAMP,
     DELIVERY_OBSERVATIONS_TOTAL,

@@ -298,6 +298,7 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
         out.push(Series { name, labels: all, value });
     };
     push(names::BUILD_INFO, &[(names::LABEL_VERSION, env!("CARGO_PKG_VERSION").to_owned())], 1.0);
+    push(names::LAST_SEND_TIMESTAMP, &[], now_ms as f64 / 1000.0);
     let range = Range { since_ms: 0, until_ms: now_ms };
     let prices = PriceTable::bundled();
     let ask = UsageAsk { range, by: UsageGrouping::Model, zone: Zone::utc(), filters: UsageFilters::default() };
@@ -368,6 +369,11 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
                     );
                 }
                 push(names::LIMIT_HITS_TOTAL, std::slice::from_ref(&p), provider.crossed as f64);
+                let last_hit =
+                    view.limits.iter().filter(|hit| hit.provider == provider.provider).map(|hit| hit.at_ms).max();
+                if let Some(at_ms) = last_hit {
+                    push(names::LAST_LIMIT_HIT_TIMESTAMP, std::slice::from_ref(&p), at_ms as f64 / 1000.0);
+                }
                 for (window, resets_ms) in current_windows(&provider.windows, now_ms) {
                     let labels = [
                         p.clone(),
