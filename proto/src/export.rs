@@ -64,26 +64,59 @@ pub const LAST_SEND_TIMESTAMP: &str = "bee_last_send_timestamp_seconds";
 pub const BUILD_INFO: &str = "bee_build_info";
 pub const LABEL_VERSION: &str = "version";
 
+/// What a receiver is told of a series beside its samples (remote write's
+/// metadata, OTLP's description and unit): spelled here once, for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesMeta {
+    pub name: &'static str,
+    /// A cumulative counter (`_total`); every other series is a gauge.
+    pub counter: bool,
+    /// One line on what it counts.
+    pub help: &'static str,
+    /// Its unit, in Prometheus's words (`seconds`, `bytes`, `ratio`,
+    /// `tokens`, `usd`); empty for a count of things.
+    pub unit: &'static str,
+}
+
+const fn meta(name: &'static str, counter: bool, help: &'static str, unit: &'static str) -> SeriesMeta {
+    SeriesMeta { name, counter, help, unit }
+}
+
 /// Every series Bee exports (contrib's rules and dashboard name no other).
-pub const ALL_SERIES: [&str; 17] = [
-    BUILD_INFO,
-    LAST_SEND_TIMESTAMP,
-    RESPONSES_TOTAL,
-    TOKENS_TOTAL,
-    USAGE_PARTIAL_PARTS,
-    REPORTED_COST_TOTAL,
-    ESTIMATED_COST_TOTAL,
-    UNPRICED_PARTS,
-    AGENT_TIME_SECONDS_TOTAL,
-    LIMIT_HITS_TOTAL,
-    LAST_LIMIT_HIT_TIMESTAMP,
-    WINDOW_UTILISATION,
-    WINDOW_RESET_TIMESTAMP,
-    DELIVERY_OBSERVATIONS_TOTAL,
-    DELIVERY_BYTES_TOTAL,
-    HOOK_EVENTS_TOTAL,
-    AUDIT_SESSIONS,
+pub const ALL_SERIES: [SeriesMeta; 17] = [
+    meta(BUILD_INFO, false, "Always 1 while beed sends, with the exporting Bee's version.", ""),
+    meta(LAST_SEND_TIMESTAMP, false, "When this send was made, Unix seconds.", "seconds"),
+    meta(RESPONSES_TOTAL, true, "Provider responses, each counted once by its provider id.", ""),
+    meta(
+        TOKENS_TOTAL,
+        true,
+        "Tokens in Bee's one set of columns, by kind; no series for a kind nobody reported.",
+        "tokens",
+    ),
+    meta(
+        USAGE_PARTIAL_PARTS,
+        false,
+        "Parts lacking a counter their provider reports: the token sums are lower bounds.",
+        "",
+    ),
+    meta(REPORTED_COST_TOTAL, true, "Cost the provider reported.", "usd"),
+    meta(ESTIMATED_COST_TOTAL, true, "Cost estimated from the bundled price table; never a bill.", "usd"),
+    meta(UNPRICED_PARTS, false, "Responses the price table could not price.", ""),
+    meta(AGENT_TIME_SECONDS_TOTAL, true, "Agent time, measured by a producer or derived from the logs.", "seconds"),
+    meta(LIMIT_HITS_TOTAL, true, "Usage-limit hits, one per hit.", ""),
+    meta(LAST_LIMIT_HIT_TIMESTAMP, false, "The newest limit hit's own time, Unix seconds.", "seconds"),
+    meta(WINDOW_UTILISATION, false, "A current quota window's highest reported utilisation, 0 to 1.", "ratio"),
+    meta(WINDOW_RESET_TIMESTAMP, false, "When a current quota window resets, Unix seconds.", "seconds"),
+    meta(DELIVERY_OBSERVATIONS_TOTAL, true, "Delivered hook outputs the delivery store observed.", ""),
+    meta(DELIVERY_BYTES_TOTAL, true, "Their UTF-8 bytes as written.", "bytes"),
+    meta(HOOK_EVENTS_TOTAL, true, "Hook events stored.", ""),
+    meta(AUDIT_SESSIONS, false, "Recent sessions by audit verdict.", ""),
 ];
+
+/// The metadata of the series named `name`.
+pub fn series_meta(name: &str) -> Option<&'static SeriesMeta> {
+    ALL_SERIES.iter().find(|series| series.name == name)
+}
 
 /// OTLP log events (metadata only): a usage-limit hit (attributes
 /// provider, window, limit_id), ledger records a producer could not write
@@ -153,6 +186,10 @@ pub struct DestinationState {
     /// OTLP: log events sent since the exporter first ran.
     #[serde(default)]
     pub log_events_sent: u64,
+    /// OTLP: the start of every cumulative sum (Unix ms), fixed when the
+    /// exporter first ran, so a restarted beed is no counter reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_start_ms: Option<i64>,
 }
 
 /// Where OTLP log events stand.

@@ -44,8 +44,10 @@ fn attribute(key: &str, value: &str) -> KeyValue {
 pub fn metrics_request(series: &[Series], host: &str, start_ns: u64, now_ns: u64) -> ExportMetricsServiceRequest {
     let mut metrics: Vec<Metric> = Vec::new();
     for one in series {
+        let mut attributes: Vec<KeyValue> = one.labels.iter().map(|(key, value)| attribute(key, value)).collect();
+        attributes.extend(gen_ai_attributes(one));
         let point = NumberDataPoint {
-            attributes: one.labels.iter().map(|(key, value)| attribute(key, value)).collect(),
+            attributes,
             start_time_unix_nano: start_ns,
             time_unix_nano: now_ns,
             value: Some(number_data_point::Value::AsDouble(one.value)),
@@ -64,10 +66,11 @@ pub fn metrics_request(series: &[Series], host: &str, start_ns: u64, now_ns: u64
                 } else {
                     metric::Data::Gauge(Gauge { data_points: Vec::new() })
                 };
-                let unit = if name.ends_with("_seconds") { "s" } else { "" };
+                let meta = bee_proto::export::series_meta(one.name);
                 metrics.push(Metric {
                     name: name.to_owned(),
-                    unit: unit.to_owned(),
+                    description: meta.map(|meta| meta.help.to_owned()).unwrap_or_default(),
+                    unit: meta.map(|meta| otlp_unit(meta.unit)).unwrap_or_default().to_owned(),
                     data: Some(data),
                     ..Metric::default()
                 });
@@ -87,6 +90,35 @@ pub fn metrics_request(series: &[Series], host: &str, start_ns: u64, now_ns: u64
             ..ResourceMetrics::default()
         }],
     }
+}
+
+/// A unit as OTLP spells it (UCUM; a count's unit in braces).
+fn otlp_unit(prometheus_unit: &str) -> &'static str {
+    match prometheus_unit {
+        "seconds" => "s",
+        "bytes" => "By",
+        "ratio" => "1",
+        "tokens" => "{token}",
+        "usd" => "USD",
+        _ => "",
+    }
+}
+
+/// OpenTelemetry's GenAI attributes where one names what a label does: the
+/// model (`gen_ai.request.model`), and for input and output tokens their
+/// type (`gen_ai.token.type`). Bee's own labels stay beside them.
+fn gen_ai_attributes(series: &Series) -> Vec<KeyValue> {
+    let label = |name: &str| series.labels.iter().find(|(key, _)| *key == name).map(|(_, value)| value.as_str());
+    let mut attributes = Vec::new();
+    if let Some(model) = label(bee_proto::export::LABEL_MODEL) {
+        attributes.push(attribute("gen_ai.request.model", model));
+    }
+    if series.name == bee_proto::export::TOKENS_TOTAL
+        && let Some(kind @ ("input" | "output")) = label(bee_proto::export::LABEL_KIND)
+    {
+        attributes.push(attribute("gen_ai.token.type", kind));
+    }
+    attributes
 }
 
 /// Bee on this host: the resource of every request.
@@ -166,5 +198,18 @@ mod tests {
         assert!(sum.is_monotonic && sum.aggregation_temporality == AggregationTemporality::Cumulative as i32);
         assert_eq!(sum.data_points.len(), 2);
         assert!(matches!(metrics[1].data, Some(metric::Data::Gauge(_))));
+        assert_eq!((metrics[0].unit.as_str(), metrics[1].unit.as_str()), ("{token}", "1"));
+        assert!(metrics.iter().all(|metric| !metric.description.is_empty()), "described from the one table");
+        let token_types: Vec<String> = sum
+            .data_points
+            .iter()
+            .flat_map(|point| &point.attributes)
+            .filter(|kv| kv.key == "gen_ai.token.type")
+            .filter_map(|kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                Some(any_value::Value::StringValue(text)) => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(token_types, ["output", "input"], "GenAI's token type beside Bee's kind");
     }
 }

@@ -10,7 +10,27 @@ use super::Series;
 pub struct WriteRequest {
     #[prost(message, repeated, tag = "1")]
     pub timeseries: Vec<TimeSeries>,
+    #[prost(message, repeated, tag = "3")]
+    pub metadata: Vec<MetricMetadata>,
 }
+
+/// `prometheus.MetricMetadata`: a metric family's type, help and unit.
+#[derive(Clone, PartialEq, Message)]
+pub struct MetricMetadata {
+    /// `MetricType`: 1 counter, 2 gauge.
+    #[prost(int32, tag = "1")]
+    pub r#type: i32,
+    #[prost(string, tag = "2")]
+    pub metric_family_name: String,
+    #[prost(string, tag = "4")]
+    pub help: String,
+    #[prost(string, tag = "5")]
+    pub unit: String,
+}
+
+/// `MetricType.COUNTER` and `MetricType.GAUGE`.
+const COUNTER: i32 = 1;
+const GAUGE: i32 = 2;
 
 /// `prometheus.TimeSeries`.
 #[derive(Clone, PartialEq, Message)]
@@ -54,7 +74,22 @@ pub fn encode(series: &[Series], at_ms: i64) -> Result<Vec<u8>, snap::Error> {
             TimeSeries { labels, samples: vec![Sample { value: one.value, timestamp: at_ms }] }
         })
         .collect();
-    snap::raw::Encoder::new().compress_vec(&WriteRequest { timeseries }.encode_to_vec())
+    // Each family's metadata once, from the one table of them.
+    let mut metadata: Vec<MetricMetadata> = Vec::new();
+    for one in series {
+        if metadata.iter().any(|family| family.metric_family_name == one.name) {
+            continue;
+        }
+        if let Some(meta) = bee_proto::export::series_meta(one.name) {
+            metadata.push(MetricMetadata {
+                r#type: if meta.counter { COUNTER } else { GAUGE },
+                metric_family_name: meta.name.to_owned(),
+                help: meta.help.to_owned(),
+                unit: meta.unit.to_owned(),
+            });
+        }
+    }
+    snap::raw::Encoder::new().compress_vec(&WriteRequest { timeseries, metadata }.encode_to_vec())
 }
 
 /// The largest request [`decode`] unpacks: a snappy body declares its own
@@ -88,6 +123,11 @@ mod tests {
         assert_eq!(names, ["__name__", "kind", "user"]);
         assert_eq!(request.timeseries[0].labels[0].value, "bee_tokens_total");
         assert_eq!(request.timeseries[0].samples, vec![Sample { value: 1976.0, timestamp: 1_764_000_000_000 }]);
+        assert_eq!(
+            (request.metadata.len(), request.metadata[0].r#type, request.metadata[0].unit.as_str()),
+            (1, COUNTER, "tokens"),
+            "its family's metadata, once"
+        );
         assert!(decode(b"not snappy").is_err());
         // Found by the fuzz target: six bytes that claim 3.6 GB unpacked.
         assert!(decode(&[0xd3, 0xd3, 0xd3, 0xd3, 0x0d, 0x0d]).unwrap_err().contains("claims"));
