@@ -5,13 +5,8 @@
 
 use bee_proto::ledger::Provider;
 use libfuzzer_sys::fuzz_target;
-use std::path::Path;
 
-fuzz_target!(|data: &[u8]| {
-    let at = Path::new("sessions/project/session/wire.jsonl");
-    let (evidence, unparseable) = bee_daemon::ledger::agents::read_log_at(Provider::Kimi, at, data);
-    assert!(unparseable <= data.split_inclusive(|b| *b == b'\n').count() as u64);
-    for item in &evidence {
-        let _ = item.is_valid();
-    }
-});
+#[path = "line_log.rs"]
+mod line_log;
+
+fuzz_target!(|data: &[u8]| line_log::read(Provider::Kimi, data));

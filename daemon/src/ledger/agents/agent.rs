@@ -32,22 +32,46 @@ pub(crate) fn xdg_data(env: Env<'_>, name: &str) -> Option<PathBuf> {
     env_or_home(env, "XDG_DATA_HOME", ".local/share").map(|data| data.join(name))
 }
 
-/// One coding agent whose local records Bee reads.
-pub trait Agent: Sync {
+/// What is known of an agent before any record is read: its name, what
+/// people call it, how its reader was verified, and the calls its records
+/// leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct About {
     /// The name its records are counted under.
-    fn provider(&self) -> Provider;
-
+    pub provider: Provider,
     /// What people call it.
-    fn title(&self) -> &'static str;
-
+    pub title: &'static str,
     /// How its reader was verified (`beectl agents`, the README's table).
-    fn verified(&self) -> Verified;
-
+    pub verified: Verified,
     /// The calls it makes and keeps no record of, in words (see its
     /// README): a view over its records says so, never a total that looks
     /// exact.
+    pub unrecorded_calls: Option<&'static str>,
+}
+
+/// One coding agent whose local records Bee reads.
+pub trait Agent: Sync {
+    /// What is known of it ([`About`]).
+    fn about(&self) -> &'static About;
+
+    /// The name its records are counted under.
+    fn provider(&self) -> Provider {
+        self.about().provider
+    }
+
+    /// What people call it.
+    fn title(&self) -> &'static str {
+        self.about().title
+    }
+
+    /// How its reader was verified.
+    fn verified(&self) -> Verified {
+        self.about().verified
+    }
+
+    /// The calls its records leave out, in words.
     fn unrecorded_calls(&self) -> Option<&'static str> {
-        None
+        self.about().unrecorded_calls
     }
 
     /// The directories that hold its records, found as the agent itself

@@ -12,7 +12,7 @@ mod protobuf;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, under_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, under_home};
 use crate::ledger::agents::whole::Rows;
 
 pub use conversation::read_usage;
@@ -26,16 +26,13 @@ pub struct Agy;
 static GENERATIONS: Rows = Rows { provider: Provider::Agy, query: conversation::QUERY, read: conversation::read };
 
 impl Agent for Agy {
-    fn provider(&self) -> Provider {
-        Provider::Agy
-    }
-
-    fn title(&self) -> &'static str {
-        "Antigravity CLI (agy)"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Agy,
+            title: "Antigravity CLI (agy)",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: None,
+        }
     }
 
     /// `conversations/` of `~/.gemini/antigravity-cli` (agy reads no

@@ -9,7 +9,7 @@ pub(crate) mod thread;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::whole::Documents;
 
 /// Amp, as [`Agent`].
@@ -20,16 +20,8 @@ pub struct Amp;
 pub(crate) static THREADS: Documents = Documents { provider: Provider::Amp, read: thread::read };
 
 impl Agent for Amp {
-    fn provider(&self) -> Provider {
-        Provider::Amp
-    }
-
-    fn title(&self) -> &'static str {
-        "Amp"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
+    fn about(&self) -> &'static About {
+        &About { provider: Provider::Amp, title: "Amp", verified: Verified::FormatFromSource, unrecorded_calls: None }
     }
 
     /// `threads/` of the `amp/` directory of `XDG_DATA_HOME` (by default

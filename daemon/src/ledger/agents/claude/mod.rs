@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use scan::agrees_with_serde;
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader, Telemetry, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, SessionReader, Telemetry, Verified};
 use crate::ledger::evidence::AgentState;
 
 /// Claude Code, as [`Agent`].
@@ -26,16 +26,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Claude;
 
 impl Agent for Claude {
-    fn provider(&self) -> Provider {
-        Provider::Claude
-    }
-
-    fn title(&self) -> &'static str {
-        "Claude Code"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("2.1.332")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Claude,
+            title: "Claude Code",
+            verified: Verified::RealCli("2.1.332"),
+            unrecorded_calls: None,
+        }
     }
 
     /// `projects/` of each configuration directory, as Claude Code finds

@@ -10,7 +10,7 @@ pub(crate) mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, env_or_home};
 use crate::ledger::agents::whole::Documents;
 
 /// Codebuff, as [`Agent`].
@@ -24,16 +24,13 @@ pub(crate) static CHATS: Documents = Documents { provider: Provider::Codebuff, r
 const CHANNELS: [&str; 3] = ["manicode", "manicode-dev", "manicode-staging"];
 
 impl Agent for Codebuff {
-    fn provider(&self) -> Provider {
-        Provider::Codebuff
-    }
-
-    fn title(&self) -> &'static str {
-        "Codebuff"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Codebuff,
+            title: "Codebuff",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: None,
+        }
     }
 
     /// `projects/` of each channel's directory under `XDG_CONFIG_HOME`

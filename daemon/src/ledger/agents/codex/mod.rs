@@ -9,7 +9,7 @@ mod rollout;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, SessionReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, SessionReader, Verified};
 use crate::ledger::evidence::AgentState;
 
 /// Codex, as [`Agent`].
@@ -17,16 +17,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Codex;
 
 impl Agent for Codex {
-    fn provider(&self) -> Provider {
-        Provider::Codex
-    }
-
-    fn title(&self) -> &'static str {
-        "Codex"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("0.169.0")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Codex,
+            title: "Codex",
+            verified: Verified::RealCli("0.169.0"),
+            unrecorded_calls: None,
+        }
     }
 
     /// `sessions/` of `CODEX_HOME`, else of `~/.codex`, as Codex finds it.

@@ -10,7 +10,7 @@ mod otel;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -19,16 +19,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Copilot;
 
 impl Agent for Copilot {
-    fn provider(&self) -> Provider {
-        Provider::Copilot
-    }
-
-    fn title(&self) -> &'static str {
-        "GitHub Copilot CLI"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Copilot,
+            title: "GitHub Copilot CLI",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: None,
+        }
     }
 
     /// The file `COPILOT_OTEL_FILE_EXPORTER_PATH` names, and `otel/` of

@@ -10,7 +10,7 @@ pub(crate) mod messages;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::whole::Rows;
 
 /// Crush, as [`Agent`].
@@ -24,22 +24,15 @@ static MESSAGES: Rows = Rows { provider: Provider::Crush, query: messages::QUERY
 const MAX_PROJECTS_BYTES: u64 = 4 * 1024 * 1024;
 
 impl Agent for Crush {
-    fn provider(&self) -> Provider {
-        Provider::Crush
-    }
-
-    fn title(&self) -> &'static str {
-        "Crush"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some(
-            "every call's tokens: it keeps each response but only the latest call's context size, so its tokens are unknown",
-        )
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Crush,
+            title: "Crush",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: Some(
+                "every call's tokens: it keeps each response but only the latest call's context size, so its tokens are unknown",
+            ),
+        }
     }
 
     /// The data directory of each project `projects.json` lists (in

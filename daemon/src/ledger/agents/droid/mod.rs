@@ -10,7 +10,7 @@ pub(crate) mod settings;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, under_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, under_home};
 use crate::ledger::agents::whole::Documents;
 
 /// Droid, as [`Agent`].
@@ -21,20 +21,15 @@ pub struct Droid;
 pub(crate) static SETTINGS: Documents = Documents { provider: Provider::Droid, read: settings::read };
 
 impl Agent for Droid {
-    fn provider(&self) -> Provider {
-        Provider::Droid
-    }
-
-    fn title(&self) -> &'static str {
-        "Droid"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("its calls one by one: it keeps one running total a session, counted here as one response")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Droid,
+            title: "Droid",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: Some(
+                "its calls one by one: it keeps one running total a session, counted here as one response",
+            ),
+        }
     }
 
     /// `sessions/` of `~/.factory`.

@@ -9,7 +9,7 @@ mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -18,20 +18,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Gemini;
 
 impl Agent for Gemini {
-    fn provider(&self) -> Provider {
-        Provider::Gemini
-    }
-
-    fn title(&self) -> &'static str {
-        "Gemini CLI"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("0.61.0")
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("the routing call before each prompt, chat summaries and failed attempts")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Gemini,
+            title: "Gemini CLI",
+            verified: Verified::RealCli("0.61.0"),
+            unrecorded_calls: Some("the routing call before each prompt, chat summaries and failed attempts"),
+        }
     }
 
     /// `.gemini/tmp` of `GEMINI_CLI_HOME`, else of `HOME`, as the CLI finds it.

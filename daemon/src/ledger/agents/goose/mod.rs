@@ -11,7 +11,7 @@ pub(crate) mod sessions;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::whole::Rows;
 
 /// Goose, as [`Agent`].
@@ -22,20 +22,15 @@ pub struct Goose;
 static SESSIONS: Rows = Rows { provider: Provider::Goose, query: sessions::QUERY, read: sessions::read };
 
 impl Agent for Goose {
-    fn provider(&self) -> Provider {
-        Provider::Goose
-    }
-
-    fn title(&self) -> &'static str {
-        "Goose"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("its calls one by one: it keeps one running total a session, counted here as one response")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Goose,
+            title: "Goose",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: Some(
+                "its calls one by one: it keeps one running total a session, counted here as one response",
+            ),
+        }
     }
 
     /// `data/sessions/` of `GOOSE_PATH_ROOT`, else the `goose/sessions/`

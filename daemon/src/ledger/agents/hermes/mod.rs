@@ -10,7 +10,7 @@ pub(crate) mod state;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, env_or_home};
 use crate::ledger::agents::whole::Rows;
 
 /// Hermes Agent, as [`Agent`].
@@ -21,20 +21,15 @@ pub struct Hermes;
 static SESSIONS: Rows = Rows { provider: Provider::Hermes, query: state::QUERY, read: state::read };
 
 impl Agent for Hermes {
-    fn provider(&self) -> Provider {
-        Provider::Hermes
-    }
-
-    fn title(&self) -> &'static str {
-        "Hermes Agent"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("its calls one by one: it keeps one running total a session, counted here as one response")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Hermes,
+            title: "Hermes Agent",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: Some(
+                "its calls one by one: it keeps one running total a session, counted here as one response",
+            ),
+        }
     }
 
     /// The database `HERMES_HOME` holds, else `~/.hermes/state.db` (the

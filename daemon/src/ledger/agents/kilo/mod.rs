@@ -6,7 +6,7 @@
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::opencode::database::Messages;
 
 /// Kilo, as [`Agent`].
@@ -14,20 +14,13 @@ use crate::ledger::agents::opencode::database::Messages;
 pub struct Kilo;
 
 impl Agent for Kilo {
-    fn provider(&self) -> Provider {
-        Provider::Kilo
-    }
-
-    fn title(&self) -> &'static str {
-        "Kilo"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("7.7.7")
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("the title call of each new session")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Kilo,
+            title: "Kilo",
+            verified: Verified::RealCli("7.7.7"),
+            unrecorded_calls: Some("the title call of each new session"),
+        }
     }
 
     /// The `kilo/` directory of `XDG_DATA_HOME` (by default `~/.local/share`).

@@ -9,7 +9,7 @@ mod wire;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -18,16 +18,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Kimi;
 
 impl Agent for Kimi {
-    fn provider(&self) -> Provider {
-        Provider::Kimi
-    }
-
-    fn title(&self) -> &'static str {
-        "Kimi CLI"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Kimi,
+            title: "Kimi CLI",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: None,
+        }
     }
 
     /// `sessions/` of `KIMI_SHARE_DIR`, else of `~/.kimi`.

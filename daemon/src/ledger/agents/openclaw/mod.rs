@@ -6,7 +6,7 @@
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::agents::pi::session::{PiLog, Session};
 use crate::ledger::evidence::AgentState;
@@ -20,20 +20,13 @@ impl PiLog for OpenClaw {
 }
 
 impl Agent for OpenClaw {
-    fn provider(&self) -> Provider {
-        Provider::OpenClaw
-    }
-
-    fn title(&self) -> &'static str {
-        "OpenClaw"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::FormatFromSource
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("compaction and summary calls")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::OpenClaw,
+            title: "OpenClaw",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: Some("compaction and summary calls"),
+        }
     }
 
     /// `agents/` of `OPENCLAW_STATE_DIR`, else of `~/.openclaw` (the rest

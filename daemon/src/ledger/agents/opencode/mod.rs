@@ -9,7 +9,7 @@ pub(crate) mod database;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, Verified, WholeFileReader};
+use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader};
 use crate::ledger::evidence::Evidence;
 
 /// What one `message` row's `data` of `session` is to the ledger (for
@@ -27,20 +27,13 @@ pub fn read_message(session: &str, data: &[u8]) -> Vec<Evidence> {
 pub struct OpenCode;
 
 impl Agent for OpenCode {
-    fn provider(&self) -> Provider {
-        Provider::OpenCode
-    }
-
-    fn title(&self) -> &'static str {
-        "OpenCode"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("1.18.33")
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("the title call of each new session")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::OpenCode,
+            title: "OpenCode",
+            verified: Verified::RealCli("1.18.33"),
+            unrecorded_calls: Some("the title call of each new session"),
+        }
     }
 
     /// The database `OPENCODE_DB` names, else the `opencode/` directory of

@@ -9,7 +9,7 @@ pub(crate) mod session;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -18,20 +18,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Pi;
 
 impl Agent for Pi {
-    fn provider(&self) -> Provider {
-        Provider::Pi
-    }
-
-    fn title(&self) -> &'static str {
-        "pi"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("0.73.1")
-    }
-
-    fn unrecorded_calls(&self) -> Option<&'static str> {
-        Some("compaction and summary calls")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Pi,
+            title: "pi",
+            verified: Verified::RealCli("0.73.1"),
+            unrecorded_calls: Some("compaction and summary calls"),
+        }
     }
 
     /// `sessions/` of `PI_CODING_AGENT_DIR`, else of `~/.pi/agent`.

@@ -9,7 +9,7 @@ mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{Agent, Env, FileReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::evidence::AgentState;
 
@@ -18,16 +18,13 @@ use crate::ledger::evidence::AgentState;
 pub struct Qwen;
 
 impl Agent for Qwen {
-    fn provider(&self) -> Provider {
-        Provider::Qwen
-    }
-
-    fn title(&self) -> &'static str {
-        "Qwen Code"
-    }
-
-    fn verified(&self) -> Verified {
-        Verified::RealCli("0.24.4")
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::Qwen,
+            title: "Qwen Code",
+            verified: Verified::RealCli("0.24.4"),
+            unrecorded_calls: None,
+        }
     }
 
     /// `projects/` of each directory the CLI writes sessions to:
