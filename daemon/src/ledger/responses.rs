@@ -475,13 +475,14 @@ pub(crate) fn with_known_total(provider: Provider, tokens: &Counters) -> Counter
 }
 
 /// A response's parts by its agent's shape: Anthropic's four; OpenAI's
-/// input and output (its cached input and reasoning are inside them).
+/// input and output (its cached input and reasoning are inside them),
+/// the last two places empty.
 fn parts(provider: Provider, t: &Counters) -> [Option<u64>; 4] {
     match provider.counter_shape() {
         CounterShape::Anthropic => {
             [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
         }
-        CounterShape::OpenAi => [t.input_tokens, t.output_tokens, Some(0), Some(0)],
+        CounterShape::OpenAi => [t.input_tokens, t.output_tokens, None, None],
     }
 }
 
@@ -489,12 +490,20 @@ fn parts(provider: Provider, t: &Counters) -> [Option<u64>; 4] {
 /// [`with_total`]); `None` when a part is unknown. A cache counter the
 /// agent never keeps is no part, not an unknown one.
 pub(crate) fn sum_of_parts(provider: Provider, t: &Counters) -> Option<u64> {
-    let kept = provider.reports();
-    let [input, cache_writes, cache_reads, output] = parts(provider, t);
-    let unless_kept = |counter: Option<u64>, kept: bool| if kept { counter } else { counter.or(Some(0)) };
-    [input, unless_kept(cache_writes, kept.cache_writes), unless_kept(cache_reads, kept.cache_reads), output]
-        .into_iter()
-        .try_fold(0u64, |sum, part| sum.checked_add(part?))
+    let parts = match provider.counter_shape() {
+        CounterShape::Anthropic => {
+            let kept = provider.reports();
+            let unless_kept = |counter: Option<u64>, kept: bool| if kept { counter } else { counter.or(Some(0)) };
+            [
+                t.input_tokens,
+                unless_kept(t.cache_creation_input_tokens, kept.cache_writes),
+                unless_kept(t.cache_read_input_tokens, kept.cache_reads),
+                t.output_tokens,
+            ]
+        }
+        CounterShape::OpenAi => [t.input_tokens, t.output_tokens, Some(0), Some(0)],
+    };
+    parts.into_iter().try_fold(0u64, |sum, part| sum.checked_add(part?))
 }
 
 /// One response, its writes merged.
@@ -960,6 +969,29 @@ impl Found {
 
 #[cfg(test)]
 mod tests {
+    /// A part of unknown size leaves a response's sum unknown in either
+    /// shape, never counted as 0; a row's lower bound adds only what is
+    /// known; a response with no counter at all has no total.
+    #[test]
+    fn an_unknown_part_is_never_summed_as_zero() {
+        use bee_proto::usage::Counters;
+        let output_unknown = Counters {
+            input_tokens: Some(10),
+            cached_input_tokens: Some(2),
+            reasoning_output_tokens: Some(0),
+            ..Counters::default()
+        };
+        assert_eq!(super::sum_of_parts(Provider::Codex, &output_unknown), None);
+        assert_eq!(super::with_total(Provider::Codex, output_unknown.clone()).total_tokens, None);
+        assert_eq!(super::with_known_total(Provider::Codex, &output_unknown).total_tokens, Some(10));
+        for provider in [Provider::Copilot, Provider::Crush, Provider::Claude] {
+            assert_eq!(super::with_known_total(provider, &Counters::default()).total_tokens, None, "{provider:?}");
+        }
+        let no_caches = Counters { input_tokens: Some(5), output_tokens: Some(1), ..Counters::default() };
+        assert_eq!(super::sum_of_parts(Provider::Goose, &no_caches), Some(6), "a cache Goose never keeps is no part");
+        assert_eq!(super::sum_of_parts(Provider::Claude, &no_caches), None, "one Claude Code keeps is unknown");
+    }
+
     use super::*;
     use crate::ledger::evidence::Staged;
     use crate::ledger::ingest::Held;
