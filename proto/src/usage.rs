@@ -131,6 +131,12 @@ impl Counters {
         }
     }
 
+    /// Whether no counter is above 0 (each is 0 or unknown): the record of
+    /// a request that was never served, not a response.
+    pub fn counts_nothing(&self) -> bool {
+        self.values().iter().all(|counter| counter.unwrap_or(0) == 0)
+    }
+
     /// How complete a write of a streamed response is: more counters
     /// reported, then more output. The fuller write of a response is kept.
     pub fn completeness(&self) -> (usize, u64) {

@@ -537,16 +537,7 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         return answer;
     }
     let k = log.served.len() as u64 + 1;
-    let served = Served {
-        id: format!("resp_mock_{k:03}"),
-        model: model.to_owned(),
-        input: 1_000 + 11 * k,
-        cache_creation: 0,
-        cache_read: 100 * k,
-        output: 30 + 5 * k,
-        reasoning: 2 * k,
-        side: false,
-    };
+    let served = openai_shaped(1_000, k, format!("resp_mock_{k:03}"), model, false);
     let item = if text.contains("TOOL") && !answered {
         json!({"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": "true"}).to_string(),
                "call_id": format!("call_{k}"), "id": format!("fc_{k}")})
@@ -569,13 +560,14 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     Answer { status: 200, content_type: "text/event-stream", headers: family(k, "42.0"), body: sse(&events) }
 }
 
-/// Counters of the `k`th response of an OpenAI-shaped API: the cached
-/// part under the input, reasoning under the output.
-fn openai_shaped(k: u64, id: String, model: &str, side: bool) -> Served {
+/// Counters of the `k`th response of an OpenAI-shaped API, its prompt
+/// from `base` tokens: the cached part under the input, reasoning under
+/// the output.
+fn openai_shaped(base: u64, k: u64, id: String, model: &str, side: bool) -> Served {
     Served {
         id,
         model: model.to_owned(),
-        input: 5_000 + 11 * k,
+        input: base + 11 * k,
         cache_creation: 0,
         cache_read: 100 * k,
         output: 30 + 5 * k,
@@ -596,7 +588,7 @@ fn chat_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     let k = log.served.len() as u64 + 1;
     let tools: Vec<&str> =
         body["tools"].as_array().into_iter().flatten().filter_map(|t| t["function"]["name"].as_str()).collect();
-    let served = openai_shaped(k, format!("chatcmpl-mock-{k:03}"), model, tools.is_empty());
+    let served = openai_shaped(5_000, k, format!("chatcmpl-mock-{k:03}"), model, tools.is_empty());
     let shell = ["run_shell_command", "bash"].into_iter().find(|name| tools.contains(name));
     let delta = match shell.filter(|_| text.contains("TOOL") && !answered) {
         Some(name) => {
@@ -665,7 +657,7 @@ fn gemini_answer(body: &Value, model: &str, stream: bool, log: &mut Log) -> Answ
         );
     }
     let k = log.served.len() as u64 + 1;
-    let mut served = openai_shaped(k, format!("gemini-mock-{k:03}"), model, schema.is_some());
+    let mut served = openai_shaped(5_000, k, format!("gemini-mock-{k:03}"), model, schema.is_some());
     // Gemini reports thoughts beside the candidates: Bee's output is both.
     let candidates = served.output;
     served.output += served.reasoning;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bee_proto::export::{self as names, ExportState, ExportStatus, LogCursor, StoreCursor};
-use bee_proto::ledger::{Provider, UsageFilters, UsageGrouping};
+use bee_proto::ledger::{Provider, QuotaWindow, UsageFilters, UsageGrouping};
 use serde::Deserialize;
 
 use crate::ledger::calendar::Zone;
@@ -436,11 +436,8 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
 /// minute, say), the one with the latest reset is the window now; the
 /// other is the window it replaced, and two series with one label set
 /// would be one series with two values, of which a receiver keeps either.
-fn current_windows(
-    windows: &[bee_proto::ledger::QuotaWindow],
-    now_ms: i64,
-) -> Vec<(&bee_proto::ledger::QuotaWindow, i64)> {
-    let mut current: Vec<(&bee_proto::ledger::QuotaWindow, i64)> = Vec::new();
+fn current_windows(windows: &[QuotaWindow], now_ms: i64) -> Vec<(&QuotaWindow, i64)> {
+    let mut current: Vec<(&QuotaWindow, i64)> = Vec::new();
     for window in windows {
         let Some(resets_ms) = window.resets_at_utc.as_deref().and_then(bee_proto::time::parse_rfc3339_ms) else {
             continue;
@@ -448,9 +445,8 @@ fn current_windows(
         if resets_ms <= now_ms {
             continue;
         }
-        let same = |(other, _): &&mut (&bee_proto::ledger::QuotaWindow, i64)| {
-            other.window == window.window && other.limit_id == window.limit_id
-        };
+        let same =
+            |(other, _): &&mut (&QuotaWindow, i64)| other.window == window.window && other.limit_id == window.limit_id;
         match current.iter_mut().find(same) {
             Some(kept) if kept.1 >= resets_ms => {}
             Some(kept) => *kept = (window, resets_ms),
@@ -462,25 +458,29 @@ fn current_windows(
 
 /// The limit hits not sent yet, and how far (in the ledger's insertion
 /// order) the notices were read. Notices are taken in the order they were
-/// stored. Each one's hit is the notices around it merged as the views
-/// merge them ([`one_per_hit`]'s rule). A hit is sent once it is settled
+/// stored. Each one's hit is the notices around it, grouped as the views
+/// group them ([`hit_of_each`]). A hit is sent once it is settled
 /// (its last notice [`SAME_HIT_MS`] old: no notice can merge into it any
 /// more), and only when none of its notices was read before: a notice
 /// that joins a hit already sent sends nothing. Reading stops at the first
 /// notice whose hit is still open, to go on from it next time.
 ///
-/// [`one_per_hit`]: crate::ledger::store::one_per_hit
+/// [`hit_of_each`]: crate::ledger::store::hit_of_each
 /// [`SAME_HIT_MS`]: crate::ledger::store::SAME_HIT_MS
 fn unsent_limit_hits(
     ledger: &Path,
     from: &LogCursor,
     now_ms: i64,
 ) -> Result<(Vec<crate::ledger::store::LimitRow>, i64), bee_proto::delivery::Issue> {
-    if !ledger.exists() || crate::ledger::store::newest_limit_seq(ledger)? <= from.limit_notices_through_seq {
-        return Ok((Vec::new(), from.limit_notices_through_seq));
+    let unchanged = Ok((Vec::new(), from.limit_notices_through_seq));
+    if !ledger.exists() {
+        return unchanged;
     }
-    let notices = crate::ledger::store::limit_notices(ledger)?;
-    Ok(hits_to_send(&notices, from, now_ms))
+    let reader = crate::ledger::store::Reader::open(ledger)?;
+    if reader.newest_limit_seq()? <= from.limit_notices_through_seq {
+        return unchanged;
+    }
+    Ok(hits_to_send(&reader.limit_notices()?, from, now_ms))
 }
 
 /// [`unsent_limit_hits`] over `notices` (in time order, with their `seq`).
@@ -489,20 +489,9 @@ fn hits_to_send(
     from: &LogCursor,
     now_ms: i64,
 ) -> (Vec<crate::ledger::store::LimitRow>, i64) {
-    use crate::ledger::store::SAME_HIT_MS;
-    // Each notice's hit: the index of its first notice; each hit's last time.
-    let mut hit_of = vec![0usize; notices.len()];
-    let mut last_at: BTreeMap<usize, i64> = BTreeMap::new();
-    let mut open: std::collections::HashMap<Provider, (usize, i64)> = std::collections::HashMap::new();
-    for (at, (_, notice)) in notices.iter().enumerate() {
-        let first = match open.get(&notice.provider) {
-            Some(&(first, previous)) if notice.at_ms - previous <= SAME_HIT_MS => first,
-            _ => at,
-        };
-        open.insert(notice.provider, (first, notice.at_ms));
-        hit_of[at] = first;
-        last_at.insert(first, notice.at_ms);
-    }
+    use crate::ledger::store::{SAME_HIT_MS, hit_of_each};
+    let hit_of = hit_of_each(notices.iter().map(|(_, notice)| (notice.provider, notice.at_ms)));
+    // Each hit's notices (in time order), by its first one.
     let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (at, first) in hit_of.iter().enumerate() {
         members.entry(*first).or_default().push(at);
@@ -513,15 +502,16 @@ fn hits_to_send(
     let mut through = from.limit_notices_through_seq;
     let mut sent = Vec::new();
     for at in by_arrival {
-        let first = hit_of[at];
-        if last_at.get(&first).is_none_or(|&last| last > now_ms - SAME_HIT_MS) || sent.len() >= LOG_EVENTS_PER_SEND {
+        let hit = members.get(&hit_of[at]).map(Vec::as_slice).unwrap_or_default();
+        // Open while its last notice is recent: another may still join it.
+        let last_at = hit.last().map_or(i64::MAX, |&last| notices[last].1.at_ms);
+        if last_at > now_ms - SAME_HIT_MS || sent.len() >= LOG_EVENTS_PER_SEND {
             break;
         }
         let read_before = |member: &usize| {
             let (seq, notice) = &notices[*member];
             *seq <= through || notice.at_ms <= from.limit_hits_through_ms
         };
-        let hit = members.get(&first).map(Vec::as_slice).unwrap_or_default();
         if !hit.iter().any(read_before) {
             // Its notices merged as the views merge them.
             let merged =

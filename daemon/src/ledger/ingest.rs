@@ -747,8 +747,8 @@ fn news(provider: Provider, path: &Path, meta: &std::fs::Metadata, known: Option
 }
 
 /// A file's version as the file system shows it: its size and
-/// modification time, and those of a database's write-ahead log, folded into 62 bits (the ledger stores
-/// it where a line log's offset goes).
+/// modification time, and those of a database's write-ahead log, folded
+/// into 62 bits (the ledger stores it where a line log's offset goes).
 fn file_version(path: &Path, meta: &std::fs::Metadata) -> u64 {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");

@@ -925,16 +925,35 @@ fn session_cost_growth(conn: &Connection, range: Range, damaged: &mut u64) -> ru
 /// log, and a CLI reports it on more than one line.
 pub const SAME_HIT_MS: i64 = 5 * 60_000;
 
-/// One limit per hit: `limits` (in time order) merged where a notice
-/// follows the provider's previous one within [`SAME_HIT_MS`]; the hit keeps
-/// the first time and whatever window any of its notices named.
+/// Which hit each notice belongs to, given each one's provider and time
+/// (in time order): the index of its hit's first notice. A notice that
+/// follows its provider's previous one within [`SAME_HIT_MS`] is that
+/// one's hit.
+pub fn hit_of_each(notices: impl IntoIterator<Item = (Provider, i64)>) -> Vec<usize> {
+    let mut open: std::collections::HashMap<Provider, (usize, i64)> = std::collections::HashMap::new();
+    let mut hit_of = Vec::new();
+    for (at, (provider, at_ms)) in notices.into_iter().enumerate() {
+        let first = match open.get(&provider) {
+            Some(&(first, previous)) if at_ms - previous <= SAME_HIT_MS => first,
+            _ => at,
+        };
+        open.insert(provider, (first, at_ms));
+        hit_of.push(first);
+    }
+    hit_of
+}
+
+/// One limit per hit: `limits` (in time order) merged by [`hit_of_each`];
+/// the hit keeps the first time and whatever window any of its notices
+/// named.
 pub fn one_per_hit(limits: Vec<LimitRow>) -> Vec<LimitRow> {
+    let hit_of = hit_of_each(limits.iter().map(|limit| (limit.provider, limit.at_ms)));
     let mut hits: Vec<LimitRow> = Vec::new();
-    let mut last_seen: std::collections::HashMap<Provider, (usize, i64)> = std::collections::HashMap::new();
-    for limit in limits {
-        match last_seen.get(&limit.provider) {
-            Some(&(index, at)) if limit.at_ms - at <= SAME_HIT_MS => {
-                last_seen.insert(limit.provider, (index, limit.at_ms));
+    // Where each hit's first notice went among `hits`.
+    let mut placed: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for (at, limit) in limits.into_iter().enumerate() {
+        match placed.get(&hit_of[at]) {
+            Some(&index) => {
                 let hit = &mut hits[index];
                 if hit.window.is_none() {
                     hit.window = limit.window;
@@ -942,58 +961,13 @@ pub fn one_per_hit(limits: Vec<LimitRow>) -> Vec<LimitRow> {
                 }
                 hit.limit_id = hit.limit_id.take().or(limit.limit_id);
             }
-            _ => {
-                last_seen.insert(limit.provider, (hits.len(), limit.at_ms));
+            None => {
+                placed.insert(at, hits.len());
                 hits.push(limit);
             }
         }
     }
     hits
-}
-
-/// The place of the newest limit notice in the ledger's insertion order
-/// (`limit_hit.seq`; 0 for none): where a reader of notices by arrival
-/// stands.
-pub fn newest_limit_seq(dir: &Path) -> Result<i64, Issue> {
-    let reader = Reader::open(dir)?;
-    reader
-        .conn
-        .query_row("SELECT COALESCE(MAX(seq), 0) FROM limit_hit", [], |row| row.get(0))
-        .map_err(|err| sqlite::issue_of(&err))
-}
-
-/// Every limit notice of the ledger with its place in insertion order, in
-/// time order; a notice that fails its checksum is left out.
-pub fn limit_notices(dir: &Path) -> Result<Vec<(i64, LimitRow)>, Issue> {
-    let reader = Reader::open(dir)?;
-    let crc = if reader.version < schema::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
-    let read = || -> rusqlite::Result<Vec<(i64, LimitRow)>> {
-        let mut statement = reader.conn.prepare(&format!(
-            "SELECT {}, {crc}, seq FROM limit_hit ORDER BY at_ms, seq",
-            LIMIT_COLUMNS.select(reader.version)
-        ))?;
-        let seq_column = LIMIT_COLUMNS.count() + 1;
-        let mut rows = statement.query([])?;
-        let mut notices = Vec::new();
-        while let Some(row) = rows.next()? {
-            if !LIMIT_COLUMNS.verifies(row, 0)? {
-                continue;
-            }
-            let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
-            notices.push((
-                row.get(seq_column)?,
-                LimitRow {
-                    provider,
-                    at_ms: row.get(3)?,
-                    window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
-                    window_minutes: row.get(7)?,
-                    limit_id: row.get(8)?,
-                },
-            ));
-        }
-        Ok(notices)
-    };
-    read().map_err(|err| sqlite::issue_of(&err))
 }
 
 /// What the views need of a range of the ledger.
@@ -1053,6 +1027,48 @@ impl Reader {
         let (conn, version) = sqlite::open_reader(dir, DB_FILE, MIGRATIONS.len())?;
         conn.execute_batch("BEGIN DEFERRED").map_err(|e| sqlite::issue_of(&e))?;
         Ok(Reader { conn, version })
+    }
+
+    /// The place of the newest limit notice in the ledger's insertion
+    /// order (`limit_hit.seq`; 0 for none): where a reader of notices by
+    /// arrival stands.
+    pub fn newest_limit_seq(&self) -> Result<i64, Issue> {
+        self.conn
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM limit_hit", [], |row| row.get(0))
+            .map_err(|err| sqlite::issue_of(&err))
+    }
+
+    /// Every limit notice of the ledger with its place in insertion order,
+    /// in time order; a notice that fails its checksum is left out.
+    pub fn limit_notices(&self) -> Result<Vec<(i64, LimitRow)>, Issue> {
+        let crc = if self.version < schema::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
+        let read = || -> rusqlite::Result<Vec<(i64, LimitRow)>> {
+            let mut statement = self.conn.prepare(&format!(
+                "SELECT {}, {crc}, seq FROM limit_hit ORDER BY at_ms, seq",
+                LIMIT_COLUMNS.select(self.version)
+            ))?;
+            let seq_column = LIMIT_COLUMNS.count() + 1;
+            let mut rows = statement.query([])?;
+            let mut notices = Vec::new();
+            while let Some(row) = rows.next()? {
+                if !LIMIT_COLUMNS.verifies(row, 0)? {
+                    continue;
+                }
+                let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) else { continue };
+                notices.push((
+                    row.get(seq_column)?,
+                    LimitRow {
+                        provider,
+                        at_ms: row.get(3)?,
+                        window: row.get_ref(6)?.as_str_or_null()?.and_then(WindowKind::from_name),
+                        window_minutes: row.get(7)?,
+                        limit_id: row.get(8)?,
+                    },
+                ));
+            }
+            Ok(notices)
+        };
+        read().map_err(|err| sqlite::issue_of(&err))
     }
 
     /// The time and quota figures of `range` (see [`read_range`]).

@@ -29,16 +29,15 @@ pub(crate) fn read_document(path: &Path) -> std::io::Result<Option<Value>> {
     read_document_within(path, MAX_DOCUMENT_BYTES)
 }
 
-/// A JSON document, when it is one within `max_bytes`.
+/// A JSON document, when it is one within `max_bytes` (read as every
+/// file Bee reads whole: a regular file, no link followed).
 pub(crate) fn read_document_within(path: &Path, max_bytes: u64) -> std::io::Result<Option<Value>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max_bytes {
-        return Ok(None);
+    match crate::storage::files::read_text_at_most(path, max_bytes) {
+        Ok(text) => Ok(serde_json::from_str(&text).ok()),
+        // Too long, or not UTF-8: no document of the agent's.
+        Err(err) if err.kind() == std::io::ErrorKind::InvalidData => Ok(None),
+        Err(err) => Err(err),
     }
-    Ok(serde_json::from_slice(&bytes).ok())
 }
 
 /// When the file was last written (ms), for records that carry no time of

@@ -63,7 +63,7 @@ pub(crate) fn read(_path: &Path, thread: &Value, found: &mut Found<'_>) -> u64 {
 }
 
 fn respond(found: &mut Found<'_>, thread: &str, at_ms: i64, model: Option<&str>, counters: Counters) {
-    if counters.values().iter().all(|counter| counter.unwrap_or(0) == 0) {
+    if counters.counts_nothing() {
         return;
     }
     let key = format!("{at_ms}\u{1f}{}\u{1f}{}", model.unwrap_or(""), spelled(&counters.values()));

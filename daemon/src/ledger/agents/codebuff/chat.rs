@@ -38,7 +38,7 @@ pub(crate) fn read(path: &Path, chat: &Value, found: &mut Found<'_>) -> u64 {
             output_tokens: first(&["outputTokens", "completionTokens"]),
             ..Counters::default()
         };
-        if counters.values().iter().all(|counter| counter.unwrap_or(0) == 0) {
+        if counters.counts_nothing() {
             continue;
         }
         let Some(at_ms) =

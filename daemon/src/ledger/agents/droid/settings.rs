@@ -40,7 +40,7 @@ pub(crate) fn read(path: &Path, settings: &Value, found: &mut Found<'_>) -> u64 
         reasoning_output_tokens: thinking,
         ..Counters::default()
     };
-    if counters.values().iter().all(|counter| counter.unwrap_or(0) == 0) {
+    if counters.counts_nothing() {
         return 0;
     }
     let Some(at_ms) = time_ms(settings.get("providerLockTimestamp")).or_else(|| modified_ms(path)) else { return 1 };

@@ -29,7 +29,7 @@ pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>)
         reasoning_output_tokens: reasoning,
         ..Counters::default()
     };
-    if counters.values().iter().all(|counter| counter.unwrap_or(0) == 0) {
+    if counters.counts_nothing() {
         return true;
     }
     let Some(at_ms) = column_time_ms(row, 2) else { return false };

@@ -88,7 +88,7 @@ impl<A: PiLog> LineRules for Session<A> {
                 let key = match text(message, "/responseId").filter(|id| !id.is_empty()) {
                     Some(id) => id.to_owned(),
                     // A failed request: no provider id, zero usage.
-                    None if counters.values().into_iter().all(|counter| counter.unwrap_or(0) == 0) => return true,
+                    None if counters.counts_nothing() => return true,
                     None => format!("{at_ms}\u{1f}{}", spelled(&counters.values())),
                 };
                 let model = text(message, "/model").or_else(|| text(message, "/modelId"));
