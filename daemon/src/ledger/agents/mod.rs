@@ -234,6 +234,17 @@ mod tests {
         responses_of(evidence)
     }
 
+    /// A database named `name` in a directory of its own, made with
+    /// `schema`: where an agent's database reader is tested. The directory
+    /// lives as long as the first of the three.
+    pub(crate) fn database(name: &str, schema: &str) -> (tempfile::TempDir, std::path::PathBuf, rusqlite::Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch(schema).unwrap();
+        (dir, path, db)
+    }
+
     /// The responses a record file read whole holds, read on from `state`,
     /// and what its reader keeps now.
     pub(crate) fn read_whole(

@@ -71,7 +71,7 @@ pub fn read_usage(blob: &[u8]) -> Option<Counters> {
 mod tests {
     use super::super::protobuf::tests::{Encoded, encode};
     use super::*;
-    use crate::ledger::agents::tests::{read_whole, rows};
+    use crate::ledger::agents::tests::{database, read_whole, rows};
     use bee_proto::ledger::Provider;
 
     /// A `gen_metadata` blob with usage (input, cached, reasoning, text,
@@ -94,10 +94,10 @@ mod tests {
     /// protobuf, are refused.
     #[test]
     fn generations_once_and_misread_usage_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("0f9d2c44-5b1e-4c8a-9e61-2d7f3a8b9c10.db");
-        let db = rusqlite::Connection::open(&path).unwrap();
-        db.execute_batch("CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)").unwrap();
+        let (_dir, path, db) = database(
+            "0f9d2c44-5b1e-4c8a-9e61-2d7f3a8b9c10.db",
+            "CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)",
+        );
         let insert = "INSERT INTO gen_metadata (idx, data) VALUES (?1, ?2)";
         db.execute(insert, (1, blob(5200, 0, 310, 95, 405))).unwrap();
         let (first, _) = read_whole(Provider::Agy, &path, &Default::default());

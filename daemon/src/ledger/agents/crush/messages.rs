@@ -30,7 +30,7 @@ pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::agents::tests::read_whole;
+    use crate::ledger::agents::tests::{database, read_whole};
     use bee_proto::ledger::Provider;
 
     /// Crush's tables as its migrations create them (the columns read).
@@ -47,10 +47,7 @@ mod tests {
     /// usage); user messages are none; a row with no time is refused.
     #[test]
     fn responses_are_counted_and_their_tokens_unknown() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("crush.db");
-        let db = rusqlite::Connection::open(&path).unwrap();
-        db.execute_batch(SCHEMA).unwrap();
+        let (_dir, path, db) = database("crush.db", SCHEMA);
         db.execute_batch(
             "INSERT INTO sessions VALUES ('c1', NULL, 't', 4, 5200, 300, 0.02, 1796115610, 1796115600);
              INSERT INTO messages (id, session_id, role, model, provider, created_at, updated_at) VALUES

@@ -49,7 +49,7 @@ pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>)
 
 #[cfg(test)]
 mod tests {
-    use crate::ledger::agents::tests::{read_whole, rows};
+    use crate::ledger::agents::tests::{database, read_whole, rows};
     use bee_proto::ledger::Provider;
 
     /// Goose's table as its source creates it (the columns read).
@@ -64,10 +64,7 @@ mod tests {
     /// run through Claude Code's CLI is Claude Code's, not read here.
     #[test]
     fn a_session_is_one_running_total() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sessions.db");
-        let db = rusqlite::Connection::open(&path).unwrap();
-        db.execute_batch(SCHEMA).unwrap();
+        let (_dir, path, db) = database("sessions.db", SCHEMA);
         let model = r#"{"model_name":"gpt-5.1","context_limit":400000}"#;
         let insert = "INSERT OR REPLACE INTO sessions (id, created_at, model_config_json, total_tokens, input_tokens,
             output_tokens, accumulated_total_tokens, accumulated_input_tokens, accumulated_output_tokens)

@@ -40,7 +40,7 @@ pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>)
 
 #[cfg(test)]
 mod tests {
-    use crate::ledger::agents::tests::{read_whole, rows};
+    use crate::ledger::agents::tests::{database, read_whole, rows};
     use bee_proto::ledger::Provider;
 
     /// Hermes's table as its source creates it (the columns read).
@@ -54,10 +54,7 @@ mod tests {
     /// session, reasoning inside output, the broken counter unknown.
     #[test]
     fn a_session_is_one_running_total() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.db");
-        let db = rusqlite::Connection::open(&path).unwrap();
-        db.execute_batch(SCHEMA).unwrap();
+        let (_dir, path, db) = database("state.db", SCHEMA);
         let insert = "INSERT OR REPLACE INTO sessions (id, source, model, started_at, input_tokens, output_tokens,
             cache_read_tokens, cache_write_tokens, reasoning_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
         let started = 1_796_115_600.25_f64;
