@@ -7,6 +7,7 @@
 //! Shared among them: [`ledger`] (where the ledger is, and what its views
 //! say when it cannot be read) and [`manifest`] (a manifest file read).
 
+pub mod agents;
 pub mod artifact;
 pub mod audit;
 pub mod budget;
@@ -44,7 +45,7 @@ pub fn run(command: args::Command) -> Rendered {
         args::Command::Status(ask) => quota::status(ask),
         args::Command::Usage(usage) => usage::usage(usage),
         args::Command::Prices { prices, json } => usage::prices(prices, json),
-        args::Command::Agents { json } => usage::agents(json),
+        args::Command::Agents { json } => agents::run(json),
         args::Command::Top { timezone, once, json } => top::top(timezone, once, json),
         args::Command::Daemon(args::DaemonCommand::Status(table)) => {
             daemon::status(table.unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdout())))

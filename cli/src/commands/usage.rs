@@ -7,7 +7,6 @@
 use bee_daemon::ledger::calendar::Zone;
 use bee_daemon::ledger::prices::PriceTable;
 use bee_daemon::ledger::schema::Range;
-use bee_daemon::ledger::store::Reader;
 use bee_daemon::ledger::usage::{self, UsageAsk};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
@@ -85,26 +84,6 @@ pub fn prices(file: Option<String>, json: bool) -> Rendered {
         return Rendered::json(Exit::Success, &list);
     }
     Rendered { exit: Exit::Success, bytes: render_prices(&list).into_bytes() }
-}
-
-/// `beectl agents`: read offline, as the ledger's other views are.
-pub fn agents(json: bool) -> Rendered {
-    let roots = bee_daemon::ledger::ingest::Roots::from_env();
-    let reader = crate::commands::ledger::ledger_dir().ok().and_then(|dir| Reader::open(&dir).ok());
-    let offsets = reader.as_ref().and_then(|reader| reader.offsets().ok()).unwrap_or_default();
-    let all = Range { since_ms: i64::MIN / 2, until_ms: i64::MAX / 2 };
-    let responses = reader.as_ref().and_then(|reader| reader.usage(all, &|_, _| 0).ok()).map(|summary| {
-        let mut counted = std::collections::BTreeMap::new();
-        for (key, part) in &summary.parts {
-            *counted.entry(key.provider).or_insert(0) += part.responses;
-        }
-        counted
-    });
-    let report = bee_daemon::ledger::ingest::agents_report(&roots, &offsets, responses.as_ref());
-    if json || !std::io::stdout().is_terminal() {
-        return Rendered::json(Exit::Success, &report);
-    }
-    Rendered { exit: Exit::Success, bytes: render_agents(&report).into_bytes() }
 }
 
 fn price_table(file: Option<&str>) -> Result<PriceTable, Rendered> {
@@ -382,33 +361,6 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         }
     }
     lines
-}
-
-fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} LOOKS IN",
-        "AGENT", "", "FILES", "READ", "RESPONSES", "NEWEST RECORD", "VERIFIED"
-    );
-    for row in &report.agents {
-        let responses = row.responses.map_or_else(|| "no ledger".to_owned(), |n| n.to_string());
-        let looks_in =
-            if row.found { row.looks_in.join(", ") } else { format!("{} (nothing there)", row.looks_in.join(", ")) };
-        let _ = writeln!(
-            out,
-            "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {}",
-            row.agent.as_str(),
-            row.title,
-            row.files,
-            row.files_read,
-            responses,
-            row.newest_record_utc.as_deref().unwrap_or("-"),
-            row.verified,
-            looks_in
-        );
-    }
-    out
 }
 
 fn render_prices(list: &PriceList) -> String {
