@@ -489,6 +489,13 @@ impl Touched {
         (start, end)
     }
 
+    /// A cost line was inserted: its hour changed for a reader that keeps
+    /// past hours' costs (the aggregates hold none, so nothing is settled
+    /// for it but the hour's own figures).
+    pub fn cost_line(&mut self, at_ms: i64) {
+        self.hours.insert(hour_of(at_ms));
+    }
+
     /// A log reported `session`'s cost.
     pub fn costed(&mut self, provider: Provider, session: &str) {
         self.costed.insert((provider, session.to_owned()));

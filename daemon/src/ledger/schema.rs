@@ -37,6 +37,12 @@ pub const AGENT_STATE_SCHEMA: u32 = 10;
 /// own words (`session_project`: Codex's `session_meta.cwd`), not only from
 /// where the log lies.
 pub const SESSION_PROJECT_SCHEMA: u32 = 11;
+/// Schema version from which every hour whose aggregates an append made
+/// dirty carries the number of that change (`hour_change`), and each
+/// table's record count is kept (`record_count`): a reader that keeps
+/// figures of past hours learns which of them moved since, and how many
+/// records the store holds, without reading the records.
+pub const CHANGE_SCHEMA: u32 = 13;
 
 /// A half-open range of unix milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

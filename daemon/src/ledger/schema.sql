@@ -206,4 +206,42 @@ CREATE TABLE session_project (
         project    TEXT NOT NULL,
         PRIMARY KEY (provider, session_id)
     ) STRICT, WITHOUT ROWID;
+CREATE TABLE hour_change (
+        hour_ms INTEGER PRIMARY KEY NOT NULL,
+        change  INTEGER NOT NULL
+    ) STRICT;
+CREATE INDEX hour_change_change ON hour_change (change);
+CREATE TRIGGER rollup_dirty_change AFTER INSERT ON rollup_dirty BEGIN
+        UPDATE hour_change SET change = (SELECT MAX(change) + 1 FROM hour_change) WHERE hour_ms = NEW.hour_ms;
+        INSERT OR IGNORE INTO hour_change (hour_ms, change)
+        VALUES (NEW.hour_ms, (SELECT COALESCE(MAX(change), 0) + 1 FROM hour_change));
+    END;
+CREATE TABLE record_count (
+        tbl TEXT PRIMARY KEY NOT NULL,
+        n   INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+CREATE TRIGGER call_counted AFTER INSERT ON call BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'call'; END;
+CREATE TRIGGER response_counted AFTER INSERT ON response BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'response'; END;
+CREATE TRIGGER quota_snapshot_counted AFTER INSERT ON quota_snapshot BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'quota_snapshot'; END;
+CREATE TRIGGER limit_hit_counted AFTER INSERT ON limit_hit BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'limit_hit'; END;
+CREATE TRIGGER work_counted AFTER INSERT ON work BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'work'; END;
+CREATE TRIGGER session_cost_counted AFTER INSERT ON session_cost BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'session_cost'; END;
+CREATE TRIGGER derived_turn_counted AFTER INSERT ON derived_turn BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'derived_turn'; END;
+CREATE TRIGGER response_pack_counted AFTER INSERT ON response_pack BEGIN
+        UPDATE record_count SET n = n + NEW.writes WHERE tbl = 'response_pack'; END;
 INSERT INTO longest_call VALUES (1, 0);
+INSERT INTO record_count VALUES ('call', 0);
+INSERT INTO record_count VALUES ('derived_turn', 0);
+INSERT INTO record_count VALUES ('limit_hit', 0);
+INSERT INTO record_count VALUES ('quota_snapshot', 0);
+INSERT INTO record_count VALUES ('response', 0);
+INSERT INTO record_count VALUES ('response_pack', 0);
+INSERT INTO record_count VALUES ('session_cost', 0);
+INSERT INTO record_count VALUES ('work', 0);

@@ -263,7 +263,61 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     AGENT_STATE_MIGRATION,
     SESSION_PROJECT_MIGRATION,
     KNOWN_TOTAL_MIGRATION,
+    CHANGE_MIGRATION,
 ];
+
+/// What a reader that keeps figures needs to learn what moved, without
+/// reading the records (triggers, so no writer can forget them):
+///
+/// - each hour an append makes dirty is numbered with that change, the
+///   numbers rising: the exporter keeps each series' total over past hours
+///   and reads again only what changed ([`Reader::hours_changed_since`]);
+/// - each table's record count, kept as records are inserted: the
+///   exporter's cursor at every send ([`store_status`]) without counting a
+///   million rows.
+const CHANGE_MIGRATION: &str = r#"
+    CREATE TABLE IF NOT EXISTS hour_change (
+        hour_ms INTEGER PRIMARY KEY NOT NULL,
+        change  INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX IF NOT EXISTS hour_change_change ON hour_change (change);
+    -- An update, then an insert of a new hour: the marking statement's own
+    -- conflict policy (OR IGNORE) would override a REPLACE in here.
+    CREATE TRIGGER IF NOT EXISTS rollup_dirty_change AFTER INSERT ON rollup_dirty BEGIN
+        UPDATE hour_change SET change = (SELECT MAX(change) + 1 FROM hour_change) WHERE hour_ms = NEW.hour_ms;
+        INSERT OR IGNORE INTO hour_change (hour_ms, change)
+        VALUES (NEW.hour_ms, (SELECT COALESCE(MAX(change), 0) + 1 FROM hour_change));
+    END;
+    CREATE TABLE IF NOT EXISTS record_count (
+        tbl TEXT PRIMARY KEY NOT NULL,
+        n   INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    INSERT OR REPLACE INTO record_count (tbl, n) VALUES
+        ('call', (SELECT COUNT(*) FROM call)),
+        ('response', (SELECT COUNT(*) FROM response)),
+        ('quota_snapshot', (SELECT COUNT(*) FROM quota_snapshot)),
+        ('limit_hit', (SELECT COUNT(*) FROM limit_hit)),
+        ('work', (SELECT COUNT(*) FROM work)),
+        ('session_cost', (SELECT COUNT(*) FROM session_cost)),
+        ('derived_turn', (SELECT COUNT(*) FROM derived_turn)),
+        ('response_pack', (SELECT COALESCE(SUM(writes), 0) FROM response_pack));
+    CREATE TRIGGER IF NOT EXISTS call_counted AFTER INSERT ON call BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'call'; END;
+    CREATE TRIGGER IF NOT EXISTS response_counted AFTER INSERT ON response BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'response'; END;
+    CREATE TRIGGER IF NOT EXISTS quota_snapshot_counted AFTER INSERT ON quota_snapshot BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'quota_snapshot'; END;
+    CREATE TRIGGER IF NOT EXISTS limit_hit_counted AFTER INSERT ON limit_hit BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'limit_hit'; END;
+    CREATE TRIGGER IF NOT EXISTS work_counted AFTER INSERT ON work BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'work'; END;
+    CREATE TRIGGER IF NOT EXISTS session_cost_counted AFTER INSERT ON session_cost BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'session_cost'; END;
+    CREATE TRIGGER IF NOT EXISTS derived_turn_counted AFTER INSERT ON derived_turn BEGIN
+        UPDATE record_count SET n = n + 1 WHERE tbl = 'derived_turn'; END;
+    CREATE TRIGGER IF NOT EXISTS response_pack_counted AFTER INSERT ON response_pack BEGIN
+        UPDATE record_count SET n = n + NEW.writes WHERE tbl = 'response_pack'; END;
+"#;
 
 /// A view's row sums the known parts of a response with a part of unknown
 /// size into its total too (`responses::with_known_total`), so its columns
@@ -610,6 +664,9 @@ fn insert_cost(tx: &rusqlite::Transaction<'_>, cost: &SessionCost, touched: &mut
         params![cost.provider.as_str(), cost.session_id, cost.at_ms, cost.total_usd],
     )? == 1;
     touched.costed(cost.provider, &cost.session_id);
+    if inserted {
+        touched.cost_line(cost.at_ms);
+    }
     Ok(inserted)
 }
 
@@ -1005,6 +1062,16 @@ pub struct ReportedCost {
     pub usd: f64,
 }
 
+/// Each usage table's time column, each the head of an index.
+const EARLIEST_COLUMNS: [(&str, &str); 6] = [
+    ("call", "started_at_ms"),
+    ("response", "at_ms"),
+    ("response_pack", "hour_ms"),
+    ("session_cost", "at_ms"),
+    ("derived_turn", "started_at_ms"),
+    ("limit_hit", "at_ms"),
+];
+
 /// The ledger opened read-only, for views that read it piece by piece.
 pub struct Reader {
     conn: Connection,
@@ -1071,6 +1138,43 @@ impl Reader {
         read().map_err(|err| sqlite::issue_of(&err))
     }
 
+    /// What moved in the aggregates' hours since change number `seen`:
+    /// the newest change number, and the earliest hour that changed after
+    /// `seen` or is dirty now (an append into an hour already dirty takes
+    /// no new number). On a store from before change numbers every hour
+    /// may have moved: `(0, Some(i64::MIN))`.
+    pub fn hours_changed_since(&self, seen: i64) -> Result<(i64, Option<i64>), Issue> {
+        if self.version < schema::CHANGE_SCHEMA {
+            return Ok((0, Some(i64::MIN)));
+        }
+        let read = || -> rusqlite::Result<(i64, Option<i64>)> {
+            let newest: i64 =
+                self.conn.query_row("SELECT COALESCE(MAX(change), 0) FROM hour_change", [], |row| row.get(0))?;
+            let changed: Option<i64> =
+                self.conn
+                    .query_row("SELECT MIN(hour_ms) FROM hour_change WHERE change > ?1", [seen], |row| row.get(0))?;
+            let dirty: Option<i64> =
+                self.conn.query_row("SELECT MIN(hour_ms) FROM rollup_dirty", [], |row| row.get(0))?;
+            Ok((newest, changed.into_iter().chain(dirty).min()))
+        };
+        read().map_err(|err| sqlite::issue_of(&err))
+    }
+
+    /// The time of the ledger's earliest usage record (`None`: it holds
+    /// none), from the tables' time indexes.
+    pub fn earliest_ms(&self) -> Result<Option<i64>, Issue> {
+        let mut earliest: Option<i64> = None;
+        for (table, column) in EARLIEST_COLUMNS {
+            // A table a store from before some migration lacks holds nothing.
+            let Ok(mut statement) = self.conn.prepare(&format!("SELECT MIN({column}) FROM {table}")) else {
+                continue;
+            };
+            let found: Option<i64> = statement.query_row([], |row| row.get(0)).map_err(|err| sqlite::issue_of(&err))?;
+            earliest = earliest.into_iter().chain(found).min();
+        }
+        Ok(earliest)
+    }
+
     /// The time and quota figures of `range` (see [`read_range`]).
     pub fn view(&self, range: Range) -> Result<LedgerView, Issue> {
         load(&self.conn, self.version, range).map_err(|err| sqlite::issue_of(&err))
@@ -1079,6 +1183,41 @@ impl Reader {
     /// Every log file's ingestion offset, by path.
     pub fn offsets(&self) -> Result<HashMap<String, FileOffset>, Issue> {
         read_offsets(&self.conn, self.version).map_err(|e| sqlite::issue_of(&e))
+    }
+
+    /// The place of the newest quota snapshot in the ledger's insertion
+    /// order (`quota_snapshot.seq`; 0 for none).
+    pub fn newest_snapshot_seq(&self) -> Result<i64, Issue> {
+        self.conn
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM quota_snapshot", [], |row| row.get(0))
+            .map_err(|err| sqlite::issue_of(&err))
+    }
+
+    /// The quota snapshots stored after place `seq`, in the order they were
+    /// stored (one that fails its checksum left out), and the place of the
+    /// last one read.
+    pub fn snapshots_after(&self, seq: i64) -> Result<(Vec<SnapshotRow>, i64), Issue> {
+        let crc = if self.version < schema::CHECKSUM_SCHEMA { "NULL" } else { "crc" };
+        let read = || -> rusqlite::Result<(Vec<SnapshotRow>, i64)> {
+            let mut statement = self.conn.prepare_cached(&format!(
+                "SELECT {}, {crc}, seq FROM quota_snapshot WHERE seq > ?1 ORDER BY seq",
+                SNAPSHOT_COLUMNS.select(self.version)
+            ))?;
+            let seq_column = SNAPSHOT_COLUMNS.count() + 1;
+            let mut rows = statement.query([seq])?;
+            let (mut snapshots, mut last) = (Vec::new(), seq);
+            while let Some(row) = rows.next()? {
+                last = row.get(seq_column)?;
+                if !SNAPSHOT_COLUMNS.verifies(row, 0)? {
+                    continue;
+                }
+                if let Some(provider) = Provider::from_name(row.get_ref(1)?.as_str()?) {
+                    snapshots.push(snapshot_of(row, provider)?);
+                }
+            }
+            Ok((snapshots, last))
+        };
+        read().map_err(|err| sqlite::issue_of(&err))
     }
 
     /// Quota snapshots observed in `range`, and how many records failed their checksum.
@@ -1171,21 +1310,31 @@ fn read_offsets(conn: &Connection, version: u32) -> rusqlite::Result<HashMap<Str
     rows.collect()
 }
 
+/// Every record table's rows, counted (a pack holds many response writes:
+/// each counts); a table a store from before some migration lacks counts
+/// nothing.
+fn counted_records(conn: &Connection) -> u64 {
+    let tables = ["call", "response", "quota_snapshot", "limit_hit", "work", "session_cost", "derived_turn"];
+    let counts = tables.map(|table| format!("SELECT COUNT(*) FROM {table}"));
+    let packed = "SELECT COALESCE(SUM(writes), 0) FROM response_pack".to_owned();
+    counts
+        .iter()
+        .chain([&packed])
+        .filter_map(|count| conn.query_row(count, [], |row| row.get::<_, i64>(0)).ok())
+        .filter_map(|n| u64::try_from(n).ok())
+        .sum()
+}
+
 /// The ledger as `daemon status` shows it: its records (every record
 /// table's rows) and size; unknown counts are `null`.
 pub fn store_status(dir: &Path) -> bee_proto::api::StoreStatus {
     let counted = Reader::open(dir).map(|reader| {
-        let mut records = 0u64;
-        let tables = ["call", "response", "quota_snapshot", "limit_hit", "work", "session_cost", "derived_turn"];
-        // A pack holds many response writes: each counts.
-        let counts = tables.map(|table| format!("SELECT COUNT(*) FROM {table}"));
-        let packed = "SELECT COALESCE(SUM(writes), 0) FROM response_pack".to_owned();
-        for count in counts.iter().chain([&packed]) {
-            let count: rusqlite::Result<i64> = reader.conn.query_row(count, [], |row| row.get(0));
-            // Tables a store from before some migration lacks count nothing.
-            records += count.ok().and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
-        }
-        (records, reader.version)
+        // Kept as records are inserted, from the schema that keeps them.
+        let kept = (reader.version >= schema::CHANGE_SCHEMA)
+            .then(|| reader.conn.query_row("SELECT COALESCE(SUM(n), 0) FROM record_count", [], |row| row.get(0)).ok())
+            .flatten()
+            .and_then(|n: i64| u64::try_from(n).ok());
+        (kept.unwrap_or_else(|| counted_records(&reader.conn)), reader.version)
     });
     bee_proto::api::StoreStatus {
         name: "ledger".to_owned(),
@@ -1204,25 +1353,20 @@ fn read_snapshots(
     range: Range,
     damaged: &mut u64,
 ) -> rusqlite::Result<Vec<SnapshotRow>> {
-    read_records(
-        conn,
-        version,
-        ("quota_snapshot", "observed_at_ms"),
-        SNAPSHOT_COLUMNS,
-        range,
-        damaged,
-        |row, provider| {
-            Ok(SnapshotRow {
-                provider,
-                observed_ms: row.get(3)?,
-                window: WindowKind::from_name(row.get_ref(4)?.as_str()?).unwrap_or(WindowKind::Other),
-                window_minutes: row.get(5)?,
-                used_percent: row.get(6)?,
-                resets_ms: row.get(8)?,
-                limit_id: row.get(9)?,
-            })
-        },
-    )
+    read_records(conn, version, ("quota_snapshot", "observed_at_ms"), SNAPSHOT_COLUMNS, range, damaged, snapshot_of)
+}
+
+/// A row of [`SNAPSHOT_COLUMNS`] made a snapshot of `provider`.
+fn snapshot_of(row: &rusqlite::Row<'_>, provider: Provider) -> rusqlite::Result<SnapshotRow> {
+    Ok(SnapshotRow {
+        provider,
+        observed_ms: row.get(3)?,
+        window: WindowKind::from_name(row.get_ref(4)?.as_str()?).unwrap_or(WindowKind::Other),
+        window_minutes: row.get(5)?,
+        used_percent: row.get(6)?,
+        resets_ms: row.get(8)?,
+        limit_id: row.get(9)?,
+    })
 }
 
 fn load(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<LedgerView> {
@@ -1381,6 +1525,87 @@ mod tests {
         };
         // Dropped and made again, tables sit elsewhere in the order of objects.
         assert_eq!(objects(&migrated), objects(LATEST_SCHEMA));
+    }
+
+    /// The record counts the store keeps as records are inserted are the
+    /// tables' own: calls with their snapshots, limits, costs, packed
+    /// responses, appended as beed appends them.
+    #[test]
+    fn the_kept_record_counts_are_the_tables_counts() {
+        use crate::ledger::responses::ResponseWrite;
+        use bee_proto::ledger::{CallRecord, CallSource, LimitRecord, QuotaSnapshot};
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        let mut ledger = Ledger::open(&dir).unwrap();
+        let at = "2026-11-03T10:00:00.000Z";
+        let snapshot = QuotaSnapshot {
+            observed_at_utc: at.to_owned(),
+            window: WindowKind::FiveHour,
+            window_minutes: Some(300),
+            used_percent: 40.0,
+            resets_at_utc: None,
+            limit_id: None,
+        };
+        let call = CallRecord {
+            record_id: uuid::Uuid::new_v4(),
+            source: CallSource::Run,
+            provider: Provider::Codex,
+            started_at_utc: at.to_owned(),
+            duration_ms: Some(1_000),
+            success: Some(true),
+            model: None,
+            project_path: None,
+            cost_usd: None,
+            tokens: None,
+            quota_snapshots: vec![snapshot.clone(), snapshot],
+            model_invocations: None,
+            context_window: None,
+            context_tokens: None,
+            compactions: None,
+            session_id: Some("s".to_owned()),
+            outcome: None,
+        };
+        let limit = LimitRecord {
+            record_id: uuid::Uuid::new_v4(),
+            at_utc: at.to_owned(),
+            provider: Provider::Codex,
+            resets_at_utc: None,
+            detection: bee_proto::usage::Detection::Structured,
+            window: None,
+            window_minutes: None,
+            limit_id: None,
+            session_id: None,
+        };
+        let response = |key: &str| {
+            Evidence::Response(ResponseWrite {
+                provider: Provider::Claude,
+                key: key.to_owned(),
+                session_id: Some("s".into()),
+                at_ms: 1_793_700_000_000,
+                model: None,
+                tokens: bee_proto::usage::Counters { output_tokens: Some(1), ..Default::default() },
+                context_tokens: None,
+                context_window: None,
+                is_final: true,
+            })
+        };
+        let evidence = [
+            Evidence::Record(LedgerRecord::Call(Box::new(call))),
+            Evidence::Record(LedgerRecord::Limit(limit)),
+            response("a"),
+            response("b"),
+            Evidence::SessionCost(SessionCost {
+                provider: Provider::Claude,
+                session_id: "s".to_owned(),
+                at_ms: 1_793_700_000_000,
+                total_usd: 1.5,
+            }),
+        ];
+        ledger.append_at(&evidence, &[]).unwrap();
+        ledger.append_at(&evidence[2..], &[]).unwrap();
+        let counted = counted_records(&ledger.db.conn);
+        assert_eq!(counted, 7, "a call, its two snapshots, a limit, two responses, a cost line");
+        assert_eq!(store_status(&dir).records, Some(counted));
     }
 
     /// A creation a crash stopped leaves a half-built file beside the

@@ -50,7 +50,17 @@ pub fn reports(
     filters: &[UsageFilters],
     prices: &PriceTable,
 ) -> Result<Vec<UsageReport>, Issue> {
-    let reader = Reader::open(dir)?;
+    Ok(reports_with(&Reader::open(dir)?, ask, filters, prices)?.0)
+}
+
+/// [`reports`] from an open `reader`, with the summary they were built
+/// from (its time tallies: the export's agent time of the same range).
+pub fn reports_with(
+    reader: &Reader,
+    ask: &UsageAsk,
+    filters: &[UsageFilters],
+    prices: &PriceTable,
+) -> Result<(Vec<UsageReport>, crate::ledger::rollup::Summary), Issue> {
     let windows = match ask.by {
         UsageGrouping::Block => {
             // Windows that reach into the range were observed up to five hours after it starts.
@@ -75,10 +85,11 @@ pub fn reports(
         damaged: summary.damaged_records + damaged_costs,
         bucket: &bucket,
     };
-    Ok(filters
+    let reports = filters
         .iter()
         .map(|filters| build(&UsageAsk { filters: filters.clone(), ..ask.clone() }, prices, &inputs))
-        .collect())
+        .collect();
+    Ok((reports, summary))
 }
 
 /// Sessions with usage in `range` whose cost no CLI reported there, as
