@@ -142,6 +142,48 @@ pub const LABEL_SOURCE_APP: &str = "source_app";
 pub const LABEL_CLASS: &str = "class";
 pub const LABEL_SESSION_ID: &str = "session_id";
 pub const LABEL_PREVIOUS_CLASS: &str = "previous_class";
+/// On the counters of [`BY_ORIGIN`]: [`ORIGIN_LIVE`] or [`ORIGIN_BACKFILL`].
+pub const LABEL_ORIGIN: &str = "origin";
+/// Usage that reached Bee within about an hour of happening: its
+/// `increase()` over a range describes that range.
+pub const ORIGIN_LIVE: &str = "live";
+/// Usage that reached Bee later than that (a first import of old logs, a
+/// rollout read late, a beed that was down): counted when it arrived, so
+/// it is kept out of "the last hour".
+pub const ORIGIN_BACKFILL: &str = "backfill";
+
+/// The counters of usage time, each sent as its [`ORIGIN_LIVE`] and
+/// [`ORIGIN_BACKFILL`] parts (their sum is the total).
+pub const BY_ORIGIN: [&str; 6] = [
+    RESPONSES_TOTAL,
+    TOKENS_TOTAL,
+    REPORTED_COST_TOTAL,
+    ESTIMATED_COST_TOTAL,
+    AGENT_TIME_SECONDS_TOTAL,
+    LIMIT_HITS_TOTAL,
+];
+
+/// Every label Bee puts on a series.
+pub const ALL_LABELS: [&str; 13] = [
+    LABEL_USER,
+    LABEL_HOST,
+    LABEL_VERSION,
+    LABEL_PROVIDER,
+    LABEL_MODEL,
+    LABEL_KIND,
+    LABEL_MEASURE,
+    LABEL_WINDOW,
+    LABEL_LIMIT_ID,
+    LABEL_SURFACE,
+    LABEL_TYPE,
+    LABEL_SOURCE_APP,
+    LABEL_CLASS,
+];
+
+/// The label named `name`, as spelled here.
+pub fn label_name(name: &str) -> Option<&'static str> {
+    ALL_LABELS.iter().chain([&LABEL_ORIGIN]).find(|label| **label == name).copied()
+}
 
 /// `kind` values of [`TOKENS_TOTAL`], the provider counters' own names
 /// without `_tokens`.

@@ -31,6 +31,12 @@ pub fn export_state_file() -> Option<PathBuf> {
     bee_dir().map(|dir| dir.join("export").join("state.json"))
 }
 
+/// The exporter's running totals of past hours and of backfill, kept so a
+/// send reads only what changed: `${BEE_HOME:-$HOME}/.bee/export/counters.json`.
+pub fn export_counters_file() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("export").join("counters.json"))
+}
+
 /// The daemon socket: `BEE_SOCKET`, else `${BEE_HOME:-$HOME}/.bee/run/beed.sock`.
 pub fn socket_path() -> Option<PathBuf> {
     non_empty_env(BEE_SOCKET_ENV).map(PathBuf::from).or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))

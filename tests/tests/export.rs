@@ -104,6 +104,15 @@ impl Prometheus {
         answer["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok())
     }
 
+    /// The value of an instant PromQL query evaluated at `time` (Unix seconds).
+    fn value_at(&self, promql: &str, time: f64) -> Option<f64> {
+        let path = format!("/api/v1/query?query={}&time={time:.3}", percent_encoded(promql));
+        let (status, _, body) = self.get(&path);
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        assert_eq!(status, 200, "{promql}: {answer}");
+        answer["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok())
+    }
+
     /// An instant query's status and how many series it answered.
     fn answer(&self, promql: &str) -> (u16, usize, Value) {
         let (status, _, body) = self.get(&format!("/api/v1/query?query={}", percent_encoded(promql)));
@@ -306,6 +315,88 @@ fn two_machines_export_to_a_real_prometheus_and_an_outage_loses_nothing() {
     );
 }
 
+/// Writes a Claude Code session of `responses` responses made in the last
+/// seconds (usage time now), each of 100 output tokens.
+fn write_usage_now(home: &TestHome, tag: &str, responses: u64) {
+    let id = format!("5eed0000-0000-4000-8000-{:0>12}", tag.len() * 1000 + responses as usize);
+    let now_ms = bee_proto::time::now_unix_ms();
+    let body: String = (0..responses)
+        .map(|n| {
+            json!({"type": "assistant", "sessionId": id,
+                "timestamp": bee_proto::time::format_unix_ms(now_ms - 10_000 + n as i64),
+                "requestId": format!("req_{tag}_{n}"),
+                "message": {"id": format!("msg_{tag}_{n}"), "model": "claude-sonnet-4-5-20250929", "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 100}}})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    write_quiet(&home.path().join(format!(".claude/projects/-home-dev-{tag}/{id}.jsonl")), &body);
+}
+
+/// The expression of contrib's recording rule `record`.
+fn recording_rule(record: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let rules = std::fs::read_to_string(root.join("contrib/prometheus/bee-rules.yml")).unwrap();
+    let mut lines = rules.lines().map(str::trim);
+    lines.find(|line| line.strip_prefix("- record: ") == Some(record)).unwrap();
+    lines.next().and_then(|line| line.strip_prefix("expr: ")).unwrap().to_owned()
+}
+
+/// `increase()` counts what was used in its range, to the token. A user
+/// whose first send follows an outage (the collector was down all day)
+/// finds the day's usage in the day's increase: each new series starts
+/// from a 0 sample. History that reaches the ledger late (old sessions
+/// read at start, a session of November read later) is backfill: it is in
+/// every total, and out of the last hour's rules.
+#[test]
+fn increase_counts_usage_in_its_range_and_backfill_apart() {
+    let storage = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let alice = TestHome::new();
+    write_history(&alice, "old", 2, 44);
+    configure(&alice, "alice", port);
+    let _beed = alice.start_daemon_with(&["--ingest-every", "1"]);
+    // The collector is down; alice works.
+    write_usage_now(&alice, "today", 30);
+    assert!(eventually(Duration::from_secs(30), || usage_totals(&alice)[0] == 110), "{:?}", usage_totals(&alice));
+    assert!(
+        eventually(Duration::from_secs(30), || export_status(&alice)["state"]["prometheus"]["consecutiveFailures"]
+            .as_u64()
+            > Some(2)),
+        "{}",
+        export_status(&alice)
+    );
+    let today = parse_json_line(&alice.beectl(&["usage", "--json", "--no-import", "--since", "today"]).stdout);
+    let today_output = today["totals"]["tokens"]["outputTokens"].as_f64().unwrap();
+    assert_eq!(today_output, 3000.0, "{today}");
+
+    let prometheus = Prometheus::start(storage.path(), port);
+    assert_prometheus_matches(&prometheus, &[(&alice, "alice", 110)]);
+    let output = r#"user="alice",kind="output""#;
+    let last_sample = |origin: &str| {
+        prometheus.value(&format!(r#"max(timestamp(bee_tokens_total{{{output},origin="{origin}"}}))"#)).unwrap()
+    };
+    // At its last sample, so PromQL has nothing to extrapolate.
+    let at = last_sample("live");
+    let day = format!(r#"sum(increase(bee_tokens_total{{{output},origin!="backfill"}}[1d]))"#);
+    assert_eq!(prometheus.value_at(&day, at), Some(today_output), "the day's usage, though its first send came late");
+    let hour_rule = recording_rule("user_kind:bee_tokens:increase1h");
+    let last_hour = format!(r#"sum({hour_rule} and on (user, kind) bee_tokens_total{{{output},origin="live"}})"#);
+    assert_eq!(prometheus.value_at(&last_hour, at), Some(today_output), "{last_hour}");
+
+    // Sessions of November read now: in every total, not in the last hour.
+    write_history(&alice, "late", 1, 55);
+    assert_prometheus_matches(&prometheus, &[(&alice, "alice", 150)]);
+    let at = last_sample("backfill");
+    assert_eq!(prometheus.value_at(&last_hour, at), Some(today_output), "backfill stays out of the last hour");
+    let everything = format!("sum(increase(bee_tokens_total{{{output}}}[1h]))");
+    assert!(
+        prometheus.value_at(&everything, at) > Some(today_output),
+        "without the rule's selector, the backfill would be in the last hour"
+    );
+}
+
 /// What beed sends is what the stores say, unknowns left out: no agent
 /// time series while no producer measured a call, no estimate for a model
 /// the price table does not name.
@@ -492,6 +583,61 @@ fn contrib_rules_pass_promtool() {
             assert!(tested.contains(name), "{name} has expected values in bee-rules.test.yml");
         }
     }
+}
+
+/// The series in Prometheus's text exposition format, each family's HELP
+/// and TYPE from the one table of them (`bee_proto::export::ALL_SERIES`).
+fn exposition(series: &[bee_daemon::export::Series]) -> String {
+    let mut text = String::new();
+    for meta in bee_proto::export::ALL_SERIES {
+        let family: Vec<_> = series.iter().filter(|one| one.name == meta.name).collect();
+        if family.is_empty() {
+            continue;
+        }
+        let kind = if meta.counter { "counter" } else { "gauge" };
+        text += &format!("# HELP {} {}\n# TYPE {} {kind}\n", meta.name, meta.help, meta.name);
+        for one in family {
+            let labels: Vec<String> = one.labels.iter().map(|(name, value)| format!("{name}={value:?}")).collect();
+            text += &format!("{}{{{}}} {}\n", one.name, labels.join(","), one.value);
+        }
+    }
+    text
+}
+
+/// `promtool check metrics` finds nothing to say of Bee's series: names,
+/// types, help and units as Prometheus's conventions want them, on every
+/// agent's series and every family Bee exports.
+#[test]
+fn promtool_check_metrics_is_clean() {
+    let home = TestHome::new();
+    bee_tests::every_agent::write_every_agent(&home);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let mut series = series_now(&home);
+    // A family these stores leave empty (windows, hooks, delivery) is
+    // checked all the same, by one sample of it.
+    for meta in bee_proto::export::ALL_SERIES {
+        if !series.iter().any(|one| one.name == meta.name) {
+            series.push(bee_daemon::export::Series {
+                name: meta.name,
+                labels: vec![("user", "alice".to_owned())],
+                value: 0.0,
+            });
+        }
+    }
+    let text = exposition(&series);
+    let mut check = Command::new("/usr/bin/promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut check.stdin.take().unwrap(), text.as_bytes()).unwrap();
+    let output = check.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success() && said.trim().is_empty(), "promtool check metrics: {said}\n{text}");
+    let families = bee_proto::export::ALL_SERIES.iter().filter(|meta| text.contains(&format!("# TYPE {} ", meta.name)));
+    assert_eq!(families.count(), bee_proto::export::ALL_SERIES.len(), "{text}");
 }
 
 /// A log record as the test compares it: event name, severity, sorted attributes.

@@ -1,6 +1,8 @@
 //! beed's exporter: every interval it reads the series once and POSTs them to
 //! each configured destination (Prometheus remote write, OTLP/HTTP), then
-//! writes each destination's state for `beectl export status`.
+//! writes each destination's state for `beectl export status`, and what it
+//! keeps between sends (the ledger's running totals, the series each
+//! destination took) in `export/counters.json`.
 //!
 //! It runs on beed's runtime, never on the hook path: the stores are read on
 //! a blocking thread, and only that send's series are held (bounded by the
@@ -210,7 +212,7 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         Err(error) => {
             tracing::error!("export: {error}; nothing is exported");
             fail_all(&mut state, &bee_proto::time::format_unix_ms(bee_proto::time::now_unix_ms()), &error);
-            write(state).await;
+            write(state, None).await;
             return;
         }
     };
@@ -222,47 +224,46 @@ pub async fn run(config: ExportConfig, stores: Stores) {
     let start_ns = super::otlp::unix_ns(
         state.otlp.as_ref().and_then(|otlp| otlp.series_start_ms).unwrap_or_else(bee_proto::time::now_unix_ms),
     );
-    let mut last_read: Option<LastRead> = None;
+    let mut kept = super::read_kept().unwrap_or_default();
+    let mut counters: Option<super::CounterState> = kept.counters.take().map(Into::into);
     let mut ticks = tokio::time::interval(config.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let to: Vec<&str> = state.destinations().map(|(_, destination)| destination.url.as_str()).collect();
     tracing::info!("exporting to {} every {} s as user {:?}", to.join(" and "), config.interval.as_secs(), config.user);
+    // A new series' 0 sample lies one interval before its first value.
+    let interval_ms = i64::try_from(config.interval.as_millis()).unwrap_or(i64::MAX);
     loop {
         ticks.tick().await;
         let now_ms = bee_proto::time::now_unix_ms();
         let attempt_utc = bee_proto::time::format_unix_ms(now_ms);
-        let (reading, user, host_label, earlier) =
-            (stores.clone(), config.user.clone(), host.clone(), last_read.take());
+        let (reading, user, host_label, mut moving) =
+            (stores.clone(), config.user.clone(), host.clone(), counters.take());
+        // Every tick reads: the ledger's part costs what changed since the
+        // last read (see `counters`), and each read moves the boundary
+        // that tells late arrivals apart.
         let read = tokio::task::spawn_blocking(move || {
-            // Unchanged stores send the same totals again, without reading them
-            // (a 1,000,000-record ledger takes seconds); a window's reset
-            // still drops out within REREAD.
-            match earlier {
-                Some(earlier)
-                    if now_ms - earlier.at_ms < REREAD_MS && super::cursor(&reading) == earlier.reading.cursor =>
-                {
-                    (super::Reading { problems: Vec::new(), ..earlier.reading }, earlier.at_ms)
-                }
-                _ => (super::read(&reading, &user, &host_label, now_ms), now_ms),
-            }
+            let reading = super::read(&reading, &user, &host_label, now_ms, &mut moving);
+            (reading, moving)
         })
         .await;
-        let (super::Reading { series, cursor, problems, verdicts }, read_at_ms) = match read {
+        let (super::Reading { series, cursor, problems, verdicts }, moved) = match read {
             Ok(read) => read,
             Err(err) => {
                 fail_all(&mut state, &attempt_utc, &format!("reading the stores: {err}"));
-                write(state.clone()).await;
+                write(state.clone(), None).await;
+                // The totals as last kept: never started again from 0.
+                counters = kept.counters.clone().map(Into::into);
                 continue;
             }
         };
+        counters = moved;
         for problem in &problems {
             tracing::warn!("export: {problem}; its series are left out of this send");
         }
         if let (Some(endpoint), Some(destination)) = (&config.remote_write, state.prometheus.as_mut()) {
-            let outcome = match super::remote_write::encode(&series, now_ms) {
-                Ok(body) => post(&client, endpoint, Format::RemoteWrite, &config.headers, body).await,
-                Err(err) => Err(format!("encoding: {err}")),
-            };
+            let taken = kept.taken.entry(endpoint.url.clone()).or_default();
+            let outcome =
+                send_remote_write(&client, endpoint, &config.headers, &series, taken, now_ms, interval_ms).await;
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
         if let (Some(endpoint), Some(destination)) = (&config.otlp, state.otlp.as_mut()) {
@@ -275,21 +276,45 @@ pub async fn run(config: ExportConfig, stores: Stores) {
             }
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
-        write(state.clone()).await;
-        if problems.is_empty() {
-            last_read =
-                Some(LastRead { reading: super::Reading { series, cursor, problems, verdicts }, at_ms: read_at_ms });
-        }
+        kept.counters = counters.as_ref().map(Into::into);
+        write(state.clone(), Some(kept.clone())).await;
     }
 }
 
-/// A full read of the stores at least this often, changed or not.
-const REREAD_MS: i64 = 5 * 60_000;
-
-/// The last full read, and when it was made.
-struct LastRead {
-    reading: super::Reading,
-    at_ms: i64,
+/// Sends `series` by remote write, each counter that `taken` does not
+/// hold yet from a 0 sample one interval earlier, and notes them taken.
+/// A receiver that already holds one of them (its state file was lost)
+/// refuses that older sample: the push goes again without 0 samples.
+async fn send_remote_write(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    headers: &[(String, String)],
+    series: &[super::Series],
+    taken: &mut std::collections::BTreeSet<String>,
+    now_ms: i64,
+    interval_ms: i64,
+) -> Result<(), String> {
+    let is_counter = |one: &super::Series| bee_proto::export::series_meta(one.name).is_some_and(|meta| meta.counter);
+    let new: std::collections::HashSet<String> = series
+        .iter()
+        .filter(|one| is_counter(one))
+        .map(super::Series::key)
+        .filter(|key| !taken.contains(key))
+        .collect();
+    let start_ms = now_ms.saturating_sub(interval_ms);
+    let encode = |with_zeros: bool| {
+        super::remote_write::encode(series, now_ms, |one| (with_zeros && new.contains(&one.key())).then_some(start_ms))
+            .map_err(|err| format!("encoding: {err}"))
+    };
+    let mut outcome = post(client, endpoint, Format::RemoteWrite, headers, encode(!new.is_empty())?).await;
+    if !new.is_empty() && outcome.as_ref().is_err_and(|err| err.starts_with("HTTP 400")) {
+        tracing::info!("export to {}: a new series' 0 sample was refused; sent without", endpoint.url);
+        outcome = post(client, endpoint, Format::RemoteWrite, headers, encode(false)?).await;
+    }
+    if outcome.is_ok() {
+        taken.extend(new);
+    }
+    outcome
 }
 
 /// Notes the same failure for every destination.
@@ -299,9 +324,14 @@ fn fail_all(state: &mut ExportState, attempt_utc: &str, error: &str) {
     }
 }
 
-/// Writes the state for `beectl export status`, off the runtime.
-async fn write(state: ExportState) {
-    if let Ok(Err(err)) = tokio::task::spawn_blocking(move || super::write_state(&state)).await {
+/// Writes the state for `beectl export status`, and what the exporter
+/// keeps when given, off the runtime.
+async fn write(state: ExportState, kept: Option<super::Kept>) {
+    let written = tokio::task::spawn_blocking(move || {
+        super::write_state(&state)?;
+        kept.as_ref().map_or(Ok(()), super::write_kept)
+    });
+    if let Ok(Err(err)) = written.await {
         tracing::warn!("export: its state could not be written: {err}");
     }
 }

@@ -1,14 +1,16 @@
 //! Export to a team's engine (spec/60): the `[export]` settings of
 //! `config.toml`, the series read from the stores and the exporter's state
-//! file here; the two encodings in [`remote_write`] (Prometheus) and
-//! [`otlp`] (OpenTelemetry); the sending loop in [`exporter`].
+//! files here; the ledger's series, kept between sends and told apart by
+//! origin, in [`counters`]; the two encodings in [`remote_write`]
+//! (Prometheus) and [`otlp`] (OpenTelemetry); the sending loop in
+//! [`exporter`].
 //!
-//! Every series is cumulative over the whole store and recomputed from it at
-//! each send, so the stores are the cursor: a collector that was down loses
-//! nothing (the next send carries every total), and a resend is harmless.
-//! The same library paths answer `beectl usage` and `quota`, so a series
-//! equals what the CLI prints.
+//! Every series is cumulative over the whole store, so a collector that was
+//! down loses nothing (the next send carries every total), and a resend is
+//! harmless. The same library paths answer `beectl usage` and `quota`, so a
+//! series equals what the CLI prints.
 
+pub mod counters;
 pub mod exporter;
 pub mod otlp;
 pub mod remote_write;
@@ -18,14 +20,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bee_proto::export::{self as names, ExportState, ExportStatus, LogCursor, StoreCursor};
-use bee_proto::ledger::{Provider, QuotaWindow, UsageFilters, UsageGrouping};
 use serde::Deserialize;
 
-use crate::ledger::calendar::Zone;
 use crate::ledger::prices::PriceTable;
-use crate::ledger::schema::Range;
-use crate::ledger::usage::{UsageAsk, reports as usage_reports};
 use crate::storage::files;
+pub use counters::CounterState;
 
 /// The shortest interval between sends (a collector is not a log).
 const MIN_INTERVAL_SECONDS: u64 = 1;
@@ -227,6 +226,19 @@ pub struct Series {
     pub value: f64,
 }
 
+impl Series {
+    /// `name{label="value",…}`: the series' identity at a receiver.
+    pub fn key(&self) -> String {
+        series_key(self.name, &self.labels)
+    }
+}
+
+/// `name{label="value",…}` of a series named `name` with (sorted) `labels`.
+fn series_key(name: &str, labels: &[(&'static str, String)]) -> String {
+    let labels: Vec<String> = labels.iter().map(|(label, value)| format!("{label}={value:?}")).collect();
+    format!("{name}{{{}}}", labels.join(","))
+}
+
 /// Where the series are read from.
 #[derive(Debug, Clone)]
 pub struct Stores {
@@ -275,15 +287,16 @@ pub struct Reading {
 
 /// [`read`]'s series, cursor and problems.
 pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec<Series>, StoreCursor, Vec<String>) {
-    let reading = read(stores, user, host, now_ms);
+    let reading = read(stores, user, host, now_ms, &mut None);
     (reading.series, reading.cursor, reading.problems)
 }
 
 /// Every series of the stores at `now_ms`, labelled with `user` and `host`,
 /// and the record counts they cover (the cursor). A store that cannot be
 /// read contributes no series (unknown, not zero) and names itself in the
-/// error list.
-pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
+/// error list. `counters` is what the exporter keeps of the ledger between
+/// reads ([`counters::read`]; `None` before the first).
+pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64, counters: &mut Option<CounterState>) -> Reading {
     // Counted first: a record that lands while the series are read is
     // beyond the cursor, so it is never reported as sent when it was not.
     let covered = cursor(stores);
@@ -299,90 +312,10 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
     };
     push(names::BUILD_INFO, &[(names::LABEL_VERSION, env!("CARGO_PKG_VERSION").to_owned())], 1.0);
     push(names::LAST_SEND_TIMESTAMP, &[], now_ms as f64 / 1000.0);
-    let range = Range { since_ms: 0, until_ms: now_ms };
-    let prices = PriceTable::bundled();
-    let ask = UsageAsk { range, by: UsageGrouping::Model, zone: Zone::utc(), filters: UsageFilters::default() };
-    let each: Vec<UsageFilters> = Provider::ALL
-        .iter()
-        .map(|provider| UsageFilters { provider: Some(*provider), ..UsageFilters::default() })
-        .collect();
-    let reports = usage_reports(&stores.ledger, &ask, &each, &prices).unwrap_or_else(|issue| {
-        problems.push(format!("ledger: {}", issue.as_str()));
-        Vec::new()
-    });
-    for (provider, report) in Provider::ALL.iter().copied().zip(&reports) {
-        for row in &report.rows {
-            let p = (names::LABEL_PROVIDER, provider.as_str().to_owned());
-            let m = (names::LABEL_MODEL, row.key.clone().unwrap_or_default());
-            push(names::RESPONSES_TOTAL, &[p.clone(), m.clone()], row.responses as f64);
-            for (kind, value) in names::TOKEN_KINDS.iter().zip(row.tokens.values()) {
-                if let Some(value) = value {
-                    push(
-                        names::TOKENS_TOTAL,
-                        &[p.clone(), m.clone(), (names::LABEL_KIND, (*kind).to_owned())],
-                        value as f64,
-                    );
-                }
-            }
-            push(names::USAGE_PARTIAL_PARTS, &[p.clone(), m.clone()], row.partial_parts as f64);
-            if let Some(cost) = row.reported_cost_usd {
-                push(names::REPORTED_COST_TOTAL, &[p.clone(), m.clone()], cost);
-            }
-            if let Some(cost) = row.estimated_cost_usd {
-                push(names::ESTIMATED_COST_TOTAL, &[p.clone(), m.clone()], cost);
-            }
-            push(names::UNPRICED_PARTS, &[p, m], row.unpriced_parts as f64);
-        }
-        // Session cost lines name no model: a view by model keeps them in
-        // its totals only. Exported as the provider's series without a
-        // model, they are not lost from the team's sums.
-        let by_model: f64 = report.rows.iter().filter_map(|row| row.reported_cost_usd).sum();
-        if let Some(total) = report.totals.reported_cost_usd {
-            let unattributed = crate::ledger::usage::round_usd(total - by_model);
-            if unattributed > 0.0 {
-                push(
-                    names::REPORTED_COST_TOTAL,
-                    &[(names::LABEL_PROVIDER, provider.as_str().to_owned())],
-                    unattributed,
-                );
-            }
-        }
-    }
-    match crate::ledger::store::read_range(&stores.ledger, range) {
-        Ok(view) => {
-            let quota = crate::ledger::quota::quota(&view, range, None);
-            for provider in &quota.providers {
-                let p = (names::LABEL_PROVIDER, provider.provider.as_str().to_owned());
-                // No producer measured a call: the measured time is unknown, not 0 s.
-                if let Some(agent_time_ms) = provider.agent_time_ms {
-                    push(
-                        names::AGENT_TIME_SECONDS_TOTAL,
-                        &[p.clone(), (names::LABEL_MEASURE, "measured".to_owned())],
-                        agent_time_ms as f64 / 1000.0,
-                    );
-                }
-                if provider.derived.turns > 0 {
-                    push(
-                        names::AGENT_TIME_SECONDS_TOTAL,
-                        &[p.clone(), (names::LABEL_MEASURE, "derived".to_owned())],
-                        provider.derived.agent_time_ms as f64 / 1000.0,
-                    );
-                }
-                push(names::LIMIT_HITS_TOTAL, std::slice::from_ref(&p), provider.crossed as f64);
-                let last_hit =
-                    view.limits.iter().filter(|hit| hit.provider == provider.provider).map(|hit| hit.at_ms).max();
-                if let Some(at_ms) = last_hit {
-                    push(names::LAST_LIMIT_HIT_TIMESTAMP, std::slice::from_ref(&p), at_ms as f64 / 1000.0);
-                }
-                for (window, resets_ms) in current_windows(&provider.windows, now_ms) {
-                    let labels = [
-                        p.clone(),
-                        (names::LABEL_WINDOW, window.window.as_str().to_owned()),
-                        (names::LABEL_LIMIT_ID, window.limit_id.clone().unwrap_or_default()),
-                    ];
-                    push(names::WINDOW_UTILISATION, &labels, window.peak_percent / 100.0);
-                    push(names::WINDOW_RESET_TIMESTAMP, &labels, resets_ms as f64 / 1000.0);
-                }
+    match counters::read(&stores.ledger, counters, now_ms, &PriceTable::bundled()) {
+        Ok(series) => {
+            for (id, value) in series {
+                push(id.name, &id.labels, value);
             }
         }
         Err(issue) => problems.push(format!("ledger: {}", issue.as_str())),
@@ -428,32 +361,6 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64) -> Reading {
         }
     }
     Reading { series: out, cursor: covered, problems, verdicts }
-}
-
-/// The windows of a provider that have not reset at `now_ms`, one per
-/// (kind, limit family): the series' labels. Where two are current for one
-/// kind and family (a provider that reported a reset time that moved by a
-/// minute, say), the one with the latest reset is the window now; the
-/// other is the window it replaced, and two series with one label set
-/// would be one series with two values, of which a receiver keeps either.
-fn current_windows(windows: &[QuotaWindow], now_ms: i64) -> Vec<(&QuotaWindow, i64)> {
-    let mut current: Vec<(&QuotaWindow, i64)> = Vec::new();
-    for window in windows {
-        let Some(resets_ms) = window.resets_at_utc.as_deref().and_then(bee_proto::time::parse_rfc3339_ms) else {
-            continue;
-        };
-        if resets_ms <= now_ms {
-            continue;
-        }
-        let same =
-            |(other, _): &&mut (&QuotaWindow, i64)| other.window == window.window && other.limit_id == window.limit_id;
-        match current.iter_mut().find(same) {
-            Some(kept) if kept.1 >= resets_ms => {}
-            Some(kept) => *kept = (window, resets_ms),
-            None => current.push((window, resets_ms)),
-        }
-    }
-    current
 }
 
 /// The limit hits not sent yet, and how far (in the ledger's insertion
@@ -671,6 +578,45 @@ pub fn write_state(state: &ExportState) -> std::io::Result<()> {
     files::write_private(&path, &bytes)
 }
 
+/// What the exporter keeps for itself between sends and across restarts
+/// (`export/counters.json`, beside its state): the ledger's running totals
+/// ([`CounterState`]) and, per destination, the series it has taken (a
+/// series new to it is sent from a 0 sample).
+#[derive(Debug, Clone, Default, serde::Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kept {
+    #[serde(default)]
+    pub counters: Option<counters::SavedCounters>,
+    /// Per destination URL, the keys ([`Series::key`]) of the counters it took.
+    #[serde(default)]
+    pub taken: BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+/// The largest `counters.json` read back: a few hundred series take tens of KB.
+const MAX_KEPT_BYTES: u64 = 16 << 20;
+
+/// What the exporter kept, when it kept anything readable.
+pub fn read_kept() -> Option<Kept> {
+    read_kept_from(&bee_proto::paths::export_counters_file()?)
+}
+
+/// [`read_kept`] of the file at `path`: `None` for one that is missing, too
+/// large, not UTF-8 or not what beed writes (the exporter starts afresh).
+fn read_kept_from(path: &Path) -> Option<Kept> {
+    let text = files::read_text_at_most(path, MAX_KEPT_BYTES).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Writes what the exporter keeps (0600, atomically, its directory 0700).
+pub fn write_kept(kept: &Kept) -> std::io::Result<()> {
+    let Some(path) = bee_proto::paths::export_counters_file() else { return Ok(()) };
+    if let Some(dir) = path.parent() {
+        files::ensure_private_dir(dir)?;
+    }
+    let bytes = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
+    files::write_private(&path, &bytes)
+}
+
 /// `beectl export status`: the settings, the last state and the backlog.
 pub fn status(stores: &Stores) -> ExportStatus {
     let settings = settings();
@@ -704,6 +650,7 @@ pub fn status(stores: &Stores) -> ExportStatus {
 mod tests {
     use super::*;
     use crate::ledger::store::LimitRow;
+    use bee_proto::ledger::Provider;
 
     const MINUTE: i64 = 60_000;
 
@@ -727,6 +674,41 @@ mod tests {
 
     fn sent_at(hits: &[LimitRow]) -> Vec<i64> {
         hits.iter().map(|hit| hit.at_ms / MINUTE).collect()
+    }
+
+    /// A kept-totals file that is damaged, hostile, too large or not UTF-8
+    /// is no state (the exporter starts afresh), never a panic; one beed
+    /// wrote reads back.
+    #[test]
+    fn a_damaged_counters_file_is_no_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("counters.json");
+        let oversized = format!("{{\"taken\":{{\"u\":[\"{}\"]}}}}", "x".repeat(MAX_KEPT_BYTES as usize));
+        let bodies: [&[u8]; 6] = [
+            b"",
+            b"{\"counters\":",
+            b"\xff\xfe{}",
+            b"{\"counters\":{\"readAtMs\":\"soon\"}}",
+            b"[1,2,3]",
+            oversized.as_bytes(),
+        ];
+        for body in bodies {
+            std::fs::write(&path, body).unwrap();
+            assert!(read_kept_from(&path).is_none(), "{:?}", String::from_utf8_lossy(&body[..body.len().min(40)]));
+        }
+        // Series this Bee does not export, or labels it never sets, drop out.
+        std::fs::write(
+            &path,
+            br#"{"counters":{"readAtMs":1,"boundaryMs":0,"cutMs":0,"changesSeen":3,"series":[
+                {"name":"bee_tokens_total","labels":[["kind","output"],["evil","x"]],"beforeCut":1,"beforeBoundary":1,"total":1,"backfilled":0,"live":1},
+                {"name":"bee_responses_total","labels":[["provider","claude"]],"beforeCut":1,"beforeBoundary":1,"total":2,"backfilled":1,"live":1}]},
+              "taken":{"http://x/api/v1/write":["bee_responses_total{}"]}}"#,
+        )
+        .unwrap();
+        let kept = read_kept_from(&path).unwrap();
+        let state = CounterState::from(kept.counters.unwrap());
+        assert_eq!(counters::SavedCounters::from(&state).series_names(), ["bee_responses_total"]);
+        assert_eq!(kept.taken.len(), 1);
     }
 
     /// A hit is sent once, when settled, however late its notices reached

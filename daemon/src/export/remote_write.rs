@@ -61,17 +61,26 @@ pub struct Sample {
 }
 
 /// The snappy-compressed `WriteRequest` of `series`, each one sample at
-/// `at_ms`, labels sorted with `__name__` first as the protocol asks.
-pub fn encode(series: &[Series], at_ms: i64) -> Result<Vec<u8>, snap::Error> {
+/// `at_ms`, labels sorted with `__name__` first as the protocol asks. A
+/// series for which `starts_at` gives a time is new to the receiver: a 0
+/// at that time comes first, so `increase()` counts its first value.
+pub fn encode(
+    series: &[Series],
+    at_ms: i64,
+    starts_at: impl Fn(&Series) -> Option<i64>,
+) -> Result<Vec<u8>, snap::Error> {
     let timeseries = series
         .iter()
         .map(|one| {
+            let mut samples: Vec<Sample> =
+                starts_at(one).map(|start_ms| Sample { value: 0.0, timestamp: start_ms }).into_iter().collect();
+            samples.push(Sample { value: one.value, timestamp: at_ms });
             let mut labels = vec![Label { name: "__name__".to_owned(), value: one.name.to_owned() }];
             labels.extend(
                 one.labels.iter().map(|(name, value)| Label { name: (*name).to_owned(), value: value.clone() }),
             );
             labels.sort_by(|a, b| a.name.cmp(&b.name));
-            TimeSeries { labels, samples: vec![Sample { value: one.value, timestamp: at_ms }] }
+            TimeSeries { labels, samples }
         })
         .collect();
     // Each family's metadata once, from the one table of them.
@@ -117,7 +126,7 @@ mod tests {
             labels: vec![("kind", "output".to_owned()), ("user", "alice".to_owned())],
             value: 1976.0,
         }];
-        let body = encode(&series, 1_764_000_000_000).unwrap();
+        let body = encode(&series, 1_764_000_000_000, |_| None).unwrap();
         let request = decode(&body).unwrap();
         let names: Vec<&str> = request.timeseries[0].labels.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["__name__", "kind", "user"]);
@@ -127,6 +136,16 @@ mod tests {
             (request.metadata.len(), request.metadata[0].r#type, request.metadata[0].unit.as_str()),
             (1, COUNTER, "tokens"),
             "its family's metadata, once"
+        );
+        let started = decode(&encode(&series, 1_764_000_000_000, |_| Some(1_763_999_970_000)).unwrap()).unwrap();
+        let samples = &started.timeseries[0].samples;
+        assert_eq!(
+            samples,
+            &[
+                Sample { value: 0.0, timestamp: 1_763_999_970_000 },
+                Sample { value: 1976.0, timestamp: 1_764_000_000_000 }
+            ],
+            "a new series starts from 0"
         );
         assert!(decode(b"not snappy").is_err());
         // Found by the fuzz target: six bytes that claim 3.6 GB unpacked.
