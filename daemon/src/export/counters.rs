@@ -62,7 +62,7 @@ impl SeriesId {
 
     /// `name{label="value",…}`: how the state file names it.
     pub fn key(&self) -> String {
-        super::series_key(self.name, &self.labels)
+        series_key(self.name, &self.labels)
     }
 
     /// This series with `label` set to `value`.
@@ -82,6 +82,12 @@ impl SeriesId {
             .collect();
         Some(SeriesId::new(name, &labels?))
     }
+}
+
+/// `name{label="value",…}` of a series named `name` with (sorted) `labels`.
+pub fn series_key(name: &str, labels: &[(&'static str, String)]) -> String {
+    let labels: Vec<String> = labels.iter().map(|(label, value)| format!("{label}={value:?}")).collect();
+    format!("{name}{{{}}}", labels.join(","))
 }
 
 /// Each series' figure over one span of usage time.

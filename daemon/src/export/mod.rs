@@ -229,14 +229,8 @@ pub struct Series {
 impl Series {
     /// `name{label="value",…}`: the series' identity at a receiver.
     pub fn key(&self) -> String {
-        series_key(self.name, &self.labels)
+        counters::series_key(self.name, &self.labels)
     }
-}
-
-/// `name{label="value",…}` of a series named `name` with (sorted) `labels`.
-fn series_key(name: &str, labels: &[(&'static str, String)]) -> String {
-    let labels: Vec<String> = labels.iter().map(|(label, value)| format!("{label}={value:?}")).collect();
-    format!("{name}{{{}}}", labels.join(","))
 }
 
 /// Where the series are read from.
