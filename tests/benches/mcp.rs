@@ -9,7 +9,9 @@
 //!
 //! 3. `bee_context_packet` of 200 Rust files as index + outline, per call on
 //!    a running server, against the same 200 files as index only (read,
-//!    hashed, counted: no parsing); target ≤ 200 ms.
+//!    hashed, counted: no parsing); and from a cold start (spawn the server,
+//!    initialize, one call), against spawning it for its first
+//!    `tools/list`; target ≤ 200 ms both.
 //!
 //! `cargo bench -p bee-tests --bench mcp`
 
@@ -101,6 +103,24 @@ fn context_packet_of_200_files(home: &TestHome) {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "bee_context_packet",
             "arguments": {"manifestJson": json!({"selections": selections}).to_string(), "budgetBytes": 262_144}}})
     };
+    // Cold: a server spawned for the one call, as a client that starts it
+    // per task does; the baseline spawns it for its first tools/list.
+    let (mut cold, mut listed) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        let mut server = Server::start(home);
+        server.initialize();
+        assert_eq!(server.ask(&call(9, &both))["result"]["isError"], false);
+        cold.push(started.elapsed());
+        server.stop();
+        let started = Instant::now();
+        let mut server = Server::start(home);
+        server.initialize();
+        assert!(server.ask(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))["result"]["tools"].is_array());
+        listed.push(started.elapsed());
+        server.stop();
+    }
+    let (cold, listed) = (Spread::of(&cold), Spread::of(&listed));
     let mut server = Server::start(home);
     server.initialize();
     let first = server.ask(&call(10, &both));
@@ -125,6 +145,9 @@ fn context_packet_of_200_files(home: &TestHome) {
     println!("  index + outline (tree-sitter), o200k counted   {full}");
     println!("  baseline index only                             {bare}");
     println!("  ratio median {:.2}x", full.median / bare.median);
+    println!("  cold: spawn, initialize, one packet (target ≤ 200 ms)   {cold}");
+    println!("  baseline cold: spawn, initialize, tools/list        {listed}");
+    println!("  ratio median {:.2}x", cold.median / listed.median);
 }
 
 fn start_to_tools_list(home: &TestHome) {

@@ -1,19 +1,21 @@
 //! Token counting for `beectl token estimate`: the `utf16-ceil-div4`
 //! heuristic and exact `o200k_base` / `cl100k_base` counts of ordinary text.
 //!
-//! Exact counts use tiktoken-rs's bundled rank data and its byte-pair merge,
-//! but our own pre-tokenizer: the encodings' split patterns run on the
-//! linear-time `regex` crate, with the one construct it lacks (`\s+(?!\S)`,
-//! "a whitespace run, minus its last character when text follows")
-//! applied after the match. A differential test holds the counts equal to
-//! `CoreBPE::encode_ordinary` lengths. Splitting first also gives the work
-//! bound (sum of squared piece lengths) before any byte-pair work starts.
+//! Exact counts use tiktoken-rs's bundled rank data, turned at build time
+//! into compact tables in the binary (`build.rs`) that load in
+//! milliseconds, with the byte-pair merge here and our own pre-tokenizer:
+//! the encodings' split patterns run on the linear-time `regex` crate,
+//! with the one construct it lacks (`\s+(?!\S)`, "a whitespace run, minus
+//! its last character when text follows") applied after the match. A
+//! differential test holds the counts equal to `CoreBPE::encode_ordinary`
+//! lengths. Splitting first also gives the work bound (sum of squared piece
+//! lengths) before any byte-pair work starts.
 
 use bee_proto::tokens::{Encoding, MAX_PIECE_BYTES, REGEX_OPERATION_MILLIS, TokenErrorCode, WORK_BOUND};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use tiktoken_rs::{CoreBPE, Rank};
+use tiktoken_rs::Rank;
 
 /// o200k_base's split pattern without its lookahead alternative.
 const O200K_SPLIT: &str = concat!(
@@ -52,21 +54,25 @@ impl CountFailure {
     }
 }
 
+/// The ordinary ranks of each exact encoding, as `build.rs` wrote them.
+static O200K_RANKS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks"));
+static CL100K_RANKS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks"));
+
 /// An exact encoding, built once: ranks and the pre-tokenizer.
 pub struct ExactEncoder {
-    ranks: FxHashMap<Vec<u8>, Rank>,
+    ranks: FxHashMap<&'static [u8], Rank>,
     split: regex::Regex,
 }
 
 impl ExactEncoder {
-    /// Builds `encoding` from the rank data bundled in the binary.
+    /// Builds `encoding` from the rank tables in the binary.
     pub fn build(encoding: Encoding) -> Option<ExactEncoder> {
-        let (bpe, pattern) = match encoding {
-            Encoding::O200kBase => (tiktoken_rs::o200k_base().ok()?, O200K_SPLIT),
-            Encoding::Cl100kBase => (tiktoken_rs::cl100k_base().ok()?, CL100K_SPLIT),
+        let (table, pattern) = match encoding {
+            Encoding::O200kBase => (O200K_RANKS, O200K_SPLIT),
+            Encoding::Cl100kBase => (CL100K_RANKS, CL100K_SPLIT),
             Encoding::Heuristic => return None,
         };
-        Some(ExactEncoder { ranks: ordinary_ranks(&bpe), split: regex::Regex::new(pattern).ok()? })
+        Some(ExactEncoder { ranks: ranks_of(table)?, split: regex::Regex::new(pattern).ok()? })
     }
 
     /// The pre-token pieces of `text`, as byte ranges.
@@ -96,7 +102,7 @@ impl ExactEncoder {
 
     /// Tokens in one pre-token piece.
     fn piece_tokens(&self, piece: &[u8]) -> u64 {
-        if self.ranks.contains_key(piece) { 1 } else { tiktoken_rs::byte_pair_split(piece, &self.ranks).len() as u64 }
+        if self.ranks.contains_key(piece) { 1 } else { merged_tokens(piece, &self.ranks) }
     }
 
     /// Exact token count of each input, after checking the work bound.
@@ -148,24 +154,58 @@ fn lookahead_trim(text: &str, start: usize, end: usize) -> Option<usize> {
     (trimmed > start).then_some(trimmed)
 }
 
-/// Ordinary (non-special) ranks of `bpe`, read back through its decoder.
-fn ordinary_ranks(bpe: &CoreBPE) -> FxHashMap<Vec<u8>, Rank> {
-    let specials: Vec<Vec<u8>> = bpe.special_tokens().into_iter().map(|s| s.as_bytes().to_vec()).collect();
-    let mut ranks = FxHashMap::default();
-    let mut misses = 0;
-    let mut rank: Rank = 0;
-    // Ranks are dense up to the vocabulary size; stop after a long gap.
-    while misses < 4096 {
-        match bpe.decode_bytes(&[rank]) {
-            Ok(bytes) if !specials.contains(&bytes) => {
-                ranks.insert(bytes, rank);
-                misses = 0;
-            }
-            _ => misses += 1,
-        }
-        rank += 1;
+/// The ranks of a table `build.rs` wrote (count, then rank, length and
+/// bytes per token), each token's bytes borrowed from the binary; `None`
+/// for a table that does not parse (never the case for the two built in).
+fn ranks_of(table: &'static [u8]) -> Option<FxHashMap<&'static [u8], Rank>> {
+    let (count, mut rest) = table.split_first_chunk::<4>()?;
+    let count = usize::try_from(u32::from_le_bytes(*count)).ok()?;
+    let mut ranks = FxHashMap::with_capacity_and_hasher(count, Default::default());
+    for _ in 0..count {
+        let (rank, after) = rest.split_first_chunk::<4>()?;
+        let (len, after) = after.split_first_chunk::<2>()?;
+        let (bytes, after) = after.split_at_checked(usize::from(u16::from_le_bytes(*len)))?;
+        ranks.insert(bytes, Rank::from_le_bytes(*rank));
+        rest = after;
     }
-    ranks
+    rest.is_empty().then_some(ranks)
+}
+
+/// The tokens byte-pair merging makes of `piece` (not a token itself):
+/// the adjacent pair whose joined bytes rank lowest (the first, on a tie)
+/// is joined, again and again, until no joined pair is a token.
+fn merged_tokens(piece: &[u8], ranks: &FxHashMap<&'static [u8], Rank>) -> u64 {
+    if piece.len() < 2 {
+        return piece.len() as u64;
+    }
+    let rank_of = |bytes: &[u8]| ranks.get(bytes).copied().unwrap_or(Rank::MAX);
+    // Each part's start, and the rank of it joined with the next part.
+    let mut parts: Vec<(usize, Rank)> = (0..piece.len() - 1).map(|at| (at, rank_of(&piece[at..at + 2]))).collect();
+    parts.push((piece.len() - 1, Rank::MAX));
+    parts.push((piece.len(), Rank::MAX));
+    // The rank of part `at` joined with the next two, once those two are one.
+    let joined = |parts: &[(usize, Rank)], at: usize| match parts.get(at + 3) {
+        Some(&(end, _)) => rank_of(&piece[parts[at].0..end]),
+        None => Rank::MAX,
+    };
+    loop {
+        let mut lowest = (Rank::MAX, 0);
+        for (at, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
+            if rank < lowest.0 {
+                lowest = (rank, at);
+            }
+        }
+        let (rank, at) = lowest;
+        if rank == Rank::MAX {
+            break;
+        }
+        if at > 0 {
+            parts[at - 1].1 = joined(&parts, at - 1);
+        }
+        parts[at].1 = joined(&parts, at);
+        parts.remove(at + 1);
+    }
+    parts.len() as u64 - 1
 }
 
 /// Encoders built on first use and kept: in beed for its lifetime.
@@ -317,6 +357,26 @@ mod tests {
                 let ours = encoder.count(std::slice::from_ref(&text), far()).unwrap()[0];
                 let theirs = bpe.encode_ordinary(&text).len() as u64;
                 assert_eq!(ours, theirs, "{encoding:?} case {case}: {text:?}");
+            }
+        }
+    }
+
+    /// The tables in the binary hold every ordinary token of tiktoken's own
+    /// encoders (the specials left out); a table cut short anywhere does
+    /// not parse.
+    #[test]
+    fn the_rank_tables_are_tiktokens_ordinary_tokens() {
+        for (table, bpe) in
+            [(O200K_RANKS, tiktoken_rs::o200k_base().unwrap()), (CL100K_RANKS, tiktoken_rs::cl100k_base().unwrap())]
+        {
+            let ranks = ranks_of(table).unwrap();
+            for (bytes, rank) in ranks.iter().step_by(97) {
+                assert_eq!(bpe.decode_bytes(&[*rank]).unwrap(), *bytes);
+            }
+            let specials = bpe.special_tokens();
+            assert!(specials.iter().all(|special| !ranks.contains_key(special.as_bytes())));
+            for cut in [0, 3, 7, table.len() / 2, table.len() - 1] {
+                assert!(ranks_of(&table[..cut]).is_none(), "cut at {cut}");
             }
         }
     }
