@@ -167,7 +167,7 @@ fn start_to_tools_list(home: &TestHome) {
         server.initialize();
         let listed = server.ask(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
         first_list.push(started.elapsed());
-        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 20, "the whole catalogue");
+        assert!(listed["result"]["tools"].as_array().unwrap().len() >= 20, "the whole catalogue: {listed}");
         server.stop();
     }
     let (list, base) = (Spread::of(&first_list), Spread::of(&baseline));

@@ -58,36 +58,63 @@ impl CountFailure {
 static O200K_RANKS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks"));
 static CL100K_RANKS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks"));
 
+/// The split pattern's piece at a position, where ASCII decides it.
+type AsciiPiece = fn(&[u8], usize) -> Option<usize>;
+
 /// An exact encoding, built once: ranks and the pre-tokenizer.
 pub struct ExactEncoder {
     ranks: FxHashMap<&'static [u8], Rank>,
     split: regex::Regex,
+    ascii_piece: AsciiPiece,
 }
 
 impl ExactEncoder {
     /// Builds `encoding` from the rank tables in the binary.
     pub fn build(encoding: Encoding) -> Option<ExactEncoder> {
-        let (table, pattern) = match encoding {
-            Encoding::O200kBase => (O200K_RANKS, O200K_SPLIT),
-            Encoding::Cl100kBase => (CL100K_RANKS, CL100K_SPLIT),
+        let (table, pattern, ascii_piece): (_, _, AsciiPiece) = match encoding {
+            Encoding::O200kBase => (O200K_RANKS, O200K_SPLIT, ascii::o200k_piece),
+            Encoding::Cl100kBase => (CL100K_RANKS, CL100K_SPLIT, ascii::cl100k_piece),
             Encoding::Heuristic => return None,
         };
-        Some(ExactEncoder { ranks: ranks_of(table)?, split: regex::Regex::new(pattern).ok()? })
+        Some(ExactEncoder { ranks: ranks_of(table)?, split: regex::Regex::new(pattern).ok()?, ascii_piece })
     }
 
     /// The pre-token pieces of `text`, as byte ranges.
     pub fn pieces(&self, text: &str, deadline: Instant) -> Result<Vec<(usize, usize)>, TokenErrorCode> {
+        self.split_pieces(text, deadline, self.ascii_piece)
+    }
+
+    /// The pieces of `text` as the split regex alone makes them: what the
+    /// ASCII path is held to, piece by piece (tests, the fuzz target).
+    pub fn regex_pieces(&self, text: &str, deadline: Instant) -> Result<Vec<(usize, usize)>, TokenErrorCode> {
+        self.split_pieces(text, deadline, |_, _| None)
+    }
+
+    /// [`ExactEncoder::pieces`], ASCII's pieces decided by `ascii_piece`.
+    fn split_pieces(
+        &self,
+        text: &str,
+        deadline: Instant,
+        ascii_piece: AsciiPiece,
+    ) -> Result<Vec<(usize, usize)>, TokenErrorCode> {
         let bytes = text.as_bytes();
         let mut pieces = Vec::with_capacity(text.len() / 4 + 1);
         let mut at = 0;
         let slowest = Duration::from_millis(REGEX_OPERATION_MILLIS);
         while at < bytes.len() {
-            let started = Instant::now();
-            let Some(found) = self.split.find_at(text, at) else { break };
-            if started.elapsed() > slowest {
-                return Err(TokenErrorCode::EncodingTimeout);
-            }
-            let (start, mut end) = (found.start(), found.end());
+            // The pattern's own piece where ASCII decides it; the regex
+            // where a character beyond ASCII could change it.
+            let (start, mut end) = match ascii_piece(bytes, at) {
+                Some(end) => (at, end),
+                None => {
+                    let started = Instant::now();
+                    let Some(found) = self.split.find_at(text, at) else { break };
+                    if started.elapsed() > slowest {
+                        return Err(TokenErrorCode::EncodingTimeout);
+                    }
+                    (found.start(), found.end())
+                }
+            };
             if let Some(shorter) = lookahead_trim(text, start, end) {
                 end = shorter;
             }
@@ -136,6 +163,184 @@ impl ExactEncoder {
             counts.push(tokens);
         }
         Ok(counts)
+    }
+}
+
+/// The split patterns' pieces where ASCII alone decides them: each
+/// function follows its pattern's alternatives in order, as the regex
+/// (leftmost-first) takes them, and answers `None` as soon as a byte
+/// beyond ASCII could be a letter, digit, mark or space that changes the
+/// piece (the regex then decides). The differential test holds both to
+/// the regex piece by piece.
+mod ascii {
+    /// An ASCII byte's class in the patterns' Unicode terms.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Class {
+        /// The end of the text.
+        End,
+        /// Beyond ASCII: only the regex knows.
+        Beyond,
+        /// `\p{Lu}`.
+        Upper,
+        /// `\p{Ll}`.
+        Lower,
+        /// `\p{N}`.
+        Digit,
+        /// `\r` or `\n`.
+        Newline,
+        /// Any other `\s`: space, tab, vertical tab, form feed.
+        Blank,
+        /// Neither letter, digit nor space.
+        Other,
+    }
+
+    fn class(bytes: &[u8], at: usize) -> Class {
+        match bytes.get(at) {
+            None => Class::End,
+            Some(b'A'..=b'Z') => Class::Upper,
+            Some(b'a'..=b'z') => Class::Lower,
+            Some(b'0'..=b'9') => Class::Digit,
+            Some(b'\r' | b'\n') => Class::Newline,
+            Some(b' ' | b'\t' | 0x0b | 0x0c) => Class::Blank,
+            Some(128..) => Class::Beyond,
+            Some(_) => Class::Other,
+        }
+    }
+
+    fn is_letter(class: Class) -> bool {
+        matches!(class, Class::Upper | Class::Lower)
+    }
+
+    /// The end of the run of `wanted` classes from `at`; `None` when a byte
+    /// beyond ASCII could continue it.
+    fn run(bytes: &[u8], mut at: usize, wanted: impl Fn(Class) -> bool) -> Option<usize> {
+        loop {
+            match class(bytes, at) {
+                Class::Beyond => return None,
+                found if wanted(found) => at += 1,
+                _ => return Some(at),
+            }
+        }
+    }
+
+    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `at`: its end, `Some(at)` for none.
+    fn contraction(bytes: &[u8], at: usize) -> Option<usize> {
+        if bytes.get(at) != Some(&b'\'') {
+            return Some(at);
+        }
+        // `s` and `k` fold to letters beyond ASCII (ſ, K).
+        let lower = |at: usize| match class(bytes, at) {
+            Class::Beyond => None,
+            _ => Some(bytes.get(at).map_or(0, u8::to_ascii_lowercase)),
+        };
+        match lower(at + 1)? {
+            b's' | b't' | b'm' | b'd' => Some(at + 2),
+            first @ (b'r' | b'v' | b'l') => {
+                let second = lower(at + 2)?;
+                let pair = matches!((first, second), (b'r', b'e') | (b'v', b'e') | (b'l', b'l'));
+                Some(if pair { at + 3 } else { at })
+            }
+            _ => Some(at),
+        }
+    }
+
+    /// The whitespace alternatives from `at` (a space): `\s+$` when
+    /// `to_end_first`, then `\s*[\r\n]` (up to the run's last line break),
+    /// then `\s+`.
+    fn spaces(bytes: &[u8], at: usize, to_end_first: bool) -> Option<usize> {
+        let end = run(bytes, at, |c| matches!(c, Class::Newline | Class::Blank))?;
+        if to_end_first && end == bytes.len() {
+            return Some(end);
+        }
+        match bytes[at..end].iter().rposition(|b| matches!(b, b'\r' | b'\n')) {
+            Some(last) => Some(at + last + 1),
+            None => Some(end),
+        }
+    }
+
+    /// ` ?[^\s\p{L}\p{N}]+[\r\n]*` at `at` (o200k's ends in `[\r\n/]*`:
+    /// `slash`), when it matches.
+    fn punctuation(bytes: &[u8], at: usize, slash: bool) -> Option<Option<usize>> {
+        let from = if bytes[at] == b' ' { at + 1 } else { at };
+        match class(bytes, from) {
+            Class::Beyond => None,
+            Class::Other => {
+                let end = run(bytes, from, |c| c == Class::Other)?;
+                // A byte beyond ASCII is no line break: the run stops there.
+                let breaks =
+                    bytes[end..].iter().take_while(|b| matches!(b, b'\r' | b'\n') || (slash && **b == b'/')).count();
+                Some(Some(end + breaks))
+            }
+            _ => Some(None),
+        }
+    }
+
+    /// `\p{N}{1,3}` at `at` (a digit).
+    fn digits(bytes: &[u8], at: usize) -> Option<usize> {
+        let mut end = at;
+        while end < at + 3 {
+            match class(bytes, end) {
+                Class::Digit => end += 1,
+                Class::Beyond => return None,
+                _ => break,
+            }
+        }
+        Some(end)
+    }
+
+    /// Where a letter run may begin after `[^\r\n\p{L}\p{N}]?` at `at`:
+    /// `Some(None)` when no letter follows.
+    fn letters_from(bytes: &[u8], at: usize) -> Option<Option<usize>> {
+        let first = class(bytes, at);
+        let from = if matches!(first, Class::Other | Class::Blank) { at + 1 } else { at };
+        match class(bytes, from) {
+            Class::Beyond => None,
+            found if is_letter(found) => Some(Some(from)),
+            _ => Some(None),
+        }
+    }
+
+    /// cl100k_base's piece at `at` (`CL100K_SPLIT`).
+    pub(super) fn cl100k_piece(bytes: &[u8], at: usize) -> Option<usize> {
+        let first = class(bytes, at);
+        if first == Class::Beyond {
+            return None;
+        }
+        let contracted = contraction(bytes, at)?;
+        if contracted > at {
+            return Some(contracted);
+        }
+        if let Some(from) = letters_from(bytes, at)? {
+            return run(bytes, from, is_letter);
+        }
+        if first == Class::Digit {
+            return digits(bytes, at);
+        }
+        if let Some(end) = punctuation(bytes, at, false)? {
+            return Some(end);
+        }
+        spaces(bytes, at, true)
+    }
+
+    /// o200k_base's piece at `at` (`O200K_SPLIT`).
+    pub(super) fn o200k_piece(bytes: &[u8], at: usize) -> Option<usize> {
+        let first = class(bytes, at);
+        if first == Class::Beyond {
+            return None;
+        }
+        if let Some(from) = letters_from(bytes, at)? {
+            // Upper case then lower case; else the upper case alone.
+            let uppers = run(bytes, from, |c| c == Class::Upper)?;
+            let lowers = run(bytes, uppers, |c| c == Class::Lower)?;
+            return contraction(bytes, lowers);
+        }
+        if first == Class::Digit {
+            return digits(bytes, at);
+        }
+        if let Some(end) = punctuation(bytes, at, true)? {
+            return Some(end);
+        }
+        spaces(bytes, at, false)
     }
 }
 
@@ -377,6 +582,31 @@ mod tests {
             assert!(specials.iter().all(|special| !ranks.contains_key(special.as_bytes())));
             for cut in [0, 3, 7, table.len() / 2, table.len() - 1] {
                 assert!(ranks_of(&table[..cut]).is_none(), "cut at {cut}");
+            }
+        }
+    }
+
+    /// The ASCII fast path splits every text as the regex alone does,
+    /// piece by piece: ASCII of every class, the characters beyond it that
+    /// the patterns treat apart (ſ and K fold to s and k, U+00A0 and U+0085
+    /// are spaces, Arabic digits, marks, CJK), contractions, line breaks.
+    #[test]
+    fn the_ascii_path_splits_as_the_regex_does() {
+        const ALPHABET: &[&str] = &[
+            "a", "Z", "q", "'", "s", "S", "t", "ll", "LL", "re", "Ve", "d", "m", "k", "ſ", "K", " ", "  ", "\t", "\n",
+            "\r\n", "\u{0b}", "\u{0c}", "\u{a0}", "\u{85}", "7", "42", "٣", "!", "/", "?!", "_", "é", "É", "\u{301}",
+            "中", "😀", "\u{0}", "\u{7f}", "-", ".", "#",
+        ];
+        let encoders = Encoders::default();
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let encoder = encoders.get(encoding).unwrap();
+            let mut random = Random(0x5eed_0a5c_1100_0000 ^ encoding as u64);
+            for case in 0..60_000 {
+                let len = random.next() % 12;
+                let text: String = (0..len).map(|_| random.pick(ALPHABET)).collect();
+                let fast = encoder.pieces(&text, far()).unwrap();
+                let regex = encoder.regex_pieces(&text, far()).unwrap();
+                assert_eq!(fast, regex, "{encoding:?} case {case}: {text:?}");
             }
         }
     }
