@@ -658,25 +658,19 @@ mod tests {
     /// A producer call of `minutes` minutes at `at_ms`, with a cost.
     fn call(at_ms: i64, minutes: u64, provider: Provider) -> Evidence {
         use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord};
-        Evidence::Record(LedgerRecord::Call(Box::new(CallRecord {
-            record_id: uuid::Uuid::new_v4(),
-            source: CallSource::Run,
+        let started_at_utc = bee_proto::time::format_unix_ms(at_ms);
+        let session = Some(format!("call-{at_ms}"));
+        let mut call = CallRecord::span(
+            uuid::Uuid::new_v4(),
+            CallSource::Run,
             provider,
-            started_at_utc: bee_proto::time::format_unix_ms(at_ms),
-            duration_ms: Some(minutes * 60_000),
-            success: Some(true),
-            model: Some("gpt-5-codex".to_owned()),
-            project_path: None,
-            cost_usd: Some(0.37),
-            tokens: None,
-            quota_snapshots: Vec::new(),
-            model_invocations: None,
-            context_window: None,
-            context_tokens: None,
-            compactions: None,
-            session_id: Some(format!("call-{at_ms}")),
-            outcome: None,
-        })))
+            started_at_utc,
+            Some(minutes * 60_000),
+            session,
+        );
+        call.model = Some("gpt-5-codex".to_owned());
+        call.cost_usd = Some(0.37);
+        Evidence::Record(LedgerRecord::Call(Box::new(call)))
     }
 
     /// Each series' total over its parts (`origin` dropped), costs rounded.

@@ -1546,25 +1546,10 @@ mod tests {
             resets_at_utc: None,
             limit_id: None,
         };
-        let call = CallRecord {
-            record_id: uuid::Uuid::new_v4(),
-            source: CallSource::Run,
-            provider: Provider::Codex,
-            started_at_utc: at.to_owned(),
-            duration_ms: Some(1_000),
-            success: Some(true),
-            model: None,
-            project_path: None,
-            cost_usd: None,
-            tokens: None,
-            quota_snapshots: vec![snapshot.clone(), snapshot],
-            model_invocations: None,
-            context_window: None,
-            context_tokens: None,
-            compactions: None,
-            session_id: Some("s".to_owned()),
-            outcome: None,
-        };
+        let mut call =
+            CallRecord::span(uuid::Uuid::new_v4(), CallSource::Run, Provider::Codex, at.to_owned(), Some(1_000), None);
+        call.session_id = Some("s".to_owned());
+        call.quota_snapshots = vec![snapshot.clone(), snapshot];
         let limit = LimitRecord {
             record_id: uuid::Uuid::new_v4(),
             at_utc: at.to_owned(),
