@@ -39,6 +39,11 @@ use crate::ledger::usage::{UsageAsk, reports_with, round_usd};
 /// (an agent's log is read within seconds; Claude Code's own telemetry
 /// comes in batches of a minute).
 const GRACE_MS: i64 = 5 * 60_000;
+/// Totals are also kept at a cut a day older: a record that changes an
+/// hour of the last day (a turn that began before the cut and ended
+/// after it, a long `beectl run`) is read again from there, not from the
+/// ledger's start.
+const DAY_MS: i64 = 24 * HOUR_MS;
 /// A re-read before the cut holds one week's records at a time.
 const CHUNK_MS: i64 = 7 * 24 * HOUR_MS;
 /// Quota windows are read from the snapshots of this long ago on: no
@@ -102,6 +107,8 @@ fn add_totals(into: &mut Totals, more: Totals) {
 /// A series' figures, as the exporter keeps them between reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Split {
+    /// Its total over usage time before the day-old cut, as last read.
+    before_day: f64,
     /// Its total over usage time before the cut, as last read.
     before_cut: f64,
     /// Its total over usage time before the boundary, as last read.
@@ -127,6 +134,9 @@ pub struct CounterState {
     /// The hour the boundary lies in: usage before it is summed in
     /// `series`, and read again only when an hour before it moved.
     cut_ms: i64,
+    /// [`DAY_MS`] before the cut: usage before it is summed too, and read
+    /// again only when an hour before it moved.
+    day_cut_ms: i64,
     /// The ledger's newest hour-change number at the last read.
     changes_seen: i64,
     /// Loaded from the file: the next read is the first of this beed's
@@ -145,6 +155,8 @@ pub struct CounterState {
 struct SavedSeries {
     name: String,
     labels: Vec<(String, String)>,
+    #[serde(default)]
+    before_day: f64,
     before_cut: f64,
     before_boundary: f64,
     total: f64,
@@ -159,6 +171,8 @@ pub struct SavedCounters {
     read_at_ms: i64,
     boundary_ms: i64,
     cut_ms: i64,
+    #[serde(default)]
+    day_cut_ms: i64,
     changes_seen: i64,
     series: Vec<SavedSeries>,
 }
@@ -179,6 +193,7 @@ impl From<&CounterState> for SavedCounters {
             .map(|(id, split)| SavedSeries {
                 name: id.name.to_owned(),
                 labels: id.labels.iter().map(|(label, value)| ((*label).to_owned(), value.clone())).collect(),
+                before_day: split.before_day,
                 before_cut: split.before_cut,
                 before_boundary: split.before_boundary,
                 total: split.total,
@@ -190,6 +205,7 @@ impl From<&CounterState> for SavedCounters {
             read_at_ms: state.read_at_ms,
             boundary_ms: state.boundary_ms,
             cut_ms: state.cut_ms,
+            day_cut_ms: state.day_cut_ms,
             changes_seen: state.changes_seen,
             series,
         }
@@ -204,6 +220,7 @@ impl From<SavedCounters> for CounterState {
             .iter()
             .filter_map(|line| {
                 let split = Split {
+                    before_day: line.before_day,
                     before_cut: line.before_cut,
                     before_boundary: line.before_boundary,
                     total: line.total,
@@ -217,6 +234,7 @@ impl From<SavedCounters> for CounterState {
             read_at_ms: saved.read_at_ms,
             boundary_ms: saved.boundary_ms,
             cut_ms: saved.cut_ms,
+            day_cut_ms: saved.day_cut_ms,
             changes_seen: saved.changes_seen,
             resumed: true,
             series,
@@ -273,15 +291,31 @@ pub fn read(
     // state as it was (a lost state would start every live part from 0).
     let mut kept = state.clone().unwrap_or_default();
     let first = kept.read_at_ms == 0;
-    // The totals before the last cut: as kept, unless an hour before it
-    // moved (or the ledger is not the one read before).
+    // The totals before the last cuts: as kept, unless an hour before one
+    // moved (or the ledger is not the one read before); then read again
+    // from the last day-old cut, or, for an older hour, from the start.
     let last_cut = if first { cut } else { kept.cut_ms.min(cut) };
-    let unmoved = !first && newest_change >= seen && changed_from.is_none_or(|hour| hour >= last_cut);
-    let before_last_cut: Totals = if unmoved {
-        kept.series.iter().map(|(id, split)| (id.clone(), split.before_cut)).collect()
-    } else {
-        sum(Range { since_ms: 0, until_ms: last_cut })?
+    let last_day_cut = last_cut - DAY_MS;
+    let same_ledger = !first && newest_change >= seen;
+    let unmoved_from = |from: i64| same_ledger && changed_from.is_none_or(|hour| hour >= from);
+    let kept_at = |part: fn(&Split) -> f64| -> Totals {
+        kept.series.iter().map(|(id, split)| (id.clone(), part(split))).collect()
     };
+    let before_last_day_cut: Totals = if unmoved_from(last_day_cut) {
+        kept_at(|split| split.before_day)
+    } else {
+        sum(Range { since_ms: 0, until_ms: last_day_cut })?
+    };
+    let before_last_cut: Totals = if unmoved_from(last_cut) {
+        kept_at(|split| split.before_cut)
+    } else {
+        let mut again = before_last_day_cut.clone();
+        add_totals(&mut again, sum(Range { since_ms: last_day_cut, until_ms: last_cut })?);
+        again
+    };
+    let day_cut = cut - DAY_MS;
+    let mut before_day = before_last_day_cut;
+    add_totals(&mut before_day, sum(Range { since_ms: last_day_cut, until_ms: day_cut })?);
     let mut before_cut = before_last_cut.clone();
     add_totals(&mut before_cut, sum(Range { since_ms: last_cut, until_ms: cut })?);
     let mut before_boundary = before_cut.clone();
@@ -319,6 +353,7 @@ pub fn read(
     for (id, value) in &total {
         let value = tidy(id.name, *value);
         let split = kept.series.entry(id.clone()).or_default();
+        split.before_day = before_day.get(id).copied().unwrap_or(0.0);
         split.before_cut = before_cut.get(id).copied().unwrap_or(0.0);
         split.before_boundary = before_boundary.get(id).copied().unwrap_or(0.0);
         split.total = value;
@@ -352,6 +387,7 @@ pub fn read(
         read_at_ms: now_ms,
         boundary_ms: boundary,
         cut_ms: cut,
+        day_cut_ms: day_cut,
         changes_seen: newest_change,
         resumed: false,
         series: kept.series,
@@ -712,7 +748,7 @@ mod tests {
         append(&dir, &history);
         let mut state = None;
         let mut now = NOW;
-        for round in 0..6 {
+        for round in 0..8 {
             let read = read_at(&dir, &mut state, now);
             assert_eq!(
                 summed(
@@ -724,15 +760,18 @@ mod tests {
                 whole_store(&dir, now),
                 "round {round}"
             );
-            // Late history, fresh usage, and time going on past hours.
-            append(
-                &dir,
-                &[
-                    response(&format!("late{round}"), NOW - (3 + round) * DAY, 50),
-                    response(&format!("fresh{round}"), now - MINUTE, 5),
-                    call(now - 70 * MINUTE, 65, Provider::Codex),
-                ],
-            );
+            // Fresh usage, usage of hours ago (read again from the day-old
+            // cut), history of days ago every other round (read again from
+            // the start), and time going on past hours.
+            let mut more = vec![
+                response(&format!("today{round}"), now - (2 + round) * HOUR_MS, 20),
+                response(&format!("fresh{round}"), now - MINUTE, 5),
+                call(now - 70 * MINUTE, 65, Provider::Codex),
+            ];
+            if round % 2 == 0 {
+                more.push(response(&format!("late{round}"), NOW - (3 + round) * DAY, 50));
+            }
+            append(&dir, &more);
             now += 47 * MINUTE;
         }
     }
@@ -745,11 +784,13 @@ mod tests {
             names::TOKENS_TOTAL,
             &[(names::LABEL_PROVIDER, "claude".to_owned()), (names::LABEL_KIND, "output".to_owned())],
         );
-        let split = Split { before_cut: 1.0, before_boundary: 2.0, total: 3.0, backfilled: 1.0, live: 2.0 };
+        let split =
+            Split { before_day: 0.5, before_cut: 1.0, before_boundary: 2.0, total: 3.0, backfilled: 1.0, live: 2.0 };
         let state = CounterState {
             read_at_ms: NOW,
             boundary_ms: NOW - GRACE_MS,
             cut_ms: NOW - HOUR_MS,
+            day_cut_ms: NOW - HOUR_MS - DAY_MS,
             changes_seen: 9,
             resumed: false,
             series: [(id.clone(), split)].into(),
@@ -759,6 +800,7 @@ mod tests {
         saved.series.push(SavedSeries {
             name: "bee_unknown_total".to_owned(),
             labels: Vec::new(),
+            before_day: 0.0,
             before_cut: 0.0,
             before_boundary: 0.0,
             total: 0.0,
