@@ -105,7 +105,8 @@ fn add_totals(into: &mut Totals, more: Totals) {
 }
 
 /// A series' figures, as the exporter keeps them between reads.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 struct Split {
     /// Its total over usage time before the day-old cut, as last read.
     before_day: f64,
@@ -155,13 +156,8 @@ pub struct CounterState {
 struct SavedSeries {
     name: String,
     labels: Vec<(String, String)>,
-    #[serde(default)]
-    before_day: f64,
-    before_cut: f64,
-    before_boundary: f64,
-    total: f64,
-    backfilled: f64,
-    live: f64,
+    #[serde(flatten)]
+    split: Split,
 }
 
 /// The state file's form of [`CounterState`].
@@ -193,12 +189,7 @@ impl From<&CounterState> for SavedCounters {
             .map(|(id, split)| SavedSeries {
                 name: id.name.to_owned(),
                 labels: id.labels.iter().map(|(label, value)| ((*label).to_owned(), value.clone())).collect(),
-                before_day: split.before_day,
-                before_cut: split.before_cut,
-                before_boundary: split.before_boundary,
-                total: split.total,
-                backfilled: split.backfilled,
-                live: split.live,
+                split: *split,
             })
             .collect();
         SavedCounters {
@@ -215,21 +206,8 @@ impl From<&CounterState> for SavedCounters {
 impl From<SavedCounters> for CounterState {
     /// A series this Bee does not export is left out.
     fn from(saved: SavedCounters) -> CounterState {
-        let series = saved
-            .series
-            .iter()
-            .filter_map(|line| {
-                let split = Split {
-                    before_day: line.before_day,
-                    before_cut: line.before_cut,
-                    before_boundary: line.before_boundary,
-                    total: line.total,
-                    backfilled: line.backfilled,
-                    live: line.live,
-                };
-                SeriesId::of_saved(line).map(|id| (id, split))
-            })
-            .collect();
+        let series =
+            saved.series.iter().filter_map(|line| SeriesId::of_saved(line).map(|id| (id, line.split))).collect();
         CounterState {
             read_at_ms: saved.read_at_ms,
             boundary_ms: saved.boundary_ms,
@@ -800,12 +778,7 @@ mod tests {
         saved.series.push(SavedSeries {
             name: "bee_unknown_total".to_owned(),
             labels: Vec::new(),
-            before_day: 0.0,
-            before_cut: 0.0,
-            before_boundary: 0.0,
-            total: 0.0,
-            backfilled: 0.0,
-            live: 0.0,
+            split: Split::default(),
         });
         let back =
             CounterState::from(serde_json::from_str::<SavedCounters>(&serde_json::to_string(&saved).unwrap()).unwrap());
