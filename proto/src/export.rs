@@ -164,7 +164,7 @@ pub const BY_ORIGIN: [&str; 6] = [
 ];
 
 /// Every label Bee puts on a series.
-pub const ALL_LABELS: [&str; 13] = [
+pub const ALL_LABELS: [&str; 14] = [
     LABEL_USER,
     LABEL_HOST,
     LABEL_VERSION,
@@ -178,11 +178,12 @@ pub const ALL_LABELS: [&str; 13] = [
     LABEL_TYPE,
     LABEL_SOURCE_APP,
     LABEL_CLASS,
+    LABEL_ORIGIN,
 ];
 
 /// The label named `name`, as spelled here.
 pub fn label_name(name: &str) -> Option<&'static str> {
-    ALL_LABELS.iter().chain([&LABEL_ORIGIN]).find(|label| **label == name).copied()
+    ALL_LABELS.iter().find(|label| **label == name).copied()
 }
 
 /// `kind` values of [`TOKENS_TOTAL`], the provider counters' own names
