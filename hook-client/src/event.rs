@@ -18,7 +18,7 @@ use crate::post::{self, ExchangeFailure};
 use crate::prompt;
 
 /// Largest answer read back: the stored event, which with capture on echoes the payload.
-const MAX_ANSWER: u64 = bee_proto::events::MAX_EVENT_BYTES as u64 + 64 * 1024;
+pub const MAX_ANSWER: u64 = bee_proto::events::MAX_EVENT_BYTES as u64 + 64 * 1024;
 
 pub fn run(source_app: &str, capture: bool) -> ExitCode {
     let (input, whole) = prompt::read_stdin_prefix();
@@ -31,21 +31,36 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
     };
     let Ok(body) = serde_json::to_vec(&event) else { return ExitCode::SUCCESS };
     let deadline = Instant::now() + post::DEADLINE;
-    let failure = match bee_proto::paths::socket_path() {
-        None => PostFailure::Unreachable,
+    let stored = match bee_proto::paths::socket_path() {
+        None => Err(PostFailure::Unreachable),
         Some(socket) => match post::exchange(socket, "POST", EVENTS_PATH, body, deadline, MAX_ANSWER) {
-            Ok(answer) => match receipt(&answer) {
-                Ok(id) => {
-                    if std::env::var_os(prompt::DEBUG_ENV).is_some() {
-                        say!("{RECEIPT_PREFIX}{id} stored");
-                    }
-                    return ExitCode::SUCCESS;
-                }
-                Err(failure) => failure,
-            },
-            Err(ExchangeFailure::Late) => PostFailure::Late,
-            Err(ExchangeFailure::Unreachable(_)) => PostFailure::Unreachable,
+            Ok(answer) => receipt(&answer),
+            Err(failure) => Err(failure_of(&failure)),
         },
+    };
+    settle(event, stored);
+    ExitCode::SUCCESS
+}
+
+/// How a failed exchange counts for an event.
+pub fn failure_of(failure: &ExchangeFailure) -> PostFailure {
+    match failure {
+        ExchangeFailure::Late => PostFailure::Late,
+        ExchangeFailure::Unreachable(_) => PostFailure::Unreachable,
+    }
+}
+
+/// Says what became of the event: its receipt with `BEE_HOOK_DEBUG`, else
+/// a failure on stderr, the event kept in the spool for beed and the audit.
+pub fn settle(event: Value, stored: Result<i64, PostFailure>) {
+    let failure = match stored {
+        Ok(id) => {
+            if std::env::var_os(prompt::DEBUG_ENV).is_some() {
+                say!("{RECEIPT_PREFIX}{id} stored");
+            }
+            return;
+        }
+        Err(failure) => failure,
     };
     let kept = bee_proto::paths::spool_dir().is_some_and(|dir| {
         let line = SpooledEvent { failure: failure.clone(), at_utc: bee_proto::time::now_rfc3339(), event };
@@ -59,25 +74,31 @@ pub fn run(source_app: &str, capture: bool) -> ExitCode {
     };
     let spooled = if kept { "kept in the spool for beed and the audit" } else { "and the spool could not keep it" };
     say!("bee-hook: event not delivered: {what}; {spooled}");
-    ExitCode::SUCCESS
 }
 
 /// The stored id in a 200 answer, or how the post failed.
 fn receipt(answer: &[u8]) -> Result<i64, PostFailure> {
     match post::status_and_body(answer) {
-        Some((200, body)) => serde_json::from_slice::<Value>(body)
+        Some((status, body)) => receipt_of(status, body),
+        None => Err(PostFailure::NoReceipt),
+    }
+}
+
+/// The stored id in the event route's answer of `status` and `body`.
+pub fn receipt_of(status: u16, body: &[u8]) -> Result<i64, PostFailure> {
+    match status {
+        200 => serde_json::from_slice::<Value>(body)
             .ok()
             .and_then(|stored| stored.get("id").and_then(Value::as_i64))
             .filter(|id| *id > 0)
             .ok_or(PostFailure::NoReceipt),
-        Some((status, _)) => Err(PostFailure::Refused { status }),
-        None => Err(PostFailure::NoReceipt),
+        status => Err(PostFailure::Refused { status }),
     }
 }
 
 /// The event to post for a hook envelope: the reference's shape, reduced
 /// to metadata unless `capture`, with a key that makes a retry idempotent.
-fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Result<Value, &'static str> {
+pub fn event_of(input: &[u8], whole: bool, source_app: &str, capture: bool) -> Result<Value, &'static str> {
     if !whole {
         return Err("the hook input is larger than bee-hook reads");
     }

@@ -11,15 +11,26 @@ use crate::post::{self, Delivery};
 /// Records `records`; silent, since a hook's own output must not change. A
 /// record neither beed nor the spool took is noted in the failure journal.
 pub fn record(records: Vec<LedgerRecord>) {
-    if records.is_empty() {
-        return;
-    }
-    let Ok(body) = serde_json::to_vec(&LedgerAppend { records: records.clone() }) else { return };
+    let Some(body) = body_of(&records) else { return };
     let deadline = Instant::now() + post::DEADLINE;
     let delivered = match bee_proto::paths::socket_path() {
         Some(socket) => post::post(socket, LEDGER_RECORDS_PATH, body, deadline),
         None => Delivery::Unavailable("no socket path".into()),
     };
+    settle(&records, &delivered);
+}
+
+/// The append's body; `None` for no records.
+pub fn body_of(records: &[LedgerRecord]) -> Option<Vec<u8>> {
+    if records.is_empty() {
+        return None;
+    }
+    serde_json::to_vec(&LedgerAppend { records: records.to_vec() }).ok()
+}
+
+/// Spools what beed could not be reached for; a record neither took is
+/// noted in the failure journal.
+pub fn settle(records: &[LedgerRecord], delivered: &Delivery) {
     if let Delivery::Unavailable(_) = delivered {
         let dir = bee_proto::paths::spool_dir();
         let lost = records

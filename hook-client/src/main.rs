@@ -23,6 +23,7 @@ macro_rules! say {
 mod commit;
 mod event;
 mod ledger;
+mod on;
 mod output;
 mod post;
 mod prompt;
@@ -57,6 +58,9 @@ enum Command {
     Commit,
     /// Any lifecycle event: post it to beed (prints nothing, exits 0, says and spools a failed post).
     Event(EventArgs),
+    /// Every role for one hook event in one process and one round trip:
+    /// the block (--block), the turn mark (--turn), the event (--event).
+    On(on::OnArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Ok(Args { command: Command::Turn }) => turn::run(),
         Ok(Args { command: Command::Commit }) => commit::run(),
         Ok(Args { command: Command::Event(args) }) => event::run(&args.source_app, args.capture_payload),
+        Ok(Args { command: Command::On(args) }) => on::run(args),
         Err(err) if !err.use_stderr() => {
             let _ = err.print();
             ExitCode::SUCCESS
@@ -105,8 +110,14 @@ fn main() -> ExitCode {
             let _ = err.print();
             match raw.iter().position(|arg| arg == "--") {
                 Some(at) if at + 1 < raw.len() => prompt::pass_through(&raw[at + 1..]),
-                // Monitoring never blocks the agent, not even misconfigured.
+                // Monitoring never blocks the agent, not even misconfigured;
+                // only a block that could not be delivered is an error.
                 _ if raw.get(1).is_some_and(|arg| arg == "event") => ExitCode::SUCCESS,
+                _ if raw.get(1).is_some_and(|arg| arg == "on")
+                    && !raw.iter().any(|arg| arg.to_str().is_some_and(|arg| arg.starts_with("--block"))) =>
+                {
+                    ExitCode::SUCCESS
+                }
                 _ => ExitCode::from(1),
             }
         }

@@ -117,7 +117,7 @@ pub fn status_and_body(answer: &[u8]) -> Option<(u16, &[u8])> {
 }
 
 /// Reads the status and protocol header of an HTTP/1.1 answer.
-fn classify_answer(answer: &[u8]) -> Delivery {
+pub fn classify_answer(answer: &[u8]) -> Delivery {
     let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(answer.len());
     let head = String::from_utf8_lossy(&answer[..head_end]);
     let mut lines = head.split("\r\n");
@@ -129,10 +129,17 @@ fn classify_answer(answer: &[u8]) -> Delivery {
     });
     match status {
         _ if !protocol_ok => Delivery::Unavailable("beed speaks another protocol".into()),
-        Some(200) => Delivery::Accepted,
-        Some(507) => Delivery::Refused("delivery store is at capacity".into()),
-        Some(code) => Delivery::Unavailable(format!("beed answered {code}")),
+        Some(code) => classify_status(code),
         None => Delivery::Unavailable("beed's answer was not HTTP".into()),
+    }
+}
+
+/// What an answer of `status` from beed's own protocol means for a record.
+pub fn classify_status(status: u16) -> Delivery {
+    match status {
+        200 => Delivery::Accepted,
+        507 => Delivery::Refused("delivery store is at capacity".into()),
+        code => Delivery::Unavailable(format!("beed answered {code}")),
     }
 }
 

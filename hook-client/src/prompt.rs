@@ -47,24 +47,36 @@ pub(crate) const DEBUG_ENV: &str = "BEE_HOOK_DEBUG";
 /// through to a wrapped command (and such an envelope is not observed).
 const STDIN_HOLD_BYTES: u64 = 64 * 1024 * 1024;
 
-struct Settings {
-    surface: Surface,
+pub(crate) struct Settings {
+    pub(crate) surface: Surface,
     item_id: Identity,
     item_version: Identity,
 }
 
 fn settings(args: &PromptArgs) -> Result<Settings, String> {
-    let surface = Surface::from_cli(&args.surface)
-        .ok_or_else(|| format!("unknown surface {:?} (plain or context-json)", args.surface))?;
     let default_item = if args.command.is_empty() { STEERING_BLOCK_ITEM } else { WRAPPED_COMMAND_ITEM };
-    let item_id =
-        Identity::parse(args.item.as_deref().unwrap_or(default_item)).map_err(|err| format!("--item: {err}"))?;
-    let item_version = Identity::parse(args.item_version.as_deref().unwrap_or(BUILTIN_ITEM_VERSION))
-        .map_err(|err| format!("--item-version: {err}"))?;
+    let settings = Settings::parse(&args.surface, args.item.as_deref(), args.item_version.as_deref(), default_item)?;
     if args.block.is_none() && args.command.is_empty() {
         return Err("give --block FILE or -- CMD ARGS...".into());
     }
-    Ok(Settings { surface, item_id, item_version })
+    Ok(settings)
+}
+
+impl Settings {
+    /// The surface and item identity the arguments name.
+    pub(crate) fn parse(
+        surface: &str,
+        item: Option<&str>,
+        item_version: Option<&str>,
+        default_item: &str,
+    ) -> Result<Settings, String> {
+        let surface =
+            Surface::from_cli(surface).ok_or_else(|| format!("unknown surface {surface:?} (plain or context-json)"))?;
+        let item_id = Identity::parse(item.unwrap_or(default_item)).map_err(|err| format!("--item: {err}"))?;
+        let item_version = Identity::parse(item_version.unwrap_or(BUILTIN_ITEM_VERSION))
+            .map_err(|err| format!("--item-version: {err}"))?;
+        Ok(Settings { surface, item_id, item_version })
+    }
 }
 
 /// Runs the prompt hook and returns the exit status the agent must see.
@@ -108,8 +120,35 @@ fn account(
     written: output::WriteOutcome,
     observed_at_utc: String,
 ) {
-    if std::env::var_os(NESTED_ENV).is_some() {
+    let Some(observation) = observation_of(settings, envelope, output, content, written, observed_at_utc) else {
         return;
+    };
+    let deadline = Instant::now() + post::DEADLINE;
+    let delivery = match bee_proto::paths::socket_path() {
+        Some(socket) => post::post(socket, DELIVERY_OBSERVATIONS_PATH, observation.body.clone(), deadline),
+        None => Delivery::Unavailable("no socket path".into()),
+    };
+    settle(&observation, delivery);
+}
+
+/// An observation ready to post: its event id and its body.
+pub(crate) struct Pending {
+    event_id: uuid::Uuid,
+    pub(crate) body: Vec<u8>,
+}
+
+/// The observation of an output written to the agent; `None` when it is
+/// not observed (nested, no session, not UTF-8), said with `BEE_HOOK_DEBUG`.
+pub(crate) fn observation_of(
+    settings: &Settings,
+    envelope: &[u8],
+    output: &[u8],
+    content: Option<u64>,
+    written: output::WriteOutcome,
+    observed_at_utc: String,
+) -> Option<Pending> {
+    if std::env::var_os(NESTED_ENV).is_some() {
+        return None;
     }
     let env_session = std::env::var(envelope::SESSION_ENV).ok();
     let debug = std::env::var_os(DEBUG_ENV).is_some();
@@ -119,14 +158,14 @@ fn account(
             if debug {
                 say!("bee-hook: not observed: {}", not_observed.reason());
             }
-            return;
+            return None;
         }
     };
     let Ok(text) = std::str::from_utf8(output) else {
         if debug {
             say!("bee-hook: not observed: output is not UTF-8");
         }
-        return;
+        return None;
     };
     let observation = Observation {
         kind: written.kind,
@@ -147,14 +186,13 @@ fn account(
         // command's output is read for it.
         content_utf8_bytes: content.or_else(|| content_bytes(settings.surface, text)),
     };
-    let Ok(body) = serde_json::to_vec(&observation) else {
-        return;
-    };
-    let deadline = Instant::now() + post::DEADLINE;
-    let delivery = match bee_proto::paths::socket_path() {
-        Some(socket) => post::post(socket, DELIVERY_OBSERVATIONS_PATH, body.clone(), deadline),
-        None => Delivery::Unavailable("no socket path".into()),
-    };
+    let body = serde_json::to_vec(&observation).ok()?;
+    Some(Pending { event_id: observation.event_id, body })
+}
+
+/// What follows beed's answer: nothing when it took the observation, the
+/// spool when it could not be reached; a receipt with `BEE_HOOK_DEBUG`.
+pub(crate) fn settle(observation: &Pending, delivery: Delivery) {
     let receipt = match delivery {
         Delivery::Accepted => "accepted by beed".to_owned(),
         Delivery::Refused(reason) => format!("refused by beed: {reason}"),
@@ -163,7 +201,7 @@ fn account(
             // own work is already done and must stay untouched.
             let spooled =
                 bee_proto::paths::spool_dir().ok_or_else(|| "no spool directory".to_owned()).and_then(|dir| {
-                    bee_proto::spool::append(&dir, bee_proto::spool::DELIVERY_SPOOL_FILE, &body)
+                    bee_proto::spool::append(&dir, bee_proto::spool::DELIVERY_SPOOL_FILE, &observation.body)
                         .map_err(|err| err.to_string())
                 });
             match spooled {
@@ -172,7 +210,7 @@ fn account(
             }
         }
     };
-    if debug {
+    if std::env::var_os(DEBUG_ENV).is_some() {
         say!("bee-hook: observation {} {receipt}", observation.event_id);
     }
 }
@@ -223,7 +261,7 @@ pub(crate) fn read_stdin_prefix() -> (Vec<u8>, bool) {
     }
 }
 
-fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, Failure> {
+pub(crate) fn block_output(block: &std::path::Path, surface: Surface) -> Result<Produced, Failure> {
     // The rest of an oversized stdin is drained so the agent's write never
     // sees a broken pipe.
     let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());

@@ -27,7 +27,7 @@ pub fn run() -> ExitCode {
 }
 
 /// The turn mark an envelope stands for, if it is one.
-fn mark_of(input: &[u8], now: &str) -> Option<TurnMark> {
+pub(crate) fn mark_of(input: &[u8], now: &str) -> Option<TurnMark> {
     let text = std::str::from_utf8(input).ok()?;
     if bee_proto::text::utf16_units(text) > bee_proto::delivery::MAX_ENVELOPE_UTF16_UNITS {
         return None;

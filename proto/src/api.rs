@@ -23,6 +23,10 @@ pub const DELIVERY_REPORT_PATH: &str = "/v1/delivery/report";
 /// `POST` a [`DeliveryReadRequest`]; answers the read bytes.
 pub const DELIVERY_READ_PATH: &str = "/v1/delivery/read";
 
+/// `POST` a [`HookReport`]: all one hook process has to say, in one round
+/// trip; answers [`HookReceipts`].
+pub const HOOK_PATH: &str = "/v1/hook";
+
 /// Largest request body the daemon accepts.
 pub const MAX_REQUEST_BODY_BYTES: usize = 64 * 1024;
 
@@ -61,6 +65,41 @@ pub struct AppendAnswer {
     pub outcome: AppendOutcome,
     /// Store sequence of the record now holding this event id.
     pub sequence: u64,
+}
+
+/// What one `bee-hook on` process reports for its event. Each part is
+/// exactly the body its own route takes — an observation
+/// ([`DELIVERY_OBSERVATIONS_PATH`]), a ledger append
+/// ([`crate::ledger::LEDGER_RECORDS_PATH`]), an event
+/// ([`crate::events::EVENTS_PATH`]) — and beed handles it by that route's
+/// rules, so a part's fate never depends on the others'.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookReport {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// What a part's own route answered: its status and its JSON body.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct HookReceipt {
+    pub status: u16,
+    pub body: Box<serde_json::value::RawValue>,
+}
+
+/// The answer to a [`HookReport`]: a receipt for each part it carried.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct HookReceipts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<HookReceipt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<HookReceipt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<HookReceipt>,
 }
 
 /// Request for a delivery report from the store at `store`.

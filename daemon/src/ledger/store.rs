@@ -775,6 +775,17 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
         }
         LedgerRecord::TurnMark(mark) => {
             let at = required_ms(&mark.at_utc, "atUtc").map_err(invalid)?;
+            // A hook that missed its deadline spools the mark its late post
+            // still delivered: the same mark twice is one mark.
+            let seen: bool = tx
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM turn_mark
+                 WHERE session_id = ?1 AND at_ms = ?2 AND edge = ?3 AND at_utc = ?4)",
+                )?
+                .query_row(params![mark.session_id, at, mark.edge.as_str(), mark.at_utc], |row| row.get(0))?;
+            if seen {
+                return Ok(false);
+            }
             insert_row(
                 tx,
                 TURN_MARK_COLUMNS,

@@ -72,8 +72,9 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
         .route(LEDGER_CHANGES_PATH, get(changes))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
-        .with_state(state);
-    api.merge(events::router(events))
+        .with_state(state.clone());
+    api.merge(super::hook::router(state.clone(), events.clone()))
+        .merge(events::router(events))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(middleware::from_fn(protocol_layer))
@@ -102,7 +103,7 @@ async fn protocol_layer(request: Request, next: Next) -> Response {
 }
 
 /// An error answer: its code decides the HTTP status.
-struct Failure {
+pub(super) struct Failure {
     code: ApiErrorCode,
     message: String,
 }
@@ -143,7 +144,10 @@ fn parse_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Resul
     serde_json::from_slice(&body).map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))
 }
 
-async fn append(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+pub(super) async fn append(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
     // An observation is metadata only; its frame is bounded like a spool line.
     if body.as_ref().is_ok_and(|bytes| bytes.len() > MAX_RECORD_BYTES) {
         return Err(Failure::new(
@@ -262,7 +266,7 @@ async fn changes(
 }
 
 /// Largest ledger append: a run's call plus its limits, with room to spare.
-const MAX_LEDGER_APPEND_BYTES: usize = 64 * MAX_LEDGER_RECORD_BYTES;
+pub(super) const MAX_LEDGER_APPEND_BYTES: usize = 64 * MAX_LEDGER_RECORD_BYTES;
 
 async fn append_ledger(
     State(state): State<Arc<AppState>>,
@@ -278,6 +282,18 @@ async fn append_ledger(
         .map_err(|reason| Failure::new(ApiErrorCode::Io, reason))?;
     tracing::debug!(appended = appended.appended, duplicates = appended.duplicates, "ledger records appended");
     Ok(Json(appended))
+}
+
+/// A ledger append that came inside a hook report, held to the limit the
+/// route's own layer keeps.
+pub(super) async fn append_ledger_part(state: Arc<AppState>, bytes: Bytes) -> Result<Json<LedgerAppended>, Failure> {
+    if bytes.len() > MAX_LEDGER_APPEND_BYTES {
+        return Err(Failure::new(
+            ApiErrorCode::PayloadTooLarge,
+            format!("a ledger append is at most {MAX_LEDGER_APPEND_BYTES} bytes"),
+        ));
+    }
+    append_ledger(State(state), Ok(bytes)).await
 }
 
 /// Runs `append` on the ledger off the runtime; a failure is logged under

@@ -63,7 +63,7 @@ fn refuse(status: StatusCode, rejection: EventRejection) -> Response {
     (status, Json(rejection.answer())).into_response()
 }
 
-async fn post_event(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
+pub(super) async fn post_event(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
     let body = match body {
         Ok(body) => body,
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {

@@ -1,5 +1,6 @@
 //! beed: its lifecycle here, its socket in [`socket`], the `/v1/` API in
-//! [`api`], the event routes and dashboard in [`events`], the loopback TCP
+//! [`api`], the event routes and dashboard in [`events`], the one round
+//! trip of a `bee-hook on` process in [`hook`], the loopback TCP
 //! listener's guard and accept loop in [`http`], the OTLP receiver for
 //! Claude Code's own telemetry in [`otlp`], and the background ingestion in
 //! [`background`]. Behind the `server` feature, so
@@ -17,6 +18,7 @@ mod api;
 mod background;
 mod error;
 pub mod events;
+mod hook;
 pub mod http;
 mod otlp;
 mod socket;
