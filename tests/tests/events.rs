@@ -806,6 +806,26 @@ fn the_contrib_snippet_configures_the_reference_events() {
     let reference: std::collections::BTreeSet<String> =
         bee_daemon::events::claude_settings::REFERENCE_EVENTS.iter().map(|e| (*e).to_owned()).collect();
     assert_eq!(configured, reference);
+    // The same twelve with the turn marks and a steering block: one Bee
+    // entry, so one process, per event.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../contrib/claude-code/settings-one-entry.json");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(bee_daemon::events::claude_settings::configured_events(&settings, "my-app"), reference);
+    for (event, groups) in settings["hooks"].as_object().unwrap() {
+        let roles: Vec<_> = groups
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|group| group["hooks"].as_array().unwrap())
+            .filter_map(|hook| bee_daemon::events::claude_settings::Roles::of_command(hook["command"].as_str()?))
+            .collect();
+        assert_eq!(roles.len(), 1, "{event}");
+        assert_eq!(
+            (roles[0].turn, roles[0].block.is_some()),
+            (event == "UserPromptSubmit" || event == "Stop", event == "UserPromptSubmit"),
+            "{event}"
+        );
+    }
 }
 
 /// `/events/recent` without a limit answers the reference client's 300.

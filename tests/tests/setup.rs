@@ -92,8 +92,8 @@ fn setup_wires_everything_once_and_undo_restores_the_original_byte_for_byte() {
         "-    \"statusLine\"",
         "statusline --append -- sh -c",
         "event --source-app claude-code",
-        "turn\",",
-        "prompt --surface context-json --block",
+        "on Stop --turn --event --source-app claude-code\"",
+        "on UserPromptSubmit --surface context-json --block",
         "--- /dev/null",
         "+ExecStart=",
         "+ListenStream=",
@@ -131,14 +131,21 @@ fn setup_wires_everything_once_and_undo_restores_the_original_byte_for_byte() {
             .map(|hook| hook["command"].as_str().unwrap().to_owned())
             .collect()
     };
+    // One Bee entry per event, so one bee-hook process: every role it
+    // plays there in one command.
     let bee_hook = bin("bee-hook").display().to_string();
-    for event in ["SessionStart", "PreToolUse", "PostToolUse", "Stop"] {
-        assert!(commands(event).contains(&format!("{bee_hook} event --source-app claude-code")), "{event}: {wired}");
+    let ours = |event: &str| -> Vec<String> {
+        commands(event).into_iter().filter(|c| c.starts_with(&bee_hook) && !c.contains("statusline")).collect()
+    };
+    for event in ["SessionStart", "PreToolUse", "PostToolUse"] {
+        assert_eq!(ours(event), [format!("{bee_hook} event --source-app claude-code")], "{event}: {wired}");
     }
-    for event in ["UserPromptSubmit", "Stop"] {
-        assert!(commands(event).contains(&format!("{bee_hook} turn")), "{event}: {wired}");
-    }
-    assert!(commands("UserPromptSubmit").iter().any(|c| c.contains("prompt --surface context-json --block")));
+    assert_eq!(ours("Stop"), [format!("{bee_hook} on Stop --turn --event --source-app claude-code")], "{wired}");
+    assert_eq!(
+        ours("UserPromptSubmit"),
+        [format!("{bee_hook} on UserPromptSubmit --surface context-json --block {block} --turn")],
+        "{wired}"
+    );
     assert_eq!(wired["statusLine"]["padding"], 1, "the user's status line keeps its settings");
     // Their status line still runs, and Bee's line follows it.
     let line = status_line(&home, wired["statusLine"]["command"].as_str().unwrap());
@@ -338,4 +345,83 @@ fn setup_beside_an_editor_writing_in_place_never_loses_the_users_settings() {
         }
     }
     println!("{written} trials wrote Bee's entries, {refused} found the file changing and changed nothing");
+}
+
+/// Settings wired the old way — a `bee-hook` process per role — become one
+/// entry per event; the entry does every role; the audit reads it as
+/// configured; undo gives back the old wiring byte for byte.
+#[test]
+fn setup_folds_the_old_one_process_per_role_wiring_into_one_entry_per_event() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let project = home.path().join("app");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let block = home.file("steering.md", b"Run the tests before you say done.\n");
+    let bee_hook = bin("bee-hook").display().to_string();
+    let old = |command: String| json!({"hooks": [{"type": "command", "command": command, "timeout": 5}]});
+    let original = serde_json::to_string_pretty(&json!({"hooks": {
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "./mine.sh"}]},
+            old(format!("{bee_hook} turn")),
+            old(format!("{bee_hook} prompt --surface context-json --block {}", block.display())),
+        ],
+        "Stop": [old(format!("{bee_hook} event --source-app app")), old(format!("{bee_hook} turn"))],
+        "SessionStart": [old(format!("{bee_hook} event --source-app app"))],
+    }}))
+    .unwrap();
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, &original).unwrap();
+    let project = project.to_str().unwrap();
+
+    let report = parse_json_line(
+        &beectl(&home, &["setup", "--project", project, "--service", "none", "--events", "SessionStart,Stop"]).stdout,
+    );
+    assert_eq!(report["changed"], true, "{report}");
+    assert!(report["changes"].to_string().contains("now one entry running"), "{report}");
+    let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
+    let commands = |event: &str| -> Vec<String> {
+        wired["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|group| group["hooks"].as_array().unwrap().iter())
+            .map(|hook| hook["command"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let prompt_entry =
+        format!("{bee_hook} on UserPromptSubmit --surface context-json --block {} --turn", block.display());
+    assert_eq!(commands("UserPromptSubmit"), ["./mine.sh".to_owned(), prompt_entry.clone()], "{wired}");
+    assert_eq!(commands("Stop"), [format!("{bee_hook} on Stop --turn --event --source-app app")], "{wired}");
+    assert_eq!(commands("SessionStart"), [format!("{bee_hook} event --source-app app")], "{wired}");
+    let configured = bee_daemon::events::claude_settings::configured_events(&wired, "app");
+    assert_eq!(configured, ["SessionStart", "Stop"].map(String::from).into(), "the audit reads the one entry");
+    let second = parse_json_line(
+        &beectl(&home, &["setup", "--project", project, "--service", "none", "--events", "SessionStart,Stop"]).stdout,
+    );
+    assert_eq!(second["changes"], json!([]), "{second}");
+
+    // The entry, run as Claude Code runs it, delivers the block exactly as
+    // `bee-hook prompt` did.
+    let envelope = serde_json::to_vec(&json!({"session_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+        "hook_event_name": "UserPromptSubmit", "prompt": "hi", "cwd": "/tmp"}))
+    .unwrap();
+    let run = |command: &str| {
+        let mut child = home
+            .command("sh")
+            .args(["-c", command])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), &envelope).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let before = run(&format!("{bee_hook} prompt --surface context-json --block {}", block.display()));
+    let after = run(&prompt_entry);
+    assert_eq!((after.stdout, after.status.code()), (before.stdout, before.status.code()));
+
+    let undone = parse_json_line(&beectl(&home, &["setup", "--project", project, "--undo"]).stdout);
+    assert_eq!(undone["changed"], true, "{undone}");
+    assert_eq!(read(&settings), original, "the old wiring, byte for byte");
 }

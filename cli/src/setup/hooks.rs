@@ -1,9 +1,9 @@
-//! `beectl hooks install` and `uninstall`: merges `bee-hook event` hooks into
-//! Claude Code's `settings.json`, or takes them out. Every other hook and
-//! setting is kept (and keeps its order); an event that already runs
-//! `bee-hook event` for the source app is left alone, so a second run
-//! changes nothing, and another source app replaces Bee's entry instead of
-//! adding one. A change is written atomically after a backup of the old
+//! `beectl hooks install` and `uninstall`: gives Claude Code's events Bee's
+//! event role (`bee-hook event`, or `--event` in the one `bee-hook on`
+//! entry Bee keeps per event), or takes it out. Every other hook and
+//! setting is kept (and keeps its order); an event that already posts for
+//! the source app is left alone, so a second run changes nothing, and
+//! another source app changes Bee's entry instead of adding one. A change is written atomically after a backup of the old
 //! file in `~/.bee/backups` (never beside it, where it would be committed);
 //! `--dry-run` prints the diff.
 
@@ -54,14 +54,7 @@ pub fn bee_hook() -> PathBuf {
     sibling("bee-hook")
 }
 
-/// A word the shell keeps as one argument.
-pub(crate) fn shell_word(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+pub(crate) use claude_settings::shell_word;
 
 /// A `settings.json` as found: its path, its text (`None`: no file yet),
 /// its value (an empty object for no file).
@@ -169,13 +162,13 @@ pub fn install(args: InstallArgs) -> Rendered {
         return rendered;
     }
     let events = chosen_events(args.events, args.reference, args.team);
-    let bee_hook = bee_hook().display().to_string();
-    let command = format!("{} event --source-app {}", shell_word(&bee_hook), shell_word(&source_app));
+    let bee_hook = shell_word(&bee_hook().display().to_string());
+    let command = format!("{bee_hook} event --source-app {}", shell_word(&source_app));
     let mut settings = match load(path) {
         Ok(settings) => settings,
         Err(rendered) => return rendered,
     };
-    let added = match claude_settings::merge(&mut settings.value, &events, &command, &source_app) {
+    let added = match claude_settings::merge(&mut settings.value, &events, &bee_hook, &source_app) {
         Ok(added) => added,
         Err(err) => return failed("settings_invalid", format!("{}: {err}; not touched", settings.path.display())),
     };

@@ -1,6 +1,7 @@
 //! `beectl setup`: one idempotent command that wires Claude Code to Bee (the
-//! turn hooks, the event hooks, Bee's status line wrapped around the one
-//! already there, optionally a prompt block), pins the manifest the audit
+//! turn marks, the events, optionally a prompt block — one `bee-hook` entry
+//! per event, so one process each; Bee's status line wrapped around the one
+//! already there), pins the manifest the audit
 //! checks, and installs and starts beed as a user service. What it changed
 //! is kept in a receipt in `~/.bee/setup`, so that `beectl setup --undo`
 //! takes out exactly that and nothing else: when nobody touched the
@@ -18,7 +19,7 @@ pub mod hooks;
 pub mod json_layout;
 pub mod service;
 
-use bee_daemon::events::claude_settings::{self, Added, NewHook};
+use bee_daemon::events::claude_settings::{self, BlockRole, Put};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use serde::{Deserialize, Serialize};
@@ -33,16 +34,25 @@ use service::Manager;
 /// How long Claude Code waits for Bee's turn and prompt hooks.
 const HOOK_TIMEOUT_SECONDS: u64 = 5;
 
-/// The events whose turns the ledger stamps (`bee-hook turn`).
+/// The events whose turns the ledger stamps (the turn role).
 const TURN_EVENTS: [&str; 2] = ["UserPromptSubmit", "Stop"];
 
-/// One hook setup put in: `replaced` is the command Bee's own entry ran before.
+/// One hook setup put in: `replaced` is the command Bee's own entry ran
+/// before, `also_replaced` Bee's other entries the one entry took over.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 struct HookChange {
     event: String,
     command: String,
     replaced: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    also_replaced: Vec<String>,
+    /// The event's hook groups before and after (`null`: none), so that
+    /// undo puts back exactly what was there while nobody changed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    groups_before: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    groups_after: Option<Value>,
 }
 
 /// The status line before setup wrapped or set it, and after.
@@ -201,30 +211,45 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Rendered> {
         .map_err(|err| failed("io", format!("{}: {err}", path.display())))
 }
 
-/// Puts one hook in and notes what happened.
-fn add(
-    settings: &mut Value,
-    hook: NewHook<'_>,
-    present: impl Fn(&str) -> bool,
-    ours: impl Fn(&str) -> bool,
-    changes: &mut Vec<HookChange>,
-) -> Result<(), Rendered> {
-    let added = claude_settings::add_hook(settings, hook, present, ours)
-        .map_err(|err| failed("settings_invalid", format!("{err}; not touched")))?;
-    let replaced = match added {
-        Added::Unchanged => return Ok(()),
-        Added::Added => None,
-        Added::Replaced(old) => Some(old),
-    };
-    changes.push(HookChange { event: hook.event.to_owned(), command: hook.command.to_owned(), replaced });
-    Ok(())
-}
-
 fn sentence(change: &HookChange) -> String {
     match &change.replaced {
-        Some(old) => format!("{}: `{old}` now runs `{}`", change.event, change.command),
+        Some(old) if change.also_replaced.is_empty() => {
+            format!("{}: `{old}` now runs `{}`", change.event, change.command)
+        }
+        Some(old) => {
+            let others: Vec<String> = change.also_replaced.iter().map(|c| format!("`{c}`")).collect();
+            format!("{}: `{old}`, {} now one entry running `{}`", change.event, others.join(", "), change.command)
+        }
         None => format!("{}: added `{}`", change.event, change.command),
     }
+}
+
+/// An event's hook groups (`null`: none).
+fn groups_of(settings: &Value, event: &str) -> Value {
+    settings.get("hooks").and_then(|hooks| hooks.get(event)).cloned().unwrap_or(Value::Null)
+}
+
+/// Puts back an event's groups as they were before setup, when they are
+/// still as setup left them.
+fn restore_groups(settings: &mut Value, event: &str, before: &Value, after: &Value) -> bool {
+    if groups_of(settings, event) != *after {
+        return false;
+    }
+    let Some(root) = settings.as_object_mut() else { return false };
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Default::default()));
+    let Some(hooks) = hooks.as_object_mut() else { return false };
+    match before {
+        Value::Null => {
+            hooks.remove(event);
+        }
+        groups => {
+            hooks.insert(event.to_owned(), groups.clone());
+        }
+    }
+    if hooks.is_empty() {
+        root.remove("hooks");
+    }
+    true
 }
 
 fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
@@ -253,29 +278,47 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         manifest: None,
     });
 
+    // One Bee entry per event, playing every role setup wires there.
+    let mut wired: Vec<&str> = events.iter().map(String::as_str).collect();
+    for event in TURN_EVENTS.iter().chain(block.is_some().then_some(&"UserPromptSubmit")) {
+        if !wired.contains(event) {
+            wired.push(event);
+        }
+    }
     let mut hook_changes = Vec::new();
-    let event_command = format!("{bee_hook} event --source-app {}", shell_word(&source_app));
-    for event in &events {
-        let hook = NewHook { event, command: &event_command, timeout_seconds: None };
-        let present = |c: &str| claude_settings::is_event_hook(c, &source_app);
-        add(&mut settings.value, hook, present, claude_settings::is_bee_event_hook, &mut hook_changes)?;
-    }
-    let turn_command = format!("{bee_hook} turn");
-    let is_turn = |c: &str| claude_settings::runs_bee_hook(c, "turn");
-    for event in TURN_EVENTS {
-        let hook = NewHook { event, command: &turn_command, timeout_seconds: Some(HOOK_TIMEOUT_SECONDS) };
-        add(&mut settings.value, hook, is_turn, is_turn, &mut hook_changes)?;
-    }
-    if let Some(block) = &block {
-        let command =
-            format!("{bee_hook} prompt --surface context-json --block {}", shell_word(&block.display().to_string()));
-        let hook =
-            NewHook { event: "UserPromptSubmit", command: &command, timeout_seconds: Some(HOOK_TIMEOUT_SECONDS) };
-        // Bee's own block hook for another file is re-pointed; a wrapped
-        // prompt hook (`-- CMD`) is the user's and stays.
-        let ours =
-            |c: &str| claude_settings::runs_bee_hook(c, "prompt") && c.contains("--block") && !c.contains(" -- ");
-        add(&mut settings.value, hook, |c| c == command, ours, &mut hook_changes)?;
+    for event in wired {
+        let posts = events.iter().any(|e| e == event);
+        let turn = TURN_EVENTS.contains(&event);
+        let block_here = block.as_ref().filter(|_| event == "UserPromptSubmit").map(|block| BlockRole {
+            file: shell_word(&block.display().to_string()),
+            surface: "context-json".to_owned(),
+            item: None,
+            item_version: None,
+        });
+        let timeout = (turn || block_here.is_some()).then_some(HOOK_TIMEOUT_SECONDS);
+        let groups_before = groups_of(&settings.value, event);
+        let put = claude_settings::put_roles(&mut settings.value, event, &bee_hook, timeout, |roles| {
+            if posts && roles.source_app().as_deref() != Some(source_app.as_str()) {
+                roles.events_for = Some(shell_word(&source_app));
+                roles.capture_payload = false;
+            }
+            roles.turn |= turn;
+            if block_here.is_some() {
+                roles.block = block_here;
+            }
+        })
+        .map_err(|err| failed("settings_invalid", format!("{err}; not touched")))?;
+        if let Put::Changed { before, command } = put {
+            let mut before = before.into_iter();
+            hook_changes.push(HookChange {
+                event: event.to_owned(),
+                command: command.unwrap_or_default(),
+                replaced: before.next(),
+                also_replaced: before.collect(),
+                groups_before: Some(groups_before),
+                groups_after: Some(groups_of(&settings.value, event)),
+            });
+        }
     }
     let mut changes: Vec<String> = hook_changes.iter().map(sentence).collect();
     let mut kept = Vec::new();
@@ -487,13 +530,19 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
     if let Some(receipt) = &receipt {
         let mut value = settings.value.clone();
         for change in receipt.hooks.iter().rev() {
-            let undone = match &change.replaced {
-                Some(old) => claude_settings::restore_hook(&mut value, &change.event, &change.command, old),
-                None => {
-                    !claude_settings::remove_hooks(&mut value, Some(&[change.event.as_str()]), |c| c == change.command)
-                        .is_empty()
-                }
+            let exactly = match (&change.groups_before, &change.groups_after) {
+                (Some(before), Some(after)) => restore_groups(&mut value, &change.event, before, after),
+                _ => false,
             };
+            // Edited since: Bee's entry alone goes back (or goes).
+            let undone = exactly
+                || match &change.replaced {
+                    Some(old) => claude_settings::restore_hook(&mut value, &change.event, &change.command, old),
+                    None => !claude_settings::remove_hooks(&mut value, Some(&[change.event.as_str()]), |c| {
+                        c == change.command
+                    })
+                    .is_empty(),
+                };
             if undone {
                 changes.push(format!("{}: took out `{}`", change.event, change.command));
             } else {

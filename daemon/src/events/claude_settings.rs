@@ -1,5 +1,6 @@
 //! Claude Code's `settings.json` as far as Bee touches it: which lifecycle
-//! events run `bee-hook event --source-app APP`, and merging such hooks in
+//! events run `bee-hook event --source-app APP` (alone or as a role of
+//! `bee-hook on EVENT`), and putting Bee's roles in — one entry per event —
 //! while keeping every hook (and every other setting) the user has.
 
 use serde_json::{Map, Value, json};
@@ -31,17 +32,299 @@ pub const TEAM_EVENTS: &[&str] = &["SubagentStart", "SubagentStop", "TaskCreated
 /// Events whose hook groups take a tool matcher.
 const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"];
 
-/// Whether `command` runs `bee-hook event` for `source_app`.
+/// Whether `command` posts its events to beed for `source_app`: `bee-hook
+/// event --source-app APP`, or `bee-hook on EVENT --event --source-app APP`.
 pub fn is_event_hook(command: &str, source_app: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let app = words.windows(2).any(|pair| pair[0] == "--source-app" && pair[1].trim_matches(['"', '\'']) == source_app)
-        || words.iter().any(|word| word.strip_prefix("--source-app=") == Some(source_app));
-    is_bee_event_hook(command) && app
+    Roles::of_command(command).is_some_and(|roles| roles.source_app().as_deref() == Some(source_app))
 }
 
-/// Whether `command` runs `bee-hook event`, for any source app: Bee's own entry.
+/// Whether `command` posts events, for any source app: Bee's own entry.
 pub fn is_bee_event_hook(command: &str) -> bool {
-    runs_bee_hook(command, "event")
+    Roles::of_command(command).is_some_and(|roles| roles.events_for.is_some())
+}
+
+/// A word the shell keeps as one argument.
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The steering block a Bee entry delivers (`--block FILE --surface S`);
+/// each value a shell word as the entry spells it (`"$CLAUDE_PROJECT_DIR/…"`
+/// stays for the shell to expand).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRole {
+    pub file: String,
+    pub surface: String,
+    pub item: Option<String>,
+    pub item_version: Option<String>,
+}
+
+/// What Bee's entries do on one event: the roles of `bee-hook on`. Values
+/// are shell words as the entry spells them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Roles {
+    /// Marks turns (`--turn`, or `bee-hook turn`).
+    pub turn: bool,
+    /// Posts events for this source app (`--event --source-app APP`).
+    pub events_for: Option<String>,
+    pub capture_payload: bool,
+    pub block: Option<BlockRole>,
+}
+
+/// The words of `command` as the shell splits them, each as written
+/// (quotes kept); `None` for an unbalanced quote.
+fn raw_words(command: &str) -> Option<Vec<&str>> {
+    let mut words = Vec::new();
+    let mut start = None;
+    let mut quote = None;
+    let mut escaped = false;
+    for (at, c) in command.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('"') | None, '\\') => {
+                escaped = true;
+                start.get_or_insert(at);
+            }
+            (Some(_), _) => {}
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                start.get_or_insert(at);
+            }
+            (None, c) if c.is_whitespace() => {
+                if let Some(from) = start.take() {
+                    words.push(&command[from..at]);
+                }
+            }
+            (None, _) => {
+                start.get_or_insert(at);
+            }
+        }
+    }
+    if quote.is_some() || escaped {
+        return None;
+    }
+    words.extend(start.map(|from| &command[from..]));
+    Some(words)
+}
+
+/// A shell word's value, when it is one plain word (no expansion needed to know it).
+fn unquoted(word: &str) -> Option<String> {
+    match shlex::split(word)?.as_slice() {
+        [value] => Some(value.clone()),
+        _ => None,
+    }
+}
+
+impl Roles {
+    /// The roles of `command` when it is Bee's own entry: `bee-hook on`,
+    /// `event`, `turn`, or `prompt --block`. A wrapped `prompt -- CMD` is
+    /// the user's hook, and a command read any other way is not Bee's:
+    /// neither is ever touched.
+    pub fn of_command(command: &str) -> Option<Roles> {
+        let words = raw_words(command)?;
+        let (program, rest) = words.split_first()?;
+        if !unquoted(program)?.ends_with("bee-hook") {
+            return None;
+        }
+        let (subcommand, mut flags) = rest.split_first()?;
+        if *subcommand == "on" {
+            // The event the entry names: where it is wired is what counts.
+            flags = flags.split_first()?.1;
+        }
+        let mut roles = Roles::default();
+        let mut block = (None, None, None, None);
+        let mut flags = flags.iter();
+        while let Some(flag) = flags.next() {
+            let (name, inline) = match flag.split_once('=') {
+                Some((name, value)) if name.starts_with("--") => (name, Some((*value).to_owned())),
+                _ => (*flag, None),
+            };
+            let mut value = || inline.clone().or_else(|| flags.next().map(|word| (*word).to_owned()));
+            match (*subcommand, name) {
+                ("on", "--turn") => roles.turn = true,
+                ("on", "--event") => {}
+                ("on" | "event", "--source-app") => roles.events_for = Some(value()?),
+                ("on" | "event", "--capture-payload") => roles.capture_payload = true,
+                ("on" | "prompt", "--block") => block.0 = Some(value()?),
+                ("on" | "prompt", "--surface") => block.1 = Some(value()?),
+                ("on" | "prompt", "--item") => block.2 = Some(value()?),
+                ("on" | "prompt", "--item-version") => block.3 = Some(value()?),
+                _ => return None,
+            }
+        }
+        match *subcommand {
+            "turn" => roles.turn = true,
+            "on" | "event" | "prompt" => {}
+            _ => return None,
+        }
+        if let (Some(file), Some(surface), item, item_version) = block {
+            roles.block = Some(BlockRole { file, surface, item, item_version });
+        }
+        Some(roles)
+    }
+
+    /// The source app events are posted for, when it is a plain word.
+    pub fn source_app(&self) -> Option<String> {
+        self.events_for.as_deref().and_then(unquoted)
+    }
+
+    /// Whether the entry would do nothing.
+    pub fn is_empty(&self) -> bool {
+        !self.turn && self.events_for.is_none() && self.block.is_none()
+    }
+
+    /// Adds `other`'s roles to these; where both have one, these win.
+    fn union(mut self, other: &Roles) -> Roles {
+        self.turn |= other.turn;
+        if self.events_for.is_none() {
+            self.events_for.clone_from(&other.events_for);
+            self.capture_payload = other.capture_payload;
+        }
+        if self.block.is_none() {
+            self.block.clone_from(&other.block);
+        }
+        self
+    }
+
+    /// The one command that plays these roles on `event` (`bee_hook`
+    /// already a shell word): a single role keeps its own subcommand, so an
+    /// entry that needs one process reads as it always has; several are
+    /// one `bee-hook on`. `None` for no role.
+    pub fn command(&self, bee_hook: &str, event: &str) -> Option<String> {
+        let events = self.events_for.as_ref().map(|app| {
+            let capture = if self.capture_payload { " --capture-payload" } else { "" };
+            format!("--source-app {app}{capture}")
+        });
+        let block = self.block.as_ref().map(|block| {
+            let mut words = format!("--surface {} --block {}", block.surface, block.file);
+            for (flag, value) in [("--item", &block.item), ("--item-version", &block.item_version)] {
+                if let Some(value) = value {
+                    words.push_str(&format!(" {flag} {value}"));
+                }
+            }
+            words
+        });
+        Some(match (self.turn, events, block) {
+            (false, None, None) => return None,
+            (true, None, None) => format!("{bee_hook} turn"),
+            (false, Some(events), None) => format!("{bee_hook} event {events}"),
+            (false, None, Some(block)) => format!("{bee_hook} prompt {block}"),
+            (turn, events, block) => {
+                let mut command = format!("{bee_hook} on {}", shell_word(event));
+                let parts = [block, turn.then(|| "--turn".to_owned()), events.map(|e| format!("--event {e}"))];
+                for part in parts.into_iter().flatten() {
+                    command.push(' ');
+                    command.push_str(&part);
+                }
+                command
+            }
+        })
+    }
+}
+
+/// What putting Bee's roles on one event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Put {
+    /// Bee's one entry there ran the command already.
+    Unchanged,
+    /// Bee's entries there, and what they ran, now one entry with `command`
+    /// (`None`: no role left, so none).
+    Changed { before: Vec<String>, command: Option<String> },
+}
+
+/// Puts Bee's roles on `event` into one entry: the roles all of Bee's
+/// entries there play, changed by `change`, run by one command. Bee's first
+/// entry takes the command in place (its timeout set to `timeout_seconds`
+/// when given); the others go, with any group that leaves empty. With no
+/// Bee entry, a group is added. Everything else stays as it was.
+pub fn put_roles(
+    settings: &mut Value,
+    event: &str,
+    bee_hook: &str,
+    timeout_seconds: Option<u64>,
+    change: impl FnOnce(&mut Roles),
+) -> Result<Put, MergeError> {
+    let root = settings.as_object_mut().ok_or(MergeError::NotAnObject)?;
+    let no_hooks = !root.contains_key("hooks");
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks.as_object_mut().ok_or(MergeError::HooksNotAnObject)?;
+    let mut empty = Vec::new();
+    let groups = match hooks.get_mut(event) {
+        Some(groups) => groups.as_array_mut().ok_or_else(|| MergeError::EventNotAList(event.to_owned()))?,
+        None => &mut empty,
+    };
+    let ours: Vec<(String, Roles)> = groups
+        .iter()
+        .flat_map(commands)
+        .filter_map(|command| Roles::of_command(command).map(|roles| (command.to_owned(), roles)))
+        .collect();
+    let mut roles = ours.iter().fold(Roles::default(), |roles, (_, theirs)| roles.union(theirs));
+    change(&mut roles);
+    let command = roles.command(bee_hook, event);
+    let unchanged = match (ours.as_slice(), &command) {
+        ([(only, _)], Some(command)) => only == command,
+        ([], None) => true,
+        _ => false,
+    };
+    if unchanged {
+        if no_hooks && hooks.is_empty() {
+            root.remove("hooks");
+        }
+        return Ok(Put::Unchanged);
+    }
+    let before: Vec<String> = ours.into_iter().map(|(command, _)| command).collect();
+    let mut placed = false;
+    for group in groups.iter_mut() {
+        let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else { continue };
+        list.retain_mut(|entry| {
+            let ours = entry.get("command").and_then(Value::as_str).is_some_and(|c| Roles::of_command(c).is_some());
+            if !ours {
+                return true;
+            }
+            match (&command, placed) {
+                (Some(command), false) => {
+                    placed = true;
+                    entry["command"] = Value::String(command.clone());
+                    if let Some(timeout) = timeout_seconds {
+                        entry["timeout"] = json!(timeout);
+                    }
+                    true
+                }
+                _ => false,
+            }
+        });
+    }
+    groups.retain(|group| group.get("hooks").and_then(Value::as_array).is_none_or(|list| !list.is_empty()));
+    if let (Some(command), false) = (&command, placed) {
+        let mut entry = json!({"type": "command", "command": command});
+        if let Some(timeout) = timeout_seconds {
+            entry["timeout"] = json!(timeout);
+        }
+        groups.push(if TOOL_EVENTS.contains(&event) {
+            json!({"matcher": "", "hooks": [entry]})
+        } else {
+            json!({"hooks": [entry]})
+        });
+    }
+    if !empty.is_empty() {
+        hooks.insert(event.to_owned(), Value::Array(empty));
+    } else if hooks.get(event).and_then(Value::as_array).is_some_and(Vec::is_empty) {
+        hooks.remove(event);
+    }
+    if hooks.is_empty()
+        && let Some(root) = settings.as_object_mut()
+    {
+        root.remove("hooks");
+    }
+    Ok(Put::Changed { before, command })
 }
 
 fn commands(group: &Value) -> impl Iterator<Item = &str> {
@@ -75,79 +358,26 @@ pub enum MergeError {
     EventNotAList(String),
 }
 
-/// What adding one hook did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Added {
-    /// A hook that counts as present was there already.
-    Unchanged,
-    Added,
-    /// Bee's own entry ran this older command; it now runs the new one.
-    Replaced(String),
-}
-
-/// A hook to add: the event, the command, Claude Code's timeout for it.
-#[derive(Debug, Clone, Copy)]
-pub struct NewHook<'a> {
-    pub event: &'a str,
-    pub command: &'a str,
-    pub timeout_seconds: Option<u64>,
-}
-
-/// Adds `hook` unless a hook whose command is `present` is there; a hook
-/// whose command is `ours` (Bee's own, for something else) is pointed at
-/// the new command in place instead of getting a sibling. Everything else
-/// in `settings` is kept as it was, in its order.
-pub fn add_hook(
-    settings: &mut Value,
-    hook: NewHook<'_>,
-    present: impl Fn(&str) -> bool,
-    ours: impl Fn(&str) -> bool,
-) -> Result<Added, MergeError> {
-    let root = settings.as_object_mut().ok_or(MergeError::NotAnObject)?;
-    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks.as_object_mut().ok_or(MergeError::HooksNotAnObject)?;
-    let groups = hooks.entry(hook.event.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
-    let groups = groups.as_array_mut().ok_or_else(|| MergeError::EventNotAList(hook.event.to_owned()))?;
-    if groups.iter().any(|group| commands(group).any(&present)) {
-        return Ok(Added::Unchanged);
-    }
-    let existing = groups
-        .iter_mut()
-        .flat_map(|group| group.get_mut("hooks").and_then(Value::as_array_mut))
-        .flatten()
-        .find(|entry| entry.get("command").and_then(Value::as_str).is_some_and(&ours));
-    if let Some(entry) = existing {
-        let old = entry.get("command").and_then(Value::as_str).unwrap_or_default().to_owned();
-        entry["command"] = Value::String(hook.command.to_owned());
-        return Ok(Added::Replaced(old));
-    }
-    let mut entry = json!({"type": "command", "command": hook.command});
-    if let Some(timeout) = hook.timeout_seconds {
-        entry["timeout"] = json!(timeout);
-    }
-    let group = if TOOL_EVENTS.contains(&hook.event) {
-        json!({"matcher": "", "hooks": [entry]})
-    } else {
-        json!({"hooks": [entry]})
-    };
-    groups.push(group);
-    Ok(Added::Added)
-}
-
-/// Adds a `command` hook for each of `events` that does not already run
-/// `bee-hook event --source-app source_app`; Bee's own entry for another
-/// source app is replaced in place, not added to. Returns the events
-/// changed. Everything else in `settings` is kept as it was, in its order.
+/// Gives each of `events` Bee's event role for `source_app` (`bee_hook`
+/// already a shell word), in Bee's one entry there: an event that posts
+/// for the app already is left alone; Bee's entry for another source app
+/// is changed in place, not added to. Returns the events changed.
+/// Everything else in `settings` is kept as it was, in its order.
 pub fn merge(
     settings: &mut Value,
     events: &[String],
-    command: &str,
+    bee_hook: &str,
     source_app: &str,
 ) -> Result<Vec<String>, MergeError> {
     let mut changed = Vec::new();
     for event in events {
-        let hook = NewHook { event, command, timeout_seconds: None };
-        if add_hook(settings, hook, |c| is_event_hook(c, source_app), is_bee_event_hook)? != Added::Unchanged {
+        let put = put_roles(settings, event, bee_hook, None, |roles| {
+            if roles.source_app().as_deref() != Some(source_app) {
+                roles.events_for = Some(shell_word(source_app));
+                roles.capture_payload = false;
+            }
+        })?;
+        if put != Put::Unchanged {
             changed.push(event.clone());
         }
     }
@@ -217,11 +447,33 @@ pub fn status_line_command(settings: &Value) -> Option<&str> {
     settings.get("statusLine")?.get("command")?.as_str()
 }
 
-/// Removes every `bee-hook event` hook (any source app), and the groups and
-/// event lists that removal leaves empty; returns the events touched.
+/// Takes Bee's event role (any source app) out of every event: a
+/// `bee-hook event` entry goes, with the groups and event lists that leaves
+/// empty; an entry with other roles keeps them. Returns the events touched.
 /// Everything else stays as it was.
 pub fn remove_event_hooks(settings: &mut Value) -> Vec<String> {
-    remove_hooks(settings, None, is_bee_event_hook)
+    let events: Vec<(String, String)> = settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(event, groups)| {
+            let command = groups.as_array()?.iter().flat_map(commands).find(|c| is_bee_event_hook(c))?;
+            // Bee's own program word, as the entry spells it.
+            Some((event.clone(), (*raw_words(command)?.first()?).to_owned()))
+        })
+        .collect();
+    events
+        .into_iter()
+        .filter(|(event, bee_hook)| {
+            let put = put_roles(settings, event, bee_hook, None, |roles| {
+                roles.events_for = None;
+                roles.capture_payload = false;
+            });
+            matches!(put, Ok(Put::Changed { .. }))
+        })
+        .map(|(event, _)| event)
+        .collect()
 }
 
 #[cfg(test)]
@@ -236,16 +488,16 @@ mod tests {
         });
         let events: Vec<String> = ["PreToolUse", "Stop"].map(String::from).to_vec();
         let command = "/opt/bee/bee-hook event --source-app web";
-        assert_eq!(merge(&mut settings, &events, command, "web").unwrap(), events);
+        assert_eq!(merge(&mut settings, &events, "/opt/bee/bee-hook", "web").unwrap(), events);
         assert_eq!(settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "./guard.sh");
         assert_eq!(settings["hooks"]["PreToolUse"][1]["hooks"][0]["command"], command);
         let before = settings.clone();
-        assert!(merge(&mut settings, &events, command, "web").unwrap().is_empty());
+        assert!(merge(&mut settings, &events, "/opt/bee/bee-hook", "web").unwrap().is_empty());
         assert_eq!(settings, before);
         assert_eq!(configured_events(&settings, "web"), ["PreToolUse", "Stop"].map(String::from).into());
         assert!(configured_events(&settings, "other").is_empty());
-        assert_eq!(merge(&mut json!([]), &events, command, "web"), Err(MergeError::NotAnObject));
-        assert_eq!(merge(&mut json!({"hooks": 3}), &events, command, "web"), Err(MergeError::HooksNotAnObject));
+        assert_eq!(merge(&mut json!([]), &events, "bee-hook", "web"), Err(MergeError::NotAnObject));
+        assert_eq!(merge(&mut json!({"hooks": 3}), &events, "bee-hook", "web"), Err(MergeError::HooksNotAnObject));
     }
 
     #[test]
@@ -255,8 +507,8 @@ mod tests {
         });
         let original = settings.clone();
         let events: Vec<String> = ["Stop", "SessionStart"].map(String::from).to_vec();
-        merge(&mut settings, &events, "bee-hook event --source-app web", "web").unwrap();
-        assert_eq!(merge(&mut settings, &events, "bee-hook event --source-app api", "api").unwrap(), events);
+        merge(&mut settings, &events, "bee-hook", "web").unwrap();
+        assert_eq!(merge(&mut settings, &events, "bee-hook", "api").unwrap(), events);
         assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 2, "replaced, not added");
         assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["command"], "bee-hook event --source-app api");
         assert!(configured_events(&settings, "web").is_empty());
@@ -272,5 +524,82 @@ mod tests {
         assert!(!is_event_hook("bee-hook prompt --block x --source-app web", "web"));
         assert!(!is_event_hook("uv run send_event.py --source-app web", "web"));
         assert!(!is_event_hook("bee-hook event --source-app webx", "web"));
+        assert!(is_event_hook("'/opt/my bee/bee-hook' on Stop --turn --event --source-app 'web'", "web"));
+        assert!(!is_event_hook("bee-hook on Stop --turn", "web"));
+        assert!(!is_event_hook("bee-hook on Stop --event --source-app \"unbalanced", "web"));
+    }
+
+    #[test]
+    fn an_entry_is_read_for_its_roles_and_written_back_as_spelt() {
+        let block = "\"$CLAUDE_PROJECT_DIR/.claude/steering.md\"";
+        let prompt = format!("bee-hook prompt --surface context-json --block {block}");
+        let roles = Roles::of_command(&prompt).unwrap();
+        assert_eq!(roles.block.as_ref().unwrap().file, block, "the shell expands it, not Bee");
+        assert_eq!(roles.command("bee-hook", "UserPromptSubmit").unwrap(), prompt, "one role keeps its subcommand");
+        let all = Roles { turn: true, events_for: Some("'my app'".into()), ..roles };
+        let on = all.command("bee-hook", "UserPromptSubmit").unwrap();
+        assert_eq!(
+            on,
+            format!(
+                "bee-hook on UserPromptSubmit --surface context-json --block {block} --turn --event --source-app 'my app'"
+            )
+        );
+        assert_eq!(Roles::of_command(&on), Some(all.clone()), "read back as written");
+        assert_eq!(all.source_app().as_deref(), Some("my app"));
+        assert_eq!(Roles::of_command("bee-hook turn").map(|r| r.turn), Some(true));
+        assert_eq!(Roles::of_command("bee-hook event --source-app=web").unwrap().source_app().as_deref(), Some("web"));
+        // Not Bee's roles: the user's wrapped prompt hook, other subcommands,
+        // flags Bee does not know, unbalanced quotes, hostile bytes.
+        for other in [
+            "bee-hook prompt --surface plain -- ./mine.sh",
+            "bee-hook statusline",
+            "bee-hook commit",
+            "bee-hook on Stop --turn --frobnicate",
+            "bee-hook on",
+            "bee-hook event --source-app",
+            "not-bee turn",
+            "bee-hook on Stop --block 'x",
+            "",
+            "\u{0}\u{7f}'\"\\",
+        ] {
+            assert_eq!(Roles::of_command(other), None, "{other:?}");
+        }
+        assert_eq!(Roles::default().command("bee-hook", "Stop"), None);
+    }
+
+    #[test]
+    fn putting_roles_leaves_one_bee_entry_per_event_and_keeps_the_users() {
+        let mut settings = json!({"hooks": {
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "./mine.sh"}]},
+            {"hooks": [{"type": "command", "command": "bee-hook event --source-app web"}]},
+            {"hooks": [{"type": "command", "command": "bee-hook turn", "timeout": 5}]},
+            {"hooks": [{"type": "command", "command": "bee-hook prompt --surface plain -- ./wrapped.sh"}]}
+        ]}});
+        let put = put_roles(&mut settings, "UserPromptSubmit", "/b/bee-hook", Some(5), |roles| roles.turn = true);
+        let one = "/b/bee-hook on UserPromptSubmit --turn --event --source-app web";
+        assert_eq!(
+            put,
+            Ok(Put::Changed {
+                before: vec!["bee-hook event --source-app web".into(), "bee-hook turn".into()],
+                command: Some(one.into())
+            })
+        );
+        let groups = settings["hooks"]["UserPromptSubmit"].as_array().unwrap();
+        let listed: Vec<&str> = groups.iter().flat_map(commands).collect();
+        assert_eq!(listed, ["./mine.sh", one, "bee-hook prompt --surface plain -- ./wrapped.sh"]);
+        assert_eq!(groups[1]["hooks"][0]["timeout"], 5);
+        let before = settings.clone();
+        let again = put_roles(&mut settings, "UserPromptSubmit", "/b/bee-hook", Some(5), |roles| roles.turn = true);
+        assert_eq!((again, &settings), (Ok(Put::Unchanged), &before));
+        // Taking the event role out leaves the turn alone, in its own form.
+        assert_eq!(remove_event_hooks(&mut settings), ["UserPromptSubmit"]);
+        let listed: Vec<&str> =
+            settings["hooks"]["UserPromptSubmit"].as_array().unwrap().iter().flat_map(commands).collect();
+        assert_eq!(listed, ["./mine.sh", "/b/bee-hook turn", "bee-hook prompt --surface plain -- ./wrapped.sh"]);
+        // Nothing to put where nothing is: no empty lists left behind.
+        let mut empty = json!({});
+        assert_eq!(put_roles(&mut empty, "Stop", "bee-hook", None, |_| {}), Ok(Put::Unchanged));
+        assert_eq!(empty, json!({}));
     }
 }
