@@ -106,29 +106,23 @@ pub fn run(args: PromptArgs) -> ExitCode {
 
     // Everything below is accounting: silent, and unable to change the
     // output, the stderr or the exit status the agent already has.
-    if status == 0 && whole {
-        account(&settings, &envelope, &bytes, content_bytes, written, observed_at_utc);
+    if status == 0
+        && whole
+        && let Some(observation) = observation_of(&settings, &envelope, &bytes, content_bytes, written, observed_at_utc)
+    {
+        account(&observation);
     }
     ExitCode::from(status)
 }
 
-fn account(
-    settings: &Settings,
-    envelope: &[u8],
-    output: &[u8],
-    content: Option<u64>,
-    written: output::WriteOutcome,
-    observed_at_utc: String,
-) {
-    let Some(observation) = observation_of(settings, envelope, output, content, written, observed_at_utc) else {
-        return;
-    };
+/// Posts the observation alone, within the deadline; else spools it.
+fn account(observation: &Pending) {
     let deadline = Instant::now() + post::DEADLINE;
     let delivery = match bee_proto::paths::socket_path() {
         Some(socket) => post::post(socket, DELIVERY_OBSERVATIONS_PATH, observation.body.clone(), deadline),
         None => Delivery::Unavailable("no socket path".into()),
     };
-    settle(&observation, delivery);
+    settle(observation, delivery);
 }
 
 /// An observation ready to post: its event id and its body.

@@ -27,20 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const REFERENCE: [&str; 12] = [
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "Notification",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "PreCompact",
-];
+use bee_daemon::events::claude_settings::REFERENCE_EVENTS as REFERENCE;
 
 fn group(event: &str, commands: &[String], timeout: bool) -> Value {
     let hooks: Vec<Value> = commands

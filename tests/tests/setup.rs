@@ -51,6 +51,17 @@ fn settings_path(home: &TestHome) -> PathBuf {
     home.path().join(".claude").join("settings.json")
 }
 
+/// The commands of an event's hooks, in order.
+fn commands_of(settings: &Value, event: &str) -> Vec<String> {
+    settings["hooks"][event]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|group| group["hooks"].as_array().unwrap().iter())
+        .map(|hook| hook["command"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
@@ -122,15 +133,7 @@ fn setup_wires_everything_once_and_undo_restores_the_original_byte_for_byte() {
     );
     assert_eq!(wired["hooks"]["PreToolUse"][0], original["hooks"]["PreToolUse"][0], "the user's hooks stay first");
     assert_eq!(wired["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
-    let commands = |event: &str| -> Vec<String> {
-        wired["hooks"][event]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|group| group["hooks"].as_array().unwrap().iter())
-            .map(|hook| hook["command"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let commands = |event: &str| commands_of(&wired, event);
     // One Bee entry per event, so one bee-hook process: every role it
     // plays there in one command.
     let bee_hook = bin("bee-hook").display().to_string();
@@ -379,15 +382,7 @@ fn setup_folds_the_old_one_process_per_role_wiring_into_one_entry_per_event() {
     assert_eq!(report["changed"], true, "{report}");
     assert!(report["changes"].to_string().contains("now one entry running"), "{report}");
     let wired: Value = serde_json::from_str(&read(&settings)).unwrap();
-    let commands = |event: &str| -> Vec<String> {
-        wired["hooks"][event]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|group| group["hooks"].as_array().unwrap().iter())
-            .map(|hook| hook["command"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let commands = |event: &str| commands_of(&wired, event);
     let prompt_entry =
         format!("{bee_hook} on UserPromptSubmit --surface context-json --block {} --turn", block.display());
     assert_eq!(commands("UserPromptSubmit"), ["./mine.sh".to_owned(), prompt_entry.clone()], "{wired}");
