@@ -98,7 +98,8 @@ fn raw_words(command: &str) -> Option<Vec<&str>> {
                 quote = Some(c);
                 start.get_or_insert(at);
             }
-            (None, c) if c.is_whitespace() => {
+            // The shell's own separators, no others.
+            (None, ' ' | '\t' | '\n') => {
                 if let Some(from) = start.take() {
                     words.push(&command[from..at]);
                 }
@@ -147,7 +148,9 @@ impl Roles {
                 Some((name, value)) if name.starts_with("--") => (name, Some((*value).to_owned())),
                 _ => (*flag, None),
             };
-            let mut value = || inline.clone().or_else(|| flags.next().map(|word| (*word).to_owned()));
+            let mut value = || {
+                inline.clone().or_else(|| flags.next().map(|word| (*word).to_owned())).filter(|word| !word.is_empty())
+            };
             match (*subcommand, name) {
                 ("on", "--turn") => roles.turn = true,
                 ("on", "--event") => {}
@@ -165,6 +168,8 @@ impl Roles {
             "on" | "event" | "prompt" => {}
             _ => return None,
         }
+        // Capture is a part of the event role; without it, nothing.
+        roles.capture_payload &= roles.events_for.is_some();
         if let (Some(file), Some(surface), item, item_version) = block {
             roles.block = Some(BlockRole { file, surface, item, item_version });
         }
@@ -557,6 +562,7 @@ mod tests {
             "bee-hook on Stop --turn --frobnicate",
             "bee-hook on",
             "bee-hook event --source-app",
+            "bee-hook event --source-app=",
             "not-bee turn",
             "bee-hook on Stop --block 'x",
             "",
@@ -565,6 +571,61 @@ mod tests {
             assert_eq!(Roles::of_command(other), None, "{other:?}");
         }
         assert_eq!(Roles::default().command("bee-hook", "Stop"), None);
+    }
+
+    /// What the fuzz target holds, over many commands made of the words
+    /// that matter: an entry read as Bee's is written back as the same roles.
+    #[test]
+    fn every_entry_read_is_written_back_as_the_same_roles() {
+        let words = [
+            "bee-hook",
+            "'/a b/bee-hook'",
+            "on",
+            "event",
+            "turn",
+            "prompt",
+            "Stop",
+            "--turn",
+            "--event",
+            "--source-app",
+            "--source-app=",
+            "--source-app=w",
+            "--capture-payload",
+            "--block",
+            "--surface",
+            "--item",
+            "--item-version",
+            "'a b'",
+            "\"$X/y\"",
+            "x=y",
+            "''",
+            "\\ ",
+            "'",
+            "--",
+            "-x",
+            "\t",
+            "é",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut read = 0;
+        for _ in 0..50_000 {
+            let mut command = String::new();
+            for at in 0..(2 + state % 7) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let word =
+                    if at == 0 { words[(state % 2) as usize] } else { words[(state % words.len() as u64) as usize] };
+                command.push_str(word);
+                command.push(' ');
+            }
+            let Some(roles) = Roles::of_command(&command) else { continue };
+            read += 1;
+            if let Some(written) = roles.command("bee-hook", "Stop") {
+                assert_eq!(Roles::of_command(&written), Some(roles), "{command:?} -> {written:?}");
+            }
+        }
+        assert!(read > 1_000, "the words make Bee's entries often enough: {read}");
     }
 
     #[test]

@@ -60,7 +60,9 @@ pub(super) struct AppState {
     pub(super) changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
-pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
+/// The socket's routes; `hook` (the one round trip of `bee-hook on`,
+/// built on these handlers) goes behind the same protocol layer.
+pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>, hook: Router) -> Router {
     let api = Router::new()
         .route(STATUS_PATH, get(status))
         .route(DELIVERY_OBSERVATIONS_PATH, post(append))
@@ -72,8 +74,8 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>) -> Router {
         .route(LEDGER_CHANGES_PATH, get(changes))
         .route(TOKEN_COUNT_PATH, post(count).layer(DefaultBodyLimit::max(MAX_COUNT_REQUEST_BYTES)))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
-        .with_state(state.clone());
-    api.merge(super::hook::router(state.clone(), events.clone()))
+        .with_state(state);
+    api.merge(hook)
         .merge(events::router(events))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)

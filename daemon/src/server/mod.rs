@@ -212,7 +212,8 @@ pub async fn serve(
         glance: Mutex::new(None),
         changes,
     });
-    let app = router(state, events.clone());
+    let hook_routes = hook::router(state.clone(), events.clone());
+    let app = router(state, events.clone(), hook_routes);
     let run_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
     let http_server = match tcp {
         Some(tcp) => {
