@@ -47,7 +47,7 @@ fn group(event: &str, commands: &[String], timeout: bool) -> Value {
 /// The twelve groups, the turn marks and the block, a process per role.
 fn per_role(bee_hook: &str, block: &Path) -> Value {
     let mut hooks = serde_json::Map::new();
-    for event in REFERENCE {
+    for &event in REFERENCE {
         let mut groups = vec![group(event, &[format!("'{bee_hook}' event --source-app per-role")], false)];
         if event == "UserPromptSubmit" || event == "Stop" {
             groups.push(group(event, &[format!("'{bee_hook}' turn")], true));
