@@ -1,6 +1,14 @@
-//! Bee against ccusage on ccusage's own ground: a generated ~200 MB Claude
-//! Code projects tree, read cold (a fresh ledger each round), in the same
-//! run. ccusage's figure is `ccusage claude daily --json --offline`; Bee's
+//! Bee against ccusage on ccusage's own ground: generated ~200 MB Claude
+//! Code projects trees of two shapes, each read cold (a fresh ledger each
+//! round), in the same run:
+//!
+//! - dense: a 2 KB tool result per response (~285 responses per MB);
+//! - tool-heavy: tool results are most of the bytes, as in a session that
+//!   reads files and runs commands — most a few KB, one response in
+//!   twenty-five a line of 100–300 KB, their text escaped as JSON escapes
+//!   code — about 65 responses per MB, in ~180 files.
+//!
+//! ccusage's figure is `ccusage claude daily --json --offline`; Bee's
 //! is the command a user runs for the same answer, `beectl usage --by day`,
 //! which imports the logs itself when beed is down. Bee is also timed as
 //! two commands, `beectl ingest` then `beectl usage --by day`, on another
@@ -17,7 +25,8 @@
 //! when missing (`BEE_BENCH_CCUSAGE` names another binary); without npm the
 //! bench still measures Bee and says the ratio could not be taken.
 //!
-//! `cargo bench -p bee-tests --bench ccusage`
+//! `cargo bench -p bee-tests --bench ccusage` (`BEE_BENCH_SHAPE=tool-heavy`
+//! for one shape; `BEE_BENCH_KEEP_TREE=DIR` keeps a copy of its tree)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -43,12 +52,43 @@ struct Totals {
     output: u64,
 }
 
+/// How a tree's bytes are spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Dense,
+    ToolHeavy,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Dense => "dense",
+            Shape::ToolHeavy => "tool-heavy",
+        }
+    }
+
+    /// The tool result before response `n`.
+    fn tool_output(self, n: u64, source: &str) -> String {
+        let bytes = match (self, n % 25) {
+            (Shape::Dense, _) => return source[..source.len().min(2_040)].to_owned(),
+            (Shape::ToolHeavy, 0) => 100_000 + (n * 7_919) % 200_000,
+            (Shape::ToolHeavy, 1 | 2) => 20_000,
+            (Shape::ToolHeavy, _) => 3_000 + (n * 31) % 5_000,
+        } as usize;
+        source.chars().cycle().take(bytes).collect()
+    }
+}
+
 /// A tree of projects, each with sessions as Claude Code writes them: a
 /// tool result, then a response written once per content block, each
 /// line's keys in Claude Code 2.1's own order (an assistant line's type
 /// after its message).
-fn generate(root: &Path) -> (u64, Totals) {
-    let tool_output = "fn main() { println!(\"hello\"); }\n".repeat(60);
+fn generate(root: &Path, shape: Shape) -> (u64, Totals) {
+    // Code as a tool returns it: quotes, backslashes, tabs and newlines,
+    // which the line carries escaped.
+    let source = "fn main() { println!(\"hello\"); }\n".repeat(60)
+        + "\tlet path = \"C:\\\\temp\\\\x\"; // a \"quoted\" path\n"
+        + &"    assert_eq!(parse(\"{\\\"a\\\": 1}\"), Ok(1));\n".repeat(40);
     let mut totals = Totals::default();
     let mut bytes = 0usize;
     let mut n = 0u64;
@@ -60,6 +100,7 @@ fn generate(root: &Path) -> (u64, Totals) {
         let mut body = String::with_capacity(1_100_000);
         while body.len() < 1_000_000 {
             n += 1;
+            let tool_output = shape.tool_output(n, &source);
             body.push_str(
                 &json!({"parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/dev/app",
                     "sessionId": session, "version": "2.1.332", "gitBranch": "main", "type": "user",
@@ -156,11 +197,12 @@ impl Phases {
         }
     }
 
-    fn medians(rounds: &[Phases]) -> String {
+    fn medians(rounds: &[Phases], mb: f64) -> String {
         let median = |phase: fn(&Phases) -> Duration| Spread::of(&rounds.iter().map(phase).collect::<Vec<_>>()).median;
         format!(
-            "read and parse {:.0} ms, append {:.0} ms, index and settle {:.0} ms, startup, report and close {:.0} ms",
+            "read and parse {:.0} ms ({:.0} MB/s), append {:.0} ms, index and settle {:.0} ms, startup, report and close {:.0} ms",
             median(|p| p.read),
+            mb * 1e3 / median(|p| p.read),
             median(|p| p.append),
             median(|p| p.settle),
             median(|p| p.around),
@@ -238,18 +280,36 @@ fn side_by_side(bee: &[u8], ccusage: &[u8]) {
 
 fn main() {
     // Built before any clock starts: `bin` builds stale binaries on first use.
-    let (beectl, time) = (bin("beectl"), PathBuf::from("/usr/bin/time"));
+    let beectl = bin("beectl");
+    let ccusage = ccusage();
+    // `BEE_BENCH_SHAPE=dense` or `tool-heavy` measures one shape alone.
+    let only = std::env::var("BEE_BENCH_SHAPE").ok();
+    for shape in [Shape::Dense, Shape::ToolHeavy] {
+        if only.as_deref().is_none_or(|name| name == shape.name()) {
+            measure(shape, &beectl, ccusage.as_deref());
+        }
+    }
+}
+
+fn measure(shape: Shape, beectl: &Path, ccusage: Option<&Path>) {
+    let time = PathBuf::from("/usr/bin/time");
     let tree = TestHome::new();
     let projects = tree.path().join(".claude/projects");
-    let (bytes, truth) = generate(&projects);
+    let (bytes, truth) = generate(&projects, shape);
     if let Some(keep) = std::env::var_os("BEE_BENCH_KEEP_TREE") {
         // For profiling one side by hand: a copy of the tree that outlives the run.
         let status = Command::new("cp").arg("-a").arg(tree.path().join(".claude")).arg(keep).status().unwrap();
         assert!(status.success());
     }
     let mb = bytes as f64 / 1e6;
-    println!("a Claude projects tree of {mb:.0} MB, {} responses", truth.responses);
-    let ccusage = ccusage();
+    let files =
+        std::fs::read_dir(&projects).unwrap().flatten().flat_map(|d| std::fs::read_dir(d.path()).unwrap()).count();
+    println!(
+        "a {} Claude projects tree of {mb:.0} MB, {} responses ({:.0} per MB) in {files} files",
+        shape.name(),
+        truth.responses,
+        truth.responses as f64 / mb
+    );
     let (mut one_runs, mut two_runs, mut ccusage_runs, mut peaks) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut phases: Vec<Phases> = Vec::new();
     let (mut bee_report, mut ccusage_report) = (Vec::new(), Vec::new());
@@ -257,7 +317,7 @@ fn main() {
     // not counted; the rounds after it alternate the tools.
     for round in 0..=ROUNDS {
         let counted = round > 0;
-        if let Some(ccusage) = &ccusage {
+        if let Some(ccusage) = ccusage {
             let mut command = Command::new(ccusage);
             command.args(["claude", "daily", "--json", "--offline"]).env("HOME", tree.path()).env("TZ", "UTC");
             let (elapsed, stdout, _) = timed(command);
@@ -270,7 +330,7 @@ fn main() {
         }
         // The one command on a fresh ledger: the first pass over the tree, cold.
         let home = TestHome::new();
-        let mut usage = home.command(&beectl);
+        let mut usage = home.command(beectl);
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
         usage.env("BEE_LOG", "bee_daemon::ledger::ingest=debug");
         let (one, stdout, stderr) = timed(usage);
@@ -280,17 +340,17 @@ fn main() {
         // a run of its own, so the timed run is the command alone.
         let home = TestHome::new();
         let mut measured = home.command(&time);
-        measured.args(["-f", "max-rss-kb %M"]).arg(&beectl).args(["usage", "--by", "day"]).env("HOME", tree.path());
+        measured.args(["-f", "max-rss-kb %M"]).arg(beectl).args(["usage", "--by", "day"]).env("HOME", tree.path());
         let (_, _, measured) = timed(measured);
         if let Some(kb) = measured.lines().find_map(|l| l.strip_prefix("max-rss-kb ")) {
             peaks.push(kb.trim().parse::<u64>().unwrap_or(0));
         }
         // The two commands, on another fresh ledger.
         let home = TestHome::new();
-        let mut ingest = home.command(&beectl);
+        let mut ingest = home.command(beectl);
         ingest.arg("ingest").env("HOME", tree.path());
         let (ingested, _, _) = timed(ingest);
-        let mut usage = home.command(&beectl);
+        let mut usage = home.command(beectl);
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
         let (reported, stdout, _) = timed(usage);
         assert_eq!(bee_totals(&stdout), truth, "Bee's totals, two commands, round {round}");
@@ -310,7 +370,7 @@ fn main() {
     let (one, two) = (Spread::of(&one_runs), Spread::of(&two_runs));
     println!("  Bee usage --by day, cold      {one}; {:.0} MB/s", mb * 1e3 / one.median);
     println!("  Bee ingest, then usage        {two}; {:.0} MB/s", mb * 1e3 / two.median);
-    println!("  Bee's phases, medians         {}", Phases::medians(&phases));
+    println!("  Bee's phases, medians         {}", Phases::medians(&phases, mb));
     if let Some(peak) = peaks.iter().max() {
         println!("  Bee first-pass peak memory    {:.1} MiB (max of {} rounds)", *peak as f64 / 1024.0, peaks.len());
     }
@@ -322,7 +382,8 @@ fn main() {
     let theirs = Spread::of(&ccusage_runs);
     println!("  ccusage {CCUSAGE_VERSION} claude daily   {theirs}");
     println!(
-        "  Bee is {:.2}x ccusage's speed (median over median; target 5x), {:.2}x as two commands; totals exact in all",
+        "  {}: Bee is {:.2}x ccusage's speed (median over median; target 5x), {:.2}x as two commands; totals exact in all",
+        shape.name(),
         theirs.median / one.median,
         theirs.median / two.median
     );

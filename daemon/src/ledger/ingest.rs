@@ -35,6 +35,9 @@ use crate::storage::sqlite::DbError;
 
 /// Records committed per transaction, gathered across the files of a pass.
 const RECORDS_PER_COMMIT: usize = 16_384;
+/// Files with at most this much unread are read in one go (a reader
+/// thread's buffer holds this much at most); larger ones a chunk at a time.
+const WHOLE_READ_BYTES: u64 = 16 << 20;
 
 /// Records committed per transaction by a first pass over an empty store:
 /// the store's pages are written once and in order, and a history of
@@ -793,7 +796,14 @@ fn read_file(
         return Ok(FileSummary::default());
     }
     file.seek(SeekFrom::Start(start.offset))?;
-    let mut lines = lines::Lines::with_buffer(file, MAX_LINE_BYTES, std::mem::take(buffer));
+    // A file of ordinary size is read whole, in one read: its long tool
+    // results then cost one copy, not a move each time they cross a chunk.
+    let unread = opened.len().saturating_sub(start.offset);
+    let mut lines = if unread <= WHOLE_READ_BYTES {
+        lines::Lines::whole(file, MAX_LINE_BYTES, std::mem::take(buffer), unread)?
+    } else {
+        lines::Lines::with_buffer(file, MAX_LINE_BYTES, std::mem::take(buffer))
+    };
     let key = path.to_string_lossy().into_owned();
     let settled =
         meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);

@@ -83,6 +83,19 @@ impl<R: Read> Lines<R> {
     }
 
     /// The buffer, for the next reader.
+    /// Lines over the first `length` bytes `reader` has, read in one go
+    /// into `buffer`'s spare room (never zeroed first) and never read
+    /// again: a file read whole moves no partial line and grows no buffer.
+    /// What the reader has beyond `length` is the next read's, as a file's
+    /// growth after its length was taken is.
+    pub fn whole(mut reader: R, max: u64, mut buffer: Vec<u8>, length: u64) -> io::Result<Lines<R>> {
+        buffer.clear();
+        buffer.reserve(usize::try_from(length).unwrap_or(usize::MAX));
+        (&mut reader).take(length).read_to_end(&mut buffer)?;
+        let end = buffer.len();
+        Ok(Lines { reader, buffer, start: 0, end, eof: true, max })
+    }
+
     pub fn into_buffer(self) -> Vec<u8> {
         self.buffer
     }
@@ -209,9 +222,26 @@ mod tests {
                         }
                     }
                     assert_eq!(found, expected, "max {max}, step {step}, input of {} bytes", input.len());
+                    // Read whole, in one go: the same lines.
+                    let mut whole =
+                        Lines::whole(Trickle(input, step), max, b"old".to_vec(), input.len() as u64).unwrap();
+                    let mut read_whole = Vec::new();
+                    loop {
+                        let (kind, line, read) = whole.next_line().unwrap();
+                        read_whole.push((kind, line.to_vec(), read));
+                        if matches!(kind, Line::End | Line::Partial | Line::Oversized { complete: false }) {
+                            break;
+                        }
+                    }
+                    assert_eq!(read_whole, expected, "whole: max {max}, step {step}, {} bytes", input.len());
                 }
             }
         }
+        // What the reader has past the length given (a file that grew) is
+        // left for the next read: its first bytes here are a partial line.
+        let mut grown = Lines::whole(&b"one\ntwo\nthree\n"[..], 100, Vec::new(), 6).unwrap();
+        assert_eq!(grown.next_line().unwrap(), (Line::Complete, &b"one\n"[..], 4));
+        assert_eq!(grown.next_line().unwrap(), (Line::Partial, &b"tw"[..], 2));
     }
 
     #[test]
