@@ -175,6 +175,18 @@ mod tests {
     use super::*;
 
     /// [`Lines`] and [`next`] agree on any input, bound and read size.
+    /// Every line `lines` gives, up to and with the one that ends it.
+    fn every_line<R: Read>(mut lines: Lines<R>) -> Vec<(Line, Vec<u8>, u64)> {
+        let mut found = Vec::new();
+        loop {
+            let (kind, line, read) = lines.next_line().unwrap();
+            found.push((kind, line.to_vec(), read));
+            if matches!(kind, Line::End | Line::Partial | Line::Oversized { complete: false }) {
+                return found;
+            }
+        }
+    }
+
     #[test]
     fn lines_in_place_agree_with_next() {
         /// Hands out at most `step` bytes a read, as pipes and files may.
@@ -212,27 +224,11 @@ mod tests {
                             break;
                         }
                     }
-                    let mut lines = Lines::new(Trickle(input, step), max);
-                    let mut found = Vec::new();
-                    loop {
-                        let (kind, line, read) = lines.next_line().unwrap();
-                        found.push((kind, line.to_vec(), read));
-                        if matches!(kind, Line::End | Line::Partial | Line::Oversized { complete: false }) {
-                            break;
-                        }
-                    }
+                    let found = every_line(Lines::new(Trickle(input, step), max));
                     assert_eq!(found, expected, "max {max}, step {step}, input of {} bytes", input.len());
                     // Read whole, in one go: the same lines.
-                    let mut whole =
-                        Lines::whole(Trickle(input, step), max, b"old".to_vec(), input.len() as u64).unwrap();
-                    let mut read_whole = Vec::new();
-                    loop {
-                        let (kind, line, read) = whole.next_line().unwrap();
-                        read_whole.push((kind, line.to_vec(), read));
-                        if matches!(kind, Line::End | Line::Partial | Line::Oversized { complete: false }) {
-                            break;
-                        }
-                    }
+                    let whole = Lines::whole(Trickle(input, step), max, b"old".to_vec(), input.len() as u64);
+                    let read_whole = every_line(whole.unwrap());
                     assert_eq!(read_whole, expected, "whole: max {max}, step {step}, {} bytes", input.len());
                 }
             }
