@@ -14,18 +14,18 @@ pub fn record(records: Vec<LedgerRecord>) {
     let Some(body) = body_of(&records) else { return };
     let deadline = Instant::now() + post::DEADLINE;
     let delivered = match bee_proto::paths::socket_path() {
-        Some(socket) => post::post(socket, LEDGER_RECORDS_PATH, body, deadline),
+        Some(socket) => post::post(socket, LEDGER_RECORDS_PATH, body.get().into(), deadline),
         None => Delivery::Unavailable("no socket path".into()),
     };
     settle(&records, &delivered);
 }
 
 /// The append's body; `None` for no records.
-pub fn body_of(records: &[LedgerRecord]) -> Option<Vec<u8>> {
+pub fn body_of(records: &[LedgerRecord]) -> Option<Box<serde_json::value::RawValue>> {
     if records.is_empty() {
         return None;
     }
-    serde_json::to_vec(&LedgerAppend { records: records.to_vec() }).ok()
+    serde_json::value::to_raw_value(&LedgerAppend { records: records.to_vec() }).ok()
 }
 
 /// Spools what beed could not be reached for; a record neither took is

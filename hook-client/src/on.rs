@@ -16,14 +16,13 @@ use bee_proto::api::{HOOK_PATH, HookReceipt, HookReceipts, HookReport};
 use bee_proto::delivery::STEERING_BLOCK_ITEM;
 use bee_proto::events::PostFailure;
 use bee_proto::ledger::{LedgerRecord, TurnMark};
-use serde_json::value::RawValue;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::post::{self, Delivery, ExchangeFailure};
 use crate::prompt::{self, Pending, Settings};
-use crate::{event, ledger, output, turn};
+use crate::{event, ledger, turn};
 
 /// `bee-hook on`'s arguments: the event and the roles for it.
 #[derive(Debug, clap::Args)]
@@ -70,9 +69,13 @@ pub fn run(args: OnArgs) -> ExitCode {
     let mut parts = Parts::default();
     // The block first: its bytes and exit status are the agent's, and
     // nothing below may change or delay them.
-    let status = match (&args.block, &args.surface) {
-        (Some(block), Some(surface)) => deliver_block(&args, block, surface, &input, whole, &mut parts),
-        _ => {
+    let status = match &args.block {
+        Some(block) => {
+            let (status, observation) = deliver_block(&args, block, &input, whole);
+            parts.observation = observation;
+            status
+        }
+        None => {
             // The rest of an oversized input is drained, so the agent's
             // write never meets a broken pipe.
             let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
@@ -94,46 +97,28 @@ pub fn run(args: OnArgs) -> ExitCode {
     ExitCode::from(status)
 }
 
-/// Writes the block as `bee-hook prompt --block` does; its exit status.
-fn deliver_block(
-    args: &OnArgs,
-    block: &std::path::Path,
-    surface: &str,
-    input: &[u8],
-    whole: bool,
-    parts: &mut Parts,
-) -> u8 {
-    let settings =
-        match Settings::parse(surface, args.item.as_deref(), args.item_version.as_deref(), STEERING_BLOCK_ITEM) {
-            Ok(settings) => settings,
-            Err(message) => {
-                say!("bee-hook: {message}; not observed");
-                return 1;
-            }
-        };
-    let produced = match prompt::block_output(block, settings.surface) {
-        Ok(produced) => produced,
-        Err(failure) => {
-            say!("bee-hook: {}", failure.message);
-            return failure.status;
+/// Writes the block as `bee-hook prompt --block` does: its exit status and
+/// its observation.
+fn deliver_block(args: &OnArgs, block: &std::path::Path, input: &[u8], whole: bool) -> (u8, Option<Pending>) {
+    // clap asks for --surface with --block.
+    let surface = args.surface.as_deref().unwrap_or_default();
+    match Settings::parse(surface, args.item.as_deref(), args.item_version.as_deref(), STEERING_BLOCK_ITEM) {
+        Ok(settings) => prompt::deliver(&settings, prompt::block_output(block, settings.surface), input, whole),
+        Err(message) => {
+            say!("bee-hook: {message}; not observed");
+            (1, None)
         }
-    };
-    let observed_at_utc = bee_proto::time::now_rfc3339();
-    let written = output::write_stdout(&produced.bytes);
-    if produced.status == 0 && whole {
-        parts.observation =
-            prompt::observation_of(&settings, input, &produced.bytes, produced.content_bytes, written, observed_at_utc);
     }
-    produced.status
 }
 
 /// Sends every part in one report and settles each by its receipt.
 fn report(parts: Parts) {
-    let raw = |body: Vec<u8>| String::from_utf8(body).ok().and_then(|text| RawValue::from_string(text).ok());
+    let ledger = ledger::body_of(&parts.records);
+    let event = parts.event.as_ref().and_then(|event| serde_json::value::to_raw_value(event).ok());
     let report = HookReport {
-        observation: parts.observation.as_ref().and_then(|pending| raw(pending.body.clone())),
-        ledger: ledger::body_of(&parts.records).and_then(raw),
-        event: parts.event.as_ref().and_then(|event| serde_json::to_vec(event).ok()).and_then(raw),
+        observation: parts.observation.as_ref().map(|pending| &*pending.body),
+        ledger: ledger.as_deref(),
+        event: event.as_deref(),
     };
     if report.observation.is_none() && report.ledger.is_none() && report.event.is_none() {
         return;
@@ -199,12 +184,12 @@ fn send(body: Vec<u8>) -> Result<HookReceipts, Unsent> {
     // The event's echo is the largest part of an answer.
     let answer = post::exchange(socket, "POST", HOOK_PATH, body, deadline, event::MAX_ANSWER + 64 * 1024)
         .map_err(Unsent::Exchange)?;
-    let status = post::status_and_body(&answer).map(|(status, _)| status);
-    match (post::classify_answer(&answer), post::status_and_body(&answer)) {
-        (Delivery::Accepted, Some((_, body))) => serde_json::from_slice(body)
-            .map_err(|err| Unsent::Answer(format!("beed's receipts are not readable: {err}"), status)),
+    let parsed = post::status_and_body(&answer);
+    match (post::classify_answer(&answer), parsed) {
+        (Delivery::Accepted, Some((status, body))) => serde_json::from_slice(body)
+            .map_err(|err| Unsent::Answer(format!("beed's receipts are not readable: {err}"), Some(status))),
         (Delivery::Accepted, None) => Err(Unsent::Answer("beed's answer was not HTTP".into(), None)),
-        (Delivery::Refused(why) | Delivery::Unavailable(why), _) => Err(Unsent::Answer(why, status)),
+        (Delivery::Refused(why) | Delivery::Unavailable(why), _) => Err(Unsent::Answer(why, parsed.map(|(s, _)| s))),
     }
 }
 

@@ -93,33 +93,44 @@ pub fn run(args: PromptArgs) -> ExitCode {
         Some(block) => block_output(block, settings.surface),
         None => wrapped_output(&args.command, &envelope, whole),
     };
+    let (status, observation) = deliver(&settings, produced, &envelope, whole);
+    if let Some(observation) = observation {
+        account(&observation);
+    }
+    ExitCode::from(status)
+}
+
+/// Writes what was produced to the agent (or says why nothing was): the
+/// exit status the agent must see, and the observation of a delivered
+/// output. Everything after the write is accounting: silent, and unable
+/// to change the output, the stderr or the exit status the agent has.
+pub(crate) fn deliver(
+    settings: &Settings,
+    produced: Result<Produced, Failure>,
+    envelope: &[u8],
+    whole: bool,
+) -> (u8, Option<Pending>) {
     let Produced { bytes, status, content_bytes } = match produced {
         Ok(produced) => produced,
         Err(failure) => {
             say!("bee-hook: {}", failure.message);
-            return ExitCode::from(failure.status);
+            return (failure.status, None);
         }
     };
-
     let observed_at_utc = bee_proto::time::now_rfc3339();
     let written = output::write_stdout(&bytes);
-
-    // Everything below is accounting: silent, and unable to change the
-    // output, the stderr or the exit status the agent already has.
-    if status == 0
-        && whole
-        && let Some(observation) = observation_of(&settings, &envelope, &bytes, content_bytes, written, observed_at_utc)
-    {
-        account(&observation);
-    }
-    ExitCode::from(status)
+    let observed = status == 0 && whole;
+    (
+        status,
+        observed.then(|| observation_of(settings, envelope, &bytes, content_bytes, written, observed_at_utc)).flatten(),
+    )
 }
 
 /// Posts the observation alone, within the deadline; else spools it.
 fn account(observation: &Pending) {
     let deadline = Instant::now() + post::DEADLINE;
     let delivery = match bee_proto::paths::socket_path() {
-        Some(socket) => post::post(socket, DELIVERY_OBSERVATIONS_PATH, observation.body.clone(), deadline),
+        Some(socket) => post::post(socket, DELIVERY_OBSERVATIONS_PATH, observation.body.get().into(), deadline),
         None => Delivery::Unavailable("no socket path".into()),
     };
     settle(observation, delivery);
@@ -128,12 +139,12 @@ fn account(observation: &Pending) {
 /// An observation ready to post: its event id and its body.
 pub(crate) struct Pending {
     event_id: uuid::Uuid,
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: Box<serde_json::value::RawValue>,
 }
 
 /// The observation of an output written to the agent; `None` when it is
 /// not observed (nested, no session, not UTF-8), said with `BEE_HOOK_DEBUG`.
-pub(crate) fn observation_of(
+fn observation_of(
     settings: &Settings,
     envelope: &[u8],
     output: &[u8],
@@ -180,7 +191,7 @@ pub(crate) fn observation_of(
         // command's output is read for it.
         content_utf8_bytes: content.or_else(|| content_bytes(settings.surface, text)),
     };
-    let body = serde_json::to_vec(&observation).ok()?;
+    let body = serde_json::value::to_raw_value(&observation).ok()?;
     Some(Pending { event_id: observation.event_id, body })
 }
 
@@ -195,8 +206,12 @@ pub(crate) fn settle(observation: &Pending, delivery: Delivery) {
             // own work is already done and must stay untouched.
             let spooled =
                 bee_proto::paths::spool_dir().ok_or_else(|| "no spool directory".to_owned()).and_then(|dir| {
-                    bee_proto::spool::append(&dir, bee_proto::spool::DELIVERY_SPOOL_FILE, &observation.body)
-                        .map_err(|err| err.to_string())
+                    bee_proto::spool::append(
+                        &dir,
+                        bee_proto::spool::DELIVERY_SPOOL_FILE,
+                        observation.body.get().as_bytes(),
+                    )
+                    .map_err(|err| err.to_string())
                 });
             match spooled {
                 Ok(()) => format!("spooled ({reason})"),

@@ -72,16 +72,17 @@ pub struct AppendAnswer {
 /// ([`DELIVERY_OBSERVATIONS_PATH`]), a ledger append
 /// ([`crate::ledger::LEDGER_RECORDS_PATH`]), an event
 /// ([`crate::events::EVENTS_PATH`]) — and beed handles it by that route's
-/// rules, so a part's fate never depends on the others'.
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// rules, so a part's fate never depends on the others'. The hook sends
+/// parts it borrows (`HookReport<&RawValue>`); beed reads them owned.
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HookReport {
+pub struct HookReport<Part = Box<serde_json::value::RawValue>> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Box<serde_json::value::RawValue>>,
+    pub observation: Option<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ledger: Option<Box<serde_json::value::RawValue>>,
+    pub ledger: Option<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event: Option<Box<serde_json::value::RawValue>>,
+    pub event: Option<Part>,
 }
 
 /// What a part's own route answered: its status and its JSON body.

@@ -224,34 +224,6 @@ fn sentence(change: &HookChange) -> String {
     }
 }
 
-/// An event's hook groups (`null`: none).
-fn groups_of(settings: &Value, event: &str) -> Value {
-    settings.get("hooks").and_then(|hooks| hooks.get(event)).cloned().unwrap_or(Value::Null)
-}
-
-/// Puts back an event's groups as they were before setup, when they are
-/// still as setup left them.
-fn restore_groups(settings: &mut Value, event: &str, before: &Value, after: &Value) -> bool {
-    if groups_of(settings, event) != *after {
-        return false;
-    }
-    let Some(root) = settings.as_object_mut() else { return false };
-    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Default::default()));
-    let Some(hooks) = hooks.as_object_mut() else { return false };
-    match before {
-        Value::Null => {
-            hooks.remove(event);
-        }
-        groups => {
-            hooks.insert(event.to_owned(), groups.clone());
-        }
-    }
-    if hooks.is_empty() {
-        root.remove("hooks");
-    }
-    true
-}
-
 fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     let (path, default_app) = hooks::target(args.hooks.project.as_deref())?;
     let source_app = args.hooks.source_app.clone().unwrap_or(default_app);
@@ -296,11 +268,10 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
             item_version: None,
         });
         let timeout = (turn || block_here.is_some()).then_some(HOOK_TIMEOUT_SECONDS);
-        let groups_before = groups_of(&settings.value, event);
+        let groups_before = claude_settings::event_groups(&settings.value, event);
         let put = claude_settings::put_roles(&mut settings.value, event, &bee_hook, timeout, |roles| {
-            if posts && roles.source_app().as_deref() != Some(source_app.as_str()) {
-                roles.events_for = Some(shell_word(&source_app));
-                roles.capture_payload = false;
+            if posts {
+                roles.post_events_for(&source_app);
             }
             roles.turn |= turn;
             if block_here.is_some() {
@@ -316,7 +287,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
                 replaced: before.next(),
                 also_replaced: before.collect(),
                 groups_before: Some(groups_before),
-                groups_after: Some(groups_of(&settings.value, event)),
+                groups_after: Some(claude_settings::event_groups(&settings.value, event)),
             });
         }
     }
@@ -531,7 +502,9 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
         let mut value = settings.value.clone();
         for change in receipt.hooks.iter().rev() {
             let exactly = match (&change.groups_before, &change.groups_after) {
-                (Some(before), Some(after)) => restore_groups(&mut value, &change.event, before, after),
+                (Some(before), Some(after)) => {
+                    claude_settings::restore_groups(&mut value, &change.event, before, after)
+                }
                 _ => false,
             };
             // Edited since: Bee's entry alone goes back (or goes).

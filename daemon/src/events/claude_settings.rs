@@ -181,6 +181,16 @@ impl Roles {
         self.events_for.as_deref().and_then(unquoted)
     }
 
+    /// Posts events for `source_app`: an entry posting for it already is
+    /// left as spelt; one posting for another app (and its capture opt-in,
+    /// which was that app's) is changed.
+    pub fn post_events_for(&mut self, source_app: &str) {
+        if self.source_app().as_deref() != Some(source_app) {
+            self.events_for = Some(shell_word(source_app));
+            self.capture_payload = false;
+        }
+    }
+
     /// Whether the entry would do nothing.
     pub fn is_empty(&self) -> bool {
         !self.turn && self.events_for.is_none() && self.block.is_none()
@@ -376,12 +386,7 @@ pub fn merge(
 ) -> Result<Vec<String>, MergeError> {
     let mut changed = Vec::new();
     for event in events {
-        let put = put_roles(settings, event, bee_hook, None, |roles| {
-            if roles.source_app().as_deref() != Some(source_app) {
-                roles.events_for = Some(shell_word(source_app));
-                roles.capture_payload = false;
-            }
-        })?;
+        let put = put_roles(settings, event, bee_hook, None, |roles| roles.post_events_for(source_app))?;
         if put != Put::Unchanged {
             changed.push(event.clone());
         }
@@ -426,6 +431,34 @@ pub fn remove_hooks(settings: &mut Value, events: Option<&[&str]>, matches: impl
         root.remove("hooks");
     }
     touched
+}
+
+/// An event's hook groups (`null`: none).
+pub fn event_groups(settings: &Value, event: &str) -> Value {
+    settings.get("hooks").and_then(|hooks| hooks.get(event)).cloned().unwrap_or(Value::Null)
+}
+
+/// Puts an event's groups back to `before` (`null`: none), when they are
+/// still `after`; whether it did.
+pub fn restore_groups(settings: &mut Value, event: &str, before: &Value, after: &Value) -> bool {
+    if event_groups(settings, event) != *after {
+        return false;
+    }
+    let Some(root) = settings.as_object_mut() else { return false };
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let Some(hooks) = hooks.as_object_mut() else { return false };
+    match before {
+        Value::Null => {
+            hooks.remove(event);
+        }
+        groups => {
+            hooks.insert(event.to_owned(), groups.clone());
+        }
+    }
+    if hooks.is_empty() {
+        root.remove("hooks");
+    }
+    true
 }
 
 /// Points Bee's hook for `event` that runs `command` back at `old`.

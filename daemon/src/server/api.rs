@@ -111,7 +111,7 @@ pub(super) struct Failure {
 }
 
 impl Failure {
-    fn new(code: ApiErrorCode, message: impl Into<String>) -> Failure {
+    pub(super) fn new(code: ApiErrorCode, message: impl Into<String>) -> Failure {
         Failure { code, message: message.into() }
     }
 }

@@ -7,24 +7,23 @@
 //! The answer carries each part's status and body as its own route would
 //! have sent them, so the hook judges each part exactly as before.
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
-use bee_proto::api::{ApiError, ApiErrorCode, HOOK_PATH, HookReceipt, HookReceipts, HookReport};
+use bee_proto::api::{ApiErrorCode, HOOK_PATH, HookReceipt, HookReceipts, HookReport};
 use bee_proto::events::{EventError, MAX_EVENT_BYTES};
 use hyper::body::Bytes;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 
-use super::api::{self, AppState};
+use super::api::{self, AppState, Failure};
 use super::events;
 use crate::events::intake::EventsState;
 
 /// The largest report: the largest of each part, and room for the frame.
-pub(super) const MAX_HOOK_REPORT_BYTES: usize =
+const MAX_HOOK_REPORT_BYTES: usize =
     bee_proto::delivery::MAX_RECORD_BYTES + api::MAX_LEDGER_APPEND_BYTES + MAX_EVENT_BYTES + 4_096;
 
 #[derive(Clone)]
@@ -43,31 +42,20 @@ pub(super) fn router(app: Arc<AppState>, events: Arc<EventsState>) -> Router {
         .with_state(HookState { app, events })
 }
 
-async fn report(State(state): State<HookState>, body: Result<Bytes, BytesRejection>) -> Response {
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) => {
-            let (status, code) = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                (StatusCode::PAYLOAD_TOO_LARGE, ApiErrorCode::PayloadTooLarge)
-            } else {
-                (StatusCode::BAD_REQUEST, ApiErrorCode::InvalidRequest)
-            };
-            return (status, Json(ApiError { error_code: code, message: rejection.body_text() })).into_response();
-        }
-    };
+async fn report(State(state): State<HookState>, body: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let body = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => Failure::new(
+            ApiErrorCode::PayloadTooLarge,
+            format!("a hook report is at most {MAX_HOOK_REPORT_BYTES} bytes"),
+        ),
+        _ => Failure::new(ApiErrorCode::InvalidRequest, rejection.body_text()),
+    })?;
     // A struct also reads from a JSON array; a report is an object only.
-    let object = body.trim_ascii_start().first() == Some(&b'{');
-    let report: Result<HookReport, String> = match object {
-        true => serde_json::from_slice(&body).map_err(|err| err.to_string()),
-        false => Err("a hook report is a JSON object".to_owned()),
-    };
-    let report = match report {
-        Ok(report) => report,
-        Err(err) => {
-            let error = ApiError { error_code: ApiErrorCode::InvalidRequest, message: err };
-            return (StatusCode::BAD_REQUEST, Json(error)).into_response();
-        }
-    };
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(Failure::new(ApiErrorCode::InvalidRequest, "a hook report is a JSON object"));
+    }
+    let report: HookReport =
+        serde_json::from_slice(&body).map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     let part = |raw: &Option<Box<RawValue>>| raw.as_ref().map(|raw| Bytes::copy_from_slice(raw.get().as_bytes()));
     let (observation, ledger, event) = (part(&report.observation), part(&report.ledger), part(&report.event));
     let (observation, ledger, event) = tokio::join!(
@@ -75,7 +63,7 @@ async fn report(State(state): State<HookState>, body: Result<Bytes, BytesRejecti
         receipt(ledger, |bytes| api::append_ledger_part(state.app.clone(), bytes)),
         receipt(event, |bytes| event_part(state.events.clone(), bytes)),
     );
-    Json(HookReceipts { observation, ledger, event }).into_response()
+    Ok(Json(HookReceipts { observation, ledger, event }).into_response())
 }
 
 /// The event route's answer, with the size limit its own route's layer keeps.
@@ -95,7 +83,7 @@ where
     let response = handle(part?).await.into_response();
     let status = response.status().as_u16();
     // Every route here answers a JSON body of bounded size.
-    let bytes = axum::body::to_bytes(Body::new(response.into_body()), MAX_EVENT_BYTES + 64 * 1024).await.ok();
+    let bytes = axum::body::to_bytes(response.into_body(), MAX_EVENT_BYTES + 64 * 1024).await.ok();
     let body = bytes
         .and_then(|bytes| String::from_utf8(bytes.to_vec()).ok())
         .and_then(|text| RawValue::from_string(text).ok())
