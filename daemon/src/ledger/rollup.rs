@@ -298,6 +298,27 @@ pub type Parts = BTreeMap<PartKey, UsageRow>;
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
+/// A part's figures as an hour's pack holds them: what a part is summed
+/// in before it becomes a row, far smaller than a row.
+#[derive(Default)]
+struct PartFigures {
+    responses: u64,
+    tokens: Counters,
+    partial_parts: u64,
+    pending_responses: u64,
+    producer_calls: u64,
+}
+
+impl PartFigures {
+    fn add_to(&self, row: &mut UsageRow) {
+        row.responses += self.responses;
+        row.tokens.add(&self.tokens);
+        row.partial_parts += self.partial_parts;
+        row.pending_responses += self.pending_responses;
+        row.producer_counted_calls += self.producer_calls;
+    }
+}
+
 /// A [`PartKey`] borrowing its session and model from a response or call.
 #[derive(PartialEq, Eq, Hash)]
 struct PartOf<'a> {
@@ -321,7 +342,7 @@ fn parts_of<'a>(
 ) {
     // Summed under borrowed keys first: a part's session and model are
     // copied once, not once per response or call.
-    let mut sums: crate::ledger::FastMap<PartOf<'_>, UsageRow> = Default::default();
+    let mut sums: crate::ledger::FastMap<PartOf<'_>, PartFigures> = Default::default();
     for response in responses.filter(|r| range.contains(r.at_ms)) {
         let key = PartOf {
             bucket: bucket(response.provider, response.at_ms),
@@ -345,7 +366,7 @@ fn parts_of<'a>(
             tier: call.tokens.as_ref().map_or(0, |t| crate::ledger::prices::tier_of(call.provider, t)),
         };
         let row = sums.entry(key).or_default();
-        row.producer_counted_calls += 1;
+        row.producer_calls += 1;
         match &call.tokens {
             Some(tokens) => {
                 row.tokens.add(&responses::with_known_total(call.provider, tokens));
@@ -362,7 +383,7 @@ fn parts_of<'a>(
             model: key.model.map(str::to_owned),
             tier: key.tier,
         };
-        part(into, key).add(&sum);
+        sum.add_to(part(into, key));
     }
 }
 
@@ -1096,6 +1117,11 @@ fn from_records(
     Ok(summary)
 }
 
+/// How many keys `sorted` (sorted by key) holds.
+fn distinct_keys(sorted: &[(i64, PartKey, PartFigures)]) -> usize {
+    sorted.windows(2).filter(|pair| pair[0].1 != pair[1].1).count() + usize::from(!sorted.is_empty())
+}
+
 /// The clean hours of `full` from the aggregates, and the clean hours whose
 /// usage a bucket boundary cuts (left out here).
 fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> rusqlite::Result<(Summary, Vec<i64>)> {
@@ -1138,7 +1164,10 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     // An hour a boundary cuts for any provider is read whole from the
     // records, as is an hour whose pack does not decode.
     let mut cut = BTreeSet::new();
-    let mut clean = Vec::new();
+    // A part as its pack holds it, its key owned: a few counts, far less
+    // than the row it is summed into, so the range's parts are held once
+    // and small (a month of a busy user's parts is thousands).
+    let mut clean: Vec<(i64, PartKey, PartFigures)> = Vec::new();
     while let Some(row) = rows.next()? {
         let hour: i64 = row.get(0)?;
         let parts = match part_pack::decode(row.get_ref(1)?.as_blob()?) {
@@ -1149,6 +1178,7 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
                 continue;
             }
         };
+        clean.reserve(parts.len());
         // A pack holds its parts by provider: each provider's bucket of the
         // hour is found once.
         let mut last: Option<(Provider, Option<i64>)> = None;
@@ -1173,29 +1203,29 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
                 model: part.model.map(str::to_owned),
                 tier: part.tier,
             };
-            let usage = UsageRow {
+            let figures = PartFigures {
                 responses: part.responses,
                 tokens: part.tokens,
                 partial_parts: part.partial_parts,
                 pending_responses: part.pending_responses,
-                producer_counted_calls: part.producer_calls,
-                ..UsageRow::default()
+                producer_calls: part.producer_calls,
             };
-            clean.push((hour, key, usage));
+            clean.push((hour, key, figures));
         }
     }
+    clean.retain(|(hour, ..)| !cut.contains(hour));
     // Summed in key order and built into the map at once: most keys are
     // new, and a map built from sorted keys compares each key about once.
-    let mut kept: Vec<(PartKey, UsageRow)> =
-        clean.into_iter().filter(|(hour, ..)| !cut.contains(hour)).map(|(_, key, usage)| (key, usage)).collect();
-    kept.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut summed: Vec<(PartKey, UsageRow)> = Vec::with_capacity(kept.len());
-    for (key, usage) in kept {
+    // The sums are of integers, so the order parts of one key meet in is
+    // the sums' own.
+    clean.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    let mut summed: Vec<(PartKey, UsageRow)> = Vec::with_capacity(distinct_keys(&clean));
+    for (_, key, figures) in clean {
         match summed.last_mut() {
-            Some((last, sum)) if *last == key => sum.add(&usage),
+            Some((last, sum)) if *last == key => figures.add_to(sum),
             _ => {
                 let mut sum = UsageRow::default();
-                sum.add(&usage);
+                figures.add_to(&mut sum);
                 summed.push((key, sum));
             }
         }
