@@ -9,14 +9,22 @@
 //!   (`contrib/claude-code/settings-one-entry.json`); target ≤ 1.05×;
 //! - `beectl setup`'s default: the settings the real `beectl setup` writes
 //!   (the minimal lifecycle, the turn marks, the status line); target ≤ 1.02×;
-//! - the floor: the twelve groups each running `true`, which is what
-//!   Claude Code's own hook machinery costs whatever a hook does; and the
-//!   twelve as HTTP hooks to a loopback server that answers at once, which
-//!   is what a hook costs without a process.
+//! - the floors: the twelve groups each running `true`, which is what
+//!   Claude Code's own hook machinery costs whatever a hook does; setup's
+//!   events each running `true`; a single Stop hook running `true`, the
+//!   least any wiring with a hook can cost; and the twelve as HTTP hooks to
+//!   a loopback server that answers at once, which is what a hook costs
+//!   without a process.
+//!
+//! Each Bee wiring is also given as a ratio to its own floor (the same
+//! events running `true`): what Bee's processes add, apart from what
+//! Claude Code spends on any hook.
 //!
 //! Each wiring's hooks are checked to have fired: its events are in beed.
 //!
-//! `cargo bench -p bee-tests --bench claude_hooks` (`BEE_BENCH_ROUNDS`, default 8)
+//! `cargo bench -p bee-tests --bench claude_hooks` (`BEE_BENCH_ROUNDS`,
+//! default 16: a hook's cost is a few per cent of a run whose own spread
+//! is tens of per cent)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -68,6 +76,20 @@ fn floor() -> Value {
         .iter()
         .map(|event| ((*event).to_owned(), json!([group(event, &["true".to_owned()], false)])))
         .collect();
+    json!({"hooks": hooks})
+}
+
+/// `wiring` with every hook's command `true`: the same events and groups,
+/// each costing Claude Code its own hook machinery and nothing more.
+fn each_true(wiring: &Value) -> Value {
+    let mut hooks = wiring["hooks"].clone();
+    for groups in hooks.as_object_mut().into_iter().flat_map(|events| events.values_mut()) {
+        for hook in
+            groups.as_array_mut().into_iter().flatten().flat_map(|group| group["hooks"].as_array_mut()).flatten()
+        {
+            hook["command"] = json!("true");
+        }
+    }
     json!({"hooks": hooks})
 }
 
@@ -134,7 +156,7 @@ fn one_entry(bee_hook: &str, block: &Path) -> Value {
 }
 
 fn main() {
-    let rounds: usize = std::env::var("BEE_BENCH_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(8);
+    let rounds: usize = std::env::var("BEE_BENCH_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(16);
     let claude = claude_cli();
     let home = TestHome::new();
     let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
@@ -167,6 +189,16 @@ fn main() {
             home.file("one-entry.json", one_entry(&bee_hook, &block).to_string().as_bytes()),
         ),
         ("beectl setup's default", home.file("setup.json", setup_wiring.to_string().as_bytes())),
+        ("setup's events, `true`", home.file("setup-floor.json", each_true(&setup_wiring).to_string().as_bytes())),
+        (
+            "one Stop hook, `true`",
+            home.file(
+                "stop-floor.json",
+                each_true(&json!({"hooks": {"Stop": [group("Stop", &["true".to_owned()], false)]}}))
+                    .to_string()
+                    .as_bytes(),
+            ),
+        ),
         ("twelve, `true` (the floor)", home.file("floor.json", floor().to_string().as_bytes())),
         ("twelve, HTTP hooks (no process)", home.file("http.json", http_floor(&url).to_string().as_bytes())),
     ];
@@ -216,13 +248,25 @@ fn main() {
         let spread = Spread::of(runs);
         let ratio = |value: f64, base: f64| value / base;
         println!(
-            "  {label:<30} median {:7.1} ms (min {:7.1}, max {:7.1})  ratio to no hooks: median {:.3}x, min {:.3}x",
+            "  {label:<32} median {:7.1} ms (min {:7.1}, max {:7.1})  ratio to no hooks: median {:.3}x, min {:.3}x",
             spread.median,
             spread.min,
             spread.max,
             ratio(spread.median, baseline.median),
             ratio(spread.min, baseline.min)
         );
+    }
+    // What Bee's processes add over Claude Code's own cost of the same
+    // events: each wiring against the same groups running `true`.
+    let median_of = |label: &str| {
+        let at = wirings.iter().position(|(l, _)| *l == label).unwrap();
+        Spread::of(&samples[at]).median
+    };
+    for (wiring, floor) in [
+        ("twelve, one entry per event", "twelve, `true` (the floor)"),
+        ("beectl setup's default", "setup's events, `true`"),
+    ] {
+        println!("  {wiring} over {floor}: {:.3}x", median_of(wiring) / median_of(floor));
     }
     drop(daemon);
 }
