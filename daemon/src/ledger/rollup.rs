@@ -300,7 +300,7 @@ pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
 /// A part's figures as an hour's pack holds them: what a part is summed
 /// in before it becomes a row, far smaller than a row.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct PartFigures {
     responses: u64,
     tokens: Counters,
@@ -319,6 +319,31 @@ impl PartFigures {
     }
 }
 
+/// What parts are summed into: a view's rows, or the figures of an hour
+/// being settled (packed as they are, so never made rows).
+trait PartSum: Default {
+    fn add_figures(&mut self, figures: &PartFigures);
+}
+
+impl PartSum for UsageRow {
+    fn add_figures(&mut self, figures: &PartFigures) {
+        figures.add_to(self);
+    }
+}
+
+impl PartSum for PartFigures {
+    fn add_figures(&mut self, figures: &PartFigures) {
+        self.responses += figures.responses;
+        self.tokens.add(&figures.tokens);
+        self.partial_parts += figures.partial_parts;
+        self.pending_responses += figures.pending_responses;
+        self.producer_calls += figures.producer_calls;
+    }
+}
+
+/// An hour's parts as settling sums them, before they are packed.
+type HourParts = BTreeMap<PartKey, PartFigures>;
+
 /// A [`PartKey`] borrowing its session and model from a response or call.
 #[derive(PartialEq, Eq, Hash)]
 struct PartOf<'a> {
@@ -329,16 +354,12 @@ struct PartOf<'a> {
     tier: u8,
 }
 
-fn part(parts: &mut Parts, key: PartKey) -> &mut UsageRow {
-    parts.entry(key).or_default()
-}
-
-fn parts_of<'a>(
+fn parts_of<'a, Sum: PartSum>(
     responses: impl Iterator<Item = &'a Response>,
     calls: impl Iterator<Item = &'a CallRow>,
     range: Range,
     bucket: Bucket<'_>,
-    into: &mut Parts,
+    into: &mut BTreeMap<PartKey, Sum>,
 ) {
     // Summed under borrowed keys first: a part's session and model are
     // copied once, not once per response or call.
@@ -383,7 +404,7 @@ fn parts_of<'a>(
             model: key.model.map(str::to_owned),
             tier: key.tier,
         };
-        sum.add_to(part(into, key));
+        into.entry(key).or_default().add_figures(&sum);
     }
 }
 
@@ -452,7 +473,7 @@ impl Summary {
             self.derived_providers.entry(provider).or_default().add(&tally);
         }
         for (key, row) in other.parts {
-            part(&mut self.parts, key).add(&row);
+            self.parts.entry(key).or_default().add(&row);
         }
     }
 }
@@ -875,7 +896,7 @@ fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
 pub struct HeldResponses {
     responses: Vec<Response>,
     /// By the hour's start; each taken when its hour is settled.
-    parts: BTreeMap<i64, Parts>,
+    parts: BTreeMap<i64, HourParts>,
 }
 
 impl HeldResponses {
@@ -892,8 +913,8 @@ impl HeldResponses {
 }
 
 /// The parts of the `responses` first written in `hour`, their calls not yet added.
-fn response_parts(responses: &[Response], hour: Range) -> Parts {
-    let mut parts = Parts::new();
+fn response_parts(responses: &[Response], hour: Range) -> HourParts {
+    let mut parts = HourParts::new();
     parts_of(responses.iter(), std::iter::empty(), hour, &|_, _| hour.since_ms, &mut parts);
     parts
 }
@@ -996,7 +1017,7 @@ fn write_hour(
     hour: Range,
     calls: &[CallRow],
     responses: &[Response],
-    summed: Option<Parts>,
+    summed: Option<HourParts>,
 ) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     tx.prepare_cached("DELETE FROM rollup_parts WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
@@ -1031,16 +1052,16 @@ fn write_hour(
     let mut parts = summed.unwrap_or_else(|| response_parts(responses, hour));
     parts_of(std::iter::empty(), calls.iter(), hour, &|_, _| hour.since_ms, &mut parts);
     if !parts.is_empty() {
-        let stored = parts.iter().map(|(key, row)| part_pack::StoredPart {
+        let stored = parts.iter().map(|(key, figures)| part_pack::StoredPart {
             provider: key.provider,
             session: key.session.as_deref(),
             model: key.model.as_deref(),
             tier: key.tier,
-            responses: row.responses,
-            tokens: row.tokens.clone(),
-            partial_parts: row.partial_parts,
-            pending_responses: row.pending_responses,
-            producer_calls: row.producer_counted_calls,
+            responses: figures.responses,
+            tokens: figures.tokens.clone(),
+            partial_parts: figures.partial_parts,
+            pending_responses: figures.pending_responses,
+            producer_calls: figures.producer_calls,
         });
         // Bee's own bounds keep every session and model packable.
         let body = part_pack::encode(stored).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
