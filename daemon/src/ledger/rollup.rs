@@ -309,16 +309,6 @@ struct PartFigures {
     producer_calls: u64,
 }
 
-impl PartFigures {
-    fn add_to(&self, row: &mut UsageRow) {
-        row.responses += self.responses;
-        row.tokens.add(&self.tokens);
-        row.partial_parts += self.partial_parts;
-        row.pending_responses += self.pending_responses;
-        row.producer_counted_calls += self.producer_calls;
-    }
-}
-
 /// What parts are summed into: a view's rows, or the figures of an hour
 /// being settled (packed as they are, so never made rows).
 trait PartSum: Default {
@@ -327,7 +317,11 @@ trait PartSum: Default {
 
 impl PartSum for UsageRow {
     fn add_figures(&mut self, figures: &PartFigures) {
-        figures.add_to(self);
+        self.responses += figures.responses;
+        self.tokens.add(&figures.tokens);
+        self.partial_parts += figures.partial_parts;
+        self.pending_responses += figures.pending_responses;
+        self.producer_counted_calls += figures.producer_calls;
     }
 }
 
@@ -1243,10 +1237,10 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     let mut summed: Vec<(PartKey, UsageRow)> = Vec::with_capacity(distinct_keys(&clean));
     for (_, key, figures) in clean {
         match summed.last_mut() {
-            Some((last, sum)) if *last == key => figures.add_to(sum),
+            Some((last, sum)) if *last == key => sum.add_figures(&figures),
             _ => {
                 let mut sum = UsageRow::default();
-                figures.add_to(&mut sum);
+                sum.add_figures(&figures);
                 summed.push((key, sum));
             }
         }
