@@ -309,29 +309,47 @@ struct PartFigures {
     producer_calls: u64,
 }
 
+/// A part's counts where they are summed: responses, tokens, partial
+/// parts, pending responses, producer calls.
+type Counts<'a> = (&'a mut u64, &'a mut Counters, &'a mut u64, &'a mut u64, &'a mut u64);
+
 /// What parts are summed into: a view's rows, or the figures of an hour
 /// being settled (packed as they are, so never made rows).
 trait PartSum: Default {
-    fn add_figures(&mut self, figures: &PartFigures);
+    /// The sum's five counts, in [`PartFigures`]'s order.
+    fn counts(&mut self) -> Counts<'_>;
+
+    fn add_figures(&mut self, figures: &PartFigures) {
+        let (responses, tokens, partial_parts, pending_responses, producer_calls) = self.counts();
+        *responses += figures.responses;
+        tokens.add(&figures.tokens);
+        *partial_parts += figures.partial_parts;
+        *pending_responses += figures.pending_responses;
+        *producer_calls += figures.producer_calls;
+    }
 }
 
 impl PartSum for UsageRow {
-    fn add_figures(&mut self, figures: &PartFigures) {
-        self.responses += figures.responses;
-        self.tokens.add(&figures.tokens);
-        self.partial_parts += figures.partial_parts;
-        self.pending_responses += figures.pending_responses;
-        self.producer_counted_calls += figures.producer_calls;
+    fn counts(&mut self) -> Counts<'_> {
+        (
+            &mut self.responses,
+            &mut self.tokens,
+            &mut self.partial_parts,
+            &mut self.pending_responses,
+            &mut self.producer_counted_calls,
+        )
     }
 }
 
 impl PartSum for PartFigures {
-    fn add_figures(&mut self, figures: &PartFigures) {
-        self.responses += figures.responses;
-        self.tokens.add(&figures.tokens);
-        self.partial_parts += figures.partial_parts;
-        self.pending_responses += figures.pending_responses;
-        self.producer_calls += figures.producer_calls;
+    fn counts(&mut self) -> Counts<'_> {
+        (
+            &mut self.responses,
+            &mut self.tokens,
+            &mut self.partial_parts,
+            &mut self.pending_responses,
+            &mut self.producer_calls,
+        )
     }
 }
 

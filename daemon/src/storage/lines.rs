@@ -174,7 +174,6 @@ impl<R: Read> Lines<R> {
 mod tests {
     use super::*;
 
-    /// [`Lines`] and [`next`] agree on any input, bound and read size.
     /// Every line `lines` gives, up to and with the one that ends it.
     fn every_line<R: Read>(mut lines: Lines<R>) -> Vec<(Line, Vec<u8>, u64)> {
         let mut found = Vec::new();
@@ -187,6 +186,7 @@ mod tests {
         }
     }
 
+    /// [`Lines`] and [`next`] agree on any input, bound and read size.
     #[test]
     fn lines_in_place_agree_with_next() {
         /// Hands out at most `step` bytes a read, as pipes and files may.
