@@ -545,14 +545,8 @@ pub struct UsageRow {
 impl UsageRow {
     /// Adds `other`'s parts to this row (not its key, block or project).
     pub fn add(&mut self, other: &UsageRow) {
-        self.add_with_tokens(other, &other.tokens);
-    }
-
-    /// Adds `other`'s parts with `tokens` in place of its own counters (its
-    /// counters mapped into Bee's one set of columns).
-    pub fn add_with_tokens(&mut self, other: &UsageRow, tokens: &Counters) {
         self.responses += other.responses;
-        self.tokens.add(tokens);
+        self.tokens.add(&other.tokens);
         self.partial_parts += other.partial_parts;
         self.pending_responses += other.pending_responses;
         self.producer_counted_calls += other.producer_counted_calls;

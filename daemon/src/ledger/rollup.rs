@@ -291,65 +291,48 @@ pub struct PartKey {
 
 /// Usage by part: the responses first written in a range, and the producer
 /// calls started in it whose session left no log.
-pub type Parts = BTreeMap<PartKey, UsageRow>;
+pub type Parts = BTreeMap<PartKey, PartFigures>;
 
 /// Which bucket of time a provider's usage at a unix millisecond falls in,
 /// as the start of that bucket. Buckets are intervals: an hour whose first
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
-/// A part's figures as an hour's pack holds them: what a part is summed
-/// in before it becomes a row, far smaller than a row.
-#[derive(Debug, Default)]
-struct PartFigures {
-    responses: u64,
-    tokens: Counters,
-    partial_parts: u64,
-    pending_responses: u64,
-    producer_calls: u64,
+/// A part's figures: its few counts, as an hour's pack holds them and as
+/// views and settling sum them. A view makes rows of them only once it has
+/// grouped them, so a range's thousands of parts stay small.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartFigures {
+    /// Distinct provider responses.
+    pub responses: u64,
+    /// The provider's own counters, summed; one no response reported stays `None`.
+    pub tokens: Counters,
+    /// Parts that lack a counter their provider reports (or producer calls).
+    pub partial_parts: u64,
+    /// Responses whose log was still being written.
+    pub pending_responses: u64,
+    /// Calls whose own counters stand in because no log of their session exists.
+    pub producer_calls: u64,
 }
 
-/// A part's counts where they are summed: responses, tokens, partial
-/// parts, pending responses, producer calls.
-type Counts<'a> = (&'a mut u64, &'a mut Counters, &'a mut u64, &'a mut u64, &'a mut u64);
-
-/// What parts are summed into: a view's rows, or the figures of an hour
-/// being settled (packed as they are, so never made rows).
-trait PartSum: Default {
-    /// The sum's five counts, in [`PartFigures`]'s order.
-    fn counts(&mut self) -> Counts<'_>;
-
-    fn add_figures(&mut self, figures: &PartFigures) {
-        let (responses, tokens, partial_parts, pending_responses, producer_calls) = self.counts();
-        *responses += figures.responses;
-        tokens.add(&figures.tokens);
-        *partial_parts += figures.partial_parts;
-        *pending_responses += figures.pending_responses;
-        *producer_calls += figures.producer_calls;
+impl PartFigures {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &PartFigures) {
+        self.responses += other.responses;
+        self.tokens.add(&other.tokens);
+        self.partial_parts += other.partial_parts;
+        self.pending_responses += other.pending_responses;
+        self.producer_calls += other.producer_calls;
     }
-}
 
-impl PartSum for UsageRow {
-    fn counts(&mut self) -> Counts<'_> {
-        (
-            &mut self.responses,
-            &mut self.tokens,
-            &mut self.partial_parts,
-            &mut self.pending_responses,
-            &mut self.producer_counted_calls,
-        )
-    }
-}
-
-impl PartSum for PartFigures {
-    fn counts(&mut self) -> Counts<'_> {
-        (
-            &mut self.responses,
-            &mut self.tokens,
-            &mut self.partial_parts,
-            &mut self.pending_responses,
-            &mut self.producer_calls,
-        )
+    /// Adds these figures to a view's `row`, with `tokens` in place of
+    /// their own counters (mapped into Bee's one set of columns).
+    pub fn add_to(&self, row: &mut UsageRow, tokens: &Counters) {
+        row.responses += self.responses;
+        row.tokens.add(tokens);
+        row.partial_parts += self.partial_parts;
+        row.pending_responses += self.pending_responses;
+        row.producer_counted_calls += self.producer_calls;
     }
 }
 
@@ -366,12 +349,12 @@ struct PartOf<'a> {
     tier: u8,
 }
 
-fn parts_of<'a, Sum: PartSum>(
+fn parts_of<'a>(
     responses: impl Iterator<Item = &'a Response>,
     calls: impl Iterator<Item = &'a CallRow>,
     range: Range,
     bucket: Bucket<'_>,
-    into: &mut BTreeMap<PartKey, Sum>,
+    into: &mut BTreeMap<PartKey, PartFigures>,
 ) {
     // Summed under borrowed keys first: a part's session and model are
     // copied once, not once per response or call.
@@ -416,7 +399,7 @@ fn parts_of<'a, Sum: PartSum>(
             model: key.model.map(str::to_owned),
             tier: key.tier,
         };
-        into.entry(key).or_default().add_figures(&sum);
+        into.entry(key).or_default().add(&sum);
     }
 }
 
@@ -1252,15 +1235,11 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     // The sums are of integers, so the order parts of one key meet in is
     // the sums' own.
     clean.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-    let mut summed: Vec<(PartKey, UsageRow)> = Vec::with_capacity(distinct_keys(&clean));
+    let mut summed: Vec<(PartKey, PartFigures)> = Vec::with_capacity(distinct_keys(&clean));
     for (_, key, figures) in clean {
         match summed.last_mut() {
-            Some((last, sum)) if *last == key => sum.add_figures(&figures),
-            _ => {
-                let mut sum = UsageRow::default();
-                sum.add_figures(&figures);
-                summed.push((key, sum));
-            }
+            Some((last, sum)) if *last == key => sum.add(&figures),
+            _ => summed.push((key, figures)),
         }
     }
     summary.parts = summed.into_iter().collect();
@@ -1488,7 +1467,7 @@ mod tests {
             let output: u64 = settled.parts.values().map(|row| row.tokens.output_tokens.unwrap_or(0)).sum();
             // The unlogged session's run adds its own 10.
             assert_eq!((responses, output), (5, 40 + 7 + 9 + 1 + 6 + 10), "{by:?}");
-            let standing_in: u64 = settled.parts.values().map(|row| row.producer_counted_calls).sum();
+            let standing_in: u64 = settled.parts.values().map(|row| row.producer_calls).sum();
             assert_eq!(standing_in, 1, "{by:?}: only the unlogged session's run stands in");
         }
         let conn = rusqlite::Connection::open(store.join(store::DB_FILE)).unwrap();
@@ -1756,14 +1735,14 @@ mod tests {
         ledger.append(&(0..3).map(|h| run(base + h * HOUR_MS + 60_000, h as u128 + 1)).collect::<Vec<_>>()).unwrap();
         let range = Range { since_ms: hour_of(base) - HOUR_MS, until_ms: hour_of(base) + 5 * HOUR_MS };
         let session = |summary: &Summary| {
-            let mut row = UsageRow::default();
+            let mut row = PartFigures::default();
             for (_, part) in summary.parts.iter().filter(|(key, _)| key.session.as_deref() == Some("s-1")) {
                 row.add(part);
             }
             row
         };
         let row = &session(&read_usage(&store, range, 0));
-        assert_eq!((row.producer_counted_calls, row.responses, row.tokens.input_tokens), (3, 0, Some(3_000)));
+        assert_eq!((row.producer_calls, row.responses, row.tokens.input_tokens), (3, 0, Some(3_000)));
         // The session's log arrives: its one response is the evidence now,
         // in every hour the runs lie in.
         let write = ResponseWrite {
@@ -1787,7 +1766,7 @@ mod tests {
         ledger.settle();
         let after = read_usage(&store, range, 0);
         let row = &session(&after);
-        assert_eq!((row.producer_counted_calls, row.responses, row.tokens.input_tokens), (0, 1, Some(4)));
+        assert_eq!((row.producer_calls, row.responses, row.tokens.input_tokens), (0, 1, Some(4)));
         assert_eq!(after.all.calls, 3, "the runs still measure the time");
     }
 

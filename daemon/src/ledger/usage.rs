@@ -241,7 +241,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     let mut sessions: BTreeMap<Option<GroupKey>, (SessionSet<'_>, SessionSet<'_>)> = BTreeMap::new();
     for (key, part) in inputs.parts {
         let PartKey { bucket, provider, session, model, tier } = key;
-        let counted = part.responses + part.producer_counted_calls;
+        let counted = part.responses + part.producer_calls;
         if filters.provider.is_some_and(|p| p != *provider)
             || !model_wanted(model.as_deref())
             || !project_wanted(session.as_deref(), counted)
@@ -259,7 +259,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         }
         let sum = groups.entry(group).or_default();
         // Priced from what the provider reported; shown in the one set of columns.
-        sum.add_with_tokens(part, &crate::ledger::agents::agent(*provider).columns(&part.tokens));
+        part.add_to(sum, &crate::ledger::agents::agent(*provider).columns(&part.tokens));
         match prices.cost(*provider, model.as_deref(), *tier, &part.tokens) {
             Some(cost) => bee_proto::ledger::add_cost(&mut sum.estimated_cost_usd, Some(cost)),
             None => {
