@@ -1180,9 +1180,9 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     // An hour a boundary cuts for any provider is read whole from the
     // records, as is an hour whose pack does not decode.
     let mut cut = BTreeSet::new();
-    // A part as its pack holds it, its key owned: a few counts, far less
-    // than the row it is summed into, so the range's parts are held once
-    // and small (a month of a busy user's parts is thousands).
+    // A part as its pack holds it, its key owned: a few counts, so the
+    // range's parts are held once and small (a month of a busy user's
+    // parts is thousands).
     let mut clean: Vec<(i64, PartKey, PartFigures)> = Vec::new();
     while let Some(row) = rows.next()? {
         let hour: i64 = row.get(0)?;
