@@ -194,9 +194,7 @@ fn main() {
             "one Stop hook, `true`",
             home.file(
                 "stop-floor.json",
-                each_true(&json!({"hooks": {"Stop": [group("Stop", &["true".to_owned()], false)]}}))
-                    .to_string()
-                    .as_bytes(),
+                json!({"hooks": {"Stop": [group("Stop", &["true".to_owned()], false)]}}).to_string().as_bytes(),
             ),
         ),
         ("twelve, `true` (the floor)", home.file("floor.json", floor().to_string().as_bytes())),

@@ -336,9 +336,6 @@ impl PartFigures {
     }
 }
 
-/// An hour's parts as settling sums them, before they are packed.
-type HourParts = BTreeMap<PartKey, PartFigures>;
-
 /// A [`PartKey`] borrowing its session and model from a response or call.
 #[derive(PartialEq, Eq, Hash)]
 struct PartOf<'a> {
@@ -354,7 +351,7 @@ fn parts_of<'a>(
     calls: impl Iterator<Item = &'a CallRow>,
     range: Range,
     bucket: Bucket<'_>,
-    into: &mut BTreeMap<PartKey, PartFigures>,
+    into: &mut Parts,
 ) {
     // Summed under borrowed keys first: a part's session and model are
     // copied once, not once per response or call.
@@ -891,7 +888,7 @@ fn settle_round(conn: &Connection) -> rusqlite::Result<(u64, bool)> {
 pub struct HeldResponses {
     responses: Vec<Response>,
     /// By the hour's start; each taken when its hour is settled.
-    parts: BTreeMap<i64, HourParts>,
+    parts: BTreeMap<i64, Parts>,
 }
 
 impl HeldResponses {
@@ -908,8 +905,8 @@ impl HeldResponses {
 }
 
 /// The parts of the `responses` first written in `hour`, their calls not yet added.
-fn response_parts(responses: &[Response], hour: Range) -> HourParts {
-    let mut parts = HourParts::new();
+fn response_parts(responses: &[Response], hour: Range) -> Parts {
+    let mut parts = Parts::new();
     parts_of(responses.iter(), std::iter::empty(), hour, &|_, _| hour.since_ms, &mut parts);
     parts
 }
@@ -1012,7 +1009,7 @@ fn write_hour(
     hour: Range,
     calls: &[CallRow],
     responses: &[Response],
-    summed: Option<HourParts>,
+    summed: Option<Parts>,
 ) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM rollup_time WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
     tx.prepare_cached("DELETE FROM rollup_parts WHERE hour_ms = ?1")?.execute([hour.since_ms])?;
