@@ -160,6 +160,10 @@ pub struct IngestionLag {
     /// Files with lines the ledger has not read yet, and those lines' bytes.
     pub files_behind: u64,
     pub bytes_behind: u64,
+    /// What is in its folders but is not read: links, FIFOs, sockets and
+    /// devices (never followed nor opened).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_files: Vec<crate::ledger::SkippedFile>,
 }
 
 /// One spool's backlog: lines waiting for beed.

@@ -666,6 +666,54 @@ pub struct PassSummary {
     /// the next one).
     #[serde(default)]
     pub unreadable_files: u64,
+    /// Records passed over this pass (each is never read again), however
+    /// many; the first [`MOST_SKIPPED_NAMED`] are named in `skipped`.
+    #[serde(default)]
+    pub skipped_records: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedRecord>,
+}
+
+/// Skipped records named in one pass's summary, at most.
+pub const MOST_SKIPPED_NAMED: usize = 100;
+
+/// A record an ingestion pass passed over, named so that its owner can
+/// find it: its agent, its file, where in it and how long it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedRecord {
+    pub agent: Provider,
+    pub file: String,
+    /// Where it starts in the file (0 for a file read whole).
+    pub offset: u64,
+    /// Its length in bytes.
+    pub bytes: u64,
+    pub reason: SkipReason,
+}
+
+/// Why a record was passed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// A line over the longest line read (never read into memory whole).
+    OversizedLine,
+    /// A document or database value over the longest one read.
+    OversizedDocument,
+    /// What Bee reads of it would take more memory than its bound.
+    TooComplex,
+    /// Its agent's reader failed on it (a fault caught, the pass went on).
+    ReaderFailed,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::OversizedLine => "oversized_line",
+            SkipReason::OversizedDocument => "oversized_document",
+            SkipReason::TooComplex => "too_complex",
+            SkipReason::ReaderFailed => "reader_failed",
+        }
+    }
 }
 
 /// Who ran an ingestion pass.
@@ -944,4 +992,17 @@ pub struct AgentRow {
     /// the real CLI against a mock of its provider's API) or `format from
     /// its source` (fixtures written from its format's definition).
     pub verified: String,
+    /// What is in its folders but is not read: links, FIFOs, sockets and
+    /// devices (never followed nor opened).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_files: Vec<SkippedFile>,
+}
+
+/// An entry in an agent's folders that Bee does not read, and what it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedFile {
+    pub path: String,
+    /// `link`, `fifo`, `socket` or `device`.
+    pub kind: String,
 }

@@ -53,5 +53,21 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
             looks_in
         );
     }
+    write_skipped(&mut out, report.agents.iter().flat_map(|row| row.skipped_files.iter().map(move |f| (row.agent, f))));
     out
+}
+
+/// The entries of agents' folders that are not read, after a table.
+pub(crate) fn write_skipped<'a>(
+    out: &mut String,
+    skipped: impl Iterator<Item = (bee_proto::ledger::Provider, &'a bee_proto::ledger::SkippedFile)>,
+) {
+    let mut heading = true;
+    for (agent, file) in skipped {
+        if std::mem::take(&mut heading) {
+            let _ =
+                writeln!(out, "\nNot read (a link is never followed; FIFOs, sockets and devices are never opened):");
+        }
+        let _ = writeln!(out, "  {:<9} {:<7} {}", agent.as_str(), file.kind, file.path);
+    }
 }

@@ -79,6 +79,10 @@ fn answer_status(exit: Exit, report: &StatusReport, table: bool) -> Rendered {
             lag.bytes_behind
         );
     }
+    crate::commands::agents::write_skipped(
+        &mut out,
+        report.ingestion.iter().flat_map(|lag| lag.skipped_files.iter().map(move |file| (lag.provider, file))),
+    );
     let _ = writeln!(out, "\n  {:<22} {:>10}", "SPOOL", "PENDING");
     for spool in &report.spools {
         let pending = spool.pending_lines.map_or("unknown".to_owned(), |n| n.to_string());

@@ -38,6 +38,13 @@ struct Args {
     /// opens can then read the stored events.
     #[arg(long)]
     http_open_reads: bool,
+    /// A loopback origin (e.g. http://localhost:5173, the reference client's
+    /// dev server) whose pages may answer an agent's question without the
+    /// per-user secret, when the browser runs as beed's own user (Linux:
+    /// the peer socket's owner); repeatable. Only pages you serve yourself
+    /// belong here: any page of that origin in your browser may answer.
+    #[arg(long, value_name = "ORIGIN", value_parser = server::http::parse_answer_origin)]
+    http_allow_origin: Vec<String>,
     /// Receive Claude Code's own OpenTelemetry (OTLP/HTTP, JSON or protobuf)
     /// on this loopback address, e.g. 127.0.0.1:4318: each request it
     /// reports becomes a response with its measured duration and reported
@@ -79,6 +86,7 @@ fn main() -> ExitCode {
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
             config.capture_payload = args.capture_payload.into_iter().collect();
             config.http_open_reads = args.http_open_reads;
+            server::http::allow_answer_origins(args.http_allow_origin);
             if !args.manifest.is_empty() {
                 config.manifests = args.manifest;
             }
@@ -111,6 +119,10 @@ fn main() -> ExitCode {
         let shutdown = shutdown_signal().map_err(server::StartError::Io)?;
         server::serve(config, shutdown).await
     });
+    // A blocking task still running (an ingestion pass in its middle, a
+    // read of a huge log) is not waited for: the stores are crash-safe,
+    // and a stop asked for is a stop.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -16,7 +16,7 @@
 //! Claude response line by a checked scan of its few fields, see
 //! `agents::claude`).
 
-use bee_proto::ledger::{LedgerAppended, Provider};
+use bee_proto::ledger::{LedgerAppended, MOST_SKIPPED_NAMED, Provider, SkipReason, SkippedRecord};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -266,6 +266,9 @@ pub fn pass_then<T>(
     let totals = &committer.totals;
     std::thread::scope(|scope| {
         scope.spawn(|| committer.write(batches));
+        // The writer ends once the queue closes: closed however the
+        // readers end, so a reader's fault can never leave it waiting.
+        let _closing = CloseQueue(&committer);
         std::thread::scope(|readers| {
             for _ in 0..workers.max(1) {
                 readers.spawn(|| {
@@ -279,7 +282,20 @@ pub fn pass_then<T>(
                             let now = done.fetch_add(bytes, Ordering::Relaxed) + bytes;
                             progress(now, total);
                         };
-                        let result = read_file(&committer, file, quiet, &report, &mut buffer);
+                        // A reader that fails on a hostile record (a fault in a
+                        // dependency included) costs its file, named, never the
+                        // pass: the other files and the writer go on.
+                        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            read_file(&committer, file, quiet, &report, &mut buffer)
+                        }))
+                        .unwrap_or_else(|_| {
+                            buffer = Vec::new();
+                            Err(ReadError::Failed)
+                        });
+                        let notes = agents::skipped::take();
+                        if let Ok(mut totals) = totals.lock() {
+                            name_skipped(&mut totals, file, notes);
+                        }
                         match result {
                             Ok(file) => {
                                 if let Ok(mut totals) = totals.lock() {
@@ -289,9 +305,24 @@ pub fn pass_then<T>(
                                 }
                             }
                             Err(ReadError::Io(err)) => {
-                                tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped this pass");
+                                unreadable_warning(path, &file.meta, &err);
                                 if let Ok(mut totals) = totals.lock() {
                                     totals.unreadable_files += 1;
+                                }
+                            }
+                            Err(ReadError::Failed) => {
+                                tracing::error!(file = %path.display(), "the agent's reader failed on this log; \
+                                    the rest of the pass goes on");
+                                if let Ok(mut totals) = totals.lock() {
+                                    let failed = agents::skipped::Notes {
+                                        first: vec![agents::skipped::Noted {
+                                            offset: file.news.start.offset,
+                                            bytes: file.news.bytes,
+                                            reason: SkipReason::ReaderFailed,
+                                        }],
+                                        count: 1,
+                                    };
+                                    name_skipped(&mut totals, file, failed);
                                 }
                             }
                             Err(ReadError::Db(err)) => committer.fail(err),
@@ -474,16 +505,23 @@ impl Committer<'_> {
     }
 
     /// Hands the last batch to the writer and lets it end.
+    /// Called again, it does nothing.
     fn flush(&self) {
-        match self.queue.lock() {
-            Ok(mut queue) => {
-                let batch = Pending { last: true, ..std::mem::take(&mut queue.pending) };
-                if let Some(sender) = queue.sender.take() {
-                    // A writer that is gone has already recorded why.
-                    let _ = sender.send(batch);
-                }
+        let mut queue = match self.queue.lock() {
+            Ok(queue) => queue,
+            // A reader failed while queueing: nothing more is committed,
+            // and the writer is still let go.
+            Err(poisoned) => {
+                self.fail(DbError::Invalid("ingestion queue poisoned"));
+                poisoned.into_inner()
             }
-            Err(_) => self.fail(DbError::Invalid("ingestion queue poisoned")),
+        };
+        let batch = Pending { last: true, ..std::mem::take(&mut queue.pending) };
+        if let Some(sender) = queue.sender.take()
+            && !self.failed.load(Ordering::Relaxed)
+        {
+            // A writer that is gone has already recorded why.
+            let _ = sender.send(batch);
         }
     }
 
@@ -498,10 +536,15 @@ impl Committer<'_> {
     /// a failure, drains the rest without committing them.
     fn write(&self, batches: std::sync::mpsc::Receiver<Pending>) {
         for batch in batches {
-            if !self.failed.load(Ordering::Relaxed)
-                && let Err(err) = self.commit(batch)
-            {
-                self.fail(err);
+            if self.failed.load(Ordering::Relaxed) {
+                continue;
+            }
+            // A fault in a commit ends the pass with an error, never with
+            // a writer gone and readers waiting on it.
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit(batch))) {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => self.fail(err),
+                Err(_) => self.fail(DbError::Invalid("the ledger writer failed")),
             }
         }
     }
@@ -593,12 +636,17 @@ pub fn lag(
     roots
         .by_agent()
         .map(|(provider, dirs)| {
-            let mut files = Vec::new();
+            let (mut files, mut skipped_files) = (Vec::new(), Vec::new());
             for root in dirs {
-                walk(root, provider, &mut files);
+                walk_naming_skipped(root, provider, &mut files, &mut skipped_files);
             }
-            let mut lag =
-                bee_proto::api::IngestionLag { provider, files: files.len() as u64, files_behind: 0, bytes_behind: 0 };
+            let mut lag = bee_proto::api::IngestionLag {
+                provider,
+                files: files.len() as u64,
+                files_behind: 0,
+                bytes_behind: 0,
+                skipped_files,
+            };
             for (path, _, meta) in &files {
                 if let Some(news) = news(provider, path, meta, offsets.get(path.to_string_lossy().as_ref())) {
                     lag.files_behind += 1;
@@ -622,9 +670,9 @@ pub fn agents_report(
         .map(|agent| {
             let provider = agent.provider();
             let dirs = roots.by_agent().find(|(known, _)| *known == provider).map_or(&[][..], |(_, dirs)| dirs);
-            let mut files = Vec::new();
+            let (mut files, mut skipped_files) = (Vec::new(), Vec::new());
             for root in dirs {
-                walk(root, provider, &mut files);
+                walk_naming_skipped(root, provider, &mut files, &mut skipped_files);
             }
             let newest = files.iter().filter_map(|(_, _, meta)| meta.modified().ok()).max();
             bee_proto::ledger::AgentRow {
@@ -640,6 +688,7 @@ pub fn agents_report(
                 responses: responses.map(|counted| counted.get(&provider).copied().unwrap_or(0)),
                 newest_record_utc: newest.map(bee_proto::time::format_rfc3339),
                 verified: agent.verified().to_string(),
+                skipped_files,
             }
         })
         .collect();
@@ -650,6 +699,18 @@ pub fn agents_report(
 /// its own); links are not followed. A root that is a file (an agent's
 /// database its own variable names) is that one record file.
 fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>) {
+    walk_naming_skipped(root, provider, into, &mut Vec::new());
+}
+
+/// [`walk`], naming in `skipped` what it passes over that is neither a
+/// folder nor a regular file: links (a link is never followed), FIFOs,
+/// sockets and devices.
+fn walk_naming_skipped(
+    root: &Path,
+    provider: Provider,
+    into: &mut Vec<(PathBuf, Provider, std::fs::Metadata)>,
+    skipped: &mut Vec<bee_proto::ledger::SkippedFile>,
+) {
     let agent = agents::agent(provider);
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -668,11 +729,27 @@ fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std:
             let path = entry.path();
             if kind.is_dir() {
                 stack.push(path);
-            } else if kind.is_file()
-                && agent.is_record_file(&path)
-                && let Ok(meta) = entry.metadata()
-            {
-                into.push((path, provider, meta));
+            } else if kind.is_file() {
+                if agent.is_record_file(&path)
+                    && let Ok(meta) = entry.metadata()
+                {
+                    into.push((path, provider, meta));
+                }
+            } else {
+                use std::os::unix::fs::FileTypeExt;
+                let what = if kind.is_symlink() {
+                    "link"
+                } else if kind.is_fifo() {
+                    "fifo"
+                } else if kind.is_socket() {
+                    "socket"
+                } else {
+                    "device"
+                };
+                if skipped.len() < MOST_SKIPPED_NAMED {
+                    skipped
+                        .push(bee_proto::ledger::SkippedFile { path: path.display().to_string(), kind: what.into() });
+                }
             }
         }
     }
@@ -681,6 +758,62 @@ fn walk(root: &Path, provider: Provider, into: &mut Vec<(PathBuf, Provider, std:
 enum ReadError {
     Io(io::Error),
     Db(DbError),
+    /// The agent's reader failed (a fault caught): the file is named, the
+    /// pass goes on.
+    Failed,
+}
+
+/// Closes the committer's queue when dropped (see [`Committer::flush`]).
+struct CloseQueue<'c, 'l>(&'c Committer<'l>);
+
+impl Drop for CloseQueue<'_, '_> {
+    fn drop(&mut self) {
+        self.0.flush();
+    }
+}
+
+/// Adds what a reader passed over in `file` to the pass's summary.
+fn name_skipped(totals: &mut PassSummary, file: &ToRead, notes: agents::skipped::Notes) {
+    totals.skipped_records += notes.count;
+    for noted in notes.first {
+        tracing::warn!(
+            file = %file.path.display(),
+            offset = noted.offset,
+            bytes = noted.bytes,
+            reason = noted.reason.as_str(),
+            "a record was passed over"
+        );
+        if totals.skipped.len() < MOST_SKIPPED_NAMED {
+            totals.skipped.push(SkippedRecord {
+                agent: file.provider,
+                file: file.path.display().to_string(),
+                offset: noted.offset,
+                bytes: noted.bytes,
+                reason: noted.reason,
+            });
+        }
+    }
+}
+
+/// Files warned about as unreadable, with the version they had then: a
+/// file is warned about again only once it changed.
+static WARNED_UNREADABLE: Mutex<Option<std::collections::HashMap<PathBuf, FileStamp>>> = Mutex::new(None);
+
+/// A file's device, inode, size and modification time, folded.
+type FileStamp = (u64, u64, i64, i64);
+
+/// A log that could not be read: warned about once per change of it.
+fn unreadable_warning(path: &Path, meta: &std::fs::Metadata, err: &io::Error) {
+    let version = (meta.dev(), meta.ino(), meta.len() as i64, meta.mtime_nsec() ^ meta.mtime());
+    let first = match WARNED_UNREADABLE.lock() {
+        Ok(mut warned) => warned.get_or_insert_default().insert(path.to_owned(), version) != Some(version),
+        Err(_) => true,
+    };
+    if first {
+        tracing::warn!(file = %path.display(), error = %err, "log not readable; skipped until it changes");
+    } else {
+        tracing::debug!(file = %path.display(), error = %err, "log still not readable");
+    }
 }
 
 impl From<io::Error> for ReadError {
@@ -822,8 +955,9 @@ fn read_file(
         match kind {
             Line::Complete => {}
             Line::Oversized { complete: true } => {
-                // A huge tool result: skipped, and reading goes on after it.
-                summary.unparseable += 1;
+                // A huge tool result (or a hostile line): skipped and named,
+                // and reading goes on after it.
+                agents::skipped::note(SkipReason::OversizedLine, offset, read);
                 offset += read;
                 unreported += read;
                 continue;

@@ -160,11 +160,14 @@ impl<R: Read> Lines<R> {
                 return Ok((Line::Oversized { complete: true }, &[], consumed));
             }
             consumed += unread.len() as u64;
-            self.start = self.end;
+            // Nothing of the line is kept: the buffer starts empty again,
+            // back at a chunk's size however far the line grew it.
+            (self.start, self.end) = (0, 0);
             if self.eof {
                 return Ok((Line::Oversized { complete: false }, &[], consumed));
             }
             self.buffer.truncate(CHUNK);
+            self.buffer.shrink_to(CHUNK);
             self.fill()?;
         }
     }
@@ -209,8 +212,13 @@ mod tests {
         ];
         let mut big = vec![b'y'; 2 * CHUNK];
         big.extend_from_slice(b"\nafter\n");
-        for input in inputs.iter().copied().chain([&big[..]]) {
-            for max in [0, 1, 5, 10, 11, 1 << 30] {
+        // A line long enough to be skipped over several fills, then more.
+        let mut longer = vec![b'z'; 5 * CHUNK + 3];
+        longer.extend_from_slice(b"\nafter\nand a cut");
+        for input in inputs.iter().copied().chain([&big[..], &longer[..]]) {
+            // A bound over a chunk: the buffer grows before a line is
+            // found too long, and skipping the rest must not read past it.
+            for max in [0, 1, 5, 10, 11, CHUNK as u64 + 5, 1 << 30] {
                 let steps: &[usize] = if input.len() < 100 { &[1, 3, 4096, usize::MAX] } else { &[4096, usize::MAX] };
                 for &step in steps {
                     let mut expected = Vec::new();
