@@ -1,6 +1,9 @@
 //! agy's reader of a generation's protobuf usage never panics on any
 //! bytes, and what it accepts keeps the invariant it checks: output is
 //! reasoning and text, and no counter is unknown.
+//! Run with `-rss_limit_mb=256`: a blob is read in one pass that keeps
+//! only the fields asked for, so an input that takes more memory is a
+//! finding.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

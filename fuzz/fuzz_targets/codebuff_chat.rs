@@ -1,5 +1,8 @@
 //! Ingestion's reader of Codebuff chat documents never panics on any
 //! bytes, and hands the store nothing it would refuse without saying so.
+//! Run with `-rss_limit_mb=256`: a document is parsed only for the fields
+//! its reader reads, within a bound of about its own size, so an input that
+//! takes more memory is a finding.
 #![no_main]
 
 use bee_proto::ledger::Provider;

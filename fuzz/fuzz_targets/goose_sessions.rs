@@ -1,5 +1,8 @@
 //! Ingestion's reader of Goose's sessions database (any file at its place) never panics on any
 //! bytes, and hands the store nothing it would refuse without saying so.
+//! Run with `-rss_limit_mb=256`: a database value is read within its
+//! bound, for the fields its reader reads, so an input that takes more
+//! memory is a finding.
 #![no_main]
 
 use bee_proto::ledger::Provider;

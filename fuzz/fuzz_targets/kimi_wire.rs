@@ -1,6 +1,9 @@
 //! Ingestion's reader of Kimi CLI wire logs never panics on any bytes, counts no
 //! more unparseable lines than there are lines, and hands the store nothing
 //! it would refuse without saying so.
+//! Run with `-rss_limit_mb=256`: a line is parsed only for the fields its
+//! reader reads, within a bound of about its own size, so an input that takes
+//! more memory is a finding.
 #![no_main]
 
 use bee_proto::ledger::Provider;

@@ -2,6 +2,9 @@
 //! rollouts never panic on any bytes, and hand the store nothing it would
 //! refuse without saying so: evidence outside Bee's bounds is dropped at
 //! the door (`Evidence::is_valid`), never stored.
+//! Run with `-rss_limit_mb=256`: a line is parsed only for the fields its
+//! reader reads, within a bound of about its own size, so an input that takes
+//! more memory is a finding.
 #![no_main]
 
 use bee_proto::ledger::Provider;

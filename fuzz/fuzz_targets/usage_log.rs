@@ -1,4 +1,7 @@
 //! The provider log readers never panic, and account for every line.
+//! Run with `-rss_limit_mb=256`: a line is parsed only for the fields its
+//! reader reads, within a bound of about its own size, so an input that takes
+//! more memory is a finding.
 #![no_main]
 
 use bee_proto::usage::Harness;

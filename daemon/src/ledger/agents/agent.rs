@@ -204,8 +204,15 @@ pub trait WholeFileReader: Sync {
 }
 
 /// `budget --measured`'s reader of one session in a whole log, fed every
-/// line that is a JSON object, numbered from 1.
+/// line that is a JSON object, numbered from 1, parsed for the paths it
+/// reads.
 pub trait SessionReader {
+    /// Every path of a line [`SessionReader::line`] looks at, as object
+    /// keys from the line's root (`"message/usage"`): a path's last key is
+    /// kept whole, a path applies to every element of an array met on its
+    /// way, and the rest of a line is passed over, never built.
+    fn kept(&self) -> &'static [&'static str];
+
     /// Whether the line belongs to the session; what it says goes to `usage`.
     fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool;
 

@@ -4,13 +4,21 @@
 //! reads them, an agent's resume state kept as JSON, and [`JsonLines`]:
 //! the whole file reader of an agent whose record lines are small JSON
 //! objects, so that such an agent writes only what its lines mean.
+//!
+//! Every record is parsed for what its reader reads and nothing else
+//! ([`sparse`](crate::ledger::agents::sparse)): a line or document costs at
+//! most its own bytes and a tree within its bound, however many items it
+//! holds, and one whose kept parts pass that bound is passed over and named
+//! ([`parse_record`]), never read into a tree dozens of times its size.
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{Provider, SkipReason};
 use bee_proto::usage::{Counters, UsageIssue, UsageIssueCode, note_line_issue};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::ledger::agents::skipped;
+use crate::ledger::agents::sparse::{self, Keep, Refused};
 use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
 use crate::ledger::responses::{ResponseWrite, sum_of_parts};
 
@@ -106,6 +114,32 @@ pub(crate) fn counter(value: Option<&Value>, line: u64, issues: &mut Vec<UsageIs
     }
 }
 
+/// Why a record was not read ([`parse_record`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unread {
+    /// Not JSON, or not whole: the reader counts it as it counts a broken
+    /// record.
+    Malformed,
+    /// What its reader reads of it passes the bound: passed over, and
+    /// already named ([`skipped::note`]), so not counted again.
+    Noted,
+}
+
+/// The parts `keep` names of the record `input`, which starts at byte
+/// `at` of its file (0 for a document or a database value). A record
+/// whose kept parts pass the bound is noted as passed over
+/// ([`SkipReason::TooComplex`]), with its length.
+pub(crate) fn parse_record(input: &[u8], keep: &Keep, at: u64) -> Result<Value, Unread> {
+    match sparse::parse(input, keep) {
+        Ok(value) => Ok(value),
+        Err(Refused::Malformed) => Err(Unread::Malformed),
+        Err(Refused::TooComplex) => {
+            skipped::note(SkipReason::TooComplex, at, input.len() as u64);
+            Err(Unread::Noted)
+        }
+    }
+}
+
 pub(crate) fn line_time(value: &Value) -> Option<String> {
     value.get("timestamp").and_then(Value::as_str).filter(|t| bee_proto::time::is_rfc3339_utc(t)).map(str::to_owned)
 }
@@ -115,6 +149,10 @@ pub(crate) fn line_time(value: &Value) -> Option<String> {
 /// (stored as JSON), and the lines it reads.
 pub(crate) trait LineRules: Default + serde::Serialize + serde::de::DeserializeOwned + Send + 'static {
     const PROVIDER: Provider;
+
+    /// What of a line [`LineRules::read`] reads: every path it looks at
+    /// (the rest of a line is passed over while parsing, never built).
+    fn keep() -> &'static Keep;
 
     /// Whether a line may be one this agent reads, by its bytes alone.
     fn is_marked(line: &[u8]) -> bool;
@@ -144,11 +182,16 @@ impl<R: LineRules> JsonLines<R> {
 }
 
 impl<R: LineRules> crate::ledger::agents::agent::FileReader for JsonLines<R> {
-    fn line(&mut self, line: &[u8], _at: u64, out: &mut Vec<Evidence>) -> bool {
+    fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
         if !R::is_marked(line) {
             return true;
         }
-        let Ok(value @ Value::Object(_)) = serde_json::from_slice::<Value>(line) else { return false };
+        let value = match parse_record(line, R::keep(), at) {
+            Ok(value @ Value::Object(_)) => value,
+            Ok(_) | Err(Unread::Malformed) => return false,
+            // Named already: not also counted as unparseable.
+            Err(Unread::Noted) => return true,
+        };
         let mut found = Found::new(R::PROVIDER, &mut self.sessions, &mut self.models, out);
         self.rules.read(&value, &mut found)
     }

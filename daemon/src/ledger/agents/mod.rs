@@ -34,6 +34,8 @@ pub mod openclaw;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
+pub(crate) mod skipped;
+pub(crate) mod sparse;
 pub mod whole;
 
 use bee_proto::ledger::Provider;
@@ -124,8 +126,9 @@ impl LogParser {
 
 /// What ingestion reads from `log`, a whole file of `provider`'s, read in
 /// one pass as if the file were quiet: the evidence and the number of lines
-/// that carried a marker but did not parse. For fuzzing and tests; ingestion
-/// itself reads files incrementally.
+/// that carried a marker but did not parse (a line passed over for its
+/// bound is noted as ingestion notes it). For fuzzing and
+/// tests; ingestion itself reads files incrementally.
 pub fn read_log(provider: Provider, log: &[u8]) -> (Vec<Evidence>, u64) {
     read_log_at(provider, Path::new(""), log)
 }
@@ -138,7 +141,10 @@ pub fn read_log_at(provider: Provider, path: &Path, log: &[u8]) -> (Vec<Evidence
     let mut rest = log;
     while let Some(end) = memchr::memchr(b'\n', rest) {
         let (line, after) = rest.split_at(end + 1);
-        if line.len() as u64 <= MAX_LINE_BYTES && !parser.line(line, at, &mut evidence) {
+        if line.len() as u64 > MAX_LINE_BYTES {
+            // As ingestion does: passed over and named, never parsed.
+            skipped::note(bee_proto::ledger::SkipReason::OversizedLine, at, line.len() as u64);
+        } else if !parser.line(line, at, &mut evidence) {
             unparseable += 1;
         }
         at += line.len() as u64;
@@ -148,12 +154,57 @@ pub fn read_log_at(provider: Provider, path: &Path, log: &[u8]) -> (Vec<Evidence
     (evidence, unparseable)
 }
 
-/// Reads `log` (a whole file) for `session`.
+/// Whether the readers' parse of `input` for the parts `paths` name
+/// agrees with serde_json's whole parse of it cut down to those parts (for
+/// fuzzing): both read it, and to the same value; or serde_json refuses
+/// it (the parse for parts does not check what it passes over as closely);
+/// or it is refused as too complex, only ever when what it keeps passes
+/// its bound (never for an input of at most 16 KiB).
+pub fn sparse_agrees_with_serde(input: &[u8], paths: &[&'static str]) -> bool {
+    let split: Vec<Vec<&str>> = paths.iter().map(|path| path.split('/').collect()).collect();
+    let wanted: Vec<&[&str]> = split.iter().map(Vec::as_slice).collect();
+    match (sparse::parse(input, &sparse::Keep::paths(paths)), serde_json::from_slice::<Value>(input)) {
+        (Ok(kept), Ok(whole)) => kept == cut_down(&whole, &wanted),
+        (Err(sparse::Refused::Malformed), Ok(_)) => false,
+        (Err(sparse::Refused::TooComplex), Ok(_)) => input.len() > 16 << 10,
+        (_, Err(_)) => true,
+    }
+}
+
+/// `value` with only the parts `paths` (split into keys) name, as the
+/// readers' parse keeps them: an object keeps the keys a path names next
+/// (all of them when a path ends at it), an array each of its items as
+/// itself, a scalar itself.
+fn cut_down(value: &Value, paths: &[&[&str]]) -> Value {
+    if paths.iter().any(|path| path.is_empty()) {
+        return value.clone();
+    }
+    match value {
+        Value::Object(entries) => Value::Object(
+            entries
+                .iter()
+                .filter_map(|(key, value)| {
+                    let below: Vec<&[&str]> =
+                        paths.iter().filter(|path| path[0] == key.as_str()).map(|path| &path[1..]).collect();
+                    (!below.is_empty()).then(|| (key.clone(), cut_down(value, &below)))
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|item| cut_down(item, paths)).collect()),
+        scalar => scalar.clone(),
+    }
+}
+
+/// Reads `log` (a whole file) for `session`. A line is parsed for the
+/// paths its agent's reader reads ([`SessionReader::kept`]); one whose
+/// kept parts pass their bound is not parsed, as a line over the line
+/// bound is not.
 pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Result<SessionUsage> {
     let mut reader = io::BufReader::with_capacity(1 << 16, log);
     let Some(mut state) = agent(Provider::from(harness)).session_reader() else {
         return Err(io::Error::other("budget --measured reads no log of this agent"));
     };
+    let keep = sparse::Keep::paths(state.kept());
     let mut usage = SessionUsage::default();
     let mut line = Vec::new();
     let mut number = 0u64;
@@ -179,8 +230,14 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
             usage.lines.other_session += 1;
             continue;
         }
-        let value = match serde_json::from_slice::<Value>(text) {
+        let value = match sparse::parse(text, &keep) {
             Ok(value @ Value::Object(_)) => value,
+            // Refused for its bound: said as a line over the line bound is.
+            Err(sparse::Refused::TooComplex) => {
+                note_line_issue(&mut usage.issues, UsageIssueCode::OversizedLine, number);
+                usage.lines.unparseable += 1;
+                continue;
+            }
             _ => {
                 usage.lines.unparseable += 1;
                 note_line_issue(&mut usage.issues, UsageIssueCode::UnparseableLine, number);
@@ -206,6 +263,7 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
 mod tests {
     use super::*;
     use crate::ledger::responses::ResponseWrite;
+    use bee_proto::ledger::SkipReason;
     use bee_proto::usage::Counters;
 
     /// The responses a whole log of `provider`'s holds, and its unreadable lines.
@@ -287,6 +345,231 @@ mod tests {
         rows.sort();
         rows.dedup();
         rows
+    }
+
+    /// An array of `items` tiny items, as JSON: millions of them make a
+    /// record whose full tree would be dozens of times its size.
+    pub(crate) fn tiny_items(items: usize) -> String {
+        let mut junk = String::with_capacity(2 * items + 2);
+        junk.push('[');
+        for at in 0..items {
+            junk.push_str(if at == 0 { "0" } else { ",0" });
+        }
+        junk.push(']');
+        junk
+    }
+
+    /// What was noted as passed over on this thread since the last call.
+    pub(crate) fn noted() -> Vec<(u64, u64, bee_proto::ledger::SkipReason)> {
+        skipped::take().first.into_iter().map(|noted| (noted.offset, noted.bytes, noted.reason)).collect()
+    }
+
+    /// A line agent's record, for the tests of what its reader passes
+    /// over: `head` (lines before any record), and a record line in which
+    /// `@n@` numbers the record, `@skip@` is a value its reader does not
+    /// read and `@kept@` one it reads (normally `kept`).
+    struct LineCase {
+        provider: Provider,
+        path: &'static str,
+        head: &'static str,
+        record: &'static str,
+        kept: &'static str,
+    }
+
+    impl LineCase {
+        fn line(&self, n: usize, skip: &str, kept: &str) -> String {
+            let record = self.record.replace("@skip@", skip).replace("@kept@", kept);
+            record.replace("@n@", &n.to_string()) + "\n"
+        }
+    }
+
+    /// Every line agent whose lines are parsed into a tree (Claude Code's
+    /// are read as typed fields), each with one record in its own shape.
+    const LINE_CASES: &[LineCase] = &[
+        LineCase {
+            provider: Provider::Gemini,
+            path: "",
+            head: "{\"sessionId\":\"s1\",\"projectHash\":\"h\",\"startTime\":\"2026-12-05T03:21:30.449Z\"}\n",
+            record: r#"{"id":"m@n@","timestamp":"2026-12-05T03:21:3@n@.000Z","type":"gemini","content":@skip@,"tokens":{"input":10,"output":5,"cached":1,"thoughts":0,"tool":0,"total":15},"model":@kept@}"#,
+            kept: r#""gemini-3.8-flash""#,
+        },
+        LineCase {
+            provider: Provider::Qwen,
+            path: "",
+            head: "",
+            record: r#"{"sessionId":"s1","cwd":"/w","type":"system","subtype":"ui_telemetry","message":@skip@,"systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response","event.timestamp":"2026-12-05T03:21:5@n@.382Z","response_id":"r@n@","model":@kept@,"input_token_count":10,"output_token_count":5,"cached_content_token_count":1,"thoughts_token_count":0,"total_token_count":15}}}"#,
+            kept: r#""qwen3-coder-plus""#,
+        },
+        LineCase {
+            provider: Provider::Pi,
+            path: "",
+            head: "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-12-05T03:22:45.669Z\",\"cwd\":\"/w\"}\n",
+            record: r#"{"type":"message","timestamp":"2026-12-05T03:22:4@n@.755Z","message":{"role":"assistant","content":@skip@,"responseId":"r@n@","model":@kept@,"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3}}}"#,
+            kept: r#""claude-sonnet-4-5""#,
+        },
+        LineCase {
+            provider: Provider::OpenClaw,
+            path: "",
+            head: "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-12-05T03:22:45.669Z\",\"cwd\":\"/w\"}\n",
+            record: r#"{"type":"message","timestamp":"2026-12-05T03:22:4@n@.755Z","message":{"role":"assistant","content":@skip@,"responseId":"r@n@","provider":@kept@,"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3}}}"#,
+            kept: r#""anthropic""#,
+        },
+        LineCase {
+            provider: Provider::Copilot,
+            path: "",
+            head: "",
+            record: r#"{"traceId":"t1","spanId":"s@n@","name":"chat gpt-5.1","startTime":[1796440000,0],"endTime":[179644000@n@,5000000],"events":@skip@,"attributes":{"gen_ai.operation.name":"chat","gen_ai.conversation.id":"c1","gen_ai.response.id":"r@n@","gen_ai.response.model":@kept@,"gen_ai.usage.input_tokens":10,"gen_ai.usage.cache_read.input_tokens":1,"gen_ai.usage.output_tokens":{"intValue":"5"}}}"#,
+            kept: r#""gpt-5.1""#,
+        },
+        LineCase {
+            provider: Provider::Kimi,
+            path: "s/2b9f/5e1c-session/wire.jsonl",
+            head: "",
+            record: r#"{"timestamp":179644000@n@.5,"message":{"type":"StatusUpdate","payload":{"context":@skip@,"token_usage":{"input_other":10,"output":5,"input_cache_read":1,"input_cache_creation":0},"message_id":@kept@}}}"#,
+            kept: r#""k@n@""#,
+        },
+        LineCase {
+            provider: Provider::Codex,
+            path: "",
+            head: concat!(
+                "{\"timestamp\":\"2026-11-30T10:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"s1\",\"cwd\":\"/w\"}}\n",
+                "{\"timestamp\":\"2026-11-30T10:00:00.000Z\",\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.1\"}}\n",
+            ),
+            record: r#"{"timestamp":"2026-11-30T10:00:0@n@.000Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"credits":@skip@},"info":{"total_token_usage":{"input_tokens":@n@00,"output_tokens":5},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":@kept@},"model_context_window":1000}}}"#,
+            kept: "5",
+        },
+    ];
+
+    /// Each line agent: a record with millions of tiny items in a value its
+    /// reader does not read is read as if they were not there; in a value
+    /// it reads, the record is passed over and named (where it starts, how
+    /// long it is), not counted unparseable, and the log reads on.
+    #[test]
+    fn tiny_items_are_passed_over_or_the_record_named() {
+        let junk = tiny_items(1_500_000);
+        for case in LINE_CASES {
+            let name = case.provider.as_str();
+            let read = |log: &str| {
+                let (evidence, unparseable) = read_log_at(case.provider, Path::new(case.path), log.as_bytes());
+                (rows(case.provider, &responses_of(evidence)), unparseable)
+            };
+            let clean = format!("{}{}{}", case.head, case.line(1, "0", case.kept), case.line(3, "0", case.kept));
+            let (expected, unparseable) = read(&clean);
+            assert_eq!((expected.len(), unparseable), (2, 0), "{name}: {expected:?}");
+            let _ = noted();
+
+            let bad = case.line(2, "0", &junk);
+            let first = case.line(1, &junk, case.kept);
+            let log = format!("{}{first}{bad}{}", case.head, case.line(3, "0", case.kept));
+            assert_eq!(read(&log), (expected, 0), "{name}: the record with junk where it is not read is read");
+            let at = (case.head.len() + first.len()) as u64;
+            assert_eq!(noted(), [(at, bad.len() as u64, SkipReason::TooComplex)], "{name}");
+        }
+    }
+
+    /// A record too broken to parse is still unparseable, and a line that
+    /// is no UTF-8 in a value read is too; one over the line bound is
+    /// passed over and named, never parsed.
+    #[test]
+    fn broken_and_oversized_lines_of_every_line_agent() {
+        for case in LINE_CASES {
+            let name = case.provider.as_str();
+            let good = case.line(1, "0", case.kept);
+            // Cut short where every marker is still in it.
+            let cut = &good[..good.len() - 10];
+            let not_utf8 = case.line(2, "0", "\"\u{fffd}\"").replace('\u{fffd}', "\u{0}").into_bytes();
+            let not_utf8: Vec<u8> = not_utf8.iter().map(|&b| if b == 0 { 0xff } else { b }).collect();
+            let mut log = format!("{}{cut}\n", case.head).into_bytes();
+            log.extend_from_slice(&not_utf8);
+            let at = log.len() as u64;
+            let long = format!("{}\n", " ".repeat(MAX_LINE_BYTES as usize));
+            log.extend_from_slice(long.as_bytes());
+            log.extend_from_slice(good.as_bytes());
+            let _ = noted();
+            let (evidence, unparseable) = read_log_at(case.provider, Path::new(case.path), &log);
+            assert_eq!(unparseable, 2, "{name}: the cut line and the one not UTF-8");
+            assert_eq!(responses_of(evidence).len(), 1, "{name}: the good record after them");
+            assert_eq!(noted(), [(at, long.len() as u64, SkipReason::OversizedLine)], "{name}");
+        }
+    }
+
+    /// `budget --measured`: a line whose tool input or output is millions
+    /// of tiny items is read for its usage; one whose read parts (a text
+    /// part, a rate-limit window) are is said to be over its bound and
+    /// counted unparseable, and the log reads on.
+    #[test]
+    fn measured_lines_of_tiny_items_are_read_or_said_too_large() {
+        let session = "5d0a9c1b-2e3f-4a5b-8c6d-7e8f9a0b1c2d";
+        let junk = tiny_items(1_500_000);
+        let claude = |content: &str, id: u32| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"{session}","timestamp":"2026-11-30T10:00:00.000Z","requestId":"req_{id}","message":{{"id":"msg_{id}","model":"claude-sonnet-4-5","content":{content},"usage":{{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":1,"output_tokens":5}}}}}}"#
+            ) + "\n"
+        };
+        let log = claude(&format!(r#"[{{"type":"tool_use","input":{junk}}}]"#), 1)
+            + &claude(&format!(r#"[{{"type":"text","text":{junk}}}]"#), 2)
+            + &claude(r#"[{"type":"text","text":"done"}]"#, 3);
+        let usage = read_session(Harness::Claude, log.as_bytes(), session).unwrap();
+        assert_eq!((usage.lines.matched_session, usage.lines.unparseable), (2, 1));
+        assert_eq!(usage.response.as_ref().map(|r| r.responses), Some(2));
+        assert!(usage.issues.iter().any(|i| i.code == UsageIssueCode::OversizedLine && i.line == Some(2)));
+
+        let codex = [
+            format!(
+                r#"{{"timestamp":"2026-11-30T10:00:00.000Z","type":"session_meta","payload":{{"id":"{session}","base_instructions":{junk}}}}}"#
+            ),
+            format!(
+                r#"{{"timestamp":"2026-11-30T10:00:01.000Z","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":100,"output_tokens":5}},"last_token_usage":{{"input_tokens":100,"output_tokens":5}}}},"rate_limits":{{"primary":{{"used_percent":{junk}}}}}}}}}"#
+            ),
+            r#"{"timestamp":"2026-11-30T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":200,"output_tokens":9},"last_token_usage":{"input_tokens":100,"output_tokens":4}}}}"#.to_owned(),
+        ]
+        .join("\n")
+            + "\n";
+        let usage = read_session(Harness::Codex, codex.as_bytes(), session).unwrap();
+        assert_eq!((usage.lines.matched_session, usage.lines.unparseable), (2, 1));
+        assert_eq!(usage.response.as_ref().map(|r| r.responses), Some(1));
+        assert!(usage.issues.iter().any(|i| i.code == UsageIssueCode::OversizedLine && i.line == Some(2)));
+    }
+
+    /// The readers' parse for parts agrees with serde_json's whole parse
+    /// cut down, over every fixture line and a few odd shapes.
+    #[test]
+    fn the_parse_for_parts_agrees_with_serde_json() {
+        let paths = &["type", "message/usage", "message/id", "a/b/c", "$set/messages/tokens"];
+        let fixtures: [&[u8]; 3] = [
+            include_bytes!("testdata/gemini-0.61.0-tool-and-resume.jsonl"),
+            include_bytes!("testdata/pi-0.73.1-tool-and-continue.jsonl"),
+            include_bytes!("testdata/copilot-otel.jsonl"),
+        ];
+        let odd: [&[u8]; 8] = [
+            br#"{"a":[{"b":{"c":1,"d":2}},3,[{"b":[{"c":[4]}]}]],"type":{"x":1}}"#,
+            br#"{"a":1,"a":{"b":2}}"#,
+            br#"[{"type":"t","other":1},[{"message":{"id":"m","content":"x"}}]]"#,
+            br#"{"message":null,"$set":{"messages":[{"tokens":{"input":1},"id":2}]}}"#,
+            br#"{"skipped":"\ud800","type":"t"}"#,
+            b"{\"skipped\":\"\xff\",\"type\":\"t\"}",
+            br#"{"type":"t"} x"#,
+            b"",
+        ];
+        for input in fixtures.iter().flat_map(|log| log.split(|&b| b == b'\n')).chain(odd) {
+            assert!(sparse_agrees_with_serde(input, paths), "{}", String::from_utf8_lossy(input));
+        }
+        let cut = cut_down(&serde_json::json!({"a": {"b": 1, "c": 2}, "d": 3}), &[&["a", "b"]]);
+        assert_eq!(cut, serde_json::json!({"a": {"b": 1}}));
+    }
+
+    /// A 40 MB pi line, almost all of it a tool result of tiny items, is
+    /// read for its response: what is built of it is its few fields.
+    #[test]
+    fn a_forty_megabyte_line_of_tiny_items_is_read() {
+        let case = &LINE_CASES[2];
+        let junk = tiny_items(20_000_000);
+        let log = format!("{}{}", case.head, case.line(1, &junk, case.kept));
+        assert!(log.len() > 40_000_000);
+        let (writes, unparseable) = responses(Provider::Pi, log.as_bytes());
+        assert_eq!((writes.len(), unparseable), (1, 0));
+        assert_eq!((writes[0].key.as_str(), writes[0].tokens.total_tokens), ("r1", Some(3)));
+        assert!(noted().is_empty());
     }
 
     /// Gemini CLI 0.61.0's own log of a tool turn, then a resume: each

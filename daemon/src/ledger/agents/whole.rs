@@ -1,19 +1,33 @@
 //! What the readers of record files read whole share (see
 //! [`Agent::whole_file`](crate::ledger::agents::agent::Agent::whole_file)):
 //! an agent's database opened read-only, a JSON document read within a
-//! bound, and the reader of JSON documents.
+//! bound, a database value read within the same bound, and the readers of
+//! JSON documents and of a database's rows.
+//!
+//! A document or value over the bound is passed over and named
+//! ([`skipped::note`]) by its length alone, never read into memory; one
+//! within it is parsed for the paths its reader reads ([`sparse`]), and
+//! one whose kept parts pass their bound is passed over and named too.
 
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
+use std::io::Read;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::ledger::agents::agent::WholeFileReader;
 use crate::ledger::agents::lines::{Found, LastName};
+use crate::ledger::agents::skipped;
+use crate::ledger::agents::sparse::{self, Keep, Refused};
 use crate::ledger::evidence::{AgentState, Evidence};
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{Provider, SkipReason};
 
-/// Longest JSON document read whole; a longer one is no record's.
-pub(crate) const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
+/// Longest JSON document, or database value, read whole; a longer one is
+/// passed over and named. The same bound as a line's
+/// ([`MAX_LINE_BYTES`](crate::ledger::agents::lines::MAX_LINE_BYTES)):
+/// one bound for every record of every agent.
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = crate::ledger::agents::lines::MAX_LINE_BYTES;
 
 /// An agent's database, opened read-only as the agent goes on writing it.
 pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
@@ -23,21 +37,42 @@ pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     Ok(connection)
 }
 
-/// A JSON document, when it is one within [`MAX_DOCUMENT_BYTES`]; `None`
-/// for a document being written (not JSON yet) or too long.
-pub(crate) fn read_document(path: &Path) -> std::io::Result<Option<Value>> {
-    read_document_within(path, MAX_DOCUMENT_BYTES)
+/// What a JSON document file turned out to be.
+#[derive(Debug)]
+pub(crate) enum Document {
+    /// The parts its reader reads.
+    Read(Value),
+    /// Longer than its bound, this many bytes: not read.
+    Oversized(u64),
+    /// What its reader reads of it passes the bound; this many bytes.
+    TooComplex(u64),
+    /// Not JSON (being written), or not UTF-8: no document of the agent's.
+    NotJson,
 }
 
-/// A JSON document, when it is one within `max_bytes` (read as every
-/// file Bee reads whole: a regular file, no link followed).
-pub(crate) fn read_document_within(path: &Path, max_bytes: u64) -> std::io::Result<Option<Value>> {
-    match crate::storage::files::read_text_at_most(path, max_bytes) {
-        Ok(text) => Ok(serde_json::from_str(&text).ok()),
-        // Too long, or not UTF-8: no document of the agent's.
-        Err(err) if err.kind() == std::io::ErrorKind::InvalidData => Ok(None),
-        Err(err) => Err(err),
+/// The parts `keep` names of the JSON document at `path`, when it is one
+/// within `max_bytes` (read as every file Bee reads whole: a regular
+/// file, no link followed). Its length is looked at before anything is
+/// read: a longer document is never read into memory.
+pub(crate) fn read_document_within(path: &Path, max_bytes: u64, keep: &Keep) -> std::io::Result<Document> {
+    let file = crate::storage::files::open_regular(path)?;
+    let length = file.metadata()?.len();
+    if length > max_bytes {
+        return Ok(Document::Oversized(length));
     }
+    // Read to one byte past the bound: a document that grew since its
+    // length was looked at is no longer read whole either.
+    let mut bytes = Vec::with_capacity(usize::try_from(length.saturating_add(1)).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Ok(Document::Oversized(bytes.len() as u64));
+    }
+    let Ok(text) = std::str::from_utf8(&bytes) else { return Ok(Document::NotJson) };
+    Ok(match sparse::parse_str(text, keep) {
+        Ok(document) => Document::Read(document),
+        Err(Refused::TooComplex) => Document::TooComplex(bytes.len() as u64),
+        Err(Refused::Malformed) => Document::NotJson,
+    })
 }
 
 /// When the file was last written (ms), for records that carry no time of
@@ -55,6 +90,8 @@ pub(crate) fn modified_ms(path: &Path) -> Option<i64> {
 /// (and counts the records it refused).
 pub(crate) struct Documents {
     pub(crate) provider: Provider,
+    /// What `read` reads of a document: every path it looks at.
+    pub(crate) keep: &'static LazyLock<Keep>,
     pub(crate) read: fn(&Path, &Value, &mut Found<'_>) -> u64,
 }
 
@@ -69,9 +106,17 @@ impl Documents {
 
 impl WholeFileReader for Documents {
     fn read(&self, path: &Path, _state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)> {
-        let refused = match read_document(path)? {
-            Some(document) => self.evidence(path, &document, out),
-            None => 0,
+        let refused = match read_document_within(path, MAX_DOCUMENT_BYTES, self.keep)? {
+            Document::Read(document) => self.evidence(path, &document, out),
+            Document::Oversized(bytes) => {
+                skipped::note(SkipReason::OversizedDocument, 0, bytes);
+                0
+            }
+            Document::TooComplex(bytes) => {
+                skipped::note(SkipReason::TooComplex, 0, bytes);
+                0
+            }
+            Document::NotJson => 0,
         };
         Ok((AgentState::default(), refused))
     }
@@ -83,6 +128,9 @@ impl WholeFileReader for Documents {
 /// twice (each is keyed).
 pub(crate) struct Rows {
     pub(crate) provider: Provider,
+    /// The query; one that names `?1` is given [`MAX_DOCUMENT_BYTES`]
+    /// there, to select a long value by its length first
+    /// ([`column_within`]).
     pub(crate) query: &'static str,
     /// Reads one row; `false` when the row is refused as unreadable.
     pub(crate) read: fn(&Path, &rusqlite::Row<'_>, &mut Found<'_>) -> bool,
@@ -93,7 +141,11 @@ impl WholeFileReader for Rows {
         let mut read = || -> rusqlite::Result<u64> {
             let connection = open_read_only(path)?;
             let mut statement = connection.prepare(self.query)?;
-            let mut rows = statement.query([])?;
+            let mut rows = match statement.parameter_count() {
+                0 => statement.query([])?,
+                // 64 MiB: an SQLite integer whatever the platform.
+                _ => statement.query([MAX_DOCUMENT_BYTES as i64])?,
+            };
             let (mut sessions, mut models) = (LastName::default(), LastName::default());
             let mut found = Found::new(self.provider, &mut sessions, &mut models, out);
             let mut refused = 0;
@@ -103,6 +155,54 @@ impl WholeFileReader for Rows {
             Ok(refused)
         };
         Ok((AgentState::default(), read().map_err(std::io::Error::other)?))
+    }
+}
+
+/// A database value selected by its length first, as two columns from
+/// `at`: `octet_length(x), CASE WHEN octet_length(x) <= ?1 THEN x END`
+/// (`?1` the bound): SQLite then tells a value's length without reading
+/// it, and never reads one over the bound into memory. The value (`Null`
+/// when there is none), or `Err` with the length of one over the bound.
+pub(crate) fn column_within<'r>(row: &'r rusqlite::Row<'_>, at: usize) -> Result<ValueRef<'r>, u64> {
+    let length = row.get_ref(at).ok().and_then(|length| length.as_i64().ok());
+    match length.and_then(|length| u64::try_from(length).ok()) {
+        Some(length) if length > MAX_DOCUMENT_BYTES => Err(length),
+        _ => Ok(row.get_ref(at + 1).unwrap_or(ValueRef::Null)),
+    }
+}
+
+/// A database value passed over: named by ingestion with its file
+/// ([`skipped::note`], offset 0 as for a document), and by its row here,
+/// since the note has no place for a row.
+pub(crate) fn pass_over_value(reason: SkipReason, bytes: u64, path: &Path, row: &dyn std::fmt::Display) {
+    skipped::note(reason, 0, bytes);
+    tracing::warn!(file = %path.display(), %row, bytes, reason = reason.as_str(), "a database value was passed over");
+}
+
+/// The parts `keep` names of a database value holding JSON text (the
+/// `row` of the database at `path`, for naming it): `None` when there is
+/// none, it is no JSON, or it is passed over (and named).
+pub(crate) fn column_json(
+    value: Result<ValueRef<'_>, u64>,
+    keep: &Keep,
+    path: &Path,
+    row: &dyn std::fmt::Display,
+) -> Option<Value> {
+    let text = match value {
+        Ok(ValueRef::Text(text)) => text,
+        Ok(_) => return None,
+        Err(bytes) => {
+            pass_over_value(SkipReason::OversizedDocument, bytes, path, row);
+            return None;
+        }
+    };
+    match sparse::parse(text, keep) {
+        Ok(value) => Some(value),
+        Err(Refused::TooComplex) => {
+            pass_over_value(SkipReason::TooComplex, text.len() as u64, path, row);
+            None
+        }
+        Err(Refused::Malformed) => None,
     }
 }
 
@@ -136,4 +236,106 @@ pub(crate) fn column_time_ms(row: &rusqlite::Row<'_>, column: usize) -> Option<i
         _ => return None,
     };
     bee_proto::time::spells_as_rfc3339(ms).then_some(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::agents::tests::{noted, responses_of, tiny_items};
+
+    /// What the reader of `provider`'s documents finds in one written at
+    /// `name` (under a directory of its own): its responses, and the
+    /// records it refused.
+    fn read(provider: Provider, name: &str, document: &[u8]) -> (usize, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, document).unwrap();
+        let mut evidence = Vec::new();
+        let reader = crate::ledger::agents::agent(provider).whole_file().unwrap();
+        let (_, refused) = reader.read(&path, &AgentState::default(), &mut evidence).unwrap();
+        (responses_of(evidence).len(), refused)
+    }
+
+    /// Each agent whose records are JSON documents: a document in its
+    /// shape with `@skip@` a value its reader does not read, and one whose
+    /// read parts are `@junk@`.
+    const CASES: &[(Provider, &str, &str, &str)] = &[
+        (
+            Provider::Amp,
+            "T-1.json",
+            r#"{"id":"T-1","messages":[{"role":"user","content":@skip@},{"role":"assistant","messageId":1,"content":@skip@,"usage":{"model":"claude-sonnet-4-5","timestamp":"2026-11-30T10:00:00.000Z","inputTokens":12,"cacheCreationInputTokens":0,"cacheReadInputTokens":0,"outputTokens":5,"totalTokens":17}}]}"#,
+            r#"{"id":"T-1","messages":@junk@}"#,
+        ),
+        (
+            Provider::Codebuff,
+            "chats/c1/chat-messages.json",
+            r#"[{"variant":"user","content":@skip@},{"variant":"ai","id":"m1","content":@skip@,"timestamp":"2026-11-30T10:00:00.000Z","metadata":{"usage":{"inputTokens":88,"outputTokens":12,"model":"gpt-5.1"}}}]"#,
+            "@junk@",
+        ),
+        (
+            Provider::Droid,
+            "s1.settings.json",
+            r#"{"model":"claude-opus-4-5-20251101","providerLockTimestamp":"2026-11-30T10:00:00.000Z","sessionDefaultSettings":@skip@,"tokenUsage":{"inputTokens":1,"outputTokens":2,"cacheCreationTokens":0,"cacheReadTokens":0,"thinkingTokens":0}}"#,
+            r#"{"tokenUsage":{"inputTokens":@junk@}}"#,
+        ),
+    ];
+
+    /// Millions of tiny items where a reader does not look cost nothing
+    /// and hide nothing; where it looks, the document is passed over and
+    /// named (offset 0, its length) instead of read into a tree.
+    #[test]
+    fn tiny_items_in_documents_are_passed_over_or_named() {
+        let junk = tiny_items(1_500_000);
+        for &(provider, name, good, bad) in CASES {
+            let _ = noted();
+            assert_eq!(read(provider, name, good.replace("@skip@", "0").as_bytes()), (1, 0), "{provider:?}");
+            assert_eq!(read(provider, name, good.replace("@skip@", &junk).as_bytes()), (1, 0), "{provider:?}");
+            assert!(noted().is_empty());
+            let bad = bad.replace("@junk@", &junk);
+            assert_eq!(read(provider, name, bad.as_bytes()), (0, 0), "{provider:?}");
+            assert_eq!(noted(), [(0, bad.len() as u64, SkipReason::TooComplex)], "{provider:?}");
+        }
+    }
+
+    /// A document over the bound is named by its length, never read (a
+    /// sparse file: its bytes are never there to read); one cut short or
+    /// not UTF-8 is none of the agent's, and says nothing.
+    #[test]
+    fn oversized_broken_and_non_utf8_documents() {
+        for &(provider, name, good, _) in CASES {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::File::create(&path).unwrap().set_len(MAX_DOCUMENT_BYTES + 1).unwrap();
+            let reader = crate::ledger::agents::agent(provider).whole_file().unwrap();
+            let mut evidence = Vec::new();
+            let _ = noted();
+            assert_eq!(reader.read(&path, &AgentState::default(), &mut evidence).unwrap().1, 0);
+            assert!(evidence.is_empty());
+            assert_eq!(noted(), [(0, MAX_DOCUMENT_BYTES + 1, SkipReason::OversizedDocument)], "{provider:?}");
+
+            let good = good.replace("@skip@", "0");
+            assert_eq!(read(provider, name, &good.as_bytes()[..good.len() - 2]), (0, 0), "{provider:?}");
+            // A byte that is no UTF-8 in the first key.
+            let mut not_utf8 = good.into_bytes();
+            let quote = not_utf8.iter().position(|&b| b == b'"').unwrap();
+            not_utf8.insert(quote + 1, 0xff);
+            assert_eq!(read(provider, name, &not_utf8), (0, 0), "{provider:?}");
+            assert!(noted().is_empty());
+        }
+    }
+
+    /// The bound is looked at before anything is read, and a bound of
+    /// another reader's (Crush's list of projects) holds the same way.
+    #[test]
+    fn a_document_is_read_within_the_bound_it_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("projects.json");
+        std::fs::write(&path, br#"{"projects":[{"data_dir":"/a"}]}"#).unwrap();
+        let keep = Keep::paths(&["projects/data_dir"]);
+        assert!(matches!(read_document_within(&path, 1024, &keep), Ok(Document::Read(_))));
+        assert!(matches!(read_document_within(&path, 10, &keep), Ok(Document::Oversized(32))));
+        assert!(read_document_within(&dir.path().join("none.json"), 10, &keep).is_err());
+    }
 }

@@ -11,16 +11,24 @@
 //! dated when Bee first read it (its database's last write before that
 //! read) and its model is unknown; its key is the conversation (the
 //! database's name) and the row's `idx`.
+//!
+//! A blob is read within the bound of a database value: a longer one is
+//! passed over and named by its length alone (SQLite never reads it into
+//! memory); one within it is read in one pass that keeps only the fields
+//! asked for, however many it holds.
 
 use bee_proto::usage::Counters;
 use std::path::Path;
 
-use super::protobuf::{Field, fields, last};
+use super::protobuf::{Field, last_of};
 use crate::ledger::agents::lines::Found;
-use crate::ledger::agents::whole::modified_ms;
+use crate::ledger::agents::whole::{column_within, modified_ms, pass_over_value};
+use bee_proto::ledger::SkipReason;
 
-/// Every generation row: its index and its metadata blob.
-pub(crate) const QUERY: &str = "SELECT idx, data FROM gen_metadata";
+/// Every generation row: its index and its metadata blob, by its length
+/// first ([`column_within`]).
+pub(crate) const QUERY: &str =
+    "SELECT idx, octet_length(data), CASE WHEN octet_length(data) <= ?1 THEN data END FROM gen_metadata";
 
 /// Reads one generation row of the conversation at `path`.
 pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> bool {
@@ -28,7 +36,14 @@ pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) 
         return false;
     };
     let Ok(id) = row.get::<_, i64>(0) else { return false };
-    let blob = row.get_ref(1).ok().and_then(|value| value.as_blob().ok());
+    let blob = match column_within(row, 1) {
+        Ok(value) => value.as_blob().ok(),
+        Err(bytes) => {
+            // Named, so not also refused.
+            pass_over_value(SkipReason::OversizedDocument, bytes, path, &format_args!("gen_metadata idx {id}"));
+            return true;
+        }
+    };
     let (Some(counters), Some(at_ms)) = (blob.and_then(read_usage), modified_ms(path)) else { return false };
     found.session(conversation, None);
     found.response(format!("{conversation}\u{1f}{id}"), conversation, at_ms, None, counters);
@@ -41,18 +56,19 @@ pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) 
 /// total is not the sum of its parts.
 pub fn read_usage(blob: &[u8]) -> Option<Counters> {
     fn nested(bytes: &[u8], number: u64) -> Option<&[u8]> {
-        match last(&fields(bytes)?, number)? {
-            Field::Bytes(inner) => Some(inner),
+        match last_of(bytes, [number])? {
+            [Some(Field::Bytes(inner))] => Some(inner),
             _ => None,
         }
     }
-    let usage = fields(nested(nested(blob, 1)?, 4)?)?;
-    let counter = |number| match last(&usage, number) {
+    let counter = |field| match field {
         Some(Field::Varint(n)) => Some(Some(n)),
         None => Some(None),
         _ => None,
     };
-    let (input, cached, total, reasoning, text) = (counter(2)?, counter(5)?, counter(3)?, counter(9)?, counter(10)?);
+    let [input, total, cached, reasoning, text] = last_of(nested(nested(blob, 1)?, 4)?, [2, 3, 5, 9, 10])?;
+    let (input, cached, total, reasoning, text) =
+        (counter(input)?, counter(cached)?, counter(total)?, counter(reasoning)?, counter(text)?);
     // A field protobuf leaves out is 0; the invariant holds over what was written.
     let output = reasoning.unwrap_or(0).checked_add(text.unwrap_or(0))?;
     if total.unwrap_or(0) != output || output == 0 && input.is_none() {
@@ -116,6 +132,31 @@ mod tests {
             ]
         );
         assert!(all.iter().all(|w| w.model.is_none()), "agy's rows name no model Bee can read");
+    }
+
+    /// A blob over the bound is named by its length (SQLite never reads
+    /// it) and not refused; a blob of millions of tiny fields before its
+    /// usage is read in one pass, keeping only the fields asked for.
+    #[test]
+    fn a_blob_over_the_bound_is_named_and_tiny_fields_read_past() {
+        use crate::ledger::agents::tests::noted;
+        use crate::ledger::agents::whole::MAX_DOCUMENT_BYTES;
+        use bee_proto::ledger::SkipReason;
+        let (_dir, path, db) = database("c1.db", "CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)");
+        let mut tiny = [0x08, 0x01].repeat(2_000_000);
+        tiny.extend(blob(100, 0, 10, 20, 30));
+        db.execute("INSERT INTO gen_metadata (idx, data) VALUES (1, ?1)", [tiny]).unwrap();
+        db.execute("INSERT INTO gen_metadata (idx, data) VALUES (2, zeroblob(?1))", [MAX_DOCUMENT_BYTES as i64 + 1])
+            .unwrap();
+        db.execute("INSERT INTO gen_metadata (idx, data) VALUES (3, ?1)", [blob(5, 0, 0, 1, 1)]).unwrap();
+        let _ = noted();
+        let mut evidence = Vec::new();
+        let reader = crate::ledger::agents::agent(Provider::Agy).whole_file().unwrap();
+        let (_, refused) = reader.read(&path, &Default::default(), &mut evidence).unwrap();
+        let writes = crate::ledger::agents::tests::responses_of(evidence);
+        assert_eq!((writes.len(), refused), (2, 0));
+        assert_eq!(writes[0].tokens.output_tokens, Some(30));
+        assert_eq!(noted(), [(0, MAX_DOCUMENT_BYTES + 1, SkipReason::OversizedDocument)]);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::ledger::agents::whole::Documents;
 pub struct Amp;
 
 /// Amp's reader: each thread document read whole.
-pub(crate) static THREADS: Documents = Documents { provider: Provider::Amp, read: thread::read };
+pub(crate) static THREADS: Documents = Documents { provider: Provider::Amp, keep: &thread::THREAD, read: thread::read };
 
 impl Agent for Amp {
     fn about(&self) -> &'static About {

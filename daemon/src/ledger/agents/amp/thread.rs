@@ -13,8 +13,34 @@ use bee_proto::usage::Counters;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::ledger::agents::lines::{Found, count, spelled, text, time_ms};
+use crate::ledger::agents::sparse::Keep;
+
+/// What [`read`] reads of a thread (`usage` kept as an object of
+/// the counters read, so that its kind is still told).
+pub(crate) static THREAD: LazyLock<Keep> = LazyLock::new(|| {
+    Keep::paths(&[
+        "id",
+        "messages/role",
+        "messages/messageId",
+        "messages/timestamp",
+        "messages/model",
+        "messages/usage/timestamp",
+        "messages/usage/inputTokens",
+        "messages/usage/cacheCreationInputTokens",
+        "messages/usage/cacheReadInputTokens",
+        "messages/usage/outputTokens",
+        "messages/usage/totalTokens",
+        "messages/usage/model",
+        "usageLedger/events/toMessageId",
+        "usageLedger/events/timestamp",
+        "usageLedger/events/model",
+        "usageLedger/events/tokens/input",
+        "usageLedger/events/tokens/output",
+    ])
+});
 
 /// Reads one thread document; the count is of usages without a time.
 pub(crate) fn read(_path: &Path, thread: &Value, found: &mut Found<'_>) -> u64 {

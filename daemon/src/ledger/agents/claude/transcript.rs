@@ -332,7 +332,28 @@ pub(super) struct ClaudeState {
     models: Vec<String>,
 }
 
+/// What `budget --measured` reads of a transcript line: of a message's
+/// content, only the text of each part (a usage-limit notice).
+const SESSION_PATHS: &[&str] = &[
+    "sessionId",
+    "type",
+    "isApiErrorMessage",
+    "timestamp",
+    "requestId",
+    "message/model",
+    "message/id",
+    "message/content/text",
+    "message/usage/input_tokens",
+    "message/usage/cache_creation_input_tokens",
+    "message/usage/cache_read_input_tokens",
+    "message/usage/output_tokens",
+];
+
 impl SessionReader for ClaudeState {
+    fn kept(&self) -> &'static [&'static str] {
+        SESSION_PATHS
+    }
+
     fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool {
         if value.get("sessionId").and_then(Value::as_str) != Some(session) {
             return false;

@@ -10,8 +10,39 @@
 use bee_proto::usage::Counters;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::ledger::agents::lines::{Found, count, spelled, text, time_ms};
+use crate::ledger::agents::sparse::Keep;
+
+/// What [`read`] reads of a chat: of each message of its array (a
+/// path applies to every element), its kind, id, times, and model and
+/// counters under either usage.
+pub(crate) static CHAT: LazyLock<Keep> = LazyLock::new(|| {
+    Keep::paths(&[
+        "variant",
+        "role",
+        "id",
+        "timestamp",
+        "createdAt",
+        "metadata/timestamp",
+        "metadata/model",
+        "metadata/usage/inputTokens",
+        "metadata/usage/promptTokens",
+        "metadata/usage/cacheCreationInputTokens",
+        "metadata/usage/cacheReadInputTokens",
+        "metadata/usage/outputTokens",
+        "metadata/usage/completionTokens",
+        "metadata/usage/model",
+        "metadata/codebuff/usage/inputTokens",
+        "metadata/codebuff/usage/promptTokens",
+        "metadata/codebuff/usage/cacheCreationInputTokens",
+        "metadata/codebuff/usage/cacheReadInputTokens",
+        "metadata/codebuff/usage/outputTokens",
+        "metadata/codebuff/usage/completionTokens",
+        "metadata/codebuff/usage/model",
+    ])
+});
 
 /// Reads one chat document at `path`; the count is of usages without a time.
 pub(crate) fn read(path: &Path, chat: &Value, found: &mut Found<'_>) -> u64 {

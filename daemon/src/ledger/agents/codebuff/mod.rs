@@ -18,7 +18,7 @@ use crate::ledger::agents::whole::Documents;
 pub struct Codebuff;
 
 /// Codebuff's reader: each chat document read whole.
-pub(crate) static CHATS: Documents = Documents { provider: Provider::Codebuff, read: chat::read };
+pub(crate) static CHATS: Documents = Documents { provider: Provider::Codebuff, keep: &chat::CHAT, read: chat::read };
 
 /// Its release channels, each a directory of its own.
 const CHANNELS: [&str; 3] = ["manicode", "manicode-dev", "manicode-staging"];

@@ -1,6 +1,7 @@
 //! Codex rollout logs (`<CODEX_HOME>/sessions/**/rollout-*.jsonl`): the
 //! incremental parser ingestion uses and `budget --measured`'s per-session
-//! state.
+//! state. Both parse a line for the fields they read ([`LINE_PATHS`]),
+//! passing over the rest (a session's instructions, a tool's output).
 
 use bee_proto::ledger::{Detection, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
 use bee_proto::usage::{
@@ -8,15 +9,64 @@ use bee_proto::usage::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::LazyLock;
 use std::time::UNIX_EPOCH;
 
 use crate::ledger::agents::agent::{FileReader, SessionReader, SessionUsage};
 use crate::ledger::agents::lines::{
-    LastName, contains, contains_ignoring_case, counter, decode_state, encode_state, line_time, markers, open_turn,
+    LastName, Unread, contains, contains_ignoring_case, counter, decode_state, encode_state, line_time, markers,
+    open_turn, parse_record,
 };
+use crate::ledger::agents::sparse::Keep;
 use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory, record_id};
 use crate::ledger::responses::ResponseWrite;
 
+/// What ingestion and `budget --measured` read of a rollout line (one
+/// list for both). `thread_token_usage` is kept whole: it is written into
+/// a response's key as it is.
+pub(super) const LINE_PATHS: &[&str] = &[
+    "timestamp",
+    "type",
+    "payload/id",
+    "payload/cwd",
+    "payload/model",
+    "payload/type",
+    "payload/message",
+    "payload/turn_id",
+    "payload/response_id",
+    "payload/thread_token_usage",
+    "payload/error/codex_error_info",
+    "payload/usage/input_tokens",
+    "payload/usage/cached_input_tokens",
+    "payload/usage/output_tokens",
+    "payload/usage/reasoning_output_tokens",
+    "payload/usage/total_tokens",
+    "payload/info/model_context_window",
+    "payload/info/total_token_usage/input_tokens",
+    "payload/info/total_token_usage/cached_input_tokens",
+    "payload/info/total_token_usage/output_tokens",
+    "payload/info/total_token_usage/reasoning_output_tokens",
+    "payload/info/total_token_usage/total_tokens",
+    "payload/info/last_token_usage/input_tokens",
+    "payload/info/last_token_usage/cached_input_tokens",
+    "payload/info/last_token_usage/output_tokens",
+    "payload/info/last_token_usage/reasoning_output_tokens",
+    "payload/info/last_token_usage/total_tokens",
+    "payload/rate_limits/limit_id",
+    "payload/rate_limits/primary/used_percent",
+    "payload/rate_limits/primary/window_minutes",
+    "payload/rate_limits/primary/resets_at",
+    "payload/rate_limits/primary/resets_in_seconds",
+    "payload/rate_limits/secondary/used_percent",
+    "payload/rate_limits/secondary/window_minutes",
+    "payload/rate_limits/secondary/resets_at",
+    "payload/rate_limits/secondary/resets_in_seconds",
+];
+
+static LINE: LazyLock<Keep> = LazyLock::new(|| Keep::paths(LINE_PATHS));
+
+/// A line as ingestion reads it: its time and type must be text (or
+/// absent) for it to be read at all.
 #[derive(Deserialize)]
 struct CodexLine {
     timestamp: Option<String>,
@@ -61,7 +111,8 @@ impl CodexParser {
         }
     }
 
-    pub(super) fn line(&mut self, line: &[u8], out: &mut Vec<Evidence>) -> bool {
+    /// Reads one line, which starts at byte `at` of the rollout.
+    pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
         markers! {
             TOKEN_COUNT = b"token_count";
             TOKEN_USAGE_RECORD = b"token_usage_record";
@@ -79,7 +130,14 @@ impl CodexParser {
         if !marked {
             return true;
         }
-        let Ok(parsed) = serde_json::from_slice::<CodexLine>(line) else { return false };
+        let parsed = match parse_record(line, &LINE, at) {
+            Ok(parsed) => parsed,
+            Err(Unread::Malformed) => return false,
+            // Named already: not also counted as unparseable.
+            Err(Unread::Noted) => return true,
+        };
+        // The fields read, moved out of the parsed line (not copied).
+        let Ok(parsed) = serde_json::from_value::<CodexLine>(parsed) else { return false };
         let payload = parsed.payload.unwrap_or_default();
         match parsed.kind.as_deref() {
             Some("session_meta") if self.start.session_id.is_none() => {
@@ -262,8 +320,8 @@ impl CodexParser {
 }
 
 impl FileReader for CodexParser {
-    fn line(&mut self, line: &[u8], _at: u64, out: &mut Vec<Evidence>) -> bool {
-        CodexParser::line(self, line, out)
+    fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
+        CodexParser::line(self, line, at, out)
     }
 
     /// The open turn as far as it went: a later pass may lengthen it.
@@ -278,6 +336,10 @@ impl FileReader for CodexParser {
 }
 
 impl SessionReader for CodexState {
+    fn kept(&self) -> &'static [&'static str] {
+        LINE_PATHS
+    }
+
     fn line(&mut self, value: &Value, number: u64, session: &str, usage: &mut SessionUsage) -> bool {
         CodexState::line(self, value, number, session, usage)
     }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ledger::agents::lines::{Found, LineRules, contains, markers, spelled, text};
+use crate::ledger::agents::sparse::{Keep, keep};
 
 /// Copilot's spans keep nothing between lines.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -21,11 +22,28 @@ markers! {
     USAGE = b"gen_ai.usage.";
 }
 
+keep! {
+    /// What [`Spans::read`] reads of a line: the span's names and times,
+    /// and each attribute read (plain, or as OTLP's JSON wraps it).
+    LINE = [
+        "spanId", "spanContext/spanId", "spanContext/traceId", "traceId", "name", "endTime", "startTime",
+        "attributes/gen_ai.operation.name", "attributes/gen_ai.conversation.id", "attributes/session.id",
+        "attributes/copilot_chat.session_id", "attributes/gen_ai.usage.input_tokens",
+        "attributes/gen_ai.usage.cache_read.input_tokens", "attributes/gen_ai.usage.output_tokens",
+        "attributes/gen_ai.usage.reasoning.output_tokens", "attributes/gen_ai.response.id",
+        "attributes/gen_ai.response.model", "attributes/gen_ai.request.model",
+    ];
+}
+
 /// Where a span names its conversation, most specific first.
 const SESSION_ATTRIBUTES: [&str; 3] = ["gen_ai.conversation.id", "session.id", "copilot_chat.session_id"];
 
 impl LineRules for Spans {
     const PROVIDER: Provider = Provider::Copilot;
+
+    fn keep() -> &'static Keep {
+        &LINE
+    }
 
     fn is_marked(line: &[u8]) -> bool {
         contains(line, &USAGE)

@@ -18,7 +18,8 @@ use crate::ledger::agents::whole::Documents;
 pub struct Droid;
 
 /// Droid's reader: each settings document read whole.
-pub(crate) static SETTINGS: Documents = Documents { provider: Provider::Droid, read: settings::read };
+pub(crate) static SETTINGS: Documents =
+    Documents { provider: Provider::Droid, keep: &settings::SETTINGS, read: settings::read };
 
 impl Agent for Droid {
     fn about(&self) -> &'static About {

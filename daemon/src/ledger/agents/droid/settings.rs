@@ -11,9 +11,25 @@
 use bee_proto::usage::Counters;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::ledger::agents::lines::{Found, count, text, time_ms, with_part};
+use crate::ledger::agents::sparse::Keep;
 use crate::ledger::agents::whole::modified_ms;
+
+/// What [`read`] reads of a settings document (`tokenUsage` kept as
+/// an object of the counters read, so that its kind is still told).
+pub(crate) static SETTINGS: LazyLock<Keep> = LazyLock::new(|| {
+    Keep::paths(&[
+        "model",
+        "providerLockTimestamp",
+        "tokenUsage/inputTokens",
+        "tokenUsage/outputTokens",
+        "tokenUsage/cacheCreationTokens",
+        "tokenUsage/cacheReadTokens",
+        "tokenUsage/thinkingTokens",
+    ])
+});
 
 /// Reads one settings document at `path`; the count is of usage that is
 /// not Droid's.

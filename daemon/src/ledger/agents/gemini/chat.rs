@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::ledger::agents::lines::{
     Found, LineRules, NamedSession, contains, count, markers, text, time_ms, with_part,
 };
+use crate::ledger::agents::sparse::{Keep, keep};
 
 /// What the reader keeps of a chat log where it stopped: the session its
 /// header named.
@@ -29,8 +30,24 @@ markers! {
     TOKENS = b"\"tokens\"";
 }
 
+keep! {
+    /// What [`Chat::read`] reads of a line: a message's fields, at the
+    /// root or in each message of a `$set` list.
+    LINE = [
+        "sessionId", "type", "id", "timestamp", "model",
+        "tokens/input", "tokens/cached", "tokens/output", "tokens/thoughts", "tokens/tool", "tokens/total",
+        "$set/sessionId", "$set/messages/type", "$set/messages/id", "$set/messages/timestamp", "$set/messages/model",
+        "$set/messages/tokens/input", "$set/messages/tokens/cached", "$set/messages/tokens/output",
+        "$set/messages/tokens/thoughts", "$set/messages/tokens/tool", "$set/messages/tokens/total",
+    ];
+}
+
 impl LineRules for Chat {
     const PROVIDER: Provider = Provider::Gemini;
+
+    fn keep() -> &'static Keep {
+        &LINE
+    }
 
     fn is_marked(line: &[u8]) -> bool {
         contains(line, &TOKENS) || contains(line, &SESSION_ID)

@@ -10,37 +10,51 @@
 //! A session whose provider is another agent's CLI (`claude-code`,
 //! `codex`, `gemini-cli`) is that agent's usage, counted from its own
 //! records.
+//!
+//! Of `model_config_json` only `model_name` is read, and only within the
+//! bound of a database value: a longer one is passed over and named by its
+//! length alone, and the session is read without its model.
 
 use bee_proto::usage::Counters;
 use serde_json::Value;
 use std::path::Path;
 
 use crate::ledger::agents::lines::{Found, text, wrapped_agent};
-use crate::ledger::agents::whole::{column_count, column_text, column_time_ms};
+use crate::ledger::agents::sparse::keep;
+use crate::ledger::agents::whole::{column_count, column_json, column_text, column_time_ms, column_within};
 
-/// The columns read, in order.
-pub(crate) const QUERY: &str = "SELECT id, model_config_json, created_at, input_tokens, output_tokens, total_tokens,
-        accumulated_input_tokens, accumulated_output_tokens, accumulated_total_tokens, provider_name
+/// The columns read, in order; `model_config_json` by its length first
+/// ([`column_within`]).
+pub(crate) const QUERY: &str = "SELECT id, created_at, input_tokens, output_tokens, total_tokens,
+        accumulated_input_tokens, accumulated_output_tokens, accumulated_total_tokens, provider_name,
+        octet_length(model_config_json), CASE WHEN octet_length(model_config_json) <= ?1 THEN model_config_json END
    FROM sessions";
 
+keep! {
+    /// What is read of a session's `model_config_json`.
+    CONFIG = ["model_name"];
+}
+
 /// Reads one session row.
-pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> bool {
+pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> bool {
     let Some(session) = column_text(row, 0) else { return false };
-    if column_text(row, 9).and_then(wrapped_agent).is_some() {
+    if column_text(row, 8).and_then(wrapped_agent).is_some() {
         return true;
     }
     let either = |accumulated: usize, last: usize| column_count(row, accumulated).or_else(|| column_count(row, last));
     let counters = Counters {
-        input_tokens: either(6, 3),
-        output_tokens: either(7, 4),
-        total_tokens: either(8, 5),
+        input_tokens: either(5, 2),
+        output_tokens: either(6, 3),
+        total_tokens: either(7, 4),
         ..Counters::default()
     };
     if counters.counts_nothing() {
         return true;
     }
-    let Some(at_ms) = column_time_ms(row, 2) else { return false };
-    let config: Option<Value> = column_text(row, 1).and_then(|config| serde_json::from_str(config).ok());
+    let Some(at_ms) = column_time_ms(row, 1) else { return false };
+    // A config passed over leaves the model unknown: the session's
+    // counters are columns of their own, and still read.
+    let config: Option<Value> = column_json(column_within(row, 9), &CONFIG, path, &format_args!("session {session}"));
     let model = config.as_ref().and_then(|config| text(config, "/model_name"));
     found.session(session, None);
     found.response(format!("session\u{1f}{session}"), session, at_ms, model, counters);
@@ -49,8 +63,9 @@ pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>)
 
 #[cfg(test)]
 mod tests {
-    use crate::ledger::agents::tests::{database, read_whole, rows};
-    use bee_proto::ledger::Provider;
+    use crate::ledger::agents::tests::{database, noted, read_whole, rows, tiny_items};
+    use crate::ledger::agents::whole::MAX_DOCUMENT_BYTES;
+    use bee_proto::ledger::{Provider, SkipReason};
 
     /// Goose's table as its source creates it (the columns read).
     const SCHEMA: &str = "CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT, working_dir TEXT,
@@ -95,5 +110,43 @@ mod tests {
         let created = all.iter().find(|w| w.key.ends_with("20261201_1")).map(|w| w.at_ms);
         assert_eq!(created, bee_proto::time::parse_rfc3339_ms("2026-12-01T09:00:00Z"));
         assert_eq!(all[0].model.as_deref(), Some("gpt-5.1"));
+    }
+
+    /// A `model_config_json` over the bound is named by its length (SQLite
+    /// never reads it), one whose `model_name` is millions of tiny items is
+    /// named too, and either session is still read, its model unknown;
+    /// tiny items where nothing is read are passed over.
+    #[test]
+    fn a_config_passed_over_leaves_the_model_unknown() {
+        let (_dir, path, db) = database("sessions.db", SCHEMA);
+        let junk = tiny_items(1_500_000);
+        let configs = [
+            format!(r#"{{"model_name":"gpt-5.1","extra":{junk}}}"#),
+            format!(r#"{{"model_name":{junk}}}"#),
+            format!(r#"{{"model_name":"gpt-5.1","x":"{}"}}"#, "x".repeat(MAX_DOCUMENT_BYTES as usize)),
+        ];
+        for (at, config) in configs.iter().enumerate() {
+            db.execute(
+                "INSERT INTO sessions (id, created_at, model_config_json, accumulated_total_tokens,
+                    accumulated_input_tokens, accumulated_output_tokens)
+                 VALUES (?1, '2026-12-01 09:00:00', ?2, 15, 10, 5)",
+                (format!("s{at}"), config),
+            )
+            .unwrap();
+        }
+        let _ = noted();
+        let (writes, _) = read_whole(Provider::Goose, &path, &Default::default());
+        let models: Vec<_> = writes.iter().map(|w| (w.key.as_str(), w.model.as_deref())).collect();
+        assert_eq!(
+            models,
+            [("session\u{1f}s0", Some("gpt-5.1")), ("session\u{1f}s1", None), ("session\u{1f}s2", None)]
+        );
+        assert_eq!(
+            noted(),
+            [
+                (0, configs[1].len() as u64, SkipReason::TooComplex),
+                (0, configs[2].len() as u64, SkipReason::OversizedDocument)
+            ]
+        );
     }
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::path::Path;
 
 use crate::ledger::agents::lines::{Found, LineRules, NamedSession, contains, count, markers, spelled, text};
+use crate::ledger::agents::sparse::{Keep, keep};
 
 /// What the reader keeps of a wire log: the session its place names.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -28,8 +29,21 @@ markers! {
     TOKEN_USAGE = b"\"token_usage\"";
 }
 
+keep! {
+    /// What [`Wire::read`] reads of a line.
+    LINE = [
+        "timestamp", "message/type", "message/payload/message_id",
+        "message/payload/token_usage/input_other", "message/payload/token_usage/input_cache_creation",
+        "message/payload/token_usage/input_cache_read", "message/payload/token_usage/output",
+    ];
+}
+
 impl LineRules for Wire {
     const PROVIDER: Provider = Provider::Kimi;
+
+    fn keep() -> &'static Keep {
+        &LINE
+    }
 
     fn is_marked(line: &[u8]) -> bool {
         contains(line, &TOKEN_USAGE)

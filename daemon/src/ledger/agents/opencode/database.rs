@@ -11,9 +11,15 @@
 //! nothing linking copy to source. A response's key is therefore what a
 //! copy keeps: its provider, model, creation and completion times (to the
 //! millisecond) and its five counters, so the copy is the same response.
+//!
+//! A message's `data` is read for the fields a response has, and only
+//! within [`MAX_DATA_BYTES`]: a longer one is passed over and named by its
+//! length alone (SQLite never reads it into memory), as is one whose
+//! fields read pass their bound.
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{Provider, SkipReason};
 use bee_proto::usage::Counters;
+use rusqlite::types::ValueRef;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -23,11 +29,45 @@ use crate::ledger::agents::agent::WholeFileReader;
 use crate::ledger::agents::lines::{
     Found, LastName, count, decode_state, encode_state, spelled, text, with_part, wrapped_agent,
 };
-use crate::ledger::agents::whole::open_read_only;
+use crate::ledger::agents::sparse::{self, keep};
+use crate::ledger::agents::whole::{open_read_only, pass_over_value};
 use crate::ledger::evidence::{AgentState, Evidence};
 
-/// Longest `data` read of one message; a longer one is no response's.
-const MAX_DATA_BYTES: usize = 1 << 20;
+/// Longest `data` read of one message; a longer one is no response's
+/// (a response's `data` is its few fields: its parts are rows of their
+/// own), and is passed over and named.
+pub(crate) const MAX_DATA_BYTES: u64 = 1 << 20;
+
+keep! {
+    /// What [`response`] reads of a message (`error` by one field of
+    /// its own, so that its presence is told without keeping it whole).
+    MESSAGE = [
+        "role", "providerID", "modelID", "time/created", "time/completed", "error/name",
+        "tokens/input", "tokens/output", "tokens/reasoning", "tokens/total", "tokens/cache/write", "tokens/cache/read",
+    ];
+}
+
+/// Why a message's `data` was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unread {
+    /// Not JSON: no response.
+    Malformed,
+    /// Passed over for its bound: named.
+    Passed(SkipReason),
+}
+
+/// The fields [`response`] reads of one message's `data`, when it is
+/// JSON within [`MAX_DATA_BYTES`] and its fields within their bound.
+pub(crate) fn parse_message(data: &[u8]) -> Result<Value, Unread> {
+    if data.len() as u64 > MAX_DATA_BYTES {
+        return Err(Unread::Passed(SkipReason::OversizedDocument));
+    }
+    match sparse::parse(data, &MESSAGE) {
+        Ok(message) => Ok(message),
+        Err(sparse::Refused::TooComplex) => Err(Unread::Passed(SkipReason::TooComplex)),
+        Err(sparse::Refused::Malformed) => Err(Unread::Malformed),
+    }
+}
 
 /// The reader of the `message` table of OpenCode's (or a fork's: Kilo)
 /// database, its responses counted under the agent's name.
@@ -56,27 +96,42 @@ fn read_messages(
     out: &mut Vec<Evidence>,
 ) -> rusqlite::Result<()> {
     let connection = open_read_only(path)?;
+    // `data` selected by its length first: one over the bound is never
+    // read into memory (see `whole::column_within`).
     let mut statement = connection.prepare(
-        "SELECT m.session_id, m.time_updated, m.data, s.directory
+        "SELECT m.session_id, m.time_updated, octet_length(m.data),
+                CASE WHEN octet_length(m.data) <= ?2 THEN m.data END, s.directory, m.id
            FROM message m LEFT JOIN session s ON s.id = m.session_id
           WHERE m.time_updated >= ?1 ORDER BY m.time_updated",
     )?;
-    let mut rows = statement.query([resume.updated_ms.unwrap_or(i64::MIN)])?;
+    // 1 MiB: an SQLite integer whatever the platform.
+    let mut rows = statement.query([resume.updated_ms.unwrap_or(i64::MIN), MAX_DATA_BYTES as i64])?;
     let (mut sessions, mut models) = (LastName::default(), LastName::default());
     let mut found = Found::new(provider, &mut sessions, &mut models, out);
     let mut named = HashSet::new();
     while let Some(row) = rows.next()? {
         let (Ok(session), Ok(updated)) = (row.get_ref(0)?.as_str(), row.get_ref(1)?.as_i64()) else { continue };
         resume.updated_ms = resume.updated_ms.max(Some(updated));
-        let Ok(data) = row.get_ref(2)?.as_str() else { continue };
+        let length = row.get_ref(2)?.as_i64().ok().and_then(|length| u64::try_from(length).ok());
+        let data = match (row.get_ref(3)?, length) {
+            (ValueRef::Text(data), _) => Ok(data),
+            // Over the bound: not selected, only its length.
+            (ValueRef::Null, Some(length)) if length > MAX_DATA_BYTES => Err(length),
+            _ => continue,
+        };
         if named.insert(session.to_owned()) {
-            found.session(session, row.get_ref(3)?.as_str().ok());
+            found.session(session, row.get_ref(4)?.as_str().ok());
         }
-        if data.len() > MAX_DATA_BYTES {
-            continue;
-        }
-        if let Ok(message) = serde_json::from_str::<Value>(data) {
-            response(&message, session, &mut found);
+        let message = data
+            .map_err(|length| (Unread::Passed(SkipReason::OversizedDocument), length))
+            .and_then(|data| parse_message(data).map_err(|unread| (unread, data.len() as u64)));
+        match message {
+            Ok(message) => response(&message, session, &mut found),
+            Err((Unread::Passed(reason), length)) => {
+                let id = row.get_ref(5)?.as_str().unwrap_or("");
+                pass_over_value(reason, length, path, &format_args!("message {id}"));
+            }
+            Err((Unread::Malformed, _)) => {}
         }
     }
     Ok(())
@@ -145,5 +200,59 @@ fn counters(tokens: &Value) -> Counters {
         reasoning_output_tokens: reasoning,
         total_tokens: total,
         ..Counters::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::agents::tests::{database, noted, read_whole, tiny_items};
+
+    /// OpenCode's tables (the columns the reader reads).
+    const SCHEMA: &str = "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL);
+        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+            time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+        INSERT INTO session VALUES ('ses_a', '/home/dev/app');";
+
+    /// A response's `data`, with `@skip@` in a field not read and `@kept@`
+    /// its input count.
+    const MESSAGE: &str = r#"{"role":"assistant","providerID":"mock","modelID":"m","summary":@skip@,
+        "time":{"created":1796440939675,"completed":@n@},"tokens":{"total":15,"input":@kept@,"output":5,
+        "reasoning":0,"cache":{"write":0,"read":0}}}"#;
+
+    fn message(n: i64, skip: &str, kept: &str) -> String {
+        MESSAGE.replace("@skip@", skip).replace("@kept@", kept).replace("@n@", &(1_796_440_940_000 + n).to_string())
+    }
+
+    /// Beside good messages, a message whose `data` passes its bound is
+    /// named by its length (SQLite never reads it), and one whose read
+    /// fields are millions of tiny items is named too; tiny items where
+    /// nothing is read are passed over, and the message read.
+    #[test]
+    fn long_and_complex_data_is_named_and_the_rest_read() {
+        let (_dir, path, db) = database("opencode.db", SCHEMA);
+        let junk = tiny_items(400_000);
+        let long = message(3, &format!("\"{}\"", "x".repeat(MAX_DATA_BYTES as usize)), "10");
+        let complex = message(4, "0", &junk);
+        let rows = [
+            ("m1", message(1, "0", "10")),
+            ("m2", message(2, &junk, "10")),
+            ("m3", long.clone()),
+            ("m4", complex.clone()),
+            ("m5", message(5, "0", "\"ten\"")),
+        ];
+        for (at, (id, data)) in rows.iter().enumerate() {
+            db.execute("INSERT INTO message VALUES (?1, 'ses_a', ?2, ?2, ?3)", (id, at as i64, data)).unwrap();
+        }
+        let _ = noted();
+        let (writes, _) = read_whole(Provider::OpenCode, &path, &AgentState::default());
+        assert_eq!(writes.len(), 3, "m1, m2 (its junk not read) and m5 (its input unknown)");
+        assert_eq!(writes.iter().filter(|w| w.tokens.input_tokens == Some(10)).count(), 2);
+        assert_eq!(
+            noted(),
+            [(0, long.len() as u64, SkipReason::OversizedDocument), (0, complex.len() as u64, SkipReason::TooComplex)]
+        );
+        assert_eq!(parse_message(long.as_bytes()), Err(Unread::Passed(SkipReason::OversizedDocument)));
+        assert_eq!(parse_message(b"{\"role\": \"assistant\", \"tokens\": 5"), Err(Unread::Malformed));
     }
 }

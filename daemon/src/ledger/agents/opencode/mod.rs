@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader};
 use crate::ledger::evidence::Evidence;
 
-/// What one `message` row's `data` of `session` is to the ledger (for
-/// fuzzing: ingestion reads rows in [`database`]).
+/// What one `message` row's `data` of `session` is to the ledger, read
+/// as ingestion reads it (within its bound, for the fields it reads): for
+/// fuzzing, as ingestion reads rows in [`database`].
 pub fn read_message(session: &str, data: &[u8]) -> Vec<Evidence> {
     let mut out = Vec::new();
-    if let Ok(message) = serde_json::from_slice(data) {
+    if let Ok(message) = database::parse_message(data) {
         database::read_message(session, &message, &mut out);
     }
     out

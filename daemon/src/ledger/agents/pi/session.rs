@@ -20,6 +20,7 @@ use std::marker::PhantomData;
 use crate::ledger::agents::lines::{
     Found, LineRules, NamedSession, contains, count, markers, spelled, text, time_ms, wrapped_agent,
 };
+use crate::ledger::agents::sparse::{Keep, keep};
 
 /// An agent whose session logs are pi's.
 pub(crate) trait PiLog: Send + 'static {
@@ -54,8 +55,22 @@ markers! {
     SESSION = b"\"session\"";
 }
 
+keep! {
+    /// What [`Session::read`] reads of a line.
+    LINE = [
+        "type", "id", "cwd", "timestamp",
+        "message/role", "message/provider", "message/responseId", "message/timestamp", "message/model",
+        "message/modelId", "message/usage/input", "message/usage/cacheWrite", "message/usage/cacheRead",
+        "message/usage/output", "message/usage/totalTokens",
+    ];
+}
+
 impl<A: PiLog> LineRules for Session<A> {
     const PROVIDER: Provider = A::PROVIDER;
+
+    fn keep() -> &'static Keep {
+        &LINE
+    }
 
     fn is_marked(line: &[u8]) -> bool {
         contains(line, &USAGE) || contains(line, &SESSION)

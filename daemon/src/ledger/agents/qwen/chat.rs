@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ledger::agents::lines::{Found, LineRules, NamedSession, contains, count, markers, text, time_ms};
+use crate::ledger::agents::sparse::{Keep, keep};
 
 /// What the reader keeps of a chat log where it stopped: the session it
 /// named last.
@@ -25,8 +26,24 @@ markers! {
     SESSION_ID = b"\"sessionId\"";
 }
 
+keep! {
+    /// What [`Chat::read`] reads of a line.
+    LINE = [
+        "sessionId", "cwd", "timestamp",
+        "systemPayload/uiEvent/event.name", "systemPayload/uiEvent/event.timestamp",
+        "systemPayload/uiEvent/response_id", "systemPayload/uiEvent/model",
+        "systemPayload/uiEvent/input_token_count", "systemPayload/uiEvent/cached_content_token_count",
+        "systemPayload/uiEvent/output_token_count", "systemPayload/uiEvent/thoughts_token_count",
+        "systemPayload/uiEvent/total_token_count",
+    ];
+}
+
 impl LineRules for Chat {
     const PROVIDER: Provider = Provider::Qwen;
+
+    fn keep() -> &'static Keep {
+        &LINE
+    }
 
     fn is_marked(line: &[u8]) -> bool {
         contains(line, &API_RESPONSE) || contains(line, &SESSION_ID)
