@@ -2,7 +2,9 @@
 //! WAL frame, and a damaged schema page, are both `corrupt` — never a smaller
 //! total that looks exact, never only `missing` (which alone would read as
 //! "nothing was ever observed"). A damaged ledger record or response pack is
-//! named and left out of every figure the records answer.
+//! named and left out of every figure the records answer. An events store
+//! whose index disagrees with its table, or that does not read as a
+//! database, is `corrupt` (named), and left as it is.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -321,5 +323,117 @@ fn random_bit_flips_over_every_table_never_take_a_view_down() {
             );
         }
         std::fs::write(path, pristine).unwrap();
+    }
+}
+
+/// The byte ranges of `index`'s pages in the database file at `db`, as
+/// SQLite's `dbstat` table lists them.
+fn index_pages(db: &std::path::Path, index: &str) -> Vec<std::ops::Range<usize>> {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let size: usize = conn.pragma_query_value(None, "page_size", |row| row.get(0)).unwrap();
+    let pages: Vec<usize> = conn
+        .prepare("SELECT pageno FROM dbstat WHERE name = ?1")
+        .unwrap()
+        .query_map([index], |row| row.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    pages.into_iter().map(|page| (page - 1) * size..page * size).collect()
+}
+
+/// beed started on `home`, which must refuse to start: its exit code and
+/// what it said.
+fn refused_start(home: &TestHome) -> (Option<i32>, String) {
+    let log = home.path().join("refused-beed.log");
+    let mut child = home
+        .command(bin("beed"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let exited = eventually(std::time::Duration::from_secs(20), || matches!(child.try_wait(), Ok(Some(_))));
+    if !exited {
+        let _ = child.kill();
+    }
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(exited, "beed started on a damaged events store:\n{said}");
+    (status.code(), said)
+}
+
+/// `beectl audit` (of one session, and of the recent ones) on a damaged
+/// events store: `corrupt`, exit 5, and what it says.
+fn audit_refused(home: &TestHome, session: &str) -> String {
+    let mut said = String::new();
+    for args in [&["audit", "--session", session][..], &["audit"][..]] {
+        let output = home.beectl(args);
+        let answer = parse_json_line(&output.stdout);
+        assert_eq!(output.status.code(), Some(5), "{args:?}: {answer}");
+        assert_eq!(answer["issues"], serde_json::json!(["corrupt"]), "{args:?}: {answer}");
+        said = answer["message"].as_str().unwrap_or_default().to_owned();
+    }
+    said
+}
+
+/// A byte flipped in a session id inside the `event_session` index (which
+/// no row's checksum covers): every page still reads, and a read of the
+/// session through the index finds none of its events — an audit that
+/// believed it would call the session `persistence_unverified`, "nothing
+/// stored", with no issue. The integrity check finds the index disagreeing
+/// with its table: `corrupt`, the index and its table named, for the audit
+/// and for beed, which refuses to start on it; the store stays byte for
+/// byte as it was found.
+#[test]
+fn a_flipped_byte_in_the_session_index_is_corrupt_and_named() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    post_tool_events(&home, "s-index", &["toolu_FIRST", "toolu_SECOND", "toolu_LAST"]);
+    assert_eq!(daemon.stop(), Some(0));
+    let db = events_db(&home);
+    let pristine = std::fs::read(&db).unwrap();
+    let at = index_pages(&db, "event_session")
+        .into_iter()
+        .find_map(|page| pristine[page.clone()].windows(7).position(|w| w == b"s-index").map(|at| page.start + at))
+        .expect("the session in its index");
+    flip_byte(&db, at as u64 + 4);
+    let damaged = std::fs::read(&db).unwrap();
+
+    let said = audit_refused(&home, "s-index");
+    assert!(said.contains("index event_session of table event"), "{said}");
+    assert_eq!(std::fs::read(&db).unwrap(), damaged, "the audit changed nothing");
+    let (code, said) = refused_start(&home);
+    assert_eq!(code, Some(5), "{said}");
+    assert!(said.contains("corrupt") && said.contains("event_session"), "{said}");
+    assert_eq!(std::fs::read(&db).unwrap(), damaged, "beed did not touch the evidence");
+}
+
+/// An events store that SQLite cannot read as one — garbage from its first
+/// byte, or a sound header and schema page before garbage — is `corrupt`,
+/// never `io` (the audit used to answer "database disk image is malformed"
+/// as `io`), and beed refuses it, leaving it as it is.
+#[test]
+fn a_malformed_events_store_is_corrupt_never_io() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&["--ingest-every", "0"]);
+    post_tool_events(&home, "s-bad", &["toolu_A", "toolu_B"]);
+    assert_eq!(daemon.stop(), Some(0));
+    let db = events_db(&home);
+    let pristine = std::fs::read(&db).unwrap();
+    let page = usize::from(u16::from_be_bytes([pristine[16], pristine[17]]));
+    assert!(pristine.len() > 2 * page, "pages past the schema's");
+    let noise = |n: usize| (n * 7_919 % 251) as u8;
+    let garbage: Vec<u8> = (0..pristine.len()).map(noise).collect();
+    let mut schema_only = pristine.clone();
+    schema_only[page..].iter_mut().enumerate().for_each(|(n, byte)| *byte = noise(n));
+    for (case, damaged) in [("garbage", garbage), ("garbage past the schema page", schema_only)] {
+        std::fs::write(&db, &damaged).unwrap();
+        let said = audit_refused(&home, "s-bad");
+        assert!(!said.is_empty(), "{case}");
+        assert_eq!(std::fs::read(&db).unwrap(), damaged, "{case}: the audit changed nothing");
+        let (code, said) = refused_start(&home);
+        assert_eq!(code, Some(5), "{case}: {said}");
+        assert!(said.contains("corrupt"), "{case}: {said}");
+        assert_eq!(std::fs::read(&db).unwrap(), damaged, "{case}: beed did not touch the evidence");
     }
 }

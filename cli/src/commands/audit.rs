@@ -11,6 +11,7 @@ use bee_daemon::client::stream::{self, StreamTarget};
 use bee_daemon::events::audit::{self, Context, Presented};
 use bee_daemon::events::store;
 use bee_daemon::rendered::Rendered;
+use bee_daemon::storage::sqlite;
 use bee_proto::audit::{AuditReport, AuditSummary, Boundary, Manifest, Receipt, ReceiptStatus};
 use bee_proto::delivery::Issue;
 use bee_proto::events::{EVENTS_RECENT_PATH, MAX_RECENT, RECEIPT_PREFIX};
@@ -72,15 +73,18 @@ fn context<'a>(inputs: &'a Inputs, spool: Option<&'a Path>, presented: Option<au
     }
 }
 
-/// The events store read-only: `None` when there is none yet.
+/// The events store read-only, once its integrity check passed (damage is
+/// `corrupt`, named): `None` when there is none yet.
 fn events_store() -> Result<Option<store::Connection>, Rendered> {
     let Some(dir) = bee_proto::paths::default_events_store() else {
         return Err(unavailable("io", bee_proto::paths::NO_HOME.into()));
     };
-    match store::open_reader(&dir) {
+    match store::open_checked(&dir) {
         Ok(conn) => Ok(Some(conn)),
-        Err(Issue::Missing) => Ok(None),
-        Err(issue) => Err(unavailable(issue.as_str(), format!("events store at {}", dir.display()))),
+        Err(refused) if refused.issue == Issue::Missing => Ok(None),
+        Err(refused) => {
+            Err(unavailable(refused.issue.as_str(), format!("events store at {}: {}", dir.display(), refused.reason)))
+        }
     }
 }
 
@@ -154,7 +158,8 @@ pub fn audit(args: AuditArgs) -> Rendered {
             })
         }
     };
-    result.unwrap_or_else(|err| unavailable("io", err.to_string()))
+    // A read that failed: `corrupt` when SQLite says the store is damaged.
+    result.unwrap_or_else(|err| unavailable(sqlite::issue_of(&err).as_str(), err.to_string()))
 }
 
 /// Exit 5 when a class `--fail-on` names is among `classes`: the report
@@ -258,7 +263,7 @@ pub fn canary(args: AuditArgs) -> Rendered {
     let cx = context(&inputs, spool.as_deref(), presented.is_some().then_some(&witness as audit::Witness<'_>));
     let mut report = match audit::audit_session(conn.as_ref(), &session, &cx) {
         Ok(report) => report,
-        Err(err) => return unavailable("io", err.to_string()),
+        Err(err) => return unavailable(sqlite::issue_of(&err).as_str(), err.to_string()),
     };
     canary_receipts(&mut report, &hooks, listed.as_deref(), cx.now_ms);
     let exit = gate(&args, std::iter::once(report.class));

@@ -18,6 +18,19 @@ pub fn ledger_dir() -> Result<PathBuf, Rendered> {
 /// where Bee looks for the provider logs and whether it found any.
 pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
     let dir_shown = dir.display();
+    // Gone or emptied after it held records: a loss, never "not yet".
+    if matches!(issue, Issue::Missing | Issue::Corrupt)
+        && let Some(since) = bee_daemon::ledger::store::held_since(dir)
+    {
+        let db = dir.join(bee_daemon::ledger::store::DB_FILE);
+        let lost = bee_daemon::ledger::store::lost_reason(dir, &since);
+        let message = match std::fs::metadata(&db) {
+            Ok(meta) if meta.len() == 0 => format!("the ledger at {dir_shown} was emptied (0 bytes): {lost}"),
+            Err(_) => lost,
+            Ok(_) => format!("the ledger at {dir_shown} does not read as Bee's ledger; nothing was changed"),
+        };
+        return unavailable(Issue::Corrupt.as_str(), Some(message));
+    }
     let message = match issue {
         Issue::Missing => {
             let roots = bee_daemon::ledger::ingest::Roots::from_env();

@@ -46,13 +46,13 @@ pub fn top(timezone: Option<String>, once: bool, json: bool) -> Rendered {
     if json {
         return match read() {
             Ok(view) => Rendered::json(Exit::Success, &view),
-            Err(issue) => unavailable(issue.as_str(), None),
+            Err(issue) => crate::commands::ledger::ledger_unavailable(issue, &dir),
         };
     }
     if once || !std::io::stdout().is_terminal() {
         return match read() {
             Ok(view) => Rendered { exit: Exit::Success, bytes: (text(&view).join("\n") + "\n").into_bytes() },
-            Err(issue) => unavailable(issue.as_str(), None),
+            Err(issue) => crate::commands::ledger::ledger_unavailable(issue, &dir),
         };
     }
     match run_live(&read) {

@@ -13,7 +13,7 @@ use bee_proto::ledger::{
 use bee_proto::usage::WindowKind;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use crate::ledger::agents;
@@ -30,6 +30,30 @@ use crate::storage::sqlite::{self, DbError, sql_integer};
 
 /// Database file inside the ledger directory.
 pub const DB_FILE: &str = "ledger.sqlite3";
+/// Beside the database: written once the ledger holds a record (with the
+/// time it was first seen to), so a ledger removed or emptied later is
+/// named as lost rather than built again from nothing as a new one.
+pub const HELD_FILE: &str = "held-records";
+/// Whether the ledger holds any record of any kind.
+const HOLDS_ANY_RECORD: &str = "SELECT EXISTS (SELECT 1 FROM response) OR EXISTS (SELECT 1 FROM call) \
+     OR EXISTS (SELECT 1 FROM turn_mark) OR EXISTS (SELECT 1 FROM limit_hit) OR EXISTS (SELECT 1 FROM quota_snapshot)";
+
+/// When the ledger at `dir` was first seen to hold records, if it was.
+pub fn held_since(dir: &Path) -> Option<String> {
+    let text = crate::storage::files::read_text_at_most(&dir.join(HELD_FILE), 64).ok()?;
+    Some(text.trim().to_owned()).filter(|at| !at.is_empty())
+}
+
+/// What a lost ledger means, and what to do about it.
+pub fn lost_reason(dir: &Path, since: &str) -> String {
+    format!(
+        "the ledger is gone, though it held records (since {since}): the records only beed held — `beectl run` calls, \
+         hook-observed turns, limit notices from status lines — are lost with it; restore {} from a backup, or remove \
+         {} to let a new ledger be built from the agents' logs",
+        dir.join(DB_FILE).display(),
+        dir.join(HELD_FILE).display()
+    )
+}
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
@@ -391,6 +415,9 @@ pub struct Ledger {
     /// Told after every commit that added a record: live views wait on it
     /// instead of asking again and again.
     on_change: Option<Box<dyn Fn() + Send>>,
+    /// The ledger's directory, and whether [`HELD_FILE`] says it holds records.
+    dir: PathBuf,
+    held_noted: bool,
 }
 
 /// The schema (and rows) every migration builds, as SQL written at once
@@ -410,16 +437,42 @@ pub(crate) enum BulkJournal {
 
 impl Ledger {
     pub fn open(dir: &Path) -> Result<Ledger, DbError> {
+        // A ledger that held records and is gone is a loss to name, never a
+        // new empty ledger built in its place without a word.
+        let db_file = dir.join(DB_FILE);
+        if let Some(since) = held_since(dir) {
+            let emptied = std::fs::symlink_metadata(&db_file).is_ok_and(|meta| meta.is_file() && meta.len() == 0);
+            let gone =
+                matches!(crate::storage::files::classify(&db_file), Ok(crate::storage::files::PathKind::Missing));
+            if emptied || gone {
+                let lost = lost_reason(dir, &since);
+                let reason = if emptied { format!("it was emptied (0 bytes): {lost}") } else { lost };
+                return Err(DbError::Corrupt { path: db_file, reason });
+            }
+        }
         let db = sqlite::open_writer_at(dir, DB_FILE, MIGRATIONS, Some(LATEST_SCHEMA))?;
+        let mut ledger = Ledger { db, on_change: None, dir: dir.to_owned(), held_noted: held_since(dir).is_some() };
+        if !ledger.held_noted && ledger.db.conn.query_row(HOLDS_ANY_RECORD, [], |row| row.get::<_, bool>(0))? {
+            ledger.note_held();
+        }
         // Ingestion appends tens of thousands of calls a pass, and record ids
         // are random: every commit touches pages all over the id index. A
         // 64 MiB page cache keeps them in memory instead of re-reading them
         // from the file at each commit.
-        db.conn.pragma_update(None, "cache_size", -65_536)?;
+        ledger.db.conn.pragma_update(None, "cache_size", -65_536)?;
         // The response index an earlier version's first pass dropped, if it
         // stopped before building it again.
-        db.conn.execute_batch(RESPONSE_KEY_INDEX)?;
-        Ok(Ledger { db, on_change: None })
+        ledger.db.conn.execute_batch(RESPONSE_KEY_INDEX)?;
+        Ok(ledger)
+    }
+
+    /// Writes [`HELD_FILE`]: from now on, this ledger gone is a loss.
+    fn note_held(&mut self) {
+        let at = bee_proto::time::format_rfc3339(std::time::SystemTime::now());
+        match crate::storage::files::write_private(&self.dir.join(HELD_FILE), at.as_bytes()) {
+            Ok(()) => self.held_noted = true,
+            Err(err) => tracing::warn!(error = %err, "the ledger's note that it holds records not written"),
+        }
     }
 
     /// Appends `records` in one transaction; a record id seen before is a
@@ -604,6 +657,9 @@ impl Ledger {
         let responses = fresh.len() as u64;
         touched.write(&tx)?;
         tx.commit()?;
+        if answer.appended > 0 && !self.held_noted {
+            self.note_held();
+        }
         if answer.appended > 0
             && let Some(on_change) = &self.on_change
         {

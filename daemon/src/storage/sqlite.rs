@@ -66,12 +66,34 @@ pub fn open_writer_at(dir: &Path, db_file: &str, migrations: &[&str], latest: Op
         Err(std::fs::TryLockError::Error(err)) => return Err(err.into()),
     }
     let db = dir.join(db_file);
-    match files::classify(&db)? {
-        PathKind::Missing => create(&db, migrations, latest)?,
-        PathKind::RegularFile => {}
+    let existed = match files::classify(&db)? {
+        PathKind::Missing => {
+            create(&db, migrations, latest)?;
+            false
+        }
+        PathKind::RegularFile => true,
         _ => return Err(DbError::Unsupported(db)),
+    };
+    // A store is built whole and moved into place, so an empty file here
+    // is one that lost its contents: named, never silently built anew.
+    if existed && std::fs::metadata(&db)?.len() == 0 {
+        let reason = "the database file is empty (0 bytes); it is left as it is: move it aside to have a new one built";
+        return Err(DbError::Corrupt { path: db, reason: reason.into() });
     }
     let conn = connect(&db)?;
+    // A damaged store is left as it is: its writer never opens on it.
+    if existed {
+        match check_integrity(&conn, INTEGRITY_BUDGET) {
+            Integrity::Sound => {}
+            Integrity::Unfinished => {
+                tracing::warn!(store = %db.display(), "integrity check not finished in its time; opening the store");
+            }
+            Integrity::Damaged(found) => {
+                let reason = format!("{found}; it is left as it is: move it aside to have a new one built");
+                return Err(DbError::Corrupt { path: db, reason });
+            }
+        }
+    }
     migrate(&conn, migrations)?;
     Ok(Writer { conn, path: db, _lock: lock })
 }
@@ -251,6 +273,9 @@ pub fn open_reader(dir: &Path, db_file: &str, known: usize) -> Result<(Connectio
         Ok(_) | Err(_) => return Err(Issue::Io),
     }
     match std::fs::metadata(&db) {
+        // A store is never an empty file (it is built whole): one that
+        // lost its contents is damage, never "no store yet".
+        Ok(meta) if meta.len() == 0 => return Err(Issue::Corrupt),
         Ok(meta) if meta.len() <= MAX_DB_BYTES => {}
         _ => return Err(Issue::Io),
     }
@@ -270,6 +295,59 @@ pub fn open_reader(dir: &Path, db_file: &str, known: usize) -> Result<(Connectio
         Ok(_) => Err(Issue::Corrupt),
         Err(err) if err.sqlite_error_code() == Some(ErrorCode::Unknown) => Err(Issue::Corrupt),
         Err(err) => Err(issue_of(&err)),
+    }
+}
+
+/// What a store's integrity check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Integrity {
+    Sound,
+    /// What SQLite found wrong, its first few findings (tables and indexes named).
+    Damaged(String),
+    /// The check ran out of its time: nothing was found in what it read.
+    Unfinished,
+}
+
+/// How long a writer's open may spend checking its store.
+pub const INTEGRITY_BUDGET: Duration = Duration::from_secs(3);
+
+/// Findings of an integrity check reported, at most.
+const INTEGRITY_FINDINGS: u32 = 8;
+
+/// `PRAGMA integrity_check` over the whole store — every page, every
+/// row's format and every index against its table (a flipped bit in an
+/// index that `quick_check` would pass) — stopped once `budget` has passed.
+pub fn check_integrity(conn: &Connection, budget: Duration) -> Integrity {
+    // Past the budget, a watcher interrupts the check; a check done sooner
+    // lets the watcher go (its channel closes).
+    let interrupt = conn.get_interrupt_handle();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watcher = std::thread::Builder::new().name("bee-check".into()).spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(budget) {
+            interrupt.interrupt();
+        }
+    });
+    let findings = (|| -> rusqlite::Result<Vec<String>> {
+        let mut statement = conn.prepare(&format!("PRAGMA integrity_check({INTEGRITY_FINDINGS})"))?;
+        // A finding may hold bytes that are not UTF-8 (a damaged name).
+        let rows =
+            statement.query_map([], |row| Ok(String::from_utf8_lossy(row.get_ref(0)?.as_bytes()?).into_owned()))?;
+        rows.collect()
+    })();
+    drop(done);
+    if let Ok(watcher) = watcher {
+        let _ = watcher.join();
+    }
+    match findings {
+        Ok(findings) if findings.len() == 1 && findings[0] == "ok" => Integrity::Sound,
+        Ok(findings) => Integrity::Damaged(findings.join("; ")),
+        Err(err) if err.sqlite_error_code() == Some(ErrorCode::OperationInterrupted) => Integrity::Unfinished,
+        Err(err) if issue_of(&err) == Issue::Corrupt => Integrity::Damaged(err.to_string()),
+        // Busy or an I/O error is no evidence of damage: the check is not done.
+        Err(err) => {
+            tracing::warn!(error = %err, "integrity check could not run");
+            Integrity::Unfinished
+        }
     }
 }
 

