@@ -420,3 +420,149 @@ fn setup_folds_the_old_one_process_per_role_wiring_into_one_entry_per_event() {
     assert_eq!(undone["changed"], true, "{undone}");
     assert_eq!(read(&settings), original, "the old wiring, byte for byte");
 }
+
+/// A project's settings wired by `setup --service none` (and any `extra`
+/// flags), then undone; the two answers.
+fn wire_then_undo(home: &TestHome, project: &Path, extra: &[&str]) -> (Value, Value) {
+    let project = project.to_str().unwrap();
+    let mut args = vec!["setup", "--project", project, "--service", "none"];
+    args.extend_from_slice(extra);
+    let wired = parse_json_line(&beectl(home, &args).stdout);
+    let undone = parse_json_line(&beectl(home, &["setup", "--project", project, "--undo"]).stdout);
+    (wired, undone)
+}
+
+/// The issue's case: `{"model":"opus","hooks":{}}`, set up and undone with
+/// nothing edited in between, comes back as those bytes, and the undo does
+/// not claim the file was edited (taking Bee's last entries out used to
+/// take the empty `hooks` with them, so the file no longer read as the
+/// original and was written as `{"model":"opus"}`).
+#[test]
+fn undo_of_an_unedited_file_with_empty_hooks_gives_back_its_bytes() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let project = home.path().join("app");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let settings = project.join(".claude/settings.json");
+    let original = r#"{"model":"opus","hooks":{}}"#;
+    std::fs::write(&settings, original).unwrap();
+
+    let (wired, undone) = wire_then_undo(&home, &project, &[]);
+    assert_eq!(wired["changed"], true, "{wired}");
+    assert_eq!(read(&settings), original, "byte for byte: {undone}");
+    assert!(!undone["kept"].to_string().contains("edited since setup"), "nobody edited it: {undone}");
+    assert!(undone["changes"].to_string().contains("restored"), "{undone}");
+    assert_eq!(std::fs::read_dir(home.bee_dir().join("setup")).unwrap().count(), 0, "no receipt left");
+}
+
+/// Whatever an unedited settings file held, `--undo` gives back its exact
+/// bytes: no trailing newline or several, tabs and odd spacing, CRLF, its
+/// key order, unicode escapes, numbers as written, the user's own hooks and
+/// status line, an empty event list; and a file setup made goes again (the
+/// directory with it when setup made that too). A second `setup` that
+/// changed more in between is undone as well. The receipt that holds the
+/// original is the user's alone (0600 in a 0700 directory).
+#[test]
+fn undo_of_an_unedited_file_restores_any_original_shape_byte_for_byte() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let shapes: [(&str, &str); 10] = [
+        ("newline", "{\"model\":\"opus\",\"hooks\":{}}\n"),
+        ("spacing", "{ \"hooks\" :{ } ,\n\t\"model\":\"opus\"   }\n\n"),
+        ("crlf", "{\r\n  \"model\": \"opus\",\r\n  \"hooks\": {}\r\n}\r\n"),
+        ("escapes", "{\"z\": 1, \"a\": \"caf\\u00e9 \\ud83d\\udc1d \\/\", \"hooks\": {}, \"m\": [1,2]}"),
+        ("numbers", "{\"n\": 1.0, \"e\": 1E3, \"hooks\": {}, \"big\": 12345678901234567890}\n"),
+        ("no-hooks", "{\n\t\"model\": \"opus\"\n}"),
+        (
+            "users-hooks",
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"./notify.sh"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./guard.sh"}]}]},"env":{"ANTHROPIC_API_KEY":"sk-test"}}"#,
+        ),
+        ("status-line", "{\"statusLine\": {\"type\": \"command\", \"command\": \"echo hi\"}, \"hooks\": {}}\n"),
+        ("empty-event", "{\"hooks\": {\"Stop\": [], \"SessionStart\": []}}\n"),
+        ("unicode", "{\"model\": \"opus\", \"note\": \"é 🐝\", \"hooks\": {}}\n"),
+    ];
+    for (name, original) in shapes {
+        let project = home.path().join(name);
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        let settings = project.join(".claude/settings.json");
+        std::fs::write(&settings, original).unwrap();
+        let (wired, undone) = wire_then_undo(&home, &project, &[]);
+        assert_eq!(wired["changed"], true, "{name}: {wired}");
+        assert_eq!(read(&settings), original, "{name}: {undone}");
+        assert!(!undone["kept"].to_string().contains("edited since setup"), "{name}: {undone}");
+    }
+
+    // A second setup that changes more (the team events), nothing edited
+    // between: still the original bytes. The receipt in between holds the
+    // original, privately.
+    let project = home.path().join("twice");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let settings = project.join(".claude/settings.json");
+    let original = "{\"model\":\"opus\",\"hooks\":{}}";
+    std::fs::write(&settings, original).unwrap();
+    let dir = project.to_str().unwrap();
+    let first = parse_json_line(&beectl(&home, &["setup", "--project", dir, "--service", "none"]).stdout);
+    let second = parse_json_line(&beectl(&home, &["setup", "--project", dir, "--service", "none", "--team"]).stdout);
+    assert_eq!((first["changed"].clone(), second["changed"].clone()), (json!(true), json!(true)), "{second}");
+    let receipt = Path::new(second["receipt"].as_str().unwrap());
+    let mode = |path: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(path).unwrap().permissions());
+    assert_eq!(mode(receipt) & 0o777, 0o600, "the receipt holds the user's file");
+    assert_eq!(mode(receipt.parent().unwrap()) & 0o777, 0o700);
+    let undone = parse_json_line(&beectl(&home, &["setup", "--project", dir, "--undo"]).stdout);
+    assert_eq!(read(&settings), original, "{undone}");
+    assert!(!undone["kept"].to_string().contains("edited since setup"), "{undone}");
+
+    // No file before setup: none after its undo; the directory setup made
+    // goes too, one that was there stays.
+    for (name, made_dir) in [("no-file", false), ("no-dir", true)] {
+        let project = home.path().join(name);
+        std::fs::create_dir_all(if made_dir { project.clone() } else { project.join(".claude") }).unwrap();
+        let (wired, undone) = wire_then_undo(&home, &project, &[]);
+        assert_eq!(wired["changed"], true, "{name}: {wired}");
+        assert!(!project.join(".claude/settings.json").exists(), "{name}: {undone}");
+        assert_eq!(project.join(".claude").exists(), !made_dir, "{name}: {undone}");
+    }
+}
+
+/// A file edited after setup keeps the user's edit through `--undo`: only
+/// Bee's entries go, the answer says the file was edited, and the user's
+/// empty `hooks` stays. An edit made between two setups survives as well:
+/// the original bytes would undo it, so they are not put back.
+#[test]
+fn undo_of_an_edited_file_keeps_the_users_edit() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let original = r#"{"model":"opus","hooks":{}}"#;
+    let edit = |settings: &Path| {
+        let mut edited: Value = serde_json::from_str(&read(settings)).unwrap();
+        edited["model"] = json!("sonnet");
+        edited["env"] = json!({"MY_FLAG": "1"});
+        std::fs::write(settings, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+    };
+    for between in [false, true] {
+        let project = home.path().join(if between { "between" } else { "after" });
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        let settings = project.join(".claude/settings.json");
+        std::fs::write(&settings, original).unwrap();
+        let dir = project.to_str().unwrap();
+        let wired = parse_json_line(&beectl(&home, &["setup", "--project", dir, "--service", "none"]).stdout);
+        assert_eq!(wired["changed"], true, "{wired}");
+        edit(&settings);
+        if between {
+            let again =
+                parse_json_line(&beectl(&home, &["setup", "--project", dir, "--service", "none", "--team"]).stdout);
+            assert_eq!(again["changed"], true, "{again}");
+        }
+        let undone = parse_json_line(&beectl(&home, &["setup", "--project", dir, "--undo"]).stdout);
+        assert!(undone["kept"].to_string().contains("edited since setup"), "between {between}: {undone}");
+        let text = read(&settings);
+        let left: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            left,
+            json!({"model": "sonnet", "hooks": {}, "env": {"MY_FLAG": "1"}}),
+            "between {between}: the edit stays, Bee's entries and status line go: {text}"
+        );
+        let keys: Vec<&String> = left.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["model", "hooks", "env"], "the empty hooks where it was: {text}");
+    }
+}

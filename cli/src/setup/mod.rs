@@ -4,9 +4,10 @@
 //! already there), pins the manifest the audit
 //! checks, and installs and starts beed as a user service. What it changed
 //! is kept in a receipt in `~/.bee/setup`, so that `beectl setup --undo`
-//! takes out exactly that and nothing else: when nobody touched the
-//! settings since, the original file comes back byte for byte; when
-//! somebody did, only Bee's entries go and their edits stay.
+//! takes out exactly that and nothing else: when the settings are still
+//! the bytes setup wrote (the receipt keeps their hash), the original file
+//! the receipt keeps comes back byte for byte; when somebody changed them,
+//! only Bee's entries go and their edits stay.
 //!
 //! Its parts, used by this file and by the commands that share them:
 //! [`hooks`] (`beectl hooks install | uninstall`, the hook command lines),
@@ -19,6 +20,7 @@ pub mod hooks;
 pub mod json_layout;
 pub mod service;
 
+use bee_daemon::context::artifacts::sha256;
 use bee_daemon::events::claude_settings::{self, BlockRole, Put};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
@@ -79,8 +81,25 @@ struct WrittenFile {
 struct Receipt {
     schema_version: u32,
     settings: PathBuf,
-    /// The settings as setup first found them (a backup), when there was a file.
+    /// The backup of the settings as setup first found them, when there was
+    /// a file (a receipt from before [`Receipt::original`] was kept reads
+    /// the original from it).
     original_backup: Option<PathBuf>,
+    /// The settings' bytes as setup first found them (`None`: no file), so
+    /// that undo gives back exactly them without relying on a backup the
+    /// user may have pruned. The user's own file, holding what it holds
+    /// (an `env` with tokens, say): the receipt is 0600 in Bee's 0700
+    /// `~/.bee/setup`, as the backup is in `~/.bee/backups`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    original: Option<String>,
+    /// The sha256 of the settings as setup last wrote them: while the file
+    /// is still those bytes nobody edited it, and undo puts
+    /// [`Receipt::original`] back byte for byte. `None` once a setup found
+    /// the file edited since the one before (the original would undo that
+    /// edit too), and in a receipt from before it was kept. Only a hash:
+    /// a second copy of the file is not needed to know it is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    written_sha256: Option<String>,
     /// There was no settings file before setup.
     created: bool,
     /// The directories setup made for the settings file, deepest first.
@@ -207,7 +226,12 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Rendered> {
         .map_err(|err| failed("io", format!("{}: {err}", dir.display())))?;
     FileChange { path: path.to_owned(), before: None, after: Some(text) }
         .write(false)
-        .map(|_| ())
+        .and_then(|_| {
+            // A settings receipt holds the user's original file: only its
+            // owner reads it, whatever mode an older receipt had.
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        })
         .map_err(|err| failed("io", format!("{}: {err}", path.display())))
 }
 
@@ -243,6 +267,8 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         schema_version: 1,
         settings: settings.path.clone(),
         original_backup: None,
+        original: None,
+        written_sha256: None,
         created: false,
         created_dirs: Vec::new(),
         hooks: Vec::new(),
@@ -327,11 +353,22 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         let backup = settings_change
             .write_if_unchanged(true)
             .map_err(|err| failed("io", format!("{}: {err}", settings.path.display())))?;
+        let written = settings_change.after.as_deref().map(|text| sha256(text.as_bytes()));
         if receipt.hooks.is_empty() && receipt.status_line.is_none() {
             // The first change setup makes here: what undo goes back to.
             receipt.original_backup.clone_from(&backup);
+            receipt.original.clone_from(&settings.before);
+            receipt.written_sha256 = written;
             receipt.created = settings.before.is_none();
             receipt.created_dirs = missing;
+        } else if still_written(&receipt, settings.before.as_deref()) {
+            // Still the bytes the last setup wrote: the original stays what
+            // an unedited file undoes to.
+            receipt.written_sha256 = written;
+        } else {
+            // Edited since the last setup: the original bytes would take
+            // that edit out too, so undo only ever takes Bee's entries out.
+            receipt.written_sha256 = None;
         }
         backups.extend(backup.map(|b| b.display().to_string()));
         receipt.hooks.extend(hook_changes);
@@ -499,6 +536,9 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
     let mut file_changes = Vec::new();
 
     if let Some(receipt) = &receipt {
+        let original = original_text(receipt)?;
+        // Still exactly what setup wrote: nobody edited it since.
+        let unedited = still_written(receipt, settings.before.as_deref());
         let mut value = settings.value.clone();
         for change in receipt.hooks.iter().rev() {
             let exactly = match (&change.groups_before, &change.groups_after) {
@@ -538,25 +578,24 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
                 kept.push("statusLine: changed since setup; left as it is".to_owned());
             }
         }
-        let original = match &receipt.original_backup {
-            Some(backup) => FileChange::read(backup).map_err(|message| failed("io", message))?,
-            None => None,
-        };
-        // Read by the rule `load` reads settings by: an empty file is `{}`.
-        let untouched_since = original
-            .as_deref()
-            .and_then(|text| {
-                if text.trim().is_empty() {
-                    Some(Value::Object(Default::default()))
-                } else {
-                    serde_json::from_str(text).ok()
-                }
-            })
-            .is_some_and(|original: Value| original == value);
-        let after = if receipt.created && value.as_object().is_some_and(serde_json::Map::is_empty) {
+        let original_value = original.as_deref().and_then(settings_value);
+        if let Some(original_value) = &original_value {
+            keep_hooks_object(&mut value, &settings.value, original_value);
+        }
+        // A receipt without the hash (from before it was kept, or a setup
+        // that found the file edited) knows the file unedited only by its
+        // value: what the original reads as, once Bee's entries are out.
+        let same_value = receipt.written_sha256.is_none() && original_value.as_ref() == Some(&value);
+        let after = if unedited && receipt.created {
+            // Setup made the file: unedited, it goes again.
             None
-        } else if untouched_since {
-            // Nobody changed anything else: the file as it was, byte for byte.
+        } else if let (true, Some(text)) = (unedited, &original) {
+            // Nobody changed it since: the file as it was, byte for byte,
+            // whatever it held.
+            Some(text.clone())
+        } else if receipt.created && value.as_object().is_some_and(serde_json::Map::is_empty) {
+            None
+        } else if same_value {
             original
         } else if value == settings.value {
             settings.before.clone()
@@ -700,6 +739,54 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
         service: service_report,
         receipt: None,
     })))
+}
+
+/// The settings as setup first found them (`None`: there was no file): in
+/// the receipt, or, in a receipt from before it kept them, in the backup.
+fn original_text(receipt: &Receipt) -> Result<Option<String>, Rendered> {
+    if receipt.original.is_some() || receipt.created {
+        return Ok(receipt.original.clone());
+    }
+    match &receipt.original_backup {
+        Some(backup) => FileChange::read(backup).map_err(|message| failed("io", message)),
+        None => Ok(None),
+    }
+}
+
+/// A settings text's value by the rule [`hooks::load`] reads settings by
+/// (an empty file is `{}`); `None` when it is not JSON.
+fn settings_value(text: &str) -> Option<Value> {
+    if text.trim().is_empty() { Some(Value::Object(serde_json::Map::new())) } else { serde_json::from_str(text).ok() }
+}
+
+/// Taking Bee's last entries out of `hooks` takes the emptied object with
+/// it; when the user's original file had a `hooks` object (`"hooks": {}`)
+/// and the file had one before the undo, it stays, at its original place,
+/// so an edited file keeps the key its owner wrote.
+fn keep_hooks_object(value: &mut Value, found: &Value, original: &Value) {
+    let Some(original) = original.as_object() else { return };
+    let Some(at) = original.keys().position(|key| key == "hooks") else { return };
+    if found.get("hooks").is_none() || !original.get("hooks").is_some_and(Value::is_object) {
+        return;
+    }
+    if let Some(root) = value.as_object_mut()
+        && !root.contains_key("hooks")
+    {
+        let at = at.min(root.len());
+        root.shift_insert(at, "hooks".to_owned(), Value::Object(serde_json::Map::new()));
+    }
+}
+
+/// Whether the settings file's text (`None`: no file) is still the bytes
+/// setup last wrote there, so nobody edited it since. Compared by hash, not
+/// by value: an edit that reads the same (`{}` taken out, a key moved, a
+/// newline) is still an edit, and the value of a file Bee wrote back need
+/// not be its original's.
+fn still_written(receipt: &Receipt, text: Option<&str>) -> bool {
+    match (&receipt.written_sha256, text) {
+        (Some(written), Some(text)) => *written == sha256(text.as_bytes()),
+        _ => false,
+    }
 }
 
 /// How many settings files other than `ours` setup still has receipts for.
