@@ -530,3 +530,153 @@ fn the_dashboard_explains_verdicts_and_shows_detail_activity_and_a_waiting_sessi
 fn bee_proto_now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
+
+/// A page doing what the reference client (disler's
+/// claude-code-hooks-multi-agent-observability, apps/client) does for a
+/// choice question: it reads the stream at the address after `#` (its
+/// API_BASE_URL), shows a button per choice of a pending question, and on a
+/// click runs EventRow.vue's submitChoice — `fetch` POST of
+/// `{choice, hookEvent, respondedAt}` as `application/json` to
+/// `/events/ID/respond`, no secret (it has none). Its `alert` on failure is
+/// recorded instead (an open alert would stop WebDriver).
+const REFERENCE_CLIENT_PAGE: &str = r#"<!doctype html><title>reference client</title><body><div id="events"></div><script>
+const API_BASE_URL = 'http://' + location.hash.slice(1);
+const WS_URL = 'ws://' + location.hash.slice(1) + '/stream';
+window.results = {stream: 'pending', submitted: [], alerts: []};
+const submitChoice = async (event, choice) => {
+  const response = {choice, hookEvent: event, respondedAt: Date.now()};
+  try {
+    const res = await fetch(`${API_BASE_URL}/events/${event.id}/respond`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(response)
+    });
+    if (!res.ok) throw new Error('Failed to submit choice: ' + res.status);
+    results.submitted.push(event.id);
+  } catch (error) {
+    results.alerts.push('Failed to submit choice. Please try again. (' + error.message + ')');
+  }
+};
+const render = (event) => {
+  if (!event.humanInTheLoop || event.humanInTheLoopStatus?.status !== 'pending') return;
+  if (document.querySelector(`[data-event="${event.id}"]`)) return;
+  const card = document.createElement('div');
+  card.dataset.event = event.id;
+  card.append(event.humanInTheLoop.question);
+  for (const choice of event.humanInTheLoop.choices) {
+    const button = document.createElement('button');
+    button.textContent = choice;
+    button.dataset.choice = choice;
+    button.onclick = () => submitChoice(event, choice);
+    card.append(button);
+  }
+  document.getElementById('events').append(card);
+};
+const ws = new WebSocket(WS_URL);
+ws.onopen = () => results.stream = 'open';
+ws.onmessage = (message) => {
+  const data = JSON.parse(message.data);
+  if (data.type === 'initial') data.data.forEach(render);
+  else if (data.type === 'event') render(data.data);
+};
+</script>"#;
+
+/// Clicks the element `css` finds, as a user would (WebDriver's click).
+fn click(browser: &Browser, css: &str) {
+    let found = browser.command("POST", "/element", Some(&json!({"using": "css selector", "value": css})));
+    let element = found["value"]["element-6066-11e4-a52e-4f735466cecf"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{css}: {found}"))
+        .to_owned();
+    browser.command("POST", &format!("/element/{element}/click"), Some(&json!({})));
+}
+
+/// The agent's side of a question: a WebSocket server on loopback; its port
+/// and the first answer's text.
+fn waiting_agent() -> (u16, std::sync::mpsc::Receiver<String>) {
+    use tokio_tungstenite::tungstenite::{self, Message};
+    let agent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = agent.local_addr().unwrap().port();
+    let (answered, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((tcp, _)) = agent.accept() else { return };
+        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let Ok(mut socket) = tungstenite::accept(tcp) else { return };
+        while let Ok(message) = socket.read() {
+            if let Message::Text(text) = message {
+                let _ = answered.send(text.to_string());
+                return;
+            }
+        }
+    });
+    (port, answer)
+}
+
+/// The reference client in Chromium, without the secret: its page on the
+/// origin `--http-allow-origin` names answers a question with a click and
+/// the agent gets the answer; the same page on another loopback origin, in
+/// the same browser of the same user, is refused (403, so the client's
+/// "Failed to submit" alert) and the question stays open.
+#[test]
+fn the_reference_clients_answer_from_an_allowed_origin_reaches_the_agent_and_another_origins_does_not() {
+    let home = TestHome::new();
+    let allowed = Site::serve(REFERENCE_CLIENT_PAGE.to_owned());
+    let other = Site::serve(REFERENCE_CLIENT_PAGE.to_owned());
+    let allowed_origin = format!("http://localhost:{}", allowed.port);
+    // The reference client reads without the secret: open reads.
+    let daemon = home.start_daemon_with(&[
+        "--http",
+        "127.0.0.1:0",
+        "--http-open-reads",
+        "--http-allow-origin",
+        &allowed_origin,
+        "--ingest-every",
+        "0",
+    ]);
+    let addr = daemon.http_addr();
+    let (agent_port, agent) = waiting_agent();
+    let question = json!({"source_app": "cc-hook-multi-agent-obvs", "session_id": "session-hitl",
+        "hook_event_type": "PreToolUse", "payload": {"tool_name": "Bash"},
+        "humanInTheLoop": {"question": "Deploy to staging?", "responseWebSocketUrl": format!("ws://localhost:{agent_port}"),
+                           "type": "choice", "choices": ["yes", "no"], "timeout": 300, "requiresResponse": true}});
+    let id = post(&addr, &question);
+    let status = || {
+        let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent?limit=100", "localhost", ""));
+        let recent: Value = serde_json::from_slice(&body).unwrap();
+        let event = recent.as_array().unwrap().iter().find(|e| e["id"] == id).cloned().unwrap();
+        event["humanInTheLoopStatus"]["status"].as_str().unwrap().to_owned()
+    };
+    let button = format!("[data-event=\"{id}\"] button[data-choice=\"yes\"]");
+    let browser = Browser::start(&home);
+
+    // Another origin's page: it sees the question (reads are open) but its answer is refused.
+    browser.open(&format!("http://localhost:{}/#{addr}", other.port));
+    browser.wait_for(
+        "the question on the other origin's page",
+        &format!("return document.querySelector('{button}') !== null"),
+    );
+    click(&browser, &button);
+    browser.wait_for("the refusal", "return results.alerts.length === 1");
+    let results = browser.eval("return window.results");
+    // beed's 403 (events.rs checks it and its message) grants no CORS, so
+    // the page sees a failed fetch: the client's alert, as in the issue.
+    assert!(results["alerts"][0].as_str().unwrap().starts_with("Failed to submit choice."), "{results}");
+    assert_eq!(results["submitted"], json!([]), "{results}");
+    assert_eq!(status(), "pending");
+    assert!(agent.recv_timeout(Duration::from_millis(300)).is_err(), "nothing reached the agent");
+
+    // The reference client's own origin: Submit, and the agent has the answer.
+    browser.open(&format!("{allowed_origin}/#{addr}"));
+    browser
+        .wait_for("the question on the client's page", &format!("return document.querySelector('{button}') !== null"));
+    click(&browser, &button);
+    browser.wait_for("the submitted answer", &format!("return results.submitted.includes({id})"));
+    let results = browser.eval("return window.results");
+    assert_eq!(results["alerts"], json!([]), "{results}");
+    let delivered: Value = serde_json::from_str(&agent.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap();
+    assert_eq!((delivered["choice"].clone(), delivered["hookEvent"]["id"].clone()), (json!("yes"), json!(id)));
+    assert_eq!(status(), "responded");
+    drop(browser);
+    drop(daemon);
+    drop((allowed, other));
+}

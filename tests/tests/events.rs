@@ -916,12 +916,13 @@ fn a_human_in_the_loop_question_reaches_the_client_and_its_answer_the_agent() {
         (status, json_of(&answer))
     };
     let choice = json!({"choice": "yes", "hookEvent": saved, "respondedAt": 1_796_000_001_000i64});
-    // Open reads do not open answers: another local user cannot grant a
-    // permission, so the client presents the secret `beectl dashboard` gives.
+    // Open reads do not open answers: without the secret, only the user's
+    // own processes answer, from no page or an origin `--http-allow-origin`
+    // named — none here, so the client presents the secret `beectl dashboard` gives.
     let secret = daemon.read_header();
     assert!(!secret.is_empty(), "open reads still keep the secret answers need");
     let (status, refused) = respond(&format!("/events/{id}/respond"), choice.to_string().as_bytes(), "");
-    assert_eq!(status, 401, "{refused}");
+    assert_eq!(status, 403, "{refused}");
     let (status, updated) = respond(&format!("/events/{id}/respond"), choice.to_string().as_bytes(), &secret);
     assert_eq!(status, 200, "{updated}");
     let answered_at = updated["humanInTheLoopStatus"]["respondedAt"].as_i64().unwrap();
@@ -976,8 +977,9 @@ fn a_human_in_the_loop_question_reaches_the_client_and_its_answer_the_agent() {
     assert!(daemon.log().contains("not on this machine"), "{}", daemon.log());
     drop(daemon);
 
-    // Without open reads an answer needs the dashboard's secret: another
-    // local user cannot grant a permission.
+    // Without open reads an answer needs the dashboard's secret, or to come
+    // from the user's own process and no page of another origin (another
+    // local user gets 401: listener.rs).
     let guarded = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
     let addr = guarded.http_addr();
     let (_, stored) = reference_post(&addr, request.to_string().as_bytes());
@@ -990,7 +992,8 @@ fn a_human_in_the_loop_question_reaches_the_client_and_its_answer_the_agent() {
         );
         tcp_http(&addr, &[head.as_bytes(), body].concat()).0
     };
-    assert_eq!(send(""), 401);
+    assert_eq!(send("Origin: http://localhost:5173\r\n"), 403);
+    assert_eq!(send("Authorization: Bearer 0000\r\nOrigin: http://localhost:5173\r\n"), 403);
     assert_eq!(send(&guarded.read_header()), 200);
     drop(guarded);
 }
@@ -1043,5 +1046,148 @@ fn payload_enums_timestamp_order_and_timestamp_forms_match_the_reference() {
         for secret in ["keep my notes", "secret-app"] {
             assert!(!text.contains(secret), "{secret} stored in {}", path.display());
         }
+    }
+}
+
+/// An agent's side of a question: a WebSocket server on loopback waiting for
+/// one answer. Returns its port and the answer's text when it comes.
+fn waiting_agent() -> (u16, std::sync::mpsc::Receiver<String>) {
+    let agent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = agent.local_addr().unwrap().port();
+    let (answered, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((tcp, _)) = agent.accept() else { return };
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let Ok(mut socket) = tungstenite::accept(tcp) else { return };
+        while let Ok(message) = socket.read() {
+            if let Message::Text(text) = message {
+                let _ = answered.send(text.to_string());
+                return;
+            }
+        }
+    });
+    (port, answer)
+}
+
+/// Posts the reference agent's choice question (`utils/hitl.py`) waiting at
+/// `agent_port`; returns the stored event.
+fn ask(addr: &str, agent_port: u16, session: &str) -> Value {
+    let request = json!({
+        "source_app": REFERENCE_APP,
+        "session_id": session,
+        "hook_event_type": "PreToolUse",
+        "payload": {"tool_name": "Bash", "tool_input": {"command": "make deploy"}},
+        "humanInTheLoop": {"question": "Deploy to staging?", "responseWebSocketUrl": format!("ws://localhost:{agent_port}"),
+                           "type": "choice", "choices": ["yes", "no"], "timeout": 300, "requiresResponse": true},
+        "timestamp": 1_796_000_000_000i64
+    });
+    let (status, saved) = reference_post(addr, request.to_string().as_bytes());
+    assert_eq!(status, 200, "{saved}");
+    saved
+}
+
+/// `POST /events/ID/respond` with the reference client's body for `choice`
+/// (EventRow.vue's submitChoice: no secret, `Content-Type: application/json`)
+/// and extra header lines (an Origin).
+fn submit_choice(addr: &str, event: &Value, choice: &str, extra: &str) -> (u16, Value) {
+    let body = json!({"choice": choice, "hookEvent": event, "respondedAt": 1_796_000_001_000i64}).to_string();
+    let request = format!(
+        "POST /events/{}/respond HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{extra}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        event["id"],
+        body.len()
+    );
+    let (status, _, answer) = tcp_http(addr, request.as_bytes());
+    (status, json_of(&answer))
+}
+
+/// The reference client cannot send the secret: an answer without it is
+/// taken from the user's own process — here this test, beed's uid — when it
+/// comes from no page or from a page of an origin `--http-allow-origin`
+/// names, and the agent gets it. A page of another loopback origin gets
+/// 403 and the question stays open. (Another uid: listener.rs.)
+#[test]
+fn the_users_own_answer_without_the_secret_reaches_the_agent_from_an_allowed_origin_or_none() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&[
+        "--http",
+        "127.0.0.1:0",
+        "--http-allow-origin",
+        "http://localhost:5173/",
+        "--ingest-every",
+        "0",
+    ]);
+    let addr = daemon.http_addr();
+    let pending = |id: &Value| {
+        let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent?limit=100", "localhost", ""));
+        let recent = json_of(&body);
+        let event = recent.as_array().unwrap().iter().find(|e| e["id"] == *id).cloned().unwrap();
+        event["humanInTheLoopStatus"]["status"] == "pending"
+    };
+
+    // The reference client's page, from its dev server's origin: its
+    // preflight is granted, then its answer taken and delivered.
+    let (agent_port, agent) = waiting_agent();
+    let asked = ask(&addr, agent_port, "session-from-page");
+    let preflight = format!(
+        "OPTIONS /events/{}/respond HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://localhost:5173\r\n\
+         Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type\r\nConnection: close\r\n\r\n",
+        asked["id"]
+    );
+    let (status, head, _) = tcp_http(&addr, preflight.as_bytes());
+    assert_eq!(status, 204, "{head}");
+    assert!(head.to_ascii_lowercase().contains("access-control-allow-origin: http://localhost:5173"), "{head}");
+    let (status, answered) = submit_choice(&addr, &asked, "yes", "Origin: http://localhost:5173\r\n");
+    assert_eq!(status, 200, "{answered}");
+    assert_eq!(answered["humanInTheLoopStatus"]["status"], "responded");
+    let delivered = json_of(agent.recv_timeout(Duration::from_secs(10)).unwrap().as_bytes());
+    assert_eq!(
+        (delivered["choice"].clone(), delivered["hookEvent"]["id"].clone()),
+        (json!("yes"), asked["id"].clone())
+    );
+
+    // A process of the user's with no page behind it (curl, a script).
+    let (agent_port, agent) = waiting_agent();
+    let asked = ask(&addr, agent_port, "session-from-script");
+    let (status, answered) = submit_choice(&addr, &asked, "no", "");
+    assert_eq!(status, 200, "{answered}");
+    let delivered = json_of(agent.recv_timeout(Duration::from_secs(10)).unwrap().as_bytes());
+    assert_eq!(delivered["choice"], "no");
+
+    // A page of any other origin, in the user's own browser: refused, and
+    // nothing reaches the agent. A wrong secret changes nothing.
+    let (agent_port, agent) = waiting_agent();
+    let asked = ask(&addr, agent_port, "session-from-elsewhere");
+    for origin in [
+        "Origin: http://localhost:5174\r\n".to_owned(),
+        "Origin: https://localhost:5173\r\n".to_owned(),
+        format!("Origin: http://{addr}\r\n"),
+        "Origin: http://localhost:5174\r\nAuthorization: Bearer 0000\r\n".to_owned(),
+    ] {
+        let (status, refused) = submit_choice(&addr, &asked, "yes", &origin);
+        assert_eq!(status, 403, "{origin}: {refused}");
+        assert!(refused["error"].as_str().unwrap().contains("--http-allow-origin"), "{refused}");
+    }
+    assert!(pending(&asked["id"]), "the question is still open");
+    assert!(agent.recv_timeout(Duration::from_millis(300)).is_err(), "nothing reached the agent");
+    // The secret still answers from any loopback page.
+    let (status, _) =
+        submit_choice(&addr, &asked, "yes", &format!("Origin: http://localhost:5174\r\n{}", daemon.read_header()));
+    assert_eq!(status, 200);
+    drop(daemon);
+
+    // Without --http-allow-origin no page answers without the secret.
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let asked = ask(&addr, 9, "session-no-origins");
+    assert_eq!(submit_choice(&addr, &asked, "yes", "Origin: http://localhost:5173\r\n").0, 403);
+    assert!(pending(&asked["id"]));
+    drop(daemon);
+
+    // Only loopback origins can be allowed: a page elsewhere is refused anyway.
+    for origin in ["https://evil.example", "http://localhost:5173/app", "localhost:5173", "null"] {
+        let output = home.command(bin("beed")).args(["--http-allow-origin", origin]).output().unwrap();
+        assert_eq!(output.status.code(), Some(4), "{origin}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("not a loopback origin"), "{origin}");
     }
 }

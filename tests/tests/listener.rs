@@ -464,3 +464,74 @@ fn another_local_user_cannot_answer_a_permission_request_even_with_open_reads() 
     assert!(recent.contains(r#""humanInTheLoopStatus":{"status":"pending"}"#), "still unanswered: {recent}");
     drop(daemon);
 }
+
+/// Runs `script` in bash as uid 65534 (`setpriv`, from util-linux). Fails
+/// the test, never skips it, when this machine cannot switch users.
+fn as_nobody(script: &str) -> String {
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "this test acts as another local user (uid 65534): run it as root, as CI does"
+    );
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", script])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir("/")
+        .output()
+        .unwrap_or_else(|err| panic!("setpriv (Debian's util-linux) is needed to act as another user: {err}"));
+    assert!(output.status.success() || !output.stdout.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The answer without the secret that beed takes from its own user's
+/// processes is refused to another local user — 401, with no origin as
+/// `curl` sends it and with the very origin `--http-allow-origin` allows —
+/// and the question stays open; the same request from beed's uid is taken.
+#[test]
+fn another_local_user_cannot_answer_without_the_secret_even_from_an_allowed_origin() {
+    let home = TestHome::new();
+    let daemon = home.start_daemon_with(&[
+        "--http",
+        "127.0.0.1:0",
+        "--http-allow-origin",
+        "http://localhost:5173",
+        "--ingest-every",
+        "0",
+    ]);
+    let addr = daemon.http_addr();
+    let question = json!({"source_app": "app", "session_id": "s-ask", "hook_event_type": "PermissionRequest",
+        "payload": {}, "humanInTheLoop": {"question": "Allow rm?", "type": "permission", "requiresResponse": true,
+        "responseWebSocketUrl": "ws://127.0.0.1:9/"}});
+    let (status, stored) = post_raw(&addr, "application/json", "", &question.to_string());
+    assert_eq!(status, 200);
+    let id = serde_json::from_slice::<Value>(&stored).unwrap()["id"].as_i64().unwrap();
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let body = r#"{"permission":true}"#;
+    let answer = |origin: &str| {
+        format!(
+            "exec 3<>/dev/tcp/{host}/{port}; printf 'POST /events/{id}/respond HTTP/1.1\\r\\nHost: {addr}\\r\\n{origin}\
+             Content-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}' >&3; head -c 300 <&3",
+            body.len()
+        )
+    };
+    for origin in ["", "Origin: http://localhost:5173\\r\\n"] {
+        let refused = as_nobody(&answer(origin));
+        assert!(refused.starts_with("HTTP/1.1 401"), "{origin}: {refused}");
+    }
+    let pending = || {
+        let (_, _, body) = raw_http(&home.socket(), &get_request("/events/recent?limit=100", "localhost", ""));
+        let events: Value = serde_json::from_slice(&body).unwrap();
+        events[0]["humanInTheLoopStatus"]["status"] == "pending"
+    };
+    assert!(pending(), "still unanswered");
+    // The same request from beed's own uid is the user's own answer.
+    let request = format!(
+        "POST /events/{id}/respond HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://localhost:5173\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, _, answered) = tcp_http(&addr, request.as_bytes());
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answered));
+    assert!(!pending());
+    drop(daemon);
+}

@@ -11,6 +11,12 @@
 //!   the per-user secret kept 0600 beside the socket — as the cookie the
 //!   dashboard URL sets, a bearer token or `?token=` — unless beed runs with
 //!   `--http-open-reads`;
+//! - an answer to an agent's question needs the secret too, except from the
+//!   user's own processes (the reference client has no way to send it): on
+//!   Linux, a peer whose socket the kernel lists as beed's uid (see
+//!   [`super::peer`]), from no page or from a page of an origin the user
+//!   allowed (`--http-allow-origin`); another uid gets 401, another origin
+//!   403;
 //! - a header-read timeout (idle keep-alive included), a cap on open
 //!   connections (streams included) and a per-IP request rate keep a flood
 //!   on TCP from taking the descriptors and threads the unix socket needs.
@@ -33,7 +39,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -78,9 +84,39 @@ impl HttpOptions {
     }
 }
 
-/// The peer of a TCP connection, for the rate limit.
+/// The two ends of a TCP connection: the peer's address for the rate
+/// limit, both to find who owns the peer's socket.
 #[derive(Debug, Clone, Copy)]
-struct Peer(IpAddr);
+struct Peer {
+    remote: SocketAddr,
+    /// `None` when the kernel would not say (the connection is then nobody's).
+    local: Option<SocketAddr>,
+}
+
+/// Origins whose pages may answer an agent's question without the secret
+/// (`beed --http-allow-origin`), normalized; set once at start, before the
+/// listener is made.
+static ANSWER_ORIGINS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Sets the origins `--http-allow-origin` named (each from
+/// [`parse_answer_origin`]). Only the first call counts: the listener's
+/// rules do not change while it runs.
+pub fn allow_answer_origins(origins: Vec<String>) -> bool {
+    ANSWER_ORIGINS.set(origins).is_ok()
+}
+
+/// An origin `--http-allow-origin` takes: a loopback one (a page elsewhere
+/// is refused whatever this says), as a browser sends it — scheme and host
+/// in lower case, no path, no trailing `/`.
+pub fn parse_answer_origin(text: &str) -> Result<String, String> {
+    let origin = text.trim().strip_suffix('/').unwrap_or(text.trim()).to_ascii_lowercase();
+    if !is_loopback_origin(&origin) {
+        return Err(format!(
+            "{text:?} is not a loopback origin such as http://localhost:5173 (scheme, host and port, nothing more)"
+        ));
+    }
+    Ok(origin)
+}
 
 /// A token bucket per peer address.
 #[derive(Default)]
@@ -111,7 +147,17 @@ impl RateLimit {
 struct Guard {
     options: HttpOptions,
     rate: RateLimit,
+    /// Origins whose pages may answer without the secret, from the user's
+    /// own processes; empty on listeners that serve no answer.
+    answer_origins: Vec<String>,
+    /// Lookups of a peer's owner running at once: each reads the kernel's
+    /// connection tables, so a flood of answers without the secret queues
+    /// here instead of taking the blocking threads.
+    lookups: Semaphore,
 }
+
+/// Peer-owner lookups at once (see `Guard::lookups`).
+const PEER_LOOKUPS: usize = 2;
 
 pub use bee_proto::events::is_loopback_host;
 
@@ -130,8 +176,9 @@ fn is_read(path: &str) -> bool {
     [EVENTS_RECENT_PATH, FILTER_OPTIONS_PATH, STREAM_PATH, AUDIT_SESSIONS_PATH].contains(&path)
 }
 
-/// The operator's answer to an agent's question: it always needs the
-/// secret (another local user must not answer a permission request).
+/// The operator's answer to an agent's question: it needs the secret, or
+/// to come from the user's own process (another local user must not answer
+/// a permission request).
 fn is_answer(path: &str) -> bool {
     path.starts_with("/events/") && path.ends_with("/respond")
 }
@@ -182,8 +229,8 @@ fn same_secret(presented: &str, secret: &str) -> bool {
 }
 
 async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if let Some(Peer(ip)) = request.extensions().get::<Peer>().copied()
-        && !guard.rate.allow(ip)
+    if let Some(peer) = request.extensions().get::<Peer>()
+        && !guard.rate.allow(peer.remote.ip())
     {
         return forbidden(StatusCode::TOO_MANY_REQUESTS, "Too many requests");
     }
@@ -211,14 +258,14 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
             return forbidden(StatusCode::UNSUPPORTED_MEDIA_TYPE, &format!("Content-Type must be {wanted}"));
         }
     }
-    let path = request.uri().path();
-    let needs_secret = is_answer(path) || (is_read(path) && !guard.options.open_reads);
+    let answer = is_answer(request.uri().path());
+    let needs_secret = answer || (is_read(request.uri().path()) && !guard.options.open_reads);
     if needs_secret && request.method() != Method::OPTIONS {
         // A listener without a secret serves no read and no answer.
         let Some(secret) = &guard.options.secret else {
             return forbidden(StatusCode::FORBIDDEN, "Not served on this listener");
         };
-        match presented_secret(&request) {
+        let refused = match presented_secret(&request) {
             Some((presented, how)) if same_secret(&presented, secret) => {
                 // A browser sends the cookie from any page on this host, any
                 // port — another local user's page included. With the cookie,
@@ -229,21 +276,33 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
                         .to_str()
                         .is_ok_and(|o| o.strip_prefix("http://").or_else(|| o.strip_prefix("https://")) == Some(host))
                 });
-                if how == Presented::Cookie && !own_origin {
-                    return forbidden(StatusCode::FORBIDDEN, "The dashboard cookie is for the dashboard's own page");
-                }
+                (how == Presented::Cookie && !own_origin)
+                    .then(|| forbidden(StatusCode::FORBIDDEN, "The dashboard cookie is for the dashboard's own page"))
             }
-            _ if is_answer(request.uri().path()) => {
-                return forbidden(
-                    StatusCode::UNAUTHORIZED,
-                    "Answers need the dashboard URL that `beectl dashboard` prints, whatever reads allow",
-                );
-            }
+            _ if answer => Some(forbidden(
+                StatusCode::UNAUTHORIZED,
+                "Answers need the dashboard URL that `beectl dashboard` prints, whatever reads allow",
+            )),
             _ => {
-                return forbidden(
-                    StatusCode::UNAUTHORIZED,
-                    "Reads need the dashboard URL that `beectl dashboard` prints",
-                );
+                Some(forbidden(StatusCode::UNAUTHORIZED, "Reads need the dashboard URL that `beectl dashboard` prints"))
+            }
+        };
+        if let Some(refused) = refused {
+            // The reference client cannot send the secret: its user's own
+            // processes answer without it.
+            if !answer {
+                return refused;
+            }
+            let peer = request.extensions().get::<Peer>().copied();
+            match own_users_answer(&guard, peer, origin.as_ref()).await {
+                OwnAnswer::Yes => {}
+                OwnAnswer::OtherOrigin => {
+                    return forbidden(
+                        StatusCode::FORBIDDEN,
+                        "Answers without the secret come only from pages of an origin beed allows (--http-allow-origin)",
+                    );
+                }
+                OwnAnswer::NotOurs => return refused,
             }
         }
     }
@@ -261,6 +320,64 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("Content-Type, Authorization"));
     }
     response
+}
+
+/// Whether an answer sent without the secret is the user's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OwnAnswer {
+    /// From a process of beed's uid, with no origin or an allowed one.
+    Yes,
+    /// From a page of an origin the user did not allow.
+    OtherOrigin,
+    /// Not shown to be from beed's uid (another user, or no way to tell).
+    NotOurs,
+}
+
+/// An answer without the secret is taken from beed's own user only: from no
+/// page or a page of an allowed origin (any page the user opens runs in the
+/// user's browser, so the uid alone cannot tell them apart), over a
+/// connection whose peer socket the kernel lists as beed's uid.
+async fn own_users_answer(guard: &Guard, peer: Option<Peer>, origin: Option<&HeaderValue>) -> OwnAnswer {
+    if let Some(origin) = origin {
+        let allowed =
+            origin.to_str().is_ok_and(|origin| guard.answer_origins.iter().any(|a| a.eq_ignore_ascii_case(origin)));
+        if !allowed {
+            return OwnAnswer::OtherOrigin;
+        }
+    }
+    let Some(Peer { remote, local: Some(local) }) = peer else {
+        return OwnAnswer::NotOurs;
+    };
+    let uid = rustix::process::geteuid().as_raw();
+    let Ok(_turn) = guard.lookups.acquire().await else { return OwnAnswer::NotOurs };
+    // Reading the kernel's tables is file I/O: off the runtime.
+    match tokio::task::spawn_blocking(move || super::peer::peer_owner(remote, local)).await {
+        Ok(Ok(super::peer::Owner::Uid(owner))) if owner == uid => OwnAnswer::Yes,
+        Ok(Ok(super::peer::Owner::Uid(owner))) => {
+            tracing::info!(%remote, owner, "an answer without the secret from another user; refused");
+            OwnAnswer::NotOurs
+        }
+        Ok(Ok(super::peer::Owner::NotFound)) => {
+            tracing::debug!(%remote, "no established socket found for the peer of an answer without the secret");
+            OwnAnswer::NotOurs
+        }
+        Ok(Ok(super::peer::Owner::TooLarge)) => {
+            tracing::warn!(
+                %remote,
+                cap = super::peer::MAX_TABLE_BYTES,
+                "the connection table is past its read cap; an answer without the secret is refused"
+            );
+            OwnAnswer::NotOurs
+        }
+        Ok(Err(err)) => {
+            tracing::warn!(%remote, error = %err, "cannot read the connection table; an answer without the secret is refused");
+            OwnAnswer::NotOurs
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "the connection table lookup failed");
+            OwnAnswer::NotOurs
+        }
+    }
 }
 
 /// The dashboard page. Opened with `?token=SECRET`, it sets the read cookie
@@ -282,7 +399,9 @@ async fn dashboard(State(guard): State<Arc<Guard>>, request: Request) -> Respons
 
 /// The TCP router: the event routes plus the dashboard, behind the guard.
 pub fn router(events: Router, options: HttpOptions) -> Router {
-    let guard = Arc::new(Guard { options, rate: RateLimit::default() });
+    let answer_origins = ANSWER_ORIGINS.get().cloned().unwrap_or_default();
+    let guard =
+        Arc::new(Guard { options, rate: RateLimit::default(), answer_origins, lookups: Semaphore::new(PEER_LOOKUPS) });
     events
         .route("/", get(dashboard).with_state(guard.clone()))
         .layer(middleware::from_fn_with_state(guard, check_request))
@@ -291,7 +410,12 @@ pub fn router(events: Router, options: HttpOptions) -> Router {
 /// `routes` behind the same guard as the event listener (loopback `Host`
 /// and `Origin`, the POST media types, the rate limit).
 pub fn guarded(routes: Router, options: HttpOptions) -> Router {
-    let guard = Arc::new(Guard { options, rate: RateLimit::default() });
+    let guard = Arc::new(Guard {
+        options,
+        rate: RateLimit::default(),
+        answer_origins: Vec::new(),
+        lookups: Semaphore::new(PEER_LOOKUPS),
+    });
     routes.layer(middleware::from_fn_with_state(guard, check_request))
 }
 
@@ -348,7 +472,8 @@ pub async fn serve(listener: TcpListener, app: Router<()>, mut stop: watch::Rece
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone().layer(Extension(Peer(peer.ip()))));
+        let ends = Peer { remote: peer, local: stream.local_addr().ok() };
+        let service = TowerToHyperService::new(app.clone().layer(Extension(ends)));
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder.timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
         let connection =
@@ -455,6 +580,55 @@ mod tests {
         let allowed = (0..(RATE_BURST as usize + 100)).filter(|_| limit.allow(ip)).count();
         assert!(allowed >= RATE_BURST as usize && allowed < RATE_BURST as usize + 100, "{allowed}");
         assert!(limit.allow([127, 0, 0, 2].into()), "another address has its own bucket");
+    }
+
+    #[test]
+    fn only_loopback_origins_can_be_allowed_to_answer() {
+        for (given, kept) in [
+            ("http://localhost:5173", "http://localhost:5173"),
+            ("http://localhost:5173/", "http://localhost:5173"),
+            (" HTTP://LocalHost:5173 ", "http://localhost:5173"),
+            ("https://[::1]:8443", "https://[::1]:8443"),
+        ] {
+            assert_eq!(parse_answer_origin(given).as_deref(), Ok(kept), "{given}");
+        }
+        for bad in ["https://evil.example", "http://localhost:5173/app", "localhost:5173", "null", "", "*"] {
+            assert!(parse_answer_origin(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The decision on a live connection of this process (beed's uid):
+    /// no origin or an allowed one is ours; another origin is refused as
+    /// such; a connection nobody holds, or whose ends are unknown, is not ours.
+    #[tokio::test]
+    async fn an_answer_without_the_secret_needs_an_allowed_origin_and_beeds_uid() {
+        let guard = Guard {
+            options: HttpOptions::events("0".repeat(64), false),
+            rate: RateLimit::default(),
+            answer_origins: vec!["http://localhost:5173".to_owned()],
+            lookups: Semaphore::new(PEER_LOOKUPS),
+        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let local = listener.local_addr().unwrap();
+        let client = std::net::TcpStream::connect(local).unwrap();
+        let (_accepted, remote) = listener.accept().unwrap();
+        let peer = Some(Peer { remote, local: Some(local) });
+        let origin = |o: &'static str| HeaderValue::from_static(o);
+        let ours = if cfg!(target_os = "linux") { OwnAnswer::Yes } else { OwnAnswer::NotOurs };
+        assert_eq!(own_users_answer(&guard, peer, None).await, ours);
+        assert_eq!(own_users_answer(&guard, peer, Some(&origin("http://localhost:5173"))).await, ours);
+        assert_eq!(own_users_answer(&guard, peer, Some(&origin("HTTP://LOCALHOST:5173"))).await, ours);
+        for other in ["http://localhost:5174", "http://127.0.0.1:5173", "https://localhost:5173", "null"] {
+            assert_eq!(own_users_answer(&guard, peer, Some(&origin(other))).await, OwnAnswer::OtherOrigin, "{other}");
+        }
+        assert_eq!(own_users_answer(&guard, None, None).await, OwnAnswer::NotOurs);
+        assert_eq!(own_users_answer(&guard, Some(Peer { remote, local: None }), None).await, OwnAnswer::NotOurs);
+        let elsewhere = SocketAddr::new(remote.ip(), remote.port().wrapping_add(1));
+        assert_eq!(
+            own_users_answer(&guard, Some(Peer { remote: elsewhere, local: Some(local) }), None).await,
+            OwnAnswer::NotOurs
+        );
+        drop(client);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod events;
 mod hook;
 pub mod http;
 mod otlp;
+mod peer;
 mod socket;
 
 use bee_proto::tokens::Encoding;
