@@ -181,6 +181,39 @@ impl SavedCounters {
     }
 }
 
+/// A read's time may lie at most this far ahead of the clock (a clock
+/// stepped back a little is not damage).
+const CLOCK_SLACK_MS: i64 = 10 * 60_000;
+
+impl SavedCounters {
+    /// Whether the state could be one beed wrote by `now_ms`: every figure
+    /// a finite, non-negative number, each part within its series' total,
+    /// totals before each cut no larger than those after, the cuts in
+    /// order and no read in the future.
+    pub fn is_sound(&self, now_ms: i64) -> bool {
+        let times = self.read_at_ms > 0
+            && self.read_at_ms <= now_ms.saturating_add(CLOCK_SLACK_MS)
+            && self.boundary_ms <= self.read_at_ms
+            && self.cut_ms <= self.boundary_ms
+            && self.day_cut_ms <= self.cut_ms
+            && self.changes_seen >= 0;
+        times && self.series.iter().all(|line| line.split.is_sound())
+    }
+}
+
+impl Split {
+    fn is_sound(&self) -> bool {
+        let figures = [self.before_day, self.before_cut, self.before_boundary, self.total, self.backfilled, self.live];
+        // Rounding of costs may leave a part a cent's fraction over.
+        let slack = 1e-6 * self.total.abs().max(1.0);
+        figures.iter().all(|figure| figure.is_finite() && *figure >= 0.0)
+            && self.before_day <= self.before_cut + slack
+            && self.before_cut <= self.before_boundary + slack
+            && self.before_boundary <= self.total + slack
+            && self.live + self.backfilled <= self.total + slack
+    }
+}
+
 impl From<&CounterState> for SavedCounters {
     fn from(state: &CounterState) -> SavedCounters {
         let series = state
@@ -328,6 +361,17 @@ pub fn read(
         }
     }
     let mut out = Vec::with_capacity(total.len() + 16);
+    // A part kept over what the ledger now holds for its series cannot be
+    // one that was read from it: the kept state is not this ledger's.
+    let beyond = kept.series.iter().find(|(id, split)| {
+        let held = total.get(*id).copied().unwrap_or(0.0);
+        by_origin(id.name) && split.live + split.backfilled > tidy(id.name, held) + 1e-6 * held.max(1.0)
+    });
+    if let Some((id, _)) = beyond {
+        tracing::warn!(series = id.key(), "export: the kept state holds more than the ledger; read afresh");
+        *state = None;
+        return read(ledger, state, now_ms, prices);
+    }
     for (id, value) in &total {
         let value = tidy(id.name, *value);
         let split = kept.series.entry(id.clone()).or_default();
@@ -660,13 +704,39 @@ mod tests {
         append(&dir, &[response("a", NOW - MINUTE, 10)]);
         let mut state = None;
         assert_eq!(output(&read_at(&dir, &mut state, NOW)), (10.0, 0.0));
-        // A state that claims more backfill than arrived (another ledger's).
+        // A state that claims more backfill than arrived (another ledger's,
+        // or a damaged file): input, not authority. Its parts would add up
+        // past what the ledger holds, so the totals are read afresh: the
+        // parts sum to the ledger's, and the live part does not fall.
         if let Some(state) = state.as_mut() {
             for split in state.series.values_mut() {
                 split.backfilled += 4.0;
             }
         }
-        assert_eq!(output(&read_at(&dir, &mut state, NOW + 30_000)), (10.0, 4.0));
+        assert_eq!(output(&read_at(&dir, &mut state, NOW + 30_000)), (10.0, 0.0));
+    }
+
+    /// A saved state that cannot be one beed wrote is no state at all.
+    #[test]
+    fn a_saved_state_is_checked_before_it_is_trusted() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        append(&dir, &[response("a", NOW - MINUTE, 10)]);
+        let mut state = None;
+        read_at(&dir, &mut state, NOW);
+        let saved = SavedCounters::from(state.as_ref().unwrap());
+        assert!(saved.is_sound(NOW));
+        let damaged = |change: fn(&mut SavedCounters)| {
+            let mut copy = saved.clone();
+            change(&mut copy);
+            copy.is_sound(NOW)
+        };
+        assert!(!damaged(|s| s.read_at_ms = NOW + 365 * DAY_MS), "a read in the future");
+        assert!(!damaged(|s| s.cut_ms = s.read_at_ms + 1), "cuts out of order");
+        assert!(!damaged(|s| s.series[0].split.live = -1.0), "a negative part");
+        assert!(!damaged(|s| s.series[0].split.live = f64::NAN), "not a number");
+        assert!(!damaged(|s| s.series[0].split.live = 1e18), "a part over its total");
+        assert!(!damaged(|s| s.read_at_ms = 0), "no read");
     }
 
     /// A producer call of `minutes` minutes at `at_ms`, with a cost.

@@ -225,7 +225,11 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         state.otlp.as_ref().and_then(|otlp| otlp.series_start_ms).unwrap_or_else(bee_proto::time::now_unix_ms),
     );
     let mut kept = super::read_kept().unwrap_or_default();
-    let mut counters: Option<super::CounterState> = kept.counters.take().map(Into::into);
+    // What the file says is input, not authority: a state that cannot be
+    // one beed wrote (a part negative or not a number, a read in the
+    // future, cuts out of order) is dropped and the totals read afresh.
+    let mut counters: Option<super::CounterState> =
+        kept.counters.take().filter(|saved| saved.is_sound(bee_proto::time::now_unix_ms())).map(Into::into);
     let mut ticks = tokio::time::interval(config.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let to: Vec<&str> = state.destinations().map(|(_, destination)| destination.url.as_str()).collect();
