@@ -360,6 +360,8 @@ pub fn pass_then<T>(
     if let Some(merged) = merged {
         drop_aside(merged);
     }
+    // A long line's buffer is not kept between passes.
+    crate::storage::large::give_back_memory();
     Ok((summary, answer))
 }
 
@@ -902,6 +904,9 @@ fn file_version(path: &Path, meta: &std::fs::Metadata) -> u64 {
 fn read_whole_file(committer: &Committer<'_>, to_read: &ToRead) -> Result<FileSummary, ReadError> {
     let ToRead { path, provider, meta, news } = to_read;
     let Some(reader) = agents::agent(*provider).whole_file() else { return Ok(FileSummary::default()) };
+    // A large database is one large read: one at a time (a document
+    // reader takes the token itself, with its buffer).
+    let _large = if reader.reads_documents() { None } else { crate::storage::large::if_large(meta.len()) };
     let mut found = Vec::new();
     let (state, refused) = reader.read(path, &news.start.state, &mut found)?;
     let at = FileOffset { dev: meta.dev(), ino: meta.ino(), offset: news.version.unwrap_or_default(), state };

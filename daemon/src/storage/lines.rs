@@ -60,11 +60,16 @@ pub struct Lines<R> {
     end: usize,
     eof: bool,
     max: u64,
+    /// Held while the buffer holds more than a large read ([`crate::storage::large`]).
+    large: Option<crate::storage::large::LargeRead>,
 }
 
 /// Bytes read from the input at a time: few enough that they are still in
 /// the core's cache while their lines are searched and parsed.
 const CHUNK: usize = 1 << 18;
+/// Most address space reserved up front for one long line; a reader with
+/// a larger bound grows its buffer as vectors do.
+const MOST_RESERVED: usize = 256 << 20;
 
 impl<R: Read> Lines<R> {
     pub fn new(reader: R, max: u64) -> Lines<R> {
@@ -79,7 +84,7 @@ impl<R: Read> Lines<R> {
         buffer.truncate(CHUNK);
         buffer.shrink_to(CHUNK);
         buffer.resize(CHUNK, 0);
-        Lines { reader, buffer, start: 0, end: 0, eof: false, max }
+        Lines { reader, buffer, start: 0, end: 0, eof: false, max, large: None }
     }
 
     /// The buffer, for the next reader.
@@ -89,15 +94,31 @@ impl<R: Read> Lines<R> {
     /// What the reader has beyond `length` is the next read's, as a file's
     /// growth after its length was taken is.
     pub fn whole(mut reader: R, max: u64, mut buffer: Vec<u8>, length: u64) -> io::Result<Lines<R>> {
+        let large = crate::storage::large::if_large(length);
         buffer.clear();
         buffer.reserve(usize::try_from(length).unwrap_or(usize::MAX));
         (&mut reader).take(length).read_to_end(&mut buffer)?;
         let end = buffer.len();
-        Ok(Lines { reader, buffer, start: 0, end, eof: true, max })
+        Ok(Lines { reader, buffer, start: 0, end, eof: true, max, large })
     }
 
-    pub fn into_buffer(self) -> Vec<u8> {
-        self.buffer
+    pub fn into_buffer(mut self) -> Vec<u8> {
+        self.give_back_large();
+        std::mem::take(&mut self.buffer)
+    }
+
+    /// Hands the large buffer back with the token (what is unread in it
+    /// moves to a buffer of this reader's own).
+    fn give_back_large(&mut self) {
+        if let Some(mut large) = self.large.take() {
+            let unread = &self.buffer[self.start..self.end];
+            let mut own = Vec::with_capacity(CHUNK.max(unread.len()));
+            own.extend_from_slice(unread);
+            own.resize(own.len().max(CHUNK), 0);
+            (self.end, self.start) = (unread.len(), 0);
+            std::mem::swap(large.buffer(), &mut self.buffer);
+            self.buffer = own;
+        }
     }
 
     /// The next line (its newline included), what it was, and how many
@@ -136,7 +157,27 @@ impl<R: Read> Lines<R> {
         self.end -= self.start;
         self.start = 0;
         if self.end == self.buffer.len() {
-            self.buffer.resize(self.buffer.len() + CHUNK, 0);
+            // A line longer than a chunk: room for the longest line is
+            // reserved once (address space only: a page costs memory when
+            // bytes are read into it), so the buffer is never copied into a
+            // larger one while the line grows, and holds what was read, no
+            // more — never the doubled copies a growing vector leaves.
+            let longest = usize::try_from(self.max).unwrap_or(usize::MAX).saturating_add(1 + CHUNK);
+            let grown = self.buffer.len() + CHUNK;
+            if self.large.is_none()
+                && let Some(mut large) = crate::storage::large::if_large(grown as u64)
+            {
+                // The line goes on in the one large buffer.
+                let big = large.buffer();
+                big.clear();
+                big.extend_from_slice(&self.buffer[..self.end]);
+                std::mem::swap(&mut self.buffer, big);
+                self.large = Some(large);
+            }
+            if longest <= MOST_RESERVED && self.buffer.capacity() < grown {
+                self.buffer.reserve_exact(longest.saturating_sub(self.buffer.len()));
+            }
+            self.buffer.resize(grown, 0);
         }
         let read = loop {
             match self.reader.read(&mut self.buffer[self.end..]) {
@@ -166,6 +207,7 @@ impl<R: Read> Lines<R> {
             if self.eof {
                 return Ok((Line::Oversized { complete: false }, &[], consumed));
             }
+            self.give_back_large();
             self.buffer.truncate(CHUNK);
             self.buffer.shrink_to(CHUNK);
             self.fill()?;

@@ -201,6 +201,13 @@ pub trait WholeFileReader: Sync {
     /// again adds nothing twice, as a line read again does not.
     /// The count is of records refused as unreadable.
     fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)>;
+
+    /// Whether it reads JSON documents, which take the large-read token
+    /// themselves (with its buffer); a database reader's large file is
+    /// one large read as a whole (SQLite holds its values).
+    fn reads_documents(&self) -> bool {
+        false
+    }
 }
 
 /// `budget --measured`'s reader of one session in a whole log, fed every

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// Most bytes a kept tree may take, whatever the input's size.
-pub(crate) const MOST_KEPT_BYTES: usize = 32 << 20;
+pub(crate) const MOST_KEPT_BYTES: usize = 16 << 20;
 /// Least budget: a small record is never refused for its shape.
 const LEAST_KEPT_BYTES: usize = 1 << 20;
 

@@ -60,14 +60,22 @@ pub(crate) fn read_document_within(path: &Path, max_bytes: u64, keep: &Keep) -> 
     if length > max_bytes {
         return Ok(Document::Oversized(length));
     }
+    // A large document is read into the one large buffer, with its token.
+    let mut large = crate::storage::large::if_large(length);
+    let mut own = Vec::new();
+    let bytes = match large.as_mut() {
+        Some(large) => large.buffer(),
+        None => &mut own,
+    };
+    bytes.clear();
+    bytes.reserve_exact(usize::try_from(length.saturating_add(1)).unwrap_or(0));
     // Read to one byte past the bound: a document that grew since its
     // length was looked at is no longer read whole either.
-    let mut bytes = Vec::with_capacity(usize::try_from(length.saturating_add(1)).unwrap_or(0));
-    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
+    file.take(max_bytes.saturating_add(1)).read_to_end(bytes)?;
     if bytes.len() as u64 > max_bytes {
         return Ok(Document::Oversized(bytes.len() as u64));
     }
-    let Ok(text) = std::str::from_utf8(&bytes) else { return Ok(Document::NotJson) };
+    let Ok(text) = std::str::from_utf8(bytes) else { return Ok(Document::NotJson) };
     Ok(match sparse::parse_str(text, keep) {
         Ok(document) => Document::Read(document),
         Err(Refused::TooComplex) => Document::TooComplex(bytes.len() as u64),
@@ -105,6 +113,10 @@ impl Documents {
 }
 
 impl WholeFileReader for Documents {
+    fn reads_documents(&self) -> bool {
+        true
+    }
+
     fn read(&self, path: &Path, _state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)> {
         let refused = match read_document_within(path, MAX_DOCUMENT_BYTES, self.keep)? {
             Document::Read(document) => self.evidence(path, &document, out),
