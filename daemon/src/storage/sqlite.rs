@@ -42,6 +42,8 @@ pub struct Writer {
     pub conn: Connection,
     /// The database file, for more connections to it.
     path: PathBuf,
+    /// Checked (or built) by this writer: stamped when it closes.
+    sound: bool,
     // Held for its lock: released when the writer is dropped.
     _lock: File,
 }
@@ -80,11 +82,15 @@ pub fn open_writer_at(dir: &Path, db_file: &str, migrations: &[&str], latest: Op
         let reason = "the database file is empty (0 bytes); it is left as it is: move it aside to have a new one built";
         return Err(DbError::Corrupt { path: db, reason: reason.into() });
     }
+    // As its last writer left it (the stamp it wrote when it closed the
+    // store matches the files now): checked then, not again.
+    let as_left = existed && stamp_of(&db).is_some_and(|now| read_stamp(&db).as_deref() == Some(now.as_str()));
     let conn = connect(&db)?;
     // A damaged store is left as it is: its writer never opens on it.
-    if existed {
+    let mut sound = !existed || as_left;
+    if !sound {
         match check_integrity(&conn, INTEGRITY_BUDGET) {
-            Integrity::Sound => {}
+            Integrity::Sound => sound = true,
             Integrity::Unfinished => {
                 tracing::warn!(store = %db.display(), "integrity check not finished in its time; opening the store");
             }
@@ -94,8 +100,55 @@ pub fn open_writer_at(dir: &Path, db_file: &str, migrations: &[&str], latest: Op
             }
         }
     }
+    // Whatever happens from here, the stamp no longer speaks for the files.
+    let _ = std::fs::remove_file(stamp_path(&db));
     migrate(&conn, migrations)?;
-    Ok(Writer { conn, path: db, _lock: lock })
+    Ok(Writer { conn, path: db, sound, _lock: lock })
+}
+
+/// Where a store's writer leaves the stamp of the files it closed.
+fn stamp_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".closed");
+    PathBuf::from(name)
+}
+
+/// The store's files as the file system shows them: the database's and
+/// its write-ahead log's inode, size and modification time.
+fn stamp_of(db: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    let stamp = |meta: &std::fs::Metadata| format!("{}:{}:{}.{}", meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec());
+    let main = stamp(&std::fs::symlink_metadata(db).ok()?);
+    let wal = std::fs::symlink_metadata(PathBuf::from(wal)).map(|meta| stamp(&meta)).unwrap_or_default();
+    Some(format!("{main}/{wal}"))
+}
+
+fn read_stamp(db: &Path) -> Option<String> {
+    files::read_text_at_most(&stamp_path(db), 256).ok().map(|text| text.trim().to_owned())
+}
+
+impl Drop for Writer {
+    /// Closes the store, then stamps its files as this writer left them
+    /// (while it still holds the writer's lock): the next writer's open
+    /// checks it again only if the files changed since. A store this
+    /// writer could not check is not stamped.
+    fn drop(&mut self) {
+        if !self.sound {
+            return;
+        }
+        let Ok(placeholder) = Connection::open_in_memory() else { return };
+        let conn = std::mem::replace(&mut self.conn, placeholder);
+        if conn.close().is_err() {
+            return;
+        }
+        if let Some(stamp) = stamp_of(&self.path)
+            && let Err(err) = files::write_private(&stamp_path(&self.path), stamp.as_bytes())
+        {
+            tracing::debug!(error = %err, "store's closing stamp not written");
+        }
+    }
 }
 
 /// A new store: built whole beside its place (from `latest` when given,
@@ -496,6 +549,42 @@ mod tests {
         let writer = open_writer(dir.path(), "t.sqlite3", &good).unwrap();
         let version: i64 = writer.conn.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
         assert_eq!(version, 3);
+    }
+
+    /// A store its writer closed is stamped, and checked again at the next
+    /// open only once its files changed: an index damaged since is found,
+    /// named and left as it is; an emptied file is damage.
+    #[test]
+    fn a_writer_checks_a_store_that_changed_since_it_was_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = ["CREATE TABLE t (k TEXT NOT NULL) STRICT; CREATE INDEX t_k ON t (k);"];
+        let writer = open_writer(dir.path(), "t.sqlite3", &schema).unwrap();
+        for n in 0..200 {
+            writer.conn.execute("INSERT INTO t VALUES (?1)", [format!("key-{n:05}")]).unwrap();
+        }
+        drop(writer);
+        let db = dir.path().join("t.sqlite3");
+        assert_eq!(read_stamp(&db), stamp_of(&db), "stamped as it was left");
+        let writer = open_writer(dir.path(), "t.sqlite3", &schema).unwrap();
+        assert!(read_stamp(&db).is_none(), "an open store has no stamp");
+        drop(writer);
+        // One byte of the index's root page (its last cell's key) flipped.
+        let conn = Connection::open(&db).unwrap();
+        let root: i64 =
+            conn.query_row("SELECT rootpage FROM sqlite_master WHERE name = 't_k'", [], |row| row.get(0)).unwrap();
+        let page: i64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap();
+        drop(conn);
+        let mut bytes = std::fs::read(&db).unwrap();
+        bytes[(root * page) as usize - 4] ^= 0x20;
+        std::fs::write(&db, &bytes).unwrap();
+        match open_writer(dir.path(), "t.sqlite3", &schema) {
+            Err(DbError::Corrupt { reason, .. }) => assert!(reason.contains("t_k"), "{reason}"),
+            other => panic!("{:?}", other.err()),
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), bytes, "left as it is");
+        std::fs::write(&db, b"").unwrap();
+        assert!(matches!(open_writer(dir.path(), "t.sqlite3", &schema), Err(DbError::Corrupt { .. })));
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
     }
 
     /// The bytes a checksum covers, spelled out: stored checksums stay
