@@ -458,7 +458,9 @@ pub struct SpooledEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
-    /// `ok` when every check passed, else `failing`.
+    /// `ok` when every check passed; `degraded` when the event pipeline
+    /// works but the agents' logs are not all being read (the `ingestion`
+    /// check says why); else `failing`.
     pub status: String,
     pub checks: Vec<HealthCheck>,
 }

@@ -42,6 +42,31 @@ pub fn bin(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Marks files immutable (chattr +i) so even root cannot write them; undone on drop.
+pub struct ImmutableFiles(Vec<std::path::PathBuf>);
+
+impl ImmutableFiles {
+    pub fn new(paths: &[std::path::PathBuf]) -> ImmutableFiles {
+        for path in paths {
+            let status = std::process::Command::new("chattr").arg("+i").arg(path).status().expect("run chattr");
+            assert!(
+                status.success(),
+                "chattr +i {} failed: this test needs e2fsprogs and a filesystem with attributes",
+                path.display()
+            );
+        }
+        ImmutableFiles(paths.to_vec())
+    }
+}
+
+impl Drop for ImmutableFiles {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::process::Command::new("chattr").arg("-i").arg(path).status();
+        }
+    }
+}
+
 pub mod every_agent;
 pub mod providers;
 

@@ -145,31 +145,6 @@ fn the_hook_output_is_identical_whatever_state_beed_and_the_store_are_in() {
     drop(daemon);
 }
 
-/// Marks files immutable (chattr +i) so even root cannot write them; undone on drop.
-struct ImmutableFiles(Vec<std::path::PathBuf>);
-
-impl ImmutableFiles {
-    fn new(paths: &[std::path::PathBuf]) -> ImmutableFiles {
-        for path in paths {
-            let status = std::process::Command::new("chattr").arg("+i").arg(path).status().expect("run chattr");
-            assert!(
-                status.success(),
-                "chattr +i {} failed: this test needs e2fsprogs and a filesystem with attributes",
-                path.display()
-            );
-        }
-        ImmutableFiles(paths.to_vec())
-    }
-}
-
-impl Drop for ImmutableFiles {
-    fn drop(&mut self) {
-        for path in &self.0 {
-            let _ = std::process::Command::new("chattr").arg("-i").arg(path).status();
-        }
-    }
-}
-
 #[test]
 fn a_wrapped_command_passes_through_byte_for_byte() {
     let home = TestHome::new();

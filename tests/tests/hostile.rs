@@ -372,3 +372,40 @@ fn a_ledger_emptied_or_removed_after_holding_records_is_named_not_rebuilt() {
         assert!(usage["totals"]["responses"].as_u64().unwrap() > 0, "{usage}");
     }
 }
+
+/// A pass over the agents' logs that fails (the ledger cannot be written)
+/// leaves beed up, and `/health` says `degraded` with the reason, never
+/// `ok` while nothing is ingested.
+#[test]
+fn health_says_degraded_while_the_logs_cannot_be_ingested() {
+    let home = TestHome::new();
+    let session = "7a1e0000-0000-4000-8000-000000000003";
+    let log = home.path().join(format!(".claude/projects/-home-dev-app/{session}.jsonl"));
+    let line = |id: &str| claude_response_line(session, id, &format!("req_{id}"), "2026-12-01T10:00:00.000Z", 20, 40);
+    write_file(&log, &[line("msg_1").as_bytes()]);
+    let daemon = home.start_daemon_with(&["--ingest-every", "1"]);
+    assert!(eventually(Duration::from_secs(20), || tcp_or_socket_health(&home).starts_with("200")));
+    assert!(eventually(Duration::from_secs(20), || tcp_or_socket_health(&home).contains("\"status\":\"ok\"")));
+    let ledger = home.bee_dir().join("usage/ledger-v1");
+    // Nothing of the ledger can be written: its files, nor new ones beside.
+    let mut files = vec![ledger.join("ledger.sqlite3"), ledger.clone()];
+    files.extend(
+        ["-wal", "-shm"].map(|side| ledger.join(format!("ledger.sqlite3{side}"))).into_iter().filter(|f| f.exists()),
+    );
+    let frozen = ImmutableFiles::new(&files);
+    write_file(&log, &[line("msg_1").as_bytes(), line("msg_2").as_bytes()]);
+    assert!(
+        eventually(Duration::from_secs(30), || tcp_or_socket_health(&home).contains("\"status\":\"degraded\"")),
+        "{}",
+        tcp_or_socket_health(&home)
+    );
+    let health = tcp_or_socket_health(&home);
+    assert!(health.starts_with("200") && health.contains("the last ingestion pass failed"), "{health}");
+    drop(frozen);
+    assert!(
+        eventually(Duration::from_secs(30), || tcp_or_socket_health(&home).contains("\"status\":\"ok\"")),
+        "{}",
+        tcp_or_socket_health(&home)
+    );
+    daemon.stop();
+}

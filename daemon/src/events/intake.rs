@@ -38,6 +38,9 @@ pub struct EventsState {
     pub spool_dir: PathBuf,
     /// Becomes true when beed begins to stop: stream clients are closed.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// The ingestion of the agents' logs, once it runs: `/health` tells
+    /// whether its last pass failed.
+    pub ingestion: std::sync::OnceLock<Arc<crate::ledger::ingest::SinglePass>>,
 }
 
 impl EventsState {

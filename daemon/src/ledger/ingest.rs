@@ -106,6 +106,27 @@ impl SinglePass {
         SinglePass { ledger, roots, quiet, state: Mutex::default(), finished: std::sync::Condvar::new() }
     }
 
+    /// What stops the last pass from having read every log, if anything:
+    /// the pass failed, or an agent's reader failed on a file.
+    pub fn last_failure(&self) -> Option<String> {
+        let state = match self.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match state.last.as_ref()? {
+            Err(err) => Some(format!("the last ingestion pass failed: {err}")),
+            Ok(summary) => {
+                let failed: Vec<&str> = summary
+                    .skipped
+                    .iter()
+                    .filter(|skipped| skipped.reason == SkipReason::ReaderFailed)
+                    .map(|skipped| skipped.file.as_str())
+                    .collect();
+                (!failed.is_empty()).then(|| format!("an agent's reader failed on {}", failed.join(", ")))
+            }
+        }
+    }
+
     /// Runs a pass, or waits for the one running and answers with its
     /// summary. Blocking: call it off the async runtime.
     pub fn run(&self) -> Result<PassSummary, String> {

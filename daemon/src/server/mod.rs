@@ -158,6 +158,7 @@ pub async fn serve(
         manifests: config.manifests.clone(),
         spool_dir: config.spool_dir.clone(),
         stopping: stop_seen.clone(),
+        ingestion: std::sync::OnceLock::new(),
     });
     tracing::info!(events = %config.events_store.display(), "events store open");
     // A stored hook event is a change too: live views wait on one signal.
@@ -187,6 +188,7 @@ pub async fn serve(
     let poller = tokio::spawn(spools.poll(config.spool_poll, lost));
     let ingestion =
         Arc::new(crate::ledger::ingest::SinglePass::new(ledger.clone(), config.log_roots.clone(), background::QUIET));
+    let _ = events.ingestion.set(ingestion.clone());
     let ingester = config.ingest_every.map(|every| tokio::spawn(ingest_logs(ingestion.clone(), every)));
     let exporter = start_export(&config);
 

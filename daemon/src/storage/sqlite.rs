@@ -119,7 +119,8 @@ fn stamp_of(db: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let mut wal = db.as_os_str().to_owned();
     wal.push("-wal");
-    let stamp = |meta: &std::fs::Metadata| format!("{}:{}:{}.{}", meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec());
+    let stamp =
+        |meta: &std::fs::Metadata| format!("{}:{}:{}.{}", meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec());
     let main = stamp(&std::fs::symlink_metadata(db).ok()?);
     let wal = std::fs::symlink_metadata(PathBuf::from(wal)).map(|meta| stamp(&meta)).unwrap_or_default();
     Some(format!("{main}/{wal}"))
