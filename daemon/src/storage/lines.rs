@@ -66,7 +66,7 @@ pub struct Lines<R> {
 
 /// Bytes read from the input at a time: few enough that they are still in
 /// the core's cache while their lines are searched and parsed.
-const CHUNK: usize = 1 << 18;
+pub const CHUNK: usize = 1 << 18;
 /// Most address space reserved up front for one long line; a reader with
 /// a larger bound grows its buffer as vectors do.
 const MOST_RESERVED: usize = 256 << 20;
