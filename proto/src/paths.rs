@@ -37,6 +37,12 @@ pub fn export_counters_file() -> Option<PathBuf> {
     bee_dir().map(|dir| dir.join("export").join("counters.json"))
 }
 
+/// What each export destination was last sent, kept apart from the
+/// counters' state: `${BEE_HOME:-$HOME}/.bee/export/sent.json`.
+pub fn export_sent_file() -> Option<PathBuf> {
+    bee_dir().map(|dir| dir.join("export").join("sent.json"))
+}
+
 /// The daemon socket: `BEE_SOCKET`, else `${BEE_HOME:-$HOME}/.bee/run/beed.sock`.
 pub fn socket_path() -> Option<PathBuf> {
     non_empty_env(BEE_SOCKET_ENV).map(PathBuf::from).or_else(|| bee_dir().map(|dir| dir.join("run").join("beed.sock")))

@@ -318,8 +318,13 @@ fn two_machines_export_to_a_real_prometheus_and_an_outage_loses_nothing() {
 /// Writes a Claude Code session of `responses` responses made in the last
 /// seconds (usage time now), each of 100 output tokens.
 fn write_usage_now(home: &TestHome, tag: &str, responses: u64) {
+    write_usage_aged(home, tag, responses, 10_000);
+}
+
+/// `responses` used `age_ms` ago.
+fn write_usage_aged(home: &TestHome, tag: &str, responses: u64, age_ms: i64) {
     let id = format!("5eed0000-0000-4000-8000-{:0>12}", tag.len() * 1000 + responses as usize);
-    let now_ms = bee_proto::time::now_unix_ms();
+    let now_ms = bee_proto::time::now_unix_ms() - age_ms + 10_000;
     let body: String = (0..responses)
         .map(|n| {
             json!({"type": "assistant", "sessionId": id,
@@ -1063,4 +1068,121 @@ fn export_over_https_trusts_its_ca_file_and_nothing_else() {
     });
     assert!(refused, "{}", export_status(&eve));
     assert_eq!(prometheus.value("count(bee_build_info{user=\"eve\"})"), None, "nothing of eve's arrived");
+}
+
+/// The exporter's own state is input, not authority. With beed stopped
+/// longer than an interval, `counters.json` damaged every way a file can
+/// be (emptied, cut, not UTF-8, too large, a link to a device, a FIFO,
+/// wrong types, its `taken` list emptied, a part of 1e18, a negative part,
+/// a read in the year 9999), then usage while beed was down: at the real
+/// Prometheus, no series ever falls (no counter reset), the totals equal
+/// `beectl usage`, and `increase()` across the restart is what was used.
+#[test]
+fn a_damaged_or_lost_exporter_state_sends_no_series_backwards() {
+    let storage = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let prometheus = Prometheus::start(storage.path(), port);
+    let edit = |path: &Path, change: &dyn Fn(&mut Value)| {
+        let mut kept: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        change(&mut kept);
+        std::fs::write(path, kept.to_string()).unwrap();
+    };
+    let set_every_series = |kept: &mut Value, field: &str, value: Value| {
+        for series in kept["counters"]["series"].as_array_mut().unwrap() {
+            series[field] = value.clone();
+        }
+    };
+    let cases: Vec<(&str, Box<dyn Fn(&Path) + Sync>)> = vec![
+        ("emptied", Box::new(|path| std::fs::write(path, b"").unwrap())),
+        (
+            "cut",
+            Box::new(|path| {
+                let bytes = std::fs::read(path).unwrap();
+                std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+            }),
+        ),
+        ("not_utf8", Box::new(|path| std::fs::write(path, b"{\"counters\":\xff\xfe}").unwrap())),
+        ("too_large", Box::new(|path| std::fs::write(path, vec![b' '; 17 << 20]).unwrap())),
+        (
+            "dev_zero",
+            Box::new(|path| {
+                std::fs::remove_file(path).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+            }),
+        ),
+        (
+            "fifo",
+            Box::new(|path| {
+                std::fs::remove_file(path).unwrap();
+                assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+            }),
+        ),
+        ("wrong_types", Box::new(|path| std::fs::write(path, br#"{"counters":"x","taken":5}"#).unwrap())),
+        ("taken_emptied", Box::new(move |path| edit(path, &|kept| kept["taken"] = json!({})))),
+        ("huge_part", Box::new(move |path| edit(path, &|kept| set_every_series(kept, "live", json!(1e18))))),
+        ("negative_part", Box::new(move |path| edit(path, &|kept| set_every_series(kept, "live", json!(-5.0))))),
+        (
+            "year_9999",
+            Box::new(move |path| edit(path, &|kept| kept["counters"]["readAtMs"] = json!(253_402_300_799_000_i64))),
+        ),
+    ];
+    // Each case on a home and user of its own, all at once.
+    std::thread::scope(|scope| {
+        for (case, damage) in &cases {
+            let prometheus = &prometheus;
+            scope.spawn(move || damaged_state_case(prometheus, port, case, damage.as_ref()));
+        }
+    });
+}
+
+fn damaged_state_case(prometheus: &Prometheus, port: u16, case: &str, damage: &dyn Fn(&Path)) {
+    {
+        let user = format!("damage_{case}");
+        let home = TestHome::new();
+        write_history(&home, "old", 1, 66);
+        // Used 4 min 20 s ago, read at once: live. Once the restart comes
+        // more than 5 minutes after its use, a state rebuilt from the
+        // ledger alone would call it backfill, and its live part would fall.
+        let used_at = std::time::Instant::now();
+        write_usage_aged(&home, "before", 10, 260_000);
+        configure(&home, &user, port);
+        let beed = home.start_daemon_with(&["--ingest-every", "1"]);
+        user_matches(prometheus, &home, &user, 50);
+        beed.stop();
+        // Down longer than an interval, the state damaged, usage meanwhile.
+        let counters = home.bee_dir().join("export/counters.json");
+        damage(&counters);
+        write_usage_now(&home, "while_down", 7);
+        std::thread::sleep(Duration::from_secs(42).saturating_sub(used_at.elapsed()));
+        let beed = home.start_daemon_with(&["--ingest-every", "1"]);
+        user_matches(prometheus, &home, &user, 57);
+        let selector = format!("user=\"{user}\"");
+        for series in ["bee_responses_total", "bee_tokens_total"] {
+            let resets = prometheus.value(&format!("sum(resets({series}{{{selector}}}[1h]))"));
+            assert_eq!(
+                resets,
+                Some(0.0),
+                "{case}: a {series} series fell: {}",
+                prometheus.answer(&format!("{series}{{{selector}}}[1h]")).2
+            );
+        }
+        let at = prometheus.value(&format!("max(timestamp(bee_responses_total{{{selector}}}))")).unwrap();
+        let increase = prometheus.value_at(&format!("sum(increase(bee_responses_total{{{selector}}}[1h]))"), at);
+        assert_eq!(increase.map(f64::round), Some(57.0), "{case}: increase() across the restart is what was used");
+        beed.stop();
+        // A FIFO or a link is never written through: left for the user.
+        let _ = std::fs::remove_file(&counters);
+    }
+}
+
+/// Waits until `home`'s ledger holds `responses` and Prometheus answers
+/// `user`'s totals as the ledger does (other users' series aside).
+fn user_matches(prometheus: &Prometheus, home: &TestHome, user: &str, responses: u64) {
+    assert!(eventually(Duration::from_secs(30), || usage_totals(home)[0] == responses), "{:?}", usage_totals(home));
+    let (selector, totals) = (format!("user=\"{user}\""), usage_totals(home));
+    assert!(
+        eventually(Duration::from_secs(30), || prometheus_totals(prometheus, &selector) == Some(totals)),
+        "{selector}: Prometheus {:?}, ledger {totals:?}",
+        prometheus_totals(prometheus, &selector)
+    );
 }

@@ -284,11 +284,17 @@ enum Was {
 /// time lies before that read's boundary, [`GRACE_MS`] before it. On the
 /// first read of a run the boundary is this read's own: beed was stopped
 /// since the last one, so nothing older reached the ledger in time.
+///
+/// `floors` are what was last sent of each series' parts (keyed as
+/// [`SeriesId::key`] names them, with their origin): while they fit in the
+/// series' total, no part is sent below its floor — the state they are
+/// checked against may have been rebuilt from the ledger after a loss.
 pub fn read(
     ledger: &Path,
     state: &mut Option<CounterState>,
     now_ms: i64,
     prices: &PriceTable,
+    floors: &BTreeMap<String, f64>,
 ) -> Result<Vec<(SeriesId, f64)>, Issue> {
     let reader = Reader::open(ledger)?;
     let seen = state.as_ref().map_or(0, |state| state.changes_seen);
@@ -370,7 +376,7 @@ pub fn read(
     if let Some((id, _)) = beyond {
         tracing::warn!(series = id.key(), "export: the kept state holds more than the ledger; read afresh");
         *state = None;
-        return read(ledger, state, now_ms, prices);
+        return read(ledger, state, now_ms, prices, floors);
     }
     for (id, value) in &total {
         let value = tidy(id.name, *value);
@@ -393,6 +399,7 @@ pub fn read(
             );
         }
         split.live = split.live.max(live);
+        keep_above_floors(id, value, split, floors);
         // A part is sent once it holds something; a counter at 0 (a
         // provider that worked without a limit hit) is sent as live.
         if split.live > 0.0 || split.backfilled == 0.0 {
@@ -416,6 +423,30 @@ pub fn read(
         windows,
     });
     Ok(out)
+}
+
+/// Raises a series' parts to what was last sent of them (`floors`), as
+/// far as its total allows: the live part to at least its floor and at
+/// most what leaves the backfilled part its own, the backfilled part the
+/// rest. Floors that do not fit in the total together (sent from another
+/// ledger, or a damaged record) are not this ledger's and are passed over.
+fn keep_above_floors(id: &SeriesId, total: f64, split: &mut Split, floors: &BTreeMap<String, f64>) {
+    let floor = |origin: &str| floors.get(&id.with(names::LABEL_ORIGIN, origin).key()).copied();
+    let (live, backfill) = (floor(names::ORIGIN_LIVE), floor(names::ORIGIN_BACKFILL));
+    if live.is_none() && backfill.is_none() {
+        return;
+    }
+    let (live, backfill) = (live.unwrap_or(0.0), backfill.unwrap_or(0.0));
+    let slack = 1e-6 * total.max(1.0);
+    if live + backfill > total + slack {
+        tracing::debug!(series = id.key(), "export: what was sent does not fit in the ledger's total; passed over");
+        return;
+    }
+    let kept = split.live.clamp(live, (total - backfill).max(live));
+    if kept != split.live || tidy(id.name, total - kept) != split.backfilled {
+        split.live = tidy(id.name, kept);
+        split.backfilled = tidy(id.name, (total - kept).max(0.0));
+    }
 }
 
 /// The totals of usage in `range`, read a week at a time so a long range
@@ -650,7 +681,16 @@ mod tests {
     }
 
     fn read_at(dir: &Path, state: &mut Option<CounterState>, now_ms: i64) -> Vec<(SeriesId, f64)> {
-        read(dir, state, now_ms, &PriceTable::bundled()).unwrap()
+        read_with_floors(dir, state, now_ms, &BTreeMap::new())
+    }
+
+    fn read_with_floors(
+        dir: &Path,
+        state: &mut Option<CounterState>,
+        now_ms: i64,
+        floors: &BTreeMap<String, f64>,
+    ) -> Vec<(SeriesId, f64)> {
+        read(dir, state, now_ms, &PriceTable::bundled(), floors).unwrap()
     }
 
     /// The first read finds history: what is older than its boundary is
@@ -714,6 +754,38 @@ mod tests {
             }
         }
         assert_eq!(output(&read_at(&dir, &mut state, NOW + 30_000)), (10.0, 0.0));
+    }
+
+    /// A state lost with beed down longer than the grace: rebuilt from the
+    /// ledger, no part falls below what was last sent of it, and the parts
+    /// still add up to the ledger's total.
+    #[test]
+    fn a_lost_state_is_rebuilt_above_what_was_sent() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        append(&dir, &[response("old", NOW - 3 * HOUR_MS, 100), response("now", NOW - MINUTE, 10)]);
+        let mut state = None;
+        let first = read_at(&dir, &mut state, NOW);
+        assert_eq!(output(&first), (10.0, 100.0));
+        // What the destination holds: every series as sent.
+        let floors: BTreeMap<String, f64> = first.iter().map(|(id, value)| (id.key(), *value)).collect();
+        // Used while beed was down, and the state lost.
+        append(&dir, &[response("while-down", NOW + 30 * MINUTE, 5)]);
+        let later = NOW + HOUR_MS;
+        let mut lost = None;
+        assert_eq!(
+            output(&read_at(&dir, &mut lost.clone(), later)),
+            (0.0, 115.0),
+            "without floors the live part falls"
+        );
+        let rebuilt = read_with_floors(&dir, &mut lost, later, &floors);
+        let (live, backfill) = output(&rebuilt);
+        assert!(live >= 10.0 && backfill >= 100.0, "({live}, {backfill})");
+        assert_eq!(live + backfill, 115.0);
+        // Floors that do not fit the ledger's totals are no floors.
+        let too_high: BTreeMap<String, f64> = floors.iter().map(|(key, value)| (key.clone(), value * 10.0)).collect();
+        let mut lost = None;
+        assert_eq!(output(&read_with_floors(&dir, &mut lost, later, &too_high)), (0.0, 115.0));
     }
 
     /// A saved state that cannot be one beed wrote is no state at all.

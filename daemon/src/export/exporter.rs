@@ -230,6 +230,9 @@ pub async fn run(config: ExportConfig, stores: Stores) {
     // future, cuts out of order) is dropped and the totals read afresh.
     let mut counters: Option<super::CounterState> =
         kept.counters.take().filter(|saved| saved.is_sound(bee_proto::time::now_unix_ms())).map(Into::into);
+    // What each destination holds: kept apart from the state above, and
+    // the floor no rebuilt state sends a series below.
+    let mut sent = super::read_sent().unwrap_or_default();
     let mut ticks = tokio::time::interval(config.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let to: Vec<&str> = state.destinations().map(|(_, destination)| destination.url.as_str()).collect();
@@ -240,13 +243,13 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         ticks.tick().await;
         let now_ms = bee_proto::time::now_unix_ms();
         let attempt_utc = bee_proto::time::format_unix_ms(now_ms);
-        let (reading, user, host_label, mut moving) =
-            (stores.clone(), config.user.clone(), host.clone(), counters.take());
+        let (reading, user, host_label, mut moving, floors) =
+            (stores.clone(), config.user.clone(), host.clone(), counters.take(), sent.floors());
         // Every tick reads: the ledger's part costs what changed since the
         // last read (see `counters`), and each read moves the boundary
         // that tells late arrivals apart.
         let read = tokio::task::spawn_blocking(move || {
-            let reading = super::read(&reading, &user, &host_label, now_ms, &mut moving);
+            let reading = super::read(&reading, &user, &host_label, now_ms, &mut moving, &floors);
             (reading, moving)
         })
         .await;
@@ -266,8 +269,14 @@ pub async fn run(config: ExportConfig, stores: Stores) {
         }
         if let (Some(endpoint), Some(destination)) = (&config.remote_write, state.prometheus.as_mut()) {
             let taken = kept.taken.entry(endpoint.url.clone()).or_default();
+            // A series the destination was sent before is no new series,
+            // whatever the state file says.
+            taken.extend(series.iter().filter(|one| sent.holds(&endpoint.url, one)).map(super::Series::key));
             let outcome =
                 send_remote_write(&client, endpoint, &config.headers, &series, taken, now_ms, interval_ms).await;
+            if outcome.is_ok() {
+                sent.note(&endpoint.url, &series);
+            }
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
         if let (Some(endpoint), Some(destination)) = (&config.otlp, state.otlp.as_mut()) {
@@ -276,12 +285,13 @@ pub async fn run(config: ExportConfig, stores: Stores) {
             let mut outcome = post(&client, endpoint, Format::Otlp, &config.headers, body).await;
             if outcome.is_ok() {
                 let verdicts = verdicts.clone();
+                sent.note(&endpoint.url, &series);
                 outcome = send_logs(&client, &config, &stores, destination, verdicts, &host, now_ms).await;
             }
             note(destination, &attempt_utc, outcome.map(|()| (series.len(), cursor)));
         }
         kept.counters = counters.as_ref().map(Into::into);
-        write(state.clone(), Some(kept.clone())).await;
+        write(state.clone(), Some((kept.clone(), sent.clone()))).await;
     }
 }
 
@@ -298,10 +308,9 @@ async fn send_remote_write(
     now_ms: i64,
     interval_ms: i64,
 ) -> Result<(), String> {
-    let is_counter = |one: &super::Series| bee_proto::export::series_meta(one.name).is_some_and(|meta| meta.counter);
     let new: std::collections::HashSet<String> = series
         .iter()
-        .filter(|one| is_counter(one))
+        .filter(|one| super::is_counter(one))
         .map(super::Series::key)
         .filter(|key| !taken.contains(key))
         .collect();
@@ -330,10 +339,13 @@ fn fail_all(state: &mut ExportState, attempt_utc: &str, error: &str) {
 
 /// Writes the state for `beectl export status`, and what the exporter
 /// keeps when given, off the runtime.
-async fn write(state: ExportState, kept: Option<super::Kept>) {
+async fn write(state: ExportState, kept: Option<(super::Kept, super::Sent)>) {
     let written = tokio::task::spawn_blocking(move || {
         super::write_state(&state)?;
-        kept.as_ref().map_or(Ok(()), super::write_kept)
+        match &kept {
+            Some((kept, sent)) => super::write_kept(kept).and_then(|()| super::write_sent(sent)),
+            None => Ok(()),
+        }
     });
     if let Ok(Err(err)) = written.await {
         tracing::warn!("export: its state could not be written: {err}");

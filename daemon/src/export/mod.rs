@@ -231,6 +231,18 @@ impl Series {
     pub fn key(&self) -> String {
         counters::series_key(self.name, &self.labels)
     }
+
+    /// The series' identity without `user` and `host` (the counters'
+    /// state names it so).
+    pub fn id_key(&self) -> String {
+        let labels: Vec<(&'static str, String)> = self
+            .labels
+            .iter()
+            .filter(|(label, _)| *label != names::LABEL_USER && *label != names::LABEL_HOST)
+            .cloned()
+            .collect();
+        counters::SeriesId::new(self.name, &labels).key()
+    }
 }
 
 /// Where the series are read from.
@@ -281,7 +293,7 @@ pub struct Reading {
 
 /// [`read`]'s series, cursor and problems.
 pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec<Series>, StoreCursor, Vec<String>) {
-    let reading = read(stores, user, host, now_ms, &mut None);
+    let reading = read(stores, user, host, now_ms, &mut None, &BTreeMap::new());
     (reading.series, reading.cursor, reading.problems)
 }
 
@@ -289,8 +301,16 @@ pub fn read_series(stores: &Stores, user: &str, host: &str, now_ms: i64) -> (Vec
 /// and the record counts they cover (the cursor). A store that cannot be
 /// read contributes no series (unknown, not zero) and names itself in the
 /// error list. `counters` is what the exporter keeps of the ledger between
-/// reads ([`counters::read`]; `None` before the first).
-pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64, counters: &mut Option<CounterState>) -> Reading {
+/// reads ([`counters::read`]; `None` before the first); `floors`, what was
+/// last sent of each counter ([`Sent::floors`]).
+pub fn read(
+    stores: &Stores,
+    user: &str,
+    host: &str,
+    now_ms: i64,
+    counters: &mut Option<CounterState>,
+    floors: &BTreeMap<String, f64>,
+) -> Reading {
     // Counted first: a record that lands while the series are read is
     // beyond the cursor, so it is never reported as sent when it was not.
     let covered = cursor(stores);
@@ -306,7 +326,7 @@ pub fn read(stores: &Stores, user: &str, host: &str, now_ms: i64, counters: &mut
     };
     push(names::BUILD_INFO, &[(names::LABEL_VERSION, env!("CARGO_PKG_VERSION").to_owned())], 1.0);
     push(names::LAST_SEND_TIMESTAMP, &[], now_ms as f64 / 1000.0);
-    match counters::read(&stores.ledger, counters, now_ms, &PriceTable::bundled()) {
+    match counters::read(&stores.ledger, counters, now_ms, &PriceTable::bundled(), floors) {
         Ok(series) => {
             for (id, value) in series {
                 push(id.name, &id.labels, value);
@@ -599,6 +619,72 @@ pub fn read_kept() -> Option<Kept> {
 fn read_kept_from(path: &Path) -> Option<Kept> {
     let text = files::read_text_at_most(path, MAX_KEPT_BYTES).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// What each destination was last sent of every counter (`export/sent.json`,
+/// written after each send that succeeded): kept apart from `counters.json`,
+/// so that state lost or damaged is rebuilt from the ledger with no series
+/// going backwards at a receiver, and a series a destination already holds
+/// is never sent a 0 sample again. Input, not authority: a value that is
+/// not a finite, non-negative number makes the whole file no record, and a
+/// series' last values are used only while they fit in what the ledger
+/// holds ([`counters::read`]).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, Deserialize)]
+pub struct Sent {
+    /// Per destination URL, per series (without `user` and `host`), the
+    /// value last sent.
+    #[serde(default)]
+    pub to: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+impl Sent {
+    fn is_sound(&self) -> bool {
+        self.to.values().flat_map(BTreeMap::values).all(|value| value.is_finite() && *value >= 0.0)
+    }
+
+    /// `series` reached the destination at `url`.
+    pub fn note(&mut self, url: &str, series: &[Series]) {
+        let sent = self.to.entry(url.to_owned()).or_default();
+        for one in series.iter().filter(|one| is_counter(one)) {
+            sent.insert(one.id_key(), one.value);
+        }
+    }
+
+    /// Whether the destination at `url` was ever sent `series`.
+    pub fn holds(&self, url: &str, series: &Series) -> bool {
+        self.to.get(url).is_some_and(|sent| sent.contains_key(&series.id_key()))
+    }
+
+    /// Each series' highest value sent to any destination.
+    pub fn floors(&self) -> BTreeMap<String, f64> {
+        let mut floors = BTreeMap::new();
+        for (key, value) in self.to.values().flatten() {
+            let floor: &mut f64 = floors.entry(key.clone()).or_default();
+            *floor = floor.max(*value);
+        }
+        floors
+    }
+}
+
+/// Whether `series` is a counter (a gauge may fall).
+pub fn is_counter(series: &Series) -> bool {
+    bee_proto::export::series_meta(series.name).is_some_and(|meta| meta.counter)
+}
+
+/// What was sent, when a record of it can be read.
+pub fn read_sent() -> Option<Sent> {
+    let text = files::read_text_at_most(&bee_proto::paths::export_sent_file()?, MAX_KEPT_BYTES).ok()?;
+    serde_json::from_str::<Sent>(&text).ok().filter(Sent::is_sound)
+}
+
+/// Writes what was sent (0600, atomically, its directory 0700).
+pub fn write_sent(sent: &Sent) -> std::io::Result<()> {
+    let Some(path) = bee_proto::paths::export_sent_file() else { return Ok(()) };
+    if let Some(dir) = path.parent() {
+        files::ensure_private_dir(dir)?;
+    }
+    let bytes = serde_json::to_vec(sent).map_err(std::io::Error::other)?;
+    files::write_private(&path, &bytes)
 }
 
 /// Writes what the exporter keeps (0600, atomically, its directory 0700).
