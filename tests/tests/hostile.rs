@@ -409,3 +409,48 @@ fn health_says_degraded_while_the_logs_cannot_be_ingested() {
     );
     daemon.stop();
 }
+
+/// Links, FIFOs and sockets in an agent's folder are never followed nor
+/// opened — and never passed over in silence: `beectl agents` and `beectl
+/// daemon status` list each, with what it is.
+#[test]
+fn links_fifos_and_sockets_in_an_agents_folder_are_listed() {
+    let home = TestHome::new();
+    let projects = home.path().join(".claude/projects/-home-dev-app");
+    let session = "7a1e0000-0000-4000-8000-000000000004";
+    let good = claude_response_line(session, "msg_1", "req_1", "2026-12-01T10:00:00.000Z", 20, 40);
+    write_file(&projects.join(format!("{session}.jsonl")), &[good.as_bytes()]);
+    let outside = home.path().join("elsewhere.jsonl");
+    let other = claude_response_line(session, "msg_outside", "req_outside", "2026-12-01T10:00:00.000Z", 20, 40);
+    std::fs::write(&outside, other.as_bytes()).unwrap();
+    std::os::unix::fs::symlink(&outside, projects.join("linked.jsonl")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(projects.join("pipe.jsonl")).status().unwrap().success());
+    let _socket = std::os::unix::net::UnixListener::bind(projects.join("socket.jsonl")).unwrap();
+    let listed = |entries: &Value| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                let name = entry["path"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+                (name, entry["kind"].as_str().unwrap().to_owned())
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let expected: Vec<(String, String)> =
+        [("linked.jsonl", "link"), ("pipe.jsonl", "fifo"), ("socket.jsonl", "socket")]
+            .map(|(name, kind)| (name.to_owned(), kind.to_owned()))
+            .to_vec();
+    let agents = parse_json_line(&home.beectl(&["agents", "--json"]).stdout);
+    let claude = agents["agents"].as_array().unwrap().iter().find(|row| row["agent"] == "claude").unwrap();
+    assert_eq!(listed(&claude["skippedFiles"]), expected, "{claude}");
+    assert_eq!(claude["files"], 1, "only the regular file is a record file: {claude}");
+    let status = parse_json_line(&home.beectl(&["daemon", "status", "--json"]).stdout);
+    let lag = status["ingestion"].as_array().unwrap().iter().find(|lag| lag["provider"] == "claude").unwrap();
+    assert_eq!(listed(&lag["skippedFiles"]), expected, "{status}");
+    // The link's target was never read: one response, the folder's own.
+    let usage = parse_json_line(&home.beectl(&["usage", "--provider", "claude", "--since", "2026-01-01"]).stdout);
+    assert_eq!(usage["totals"]["responses"], 1, "{usage}");
+}
