@@ -67,6 +67,49 @@ impl Drop for ImmutableFiles {
     }
 }
 
+/// Starts beed on `home` expecting it to refuse (a damaged store): its exit
+/// code and what it said. A beed still running after 20 s is stopped and
+/// the test fails.
+pub fn refused_start(home: &TestHome) -> (Option<i32>, String) {
+    let log = home.path().join("refused-beed.log");
+    let mut child = home
+        .command(bin("beed"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("beed's log"))
+        .spawn()
+        .expect("start beed");
+    let exited = eventually(Duration::from_secs(20), || matches!(child.try_wait(), Ok(Some(_))));
+    if !exited {
+        let _ = child.kill();
+    }
+    let status = child.wait().expect("beed's exit");
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(exited, "beed started on a damaged store:\n{said}");
+    (status.code(), said)
+}
+
+/// An agent's side of a question: a WebSocket server on loopback waiting
+/// for one answer. Its port, and the answer's text when it comes.
+pub fn waiting_agent() -> (u16, std::sync::mpsc::Receiver<String>) {
+    use tokio_tungstenite::tungstenite::{self, Message};
+    let agent = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = agent.local_addr().map(|addr| addr.port()).unwrap_or(0);
+    let (answered, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((tcp, _)) = agent.accept() else { return };
+        let _ = tcp.set_read_timeout(Some(Duration::from_secs(20)));
+        let Ok(mut socket) = tungstenite::accept(tcp) else { return };
+        while let Ok(message) = socket.read() {
+            if let Message::Text(text) = message {
+                let _ = answered.send(text.to_string());
+                return;
+            }
+        }
+    });
+    (port, answer)
+}
+
 pub mod every_agent;
 pub mod providers;
 

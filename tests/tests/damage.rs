@@ -341,27 +341,6 @@ fn index_pages(db: &std::path::Path, index: &str) -> Vec<std::ops::Range<usize>>
     pages.into_iter().map(|page| (page - 1) * size..page * size).collect()
 }
 
-/// beed started on `home`, which must refuse to start: its exit code and
-/// what it said.
-fn refused_start(home: &TestHome) -> (Option<i32>, String) {
-    let log = home.path().join("refused-beed.log");
-    let mut child = home
-        .command(bin("beed"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let exited = eventually(std::time::Duration::from_secs(20), || matches!(child.try_wait(), Ok(Some(_))));
-    if !exited {
-        let _ = child.kill();
-    }
-    let status = child.wait().unwrap();
-    let said = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(exited, "beed started on a damaged events store:\n{said}");
-    (status.code(), said)
-}
-
 /// `beectl audit` (of one session, and of the recent ones) on a damaged
 /// events store: `corrupt`, exit 5, and what it says.
 fn audit_refused(home: &TestHome, session: &str) -> String {

@@ -591,27 +591,6 @@ fn click(browser: &Browser, css: &str) {
     browser.command("POST", &format!("/element/{element}/click"), Some(&json!({})));
 }
 
-/// The agent's side of a question: a WebSocket server on loopback; its port
-/// and the first answer's text.
-fn waiting_agent() -> (u16, std::sync::mpsc::Receiver<String>) {
-    use tokio_tungstenite::tungstenite::{self, Message};
-    let agent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = agent.local_addr().unwrap().port();
-    let (answered, answer) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let Ok((tcp, _)) = agent.accept() else { return };
-        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let Ok(mut socket) = tungstenite::accept(tcp) else { return };
-        while let Ok(message) = socket.read() {
-            if let Message::Text(text) = message {
-                let _ = answered.send(text.to_string());
-                return;
-            }
-        }
-    });
-    (port, answer)
-}
-
 /// The reference client in Chromium, without the secret: its page on the
 /// origin `--http-allow-origin` names answers a question with a click and
 /// the agent gets the answer; the same page on another loopback origin, in

@@ -1049,26 +1049,6 @@ fn payload_enums_timestamp_order_and_timestamp_forms_match_the_reference() {
     }
 }
 
-/// An agent's side of a question: a WebSocket server on loopback waiting for
-/// one answer. Returns its port and the answer's text when it comes.
-fn waiting_agent() -> (u16, std::sync::mpsc::Receiver<String>) {
-    let agent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = agent.local_addr().unwrap().port();
-    let (answered, answer) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let Ok((tcp, _)) = agent.accept() else { return };
-        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let Ok(mut socket) = tungstenite::accept(tcp) else { return };
-        while let Ok(message) = socket.read() {
-            if let Message::Text(text) = message {
-                let _ = answered.send(text.to_string());
-                return;
-            }
-        }
-    });
-    (port, answer)
-}
-
 /// Posts the reference agent's choice question (`utils/hitl.py`) waiting at
 /// `agent_port`; returns the stored event.
 fn ask(addr: &str, agent_port: u16, session: &str) -> Value {

@@ -1070,6 +1070,9 @@ fn export_over_https_trusts_its_ca_file_and_nothing_else() {
     assert_eq!(prometheus.value("count(bee_build_info{user=\"eve\"})"), None, "nothing of eve's arrived");
 }
 
+/// A way to damage the exporter's state file.
+type Damage = Box<dyn Fn(&Path) + Sync>;
+
 /// The exporter's own state is input, not authority. With beed stopped
 /// longer than an interval, `counters.json` damaged every way a file can
 /// be (emptied, cut, not UTF-8, too large, a link to a device, a FIFO,
@@ -1092,7 +1095,7 @@ fn a_damaged_or_lost_exporter_state_sends_no_series_backwards() {
             series[field] = value.clone();
         }
     };
-    let cases: Vec<(&str, Box<dyn Fn(&Path) + Sync>)> = vec![
+    let cases: Vec<(&str, Damage)> = vec![
         ("emptied", Box::new(|path| std::fs::write(path, b"").unwrap())),
         (
             "cut",

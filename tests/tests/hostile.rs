@@ -240,32 +240,6 @@ fn hostile_records_in_every_agent_folder_cost_only_themselves() {
     assert_every_good_record_counted(&home, &expected);
 }
 
-/// Starts beed on `home`: its exit code and what it said, or `None` when
-/// it was still running after a while (then stopped).
-fn beed_start(home: &TestHome) -> (Option<i32>, String) {
-    let mut child = home
-        .command(bin("beed"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let code = match child.try_wait().unwrap() {
-        Some(status) => status.code(),
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            None
-        }
-    };
-    let mut said = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
-    (code, said)
-}
-
 /// `/health` over beed's socket.
 fn tcp_or_socket_health(home: &TestHome) -> String {
     let (status, _, body) = raw_http(&home.socket(), &get_request(bee_proto::events::HEALTH_PATH, "localhost", ""));
@@ -324,7 +298,7 @@ fn a_damaged_ledger_is_refused_by_every_writer_and_left_as_it_is() {
     let ingest = home.beectl(&["ingest"]);
     assert_eq!(ingest.status.code(), Some(5), "{}", String::from_utf8_lossy(&ingest.stdout));
     assert!(String::from_utf8_lossy(&ingest.stdout).contains("corrupt"), "{:?}", ingest);
-    let (code, said) = beed_start(&home);
+    let (code, said) = refused_start(&home);
     assert_eq!(code, Some(5), "beed refuses: {said}");
     assert!(said.contains("corrupt") && said.contains("move it aside"), "beed says what to do: {said}");
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "the damaged ledger is left byte for byte");
@@ -355,7 +329,7 @@ fn a_ledger_emptied_or_removed_after_holding_records_is_named_not_rebuilt() {
             let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
             assert!(said.contains("corrupt") && said.contains("held records"), "{damage}: {view:?} names it: {said}");
         }
-        let (code, said) = beed_start(&home);
+        let (code, said) = refused_start(&home);
         assert_eq!(code, Some(5), "{damage}: beed refuses: {said}");
         assert!(said.contains("held records"), "{damage}: {said}");
         match damage {

@@ -438,20 +438,9 @@ fn another_local_user_cannot_answer_a_permission_request_even_with_open_reads() 
     let home = TestHome::new();
     let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--http-open-reads", "--ingest-every", "0"]);
     let addr = daemon.http_addr();
-    let question = json!({"source_app": "app", "session_id": "s-ask", "hook_event_type": "PermissionRequest",
-        "payload": {}, "humanInTheLoop": {"question": "Allow rm?", "type": "permission", "requiresResponse": true,
-        "responseWebSocketUrl": "ws://127.0.0.1:9/"}});
-    let (status, stored) = post_raw(&addr, "application/json", "", &question.to_string());
-    assert_eq!(status, 200);
-    let id = serde_json::from_slice::<Value>(&stored).unwrap()["id"].as_i64().unwrap();
+    let id = pending_question(&addr);
     let (host, port) = addr.rsplit_once(':').unwrap();
-    let body = r#"{"permission":true}"#;
-    let answer = format!(
-        "exec 3<>/dev/tcp/{host}/{port}; printf 'POST /events/{id}/respond HTTP/1.1\\r\\nHost: {addr}\\r\\n\
-         Content-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}' >&3; head -c 200 <&3",
-        body.len()
-    );
-    let Some(refused) = as_other_user(&answer) else {
+    let Some(refused) = as_other_user(&answer_script(&addr, id, "")) else {
         eprintln!("not root: the second-user half of this test needs root to switch users");
         return;
     };
@@ -465,22 +454,32 @@ fn another_local_user_cannot_answer_a_permission_request_even_with_open_reads() 
     drop(daemon);
 }
 
-/// Runs `script` in bash as uid 65534 (`setpriv`, from util-linux). Fails
-/// the test, never skips it, when this machine cannot switch users.
+/// A permission question stored through beed's listener at `addr`: its id.
+fn pending_question(addr: &str) -> i64 {
+    let question = json!({"source_app": "app", "session_id": "s-ask", "hook_event_type": "PermissionRequest",
+        "payload": {}, "humanInTheLoop": {"question": "Allow rm?", "type": "permission", "requiresResponse": true,
+        "responseWebSocketUrl": "ws://127.0.0.1:9/"}});
+    let (status, stored) = post_raw(addr, "application/json", "", &question.to_string());
+    assert_eq!(status, 200);
+    serde_json::from_slice::<Value>(&stored).unwrap()["id"].as_i64().unwrap()
+}
+
+/// A bash script that answers question `id` at `addr` without the secret
+/// (`origin`: a header line, or nothing) and prints beed's reply.
+fn answer_script(addr: &str, id: i64, origin: &str) -> String {
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let body = r#"{"permission":true}"#;
+    format!(
+        "exec 3<>/dev/tcp/{host}/{port}; printf 'POST /events/{id}/respond HTTP/1.1\\r\\nHost: {addr}\\r\\n{origin}\
+         Content-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}' >&3; head -c 300 <&3",
+        body.len()
+    )
+}
+
+/// [`as_other_user`], where the test cannot go on without it.
 fn as_nobody(script: &str) -> String {
-    assert!(
-        rustix::process::geteuid().is_root(),
-        "this test acts as another local user (uid 65534): run it as root, as CI does"
-    );
-    let output = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", script])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .current_dir("/")
-        .output()
-        .unwrap_or_else(|err| panic!("setpriv (Debian's util-linux) is needed to act as another user: {err}"));
-    assert!(output.status.success() || !output.stdout.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    as_other_user(script)
+        .expect("this test acts as another local user (uid 65534, setpriv): run it as root, as CI does")
 }
 
 /// The answer without the secret that beed takes from its own user's
@@ -499,21 +498,8 @@ fn another_local_user_cannot_answer_without_the_secret_even_from_an_allowed_orig
         "0",
     ]);
     let addr = daemon.http_addr();
-    let question = json!({"source_app": "app", "session_id": "s-ask", "hook_event_type": "PermissionRequest",
-        "payload": {}, "humanInTheLoop": {"question": "Allow rm?", "type": "permission", "requiresResponse": true,
-        "responseWebSocketUrl": "ws://127.0.0.1:9/"}});
-    let (status, stored) = post_raw(&addr, "application/json", "", &question.to_string());
-    assert_eq!(status, 200);
-    let id = serde_json::from_slice::<Value>(&stored).unwrap()["id"].as_i64().unwrap();
-    let (host, port) = addr.rsplit_once(':').unwrap();
-    let body = r#"{"permission":true}"#;
-    let answer = |origin: &str| {
-        format!(
-            "exec 3<>/dev/tcp/{host}/{port}; printf 'POST /events/{id}/respond HTTP/1.1\\r\\nHost: {addr}\\r\\n{origin}\
-             Content-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}' >&3; head -c 300 <&3",
-            body.len()
-        )
-    };
+    let id = pending_question(&addr);
+    let answer = |origin: &str| answer_script(&addr, id, origin);
     for origin in ["", "Origin: http://localhost:5173\\r\\n"] {
         let refused = as_nobody(&answer(origin));
         assert!(refused.starts_with("HTTP/1.1 401"), "{origin}: {refused}");
@@ -525,6 +511,7 @@ fn another_local_user_cannot_answer_without_the_secret_even_from_an_allowed_orig
     };
     assert!(pending(), "still unanswered");
     // The same request from beed's own uid is the user's own answer.
+    let body = r#"{"permission":true}"#;
     let request = format!(
         "POST /events/{id}/respond HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://localhost:5173\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -584,12 +584,7 @@ pub fn read_state() -> Option<ExportState> {
 
 /// Writes the exporter's state (0600, atomically, its directory 0700).
 pub fn write_state(state: &ExportState) -> std::io::Result<()> {
-    let Some(path) = bee_proto::paths::export_state_file() else { return Ok(()) };
-    if let Some(dir) = path.parent() {
-        files::ensure_private_dir(dir)?;
-    }
-    let bytes = serde_json::to_vec_pretty(state).map_err(std::io::Error::other)?;
-    files::write_private(&path, &bytes)
+    write_private_json(bee_proto::paths::export_state_file(), &serde_json::to_vec_pretty(state)?)
 }
 
 /// What the exporter keeps for itself between sends and across restarts
@@ -679,22 +674,22 @@ pub fn read_sent() -> Option<Sent> {
 
 /// Writes what was sent (0600, atomically, its directory 0700).
 pub fn write_sent(sent: &Sent) -> std::io::Result<()> {
-    let Some(path) = bee_proto::paths::export_sent_file() else { return Ok(()) };
+    write_private_json(bee_proto::paths::export_sent_file(), &serde_json::to_vec(sent)?)
+}
+
+/// Writes `bytes` at `path` (0600, atomically, its directory 0700); no
+/// home, nothing to write.
+fn write_private_json(path: Option<PathBuf>, bytes: &[u8]) -> std::io::Result<()> {
+    let Some(path) = path else { return Ok(()) };
     if let Some(dir) = path.parent() {
         files::ensure_private_dir(dir)?;
     }
-    let bytes = serde_json::to_vec(sent).map_err(std::io::Error::other)?;
-    files::write_private(&path, &bytes)
+    files::write_private(&path, bytes)
 }
 
 /// Writes what the exporter keeps (0600, atomically, its directory 0700).
 pub fn write_kept(kept: &Kept) -> std::io::Result<()> {
-    let Some(path) = bee_proto::paths::export_counters_file() else { return Ok(()) };
-    if let Some(dir) = path.parent() {
-        files::ensure_private_dir(dir)?;
-    }
-    let bytes = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
-    files::write_private(&path, &bytes)
+    write_private_json(bee_proto::paths::export_counters_file(), &serde_json::to_vec(kept)?)
 }
 
 /// `beectl export status`: the settings, the last state and the backlog.
