@@ -431,6 +431,9 @@ pub fn read(
 /// rest. Floors that do not fit in the total together (sent from another
 /// ledger, or a damaged record) are not this ledger's and are passed over.
 fn keep_above_floors(id: &SeriesId, total: f64, split: &mut Split, floors: &BTreeMap<String, f64>) {
+    if floors.is_empty() {
+        return;
+    }
     let floor = |origin: &str| floors.get(&id.with(names::LABEL_ORIGIN, origin).key()).copied();
     let (live, backfill) = (floor(names::ORIGIN_LIVE), floor(names::ORIGIN_BACKFILL));
     if live.is_none() && backfill.is_none() {
