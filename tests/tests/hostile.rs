@@ -129,7 +129,8 @@ fn plant_hostile(home: &TestHome) {
     );
     add(
         ".hermes/state.db",
-        "INSERT INTO sessions (id, source, model, started_at) VALUES ('h_bad', 'cli', ?1, 1796115700.0)",
+        "INSERT INTO sessions (id, source, model, started_at, input_tokens, output_tokens) \
+         VALUES ('h_bad', 'cli', ?1, 1796115700.0, 10, 5)",
     );
     let crush = home.path().join("work/app/.crush/crush.db");
     let conn = Connection::open(&crush).unwrap();
@@ -153,9 +154,9 @@ fn assert_every_good_record_counted(home: &TestHome, expected: &[Expected]) {
     for agent in expected {
         let report =
             parse_json_line(&home.beectl(&["usage", "--provider", agent.agent, "--since", "2026-01-01"]).stdout);
-        // Goose's hostile row is a session with good counters and a
-        // hostile model config: counted, its model unknown.
-        let responses = agent.responses + u64::from(agent.agent == "goose");
+        // Goose's and Hermes's hostile rows are sessions with good counters
+        // and a hostile model config or name: counted, their model unknown.
+        let responses = agent.responses + u64::from(agent.agent == "goose" || agent.agent == "hermes");
         assert_eq!(report["totals"]["responses"], responses, "{}: {report}", agent.agent);
     }
 }

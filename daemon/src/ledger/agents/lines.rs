@@ -244,6 +244,20 @@ impl<'a> Found<'a> {
         Found { provider, sessions, models, out }
     }
 
+    /// A model's name, unless it is longer than any name: then the model
+    /// is unknown (and said so in the log), and the response still counts.
+    fn model_name(&mut self, model: &str) -> Option<Arc<str>> {
+        if model.len() > bee_proto::ledger::bounds::MAX_TEXT_BYTES {
+            tracing::warn!(
+                agent = self.provider.as_str(),
+                bytes = model.len(),
+                "a model name past any name's length; the model is unknown"
+            );
+            return None;
+        }
+        Some(self.models.shared(model))
+    }
+
     /// A session's log was found, and (when it says) the directory it ran in.
     pub(crate) fn session(&mut self, session: &str, directory: Option<&str>) {
         self.out.push(Evidence::SessionLogged(self.provider, session.to_owned()));
@@ -264,12 +278,13 @@ impl<'a> Found<'a> {
             total_tokens: tokens.total_tokens.filter(|&total| sum_of_parts(self.provider, &tokens) == Some(total)),
             ..tokens
         };
+        let model = model.filter(|model| !model.is_empty()).and_then(|model| self.model_name(model));
         self.out.push(Evidence::Response(ResponseWrite {
             provider: self.provider,
             key,
             session_id: Some(self.sessions.shared(session)),
             at_ms,
-            model: model.filter(|model| !model.is_empty()).map(|model| self.models.shared(model)),
+            model,
             tokens,
             context_tokens: None,
             context_window: None,
