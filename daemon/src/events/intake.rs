@@ -26,6 +26,10 @@ pub struct Live {
 }
 
 /// What storing and streaming events share.
+/// Tells what stopped the last ingestion pass over the agents' logs from
+/// reading them all, if anything.
+pub type IngestionFailure = Box<dyn Fn() -> Option<String> + Send + Sync>;
+
 pub struct EventsState {
     pub writer: WriterHandle<EventStore>,
     pub store: PathBuf,
@@ -38,9 +42,9 @@ pub struct EventsState {
     pub spool_dir: PathBuf,
     /// Becomes true when beed begins to stop: stream clients are closed.
     pub stopping: tokio::sync::watch::Receiver<bool>,
-    /// The ingestion of the agents' logs, once it runs: `/health` tells
-    /// whether its last pass failed.
-    pub ingestion: std::sync::OnceLock<Arc<crate::ledger::ingest::SinglePass>>,
+    /// What keeps the agents' logs from being ingested, if anything (asked
+    /// by `/health`), once their ingestion runs.
+    pub ingestion: std::sync::OnceLock<IngestionFailure>,
 }
 
 impl EventsState {

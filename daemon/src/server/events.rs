@@ -310,7 +310,7 @@ async fn health(State(state): State<Shared>) -> Response {
     let mut checks = vec![write, read, stream];
     let ok = checks.iter().all(|c| c.ok);
     // The agents' logs: a pass that failed leaves beed up but behind.
-    let ingestion = state.ingestion.get().map(|ingestion| match ingestion.last_failure() {
+    let ingestion = state.ingestion.get().map(|last_failure| match last_failure() {
         Some(failure) => check("ingestion", false, failure, None),
         None => check("ingestion", true, "the last pass read every log it could".into(), None),
     });

@@ -188,7 +188,8 @@ pub async fn serve(
     let poller = tokio::spawn(spools.poll(config.spool_poll, lost));
     let ingestion =
         Arc::new(crate::ledger::ingest::SinglePass::new(ledger.clone(), config.log_roots.clone(), background::QUIET));
-    let _ = events.ingestion.set(ingestion.clone());
+    let failure = ingestion.clone();
+    let _ = events.ingestion.set(Box::new(move || failure.last_failure()));
     let ingester = config.ingest_every.map(|every| tokio::spawn(ingest_logs(ingestion.clone(), every)));
     let exporter = start_export(&config);
 
