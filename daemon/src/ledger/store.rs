@@ -469,7 +469,9 @@ impl Ledger {
     /// Writes [`HELD_FILE`]: from now on, this ledger gone is a loss.
     fn note_held(&mut self) {
         let at = bee_proto::time::format_rfc3339(std::time::SystemTime::now());
-        match crate::storage::files::write_private(&self.dir.join(HELD_FILE), at.as_bytes()) {
+        // As durable as the commit it follows (the ledger syncs at its
+        // checkpoints, not at each commit).
+        match crate::storage::files::write_private_unsynced(&self.dir.join(HELD_FILE), at.as_bytes()) {
             Ok(()) => self.held_noted = true,
             Err(err) => tracing::warn!(error = %err, "the ledger's note that it holds records not written"),
         }

@@ -149,6 +149,16 @@ pub fn open_private_file(path: &Path) -> io::Result<File> {
 /// Writes `bytes` to a new file at `path` atomically (a temporary file
 /// beside it, synced, then renamed over it), 0600.
 pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_private_with(path, bytes, true)
+}
+
+/// [`write_private`] without waiting for the disk: for a note that is as
+/// good lost as written (a crash then loses it, never leaves it half).
+pub fn write_private_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_private_with(path, bytes, false)
+}
+
+fn write_private_with(path: &Path, bytes: &[u8], synced: bool) -> io::Result<()> {
     use std::io::Write;
     let temporary = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
     let written = OpenOptions::new()
@@ -156,7 +166,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .create_new(true)
         .mode(0o600)
         .open(&temporary)
-        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| if synced { file.sync_all() } else { Ok(()) }))
         .and_then(|()| fs::rename(&temporary, path));
     if written.is_err() {
         let _ = fs::remove_file(&temporary);

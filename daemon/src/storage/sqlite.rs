@@ -145,7 +145,8 @@ impl Drop for Writer {
             return;
         }
         if let Some(stamp) = stamp_of(&self.path)
-            && let Err(err) = files::write_private(&stamp_path(&self.path), stamp.as_bytes())
+            // A stamp lost is a check made again, never a check skipped.
+            && let Err(err) = files::write_private_unsynced(&stamp_path(&self.path), stamp.as_bytes())
         {
             tracing::debug!(error = %err, "store's closing stamp not written");
         }
