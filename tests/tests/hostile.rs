@@ -15,6 +15,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const MB: usize = 1 << 20;
@@ -428,4 +429,50 @@ fn links_fifos_and_sockets_in_an_agents_folder_are_listed() {
     // The link's target was never read: one response, the folder's own.
     let usage = parse_json_line(&home.beectl(&["usage", "--provider", "claude", "--since", "2026-01-01"]).stdout);
     assert_eq!(usage["totals"]["responses"], 1, "{usage}");
+}
+
+/// A log beed cannot read (beed runs as another user here, uid 65534, so
+/// a root-only file is unreadable to it) is warned about once, not once
+/// every pass, and once more after it changes.
+#[test]
+fn an_unreadable_log_is_warned_about_once_per_change() {
+    assert!(rustix::process::geteuid().is_root(), "this test runs beed as uid 65534: run it as root, as CI does");
+    let home = TestHome::new();
+    let projects = home.path().join(".claude/projects/-home-dev-app");
+    let session = "7a1e0000-0000-4000-8000-000000000005";
+    let good = claude_response_line(session, "msg_1", "req_1", "2026-12-01T10:00:00.000Z", 20, 40);
+    write_file(&projects.join(format!("{session}.jsonl")), &[good.as_bytes()]);
+    let locked = projects.join("7a1e0000-0000-4000-8000-000000000006.jsonl");
+    write_file(&locked, &[good.as_bytes()]);
+    let chown = |path: &Path| {
+        assert!(Command::new("chown").args(["-R", "65534:65534"]).arg(path).status().unwrap().success());
+    };
+    chown(home.path());
+    // The locked log stays root's, readable by nobody else.
+    assert!(Command::new("chown").args(["0:0"]).arg(&locked).status().unwrap().success());
+    std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let log = home.path().join("beed-as-nobody.log");
+    let mut beed = home
+        .command("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin("beed"))
+        .args(["--ingest-every", "1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let warnings = || std::fs::read_to_string(&log).unwrap_or_default().matches("log not readable").count();
+    assert!(eventually(Duration::from_secs(30), || warnings() >= 1), "{}", std::fs::read_to_string(&log).unwrap());
+    // Several passes later: still one warning.
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(warnings(), 1, "{}", std::fs::read_to_string(&log).unwrap());
+    // The file changes: one more warning, then quiet again.
+    write_file(&locked, &[good.as_bytes(), good.as_bytes()]);
+    std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    assert!(eventually(Duration::from_secs(30), || warnings() == 2), "{}", std::fs::read_to_string(&log).unwrap());
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(warnings(), 2, "{}", std::fs::read_to_string(&log).unwrap());
+    rustix::process::kill_process(rustix::process::Pid::from_child(&beed), rustix::process::Signal::TERM).unwrap();
+    assert!(beed.wait().unwrap().success());
 }
