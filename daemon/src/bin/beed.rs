@@ -86,7 +86,7 @@ fn main() -> ExitCode {
             config.ingest_every = (args.ingest_every > 0).then(|| std::time::Duration::from_secs(args.ingest_every));
             config.capture_payload = args.capture_payload.into_iter().collect();
             config.http_open_reads = args.http_open_reads;
-            server::http::allow_answer_origins(args.http_allow_origin);
+            config.http_allow_origins = args.http_allow_origin;
             if !args.manifest.is_empty() {
                 config.manifests = args.manifest;
             }

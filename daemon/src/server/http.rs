@@ -39,7 +39,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -75,12 +75,16 @@ pub struct HttpOptions {
     /// `text/plain`, form types and `multipart/form-data` without asking
     /// first, so any other type keeps pages from posting across origins.
     pub post_media: &'static [&'static str],
+    /// Origins whose pages may answer an agent's question without the
+    /// secret, from beed's own user (`--http-allow-origin`, each from
+    /// [`parse_answer_origin`]).
+    pub answer_origins: Vec<String>,
 }
 
 impl HttpOptions {
     /// The event listener's: JSON only.
-    pub fn events(secret: String, open_reads: bool) -> HttpOptions {
-        HttpOptions { secret: Some(secret), open_reads, post_media: &["application/json"] }
+    pub fn events(secret: String, open_reads: bool, answer_origins: Vec<String>) -> HttpOptions {
+        HttpOptions { secret: Some(secret), open_reads, post_media: &["application/json"], answer_origins }
     }
 }
 
@@ -91,18 +95,6 @@ struct Peer {
     remote: SocketAddr,
     /// `None` when the kernel would not say (the connection is then nobody's).
     local: Option<SocketAddr>,
-}
-
-/// Origins whose pages may answer an agent's question without the secret
-/// (`beed --http-allow-origin`), normalized; set once at start, before the
-/// listener is made.
-static ANSWER_ORIGINS: OnceLock<Vec<String>> = OnceLock::new();
-
-/// Sets the origins `--http-allow-origin` named (each from
-/// [`parse_answer_origin`]). Only the first call counts: the listener's
-/// rules do not change while it runs.
-pub fn allow_answer_origins(origins: Vec<String>) -> bool {
-    ANSWER_ORIGINS.set(origins).is_ok()
 }
 
 /// An origin `--http-allow-origin` takes: a loopback one (a page elsewhere
@@ -147,9 +139,6 @@ impl RateLimit {
 struct Guard {
     options: HttpOptions,
     rate: RateLimit,
-    /// Origins whose pages may answer without the secret, from the user's
-    /// own processes; empty on listeners that serve no answer.
-    answer_origins: Vec<String>,
     /// Lookups of a peer's owner running at once: each reads the kernel's
     /// connection tables, so a flood of answers without the secret queues
     /// here instead of taking the blocking threads.
@@ -339,8 +328,9 @@ enum OwnAnswer {
 /// connection whose peer socket the kernel lists as beed's uid.
 async fn own_users_answer(guard: &Guard, peer: Option<Peer>, origin: Option<&HeaderValue>) -> OwnAnswer {
     if let Some(origin) = origin {
-        let allowed =
-            origin.to_str().is_ok_and(|origin| guard.answer_origins.iter().any(|a| a.eq_ignore_ascii_case(origin)));
+        let allowed = origin
+            .to_str()
+            .is_ok_and(|origin| guard.options.answer_origins.iter().any(|a| a.eq_ignore_ascii_case(origin)));
         if !allowed {
             return OwnAnswer::OtherOrigin;
         }
@@ -399,9 +389,7 @@ async fn dashboard(State(guard): State<Arc<Guard>>, request: Request) -> Respons
 
 /// The TCP router: the event routes plus the dashboard, behind the guard.
 pub fn router(events: Router, options: HttpOptions) -> Router {
-    let answer_origins = ANSWER_ORIGINS.get().cloned().unwrap_or_default();
-    let guard =
-        Arc::new(Guard { options, rate: RateLimit::default(), answer_origins, lookups: Semaphore::new(PEER_LOOKUPS) });
+    let guard = Arc::new(Guard { options, rate: RateLimit::default(), lookups: Semaphore::new(PEER_LOOKUPS) });
     events
         .route("/", get(dashboard).with_state(guard.clone()))
         .layer(middleware::from_fn_with_state(guard, check_request))
@@ -410,12 +398,7 @@ pub fn router(events: Router, options: HttpOptions) -> Router {
 /// `routes` behind the same guard as the event listener (loopback `Host`
 /// and `Origin`, the POST media types, the rate limit).
 pub fn guarded(routes: Router, options: HttpOptions) -> Router {
-    let guard = Arc::new(Guard {
-        options,
-        rate: RateLimit::default(),
-        answer_origins: Vec::new(),
-        lookups: Semaphore::new(PEER_LOOKUPS),
-    });
+    let guard = Arc::new(Guard { options, rate: RateLimit::default(), lookups: Semaphore::new(PEER_LOOKUPS) });
     routes.layer(middleware::from_fn_with_state(guard, check_request))
 }
 
@@ -603,9 +586,8 @@ mod tests {
     #[tokio::test]
     async fn an_answer_without_the_secret_needs_an_allowed_origin_and_beeds_uid() {
         let guard = Guard {
-            options: HttpOptions::events("0".repeat(64), false),
+            options: HttpOptions::events("0".repeat(64), false, vec!["http://localhost:5173".to_owned()]),
             rate: RateLimit::default(),
-            answer_origins: vec!["http://localhost:5173".to_owned()],
             lookups: Semaphore::new(PEER_LOOKUPS),
         };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

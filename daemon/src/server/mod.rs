@@ -64,6 +64,9 @@ pub struct DaemonConfig {
     pub http: Option<std::net::SocketAddr>,
     /// Reads on the loopback listener without the per-user secret.
     pub http_open_reads: bool,
+    /// Origins whose pages may answer an agent's question without the
+    /// secret, from beed's own user (`--http-allow-origin`).
+    pub http_allow_origins: Vec<String>,
     /// The optional loopback OTLP/HTTP receiver (Claude Code's telemetry).
     pub otlp: Option<std::net::SocketAddr>,
     /// Source apps whose full event payload is stored (opt-in).
@@ -91,6 +94,7 @@ impl DaemonConfig {
             events_store: std::path::absolute(bee_proto::paths::default_events_store().ok_or(StartError::NoHome)?)?,
             http: None,
             http_open_reads: false,
+            http_allow_origins: Vec::new(),
             otlp: None,
             capture_payload: HashSet::new(),
             manifests: crate::events::audit::default_manifests(),
@@ -229,7 +233,10 @@ pub async fn serve(
                 tracing::warn!(http = %local, "reads on the loopback listener are open to every local user and page");
             }
             tracing::info!(http = %local, url_file = %url_file.display(), "dashboard and event API on loopback");
-            let app = tcp_router(events.clone(), http::HttpOptions::events(secret, config.http_open_reads));
+            let app = tcp_router(
+                events.clone(),
+                http::HttpOptions::events(secret, config.http_open_reads, config.http_allow_origins.clone()),
+            );
             Some((tokio::spawn(http::serve(tcp, app, stop_seen.clone())), url_file))
         }
         None => None,

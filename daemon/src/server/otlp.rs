@@ -36,7 +36,12 @@ pub fn router(ledger: Arc<Mutex<Ledger>>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
     super::http::guarded(
         routes,
-        HttpOptions { secret: None, open_reads: false, post_media: &[MEDIA_JSON, MEDIA_PROTOBUF] },
+        HttpOptions {
+            secret: None,
+            open_reads: false,
+            post_media: &[MEDIA_JSON, MEDIA_PROTOBUF],
+            answer_origins: Vec::new(),
+        },
     )
 }
 
