@@ -46,6 +46,7 @@ use std::path::Path;
 
 pub use agent::{Agent, SessionUsage};
 pub use lines::MAX_LINE_BYTES;
+pub use sparse::agrees_with_serde as sparse_agrees_with_serde;
 
 use crate::ledger::evidence::{Evidence, FileOffset};
 use crate::storage::lines::{self as line_reader, Line};
@@ -152,47 +153,6 @@ pub fn read_log_at(provider: Provider, path: &Path, log: &[u8]) -> (Vec<Evidence
     }
     parser.finish(true, &mut evidence);
     (evidence, unparseable)
-}
-
-/// Whether the readers' parse of `input` for the parts `paths` name
-/// agrees with serde_json's whole parse of it cut down to those parts (for
-/// fuzzing): both read it, and to the same value; or serde_json refuses
-/// it (the parse for parts does not check what it passes over as closely);
-/// or it is refused as too complex, only ever when what it keeps passes
-/// its bound (never for an input of at most 16 KiB).
-pub fn sparse_agrees_with_serde(input: &[u8], paths: &[&'static str]) -> bool {
-    let split: Vec<Vec<&str>> = paths.iter().map(|path| path.split('/').collect()).collect();
-    let wanted: Vec<&[&str]> = split.iter().map(Vec::as_slice).collect();
-    match (sparse::parse(input, &sparse::Keep::paths(paths)), serde_json::from_slice::<Value>(input)) {
-        (Ok(kept), Ok(whole)) => kept == cut_down(&whole, &wanted),
-        (Err(sparse::Refused::Malformed), Ok(_)) => false,
-        (Err(sparse::Refused::TooComplex), Ok(_)) => input.len() > 16 << 10,
-        (_, Err(_)) => true,
-    }
-}
-
-/// `value` with only the parts `paths` (split into keys) name, as the
-/// readers' parse keeps them: an object keeps the keys a path names next
-/// (all of them when a path ends at it), an array each of its items as
-/// itself, a scalar itself.
-fn cut_down(value: &Value, paths: &[&[&str]]) -> Value {
-    if paths.iter().any(|path| path.is_empty()) {
-        return value.clone();
-    }
-    match value {
-        Value::Object(entries) => Value::Object(
-            entries
-                .iter()
-                .filter_map(|(key, value)| {
-                    let below: Vec<&[&str]> =
-                        paths.iter().filter(|path| path[0] == key.as_str()).map(|path| &path[1..]).collect();
-                    (!below.is_empty()).then(|| (key.clone(), cut_down(value, &below)))
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(|item| cut_down(item, paths)).collect()),
-        scalar => scalar.clone(),
-    }
 }
 
 /// Reads `log` (a whole file) for `session`. A line is parsed for the
@@ -529,33 +489,6 @@ mod tests {
         assert_eq!((usage.lines.matched_session, usage.lines.unparseable), (2, 1));
         assert_eq!(usage.response.as_ref().map(|r| r.responses), Some(1));
         assert!(usage.issues.iter().any(|i| i.code == UsageIssueCode::OversizedLine && i.line == Some(2)));
-    }
-
-    /// The readers' parse for parts agrees with serde_json's whole parse
-    /// cut down, over every fixture line and a few odd shapes.
-    #[test]
-    fn the_parse_for_parts_agrees_with_serde_json() {
-        let paths = &["type", "message/usage", "message/id", "a/b/c", "$set/messages/tokens"];
-        let fixtures: [&[u8]; 3] = [
-            include_bytes!("testdata/gemini-0.61.0-tool-and-resume.jsonl"),
-            include_bytes!("testdata/pi-0.73.1-tool-and-continue.jsonl"),
-            include_bytes!("testdata/copilot-otel.jsonl"),
-        ];
-        let odd: [&[u8]; 8] = [
-            br#"{"a":[{"b":{"c":1,"d":2}},3,[{"b":[{"c":[4]}]}]],"type":{"x":1}}"#,
-            br#"{"a":1,"a":{"b":2}}"#,
-            br#"[{"type":"t","other":1},[{"message":{"id":"m","content":"x"}}]]"#,
-            br#"{"message":null,"$set":{"messages":[{"tokens":{"input":1},"id":2}]}}"#,
-            br#"{"skipped":"\ud800","type":"t"}"#,
-            b"{\"skipped\":\"\xff\",\"type\":\"t\"}",
-            br#"{"type":"t"} x"#,
-            b"",
-        ];
-        for input in fixtures.iter().flat_map(|log| log.split(|&b| b == b'\n')).chain(odd) {
-            assert!(sparse_agrees_with_serde(input, paths), "{}", String::from_utf8_lossy(input));
-        }
-        let cut = cut_down(&serde_json::json!({"a": {"b": 1, "c": 2}, "d": 3}), &[&["a", "b"]]);
-        assert_eq!(cut, serde_json::json!({"a": {"b": 1}}));
     }
 
     /// A 40 MB pi line, almost all of it a tool result of tiny items, is
