@@ -311,6 +311,10 @@ pub fn pass_then<T>(
                         }))
                         .unwrap_or_else(|_| {
                             buffer = Vec::new();
+                            // Named as every record passed over is: the
+                            // whole of what was new in the file.
+                            let at = file.news.start.offset;
+                            agents::skipped::note(SkipReason::ReaderFailed, at, file.news.bytes);
                             Err(ReadError::Failed)
                         });
                         let notes = agents::skipped::take();
@@ -334,17 +338,6 @@ pub fn pass_then<T>(
                             Err(ReadError::Failed) => {
                                 tracing::error!(file = %path.display(), "the agent's reader failed on this log; \
                                     the rest of the pass goes on");
-                                if let Ok(mut totals) = totals.lock() {
-                                    let failed = agents::skipped::Notes {
-                                        first: vec![agents::skipped::Noted {
-                                            offset: file.news.start.offset,
-                                            bytes: file.news.bytes,
-                                            reason: SkipReason::ReaderFailed,
-                                        }],
-                                        count: 1,
-                                    };
-                                    name_skipped(&mut totals, file, failed);
-                                }
                             }
                             Err(ReadError::Db(err)) => committer.fail(err),
                         }
