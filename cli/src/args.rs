@@ -738,7 +738,7 @@ fn parse_until(text: &str) -> Result<i64, String> {
 }
 
 fn local_time(text: &str, end: bool) -> Result<i64, String> {
-    bee_daemon::ledger::calendar::Zone::local().parse_time(text, end, bee_proto::time::now_unix_ms())
+    bee_daemon::ledger::views::calendar::Zone::local().parse_time(text, end, bee_proto::time::now_unix_ms())
 }
 
 /// A time range in unix milliseconds, as asked.
@@ -1559,7 +1559,7 @@ mod tests {
     /// the same way: a day given to `--until` is included whole.
     #[test]
     fn the_time_word_views_take_usages_time_words() {
-        let zone = bee_daemon::ledger::calendar::Zone::local();
+        let zone = bee_daemon::ledger::views::calendar::Zone::local();
         let now = bee_proto::time::now_unix_ms();
         let day = |end| zone.parse_time("2026-11-01", end, now).unwrap();
         for view in ["quota", "status"] {

@@ -332,7 +332,7 @@ fn measure(shape: Shape, beectl: &Path, ccusage: Option<&Path>) {
         let home = TestHome::new();
         let mut usage = home.command(beectl);
         usage.args(["usage", "--by", "day"]).env("HOME", tree.path());
-        usage.env("BEE_LOG", "bee_daemon::ledger::ingest=debug");
+        usage.env("BEE_LOG", "bee_daemon::ledger::intake::ingest=debug");
         let (one, stdout, stderr) = timed(usage);
         assert_eq!(bee_totals(&stdout), truth, "Bee's totals, one command, round {round}");
         bee_report = stdout;

@@ -22,9 +22,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use bee_daemon::ledger::evidence::Evidence;
-use bee_daemon::ledger::responses::ResponseWrite;
-use bee_daemon::ledger::store::Ledger;
+use bee_daemon::ledger::stored::evidence::Evidence;
+use bee_daemon::ledger::stored::responses::ResponseWrite;
+use bee_daemon::ledger::stored::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
 use bee_proto::usage::{Counters, WindowKind};
 use bee_tests::*;
@@ -184,7 +184,7 @@ fn build(dir: &Path, records: u64) -> u64 {
     }
     ledger.settle();
     drop(ledger);
-    bee_daemon::ledger::store::store_status(dir).records.unwrap()
+    bee_daemon::ledger::stored::store::store_status(dir).records.unwrap()
 }
 
 /// Runs this bench again as the child `role` over `home`'s stores; its report.
@@ -279,9 +279,9 @@ fn send(
 /// `beectl usage --by model` per provider and `beectl quota` over the
 /// whole store, at every send.
 fn whole_store_series(ledger: &Path, now_ms: i64) -> usize {
-    use bee_daemon::ledger::calendar::Zone;
-    use bee_daemon::ledger::schema::Range;
-    use bee_daemon::ledger::usage::UsageAsk;
+    use bee_daemon::ledger::stored::schema::Range;
+    use bee_daemon::ledger::views::calendar::Zone;
+    use bee_daemon::ledger::views::usage::UsageAsk;
     use bee_proto::ledger::{UsageFilters, UsageGrouping};
     let range = Range { since_ms: 0, until_ms: now_ms };
     let ask = UsageAsk { range, by: UsageGrouping::Model, zone: Zone::utc(), filters: UsageFilters::default() };
@@ -289,9 +289,9 @@ fn whole_store_series(ledger: &Path, now_ms: i64) -> usize {
         .iter()
         .map(|provider| UsageFilters { provider: Some(*provider), ..UsageFilters::default() })
         .collect();
-    let prices = bee_daemon::ledger::prices::PriceTable::bundled();
-    let reports = bee_daemon::ledger::usage::reports(ledger, &ask, &each, &prices).unwrap();
-    let view = bee_daemon::ledger::store::read_range(ledger, range).unwrap();
-    let quota = bee_daemon::ledger::quota::quota(&view, range, None);
+    let prices = bee_daemon::ledger::views::prices::PriceTable::bundled();
+    let reports = bee_daemon::ledger::views::usage::reports(ledger, &ask, &each, &prices).unwrap();
+    let view = bee_daemon::ledger::stored::store::read_range(ledger, range).unwrap();
+    let quota = bee_daemon::ledger::views::quota::quota(&view, range, None);
     reports.iter().map(|report| report.rows.len()).sum::<usize>() + quota.providers.len()
 }

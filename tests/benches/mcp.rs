@@ -17,8 +17,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use bee_daemon::ledger::evidence::Evidence;
-use bee_daemon::ledger::store::Ledger;
+use bee_daemon::ledger::stored::evidence::Evidence;
+use bee_daemon::ledger::stored::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, Provider};
 use bee_proto::usage::Counters;
 use bee_tests::*;

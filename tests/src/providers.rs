@@ -242,7 +242,7 @@ pub fn assert_columns_add_up(report: &Value) {
 /// uncounted) must carry: none, or `unpriced_model` naming exactly the
 /// models the bundled price table does not price.
 pub fn expected_usage_issues(report: &Value, models: &[String]) -> (Value, Value) {
-    let table = bee_daemon::ledger::prices::PriceTable::bundled();
+    let table = bee_daemon::ledger::views::prices::PriceTable::bundled();
     let mut unpriced: Vec<&String> = models.iter().filter(|m| table.lookup(m).is_none()).collect();
     unpriced.sort();
     unpriced.dedup();

@@ -116,7 +116,7 @@ fn exec_resume_wrapped_and_direct_turns_of_one_thread_equal_what_was_served() {
     // The thread's project is the directory Codex ran in (its session_meta
     // says so), named as Claude Code names its project folders: `--project`
     // keeps all of it and leaves nothing out for want of a project.
-    let project = bee_daemon::ledger::evidence::project_of_directory(codex.project.to_str().unwrap());
+    let project = bee_daemon::ledger::stored::evidence::project_of_directory(codex.project.to_str().unwrap());
     assert_eq!(by_session["rows"][0]["project"], project.as_str(), "{by_session}");
     let tail = project.rsplit('-').find(|part| !part.is_empty()).unwrap();
     let kept = codex.beectl(&["usage", "--by", "session", "--project", &project[project.len() - 12..]]);

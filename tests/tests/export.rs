@@ -761,7 +761,7 @@ fn otlp_export_decodes_with_the_official_definitions() {
     write_history(&home, "carol", 2, 44);
     // A usage-limit hit an hour ago, and records a producer could not write.
     let hit_ms = bee_proto::time::now_unix_ms() - 3_600_000;
-    let mut ledger = bee_daemon::ledger::store::Ledger::open(&home.bee_dir().join("usage/ledger-v1")).unwrap();
+    let mut ledger = bee_daemon::ledger::stored::store::Ledger::open(&home.bee_dir().join("usage/ledger-v1")).unwrap();
     let mut hit = bee_proto::ledger::LimitRecord::new(
         uuid::Uuid::new_v4(),
         bee_proto::time::format_unix_ms(hit_ms),
@@ -1009,7 +1009,7 @@ fn otlp_export_decodes_with_the_official_definitions() {
         None,
         bee_proto::usage::Detection::Text,
     );
-    let mut ledger = bee_daemon::ledger::store::Ledger::open(&home.bee_dir().join("usage/ledger-v1")).unwrap();
+    let mut ledger = bee_daemon::ledger::stored::store::Ledger::open(&home.bee_dir().join("usage/ledger-v1")).unwrap();
     ledger.append(&[bee_proto::ledger::LedgerRecord::Limit(late)]).unwrap();
     drop(ledger);
     let _beed = home.start_daemon_with(&["--ingest-every", "1"]);

@@ -113,7 +113,7 @@ fn table(home: &TestHome, columns: &str, extra: &[&str]) -> String {
 /// A price from the bundled list read here on its own (LiteLLM's format),
 /// so the estimate is checked against the list, not Bee's pricing code.
 fn list_price(model: &str, field: &str) -> Option<f64> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../daemon/src/ledger/prices.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../daemon/src/ledger/views/prices.json");
     let list: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     list[model][field].as_f64()
 }

@@ -2,8 +2,8 @@
 //! there, how many of its files and responses the ledger holds, and how its
 //! reader was verified — as a table, or JSON for scripts.
 
-use bee_daemon::ledger::schema::Range;
-use bee_daemon::ledger::store::Reader;
+use bee_daemon::ledger::stored::schema::Range;
+use bee_daemon::ledger::stored::store::Reader;
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use std::fmt::Write;
@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 
 /// `beectl agents`: read offline, as the ledger's other views are.
 pub fn run(json: bool) -> Rendered {
-    let roots = bee_daemon::ledger::ingest::Roots::from_env();
+    let roots = bee_daemon::ledger::intake::ingest::Roots::from_env();
     let reader = crate::commands::ledger::ledger_dir().ok().and_then(|dir| Reader::open(&dir).ok());
     let offsets = reader.as_ref().and_then(|reader| reader.offsets().ok()).unwrap_or_default();
     let all = Range { since_ms: i64::MIN / 2, until_ms: i64::MAX / 2 };
@@ -22,7 +22,7 @@ pub fn run(json: bool) -> Rendered {
         }
         counted
     });
-    let report = bee_daemon::ledger::ingest::agents_report(&roots, &offsets, responses.as_ref());
+    let report = bee_daemon::ledger::intake::ingest::agents_report(&roots, &offsets, responses.as_ref());
     if json || !std::io::stdout().is_terminal() {
         return Rendered::json(Exit::Success, &report);
     }

@@ -27,8 +27,9 @@ fn spool_backlogs(dir: Option<&std::path::Path>) -> Vec<bee_proto::api::SpoolBac
 /// ledger's offsets against the files on disk).
 fn ingestion_lag() -> Vec<bee_proto::api::IngestionLag> {
     let Some(dir) = bee_proto::paths::default_ledger_store() else { return Vec::new() };
-    let offsets = bee_daemon::ledger::store::Reader::open(&dir).and_then(|reader| reader.offsets()).unwrap_or_default();
-    bee_daemon::ledger::ingest::lag(&bee_daemon::ledger::ingest::Roots::from_env(), &offsets)
+    let offsets =
+        bee_daemon::ledger::stored::store::Reader::open(&dir).and_then(|reader| reader.offsets()).unwrap_or_default();
+    bee_daemon::ledger::intake::ingest::lag(&bee_daemon::ledger::intake::ingest::Roots::from_env(), &offsets)
 }
 
 /// The status as JSON, or as a table for people.
@@ -158,7 +159,7 @@ pub fn status(table: bool) -> Rendered {
             });
             report.stores = [
                 bee_proto::paths::default_delivery_store().map(|s| bee_daemon::delivery::report::store_status(&s)),
-                bee_proto::paths::default_ledger_store().map(|s| bee_daemon::ledger::store::store_status(&s)),
+                bee_proto::paths::default_ledger_store().map(|s| bee_daemon::ledger::stored::store::store_status(&s)),
                 bee_proto::paths::default_events_store().map(|s| bee_daemon::events::store::store_status(&s)),
             ]
             .into_iter()

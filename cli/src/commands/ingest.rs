@@ -2,8 +2,8 @@
 //! beed is the ledger's only writer while it runs, so then beed does the
 //! pass; otherwise beectl does it here, with a progress bar on a terminal.
 
-use bee_daemon::ledger::ingest::{self, Roots};
-use bee_daemon::ledger::store::Ledger;
+use bee_daemon::ledger::intake::ingest::{self, Roots};
+use bee_daemon::ledger::stored::store::Ledger;
 use bee_daemon::rendered::Rendered;
 use bee_daemon::storage::sqlite::DbError;
 use bee_proto::exit::Exit;
@@ -74,7 +74,7 @@ fn import<T>(ledger: Ledger, then: impl FnOnce() -> T) -> Result<(PassSummary, T
     // What producers spooled while beed was down is evidence too: taken
     // first, as beed would on start.
     if let Some(spool) = bee_proto::paths::spool_dir()
-        && let Err(err) = bee_daemon::ledger::spool::ingest(&spool, &ledger)
+        && let Err(err) = bee_daemon::ledger::intake::spool::ingest(&spool, &ledger)
     {
         return Err(format!("the ledger spool: {err}"));
     }

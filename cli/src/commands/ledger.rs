@@ -20,10 +20,10 @@ pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
     let dir_shown = dir.display();
     // Gone or emptied after it held records: a loss, never "not yet".
     if matches!(issue, Issue::Missing | Issue::Corrupt)
-        && let Some(since) = bee_daemon::ledger::store::held_since(dir)
+        && let Some(since) = bee_daemon::ledger::stored::store::held_since(dir)
     {
-        let db = dir.join(bee_daemon::ledger::store::DB_FILE);
-        let lost = bee_daemon::ledger::store::lost_reason(dir, &since);
+        let db = dir.join(bee_daemon::ledger::stored::store::DB_FILE);
+        let lost = bee_daemon::ledger::stored::store::lost_reason(dir, &since);
         let message = match std::fs::metadata(&db) {
             Ok(meta) if meta.len() == 0 => format!("the ledger at {dir_shown} was emptied (0 bytes): {lost}"),
             Err(_) => lost,
@@ -33,7 +33,7 @@ pub fn ledger_unavailable(issue: Issue, dir: &Path) -> Rendered {
     }
     let message = match issue {
         Issue::Missing => {
-            let roots = bee_daemon::ledger::ingest::Roots::from_env();
+            let roots = bee_daemon::ledger::intake::ingest::Roots::from_env();
             let found: Vec<String> =
                 roots.all_dirs().filter(|root| root.exists()).map(|root| root.display().to_string()).collect();
             let spooled = bee_proto::paths::spool_dir()

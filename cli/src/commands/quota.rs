@@ -1,8 +1,9 @@
 //! `beectl quota` and `beectl status`: the ledger read
 //! read-only (beed stays its only writer), JSON by default, a table for people.
 
-use bee_daemon::ledger::quota::{self, Range};
-use bee_daemon::ledger::{store, usage};
+use bee_daemon::ledger::stored::store;
+use bee_daemon::ledger::views::quota::{self, Range};
+use bee_daemon::ledger::views::usage;
 use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::Issue;
 use bee_proto::exit::Exit;
@@ -23,8 +24,8 @@ pub fn quota(ask: LedgerAsk) -> Rendered {
 
 pub fn status(ask: LedgerAsk) -> Rendered {
     with_view(&ask, usage::read_status_range, |(view, sessions_without_cost), range| {
-        let lost = bee_daemon::ledger::record_failures::journal().map_or(0, |journal| {
-            bee_daemon::ledger::record_failures::count_in(&journal, range.since_ms, range.until_ms)
+        let lost = bee_daemon::ledger::intake::record_failures::journal().map_or(0, |journal| {
+            bee_daemon::ledger::intake::record_failures::count_in(&journal, range.since_ms, range.until_ms)
         });
         let report = quota::status(view, range, lost, *sessions_without_cost);
         if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }

@@ -5,9 +5,9 @@
 //! quits and the terminal is restored however it ends. When stdout is not
 //! a terminal it prints the same view once, as text.
 
-use bee_daemon::ledger::calendar::Zone;
-use bee_daemon::ledger::live;
-use bee_daemon::ledger::prices::PriceTable;
+use bee_daemon::ledger::views::calendar::Zone;
+use bee_daemon::ledger::views::live;
+use bee_daemon::ledger::views::prices::PriceTable;
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{LEDGER_CHANGES_PATH, LedgerChanges, LiveView, LiveWindow};

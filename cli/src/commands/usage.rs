@@ -4,10 +4,10 @@
 //! for scripts (JSON). When beed is down, what is new in the provider logs
 //! is imported first, so the figures are today's.
 
-use bee_daemon::ledger::calendar::Zone;
-use bee_daemon::ledger::prices::PriceTable;
-use bee_daemon::ledger::schema::Range;
-use bee_daemon::ledger::usage::{self, UsageAsk};
+use bee_daemon::ledger::stored::schema::Range;
+use bee_daemon::ledger::views::calendar::Zone;
+use bee_daemon::ledger::views::prices::PriceTable;
+use bee_daemon::ledger::views::usage::{self, UsageAsk};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{PriceList, UsageGrouping, UsageReport, UsageRow};

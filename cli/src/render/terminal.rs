@@ -26,7 +26,7 @@ pub fn thousands(n: u64) -> String {
 /// `claude-sonnet-4-5-20250929` → `sonnet-4-5`; others as they are.
 pub fn short_model(model: &str) -> &str {
     let name = model.strip_prefix("claude-").unwrap_or(model);
-    bee_daemon::ledger::prices::without_date(name).unwrap_or(name)
+    bee_daemon::ledger::views::prices::without_date(name).unwrap_or(name)
 }
 
 /// `1 part`, `2 parts`, `1,000 sessions`: a count and its noun.

@@ -28,11 +28,11 @@ use bee_proto::ledger::{Provider, UsageFilters, UsageGrouping};
 use bee_proto::usage::WindowKind;
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::calendar::Zone;
-use crate::ledger::prices::PriceTable;
-use crate::ledger::schema::{HOUR_MS, Range};
-use crate::ledger::store::{LimitRow, Reader, SnapshotRow};
-use crate::ledger::usage::{UsageAsk, reports_with, round_usd};
+use crate::ledger::stored::schema::{HOUR_MS, Range};
+use crate::ledger::stored::store::{LimitRow, Reader, SnapshotRow};
+use crate::ledger::views::calendar::Zone;
+use crate::ledger::views::prices::PriceTable;
+use crate::ledger::views::usage::{UsageAsk, reports_with, round_usd};
 
 /// How late after its usage time a record still counts as live when it
 /// reaches the ledger: the cut lies at least this far behind the read
@@ -299,7 +299,8 @@ pub fn read(
     let reader = Reader::open(ledger)?;
     let seen = state.as_ref().map_or(0, |state| state.changes_seen);
     let (newest_change, changed_from) = reader.hours_changed_since(seen)?;
-    let hits = crate::ledger::store::one_per_hit(reader.limit_notices()?.into_iter().map(|(_, hit)| hit).collect());
+    let hits =
+        crate::ledger::stored::store::one_per_hit(reader.limit_notices()?.into_iter().map(|(_, hit)| hit).collect());
     let earliest = reader.earliest_ms()?;
     let sum = |range: Range| totals_between(&reader, earliest, range, &hits, prices);
     let boundary = now_ms - GRACE_MS;
@@ -637,9 +638,9 @@ fn quota_series(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::evidence::Evidence;
-    use crate::ledger::responses::ResponseWrite;
-    use crate::ledger::store::Ledger;
+    use crate::ledger::stored::evidence::Evidence;
+    use crate::ledger::stored::responses::ResponseWrite;
+    use crate::ledger::stored::store::Ledger;
     use bee_proto::usage::Counters;
 
     const MINUTE: i64 = 60_000;
@@ -845,7 +846,7 @@ mod tests {
     /// The ledger's totals read at once over the whole store.
     fn whole_store(dir: &Path, now_ms: i64) -> BTreeMap<String, f64> {
         let reader = Reader::open(dir).unwrap();
-        let hits = crate::ledger::store::one_per_hit(
+        let hits = crate::ledger::stored::store::one_per_hit(
             reader.limit_notices().unwrap().into_iter().map(|(_, hit)| hit).collect(),
         );
         let range = Range { since_ms: 0, until_ms: now_ms };

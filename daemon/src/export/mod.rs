@@ -22,7 +22,7 @@ use std::time::Duration;
 use bee_proto::export::{self as names, ExportState, ExportStatus, LogCursor, StoreCursor};
 use serde::Deserialize;
 
-use crate::ledger::prices::PriceTable;
+use crate::ledger::views::prices::PriceTable;
 use crate::storage::files;
 pub use counters::CounterState;
 
@@ -386,18 +386,18 @@ pub fn read(
 /// that joins a hit already sent sends nothing. Reading stops at the first
 /// notice whose hit is still open, to go on from it next time.
 ///
-/// [`hit_of_each`]: crate::ledger::store::hit_of_each
-/// [`SAME_HIT_MS`]: crate::ledger::store::SAME_HIT_MS
+/// [`hit_of_each`]: crate::ledger::stored::store::hit_of_each
+/// [`SAME_HIT_MS`]: crate::ledger::stored::store::SAME_HIT_MS
 fn unsent_limit_hits(
     ledger: &Path,
     from: &LogCursor,
     now_ms: i64,
-) -> Result<(Vec<crate::ledger::store::LimitRow>, i64), bee_proto::delivery::Issue> {
+) -> Result<(Vec<crate::ledger::stored::store::LimitRow>, i64), bee_proto::delivery::Issue> {
     let unchanged = Ok((Vec::new(), from.limit_notices_through_seq));
     if !ledger.exists() {
         return unchanged;
     }
-    let reader = crate::ledger::store::Reader::open(ledger)?;
+    let reader = crate::ledger::stored::store::Reader::open(ledger)?;
     if reader.newest_limit_seq()? <= from.limit_notices_through_seq {
         return unchanged;
     }
@@ -406,11 +406,11 @@ fn unsent_limit_hits(
 
 /// [`unsent_limit_hits`] over `notices` (in time order, with their `seq`).
 fn hits_to_send(
-    notices: &[(i64, crate::ledger::store::LimitRow)],
+    notices: &[(i64, crate::ledger::stored::store::LimitRow)],
     from: &LogCursor,
     now_ms: i64,
-) -> (Vec<crate::ledger::store::LimitRow>, i64) {
-    use crate::ledger::store::{SAME_HIT_MS, hit_of_each};
+) -> (Vec<crate::ledger::stored::store::LimitRow>, i64) {
+    use crate::ledger::stored::store::{SAME_HIT_MS, hit_of_each};
     let hit_of = hit_of_each(notices.iter().map(|(_, notice)| (notice.provider, notice.at_ms)));
     // Each hit's notices (in time order), by its first one.
     let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -435,8 +435,9 @@ fn hits_to_send(
         };
         if !hit.iter().any(read_before) {
             // Its notices merged as the views merge them.
-            let merged =
-                crate::ledger::store::one_per_hit(hit.iter().map(|member| notices[*member].1.clone()).collect());
+            let merged = crate::ledger::stored::store::one_per_hit(
+                hit.iter().map(|member| notices[*member].1.clone()).collect(),
+            );
             sent.extend(merged);
         }
         through = notices[at].0;
@@ -508,7 +509,7 @@ pub fn read_log_events(
         Err(issue) => problems.push(format!("ledger: {}", issue.as_str())),
     }
     if let Some(journal) = stores.ledger.parent().map(|dir| dir.join(bee_proto::ledger::RECORD_FAILURES_FILE)) {
-        match crate::ledger::record_failures::read(&journal, from.record_failures_offset) {
+        match crate::ledger::intake::record_failures::read(&journal, from.record_failures_offset) {
             Ok((failures, offset)) => {
                 cursor.record_failures_offset = offset;
                 for failure in failures {
@@ -564,7 +565,7 @@ pub fn read_log_events(
 pub fn cursor(stores: &Stores) -> StoreCursor {
     let count = |status: bee_proto::api::StoreStatus| status.records.unwrap_or(0);
     StoreCursor {
-        ledger_records: count(crate::ledger::store::store_status(&stores.ledger)),
+        ledger_records: count(crate::ledger::stored::store::store_status(&stores.ledger)),
         delivery_records: count(crate::delivery::report::store_status(&stores.delivery)),
         event_records: count(crate::events::store::store_status(&stores.events)),
     }
@@ -724,7 +725,7 @@ pub fn status(stores: &Stores) -> ExportStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::store::LimitRow;
+    use crate::ledger::stored::store::LimitRow;
     use bee_proto::ledger::Provider;
 
     const MINUTE: i64 = 60_000;

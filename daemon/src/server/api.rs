@@ -34,8 +34,8 @@ use super::events;
 use crate::delivery::report::{self, ReportQuery};
 use crate::delivery::store::{AppendRefusal, WritableStore};
 use crate::events::intake::EventsState;
-use crate::ledger::ingest;
-use crate::ledger::store::Ledger;
+use crate::ledger::intake::ingest;
+use crate::ledger::stored::store::Ledger;
 use crate::rendered::Rendered;
 use crate::storage::writer::WriterHandle;
 use crate::tokens::encoders::Encoders;
@@ -227,9 +227,9 @@ async fn glance(State(state): State<Arc<AppState>>) -> Result<Response, Failure>
         None => {
             let dir = state.ledger_store.clone();
             let answer = tokio::task::spawn_blocking(move || {
-                let prices = crate::ledger::prices::PriceTable::bundled();
-                let zone = crate::ledger::calendar::Zone::local();
-                crate::ledger::glance::glance(&dir, bee_proto::time::now_unix_ms(), &zone, &prices)
+                let prices = crate::ledger::views::prices::PriceTable::bundled();
+                let zone = crate::ledger::views::calendar::Zone::local();
+                crate::ledger::views::glance::glance(&dir, bee_proto::time::now_unix_ms(), &zone, &prices)
             })
             .await
             .map_err(|err| Failure::new(ApiErrorCode::Io, err.to_string()))?
@@ -276,7 +276,7 @@ async fn append_ledger(
 ) -> Result<Json<LedgerAppended>, Failure> {
     let request: LedgerAppend = parse_body(body)?;
     for record in &request.records {
-        crate::ledger::validate::validate(record)
+        crate::ledger::stored::validate::validate(record)
             .map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.to_string()))?;
     }
     let appended = append_to_ledger(state.ledger.clone(), move |ledger| ledger.append(&request.records))
@@ -363,7 +363,7 @@ async fn status(State(state): State<Arc<AppState>>) -> Result<Json<DaemonStatus>
     let stores = tokio::task::spawn_blocking(move || {
         vec![
             report::store_status(&delivery),
-            crate::ledger::store::store_status(&ledger),
+            crate::ledger::stored::store::store_status(&ledger),
             crate::events::store::store_status(&events),
         ]
     })

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::delivery::store::WritableStore;
 use crate::events::intake::EventsState;
-use crate::ledger::ingest;
-use crate::ledger::store::Ledger;
+use crate::ledger::intake::ingest;
+use crate::ledger::stored::store::Ledger;
 use crate::storage::writer::WriterHandle;
 
 /// How long a transcript must be untouched before its last response is final.
@@ -56,7 +56,7 @@ impl Spools {
         let shown = self.dir.display().to_string();
         let done = tokio::task::spawn_blocking(move || {
             crate::delivery::spool::ingest(&spools.dir, &spools.writer)
-                .and_then(|_| crate::ledger::spool::ingest(&spools.dir, &spools.ledger))
+                .and_then(|_| crate::ledger::intake::spool::ingest(&spools.dir, &spools.ledger))
                 .and_then(|_| crate::events::spool::ingest(&spools.dir, &spools.events))
         })
         .await;
@@ -67,7 +67,7 @@ impl Spools {
         }
     }
 
-    pub(super) async fn poll(self, every: Duration, mut lost: crate::ledger::record_failures::Watch) {
+    pub(super) async fn poll(self, every: Duration, mut lost: crate::ledger::intake::record_failures::Watch) {
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;

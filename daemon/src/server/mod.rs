@@ -35,8 +35,8 @@ use std::time::Duration;
 use crate::delivery::store::WritableStore;
 use crate::events::intake::EventsState;
 use crate::events::store::EventStore;
-use crate::ledger::ingest::Roots;
-use crate::ledger::store::Ledger;
+use crate::ledger::intake::ingest::Roots;
+use crate::ledger::stored::store::Ledger;
 use crate::storage::files;
 use crate::storage::sqlite::DbError;
 use crate::storage::writer;
@@ -188,10 +188,13 @@ pub async fn serve(
     };
     spools.ingest().await;
     // Lost ledger writes from before this start are logged before "ready".
-    let lost = crate::ledger::record_failures::Watch::start();
+    let lost = crate::ledger::intake::record_failures::Watch::start();
     let poller = tokio::spawn(spools.poll(config.spool_poll, lost));
-    let ingestion =
-        Arc::new(crate::ledger::ingest::SinglePass::new(ledger.clone(), config.log_roots.clone(), background::QUIET));
+    let ingestion = Arc::new(crate::ledger::intake::ingest::SinglePass::new(
+        ledger.clone(),
+        config.log_roots.clone(),
+        background::QUIET,
+    ));
     let failure = ingestion.clone();
     let _ = events.ingestion.set(Box::new(move || failure.last_failure()));
     let ingester = config.ingest_every.map(|every| tokio::spawn(ingest_logs(ingestion.clone(), every)));

@@ -4,9 +4,9 @@
 //! limit, the connection cap and header timeout of [`super::http::serve`]).
 //!
 //! Logs are decoded (JSON or protobuf, gzip undone) one request at a time,
-//! off the runtime, within the budget `ledger::otlp_budget` checks before
+//! off the runtime, within the budget `ledger::intake::otlp_budget` checks before
 //! anything is built, and their `api_request` events appended to the
-//! ledger ([`crate::ledger::otel`]); a record that does not decode or is
+//! ledger ([`crate::ledger::intake::otel`]); a record that does not decode or is
 //! out of Bee's bounds is rejected alone (OTLP's partial success), never
 //! its batch. Metrics and traces are accepted and dropped. A ledger that cannot take the records
 //! answers 503, which OTLP senders retry: nothing is lost to a busy store.
@@ -24,8 +24,8 @@ use bee_proto::otlp::{LOGS_PATH, MAX_BODY_BYTES, MEDIA_JSON, MEDIA_PROTOBUF, MET
 use opentelemetry_proto::tonic::collector::logs::v1::{ExportLogsPartialSuccess, ExportLogsServiceResponse};
 
 use super::http::HttpOptions;
-use crate::ledger::otel::{self, Encoding};
-use crate::ledger::store::Ledger;
+use crate::ledger::intake::otel::{self, Encoding};
+use crate::ledger::stored::store::Ledger;
 
 /// The receiver's routes, guarded.
 pub fn router(ledger: Arc<Mutex<Ledger>>) -> Router {

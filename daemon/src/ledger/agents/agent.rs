@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::evidence::{AgentState, Evidence};
+use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// The environment as an agent reads it: a variable, when set and not empty.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use crate::ledger::agents::skipped;
 use crate::ledger::agents::sparse::{self, Keep, Refused};
-use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
-use crate::ledger::responses::{ResponseWrite, sum_of_parts};
+use crate::ledger::stored::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
+use crate::ledger::stored::responses::{ResponseWrite, sum_of_parts};
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
 /// is generous, and a longer line is reported (or skipped), not parsed.

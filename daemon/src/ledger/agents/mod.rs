@@ -7,10 +7,10 @@
 //!
 //! The seam is [`agent::Agent`]; [`agent()`] is the registry, one line per
 //! agent. Three readers use only the seam: ingestion's incremental parsers
-//! ([`LogParser`], driven by `ledger::ingest`), `budget --measured`'s
+//! ([`LogParser`], driven by `ledger::intake::ingest`), `budget --measured`'s
 //! whole-log reader ([`read_session`]), which accounts for every line
 //! (matched to the session, to another session, or unparseable with its
-//! line number), and the OpenTelemetry receiver (`ledger::otel`).
+//! line number), and the OpenTelemetry receiver (`ledger::intake::otel`).
 //!
 //! Inside, files point one way: the registry (this file) → each agent's
 //! folder → [`lines`] (what line readers share) and [`agent`] (the seam).
@@ -48,7 +48,7 @@ pub use agent::{Agent, SessionUsage};
 pub use lines::MAX_LINE_BYTES;
 pub use sparse::agrees_with_serde as sparse_agrees_with_serde;
 
-use crate::ledger::evidence::{Evidence, FileOffset};
+use crate::ledger::stored::evidence::{Evidence, FileOffset};
 use crate::storage::lines::{self as line_reader, Line};
 
 /// The agent whose records count under `provider`: the registry. Adding an
@@ -222,7 +222,7 @@ pub fn read_session(harness: Harness, log: impl Read, session: &str) -> io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::responses::ResponseWrite;
+    use crate::ledger::stored::responses::ResponseWrite;
     use bee_proto::ledger::SkipReason;
     use bee_proto::usage::Counters;
 
@@ -268,8 +268,8 @@ mod tests {
     pub(crate) fn read_whole(
         provider: Provider,
         path: &std::path::Path,
-        state: &crate::ledger::evidence::AgentState,
-    ) -> (Vec<ResponseWrite>, crate::ledger::evidence::AgentState) {
+        state: &crate::ledger::stored::evidence::AgentState,
+    ) -> (Vec<ResponseWrite>, crate::ledger::stored::evidence::AgentState) {
         let mut evidence = Vec::new();
         let (state, _) = agent(provider).whole_file().unwrap().read(path, state, &mut evidence).unwrap();
         (responses_of(evidence), state)
@@ -283,7 +283,8 @@ mod tests {
         let mut rows: Vec<Row> = writes
             .iter()
             .map(|write| {
-                let t = agent(provider).columns(&crate::ledger::responses::with_total(provider, write.tokens.clone()));
+                let t = agent(provider)
+                    .columns(&crate::ledger::stored::responses::with_total(provider, write.tokens.clone()));
                 let sum = [t.input_tokens, t.cache_creation_input_tokens, t.cache_read_input_tokens, t.output_tokens]
                     .iter()
                     .flatten()

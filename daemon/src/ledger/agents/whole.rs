@@ -20,7 +20,7 @@ use crate::ledger::agents::agent::WholeFileReader;
 use crate::ledger::agents::lines::{Found, LastName};
 use crate::ledger::agents::skipped;
 use crate::ledger::agents::sparse::{self, Keep, Refused};
-use crate::ledger::evidence::{AgentState, Evidence};
+use crate::ledger::stored::evidence::{AgentState, Evidence};
 use bee_proto::ledger::{Provider, SkipReason};
 
 /// Longest JSON document, or database value, read whole; a longer one is

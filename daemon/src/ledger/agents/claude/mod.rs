@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub use scan::agrees_with_serde;
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, SessionReader, Telemetry, Verified};
-use crate::ledger::evidence::AgentState;
+use crate::ledger::stored::evidence::AgentState;
 
 /// Claude Code, as [`Agent`].
 #[derive(Debug)]

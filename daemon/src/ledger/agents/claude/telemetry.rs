@@ -14,8 +14,8 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Valu
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 
 use crate::ledger::agents::agent::Telemetry;
-use crate::ledger::evidence::{Evidence, record_id};
-use crate::ledger::responses::ResponseWrite;
+use crate::ledger::stored::evidence::{Evidence, record_id};
+use crate::ledger::stored::responses::ResponseWrite;
 
 /// What `record` is to the ledger: an `api_request` event, or not Claude Code's.
 pub(super) fn read(record: &LogRecord) -> Telemetry {

@@ -14,8 +14,8 @@ use crate::ledger::agents::agent::{FileReader, SessionReader, SessionUsage};
 use crate::ledger::agents::lines::{
     LastName, Marker, contains, counter, decode_state, encode_state, line_time, markers, open_turn,
 };
-use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionCost, record_id};
-use crate::ledger::responses::ResponseWrite;
+use crate::ledger::stored::evidence::{AgentState, DerivedTurn, Evidence, SessionCost, record_id};
+use crate::ledger::stored::responses::ResponseWrite;
 
 /// The usage marker every Claude response line carries.
 static USAGE_MARKER: Marker = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
@@ -419,7 +419,7 @@ impl SessionReader for ClaudeState {
         let mut last: Option<(u64, &Counters)> = None;
         for key in &self.order {
             if let Some((line, counters)) = self.responses.get(key) {
-                if !crate::ledger::responses::reports_all(Provider::Claude, counters) {
+                if !crate::ledger::stored::responses::reports_all(Provider::Claude, counters) {
                     bee_proto::usage::note_line_issue(&mut usage.issues, UsageIssueCode::Partial, *line);
                 }
                 if counters.reported() > 0 {
@@ -506,7 +506,7 @@ fn claude_limit_text(message: &Value) -> Option<Option<String>> {
 mod tests {
     use super::*;
     use crate::ledger::agents::LogParser;
-    use crate::ledger::evidence::FileOffset;
+    use crate::ledger::stored::evidence::FileOffset;
 
     /// The output tokens of each response write found.
     fn output_tokens(out: &[Evidence]) -> Vec<Option<u64>> {

@@ -10,7 +10,7 @@ use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, SessionReader, Verified};
-use crate::ledger::evidence::AgentState;
+use crate::ledger::stored::evidence::AgentState;
 
 /// Codex, as [`Agent`].
 #[derive(Debug)]

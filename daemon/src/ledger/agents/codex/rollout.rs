@@ -18,8 +18,10 @@ use crate::ledger::agents::lines::{
     open_turn, parse_record,
 };
 use crate::ledger::agents::sparse::Keep;
-use crate::ledger::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory, record_id};
-use crate::ledger::responses::ResponseWrite;
+use crate::ledger::stored::evidence::{
+    AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory, record_id,
+};
+use crate::ledger::stored::responses::ResponseWrite;
 
 /// What ingestion and `budget --measured` read of a rollout line (one
 /// list for both). `thread_token_usage` is kept whole: it is written into
@@ -432,7 +434,7 @@ impl CodexState {
             let repeated = total.is_some() && total == self.last_total;
             if !repeated {
                 if let Some(last) = info.get("last_token_usage").map(|u| codex_counters(u, number, &mut usage.issues)) {
-                    if !crate::ledger::responses::reports_all(Provider::Codex, &last) {
+                    if !crate::ledger::stored::responses::reports_all(Provider::Codex, &last) {
                         bee_proto::usage::note_line_issue(&mut usage.issues, UsageIssueCode::Partial, number);
                     }
                     self.responses += 1;

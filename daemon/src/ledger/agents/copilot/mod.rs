@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
-use crate::ledger::evidence::AgentState;
+use crate::ledger::stored::evidence::AgentState;
 
 /// GitHub Copilot CLI, as [`Agent`].
 #[derive(Debug)]

@@ -72,7 +72,7 @@ mod tests {
     use crate::ledger::agents::tests::rows;
     use bee_proto::ledger::Provider;
 
-    fn responses(documents: &[(&str, Value)]) -> Vec<crate::ledger::responses::ResponseWrite> {
+    fn responses(documents: &[(&str, Value)]) -> Vec<crate::ledger::stored::responses::ResponseWrite> {
         let mut evidence = Vec::new();
         for (name, document) in documents {
             super::super::SETTINGS.evidence(Path::new(name), document, &mut evidence);

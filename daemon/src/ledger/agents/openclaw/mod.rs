@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::agents::pi::session::{PiLog, Session};
-use crate::ledger::evidence::AgentState;
+use crate::ledger::stored::evidence::AgentState;
 
 /// OpenClaw, as [`Agent`].
 #[derive(Debug)]

@@ -31,7 +31,7 @@ use crate::ledger::agents::lines::{
 };
 use crate::ledger::agents::sparse::{self, keep};
 use crate::ledger::agents::whole::{open_read_only, pass_over_value};
-use crate::ledger::evidence::{AgentState, Evidence};
+use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// Longest `data` read of one message; a longer one is no response's
 /// (a response's `data` is its few fields: its parts are rows of their

@@ -10,7 +10,7 @@ use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader};
-use crate::ledger::evidence::Evidence;
+use crate::ledger::stored::evidence::Evidence;
 
 /// What one `message` row's `data` of `session` is to the ledger, read
 /// as ingestion reads it (within its bound, for the fields it reads): for

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
 use crate::ledger::agents::lines::JsonLines;
-use crate::ledger::evidence::AgentState;
+use crate::ledger::stored::evidence::AgentState;
 
 /// pi, as [`Agent`].
 #[derive(Debug)]

@@ -31,7 +31,7 @@ use bee_proto::ledger::bounds::{MAX_CALL_TOKENS, MAX_TEXT_BYTES};
 use bee_proto::usage::Counters;
 use std::sync::Arc;
 
-use crate::ledger::schema::HOUR_MS;
+use crate::ledger::stored::schema::HOUR_MS;
 
 /// The layout this module writes and reads.
 const FORMAT: u8 = 1;
@@ -48,7 +48,7 @@ const PROVIDER: u8 = 0b0011_1110;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackedWrite {
     pub provider: Provider,
-    /// The hash writes of one response share ([`crate::ledger::responses::ResponseWrite::key_hash`]).
+    /// The hash writes of one response share ([`crate::ledger::stored::responses::ResponseWrite::key_hash`]).
     pub key_hash: i64,
     pub key: String,
     /// Shared by the writes that name the same session (or model): a pack

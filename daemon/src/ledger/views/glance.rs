@@ -9,11 +9,11 @@ use bee_proto::time::format_unix_ms;
 use bee_proto::usage::WindowKind;
 use std::path::Path;
 
-use crate::ledger::calendar::Zone;
-use crate::ledger::prices::PriceTable;
-use crate::ledger::schema::Range;
-use crate::ledger::store::{Reader, kind_of};
-use crate::ledger::usage::{self, UsageAsk};
+use crate::ledger::stored::schema::Range;
+use crate::ledger::stored::store::{Reader, kind_of};
+use crate::ledger::views::calendar::Zone;
+use crate::ledger::views::prices::PriceTable;
+use crate::ledger::views::usage::{self, UsageAsk};
 
 /// The longest window (a week): snapshots older than that describe windows
 /// that have reset.

@@ -17,15 +17,15 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use crate::ledger::agents;
-pub use crate::ledger::evidence::Evidence;
-use crate::ledger::evidence::{AgentState, DerivedTurn, FileOffset, SessionCost, Staged};
-use crate::ledger::responses::{self, PacksAhead, Prepared};
-use crate::ledger::rollup::{self, Summary, Touched};
-use crate::ledger::schema::{
+pub use crate::ledger::stored::evidence::Evidence;
+use crate::ledger::stored::evidence::{AgentState, DerivedTurn, FileOffset, SessionCost, Staged};
+use crate::ledger::stored::responses::{self, PacksAhead, Prepared};
+use crate::ledger::stored::rollup::{self, Summary, Touched};
+use crate::ledger::stored::schema::{
     self, Columns, DERIVED_TURN_COLUMNS, LIMIT_COLUMNS, Range, SESSION_COST_COLUMNS, SNAPSHOT_COLUMNS,
     TURN_MARK_COLUMNS, WORK_COLUMNS,
 };
-use crate::ledger::validate::{InvalidRecord, optional_ms, required_ms, validate, validate_call};
+use crate::ledger::stored::validate::{InvalidRecord, optional_ms, required_ms, validate, validate_call};
 use crate::storage::sqlite::{self, DbError, sql_integer};
 
 /// Database file inside the ledger directory.
@@ -677,7 +677,7 @@ impl Ledger {
 }
 
 /// The index a response's rows (stored before packs) are found by
-/// ([`crate::ledger::responses::ResponseWrite::key_hash`]).
+/// ([`crate::ledger::stored::responses::ResponseWrite::key_hash`]).
 const RESPONSE_KEY_INDEX: &str = "CREATE INDEX IF NOT EXISTS response_key_hash ON response (key_hash);";
 
 /// A producer call now measures the derived turns of its session that it
@@ -1551,7 +1551,7 @@ mod tests {
         }
         let built = dump(&conn);
         if std::env::var_os("BEE_WRITE_LATEST_SCHEMA").is_some() {
-            std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ledger/schema.sql"), &built).unwrap();
+            std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ledger/stored/schema.sql"), &built).unwrap();
         }
         assert!(
             built == LATEST_SCHEMA,
@@ -1601,7 +1601,7 @@ mod tests {
     /// responses, appended as beed appends them.
     #[test]
     fn the_kept_record_counts_are_the_tables_counts() {
-        use crate::ledger::responses::ResponseWrite;
+        use crate::ledger::stored::responses::ResponseWrite;
         use bee_proto::ledger::{CallRecord, CallSource, LimitRecord, QuotaSnapshot};
         let home = tempfile::tempdir().unwrap();
         let dir = home.path().join("ledger");

@@ -23,11 +23,11 @@ pub const CHECKSUM_SCHEMA: u32 = 5;
 /// Schema version from which responses are the token evidence.
 pub const RESPONSE_SCHEMA: u32 = 6;
 /// Schema version from which response writes are stored in packs
-/// ([`crate::ledger::pack`]); the rows stored before stay where they are.
+/// ([`crate::ledger::stored::pack`]); the rows stored before stay where they are.
 pub const PACK_SCHEMA: u32 = 8;
 /// Schema version from which usage is aggregated by part (provider,
 /// session, model, prompt-size tier) per hour, an hour's parts in one pack
-/// ([`crate::ledger::part_pack`]). A store before it (a row per part from
+/// ([`crate::ledger::stored::part_pack`]). A store before it (a row per part from
 /// schema 7) is read from its records until it is migrated.
 pub const PART_PACK_SCHEMA: u32 = 9;
 /// Schema version from which a file's resume state is its agent's own

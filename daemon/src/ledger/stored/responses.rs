@@ -8,7 +8,7 @@
 //! Logs write one response several times while it streams, and copy it into
 //! other sessions' files when a session is resumed or forked. Each distinct
 //! write is kept (append-only: since schema 8 in packs, see
-//! [`crate::ledger::pack`]; rows stored before stay rows and are read with
+//! [`crate::ledger::stored::pack`]; rows stored before stay rows and are read with
 //! them); a reader merges the writes of one identity
 //! into one response with the most complete counters, the time and session
 //! of its first write, and `final` once any write was read from a log that
@@ -23,8 +23,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
 
 use crate::ledger::FastMap;
-use crate::ledger::pack::{self, Entry, PackedWrite};
-use crate::ledger::schema::{Columns, HOUR_MS, PACK_SCHEMA, Range, hour_of};
+use crate::ledger::stored::pack::{self, Entry, PackedWrite};
+use crate::ledger::stored::schema::{Columns, HOUR_MS, PACK_SCHEMA, Range, hour_of};
 use crate::storage::sqlite;
 
 /// The provider identity a stored key names. A Claude transcript's key is
@@ -827,7 +827,7 @@ pub fn load_with_earlier(
 /// [`load`], or on a store from before responses, its ingested calls as
 /// one final write each.
 pub fn load_any(conn: &Connection, version: u32, range: Range) -> rusqlite::Result<(Vec<Response>, Vec<String>)> {
-    if version >= crate::ledger::schema::RESPONSE_SCHEMA {
+    if version >= crate::ledger::stored::schema::RESPONSE_SCHEMA {
         return load(conn, version, range);
     }
     // Laid out as a response write, with no checksum to check (these
@@ -925,9 +925,9 @@ impl Found {
                 session_id: row.get::<_, Option<String>>(4)?.map(Into::into),
                 at_ms: row.get(6)?,
                 model: row.get::<_, Option<String>>(7)?.map(Into::into),
-                tokens: crate::ledger::schema::counters_at(row, 8)?,
-                context_tokens: crate::ledger::schema::count_at(row, 15)?,
-                context_window: crate::ledger::schema::count_at(row, 16)?,
+                tokens: crate::ledger::stored::schema::counters_at(row, 8)?,
+                context_tokens: crate::ledger::stored::schema::count_at(row, 15)?,
+                context_window: crate::ledger::stored::schema::count_at(row, 16)?,
                 is_final: row.get(17)?,
             });
         }
@@ -993,8 +993,8 @@ mod tests {
     }
 
     use super::*;
-    use crate::ledger::evidence::Staged;
-    use crate::ledger::ingest::Held;
+    use crate::ledger::intake::ingest::Held;
+    use crate::ledger::stored::evidence::Staged;
 
     fn write(key: &str, session: &str, at_ms: i64, output: Option<u64>, is_final: bool) -> PackedWrite {
         PackedWrite {
@@ -1191,8 +1191,9 @@ mod tests {
         }
     }
 
-    fn append(ledger: &mut crate::ledger::store::Ledger, writes: &[ResponseWrite]) -> (u64, u64) {
-        let evidence: Vec<_> = writes.iter().cloned().map(crate::ledger::evidence::Evidence::Response).collect();
+    fn append(ledger: &mut crate::ledger::stored::store::Ledger, writes: &[ResponseWrite]) -> (u64, u64) {
+        let evidence: Vec<_> =
+            writes.iter().cloned().map(crate::ledger::stored::evidence::Evidence::Response).collect();
         let appended = ledger.append_at(&evidence, &[]).unwrap();
         (appended.appended, appended.duplicates)
     }
@@ -1236,7 +1237,7 @@ mod tests {
     #[test]
     fn a_commit_packs_each_new_write_once_in_its_hour() {
         let dir = tempfile::tempdir().unwrap();
-        let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
+        let mut ledger = crate::ledger::stored::store::Ledger::open(dir.path()).unwrap();
         let first: Vec<ResponseWrite> = (0..20)
             .map(|n| logged(&format!("msg_{n}\u{1f}req_{n}"), "s1", HOUR + n * 150_000, n as u64, true))
             .collect();
@@ -1284,8 +1285,8 @@ mod tests {
     #[test]
     fn rows_from_before_packs_are_read_with_them_and_never_stored_twice() {
         let dir = tempfile::tempdir().unwrap();
-        let before = &crate::ledger::store::MIGRATIONS[..PACK_SCHEMA as usize - 1];
-        let writer = sqlite::open_writer(dir.path(), crate::ledger::store::DB_FILE, before).unwrap();
+        let before = &crate::ledger::stored::store::MIGRATIONS[..PACK_SCHEMA as usize - 1];
+        let writer = sqlite::open_writer(dir.path(), crate::ledger::stored::store::DB_FILE, before).unwrap();
         let streamed = logged("msg_A\u{1f}req_A", "s1", HOUR + 1_000, 112, false);
         let other = logged("msg_B\u{1f}req_B", "s1", HOUR + 2_000, 40, true);
         let late = logged("msg_C\u{1f}req_C", "s1", HOUR + 3 * HOUR_MS, 5, true);
@@ -1293,7 +1294,7 @@ mod tests {
             store_as_row(&writer.conn, write);
         }
         drop(writer);
-        let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
+        let mut ledger = crate::ledger::stored::store::Ledger::open(dir.path()).unwrap();
         let range = Range::hour(HOUR);
         assert_eq!(outputs(ledger.db_conn(), range), (vec![(Some(112), true), (Some(40), false)], vec![]));
         // A's final write lands an hour later (a resumed session's copy);
@@ -1328,7 +1329,7 @@ mod tests {
     #[test]
     fn the_providers_of_a_range_are_those_with_a_write_inside_it() {
         let dir = tempfile::tempdir().unwrap();
-        let mut ledger = crate::ledger::store::Ledger::open(dir.path()).unwrap();
+        let mut ledger = crate::ledger::stored::store::Ledger::open(dir.path()).unwrap();
         let codex = |at_ms: i64| ResponseWrite {
             provider: Provider::Codex,
             key: format!("resp_{at_ms}"),
@@ -1359,8 +1360,8 @@ mod tests {
 
     #[test]
     fn writes_outside_bees_bounds_are_not_staged() {
-        use crate::ledger::evidence::Evidence;
-        use crate::ledger::evidence::Staged;
+        use crate::ledger::stored::evidence::Evidence;
+        use crate::ledger::stored::evidence::Staged;
         let good = logged("msg_1\u{1f}req_1", "s", HOUR, 7, true);
         let staged = Staged::of_valid(Evidence::Response(good.clone()));
         assert_eq!(staged.as_ref().and_then(Staged::response).map(|p| p.write.at_ms), Some(HOUR));
@@ -1433,7 +1434,11 @@ mod tests {
     }
 
     fn staged(writes: &[ResponseWrite]) -> Vec<Staged> {
-        writes.iter().cloned().map(|w| Staged::of(crate::ledger::evidence::Evidence::Response(w)).unwrap()).collect()
+        writes
+            .iter()
+            .cloned()
+            .map(|w| Staged::of(crate::ledger::stored::evidence::Evidence::Response(w)).unwrap())
+            .collect()
     }
 
     /// A stored pack's columns, and an identity's.
@@ -1441,7 +1446,7 @@ mod tests {
     type IdentityColumns = (i64, i64, i64, i64);
 
     /// Everything a store holds of its responses: packs and identities.
-    fn stored(ledger: &crate::ledger::store::Ledger) -> (Vec<PackColumns>, Vec<IdentityColumns>) {
+    fn stored(ledger: &crate::ledger::stored::store::Ledger) -> (Vec<PackColumns>, Vec<IdentityColumns>) {
         let conn = ledger.db_conn();
         let packs = conn
             .prepare(&format!("SELECT {PACK_COLUMNS} FROM response_pack ORDER BY id"))
@@ -1474,7 +1479,8 @@ mod tests {
             // packs encoded after another last pack.
             for case in 0..3 {
                 let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-                let mut ledgers = dirs.each_ref().map(|dir| crate::ledger::store::Ledger::open(dir.path()).unwrap());
+                let mut ledgers =
+                    dirs.each_ref().map(|dir| crate::ledger::stored::store::Ledger::open(dir.path()).unwrap());
                 if case == 1 {
                     for ledger in &mut ledgers {
                         let mut before = earlier.clone();
@@ -1513,7 +1519,7 @@ mod tests {
             while !rest.is_empty() {
                 let (batch, after) = rest.split_at(1 + (random.below(rest.len() as u64) as usize));
                 let mut batch = staged(batch);
-                batch.push(Staged::Other(crate::ledger::evidence::Evidence::SessionLogged(
+                batch.push(Staged::Other(crate::ledger::stored::evidence::Evidence::SessionLogged(
                     Provider::Claude,
                     "s".into(),
                 )));

@@ -5,8 +5,8 @@
 use bee_proto::ledger::{DerivedTime, LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow};
 use std::collections::BTreeMap;
 
-pub use crate::ledger::schema::Range;
-use crate::ledger::store::{LedgerView, LimitRow};
+pub use crate::ledger::stored::schema::Range;
+use crate::ledger::stored::store::{LedgerView, LimitRow};
 use bee_proto::time::format_unix_ms;
 use bee_proto::usage::WindowKind;
 
@@ -97,7 +97,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     }
 }
 
-fn derived_time(tally: Option<&crate::ledger::rollup::Tally>) -> DerivedTime {
+fn derived_time(tally: Option<&crate::ledger::stored::rollup::Tally>) -> DerivedTime {
     tally.map_or_else(DerivedTime::default, |t| DerivedTime {
         turns: t.calls,
         agent_time_ms: t.agent_ms,
@@ -210,8 +210,8 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64, sessions_wi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::rollup::{CallRow, Summary};
-    use crate::ledger::store::{LimitRow, SnapshotRow};
+    use crate::ledger::stored::rollup::{CallRow, Summary};
+    use crate::ledger::stored::store::{LimitRow, SnapshotRow};
     use bee_proto::ledger::CallSource;
     use bee_proto::usage::{Counters, WindowKind};
 
@@ -363,7 +363,7 @@ mod tests {
             hit(Provider::Claude, 2 * M, None, None),
             hit(Provider::Codex, H, None, None),
         ];
-        let hits = crate::ledger::store::one_per_hit(limits);
+        let hits = crate::ledger::stored::store::one_per_hit(limits);
         assert_eq!(hits.len(), 3);
         assert_eq!(
             (hits[0].at_ms, hits[0].window, hits[0].limit_id.as_deref()),

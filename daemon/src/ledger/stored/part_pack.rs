@@ -26,7 +26,7 @@
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
 
-use crate::ledger::pack::{Names, PackError, Reader, Strings, varint};
+use crate::ledger::stored::pack::{Names, PackError, Reader, Strings, varint};
 
 /// The layout this module writes and reads.
 const FORMAT: u8 = 1;
@@ -214,7 +214,7 @@ mod tests {
             byte in any::<u8>(),
             how in 0..3u8,
         ) {
-            let body = crate::ledger::pack::damaged(encode(owned.iter().map(part)).unwrap(), at, byte, how);
+            let body = crate::ledger::stored::pack::damaged(encode(owned.iter().map(part)).unwrap(), at, byte, how);
             prop_assert_eq!(decodes_exactly(&body), Ok(()));
         }
     }

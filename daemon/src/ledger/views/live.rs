@@ -10,11 +10,11 @@ use bee_proto::time::{format_unix_ms, parse_rfc3339_ms};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::ledger::calendar::Zone;
-use crate::ledger::glance;
-use crate::ledger::prices::PriceTable;
-use crate::ledger::schema::Range;
-use crate::ledger::store::{self, Reader, SnapshotRow};
+use crate::ledger::stored::schema::Range;
+use crate::ledger::stored::store::{self, Reader, SnapshotRow};
+use crate::ledger::views::calendar::Zone;
+use crate::ledger::views::glance;
+use crate::ledger::views::prices::PriceTable;
 
 /// The burn rate's span.
 pub const BURN_MINUTES: i64 = 15;

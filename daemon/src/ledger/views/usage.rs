@@ -14,11 +14,11 @@ use bee_proto::usage::WindowKind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::ledger::calendar::Zone;
-use crate::ledger::prices::PriceTable;
-use crate::ledger::rollup::{PartKey, Parts};
-use crate::ledger::schema::{HOUR_MS, Range};
-use crate::ledger::store::{LedgerView, Reader, ReportedCost, SnapshotRow};
+use crate::ledger::stored::rollup::{PartKey, Parts};
+use crate::ledger::stored::schema::{HOUR_MS, Range};
+use crate::ledger::stored::store::{LedgerView, Reader, ReportedCost, SnapshotRow};
+use crate::ledger::views::calendar::Zone;
+use crate::ledger::views::prices::PriceTable;
 
 /// A five-hour window.
 pub const BLOCK_MS: i64 = 5 * HOUR_MS;
@@ -60,7 +60,7 @@ pub fn reports_with(
     ask: &UsageAsk,
     filters: &[UsageFilters],
     prices: &PriceTable,
-) -> Result<(Vec<UsageReport>, crate::ledger::rollup::Summary), Issue> {
+) -> Result<(Vec<UsageReport>, crate::ledger::stored::rollup::Summary), Issue> {
     let windows = match ask.by {
         UsageGrouping::Block => {
             // Windows that reach into the range were observed up to five hours after it starts.
@@ -96,7 +96,7 @@ pub fn reports_with(
 /// `beectl usage` counts them in its totals: what `beectl status` says its
 /// reported cost leaves out.
 pub fn sessions_without_cost(reader: &Reader, range: Range) -> Result<u64, Issue> {
-    let whole: crate::ledger::rollup::Bucket<'_> = &|_, _| 0;
+    let whole: crate::ledger::stored::rollup::Bucket<'_> = &|_, _| 0;
     let summary = reader.usage(range, whole)?;
     let (reported, _) = reader.reported_costs(range)?;
     let inputs = Inputs {
@@ -131,7 +131,7 @@ pub type Windows = BTreeMap<Provider, Vec<(i64, i64)>>;
 pub fn provider_windows(snapshots: &[SnapshotRow]) -> Windows {
     let mut resets: BTreeMap<Provider, Vec<i64>> = BTreeMap::new();
     for snapshot in snapshots {
-        let five_hours = crate::ledger::store::kind_of(snapshot) == WindowKind::FiveHour;
+        let five_hours = crate::ledger::stored::store::kind_of(snapshot) == WindowKind::FiveHour;
         if let (true, Some(resets_ms)) = (five_hours, snapshot.resets_ms) {
             resets.entry(snapshot.provider).or_default().push(resets_ms);
         }
@@ -454,8 +454,8 @@ fn infer_blocks(mut starts: Vec<(Provider, i64)>, windows: &Windows) -> BlockMap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::responses::Response;
-    use crate::ledger::rollup::{CallRow, Summary};
+    use crate::ledger::stored::responses::Response;
+    use crate::ledger::stored::rollup::{CallRow, Summary};
     use bee_proto::ledger::CallSource;
     use bee_proto::usage::Counters;
 

@@ -17,9 +17,9 @@ use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::ledger::part_pack;
-use crate::ledger::responses::{self, Response};
-use crate::ledger::schema::{
+use crate::ledger::stored::part_pack;
+use crate::ledger::stored::responses::{self, Response};
+use crate::ledger::stored::schema::{
     CALL_COLUMN_COUNT, CALL_COLUMNS, CHECKSUM_SCHEMA, HOUR_MS, MAX_CALL_MS, PACK_SCHEMA, PART_PACK_SCHEMA,
     RESPONSE_SCHEMA, ROLLUP_SCHEMA, Range, counters_at, hour_of,
 };
@@ -362,7 +362,7 @@ fn parts_of<'a>(
             provider: response.provider,
             session: response.session_id.as_deref(),
             model: response.model.as_deref(),
-            tier: crate::ledger::prices::tier_of(response.provider, &response.tokens),
+            tier: crate::ledger::views::prices::tier_of(response.provider, &response.tokens),
         };
         let row = sums.entry(key).or_default();
         row.responses += 1;
@@ -376,7 +376,7 @@ fn parts_of<'a>(
             provider: call.provider,
             session: call.session_id.as_deref(),
             model: call.model.as_deref(),
-            tier: call.tokens.as_ref().map_or(0, |t| crate::ledger::prices::tier_of(call.provider, t)),
+            tier: call.tokens.as_ref().map_or(0, |t| crate::ledger::views::prices::tier_of(call.provider, t)),
         };
         let row = sums.entry(key).or_default();
         row.producer_calls += 1;
@@ -798,7 +798,7 @@ fn load_derived(
     lookback: i64,
     damaged: &mut Vec<String>,
 ) -> rusqlite::Result<Vec<CallRow>> {
-    let columns = crate::ledger::schema::DERIVED_TURN_COLUMNS;
+    let columns = crate::ledger::stored::schema::DERIVED_TURN_COLUMNS;
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {}, crc FROM derived_turn WHERE started_at_ms >= ?1 AND started_at_ms < ?2",
         columns.base
@@ -1246,9 +1246,9 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::evidence::Evidence;
-    use crate::ledger::responses::ResponseWrite;
-    use crate::ledger::store::{self, Ledger};
+    use crate::ledger::stored::evidence::Evidence;
+    use crate::ledger::stored::responses::ResponseWrite;
+    use crate::ledger::stored::store::{self, Ledger};
     use bee_proto::ledger::{CallRecord, LedgerRecord};
     use bee_proto::time::format_unix_ms;
 
@@ -1315,7 +1315,7 @@ mod tests {
             [CallSource::Run, CallSource::HookTurn, CallSource::ApiRequest, CallSource::Derived, CallSource::Derived]
                 [random.below(5) as usize];
         if source == CallSource::Derived {
-            return Evidence::Turn(crate::ledger::evidence::DerivedTurn {
+            return Evidence::Turn(crate::ledger::stored::evidence::DerivedTurn {
                 provider: if random.below(3) == 0 { Provider::Codex } else { Provider::Claude },
                 session_id: format!("session-{}", random.below(12)),
                 started_at_ms: at,
@@ -1454,8 +1454,8 @@ mod tests {
             ])
             .unwrap();
         let ledger = std::sync::Mutex::new(opened);
-        let roots = crate::ledger::ingest::Roots::of(Provider::Claude, vec![projects]);
-        crate::ledger::ingest::pass(&ledger, &roots, std::time::Duration::ZERO, 2, &|_, _| {}).unwrap();
+        let roots = crate::ledger::intake::ingest::Roots::of(Provider::Claude, vec![projects]);
+        crate::ledger::intake::ingest::pass(&ledger, &roots, std::time::Duration::ZERO, 2, &|_, _| {}).unwrap();
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
         for by in 0..BUCKETINGS {
             let settled = read_usage(&store, range, by);

@@ -5,8 +5,8 @@
 
 use bee_proto::ledger::{LedgerRecord, Provider};
 
-use crate::ledger::responses::{Prepared, ResponseWrite};
-use crate::ledger::validate;
+use crate::ledger::stored::responses::{Prepared, ResponseWrite};
+use crate::ledger::stored::validate;
 use crate::storage::sqlite::DbError;
 
 /// Namespace of the record ids derived from provider ids.

@@ -26,10 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::ledger::agents::{self, LogParser, MAX_LINE_BYTES};
-use crate::ledger::evidence::{Evidence, FileOffset, Staged};
-use crate::ledger::responses::{self, PacksAhead, Prepared, Response};
-use crate::ledger::rollup::HeldResponses;
-use crate::ledger::store::{BulkJournal, Ledger};
+use crate::ledger::stored::evidence::{Evidence, FileOffset, Staged};
+use crate::ledger::stored::responses::{self, PacksAhead, Prepared, Response};
+use crate::ledger::stored::rollup::HeldResponses;
+use crate::ledger::stored::store::{BulkJournal, Ledger};
 use crate::storage::lines::{self, Line};
 use crate::storage::sqlite::DbError;
 
@@ -1005,7 +1005,7 @@ fn read_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::schema::Range;
+    use crate::ledger::stored::schema::Range;
     use std::collections::BTreeMap;
     use std::io::Write;
 
@@ -1025,7 +1025,7 @@ mod tests {
 
     fn output_total(dir: &Path) -> (u64, u64, u64) {
         let range = Range { since_ms: 0, until_ms: i64::MAX / 2 };
-        let view = crate::ledger::store::Reader::open(dir).unwrap().usage(range, &|_, _| 0).unwrap();
+        let view = crate::ledger::stored::store::Reader::open(dir).unwrap().usage(range, &|_, _| 0).unwrap();
         let rows: Vec<_> = view.parts.values().collect();
         (
             rows.iter().map(|r| r.responses).sum(),
@@ -1120,7 +1120,7 @@ mod tests {
 
     /// The ledger's database file alone, its WAL ignored.
     fn file_alone(dir: &Path) -> rusqlite::Connection {
-        let file = format!("file:{}?immutable=1", dir.join(crate::ledger::store::DB_FILE).display());
+        let file = format!("file:{}?immutable=1", dir.join(crate::ledger::stored::store::DB_FILE).display());
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
         rusqlite::Connection::open_with_flags(file, flags).unwrap()
     }
@@ -1163,7 +1163,7 @@ mod tests {
         drop(ledger);
         // As schema 9 kept it: the offsets' old columns, the file read to its end.
         let meta = std::fs::metadata(&path).unwrap();
-        let conn = rusqlite::Connection::open(dir.join(crate::ledger::store::DB_FILE)).unwrap();
+        let conn = rusqlite::Connection::open(dir.join(crate::ledger::stored::store::DB_FILE)).unwrap();
         conn.execute_batch(
             "DROP TABLE ingest_offset;
              CREATE TABLE ingest_offset (path TEXT PRIMARY KEY NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -1178,10 +1178,10 @@ mod tests {
         )
         .unwrap();
         drop(conn);
-        let before = crate::ledger::store::Reader::open(&dir).unwrap().offsets().unwrap();
+        let before = crate::ledger::stored::store::Reader::open(&dir).unwrap().offsets().unwrap();
         let key = path.to_string_lossy().into_owned();
         assert_eq!(before[&key].offset, meta.len(), "a store read, not upgraded, says how far each file was read");
-        assert_eq!(before[&key].state, crate::ledger::evidence::AgentState(None));
+        assert_eq!(before[&key].state, crate::ledger::stored::evidence::AgentState(None));
 
         let ledger = Mutex::new(Ledger::open(&dir).unwrap());
         assert!(lock(&ledger).unwrap().offsets().unwrap().is_empty(), "the upgrade forgets the offsets");
@@ -1249,7 +1249,7 @@ mod tests {
     fn a_view_read_once_a_first_pass_is_settled_sees_it_whole(another_connection: bool) {
         let one = OneLog::new();
         let (path, dir, ledger, roots) = (&one.path, &one.dir, &one.ledger, &one.roots);
-        let db = dir.join(crate::ledger::store::DB_FILE);
+        let db = dir.join(crate::ledger::stored::store::DB_FILE);
         let other = another_connection.then(|| rusqlite::Connection::open(&db).unwrap());
         let responses = 5_000u64;
         let output = one.written(responses, 89);
@@ -1267,7 +1267,7 @@ mod tests {
             .unwrap();
         let settled: u64 = packs
             .iter()
-            .flat_map(|body| crate::ledger::part_pack::decode(body).unwrap())
+            .flat_map(|body| crate::ledger::stored::part_pack::decode(body).unwrap())
             .filter_map(|part| part.tokens.output_tokens)
             .sum();
         let dirty: i64 = in_file.query_row("SELECT COUNT(*) FROM rollup_dirty", [], |row| row.get(0)).unwrap();
@@ -1297,7 +1297,7 @@ mod tests {
     #[test]
     fn a_bulk_load_leaves_the_wal_only_alone_and_always_returns_to_it() {
         let OneLog { _home, dir, ledger, .. } = OneLog::new();
-        let db = dir.join(crate::ledger::store::DB_FILE);
+        let db = dir.join(crate::ledger::stored::store::DB_FILE);
         let mode = |conn: &rusqlite::Connection| -> String {
             conn.query_row("PRAGMA journal_mode", [], |row| row.get(0)).unwrap()
         };

@@ -6,8 +6,8 @@ use std::io;
 use std::path::Path;
 use std::sync::Mutex;
 
-use crate::ledger::store::Ledger;
-use crate::ledger::validate::validate;
+use crate::ledger::stored::store::Ledger;
+use crate::ledger::stored::validate::validate;
 use crate::storage::spool::{self, IngestSummary, Spool};
 
 const LEDGER: Spool = Spool {

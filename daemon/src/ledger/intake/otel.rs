@@ -8,8 +8,8 @@ use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 
 use crate::ledger::agents::{self, agent::Telemetry};
-use crate::ledger::evidence::Evidence;
-use crate::ledger::otlp_budget;
+use crate::ledger::intake::otlp_budget;
+use crate::ledger::stored::evidence::Evidence;
 
 /// How an OTLP/HTTP body is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct Decoded {
 }
 
 /// Decodes an OTLP/HTTP logs body within the budget of
-/// [`crate::ledger::otlp_budget`], checked before anything is built.
+/// [`crate::ledger::intake::otlp_budget`], checked before anything is built.
 pub fn decode_logs_counted(body: &[u8], encoding: Encoding) -> Result<Decoded, DecodeError> {
     match encoding {
         Encoding::Json => {
@@ -197,8 +197,8 @@ mod tests {
         // The transcript's key for the same response names the same response.
         let transcript = bee_proto::usage::claude_response_key(Some("msg_1"), Some("req_1")).unwrap();
         assert_eq!(
-            crate::ledger::responses::identity(Provider::Claude, &transcript),
-            crate::ledger::responses::identity(Provider::Claude, &write.key)
+            crate::ledger::stored::responses::identity(Provider::Claude, &transcript),
+            crate::ledger::stored::responses::identity(Provider::Claude, &write.key)
         );
     }
 
