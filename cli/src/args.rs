@@ -17,6 +17,11 @@ use std::ffi::OsString;
 
 /// Most arguments a command takes.
 pub const MAX_ARGS: usize = 16;
+
+/// Most arguments `beectl usage` takes: every one of its options once
+/// (two groupings, a range, a zone, three filters, the order, the last N,
+/// prices and the output) is 24.
+pub const MAX_USAGE_ARGS: usize = 32;
 /// Most UTF-16 units across all arguments.
 pub const MAX_ARG_UTF16_UNITS: u64 = 16_384;
 /// `token estimate`: its subcommand words, 64 inputs (two tokens each) and
@@ -45,6 +50,8 @@ pub struct Usage {
 #[command(
     name = "beectl",
     version = concat!(env!("CARGO_PKG_VERSION"), " (protocol ", "1", ")"),
+    // Help wraps at words to the terminal, and no wider than reads well.
+    max_term_width = 100,
     about = "Bee's operator CLI: usage and cost, quota windows, delivery reports, the audit, from beed or offline."
 )]
 struct Cli {
@@ -65,9 +72,9 @@ enum CliCommand {
     Quota {
         #[command(flatten)]
         range: RangeCli,
-        /// Only this agent (`beectl agents` lists their names).
-        #[arg(long, visible_alias = "agent", value_name = "AGENT", value_parser = agent_names())]
-        provider: Option<String>,
+        /// Only this agent (`beectl agents` lists their names; --provider is its earlier name).
+        #[arg(long, alias = "provider", value_name = "AGENT", value_parser = agent_names())]
+        agent: Option<String>,
         #[command(flatten)]
         output: OutputCli,
     },
@@ -112,9 +119,12 @@ enum CliCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The price table cost estimates use (bundled, or --prices FILE).
+    /// The price table cost estimates use: the bundled LiteLLM snapshot (its release and date, its model
+    /// count) with ~/.bee/prices.json merged over it (${BEE_HOME:-$HOME}/.bee; an entry there wins for its
+    /// model), or --prices FILE alone.
     Prices {
-        /// A price list in LiteLLM's model_prices_and_context_window.json format.
+        /// A price list in LiteLLM's model_prices_and_context_window.json format, used alone: neither the
+        /// bundled table nor ~/.bee/prices.json is merged with it.
         #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
         prices: Option<String>,
         /// JSON instead of a table.
@@ -126,9 +136,9 @@ enum CliCommand {
     Ingest,
     /// Run a provider CLI exactly as given and record the call in the ledger.
     Run {
-        /// claude or codex.
-        #[arg(long, value_name = "PROVIDER", value_parser = ["claude", "codex"])]
-        provider: String,
+        /// The agent CLI to run: claude or codex (--provider is its earlier name).
+        #[arg(long, alias = "provider", value_name = "AGENT", value_parser = ["claude", "codex"])]
+        agent: String,
     },
     /// Measured usage of one session, read from the provider CLI's own log.
     Budget {
@@ -251,20 +261,22 @@ enum CliCommand {
     },
 }
 
-/// How a report prints: one JSON document (the default), or a table for people.
+/// How a report prints: a table for people on a terminal, one JSON
+/// document when piped, either as asked.
 #[derive(Debug, clap::Args)]
 struct OutputCli {
-    /// json (the default: one compact document) or table (for people).
+    /// json (one compact document) or table (for people) [default: table on a terminal, json otherwise].
     #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
     format: Option<String>,
-    /// JSON, as without --format (accepted by every report command, for scripts).
+    /// JSON, even on a terminal (accepted by every report command, for scripts).
     #[arg(long, conflicts_with = "format")]
     json: bool,
 }
 
 impl OutputCli {
-    fn table(&self) -> bool {
-        self.format.as_deref() == Some("table")
+    /// `Some(true)`: a table; `Some(false)`: JSON; `None`: as the terminal says.
+    fn asked(&self) -> Option<bool> {
+        if self.json { Some(false) } else { self.format.as_deref().map(|format| format == "table") }
     }
 }
 
@@ -645,10 +657,18 @@ enum HooksCli {
 
 #[derive(Debug, clap::Args)]
 struct UsageCli {
-    /// day, week (from Monday), month, session, model or block (five-hour windows).
-    #[arg(long, value_name = "GROUP", default_value = "day",
-          value_parser = ["day", "week", "month", "session", "model", "block"])]
-    by: String,
+    /// day, hour, week (from Monday), month, session, model, agent, project or block (five-hour windows);
+    /// or two joined by a comma (day,agent; agent,model; project,model; session,model): rows under each
+    /// first key with its subtotal.
+    #[arg(long, value_name = "GROUP[,GROUP]", default_value = "day",
+          value_parser = |text: &str| bee_proto::ledger::UsageBy::parse(text))]
+    by: bee_proto::ledger::UsageBy,
+    /// Rows oldest first (names A to Z), or newest first.
+    #[arg(long, value_name = "ORDER", default_value = "asc", value_parser = ["asc", "desc"])]
+    order: String,
+    /// Only the N rows (first keys) whose last activity is latest.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    last: Option<u32>,
     /// From: YYYY-MM-DD, RFC 3339, today, yesterday, or 30m/5h/7d/2w ago [default: the beginning].
     #[arg(long, value_name = "TIME", value_parser = NonEmptyStringValueParser::new())]
     since: Option<String>,
@@ -658,9 +678,9 @@ struct UsageCli {
     /// The zone whose days, weeks and months count, as an IANA name [default: the local zone].
     #[arg(long, value_name = "ZONE", value_parser = NonEmptyStringValueParser::new())]
     timezone: Option<String>,
-    /// Only this agent (`beectl agents` lists their names).
-    #[arg(long, visible_alias = "agent", value_name = "AGENT", value_parser = agent_names())]
-    provider: Option<String>,
+    /// Only this agent (`beectl agents` lists their names; --provider is its earlier name).
+    #[arg(long, alias = "provider", value_name = "AGENT", value_parser = agent_names())]
+    agent: Option<String>,
     /// Only sessions whose project contains this: the directory a session ran in, named as Claude Code names
     /// its project folders (/home/dev/app is -home-dev-app), whichever agent ran there.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true, value_parser = NonEmptyStringValueParser::new())]
@@ -700,7 +720,9 @@ pub enum UsageOutput {
 /// `beectl usage`, as asked (times are resolved against the zone later).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageArgs {
-    pub by: bee_proto::ledger::UsageGrouping,
+    pub by: bee_proto::ledger::UsageBy,
+    pub order: bee_proto::ledger::UsageOrder,
+    pub last: Option<usize>,
     pub since: Option<String>,
     pub until: Option<String>,
     pub timezone: Option<String>,
@@ -771,7 +793,8 @@ impl RangeCli {
 pub struct LedgerAsk {
     pub range: RangeAsk,
     pub provider: Option<bee_proto::ledger::Provider>,
-    pub table: bool,
+    /// A table (`Some(true)`), JSON (`Some(false)`), or as the terminal says.
+    pub table: Option<bool>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -948,7 +971,8 @@ pub struct AuditArgs {
     pub settings: Option<String>,
     /// Canary only: the stream URL to prove presentation on.
     pub stream: Option<String>,
-    pub table: bool,
+    /// A table (`Some(true)`), JSON (`Some(false)`), or as the terminal says.
+    pub table: Option<bool>,
     /// Classes that make the command exit 5 (a CI gate).
     pub fail_on: Vec<bee_proto::audit::AuditClass>,
     /// Run no outcome check.
@@ -1126,7 +1150,7 @@ pub fn parse(raw: Vec<OsString>) -> Result<Parsed, Usage> {
     parse_family(raw).map_err(|message| Usage { family, message })
 }
 
-/// `run [--provider P] -- CMD ARGS…`: our options before `--` follow every
+/// `run [--agent A] -- CMD ARGS…`: our options before `--` follow every
 /// rule; the provider command after it is passed on untouched (any bytes).
 fn parse_run(raw: Vec<OsString>) -> Result<Parsed, String> {
     let Some(split) = raw.iter().position(|arg| arg == "--") else {
@@ -1134,7 +1158,7 @@ fn parse_run(raw: Vec<OsString>) -> Result<Parsed, String> {
         return match parse_family(raw)? {
             Parsed::Text(text) => Ok(Parsed::Text(text)),
             Parsed::Command(_) => {
-                Err("give the provider command after --: beectl run --provider claude -- claude -p …".into())
+                Err("give the agent's command after --: beectl run --agent claude -- claude -p …".into())
             }
         };
     };
@@ -1196,9 +1220,12 @@ fn drop_redundant_json(args: &mut Vec<String>) {
 }
 
 fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
-    let token = raw.first().is_some_and(|first| first == "token");
-    let (max_args, max_units) =
-        if token { (MAX_TOKEN_ARGS, MAX_TOKEN_ARG_UTF16_UNITS) } else { (MAX_ARGS, MAX_ARG_UTF16_UNITS) };
+    let first = raw.first().and_then(|first| first.to_str());
+    let (max_args, max_units) = match first {
+        Some("token") => (MAX_TOKEN_ARGS, MAX_TOKEN_ARG_UTF16_UNITS),
+        Some("usage") => (MAX_USAGE_ARGS, MAX_ARG_UTF16_UNITS),
+        _ => (MAX_ARGS, MAX_ARG_UTF16_UNITS),
+    };
     if raw.len() > max_args {
         return Err(format!("{} arguments given; at most {max_args}", raw.len()));
     }
@@ -1257,21 +1284,23 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
         CliCommand::Daemon(DaemonCli::Stop) => Command::Daemon(DaemonCommand::Stop),
         CliCommand::Daemon(DaemonCli::Restart) => Command::Daemon(DaemonCommand::Restart),
         CliCommand::Dashboard => Command::Dashboard,
-        CliCommand::Quota { range, provider, output } => Command::Quota(LedgerAsk {
+        CliCommand::Quota { range, agent, output } => Command::Quota(LedgerAsk {
             range: range.ask(Some(24 * 3_600_000)),
-            provider: provider.as_deref().and_then(bee_proto::ledger::Provider::from_name),
-            table: output.table(),
+            provider: agent.as_deref().and_then(bee_proto::ledger::Provider::from_name),
+            table: output.asked(),
         }),
         CliCommand::Status { range, output } => {
-            Command::Status(LedgerAsk { range: range.ask(Some(24 * 3_600_000)), provider: None, table: output.table() })
+            Command::Status(LedgerAsk { range: range.ask(Some(24 * 3_600_000)), provider: None, table: output.asked() })
         }
         CliCommand::Usage(usage) => Command::Usage(UsageArgs {
-            by: bee_proto::ledger::UsageGrouping::from_name(&usage.by).ok_or("--by: an unknown grouping")?,
+            by: usage.by,
+            order: bee_proto::ledger::UsageOrder::from_name(&usage.order).ok_or("--order: asc or desc")?,
+            last: usage.last.map(|n| n as usize),
             since: usage.since,
             until: usage.until,
             timezone: usage.timezone,
             filters: bee_proto::ledger::UsageFilters {
-                provider: usage.provider.as_deref().and_then(bee_proto::ledger::Provider::from_name),
+                provider: usage.agent.as_deref().and_then(bee_proto::ledger::Provider::from_name),
                 project: usage.project,
                 model: usage.model,
             },
@@ -1305,7 +1334,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             manifest: pinned.manifest,
             settings: pinned.settings,
             stream: None,
-            table: pinned.output.table(),
+            table: pinned.output.asked(),
             fail_on: fail_on(pinned.fail_on.as_deref())?,
             no_outcome_checks: pinned.no_outcome_checks,
         }),
@@ -1320,7 +1349,7 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 manifest: pinned.manifest,
                 settings: pinned.settings,
                 stream,
-                table: pinned.output.table(),
+                table: pinned.output.asked(),
                 fail_on: fail_on(pinned.fail_on.as_deref())?,
                 no_outcome_checks: pinned.no_outcome_checks,
             })
@@ -1397,8 +1426,8 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
                 dry_run,
             })
         }
-        CliCommand::Run { provider } => Command::Run(RunArgs {
-            provider: bee_proto::usage::Harness::from_cli(&provider).ok_or("--provider: claude or codex")?,
+        CliCommand::Run { agent } => Command::Run(RunArgs {
+            provider: bee_proto::usage::Harness::from_cli(&agent).ok_or("--agent: claude or codex")?,
             command: Vec::new(),
         }),
         CliCommand::Budget { manifest: Some(manifest), calls, root, .. } => {
@@ -1477,7 +1506,7 @@ fn whole_message(rendered: &str) -> String {
     if message.is_empty() { "invalid usage".to_owned() } else { message }
 }
 
-/// Every agent's name, as `--provider`/`--agent` takes it.
+/// Every agent's name, as `--agent` (once `--provider`) takes it.
 fn agent_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(bee_proto::ledger::Provider::ALL.iter().map(|agent| agent.as_str()))
 }
@@ -1579,6 +1608,29 @@ mod tests {
                 assert!(parse_strs(&[view, "--since", text]).is_err(), "{view} took --since {text:?}");
             }
             assert!(parse_strs(&[view, "--window", "5h", "--since", "today"]).is_err(), "{view}: both");
+        }
+    }
+
+    /// `--agent` names the agent everywhere; `--provider`, its earlier
+    /// name, is the same option; a report's output is as asked, or as the
+    /// terminal says.
+    #[test]
+    fn agent_is_the_agents_name_and_output_is_as_asked() {
+        for words in [["quota", "--agent", "codex"], ["quota", "--provider", "codex"]] {
+            let Ok(Parsed::Command(Command::Quota(ask))) = parse_strs(&words) else { panic!("{words:?}") };
+            assert_eq!(ask.provider, Some(bee_proto::ledger::Provider::Codex), "{words:?}");
+        }
+        for words in [["run", "--agent", "codex", "--", "codex"], ["run", "--provider", "codex", "--", "codex"]] {
+            assert!(matches!(parse_strs(&words), Ok(Parsed::Command(Command::Run(_)))), "{words:?}");
+        }
+        for (words, table) in [
+            (&["status"][..], None),
+            (&["status", "--json"], Some(false)),
+            (&["status", "--format", "json"], Some(false)),
+            (&["status", "--format", "table"], Some(true)),
+        ] {
+            let Ok(Parsed::Command(Command::Status(ask))) = parse_strs(words) else { panic!("{words:?}") };
+            assert_eq!(ask.table, table, "{words:?}");
         }
     }
 

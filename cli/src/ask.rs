@@ -2,6 +2,7 @@
 
 use bee_daemon::client::{self, Answer, ClientError};
 use bee_proto::api::ApiErrorCode;
+use std::io::Write as _;
 use std::time::Duration;
 
 /// POSTs `body` to `path` on the configured socket. `None` means "do it
@@ -14,7 +15,7 @@ pub fn post(path: &str, body: Vec<u8>, timeout: Duration, fallback: &str) -> Opt
         Err(ClientError::NotRunning(_)) => None,
         Err(ClientError::Api { error: Some(error), .. }) if error.error_code == ApiErrorCode::StoreNotServed => None,
         Err(err) => {
-            eprintln!("beectl: {err}; {fallback}");
+            let _ = writeln!(std::io::stderr(), "beectl: {err}; {fallback}");
             None
         }
     }

@@ -11,7 +11,9 @@
 //!   service, editing a settings file with a backup;
 //! - `design/`: design bundles, their manifest and checks, which the
 //!   design server reads;
-//! - `render/`: tables, colours, numbers, the shared error document;
+//! - `render/`: tables, colours, numbers, the shared error document, the
+//!   one rule of a table on a terminal and JSON in a pipe, writing the
+//!   answer (a reader that has gone ends beectl quietly), man pages;
 //! - `input.rs`: the token estimate's inputs, read by the one path rule
 //!   (`bee_daemon::storage::path_rule`); `ask.rs`: asking beed, or deciding
 //!   to work offline;

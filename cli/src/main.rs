@@ -1,9 +1,12 @@
 //! `beectl`: Bee's operator CLI.
 //!
-//! Every report command prints exactly one compact JSON document and a newline
-//! and exits 0, 4 or 5. It asks beed when beed runs and serves the store in
-//! question; otherwise it reads the store offline through the daemon's own
-//! library, so both paths print the same bytes.
+//! Every report command prints one compact JSON document and a newline when
+//! piped or given `--json`, and a table or view for people on a terminal
+//! (one rule: [`render::terminal::for_people`]); it exits 0, 4 or 5. It asks
+//! beed when beed runs and serves the store in question; otherwise it reads
+//! the store offline through the daemon's own library, so both paths print
+//! the same bytes. A reader that goes away early ends it quietly
+//! ([`render::output`]).
 //!
 //! This file parses and dispatches; the rooms it dispatches to are listed
 //! in the crate's `lib.rs`.
@@ -26,7 +29,6 @@ mod setup;
 
 use bee_daemon::rendered::Rendered;
 use beectl::args;
-use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -51,6 +53,10 @@ fn main() -> ExitCode {
     if let Some(cli) = raw.strip_prefix(&[std::ffi::OsString::from(commands::run::BECOME_CLI)]) {
         return commands::run::become_cli(cli);
     }
+    if json_asked || serves_mcp {
+        render::terminal::for_programs();
+    }
+    let manual = matches!(raw.first(), Some(first) if first == "man");
     let rendered = match args::parse(raw) {
         // A wrapped provider run answers with the provider's own exit status.
         Ok(args::Parsed::Command(args::Command::Run(wrapped))) => return commands::run::run(wrapped),
@@ -59,13 +65,20 @@ fn main() -> ExitCode {
         }
         Ok(args::Parsed::Command(command)) => commands::run(command),
         Ok(args::Parsed::Text(text)) => {
-            print!("{text}");
-            return ExitCode::SUCCESS;
+            // A man page (not `man --help`) is formatted for people, roff for files.
+            let page = manual && text.starts_with('.');
+            if page && render::terminal::for_people(None) && render::manual::show(&text) {
+                return ExitCode::SUCCESS;
+            }
+            return match render::output::stdout(text.as_bytes()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::from(bee_proto::exit::Exit::Unavailable.code()),
+            };
         }
         Err(args::Usage { family, message }) => {
             // For people, whatever the command's document: what is wrong,
             // the tip, the usage line.
-            let _ = writeln!(std::io::stderr(), "beectl: {message}");
+            render::output::say(format_args!("beectl: {message}\n"));
             said = true;
             match family {
                 // Their contracts' documents have no message field.
@@ -80,17 +93,19 @@ fn main() -> ExitCode {
         }
     };
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let words = render::errors::words(&rendered.bytes);
+    // Only a failure is an error document (and a small one): a report of
+    // megabytes is not parsed again to tell.
+    let failed = rendered.exit != bee_proto::exit::Exit::Success;
+    let words = if failed { render::errors::words(&rendered.bytes) } else { None };
     if let Some(words) = words.as_deref().filter(|_| !said) {
         // An error is said to people on stderr, whatever stdout carries.
-        let _ = writeln!(std::io::stderr(), "beectl: {words}");
+        render::output::say(format_args!("beectl: {words}\n"));
     }
     // On a terminal the words are the answer; the JSON document is for
     // pipes and `--json`, unchanged.
     let error = said || words.is_some();
     let bytes: &[u8] = if error && (serves_mcp || (terminal && !json_asked)) { b"" } else { &rendered.bytes };
-    let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(bytes).and_then(|_| stdout.flush()).is_err() {
+    if render::output::stdout(bytes).is_err() {
         return ExitCode::from(bee_proto::exit::Exit::Unavailable.code());
     }
     ExitCode::from(rendered.exit.code())

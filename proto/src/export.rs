@@ -30,7 +30,9 @@ pub const UNPRICED_PARTS: &str = "bee_unpriced_parts";
 /// `derived` from the logs' own timestamps). `measured` has no series while
 /// no producer measured a call: unknown, not zero.
 pub const AGENT_TIME_SECONDS_TOTAL: &str = "bee_agent_time_seconds_total";
-/// Limit hits, one per hit. Labels: provider.
+/// Limit hits, one per hit. Labels: provider. An agent whose records keep
+/// no usage-limit notice (`AgentRecords::limit_notices`: OpenCode, pi, …)
+/// has no series, never a 0 that would say it hit no limit.
 pub const LIMIT_HITS_TOTAL: &str = "bee_limit_hits_total";
 /// The highest utilisation a current quota window reported, 0–1. Labels:
 /// provider, window, limit_id (when the provider named one).

@@ -378,19 +378,79 @@ pub struct ProviderQuota {
     pub provider: Provider,
     pub calls: u64,
     /// `null` when no producer measured a call of this provider: its time
-    /// is unknown (see `derived`), never 0.
+    /// is unknown (see `derived`; issue `time_not_measured`), never 0.
     pub agent_time_ms: Option<u64>,
     pub used_ms: Option<u64>,
-    pub derived: DerivedTime,
+    /// Turns timed from its records' own timestamps. `null` (was a
+    /// [`DerivedTime`] of zeros before) when its records give Bee no time
+    /// span to derive a turn from (see [`AgentRecords::time_spans`]): its
+    /// turns are unknown, not 0.
+    pub derived: Option<DerivedTime>,
     pub converted: u64,
-    pub crossed: u64,
+    /// `limit` records in the range. `null` (was a `u64`, 0) when its
+    /// records keep no usage-limit notice (see
+    /// [`AgentRecords::limit_notices`]; issue `limits_not_recorded`): a hit
+    /// it met would have left no record, so no count is known.
+    pub crossed: Option<u64>,
     /// Empty when the provider sent no snapshots: no window, no peak.
     pub windows: Vec<QuotaWindow>,
-    /// This provider's own issues (`quota_snapshots_missing`: it was active
-    /// and sent none of the windows it reports with every response); the
-    /// report's `issues` gathers them.
+    /// This provider's own issues: `quota_snapshots_missing` (it was active
+    /// and sent none of the windows it reports with every response),
+    /// `time_not_measured` (no producer measured a call of it), and
+    /// `limits_not_recorded` (`crossed` is `null`); the report's `issues`
+    /// gathers them.
     #[serde(default)]
     pub issues: Vec<String>,
+}
+
+/// The agents of a view whose records cannot say one of its figures: for
+/// each of them that figure is `null` (never 0), a sum over them and agents
+/// that can say it is a lower bound (issue `partial`, the count of unknown
+/// parts being the length of the list), and the view's issues say which
+/// figure (`time_not_measured`, `limits_not_recorded`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotRecorded {
+    /// Agents active in the range whose time no producer measured and
+    /// whose records give Bee no time span (`derived` is `null` for them).
+    #[serde(default)]
+    pub time: Vec<Provider>,
+    /// Agents active in the range whose records keep no usage-limit notice
+    /// (`crossed` is `null` for them; `beectl top` cannot say "no hits").
+    #[serde(default)]
+    pub limits: Vec<Provider>,
+}
+
+impl NotRecorded {
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty() && self.limits.is_empty()
+    }
+}
+
+/// What an agent's records can say, as Bee's reader of them reads them:
+/// kept in the registry beside each reader (`About::records`), justified by
+/// the agent's README, and listed by `beectl agents`. A view reports a
+/// figure of an agent only where its records can say it; elsewhere the
+/// figure is `null` with an issue naming the agent (`time_not_measured`,
+/// `limits_not_recorded`), and a column it cannot fill makes a sum over it
+/// `partial` — never a 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRecords {
+    /// Time spans Bee derives turns from (prompt → last response, task
+    /// started → complete); without them an agent's time is known only
+    /// where a producer measured it.
+    pub time_spans: bool,
+    /// Usage-limit notices (a 429, "usage limit reached"): each one a
+    /// `limit` record.
+    pub limit_notices: bool,
+    /// Reasoning tokens, told apart (as part of output).
+    pub reasoning: bool,
+    /// Cache writes (cache-creation input tokens).
+    pub cache_writes: bool,
+    /// A cost the agent wrote itself (its own estimate, or what its
+    /// provider reported), beside the tokens.
+    pub own_cost: bool,
 }
 
 /// `beectl quota`: time and quota words, never costs or tokens.
@@ -413,14 +473,25 @@ pub struct QuotaReport {
     pub idle_ms: Option<u64>,
     /// `work` records in the range.
     pub converted: u64,
-    /// `limit` records in the range.
-    pub crossed: u64,
+    /// `limit` records in the range. `null` (was a `u64`) when no agent in
+    /// the range keeps usage-limit notices in its records (issue
+    /// `limits_not_recorded`, `notRecorded.limits` naming them); with some
+    /// that do and some that do not, the count of those that do, a lower
+    /// bound (`partial`). With no agent active at all, 0 is the truth.
+    pub crossed: Option<u64>,
     /// Calls whose duration is unknown: in no time figure.
     pub calls_without_duration: u64,
     /// Turns no producer measured, timed from the logs' own timestamps:
-    /// shown apart, never added to the measured figures above.
-    pub derived: DerivedTime,
+    /// shown apart, never added to the measured figures above. `null` (was
+    /// always a [`DerivedTime`]) when no agent in the range has records
+    /// Bee derives turns from (`notRecorded.time`); a lower bound
+    /// (`partial`) when some of them do not.
+    pub derived: Option<DerivedTime>,
     pub providers: Vec<ProviderQuota>,
+    /// The agents whose records cannot say a figure of this report (see
+    /// [`NotRecorded`]); both lists empty when every agent's can.
+    #[serde(default)]
+    pub not_recorded: NotRecorded,
     pub issues: Vec<String>,
 }
 
@@ -460,11 +531,105 @@ named! {
     /// How `beectl usage` groups usage.
     pub enum UsageGrouping {
         Day => "day",
+        Hour => "hour",
         Week => "week",
         Month => "month",
         Session => "session",
         Model => "model",
         Block => "block",
+        Agent => "agent",
+        Project => "project",
+    }
+}
+
+impl UsageGrouping {
+    /// Whether its rows are buckets of time (they sort by time, not name).
+    pub fn is_time(self) -> bool {
+        matches!(self, UsageGrouping::Day | UsageGrouping::Hour | UsageGrouping::Week | UsageGrouping::Month)
+    }
+}
+
+named! {
+    /// `beectl usage --order`: rows oldest first (names A to Z), or the reverse.
+    pub enum UsageOrder {
+        Asc => "asc",
+        Desc => "desc",
+    }
+}
+
+/// `beectl usage --by`: one grouping, or two joined by a comma
+/// (`day,agent`): rows keyed by both, each first key's rows with a subtotal.
+/// Spelled in JSON as on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UsageBy {
+    pub first: UsageGrouping,
+    pub then: Option<UsageGrouping>,
+}
+
+impl UsageBy {
+    /// One grouping alone.
+    pub const fn one(first: UsageGrouping) -> UsageBy {
+        UsageBy { first, then: None }
+    }
+
+    /// The groupings, in order.
+    pub fn groupings(self) -> impl Iterator<Item = UsageGrouping> {
+        std::iter::once(self.first).chain(self.then)
+    }
+
+    /// Whether either key is `grouping`.
+    pub fn has(self, grouping: UsageGrouping) -> bool {
+        self.first == grouping || self.then == Some(grouping)
+    }
+
+    /// `day`, `day,agent`: at most two known groupings, not the same twice,
+    /// and a block only alone (a block is its own provider's span of time).
+    pub fn parse(text: &str) -> Result<UsageBy, String> {
+        let names: Vec<&str> = text.split(',').map(str::trim).collect();
+        let known = |name: &str| {
+            UsageGrouping::from_name(name).ok_or_else(|| {
+                let all: Vec<&str> = UsageGrouping::ALL.iter().map(|g| g.as_str()).collect();
+                format!("`{name}` is not a grouping (one of {}, or two joined by a comma)", all.join(", "))
+            })
+        };
+        let by = match names.as_slice() {
+            [one] => UsageBy::one(known(one)?),
+            [first, then] => UsageBy { first: known(first)?, then: Some(known(then)?) },
+            _ => return Err("at most two groupings, joined by a comma (`day,agent`)".to_owned()),
+        };
+        if by.then == Some(by.first) {
+            return Err(format!("`{}` twice", by.first.as_str()));
+        }
+        if by.then.is_some() && by.has(UsageGrouping::Block) {
+            return Err("`block` groups alone: a block is one agent's span of time".to_owned());
+        }
+        if by.then.is_some_and(UsageGrouping::is_time) && by.first.is_time() {
+            return Err("two groupings of time: choose one (`day`, `hour`, `week` or `month`)".to_owned());
+        }
+        Ok(by)
+    }
+}
+
+impl std::fmt::Display for UsageBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.first.as_str())?;
+        if let Some(then) = self.then {
+            write!(f, ",{}", then.as_str())?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for UsageBy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for UsageBy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str> as Deserialize>::deserialize(deserializer)?;
+        UsageBy::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -495,10 +660,38 @@ pub struct BlockSpan {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRow {
-    /// The local day (`YYYY-MM-DD`), the week's Monday, the month
-    /// (`YYYY-MM`), the session id, the model, or the block's start (RFC 3339
+    /// The local day (`YYYY-MM-DD`), the local hour (`YYYY-MM-DD HH:00`),
+    /// the week's Monday, the month (`YYYY-MM`), the whole session id, the
+    /// model's label, the agent, the project, or the block's start (RFC 3339
     /// UTC); `null` when the parts did not say which.
     pub key: Option<String>,
+    /// A grouping by two keys (`--by day,agent`): the second key, spelled as
+    /// `key` is; absent in a first key's subtotal and with one grouping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subkey: Option<String>,
+    /// The agent whose records the row holds, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Provider>,
+    /// The agents, when the row spans several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<Provider>,
+    /// A session's (`--by session`): its first and last response in the
+    /// range, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_at_utc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_at_utc: Option<String>,
+    /// The model ids the agents wrote, each once, sorted: `models` holds
+    /// their labels (one per model, whatever prefix or snapshot date).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_ids: Vec<String>,
+    /// Columns some parts of the row reported and others could not (an
+    /// agent that records no reasoning or cache writes beside one that
+    /// does): each with the responses and calls that left it unknown.
+    /// While one is named here that column's sum is a lower bound
+    /// (`partial`), never a whole that looks exact.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub partial_columns: BTreeMap<String, u64>,
     /// `--by block`: the block's provider, bounds and their source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<BlockSpan>,
@@ -522,10 +715,26 @@ pub struct UsageRow {
     /// Calls whose own counters stand in because no log of their session
     /// exists (`beectl run` output, say): labelled, never mixed silently.
     pub producer_counted_calls: u64,
+    /// Responses of other sessions that the group's sessions hold copies
+    /// of (a fork or resume copied them in): each is counted once, in the
+    /// session that made it, never here. Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub copied_responses: u64,
     /// Cost the provider reported (Claude Code's cost lines, `claude -p`
     /// results); `null` when nothing in the group reported one.
     #[serde(default)]
     pub reported_cost_usd: Option<f64>,
+    /// Cost the agents wrote themselves beside each response (OpenCode's,
+    /// Kilo's, pi's, OpenClaw's own `cost`), summed; never mixed with the
+    /// provider's or Bee's. `null` when no part of the group is of an agent
+    /// that wrote one. While `agentCostUnknownParts` is above 0 it is a
+    /// lower bound.
+    #[serde(default)]
+    pub agent_cost_usd: Option<f64>,
+    /// Responses of agents that write their own cost whose record had none
+    /// Bee could read (unknown, never $0). Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_cost_unknown_parts: u64,
     /// Cost estimated from the price table; `null` when no part of the
     /// group could be priced. While `unpricedParts` is above 0 it is a
     /// lower bound.
@@ -550,13 +759,21 @@ impl UsageRow {
         self.partial_parts += other.partial_parts;
         self.pending_responses += other.pending_responses;
         self.producer_counted_calls += other.producer_counted_calls;
+        self.copied_responses += other.copied_responses;
         self.unpriced_parts += other.unpriced_parts;
         add_cost(&mut self.reported_cost_usd, other.reported_cost_usd);
+        add_cost(&mut self.agent_cost_usd, other.agent_cost_usd);
+        self.agent_cost_unknown_parts += other.agent_cost_unknown_parts;
         add_cost(&mut self.estimated_cost_usd, other.estimated_cost_usd);
-        for model in &other.models {
-            if let Err(at) = self.models.binary_search(model) {
-                self.models.insert(at, model.clone());
+        for (into, from) in [(&mut self.models, &other.models), (&mut self.model_ids, &other.model_ids)] {
+            for model in from {
+                if let Err(at) = into.binary_search(model) {
+                    into.insert(at, model.clone());
+                }
             }
+        }
+        for (column, parts) in &other.partial_columns {
+            *self.partial_columns.entry(column.clone()).or_default() += parts;
         }
     }
 }
@@ -568,10 +785,18 @@ pub fn add_cost(sum: &mut Option<f64>, cost: Option<f64>) {
     }
 }
 
-/// A quota issue: the logs show turns (derived time) but no producer
-/// measured a call in the range, so the measured figures (0) say nothing of
-/// the time agents actually ran.
+/// A quota issue: agents worked in the range (derived turns, responses,
+/// limit hits) but no producer measured a call of some of them, so their
+/// time is unknown (`null`), never 0; `notRecorded.time` names those whose
+/// records give Bee no time span either. Said of a provider in its own
+/// issues too.
 pub const TIME_NOT_MEASURED_ISSUE: &str = "time_not_measured";
+
+/// A quota and `top` issue: an agent active in the range keeps no
+/// usage-limit notice in its records (see [`AgentRecords::limit_notices`]),
+/// so its hits are unknown: its `crossed` is `null`, never 0, and
+/// `notRecorded.limits` names it.
+pub const LIMITS_NOT_RECORDED_ISSUE: &str = "limits_not_recorded";
 
 /// A quota issue: a provider that reports its windows with every response
 /// (Codex) was active in the range and sent none.
@@ -612,10 +837,16 @@ pub struct PriceSource {
     pub models: u64,
 }
 
+/// Whether a count is 0 (a field left out of a document while it is).
+pub fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
 /// The filters a usage view applied.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageFilters {
+    /// `--agent` (`--provider`, its earlier name).
     pub provider: Option<Provider>,
     pub project: Option<String>,
     pub model: Option<String>,
@@ -626,7 +857,7 @@ pub struct UsageFilters {
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
     pub schema_version: u32,
-    pub by: UsageGrouping,
+    pub by: UsageBy,
     pub since_utc: String,
     pub until_utc: String,
     /// The zone whose days, weeks and months the rows are (IANA name).
@@ -635,6 +866,13 @@ pub struct UsageReport {
     pub prices: PriceSource,
     pub filters: UsageFilters,
     pub rows: Vec<UsageRow>,
+    /// A grouping by two keys: each first key's rows together (its `key`
+    /// the first key's, no `subkey`), in the order of `rows`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subtotals: Vec<UsageRow>,
+    /// Rows `--last N` left out (the oldest), counted in `totals`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_left_out: u64,
     /// All rows together (its key is `null`).
     pub totals: UsageRow,
     /// Over all rows: parts of unknown counters (`partial`) and responses
@@ -936,6 +1174,16 @@ pub struct ActiveSession {
     pub last_event: Option<String>,
 }
 
+/// An agent's usage-limit hits in `beectl top`'s day: `null` when its
+/// records keep no usage-limit notice (issue `limits_not_recorded`), so
+/// that "no hit" is never said of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentLimitHits {
+    pub agent: Provider,
+    pub hits: Option<u64>,
+}
+
 /// A usage-limit hit (`beectl top`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -958,6 +1206,15 @@ pub struct LiveView {
     pub sessions: Vec<ActiveSession>,
     /// Hits of the last 24 hours, newest first.
     pub limits: Vec<LimitGlance>,
+    /// Each agent active in the last 24 hours (a response or a hit) with
+    /// its hits then: `null` for one whose records keep no usage-limit
+    /// notice, so an empty `limits` never reads as "no hit" for it.
+    #[serde(default)]
+    pub limit_hits: Vec<AgentLimitHits>,
+    /// The agents of the day whose records cannot say a figure of this
+    /// view (`limits`: their hits; issue `limits_not_recorded`).
+    #[serde(default)]
+    pub not_recorded: NotRecorded,
     pub issues: Vec<String>,
 }
 
@@ -986,8 +1243,16 @@ pub struct AgentRow {
     pub files_read: u64,
     /// Responses of it the ledger holds; `null` when there is no ledger.
     pub responses: Option<u64>,
-    /// When its newest record file last changed; `null` when it has none.
+    /// The time of its newest record in the ledger (a response's, a
+    /// producer call's or a limit hit's own time, as the agent wrote it),
+    /// never a file's modification time (a copied or touched file says
+    /// nothing of when its records were written); `null` when the ledger
+    /// holds none of its records, or there is no ledger.
     pub newest_record_utc: Option<String>,
+    /// What its records can say (time spans, limit notices, reasoning,
+    /// cache writes, its own cost), from the registry.
+    #[serde(default)]
+    pub records: AgentRecords,
     /// How its reader was verified: `real CLI <version>` (a test drives
     /// the real CLI against a mock of its provider's API) or `format from
     /// its source` (fixtures written from its format's definition).

@@ -112,6 +112,8 @@ fn response(key: String, at_ms: u64, provider: Provider, model: &str, random: &m
         context_tokens: None,
         context_window: None,
         is_final: true,
+        agent_cost_usd: None,
+        copied: false,
     })
 }
 
@@ -284,7 +286,7 @@ fn whole_store_series(ledger: &Path, now_ms: i64) -> usize {
     use bee_daemon::ledger::views::usage::UsageAsk;
     use bee_proto::ledger::{UsageFilters, UsageGrouping};
     let range = Range { since_ms: 0, until_ms: now_ms };
-    let ask = UsageAsk { range, by: UsageGrouping::Model, zone: Zone::utc(), filters: UsageFilters::default() };
+    let ask = UsageAsk::new(range, UsageGrouping::Model, Zone::utc());
     let each: Vec<UsageFilters> = Provider::ALL
         .iter()
         .map(|provider| UsageFilters { provider: Some(*provider), ..UsageFilters::default() })

@@ -136,6 +136,8 @@ fn views() {
                         context_tokens: None,
                         context_window: None,
                         is_final: true,
+                        agent_cost_usd: None,
+                        copied: false,
                     });
                 }
                 Evidence::Record(LedgerRecord::Call(Box::new(CallRecord {

@@ -9,6 +9,12 @@
 //! and named: Gemini CLI's routing call before each prompt (a JSON-mode
 //! request) and OpenCode's and Kilo's title call (a request offering no
 //! tools).
+//!
+//! `--by session` shows each response in the session that made it: a fork
+//! holds copies of its parent's responses (same times, same ids), which
+//! count there as copied responses only. Where an agent writes its own cost
+//! beside each response (OpenCode, Kilo, pi, priced here by their configs),
+//! `agentCostUsd` is, day by day, the sum of what it wrote.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -72,23 +78,94 @@ impl Driven {
     }
 
     /// A prompt, a tool turn, the session resumed (`resume`: the CLI's
-    /// arguments for it), then forked (`fork`, where the CLI forks), and a
-    /// refused request.
-    fn converse(&self, tool: &str, resume: &[&str], fork: Option<&[&str]>) {
+    /// arguments for it), then forked (`fork`, where the CLI forks: given
+    /// the CLI's home, its arguments), and a refused request. Where each
+    /// step's responses went (see [`Steps`]).
+    fn converse(&self, tool: &str, resume: &[&str], fork: Option<ForkArgs<'_>>) -> Steps {
+        let mut steps = Steps::default();
         self.ask(&[], "hello there");
+        steps.ended(&self.mock, Session::First);
         self.ask(&[], tool);
+        steps.ended(&self.mock, Session::Resumed);
         self.ask(resume, "and once more");
+        steps.ended(&self.mock, Session::Resumed);
         if let Some(fork) = fork {
-            // A fork copies the parent's records: counted once.
-            self.ask(fork, "forked");
+            // A fork copies the parent's records: counted once, in the parent.
+            let args = fork(self);
+            self.ask(&args.iter().map(String::as_str).collect::<Vec<_>>(), "forked");
+            steps.ended(&self.mock, Session::Fork);
         }
         self.ask(&[], "APIERROR please");
+        steps.ended(&self.mock, Session::Refused);
         let last = self.mock.requests().last().map(|(path, body)| format!("{path} {body}")).unwrap_or_default();
         assert!(
             self.mock.refused() >= 1,
             "the mock refused the request; the last was {}",
             &last[last.len().saturating_sub(3000)..]
         );
+        steps
+    }
+
+    /// `beectl usage --by session`: each session row's own responses and
+    /// copied ones are what `steps` served to it (those `keep` keeps, as
+    /// the agent's records do); a fork copied every response of the
+    /// session it forked.
+    fn assert_sessions(&self, provider: &str, steps: &Steps, keep: impl Fn(&Served) -> bool) {
+        let served = self.mock.served();
+        let mut made: std::collections::BTreeMap<Session, u64> = Default::default();
+        let mut from = 0;
+        for &(to, session) in &steps.0 {
+            *made.entry(session).or_default() += served[from..to].iter().filter(|s| keep(s)).count() as u64;
+            from = to;
+        }
+        let copied = |session: &Session| if *session == Session::Fork { made[&Session::Resumed] } else { 0 };
+        let mut expected: Vec<(u64, u64)> = made
+            .iter()
+            .map(|(session, &responses)| (responses, copied(session)))
+            .filter(|&(responses, copied)| responses + copied > 0)
+            .collect();
+        expected.sort();
+        let report = self.beectl(&["usage", "--by", "session", "--provider", provider]);
+        let mut rows: Vec<(u64, u64)> = report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| (row["responses"].as_u64().unwrap(), row["copiedResponses"].as_u64().unwrap_or(0)))
+            .collect();
+        rows.sort();
+        assert_eq!(rows, expected, "each response in the session that made it (responses, copied): {report}");
+    }
+
+    /// `agentCostUsd` of each `--by day` row and of the totals is the sum of
+    /// what the agent wrote beside each of its responses on that day
+    /// (`written`: the day and cost of each, once).
+    fn assert_agent_costs(&self, provider: &str, written: &[(String, f64)]) {
+        let mut by_day: std::collections::BTreeMap<&str, f64> = Default::default();
+        for (day, usd) in written {
+            *by_day.entry(day).or_default() += usd;
+        }
+        assert!(by_day.values().sum::<f64>() > 0.0, "the agent priced its responses: {written:?}");
+        let report = self.beectl(&["usage", "--by", "day", "--provider", provider]);
+        let rows = report["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), by_day.len(), "{report}");
+        for row in rows {
+            let day = row["key"].as_str().unwrap();
+            let usd = row["agentCostUsd"].as_f64().unwrap_or(f64::NAN);
+            assert!((usd - by_day[day]).abs() < 1e-8, "{day}: {usd} vs {} written: {report}", by_day[day]);
+            assert!(row.get("agentCostUnknownParts").is_none(), "every response carried its cost: {row}");
+        }
+        let total = report["totals"]["agentCostUsd"].as_f64().unwrap_or(f64::NAN);
+        assert!((total - by_day.values().sum::<f64>()).abs() < 1e-8, "{report}");
+    }
+
+    /// An agent that writes no cost of its own: `agentCostUsd` is `null`
+    /// everywhere, never 0.
+    fn assert_no_agent_cost(&self, provider: &str) {
+        let report = self.beectl(&["usage", "--by", "day", "--provider", provider]);
+        let rows = report["rows"].as_array().unwrap().iter().chain([&report["totals"]]);
+        for row in rows {
+            assert!(row["agentCostUsd"].is_null(), "{row}");
+        }
     }
 
     /// Ingests, then checks every grouping against `expected`, offline
@@ -155,9 +232,60 @@ impl Driven {
     }
 }
 
+/// A CLI's arguments to fork the session just resumed, given the CLI as
+/// driven (its home holds the session to fork).
+type ForkArgs<'a> = &'a dyn Fn(&Driven) -> Vec<String>;
+
 /// Responses the agent's own records keep: all but its side calls.
 fn main_calls(served: &Served) -> bool {
     !served.side
+}
+
+/// Every response served.
+fn all_calls(_: &Served) -> bool {
+    true
+}
+
+/// The session a step's prompt went to: a new one, the one resumed (the
+/// tool turn's, which the resume goes on), a fork of that one, and a new
+/// one for the refused request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Session {
+    First,
+    Resumed,
+    Fork,
+    Refused,
+}
+
+/// How many responses the mock had served when each step ended, and the
+/// session the step's prompt went to.
+#[derive(Debug, Default)]
+struct Steps(Vec<(usize, Session)>);
+
+impl Steps {
+    fn ended(&mut self, mock: &MockProvider, session: Session) {
+        self.0.push((mock.served().len(), session));
+    }
+}
+
+/// The UTC day (`YYYY-MM-DD`) of unix milliseconds, as `--by day` keys it
+/// in the tests' zone.
+fn day_of(ms: i64) -> String {
+    bee_proto::time::format_unix_ms(ms)[..10].to_owned()
+}
+
+/// The files under `dir`, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() { dirs.push(path) } else { files.push(path) }
+        }
+    }
+    files.sort();
+    files
 }
 
 #[test]
@@ -172,11 +300,13 @@ fn gemini_cli_counts_each_served_response_its_chats_record() {
         ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
     ];
     gemini.args = vec!["--approval-mode".into(), "yolo".into()];
-    gemini.converse("please TOOL now", &["--resume", "latest"], None);
+    let steps = gemini.converse("please TOOL now", &["--resume", "latest"], None);
     let served = gemini.mock.served();
     assert!(served.iter().any(|s| s.side), "the CLI routed its prompts with a JSON-mode call");
     assert!(served.iter().filter(|s| !s.side).count() >= 4, "prompt, two of the tool turn, the resumed one");
     gemini.assert_usage_equals("gemini", &gemini.mock.served_usage_of(main_calls), &["cacheCreationInputTokens"], true);
+    gemini.assert_sessions("gemini", &steps, main_calls);
+    gemini.assert_no_agent_cost("gemini");
 }
 
 #[test]
@@ -189,8 +319,12 @@ fn qwen_code_counts_every_served_response_side_calls_included() {
         ("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1".into()),
     ];
     qwen.args = vec!["--yolo".into()];
-    qwen.converse("please TOOL now", &["--continue"], Some(&["--continue", "--fork-session"]));
+    let fork = |_: &Driven| vec!["--continue".to_owned(), "--fork-session".to_owned()];
+    let steps = qwen.converse("please TOOL now", &["--continue"], Some(&fork));
     qwen.assert_usage_equals("qwen", &qwen.mock.served_usage(), &["cacheCreationInputTokens"], false);
+    // The fork's id sorts before its parent's as often as not (both random).
+    qwen.assert_sessions("qwen", &steps, all_calls);
+    qwen.assert_no_agent_cost("qwen");
 }
 
 /// An OpenCode-family CLI (`cli`, its config at `~/.config/<config>`)
@@ -200,9 +334,11 @@ fn opencode_family_counts_each_response_once_through_a_fork(cli: &str, config: &
     let mut driven = Driven::new(cli, MockProvider::chat());
     let config = driven.home.path().join(".config").join(config);
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    // Priced, so that the CLI writes its own cost of each response.
     let provider = json!({"npm": "@ai-sdk/openai-compatible", "name": "Mock",
         "options": {"baseURL": format!("{}/v1", driven.mock.base_url()), "apiKey": "not-a-real-key"},
-        "models": {"qwen3-coder-plus": {"name": "Qwen3 Coder Plus"}}});
+        "models": {"qwen3-coder-plus": {"name": "Qwen3 Coder Plus",
+            "cost": {"input": 0.4, "output": 1.6, "cache_read": 0.1, "cache_write": 0.5}}}});
     let settings = json!({"autoupdate": false, "share": "disabled", "provider": {"mock": provider},
         "model": "mock/qwen3-coder-plus"});
     std::fs::write(&config, settings.to_string()).unwrap();
@@ -215,10 +351,41 @@ fn opencode_family_counts_each_response_once_through_a_fork(cli: &str, config: &
     ];
     driven.args = vec!["run".into()];
     driven.prompt_flag = None;
-    // The fork copies every earlier message under new ids.
-    driven.converse("please TOOL now", &["--continue"], Some(&["--continue", "--fork"]));
+    // The fork copies every earlier message under new ids, into a session
+    // whose id sorts first (the CLI's ids sort newest first).
+    let fork = |_: &Driven| vec!["--continue".to_owned(), "--fork".to_owned()];
+    let steps = driven.converse("please TOOL now", &["--continue"], Some(&fork));
     assert!(driven.mock.served().iter().any(|s| s.side), "{cli} titled its sessions");
     driven.assert_usage_equals(agent, &driven.mock.served_usage_of(main_calls), &[], true);
+    driven.assert_sessions(agent, &steps, main_calls);
+    // What the CLI wrote as each response's cost, each response once: as
+    // the session that made it wrote it (a fork's copy keeps the original's
+    // times, in a session begun later; Kilo writes its cost there as 0).
+    let database = home.join(".local/share").join(cli).join(format!("{cli}.db"));
+    let db = rusqlite::Connection::open_with_flags(&database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut written: std::collections::BTreeMap<(i64, i64), (i64, f64)> = Default::default();
+    let mut statement =
+        db.prepare("SELECT m.data, s.time_created FROM message m JOIN session s ON s.id = m.session_id").unwrap();
+    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))).unwrap();
+    for row in rows {
+        let (data, session_began) = row.unwrap();
+        let message: Value = serde_json::from_str(&data).unwrap();
+        let (Some(created), Some(completed)) =
+            (message["time"]["created"].as_i64(), message["time"]["completed"].as_i64())
+        else {
+            continue;
+        };
+        if message["role"] == "assistant" && message["tokens"]["input"].as_u64().unwrap_or(0) > 0 {
+            let usd = message["cost"].as_f64().unwrap();
+            let held = written.entry((created, completed)).or_insert((session_began, usd));
+            if session_began < held.0 {
+                *held = (session_began, usd);
+            }
+        }
+    }
+    let written: Vec<(String, f64)> =
+        written.into_iter().map(|((created, _), (_, usd))| (day_of(created), usd)).collect();
+    driven.assert_agent_costs(agent, &written);
 }
 
 #[test]
@@ -237,13 +404,36 @@ fn pi_counts_each_served_response_once() {
     let mut pi = Driven::new("pi", MockProvider::anthropic());
     let models = pi.home.path().join(".pi/agent/models.json");
     std::fs::create_dir_all(models.parent().unwrap()).unwrap();
+    // Priced, so that the CLI writes its own cost of each response.
+    let cost = json!({"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75});
     let mock = json!({"baseUrl": pi.mock.base_url(), "api": "anthropic-messages", "apiKey": "not-a-real-key",
-        "models": [{"id": "claude-sonnet-4-5"}]});
+        "models": [{"id": "claude-sonnet-4-5", "cost": cost}]});
     std::fs::write(&models, json!({"providers": {"mock": mock}}).to_string()).unwrap();
     pi.env = vec![("PI_OFFLINE", "1".into())];
     pi.args = ["--provider", "mock", "--model", "claude-sonnet-4-5"].map(str::to_owned).to_vec();
-    pi.converse("please TOOL:notes.txt now", &["-c"], None);
+    let sessions = pi.home.path().join(".pi/agent/sessions");
+    // The newest session's file (named by its start): the one resumed.
+    let fork = |pi: &Driven| {
+        let newest = files_under(&pi.home.path().join(".pi/agent/sessions")).pop().unwrap();
+        vec!["--fork".to_owned(), newest.display().to_string()]
+    };
+    let steps = pi.converse("please TOOL:notes.txt now", &["-c"], Some(&fork));
     pi.assert_usage_equals("pi", &pi.mock.served_usage(), &["reasoningOutputTokens"], true);
+    pi.assert_sessions("pi", &steps, all_calls);
+    // What the CLI wrote as each response's cost, each response once (a
+    // fork copies its parent's entries, ids included).
+    let mut written: std::collections::BTreeMap<String, (String, f64)> = Default::default();
+    for file in files_under(&sessions) {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            let message = &entry["message"];
+            if let (Some(id), Some(usd)) = (message["responseId"].as_str(), message["usage"]["cost"]["total"].as_f64())
+            {
+                written.insert(id.to_owned(), (day_of(message["timestamp"].as_i64().unwrap()), usd));
+            }
+        }
+    }
+    pi.assert_agent_costs("pi", &written.into_values().collect::<Vec<_>>());
 }
 
 /// Every agent's records in one home, each at its default place: `beectl

@@ -127,6 +127,57 @@ fn print_continue_and_resume_count_each_served_response_once() {
     assert_eq!(status["callsWithCost"], 0, "{status}");
 }
 
+/// `--resume <id> --fork-session` copies the session's lines, with their
+/// very times, into a new session whose id sorts before the original's as
+/// often as not: each response stays in the session that made it, the
+/// fork's row counts the copies apart, and every figure is still what the
+/// mock served, once.
+#[test]
+fn a_forked_session_shows_only_its_own_responses_and_counts_its_copies() {
+    let home = TestHome::new();
+    let provider = MockProvider::anthropic();
+    let project = project(&home);
+    // Sorting after any fork's id but one in sixteen: the bug this guards
+    // against gave the fork every copied response whenever its id sorted first.
+    let session = "f0b5e1d2-3a4f-4b6e-9d8c-7f6e5d4c3b2a";
+    let notes = project.join("notes.txt");
+    let mut first = claude(&home, &provider, &project, None);
+    first.args(["-p", &format!("TOOL:{} read the notes", notes.display()), "--session-id", session]);
+    run_ok(first);
+    let mut resumed = claude(&home, &provider, &project, None);
+    resumed.args(["-p", "one more thing", "--resume", session]);
+    run_ok(resumed);
+    let mut forked = claude(&home, &provider, &project, None);
+    forked.args(["-p", "forked", "--resume", session, "--fork-session", "--output-format", "json"]);
+    let fork = json_of(&run_ok(forked))["session_id"].as_str().unwrap().to_owned();
+    assert_ne!(fork, session, "the fork is a session of its own");
+    assert_eq!(provider.served().len(), 4, "two of the tool turn, the resumed one, the fork's own");
+
+    json_of(&home.beectl(&["ingest"]));
+    let (served, expected) = (provider.served(), provider.served_usage());
+    let report = json_of(&home.beectl(&["usage", "--by", "session"]));
+    assert_json_eq(&usage_sums(&report, &expected), &expected);
+    let rows: Vec<(String, u64, u64)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let copied = row["copiedResponses"].as_u64().unwrap_or(0);
+            (row["key"].as_str().unwrap().to_owned(), row["responses"].as_u64().unwrap(), copied)
+        })
+        .collect();
+    let mut expected_rows = vec![(session.to_owned(), 3, 0), (fork, 1, 3)];
+    expected_rows.sort();
+    let mut rows = rows;
+    rows.sort();
+    assert_eq!(rows, expected_rows, "each response in the session that made it: {report}");
+    assert_eq!(report["totals"]["responses"], served.len(), "{report}");
+    assert_eq!(report["totals"]["copiedResponses"], 3, "{report}");
+    // Read again: nothing moves.
+    json_of(&home.beectl(&["ingest"]));
+    assert_eq!(json_of(&home.beectl(&["usage", "--by", "session"]))["rows"], report["rows"]);
+}
+
 #[test]
 fn a_run_with_turn_hooks_is_one_call_and_a_refused_request_one_limit() {
     let home = TestHome::new();

@@ -98,12 +98,24 @@ fn twice_is_once_appends_are_read_alone_truncation_and_rotation_count_nothing_tw
     assert_eq!(rows["rows"][0]["responses"], 5, "{rows}");
 }
 
+/// A response being streamed now: its last write, without its stop reason
+/// and written a moment ago, is counted and said to be pending — whether
+/// or not its file is quiet, since that is the record's to say — until the
+/// write with its stop reason arrives.
 #[test]
-fn a_streaming_response_waits_until_its_file_is_quiet() {
-    let (home, path) = home_with_transcript(&[user(0, "go"), assistant("msg_A", "req_A", 10, 5, 1)]);
-    // Still being written (modified just now): the open response is
-    // counted, and said to be pending — never left out in silence.
-    std::fs::File::options().write(true).open(&path).unwrap().set_modified(SystemTime::now()).unwrap();
+fn a_streaming_response_waits_until_its_record_says_it_is_over() {
+    // Built first: "a moment ago" must not include the binaries' build.
+    bin("beectl");
+    let now = bee_proto::time::now_rfc3339();
+    let streaming = |output: u64, stop: Option<&str>| {
+        let mut line: Value =
+            serde_json::from_str(&claude_response_line(SESSION, "msg_A", "req_A", &now, 10, output)).unwrap();
+        if let Some(stop) = stop {
+            line["message"]["stop_reason"] = stop.into();
+        }
+        line.to_string() + "\n"
+    };
+    let (home, path) = home_with_transcript(&[user(0, "go"), streaming(5, None)]);
     ingest(&home);
     let pending = usage(&home);
     assert_eq!(
@@ -112,11 +124,11 @@ fn a_streaming_response_waits_until_its_file_is_quiet() {
         "{pending}"
     );
     assert_eq!((pending["pendingResponses"].clone(), pending["issues"].clone()), (json!(1), json!(["pending"])));
-    // The stream's final write arrives, then the file goes quiet.
+    // The stream's final write arrives, its stop reason with it.
     let mut log = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    log.write_all(assistant("msg_A", "req_A", 10, 99, 1).as_bytes()).unwrap();
+    log.write_all(streaming(99, Some("end_turn")).as_bytes()).unwrap();
     drop(log);
-    make_quiet(&path);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(SystemTime::now()).unwrap();
     ingest(&home);
     let rows = usage(&home);
     assert_eq!(
@@ -182,13 +194,17 @@ fn codex_rollouts_give_calls_snapshots_and_limits() {
     let by_model = parse_json_line(&home.beectl(&["usage", "--by", "model", "--since", "2026-11-30T00:00:00Z"]).stdout);
     assert_eq!(
         by_model["rows"],
-        json!([{"key": "gpt-5-codex", "models": ["gpt-5-codex"], "responses": 1, "tokens": {
+        json!([{"key": "gpt-5-codex", "agent": "codex", "firstAtUtc": "2026-11-30T09:00:02.000Z",
+        "lastAtUtc": "2026-11-30T09:00:02.000Z", "modelIds": ["gpt-5-codex"], "models": ["gpt-5-codex"],
+        "responses": 1, "tokens": {
         "inputTokens": 1000, "cachedInputTokens": null, "cacheCreationInputTokens": null, "cacheReadInputTokens": 0,
         "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050},
         "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 0,
         // gpt-5-codex at $1.25 and $10 per million input and output tokens.
-        // Codex reports no cost: its session is one the reported cost leaves out.
-        "reportedCostUsd": null, "estimatedCostUsd": 0.00175, "unpricedParts": 0, "sessionsWithoutCost": 1}]),
+        // Codex reports no cost: its session is one the reported cost leaves out;
+        // nor does it write one of its own.
+        "reportedCostUsd": null, "agentCostUsd": null, "estimatedCostUsd": 0.00175, "unpricedParts": 0,
+        "sessionsWithoutCost": 1}]),
         "the repeated token_count counts once"
     );
     let quota = parse_json_line(
@@ -309,9 +325,16 @@ fn writes_of_one_response_apart_in_the_file_merge_and_copies_in_other_sessions_c
     let report = usage(&home);
     let rows = report["rows"].as_array().unwrap();
     let responses: u64 = rows.iter().map(|r| r["responses"].as_u64().unwrap()).sum();
-    let output: u64 = rows.iter().map(|r| r["tokens"]["outputTokens"].as_u64().unwrap()).sum();
+    let output: u64 = rows.iter().map(|r| r["tokens"]["outputTokens"].as_u64().unwrap_or(0)).sum();
     assert_eq!((responses, output), (3, 607 + 7 + 1), "{report}");
-    assert_eq!(rows.len(), 1, "each response belongs to the session that asked for it: {report}");
+    // Each response belongs to the session that asked for it; the resumed
+    // one holds copies of two, counted apart, with no tokens of its own.
+    let row = |session: &str| rows.iter().find(|r| r["key"] == session).unwrap();
+    assert_eq!((row(SESSION)["responses"].clone(), row(SESSION).get("copiedResponses")), (json!(3), None), "{report}");
+    let copies = row(resumed);
+    assert_eq!((copies["responses"].clone(), copies["copiedResponses"].clone()), (json!(0), json!(2)), "{report}");
+    assert!(copies["tokens"]["totalTokens"].is_null(), "{report}");
+    assert_eq!(report["totals"]["copiedResponses"], 2, "{report}");
 }
 
 /// A log of responses without a prompt line (nothing to time a turn by)

@@ -77,14 +77,16 @@ fn run_passes_everything_through_and_records_the_call_and_the_limit() {
     assert_eq!(usage["source"], "provider_reported_counters");
     assert_eq!(
         usage["rows"],
-        json!([{"key": "claude-sonnet-4-5-20250929", "models": ["claude-sonnet-4-5-20250929"], "responses": 0, "tokens": {
+        json!([{"key": "claude-sonnet-4-5", "agent": "claude", "modelIds": ["claude-sonnet-4-5-20250929"],
+            "models": ["claude-sonnet-4-5"], "responses": 0, "tokens": {
             "inputTokens": 20, "cachedInputTokens": null, "cacheCreationInputTokens": 200, "cacheReadInputTokens": 2000,
             "outputTokens": 100, "reasoningOutputTokens": null, "totalTokens": 2320},
             "partialParts": 0, "pendingResponses": 0, "producerCountedCalls": 2,
             // As the runs reported it, and from the bundled table: 20 × $3 + 200 × $3.75
             // + 2,000 × $0.30 + 100 × $15 per million tokens.
             // Both runs reported their cost: none is left out.
-            "reportedCostUsd": 0.0246, "estimatedCostUsd": 0.00291, "unpricedParts": 0, "sessionsWithoutCost": 0}]),
+            "reportedCostUsd": 0.0246, "agentCostUsd": null, "estimatedCostUsd": 0.00291, "unpricedParts": 0,
+            "sessionsWithoutCost": 0}]),
         "no log of the session: the runs' own counters stand in, labelled"
     );
     let by_session = json_of(&home.beectl(&["usage", "--by", "session"]));

@@ -233,6 +233,35 @@ fn every_evidence_tool_answers_what_the_cli_prints() {
             None,
         );
         same("bee_usage", &usage, printed.clone());
+        // Two groupings, the agent filter and the order reach the tool as the command's flags.
+        let paired = call(
+            &client,
+            "bee_usage",
+            json!({"by": "day", "thenBy": "agent", "agent": "claude", "order": "desc", "last": 3,
+                   "since": "2026-11-01", "until": "2026-11-29", "timezone": "UTC"}),
+        )
+        .await;
+        let paired_cli = [
+            "usage",
+            "--json",
+            "--no-import",
+            "--by",
+            "day,agent",
+            "--agent",
+            "claude",
+            "--order",
+            "desc",
+            "--last",
+            "3",
+            "--since",
+            "2026-11-01",
+            "--until",
+            "2026-11-29",
+            "--timezone",
+            "UTC",
+        ];
+        same("bee_usage", &paired, cli(&home, &root, &paired_cli, None));
+        assert_eq!(serde_json::from_str::<Value>(&text_of(&paired)).unwrap()["by"], "day,agent");
         let usage: Value = serde_json::from_str(&printed).unwrap();
         assert_eq!(usage["totals"]["tokens"]["outputTokens"], 34, "the ledger's response: {usage}");
         let recent = call(&client, "bee_events_recent", json!({"limit": 2})).await;
@@ -337,6 +366,38 @@ fn an_answer_over_budget_is_an_error_and_a_slow_call_times_out() {
         let late = call(&slow, "bee_token_estimate", json!({"text": "Hello world!", "encoding": "o200k_base"})).await;
         assert_eq!(error_of(&late)["errorCode"], "timeout");
         slow.cancel().await.unwrap();
+    });
+}
+
+/// `bee_quota` over pi's own records (which time no turn and keep no
+/// usage-limit notice): its turns and hits are `null`, never 0, with the
+/// issues naming pi — exactly what `beectl quota` prints.
+#[test]
+fn bee_quota_says_null_for_what_an_agent_never_records() {
+    let home = TestHome::new();
+    let root = std::fs::canonicalize(home.path()).unwrap();
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../daemon/src/ledger/agents/testdata/pi-0.73.1-tool-and-continue.jsonl");
+    write_quiet(
+        &home.path().join(".pi/agent/sessions/--home-dev-app--/2026-12-05T03-22-45_s.jsonl"),
+        &std::fs::read_to_string(fixture).unwrap(),
+    );
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    runtime().block_on(async {
+        let client = connect(&home, &root, &[]).await;
+        let range = ["--since", "2026-11-01", "--until", "2026-12-05"];
+        let answer = call(&client, "bee_quota", json!({"since": range[1], "until": range[3]})).await;
+        assert!(!is_error(&answer), "{}", text_of(&answer));
+        assert_eq!(text_of(&answer), cli(&home, &root, &[&["quota"][..], &range].concat(), None));
+        let quota: Value = serde_json::from_str(&text_of(&answer)).unwrap();
+        let pi = &quota["providers"][0];
+        assert_eq!(pi["provider"], "pi", "{quota}");
+        assert!(pi["derived"].is_null() && pi["crossed"].is_null(), "{quota}");
+        assert_eq!(pi["issues"], json!(["time_not_measured", "limits_not_recorded"]), "{quota}");
+        assert!(quota["derived"].is_null() && quota["crossed"].is_null(), "{quota}");
+        assert_eq!(quota["notRecorded"], json!({"time": ["pi"], "limits": ["pi"]}), "{quota}");
+        assert_eq!(quota["issues"], json!(["time_not_measured", "limits_not_recorded"]), "{quota}");
+        client.cancel().await.unwrap();
     });
 }
 
@@ -473,7 +534,11 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
     let length = property("bee_artifact_read", "lengthBytes");
     assert_eq!((length["minimum"].clone(), length["maximum"].clone()), (json!(1), json!(65_536)), "{length}");
     assert_eq!(property("bee_skill_search", "limit")["maximum"], 20);
-    assert_eq!(property("bee_usage", "by")["enum"], json!(["day", "week", "month", "session", "model", "block"]));
+    assert_eq!(
+        property("bee_usage", "by")["enum"],
+        json!(["day", "hour", "week", "month", "session", "model", "block", "agent", "project"])
+    );
+    assert_eq!(property("bee_usage", "order")["enum"], json!(["asc", "desc"]));
     assert_eq!(
         property("bee_quota", "provider")["enum"],
         json!([

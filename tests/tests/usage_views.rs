@@ -218,17 +218,27 @@ fn filters_keep_what_was_asked() {
 #[test]
 fn tables_have_golden_layouts_at_80_and_140_columns_without_colour() {
     let home = fixture();
-    for by in ["day", "week", "month", "session", "model", "block"] {
+    for by in
+        ["day", "week", "month", "session", "model", "block", "agent", "day,agent", "agent,model", "project,model"]
+    {
         for columns in ["80", "140"] {
             let text = table(&home, columns, &["--by", by]);
             assert!(!text.contains('\u{1b}'), "NO_COLOR and a pipe: no colour");
             assert!(text.lines().all(|l| l.chars().count() <= columns.parse().unwrap()), "fits {columns}:\n{text}");
-            assert_golden(&format!("usage-by-{by}-{columns}.txt"), &text);
+            assert_golden(&format!("usage-by-{}-{columns}.txt", by.replace(',', "-")), &text);
         }
+    }
+    // --verbose shows the cache columns and the price table at 80 columns too, and still fits.
+    for by in ["day", "session", "day,agent"] {
+        let text = table(&home, "80", &["--by", by, "--verbose"]);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "--verbose --by {by} fits 80:\n{text}");
+        assert!(text.contains("CACHE W") && text.contains("Prices: "), "{text}");
+        assert!(text.contains("2026-03-29") || by == "session", "the day is never cut:\n{text}");
+        assert_golden(&format!("usage-by-{}-verbose-80.txt", by.replace(',', "-")), &text);
     }
     let verbose = table(&home, "140", &["--by", "day", "--verbose"]);
     assert!(verbose.contains("Prices: LiteLLM"), "{verbose}");
-    assert!(verbose.contains("as of 2026-11-30"), "{verbose}");
+    assert!(verbose.contains("as of 2026-11-20"), "{verbose}");
 }
 
 #[test]
@@ -240,10 +250,12 @@ fn json_is_the_default_when_piped_and_prices_are_listed() {
     assert_eq!(report["by"], "day");
     assert_eq!(report["timezone"], "UTC", "the local zone (TZ)");
     let prices = parse_json_line(&home.beectl(&["prices"]).stdout);
-    assert_eq!(prices["date"], "2026-11-30");
+    assert_eq!(prices["date"], "2026-11-20");
     let sonnet = prices["models"].as_array().unwrap().iter().find(|m| m["model"] == "claude-sonnet-4-5").unwrap();
     assert_eq!((sonnet["input"].clone(), sonnet["output"].clone()), (json!(3.0), json!(15.0)));
-    assert_eq!(sonnet["tiers"][0]["aboveTokens"], 200_000);
+    let sonnet_4 =
+        prices["models"].as_array().unwrap().iter().find(|m| m["model"] == "claude-sonnet-4-20250514").unwrap();
+    assert_eq!(sonnet_4["tiers"][0]["aboveTokens"], 200_000);
     // An override file, in LiteLLM's format: its prices, and nothing else priced.
     let file = home
         .file("prices.json", br#"{"claude-mystery-9": {"input_cost_per_token": 1e-3, "output_cost_per_token": 2e-3}}"#);

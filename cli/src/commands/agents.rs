@@ -1,29 +1,30 @@
 //! `beectl agents`: every agent Bee reads — where it looks, what it found
-//! there, how many of its files and responses the ledger holds, and how its
-//! reader was verified — as a table, or JSON for scripts.
+//! there, how many of its files and responses the ledger holds, the time
+//! of its newest record there (the record's own time, never a file's), how
+//! its reader was verified and what its records can say — as a table, or
+//! JSON for scripts; both say the same.
 
-use bee_daemon::ledger::stored::schema::Range;
 use bee_daemon::ledger::stored::store::Reader;
+use bee_daemon::ledger::views::newest;
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
+use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::io::IsTerminal;
 
 /// `beectl agents`: read offline, as the ledger's other views are.
 pub fn run(json: bool) -> Rendered {
     let roots = bee_daemon::ledger::intake::ingest::Roots::from_env();
     let reader = crate::commands::ledger::ledger_dir().ok().and_then(|dir| Reader::open(&dir).ok());
     let offsets = reader.as_ref().and_then(|reader| reader.offsets().ok()).unwrap_or_default();
-    let all = Range { since_ms: i64::MIN / 2, until_ms: i64::MAX / 2 };
-    let responses = reader.as_ref().and_then(|reader| reader.usage(all, &|_, _| 0).ok()).map(|summary| {
-        let mut counted = std::collections::BTreeMap::new();
-        for (key, part) in &summary.parts {
-            *counted.entry(key.provider).or_insert(0) += part.responses;
-        }
-        counted
-    });
-    let report = bee_daemon::ledger::intake::ingest::agents_report(&roots, &offsets, responses.as_ref());
-    if json || !std::io::stdout().is_terminal() {
+    let in_ledger = reader.as_ref().and_then(|reader| newest::by_agent(reader).ok());
+    let responses: Option<BTreeMap<_, _>> =
+        in_ledger.as_ref().map(|found| found.iter().map(|(agent, found)| (*agent, found.responses)).collect());
+    let newest: Option<BTreeMap<_, _>> = in_ledger
+        .as_ref()
+        .map(|found| found.iter().filter_map(|(agent, found)| Some((*agent, found.newest_ms?))).collect());
+    let report =
+        bee_daemon::ledger::intake::ingest::agents_report(&roots, &offsets, responses.as_ref(), newest.as_ref());
+    if !crate::render::terminal::for_people(json.then_some(false)) {
         return Rendered::json(Exit::Success, &report);
     }
     Rendered { exit: Exit::Success, bytes: render_agents(&report).into_bytes() }
@@ -33,8 +34,8 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} LOOKS IN",
-        "AGENT", "", "FILES", "READ", "RESPONSES", "NEWEST RECORD", "VERIFIED"
+        "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {:<36} LOOKS IN",
+        "AGENT", "", "FILES", "READ", "RESPONSES", "NEWEST RECORD", "VERIFIED", "RECORDS SAY"
     );
     for row in &report.agents {
         let responses = row.responses.map_or_else(|| "no ledger".to_owned(), |n| n.to_string());
@@ -42,7 +43,7 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
             if row.found { row.looks_in.join(", ") } else { format!("{} (nothing there)", row.looks_in.join(", ")) };
         let _ = writeln!(
             out,
-            "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {}",
+            "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {:<36} {}",
             row.agent.as_str(),
             row.title,
             row.files,
@@ -50,11 +51,32 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
             responses,
             row.newest_record_utc.as_deref().unwrap_or("-"),
             row.verified,
+            records_say(&row.records),
             looks_in
         );
     }
+    let _ = writeln!(
+        out,
+        "\nNEWEST RECORD is the newest record's own time in the ledger, not a file's; what RECORDS SAY \
+         leaves out is null in every view, never 0."
+    );
     write_skipped(&mut out, report.agents.iter().flat_map(|row| row.skipped_files.iter().map(move |f| (row.agent, f))));
     out
+}
+
+/// What an agent's records can say, in a table's few words.
+fn records_say(records: &bee_proto::ledger::AgentRecords) -> String {
+    let said: Vec<&str> = [
+        (records.time_spans, "time"),
+        (records.limit_notices, "limits"),
+        (records.reasoning, "reasoning"),
+        (records.cache_writes, "cache writes"),
+        (records.own_cost, "cost"),
+    ]
+    .into_iter()
+    .filter_map(|(yes, what)| yes.then_some(what))
+    .collect();
+    if said.is_empty() { "tokens only".to_owned() } else { said.join(", ") }
 }
 
 /// The entries of agents' folders that are not read, after a table.
@@ -69,5 +91,44 @@ pub(crate) fn write_skipped<'a>(
                 writeln!(out, "\nNot read (a link is never followed; FIFOs, sockets and devices are never opened):");
         }
         let _ = writeln!(out, "  {:<9} {:<7} {}", agent.as_str(), file.kind, file.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bee_proto::ledger::{AgentRecords, AgentRow, AgentsReport, Provider};
+
+    /// The table says what the JSON says: the newest record's own time (or
+    /// `-`), and what the agent's records can say.
+    #[test]
+    fn the_table_shows_the_newest_records_time_and_what_records_say() {
+        let row = |agent: Provider, newest: Option<&str>, records: AgentRecords| AgentRow {
+            agent,
+            title: agent.as_str().to_owned(),
+            looks_in: vec!["/home/dev/.x".to_owned()],
+            found: true,
+            files: 1,
+            files_read: 1,
+            responses: Some(2),
+            newest_record_utc: newest.map(str::to_owned),
+            records,
+            verified: "format from its source".to_owned(),
+            skipped_files: Vec::new(),
+        };
+        let claude = AgentRecords { time_spans: true, limit_notices: true, cache_writes: true, ..Default::default() };
+        let report = AgentsReport {
+            schema_version: 1,
+            agents: vec![
+                row(Provider::Claude, Some("2026-11-21T09:30:00.000Z"), claude),
+                row(Provider::Goose, None, AgentRecords::default()),
+            ],
+        };
+        let table = render_agents(&report);
+        let line = |agent: &str| table.lines().find(|l| l.trim_start().starts_with(agent)).unwrap_or_default();
+        assert!(line("claude").contains("2026-11-21T09:30:00.000Z"), "{table}");
+        assert!(line("claude").contains("time, limits, cache writes "), "{table}");
+        assert!(line("goose").contains(" - ") && line("goose").contains("tokens only"), "{table}");
+        assert!(table.contains("RECORDS SAY") && table.contains("not a file's"), "{table}");
     }
 }

@@ -107,6 +107,7 @@ pub fn audit(args: AuditArgs) -> Rendered {
         Ok(conn) => conn,
         Err(rendered) => return rendered,
     };
+    let table = crate::render::terminal::for_people(args.table);
     // Each session judged by its own replay: other sessions' traffic
     // cannot push it out of what the stream owes.
     let target = socket().map(StreamTarget::Socket);
@@ -127,8 +128,7 @@ pub fn audit(args: AuditArgs) -> Rendered {
                 );
             }
             let exit = gate(&args, std::iter::once(report.class));
-            let mut rendered =
-                if args.table { text(report_table("audit", &report)) } else { Rendered::json(exit, &report) };
+            let mut rendered = if table { text(report_table("audit", &report)) } else { Rendered::json(exit, &report) };
             rendered.exit = exit;
             rendered
         }),
@@ -148,11 +148,7 @@ pub fn audit(args: AuditArgs) -> Rendered {
                 }
                 let summary = AuditSummary { schema_version: 1, sessions: reports, issues };
                 let exit = gate(&args, summary.sessions.iter().map(|r| r.class));
-                let mut rendered = if args.table {
-                    text(summary.sessions.iter().map(|r| report_table("audit", r)).collect::<Vec<_>>().join("\n"))
-                } else {
-                    Rendered::json(exit, &summary)
-                };
+                let mut rendered = if table { text(summary_table(&summary)) } else { Rendered::json(exit, &summary) };
                 rendered.exit = exit;
                 Ok(rendered)
             })
@@ -267,7 +263,8 @@ pub fn canary(args: AuditArgs) -> Rendered {
     };
     canary_receipts(&mut report, &hooks, listed.as_deref(), cx.now_ms);
     let exit = gate(&args, std::iter::once(report.class));
-    let mut rendered = if args.table { text(report_table("canary", &report)) } else { Rendered::json(exit, &report) };
+    let table = crate::render::terminal::for_people(args.table);
+    let mut rendered = if table { text(report_table("canary", &report)) } else { Rendered::json(exit, &report) };
     rendered.exit = exit;
     rendered
 }
@@ -334,6 +331,20 @@ fn canary_receipts(report: &mut AuditReport, hooks: &[(&str, HookRun)], listed: 
 
 fn text(body: String) -> Rendered {
     Rendered { exit: Exit::Success, bytes: body.into_bytes() }
+}
+
+/// Every session of the last day, one table each; when there is none, a
+/// sentence that says so and why (never an empty answer).
+fn summary_table(summary: &AuditSummary) -> String {
+    if summary.sessions.is_empty() {
+        let why = if summary.issues.iter().any(|issue| issue == "no_events_store") {
+            "no events store yet: no hook event was ever stored (`beectl setup` wires the hooks)"
+        } else {
+            "no session stored a hook event in the last day"
+        };
+        return format!("audit: no session to audit — {why}\n");
+    }
+    summary.sessions.iter().map(|r| report_table("audit", r)).collect::<Vec<_>>().join("\n")
 }
 
 fn report_table(what: &str, report: &AuditReport) -> String {

@@ -1,6 +1,8 @@
 //! `beectl daemon status`: what beed says about itself, or what can be seen
-//! offline when it does not run (exit 5); `beectl dashboard`: the URL of the
-//! running beed's dashboard, with the read secret.
+//! offline when it does not run (exit 5); `beectl daemon start|stop|restart`;
+//! `beectl dashboard`: the URL of the running beed's dashboard, with the
+//! read secret. Each a table or a sentence on a terminal, its JSON
+//! document when piped or asked.
 
 use bee_daemon::client::{self, ClientError};
 use bee_daemon::rendered::Rendered;
@@ -213,10 +215,35 @@ pub(crate) fn running() -> Option<DaemonStatus> {
     serde_json::from_slice(&answer.body).ok()
 }
 
+/// What `start`, `stop` or `restart` did: its document for pipes and
+/// `--json`; for people a sentence, and a failure as words on stderr (its
+/// error document, which `main` says there), as every error is.
 fn control(action: &'static str, outcome: &'static str, pid: Option<u32>, message: Option<String>) -> Rendered {
     let exit = if outcome == "failed" { Exit::Unavailable } else { Exit::Success };
     let socket = bee_proto::paths::socket_path().map(|s| s.display().to_string()).unwrap_or_default();
-    Rendered::json(exit, &Control { schema_version: 1, action, outcome, pid, socket, message })
+    let done = Control { schema_version: 1, action, outcome, pid, socket, message };
+    if !crate::render::terminal::for_people(None) {
+        return Rendered::json(exit, &done);
+    }
+    if exit != Exit::Success {
+        let why = done.message.as_deref().unwrap_or("no reason was given");
+        return Rendered::json(exit, &CommandError::unavailable(outcome, format!("daemon {action}: {why}")));
+    }
+    Rendered { exit, bytes: (control_words(&done) + "\n").into_bytes() }
+}
+
+/// A sentence for what `start`, `stop` or `restart` did.
+fn control_words(done: &Control) -> String {
+    let pid = done.pid.map_or_else(String::new, |pid| format!(", pid {pid}"));
+    let note = done.message.as_deref().map_or_else(String::new, |message| format!(" ({message})"));
+    match done.outcome {
+        "started" if done.action == "restart" => format!("beed restarted{pid}, on {}{note}", done.socket),
+        "started" => format!("beed started{pid}, on {}{note}", done.socket),
+        "already_running" => format!("beed is already running{pid}, on {}{note}", done.socket),
+        "stopped" => format!("beed stopped{pid}{note}"),
+        "not_running" => format!("beed is not running: nothing to stop{note}"),
+        other => format!("beed: {other}{pid}{note}"),
+    }
 }
 
 pub fn start() -> Rendered {

@@ -4,6 +4,7 @@ use bee_daemon::delivery::report::{self as reader, ReportQuery};
 use bee_daemon::rendered::Rendered;
 use bee_proto::api::{DELIVERY_READ_PATH, DELIVERY_REPORT_PATH, DeliveryReadRequest, DeliveryReportRequest};
 use serde::Serialize;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ fn ask_daemon<T: Serialize>(path: &str, request: &T) -> Option<Rendered> {
     match answer.exit {
         Some(exit) => Some(Rendered { exit, bytes: answer.body }),
         None => {
-            eprintln!("beectl: beed's answer had no exit status; reading the store offline");
+            let _ = writeln!(std::io::stderr(), "beectl: beed's answer had no exit status; reading the store offline");
             None
         }
     }

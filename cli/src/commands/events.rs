@@ -8,6 +8,7 @@ use bee_daemon::rendered::Rendered;
 use bee_proto::delivery::Issue;
 use bee_proto::events::{DEFAULT_RECENT, MAX_EVENTS_ANSWER_BYTES};
 use bee_proto::exit::Exit;
+use std::io::Write as _;
 
 pub fn recent(limit: Option<u64>) -> Rendered {
     let limit = limit.map_or(DEFAULT_RECENT, |n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -33,7 +34,8 @@ pub fn recent(limit: Option<u64>) -> Rendered {
         Ok(recent) => {
             // The document is the array beed answers; damage is named beside it.
             if recent.damaged > 0 {
-                eprintln!(
+                let _ = writeln!(
+                    std::io::stderr(),
                     "beectl: {} stored event(s) fail their checksum and were left out (beectl audit names their sessions)",
                     recent.damaged
                 );

@@ -1,7 +1,8 @@
 //! `beectl export status`: the `[export]` settings of config.toml, what the
 //! exporter in beed last did (attempt, success, error), the cursor its last
 //! send covered and the store records beyond it. Read offline, so it answers
-//! with beed stopped too.
+//! with beed stopped too. Lines for people on a terminal, the document when
+//! piped or asked.
 
 use bee_daemon::export::{self, Stores};
 use bee_daemon::rendered::Rendered;
@@ -26,13 +27,39 @@ pub fn current() -> Option<ExportStatus> {
     default_stores().map(|stores| export::status(&stores))
 }
 
+/// The status: its document for pipes and `--json`, its lines for people.
 pub fn status() -> Rendered {
     match current() {
+        Some(status) if crate::render::terminal::for_people(None) => {
+            Rendered { exit: Exit::Success, bytes: (status_lines(&status).join("\n") + "\n").into_bytes() }
+        }
         Some(status) => Rendered::json(Exit::Success, &status),
         None => {
             Rendered::json(Exit::Unavailable, &CommandError::unavailable("io", bee_proto::paths::NO_HOME.to_owned()))
         }
     }
+}
+
+/// `export status` for people: [`lines`], who sends and how often, and a
+/// line even when export is off (where it would be turned on).
+fn status_lines(status: &ExportStatus) -> Vec<String> {
+    let mut lines = lines(status);
+    if lines.is_empty() {
+        let config =
+            bee_proto::paths::config_file().map_or_else(|| "config.toml".to_owned(), |f| f.display().to_string());
+        lines.push(format!("export    off: {config} names no [export] destination"));
+        return lines;
+    }
+    let user = status.user.as_deref().map(|user| format!("as user {user}"));
+    let every = status.interval_seconds.map(|seconds| format!("every {seconds} s"));
+    let how: Vec<String> = user.into_iter().chain(every).collect();
+    if !how.is_empty() {
+        lines.insert(1, format!("  {}", how.join(", ")));
+    }
+    if status.state.is_none() {
+        lines.push("  beed has not run an exporter yet".to_owned());
+    }
+    lines
 }
 
 /// `daemon status`'s lines for the export, when one is configured or ran.

@@ -48,7 +48,7 @@ pub fn run(command: args::Command) -> Rendered {
         args::Command::Agents { json } => agents::run(json),
         args::Command::Top { timezone, once, json } => top::top(timezone, once, json),
         args::Command::Daemon(args::DaemonCommand::Status(table)) => {
-            daemon::status(table.unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stdout())))
+            daemon::status(crate::render::terminal::for_people(table))
         }
         args::Command::Daemon(args::DaemonCommand::Start) => daemon::start(),
         args::Command::Daemon(args::DaemonCommand::Stop) => daemon::stop(),

@@ -1,5 +1,6 @@
 //! `beectl quota` and `beectl status`: the ledger read
-//! read-only (beed stays its only writer), JSON by default, a table for people.
+//! read-only (beed stays its only writer), a table for people on a
+//! terminal, JSON when piped or asked.
 
 use bee_daemon::ledger::stored::store;
 use bee_daemon::ledger::views::quota::{self, Range};
@@ -12,13 +13,13 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::commands::ledger::{ledger_dir, ledger_unavailable};
-use crate::render::terminal::{bar, counted};
+use crate::render::terminal::{bar, counted, for_people};
 use beectl::args::{LedgerAsk, RangeAsk};
 
 pub fn quota(ask: LedgerAsk) -> Rendered {
     with_view(&ask, store::read_range, |view, range| {
         let report = quota::quota(view, range, ask.provider);
-        if ask.table { text(quota_table(&report)) } else { Rendered::json(Exit::Success, &report) }
+        if for_people(ask.table) { text(quota_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
@@ -28,7 +29,7 @@ pub fn status(ask: LedgerAsk) -> Rendered {
             bee_daemon::ledger::intake::record_failures::count_in(&journal, range.since_ms, range.until_ms)
         });
         let report = quota::status(view, range, lost, *sessions_without_cost);
-        if ask.table { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
+        if for_people(ask.table) { text(status_table(&report)) } else { Rendered::json(Exit::Success, &report) }
     })
 }
 
@@ -84,39 +85,71 @@ fn derived(time: &bee_proto::ledger::DerivedTime) -> String {
     )
 }
 
+/// A count of hits for people: unknown where no record could hold one, a
+/// lower bound (`≥`) where some agents' could not.
+fn crossed(crossed: Option<u64>, some_unknown: bool) -> String {
+    match (crossed, some_unknown) {
+        (None, _) => "unknown".to_owned(),
+        (Some(n), true) => format!("≥{n}"),
+        (Some(n), false) => n.to_string(),
+    }
+}
+
+/// Agents' names, joined.
+fn named(agents: &[bee_proto::ledger::Provider]) -> String {
+    agents.iter().map(|agent| agent.as_str()).collect::<Vec<_>>().join(", ")
+}
+
 fn quota_table(report: &QuotaReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Quota {} → {}", report.since_utc, report.until_utc);
+    let not_recorded = &report.not_recorded;
+    let hits = crossed(report.crossed, !not_recorded.limits.is_empty());
     match (report.agent_time_ms, report.used_ms, report.idle_ms) {
         (Some(agent), Some(used), Some(idle)) => {
+            // Time that leaves out agents nothing timed is a lower bound.
+            let bound = if not_recorded.time.is_empty() { "" } else { "≥" };
             let _ = writeln!(
                 out,
-                "  Agent time {}   Used {}   Idle {}   Converted {}   Crossed {}",
+                "  Agent time {bound}{}   Used {bound}{}   Idle {}   Converted {}   Crossed {hits}",
                 duration(agent),
                 duration(used),
                 duration(idle),
                 report.converted,
-                report.crossed
             );
         }
         // Nothing measured is not "0m" of work: the time is unknown.
         _ => {
             let _ = writeln!(
                 out,
-                "  Agent time unknown (no producer measured a call)   Converted {}   Crossed {}",
-                report.converted, report.crossed
+                "  Agent time unknown (no producer measured a call)   Converted {}   Crossed {hits}",
+                report.converted
             );
         }
     }
-    if report.derived.turns > 0 {
+    if let Some(derived_time) = report.derived.as_ref().filter(|d| d.turns > 0) {
         let _ = writeln!(
             out,
             "  Derived from the logs' timestamps (turns no producer measured, not added above): {}",
-            derived(&report.derived)
+            derived(derived_time)
         );
     }
     if report.calls_without_duration > 0 {
         let _ = writeln!(out, "  {} calls of unknown duration are in no time figure", report.calls_without_duration);
+    }
+    if !not_recorded.time.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Time not recorded by {}: nothing measured their calls and their records time no turn",
+            named(&not_recorded.time)
+        );
+    }
+    if !not_recorded.limits.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Limit hits not recorded by {}: their records keep no usage-limit notice",
+            named(&not_recorded.limits)
+        );
     }
     for provider in &report.providers {
         // As above: no measured call is an unknown time, not "0m".
@@ -130,10 +163,20 @@ fn quota_table(report: &QuotaReport) -> String {
             provider.provider.as_str(),
             provider.calls,
             provider.converted,
-            provider.crossed
+            crossed(provider.crossed, false)
         );
-        if provider.derived.turns > 0 {
-            let _ = writeln!(out, "    derived: {}", derived(&provider.derived));
+        match &provider.derived {
+            Some(time) if time.turns > 0 => {
+                let _ = writeln!(out, "    derived: {}", derived(time));
+            }
+            Some(_) => {}
+            None if provider.calls == 0 => {
+                let _ = writeln!(out, "    no turn timed: its records give Bee no time span");
+            }
+            None => {}
+        }
+        if provider.crossed.is_none() {
+            let _ = writeln!(out, "    limit hits unknown: its records keep no usage-limit notice");
         }
         if provider.issues.iter().any(|i| i == bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE) {
             let _ = writeln!(
@@ -186,7 +229,7 @@ fn status_table(report: &LedgerStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bee_proto::ledger::{DerivedTime, Provider, ProviderQuota};
+    use bee_proto::ledger::{DerivedTime, NotRecorded, Provider, ProviderQuota};
 
     fn report(calls: u64, derived_turns: u64) -> QuotaReport {
         let derived = DerivedTime { turns: derived_turns, agent_time_ms: derived_turns * 120_000, used_ms: 0 };
@@ -201,20 +244,21 @@ mod tests {
             used_ms,
             idle_ms: used_ms.map(|used| 86_400_000 - used),
             converted: 0,
-            crossed: 0,
+            crossed: Some(0),
             calls_without_duration: 0,
-            derived: derived.clone(),
+            derived: Some(derived.clone()),
             providers: vec![ProviderQuota {
                 provider: Provider::Claude,
                 calls,
                 agent_time_ms,
                 used_ms,
-                derived,
+                derived: Some(derived),
                 converted: 0,
-                crossed: 0,
+                crossed: Some(0),
                 windows: Vec::new(),
                 issues: Vec::new(),
             }],
+            not_recorded: NotRecorded::default(),
             issues: Vec::new(),
         }
     }
@@ -246,6 +290,37 @@ mod tests {
         );
     }
 
+    /// An agent whose records time no turn and keep no limit notice (pi)
+    /// beside one whose do: its hits and turns read as unknown, never 0,
+    /// and the sums over both as lower bounds, naming it.
+    #[test]
+    fn what_an_agent_never_records_reads_as_unknown_and_named() {
+        let mut mixed = report(1, 0);
+        mixed.crossed = Some(2);
+        mixed.providers[0].crossed = Some(2);
+        mixed.providers.push(ProviderQuota {
+            provider: Provider::Pi,
+            calls: 0,
+            agent_time_ms: None,
+            used_ms: None,
+            derived: None,
+            converted: 0,
+            crossed: None,
+            windows: Vec::new(),
+            issues: vec!["time_not_measured".to_owned(), "limits_not_recorded".to_owned()],
+        });
+        mixed.not_recorded = NotRecorded { time: vec![Provider::Pi], limits: vec![Provider::Pi] };
+        let table = quota_table(&mixed);
+        assert!(table.contains("Agent time ≥1m   Used ≥1m") && table.contains("Crossed ≥2"), "{table}");
+        assert!(
+            table.contains("Time not recorded by pi") && table.contains("Limit hits not recorded by pi"),
+            "{table}"
+        );
+        assert!(table.contains("pi  calls 0  agent time unknown  converted 0  crossed unknown"), "{table}");
+        assert!(table.contains("    limit hits unknown: its records keep no usage-limit notice"), "{table}");
+        assert!(!table.contains("crossed 0") && !table.contains("Crossed 0"), "{table}");
+    }
+
     /// A short measured time reads in seconds: never "0m" for a turn that
     /// took five seconds.
     #[test]
@@ -258,8 +333,8 @@ mod tests {
         assert_eq!(duration(3_900_000), "1h 05m");
         let mut one = report(0, 1);
         let five_seconds = DerivedTime { turns: 1, agent_time_ms: 5_000, used_ms: 5_000 };
-        one.derived = five_seconds.clone();
-        one.providers[0].derived = five_seconds;
+        one.derived = Some(five_seconds.clone());
+        one.providers[0].derived = Some(five_seconds);
         let table = quota_table(&one);
         assert!(table.contains("derived: 1 turn, agent time 5s, used 5s"), "{table}");
         assert!(!table.contains("0m"), "{table}");

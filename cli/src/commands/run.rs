@@ -1,4 +1,4 @@
-//! `beectl run --provider claude|codex -- CMD ARGS…`: runs a provider CLI
+//! `beectl run --agent claude|codex -- CMD ARGS…`: runs a provider CLI
 //! exactly as given — stdin, stdout, stderr and exit status pass through —
 //! measures start, duration and success itself, reads what the CLI reports in
 //! its machine output, and appends a `call` (and any `limit`) to the ledger.
@@ -44,7 +44,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     // A CLI that never started spent no quota, and is still a call that
     // failed: the contract counts it.
     let not_started = |err: io::Error| {
-        eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
+        let _ = writeln!(std::io::stderr(), "beectl: cannot run {}: {err}", program.to_string_lossy());
         if !is_probe(args.provider, rest) {
             let records = Reported::default().records(
                 Provider::from(args.provider),
@@ -54,7 +54,7 @@ pub fn run(args: RunArgs) -> ExitCode {
                 false,
             );
             if let Err(reason) = record(records) {
-                eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
+                let _ = writeln!(std::io::stderr(), "beectl: warning {RECORD_FAILED}: {reason}");
                 let _ = RecordFailure::note(RecordProducer::Run, 1);
             }
         }
@@ -85,7 +85,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let forwarder = match signals {
         Ok(signals) => Some(forward_signals(signals, &child, !at_terminal, Arc::clone(&forwarded))),
         Err(err) => {
-            eprintln!("beectl: warning: signals will not be forwarded: {err}");
+            let _ = writeln!(std::io::stderr(), "beectl: warning: signals will not be forwarded: {err}");
             None
         }
     };
@@ -143,7 +143,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         let records = reported.records(Provider::from(args.provider), started_at, duration, ended, resumed);
         let count = records.len();
         if let Err(reason) = record(records) {
-            eprintln!("beectl: warning {RECORD_FAILED}: {reason}");
+            let _ = writeln!(std::io::stderr(), "beectl: warning {RECORD_FAILED}: {reason}");
             let _ = RecordFailure::note(RecordProducer::Run, count);
         }
     }
@@ -215,7 +215,7 @@ pub fn become_cli(args: &[OsString]) -> ExitCode {
     let Some((program, rest)) = args.split_first() else { return ExitCode::from(4) };
     #[cfg(target_os = "linux")]
     if let Err(err) = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)) {
-        eprintln!("beectl: warning: the CLI will not end with beectl: {err}");
+        let _ = writeln!(std::io::stderr(), "beectl: warning: the CLI will not end with beectl: {err}");
     }
     // The beectl that started it may have died before the line above.
     let parent = std::env::var(PARENT_ENV).ok().and_then(|pid| pid.parse::<i32>().ok());
@@ -224,7 +224,7 @@ pub fn become_cli(args: &[OsString]) -> ExitCode {
         return ExitCode::from(1);
     }
     let err = Command::new(program).args(rest).env_remove(PARENT_ENV).exec();
-    eprintln!("beectl: cannot run {}: {err}", program.to_string_lossy());
+    let _ = writeln!(std::io::stderr(), "beectl: cannot run {}: {err}", program.to_string_lossy());
     ExitCode::from(if err.kind() == io::ErrorKind::NotFound { 127 } else { 126 })
 }
 
@@ -275,7 +275,11 @@ fn forward_signals(
                     sent.fetch_or(1u64.checked_shl(bit).unwrap_or(0), Ordering::SeqCst);
                 }
                 if let Err(err) = result {
-                    eprintln!("beectl: could not forward signal {} to the provider: {err}", origin.signal);
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "beectl: could not forward signal {} to the provider: {err}",
+                        origin.signal
+                    );
                 }
             }
             if origin.signal == SIGTSTP {

@@ -3,7 +3,8 @@
 //! redraws when beed says the ledger changed (one long-poll request at a
 //! time, no polling storm), and every few seconds for the clocks; `q`
 //! quits and the terminal is restored however it ends. When stdout is not
-//! a terminal it prints the same view once, as text.
+//! a terminal it prints the same view once, as text (`--json`: its
+//! figures); with no ledger to show it says so in words, as every error.
 
 use bee_daemon::ledger::views::calendar::Zone;
 use bee_daemon::ledger::views::live;
@@ -18,11 +19,11 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Gauge, Paragraph};
-use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::render::terminal::{colour_wanted, counted, short_model, thousands};
+use crate::render::ids::unique_prefixes;
+use crate::render::terminal::{colour_wanted, counted, for_people, short_model, thousands};
 use crate::render::{errors::unavailable, terminal::bar};
 
 /// Redraw at least this often: countdowns move, sessions go quiet.
@@ -33,10 +34,11 @@ pub fn top(timezone: Option<String>, once: bool, json: bool) -> Rendered {
         Ok(zone) => zone.unwrap_or_else(Zone::local),
         Err(message) => return Rendered::invalid_usage(format!("--timezone: {message}")),
     };
-    let Some(dir) = bee_proto::paths::default_ledger_store() else {
-        return unavailable("io", None);
+    let dir = match crate::commands::ledger::ledger_dir() {
+        Ok(dir) => dir,
+        Err(rendered) => return rendered,
     };
-    let prices = PriceTable::bundled();
+    let prices = PriceTable::user_or_bundled();
     let read = || {
         let now = bee_proto::time::now_unix_ms();
         let mut view = live::view(&dir, now, &zone, &prices)?;
@@ -49,13 +51,16 @@ pub fn top(timezone: Option<String>, once: bool, json: bool) -> Rendered {
             Err(issue) => crate::commands::ledger::ledger_unavailable(issue, &dir),
         };
     }
-    if once || !std::io::stdout().is_terminal() {
-        return match read() {
-            Ok(view) => Rendered { exit: Exit::Success, bytes: (text(&view).join("\n") + "\n").into_bytes() },
-            Err(issue) => crate::commands::ledger::ledger_unavailable(issue, &dir),
-        };
+    // No ledger to show is said in words (on stderr, as every error), before
+    // any screen is taken over.
+    let first = match read() {
+        Ok(view) => view,
+        Err(issue) => return crate::commands::ledger::ledger_unavailable(issue, &dir),
+    };
+    if once || !for_people(None) {
+        return Rendered { exit: Exit::Success, bytes: (text(&first).join("\n") + "\n").into_bytes() };
     }
-    match run_live(&read) {
+    match run_live(&read, first) {
         Ok(()) => Rendered { exit: Exit::Success, bytes: Vec::new() },
         Err(message) => unavailable("io", Some(message)),
     }
@@ -91,7 +96,7 @@ impl Drop for Screen {
     }
 }
 
-fn run_live(read: &dyn Fn() -> Result<LiveView, bee_proto::delivery::Issue>) -> Result<(), String> {
+fn run_live(read: &dyn Fn() -> Result<LiveView, bee_proto::delivery::Issue>, first: LiveView) -> Result<(), String> {
     let screen = Screen::enter().map_err(|err| format!("the terminal: {err}"))?;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -104,7 +109,7 @@ fn run_live(read: &dyn Fn() -> Result<LiveView, bee_proto::delivery::Issue>) -> 
         .map_err(|err| format!("the terminal: {err}"))?;
     let changed = watch_changes();
     let colour = colour_wanted();
-    let mut view = read();
+    let mut view = Ok(first);
     let mut drawn = Instant::now();
     loop {
         terminal.draw(|frame| draw(frame, view.as_ref().ok(), colour)).map_err(|err| format!("drawing: {err}"))?;
@@ -213,8 +218,15 @@ fn window_lines(window: &LiveWindow, now_ms: i64) -> Vec<String> {
     lines
 }
 
-/// The view as text lines, after the windows (shared by the live view and the one-shot print).
+/// The view as text lines, after the windows, every active session shown
+/// (the one-shot print).
 fn detail_lines(view: &LiveView) -> Vec<String> {
+    details(view, usize::MAX)
+}
+
+/// [`detail_lines`] with at most `sessions` session rows, the others
+/// counted in a line of their own (the live view, where height is short).
+fn details(view: &LiveView, sessions: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let today = &view.today;
     let bound = if today.partial_parts > 0 { "≥" } else { "" };
@@ -246,11 +258,27 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
     }
     lines.push(String::new());
     lines.push("Active sessions (last hour):".to_owned());
+    lines.extend(session_lines(view, sessions));
+    lines.push(String::new());
+    lines.push("Limit hits (last 24 hours):".to_owned());
+    lines.extend(limit_lines(view));
+    lines
+}
+
+/// The active sessions, at most `room` of them, each id cut to the
+/// shortest prefix that tells it from the others shown (8 characters at
+/// least, as git abbreviates): never two rows that read alike. Those left
+/// out are counted, and where to see them said.
+fn session_lines(view: &LiveView, room: usize) -> Vec<String> {
     if view.sessions.is_empty() {
-        lines.push("  none".to_owned());
+        return vec!["  none".to_owned()];
     }
-    for session in view.sessions.iter().take(8) {
-        let id: String = session.session.as_deref().unwrap_or("(unknown)").chars().take(8).collect();
+    let shown = &view.sessions[..view.sessions.len().min(room)];
+    let ids: Vec<&str> = shown.iter().map(|session| session.session.as_deref().unwrap_or("(unknown)")).collect();
+    let ids = unique_prefixes(&ids, 8);
+    let width = ids.iter().map(|id| id.chars().count()).max().unwrap_or(0);
+    let mut lines = Vec::new();
+    for (session, id) in shown.iter().zip(&ids) {
         let models: Vec<&str> = session.models.iter().map(|m| short_model(m)).collect();
         let tokens = match (session.tokens_last_hour, session.partial_parts) {
             (Some(total), 0) => thousands(total),
@@ -260,20 +288,41 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
         };
         let event = session.last_event.as_deref().map_or(String::new(), |e| format!("  last event {e}"));
         lines.push(format!(
-            "  {:<6} {id}  last {}  {tokens} tokens  {}{event}",
+            "  {:<6} {id:<width$}  last {}  {tokens} tokens  {}{event}",
             session.provider.as_str(),
             &session.last_activity_utc[11..16],
             models.join(", ")
         ));
     }
-    lines.push(String::new());
-    lines.push("Limit hits (last 24 hours):".to_owned());
+    let left = view.sessions.len() - shown.len();
+    if left > 0 {
+        let noun = if left == 1 { "session" } else { "sessions" };
+        lines.push(format!("  … and {left} more {noun}: beectl usage --by session"));
+    }
+    lines
+}
+
+/// The day's limit hits, and what is not known of them: "none" is said
+/// only of agents whose records would hold a hit; the agents whose records
+/// keep no usage-limit notice are named, their hits unknown.
+fn limit_lines(view: &LiveView) -> Vec<String> {
+    let mut lines = Vec::new();
+    let unknown: Vec<&str> = view.not_recorded.limits.iter().map(|agent| agent.as_str()).collect();
+    let recording: Vec<&str> =
+        view.limit_hits.iter().filter(|agent| agent.hits.is_some()).map(|agent| agent.agent.as_str()).collect();
     if view.limits.is_empty() {
-        lines.push("  none".to_owned());
+        match (unknown.is_empty(), recording.is_empty()) {
+            (true, _) => lines.push("  none".to_owned()),
+            (false, false) => lines.push(format!("  none from {}", recording.join(", "))),
+            (false, true) => {}
+        }
     }
     for hit in view.limits.iter().take(5) {
         let window = hit.window.map_or("window not named", |w| w.as_str());
         lines.push(format!("  {:<6} {} UTC  {window}", hit.provider.as_str(), &hit.at_utc[..16].replace('T', " ")));
+    }
+    if !unknown.is_empty() {
+        lines.push(format!("  unknown for {}: their records keep no usage-limit notice", unknown.join(", ")));
     }
     lines
 }
@@ -337,7 +386,14 @@ fn draw(frame: &mut ratatui::Frame<'_>, view: Option<&LiveView>, colour: bool) {
         );
     }
     if let Some(area) = areas.last() {
-        let lines = fitted(detail_lines(view), usize::from(area.height));
+        let height = usize::from(area.height);
+        let mut lines = detail_lines(view);
+        if lines.len() > height {
+            // Sessions give way first, counted: the sections below them stay.
+            let others = lines.len() - view.sessions.len();
+            lines = details(view, height.saturating_sub(others + 1));
+        }
+        let lines = fitted(lines, height);
         frame.render_widget(Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>()), *area);
     }
 }
@@ -375,6 +431,8 @@ mod tests {
             burn,
             sessions,
             limits: Vec::new(),
+            limit_hits: Vec::new(),
+            not_recorded: Default::default(),
             issues: Vec::new(),
         }
     }
@@ -425,5 +483,59 @@ mod tests {
         let quiet = detail_lines(&view(UsageRow::default(), Vec::new(), vec![session(None, 0)])).join("\n");
         assert!(quiet.contains("Today (UTC): none"), "{quiet}");
         assert!(quiet.contains("no tokens"), "{quiet}");
+    }
+
+    /// Every active session is shown once, or counted where the live view
+    /// has no room; ids that share their first eight characters (pi's
+    /// UUIDv7 times, OpenCode's `ses_` names) are cut where they differ,
+    /// so no two rows read alike.
+    #[test]
+    fn every_session_is_shown_or_counted_and_no_two_read_alike() {
+        let sessions: Vec<ActiveSession> = (0..15)
+            .map(|n| ActiveSession {
+                provider: if n % 2 == 0 { Provider::Pi } else { Provider::OpenCode },
+                session: Some(if n % 2 == 0 {
+                    format!("01a249a4-7c1e-7000-8000-0000000000{n:02}")
+                } else {
+                    format!("ses_db65{n:02}ffe")
+                }),
+                ..session(Some(10), 0)
+            })
+            .collect();
+        let all = detail_lines(&view(UsageRow::default(), Vec::new(), sessions.clone()));
+        let rows: Vec<&String> = all.iter().filter(|line| line.contains(" tokens  ")).collect();
+        assert_eq!(rows.len(), 15, "{all:#?}");
+        let distinct: std::collections::BTreeSet<&String> = rows.iter().copied().collect();
+        assert_eq!(distinct.len(), 15, "two rows read alike: {all:#?}");
+        assert!(rows.iter().any(|row| row.contains(" 01a249a4-7c1e-7000-8000-000000000004 ")), "{all:#?}");
+        assert!(rows.iter().any(|row| row.contains(" ses_db6501 ")), "{all:#?}");
+        assert!(!all.iter().any(|line| line.contains("more session")), "{all:#?}");
+
+        let some = details(&view(UsageRow::default(), Vec::new(), sessions), 8);
+        assert_eq!(some.iter().filter(|line| line.contains(" tokens  ")).count(), 8, "{some:#?}");
+        assert!(some.contains(&"  … and 7 more sessions: beectl usage --by session".to_owned()), "{some:#?}");
+        assert!(some.iter().any(|line| line.starts_with("Limit hits")), "the sections below stay: {some:#?}");
+    }
+    /// "Limit hits: none" is said only of agents whose records would hold
+    /// a hit; those whose records keep none are named, their hits unknown.
+    #[test]
+    fn no_hit_is_said_only_of_agents_that_record_hits() {
+        use bee_proto::ledger::{AgentLimitHits, NotRecorded};
+        let mut mixed = view(UsageRow::default(), Vec::new(), Vec::new());
+        mixed.limit_hits = vec![
+            AgentLimitHits { agent: Provider::Claude, hits: Some(0) },
+            AgentLimitHits { agent: Provider::OpenCode, hits: None },
+        ];
+        mixed.not_recorded = NotRecorded { time: Vec::new(), limits: vec![Provider::OpenCode] };
+        let lines = limit_lines(&mixed).join("\n");
+        assert_eq!(
+            lines, "  none from claude\n  unknown for opencode: their records keep no usage-limit notice",
+            "{lines}"
+        );
+        mixed.limit_hits.remove(0);
+        let lines = limit_lines(&mixed).join("\n");
+        assert!(!lines.contains("none") && lines.contains("unknown for opencode"), "{lines}");
+        let quiet = view(UsageRow::default(), Vec::new(), Vec::new());
+        assert_eq!(limit_lines(&quiet), ["  none"], "no agent that cannot record hits: none is the truth");
     }
 }

@@ -12,8 +12,8 @@ use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
 use bee_proto::ledger::{PriceList, UsageGrouping, UsageReport, UsageRow};
 use bee_proto::usage::usd_text_bounded;
+use std::collections::HashMap;
 use std::fmt::Write;
-use std::io::IsTerminal;
 
 use crate::commands::ledger::{ledger_dir, ledger_unavailable};
 use crate::render::terminal::{colour_wanted, counted, short_model, thousands};
@@ -49,7 +49,13 @@ pub fn usage(args: UsageArgs) -> Rendered {
         Ok(dir) => dir,
         Err(rendered) => return rendered,
     };
-    let ask = UsageAsk { range, by: args.by, zone, filters: args.filters.clone() };
+    let ask = UsageAsk {
+        order: args.order,
+        last: args.last,
+        filters: args.filters.clone(),
+        ..UsageAsk::new(range, UsageGrouping::Day, zone)
+    };
+    let ask = UsageAsk { by: args.by, ..ask };
     let read = || usage::report(&dir, &ask, &prices);
     let report = if args.no_import { read() } else { crate::commands::ingest::catch_up(read) };
     let report = match report {
@@ -59,10 +65,19 @@ pub fn usage(args: UsageArgs) -> Rendered {
     let table = match args.output {
         UsageOutput::Json => false,
         UsageOutput::Table => true,
-        UsageOutput::Auto => std::io::stdout().is_terminal(),
+        UsageOutput::Auto => crate::render::terminal::for_people(None),
     };
     if !table {
-        return Rendered::json(Exit::Success, &report);
+        // A row is a few hundred bytes: room for them all at once, not
+        // grown (and copied) a doubling at a time over a session view's megabytes.
+        let mut bytes = Vec::with_capacity(4_096 + 768 * (report.rows.len() + report.subtotals.len()));
+        return match serde_json::to_writer(&mut bytes, &report) {
+            Ok(()) => {
+                bytes.push(b'\n');
+                Rendered { exit: Exit::Success, bytes }
+            }
+            Err(_) => Rendered::json(Exit::Success, &report),
+        };
     }
     let columns = terminal_columns();
     let style = Style {
@@ -79,18 +94,27 @@ pub fn prices(file: Option<String>, json: bool) -> Rendered {
         Ok(prices) => prices,
         Err(rendered) => return rendered,
     };
-    let list = prices.list();
-    if json || !std::io::stdout().is_terminal() {
-        return Rendered::json(Exit::Success, &list);
+    if !crate::render::terminal::for_people(json.then_some(false)) {
+        return Rendered::json(Exit::Success, &prices.listing());
     }
-    Rendered { exit: Exit::Success, bytes: render_prices(&list).into_bytes() }
+    Rendered { exit: Exit::Success, bytes: render_prices(&prices.list(), &prices, file.is_some()).into_bytes() }
 }
 
+/// `--prices FILE` alone (as it always was), else the bundled table with
+/// the user's `~/.bee/prices.json` over it.
 fn price_table(file: Option<&str>) -> Result<PriceTable, Rendered> {
     match file {
-        None => Ok(PriceTable::bundled()),
         Some(path) => PriceTable::from_file(std::path::Path::new(path))
             .map_err(|err| Rendered::invalid_usage(format!("--prices: {err}"))),
+        // A broken user file is no mistake on the command line, and never
+        // silently left out: nothing is estimated until it is fixed.
+        None => PriceTable::with_user_file(PriceTable::user_file().as_deref()).map_err(|err| {
+            let message = format!("{err} (Bee's user price file, merged over the bundled table: fix or remove it)");
+            Rendered::json(
+                Exit::Unavailable,
+                &bee_proto::delivery::CommandError::unavailable("invalid_price_file", message),
+            )
+        }),
     }
 }
 
@@ -124,136 +148,315 @@ fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
     }
 }
 
-fn count(n: Option<u64>, lower_bound: bool) -> String {
-    n.map_or_else(|| "-".to_owned(), |n| format!("{}{}", if lower_bound { "≥" } else { "" }, thousands(n)))
-}
-
 fn title(by: UsageGrouping) -> &'static str {
     match by {
         UsageGrouping::Day => "DAY",
+        UsageGrouping::Hour => "HOUR",
         UsageGrouping::Week => "WEEK OF",
         UsageGrouping::Month => "MONTH",
         UsageGrouping::Session => "SESSION",
         UsageGrouping::Model => "MODEL",
         UsageGrouping::Block => "BLOCK (UTC)",
+        UsageGrouping::Agent => "AGENT",
+        UsageGrouping::Project => "PROJECT",
     }
 }
 
-/// The cells of one row: key, models, then the figures.
-fn cells(report: &UsageReport, row: &UsageRow, key: String, style: Style) -> Vec<String> {
-    let bound = row.partial_parts > 0;
-    let t = &row.tokens;
-    let models: Vec<&str> = row.models.iter().map(|m| short_model(m)).collect();
-    let mut cells = vec![key];
-    if report.by != UsageGrouping::Model {
-        cells.push(models.join(", "));
+/// The text columns of a table beside its key, by what the key is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    Agent,
+    LastActive,
+    Project,
+    Models,
+}
+
+impl Text {
+    fn title(self) -> &'static str {
+        match self {
+            Text::Agent => "AGENT",
+            Text::LastActive => "LAST ACTIVE",
+            Text::Project => "PROJECT",
+            Text::Models => "MODELS",
+        }
     }
-    cells.push(count(t.input_tokens, bound));
-    cells.push(count(t.output_tokens, bound));
-    if !style.compact || style.verbose {
-        cells.push(count(t.cache_creation_input_tokens, bound));
-        cells.push(count(t.cache_read_input_tokens, bound));
+}
+
+/// `1,234` or, where width is short, `1.2k`, `3.4M`, `5.6B`.
+fn number(n: u64, short: bool) -> String {
+    if !short || n < 10_000 {
+        return thousands(n);
     }
-    cells.push(count(t.total_tokens, bound));
-    if report.totals.reported_cost_usd.is_some() {
-        // Sessions that reported no cost are left out of what was reported.
-        cells.push(dollars(row.reported_cost_usd, row.sessions_without_cost.is_some_and(|n| n > 0), false));
+    let (value, unit) = if n < 1_000_000 {
+        (n as f64 / 1e3, "k")
+    } else if n < 1_000_000_000 {
+        (n as f64 / 1e6, "M")
+    } else {
+        (n as f64 / 1e9, "B")
+    };
+    if value < 100.0 { format!("{value:.1}{unit}") } else { format!("{value:.0}{unit}") }
+}
+
+/// The figures of a table: which columns it has, and how numbers are written.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    cache: bool,
+    reported: bool,
+    agent_cost: bool,
+    short: bool,
+    /// Headers as short as they go (`CACHE W`, `EST. $`), for the narrowest terminals.
+    narrow: bool,
+}
+
+impl Figures {
+    fn header(self) -> Vec<&'static str> {
+        let pick = |wide: &'static str, narrow: &'static str| if self.narrow { narrow } else { wide };
+        let mut header = vec!["INPUT", "OUTPUT"];
+        if self.cache {
+            header.extend([pick("CACHE WRITE", "CACHE W"), pick("CACHE READ", "CACHE R")]);
+        }
+        header.push("TOTAL");
+        if self.reported {
+            header.push(pick("REPORTED", "REPORTED"));
+        }
+        if self.agent_cost {
+            header.push(pick("AGENT COST", "AGENT $"));
+        }
+        header.push(pick("EST. COST", "EST. $"));
+        header
     }
-    // An estimate over a part that lacks a counter, or over an unpriced
-    // model, is a lower bound like the counts it is priced from.
-    cells.push(dollars(row.estimated_cost_usd, bound || row.unpriced_parts > 0, row.unpriced_parts > 0));
-    cells
+
+    fn cells(self, row: &UsageRow) -> Vec<String> {
+        let bound = row.partial_parts > 0;
+        let t = &row.tokens;
+        // A column some parts could not report is a lower bound in this row.
+        let column_bound = |name: &str| bound || row.partial_columns.contains_key(name);
+        let count = |n: Option<u64>, name: &str| {
+            n.map_or_else(
+                || "-".to_owned(),
+                |n| format!("{}{}", if column_bound(name) { "≥" } else { "" }, number(n, self.short)),
+            )
+        };
+        let mut cells = vec![count(t.input_tokens, "inputTokens"), count(t.output_tokens, "outputTokens")];
+        if self.cache {
+            cells.push(count(t.cache_creation_input_tokens, "cacheCreationInputTokens"));
+            cells.push(count(t.cache_read_input_tokens, "cacheReadInputTokens"));
+        }
+        cells.push(count(t.total_tokens, "totalTokens"));
+        if self.reported {
+            // Sessions that reported no cost are left out of what was reported.
+            cells.push(dollars(row.reported_cost_usd, row.sessions_without_cost.is_some_and(|n| n > 0), false));
+        }
+        if self.agent_cost {
+            // Responses of agents that write their cost but left it out of these.
+            cells.push(dollars(row.agent_cost_usd, row.agent_cost_unknown_parts > 0, false));
+        }
+        // An estimate over a part that lacks a counter, or over an unpriced
+        // model, is a lower bound like the counts it is priced from.
+        cells.push(dollars(row.estimated_cost_usd, bound || row.unpriced_parts > 0, row.unpriced_parts > 0));
+        cells
+    }
+}
+
+/// The text of one row's text column.
+fn text_cell(text: Text, row: &UsageRow, zone: Option<&Zone>) -> String {
+    match text {
+        Text::Agent => match (&row.agent, row.agents.as_slice()) {
+            (Some(agent), _) => agent.as_str().to_owned(),
+            (None, agents) => agents.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "),
+        },
+        Text::LastActive => row
+            .last_at_utc
+            .as_deref()
+            .and_then(bee_proto::time::parse_rfc3339_ms)
+            .map_or_else(|| "-".to_owned(), |ms| zone.map_or_else(|| ms.to_string(), |z| z.local_minute(ms))),
+        Text::Project => row.project.clone().unwrap_or_else(|| "-".to_owned()),
+        Text::Models => row.models.iter().map(|m| short_model(m)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// A key as a table shows it: a session by its shortest unique prefix, a
+/// block with its agent and source.
+fn key_text(grouping: UsageGrouping, key: Option<&str>, row: &UsageRow, prefixes: &HashMap<&str, String>) -> String {
+    let Some(key) = key else { return "(unknown)".to_owned() };
+    match grouping {
+        UsageGrouping::Session => prefixes.get(key).cloned().unwrap_or_else(|| key.to_owned()),
+        UsageGrouping::Block => {
+            let block = row.block.as_ref();
+            let provider = block.map_or("", |b| b.provider.as_str());
+            let inferred = block.is_some_and(|b| b.source == bee_proto::ledger::BlockSource::Inferred);
+            format!(
+                "{} {provider}{}",
+                &key[..16.min(key.len())].replace('T', " "),
+                if inferred { " (inferred)" } else { "" }
+            )
+        }
+        _ => key.to_owned(),
+    }
+}
+
+/// What a table left out to fit its width, for its notes.
+#[derive(Debug, Default)]
+struct Fitted {
+    cache_hidden: bool,
+    hidden: Vec<&'static str>,
+    short_numbers: bool,
+    narrow_headers: bool,
 }
 
 /// The usage table.
 pub fn render(report: &UsageReport, style: Style) -> String {
     let mut out = String::new();
-    let local = |utc: &str| {
-        let zone = Zone::named(&report.timezone).ok();
-        match (bee_proto::time::parse_rfc3339_ms(utc), zone) {
-            (Some(0), _) => "the beginning".to_owned(),
-            (Some(ms), Some(zone)) => zone.local_minute(ms),
-            _ => utc.to_owned(),
-        }
+    let zone = Zone::named(&report.timezone).ok();
+    let local = |utc: &str| match (bee_proto::time::parse_rfc3339_ms(utc), &zone) {
+        (Some(0), _) => "the beginning".to_owned(),
+        (Some(ms), Some(zone)) => zone.local_minute(ms),
+        _ => utc.to_owned(),
     };
     let heading = format!(
         "Usage by {}, {} → {} ({})",
-        report.by.as_str(),
+        report.by.groupings().map(|g| g.as_str()).collect::<Vec<_>>().join(" and "),
         local(&report.since_utc),
         local(&report.until_utc),
         report.timezone
     );
     let _ = writeln!(out, "{}", style.paint("1", &heading));
-    let mut header = vec![title(report.by).to_owned()];
-    if report.by != UsageGrouping::Model {
-        header.push("MODELS".to_owned());
+    let by = report.by;
+    let sessions = by.has(UsageGrouping::Session);
+    let mut texts: Vec<Text> = Vec::new();
+    if sessions {
+        texts.extend([Text::Agent, Text::LastActive, Text::Project]);
     }
-    header.extend(["INPUT", "OUTPUT"].map(str::to_owned));
-    if !style.compact || style.verbose {
-        header.extend(["CACHE WRITE", "CACHE READ"].map(str::to_owned));
+    if !by.has(UsageGrouping::Model) {
+        texts.push(Text::Models);
     }
-    header.push("TOTAL".to_owned());
-    if report.totals.reported_cost_usd.is_some() {
-        header.push("REPORTED".to_owned());
-    }
-    header.push("EST. COST".to_owned());
-    let key_of = |row: &UsageRow| -> String {
-        let key = row.key.clone().unwrap_or_else(|| "(unknown)".to_owned());
-        let key = match report.by {
-            UsageGrouping::Model => short_model(&key).to_owned(),
-            UsageGrouping::Session if style.compact => key.chars().take(8).collect(),
-            UsageGrouping::Block => {
-                let block = row.block.as_ref();
-                let provider = block.map_or("", |b| b.provider.as_str());
-                let inferred = block.is_some_and(|b| b.source == bee_proto::ledger::BlockSource::Inferred);
-                format!(
-                    "{} {provider}{}",
-                    &key[..16.min(key.len())].replace('T', " "),
-                    if inferred { " (inferred)" } else { "" }
-                )
-            }
-            _ => key,
-        };
-        match (&row.project, report.by) {
-            (Some(project), UsageGrouping::Session) if !style.compact => format!("{key} {project}"),
-            _ => key,
-        }
-    };
-    let mut rows: Vec<Vec<String>> = report.rows.iter().map(|row| cells(report, row, key_of(row), style)).collect();
-    let mut totals = cells(report, &report.totals, "Total".to_owned(), style);
-    if report.by != UsageGrouping::Model {
-        // The models of every row again would only be noise.
-        totals[1].clear();
-    }
-    rows.push(totals);
-    let text_columns = if report.by == UsageGrouping::Model { 1 } else { 2 };
-    let mut widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            std::iter::once(&header)
-                .chain(rows.iter())
-                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-                .max()
-                .unwrap_or(0)
+    // Session ids cut where they differ from every other shown.
+    let ids: Vec<&str> = report
+        .rows
+        .iter()
+        .flat_map(|row| {
+            let first = (by.first == UsageGrouping::Session).then_some(row.key.as_deref()).flatten();
+            let then = (by.then == Some(UsageGrouping::Session)).then_some(row.subkey.as_deref()).flatten();
+            first.into_iter().chain(then)
         })
         .collect();
-    // Fit the terminal: the free-text columns (models, then the key) give
-    // up width, down to 8 characters each, their cells cut with "…".
-    let mut excess = (widths.iter().sum::<usize>() + 2 * widths.len()).saturating_sub(style.columns);
-    for column in (0..text_columns).rev() {
-        let give = excess.min(widths[column].saturating_sub(8));
-        widths[column] -= give;
-        excess -= give;
-        for row in &mut rows {
-            if row[column].chars().count() > widths[column] {
-                row[column] = row[column].chars().take(widths[column] - 1).collect::<String>() + "…";
+    let prefixes: HashMap<&str, String> =
+        ids.iter().copied().zip(crate::render::ids::unique_abbreviations(&ids, 8, 16)).collect();
+    // The lines: each row, or grouped by two, each first key's subtotal with its rows indented beneath.
+    let mut lines: Vec<(bool, String, &UsageRow)> = Vec::new();
+    match by.then {
+        None => {
+            for row in &report.rows {
+                lines.push((false, key_text(by.first, row.key.as_deref(), row, &prefixes), row));
+            }
+        }
+        Some(then) => {
+            for subtotal in &report.subtotals {
+                lines.push((true, key_text(by.first, subtotal.key.as_deref(), subtotal, &prefixes), subtotal));
+                // Two agents may spell the same session id: a session is its agent's.
+                let same_session = |row: &&UsageRow| by.first != UsageGrouping::Session || row.agent == subtotal.agent;
+                for row in report.rows.iter().filter(|row| row.key == subtotal.key).filter(same_session) {
+                    lines.push((false, format!("  {}", key_text(then, row.subkey.as_deref(), row, &prefixes)), row));
+                }
             }
         }
     }
-    let totals = rows.pop().unwrap_or_default();
+    let key_title = match by.then {
+        None => title(by.first).to_owned(),
+        Some(then) => format!("{} / {}", title(by.first), title(then)),
+    };
+    let mut figures = Figures {
+        cache: !style.compact || style.verbose,
+        reported: report.totals.reported_cost_usd.is_some(),
+        agent_cost: report.totals.agent_cost_usd.is_some(),
+        short: false,
+        narrow: false,
+    };
+    let mut fitted = Fitted { cache_hidden: !figures.cache, ..Fitted::default() };
+    let width_of = |cells: &[String]| cells.iter().map(|c| c.chars().count() + 2).sum::<usize>();
+    // Text cells, then figures; fitted to the terminal by giving up the
+    // models' and projects' width, then writing numbers short, then hiding
+    // text columns (each said in the notes).
+    let build = |texts: &[Text], figures: Figures| -> (Vec<String>, Vec<Vec<String>>, Vec<String>) {
+        let mut header = vec![key_title.clone()];
+        header.extend(texts.iter().map(|t| t.title().to_owned()));
+        header.extend(figures.header().into_iter().map(str::to_owned));
+        let body = lines
+            .iter()
+            .map(|(_, key, row)| {
+                let mut cells = vec![key.clone()];
+                cells.extend(texts.iter().map(|t| text_cell(*t, row, zone.as_ref())));
+                cells.extend(figures.cells(row));
+                cells
+            })
+            .collect();
+        let mut totals = vec!["Total".to_owned()];
+        totals.extend(texts.iter().map(|_| String::new()));
+        totals.extend(figures.cells(&report.totals));
+        (header, body, totals)
+    };
+    let mut widths: Vec<usize>;
+    let (mut header, mut body, mut totals);
+    loop {
+        (header, body, totals) = build(&texts, figures);
+        widths = (0..header.len())
+            .map(|i| {
+                std::iter::once(&header)
+                    .chain(body.iter())
+                    .chain([&totals])
+                    .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        // Free text gives up width first, down to its title's.
+        let mut excess =
+            width_of(&widths.iter().map(|w| " ".repeat(*w)).collect::<Vec<_>>()).saturating_sub(style.columns);
+        for (at, text) in texts.iter().enumerate().rev() {
+            if matches!(text, Text::Models | Text::Project) {
+                let column = at + 1;
+                let give = excess.min(widths[column].saturating_sub(text.title().len().max(8)));
+                widths[column] -= give;
+                excess -= give;
+            }
+        }
+        if excess == 0 {
+            break;
+        }
+        if !figures.short {
+            figures.short = true;
+            fitted.short_numbers = true;
+            continue;
+        }
+        if !figures.narrow && texts.iter().all(|t| *t == Text::Agent) {
+            figures.narrow = true;
+            fitted.narrow_headers = true;
+            continue;
+        }
+        // Then whole text columns go, the least telling first.
+        match [Text::Models, Text::Project, Text::LastActive].into_iter().find(|t| texts.contains(t)) {
+            Some(text) => {
+                texts.retain(|t| *t != text);
+                fitted.hidden.push(text.title());
+            }
+            None => break,
+        }
+    }
+    let cut = |cell: &mut String, width: usize| {
+        if cell.chars().count() > width {
+            *cell = cell.chars().take(width.saturating_sub(1)).collect::<String>() + "…";
+        }
+    };
+    let text_columns = 1 + texts.len();
+    for row in body.iter_mut().chain([&mut totals]) {
+        for (column, cell) in row.iter_mut().enumerate().take(text_columns) {
+            cut(cell, widths[column]);
+        }
+    }
     let line = |cells: &[String]| -> String {
         let mut line = String::from(" ");
         for (i, cell) in cells.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
+            let pad = widths[i].saturating_sub(cell.chars().count());
             line.push(' ');
             if i < text_columns {
                 line.push_str(cell);
@@ -269,20 +472,59 @@ pub fn render(report: &UsageReport, style: Style) -> String {
         line.trim_end().to_owned()
     };
     let _ = writeln!(out, "{}", style.paint("36", &line(&header)));
-    for row in &rows {
-        let _ = writeln!(out, "{}", line(row));
+    for ((subtotal, _, _), cells) in lines.iter().zip(&body) {
+        let text = line(cells);
+        let _ = writeln!(out, "{}", if *subtotal { style.paint("1", &text) } else { text });
     }
     let rule = line(&header).chars().count().saturating_sub(2);
     let _ = writeln!(out, "  {}", "─".repeat(rule));
     let _ = writeln!(out, "{}", style.paint("1;33", &line(&totals)));
-    notes(report, style, &mut out);
+    notes(report, style, &fitted, &mut out);
     out
 }
 
-fn notes(report: &UsageReport, style: Style, out: &mut String) {
+fn notes(report: &UsageReport, style: Style, fitted: &Fitted, out: &mut String) {
     let mut notes: Vec<String> = Vec::new();
     if report.rows.is_empty() {
         notes.push("No usage in this range (the logs Bee read hold none).".to_owned());
+    }
+    if fitted.cache_hidden {
+        notes.push(
+            "Compact: CACHE WRITE and CACHE READ are hidden, so INPUT + OUTPUT is less than TOTAL; --verbose or a \
+             terminal of 100 columns shows them."
+                .to_owned(),
+        );
+    }
+    if !fitted.hidden.is_empty() {
+        notes.push(format!(
+            "Hidden to fit {} columns: {} (--json has every field).",
+            style.columns,
+            fitted.hidden.join(", ")
+        ));
+    }
+    if fitted.short_numbers {
+        notes.push("Numbers are shortened to fit: k thousand, M million, B billion.".to_owned());
+    }
+    if fitted.narrow_headers {
+        notes.push("CACHE W and CACHE R are cache writes and reads; EST. $ the estimated cost.".to_owned());
+    }
+    if report.rows_left_out > 0 {
+        notes.push(format!(
+            "--last: {} with older activity are left out of the rows (not of the total).",
+            counted(report.rows_left_out, "row")
+        ));
+    }
+    if !report.totals.partial_columns.is_empty() {
+        let columns: Vec<String> = report
+            .totals
+            .partial_columns
+            .iter()
+            .map(|(column, parts)| format!("{} ({})", column_words(column), counted(*parts, "part")))
+            .collect();
+        notes.push(format!(
+            "≥: some agents cannot record {}; where they are mixed with agents that do, the sums are lower bounds.",
+            columns.join(", ")
+        ));
     }
     if report.partial_parts > 0 {
         notes.push(format!(
@@ -326,10 +568,27 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
     if producer > 0 {
         notes.push(format!("{producer} calls left no log: their producer's own counters are used."));
     }
+    if report.totals.copied_responses > 0 {
+        notes.push(format!(
+            "{} copied into other sessions (a fork, a resume) count in the session that made them.",
+            counted(report.totals.copied_responses, "response")
+        ));
+    }
+    if report.totals.agent_cost_unknown_parts > 0 && report.totals.agent_cost_usd.is_some() {
+        notes.push(format!(
+            "AGENT COST leaves out {} its agent wrote no cost for: a lower bound where marked ≥.",
+            counted(report.totals.agent_cost_unknown_parts, "response")
+        ));
+    }
     notes.push(format!(
-        "EST. COST is an estimate from a price table{}{}",
+        "EST. COST is an estimate from a price table{}{}{}",
         if style.verbose { "" } else { " (--verbose: which)" },
-        if report.totals.reported_cost_usd.is_some() { "; REPORTED is what the provider reported." } else { "." }
+        if report.totals.reported_cost_usd.is_some() { "; REPORTED is what the provider reported" } else { "" },
+        if report.totals.agent_cost_usd.is_some() {
+            "; AGENT COST is what the agents recorded themselves."
+        } else {
+            "."
+        }
     ));
     if style.verbose {
         notes.push(format!(
@@ -343,6 +602,19 @@ fn notes(report: &UsageReport, style: Style, out: &mut String) {
         for line in wrap(&note, style.columns.saturating_sub(2).max(40)) {
             let _ = writeln!(out, "  {line}");
         }
+    }
+}
+
+/// A token column's JSON name in words.
+fn column_words(column: &str) -> &str {
+    match column {
+        "inputTokens" => "input",
+        "cacheCreationInputTokens" => "cache writes",
+        "cacheReadInputTokens" => "cache reads",
+        "outputTokens" => "output",
+        "reasoningOutputTokens" => "reasoning",
+        "totalTokens" => "totals",
+        other => other,
     }
 }
 
@@ -363,24 +635,51 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-fn render_prices(list: &PriceList) -> String {
+/// `beectl prices` on a terminal: the table's source, date and size, the
+/// user's file merged over it, then a model a line.
+fn render_prices(list: &PriceList, table: &PriceTable, from_flag: bool) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Prices — {} — {}", list.source, list.date.as_deref().unwrap_or("date unknown"));
     let _ = writeln!(
         out,
-        "  {:<30} {:>9} {:>9} {:>12} {:>11}  LONG PROMPTS",
+        "Prices — {} — {} — {} models, {} aliases",
+        list.source,
+        list.date.as_deref().unwrap_or("date unknown"),
+        thousands(list.models.len() as u64),
+        thousands(table.aliases.len() as u64)
+    );
+    let user = match (&table.user, PriceTable::user_file()) {
+        _ if from_flag => "--prices: this file alone, nothing merged over it.".to_owned(),
+        (Some(user), _) => format!(
+            "User prices: {} merged over the bundled table: {} added, {} replacing the bundled entry of its name{}.",
+            user.path,
+            counted(user.added, "model"),
+            user.replaced,
+            if user.skipped > 0 { format!(", {} skipped (below)", user.skipped) } else { String::new() }
+        ),
+        (None, Some(path)) => format!("User prices: none ({} does not exist).", path.display()),
+        (None, None) => "User prices: none (no home directory).".to_owned(),
+    };
+    let _ = writeln!(out, "{user}");
+    let width = list.models.iter().map(|m| m.model.chars().count()).max().unwrap_or(0).clamp(5, 64);
+    let _ = writeln!(
+        out,
+        "  {:<width$} {:>9} {:>9} {:>12} {:>11}  LONG PROMPTS",
         "MODEL", "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ"
     );
     let price = |p: Option<f64>| p.map_or_else(|| "-".to_owned(), |p| format!("{p}"));
+    // A threshold one short of a round figure is inclusive (xAI): from it on.
+    let above = |tokens: u64| match (tokens + 1) % 1000 {
+        0 => format!("≥{}k", (tokens + 1) / 1000),
+        _ => format!(">{}k", tokens / 1000),
+    };
     for model in &list.models {
         let tiers: Vec<String> = model
             .tiers
             .iter()
-            .map(|t| format!(">{}k: in {} out {}", t.above_tokens / 1000, price(t.input), price(t.output)))
+            .map(|t| format!("{}: in {} out {}", above(t.above_tokens), price(t.input), price(t.output)))
             .collect();
-        let _ = writeln!(
-            out,
-            "  {:<30} {:>9} {:>9} {:>12} {:>11}  {}",
+        let line = format!(
+            "  {:<width$} {:>9} {:>9} {:>12} {:>11}  {}",
             model.model,
             price(model.input),
             price(model.output),
@@ -388,8 +687,13 @@ fn render_prices(list: &PriceList) -> String {
             price(model.cache_read),
             tiers.join("; ")
         );
+        let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(out, "  {} per model; a model not listed is never estimated.", list.unit);
+    let _ = writeln!(
+        out,
+        "  {} per model; a cache price not listed is billed as input; a model not listed is never estimated.",
+        list.unit
+    );
     for (model, why) in &list.skipped {
         let _ = writeln!(out, "  skipped {model}: {why}");
     }
@@ -433,7 +737,7 @@ mod tests {
         };
         UsageReport {
             schema_version: 3,
-            by: UsageGrouping::Day,
+            by: bee_proto::ledger::UsageBy::one(UsageGrouping::Day),
             since_utc: "2026-12-01T00:00:00.000Z".to_owned(),
             until_utc: "2026-12-02T00:00:00.000Z".to_owned(),
             timezone: "UTC".to_owned(),
@@ -441,6 +745,8 @@ mod tests {
             prices: bee_proto::ledger::PriceSource { source: "a table".to_owned(), date: None, models: 1 },
             filters: Default::default(),
             rows: vec![row.clone()],
+            subtotals: Vec::new(),
+            rows_left_out: 0,
             totals: UsageRow { key: None, ..row },
             partial_parts: 1,
             pending_responses: 0,

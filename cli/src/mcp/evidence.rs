@@ -124,7 +124,7 @@ pub struct QuotaArgs {
     since: Option<String>,
     /// The same forms; a day is included whole [default: now].
     until: Option<String>,
-    /// claude or codex.
+    /// One agent, by the name `beectl agents` lists.
     provider: Option<String>,
 }
 
@@ -132,20 +132,29 @@ pub struct QuotaArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UsageArgs {
-    /// day (the default), week, month, session, model or block.
+    /// day (the default), hour, week, month, session, model, agent, project or block.
     by: Option<String>,
+    /// A second grouping under the first (rows keyed by both, each first key with its subtotal): hour, day,
+    /// week, month, session, model, agent or project.
+    then_by: Option<String>,
     /// YYYY-MM-DD, RFC 3339, today, yesterday, or 30m/5h/7d/2w ago.
     since: Option<String>,
     /// The same forms [default: now].
     until: Option<String>,
     /// An IANA zone for days, weeks and months [default: the local zone].
     timezone: Option<String>,
-    /// claude or codex.
+    /// Only this agent.
+    agent: Option<String>,
+    /// Only this agent (the earlier name of `agent`).
     provider: Option<String>,
     /// Only projects whose name contains this.
     project: Option<String>,
     /// Only models whose name contains this.
     model: Option<String>,
+    /// asc (oldest first, the default) or desc.
+    order: Option<String>,
+    /// Only the rows whose last activity is latest, 1..100000.
+    last: Option<u32>,
 }
 
 /// `bee_events_recent`.
@@ -395,7 +404,7 @@ impl BeeServer {
     }
 
     #[tool(
-        description = "Time and quota words over a window: agent time, used, idle, each provider's quota windows (beectl quota).",
+        description = "Time and quota words over a window: agent time, used, idle, limit hits crossed, each provider's quota windows (beectl quota). A figure an agent's records cannot say (its turns, its limit hits) is null with an issue naming the agent (time_not_measured, limits_not_recorded), never 0.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_quota(&self, Parameters(a): Parameters<QuotaArgs>) -> Result<CallToolResult, ErrorData> {
@@ -408,21 +417,27 @@ impl BeeServer {
     }
 
     #[tool(
-        description = "Tokens and cost by day, week, month, session, model or five-hour block, from the ledger as it is (beectl usage --json --no-import).",
+        description = "Tokens and cost by day, hour, week, month, session, model, agent, project or five-hour block, or by two of them (by and thenBy: day then agent, agent then model …), every row naming its agent(s), from the ledger as it is (beectl usage --json --no-import).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn bee_usage(&self, Parameters(a): Parameters<UsageArgs>) -> Result<CallToolResult, ErrorData> {
         let mut argv = words(&["usage", "--json", "--no-import"]);
+        let by = match (a.by, a.then_by) {
+            (first, Some(then)) => Some(format!("{},{then}", first.as_deref().unwrap_or("day"))),
+            (first, None) => first,
+        };
         flags(
             &mut argv,
             &[
-                ("--by", a.by),
+                ("--by", by),
                 ("--since", a.since),
                 ("--until", a.until),
                 ("--timezone", a.timezone),
-                ("--provider", a.provider),
+                ("--agent", a.agent.or(a.provider)),
                 ("--project", a.project),
                 ("--model", a.model),
+                ("--order", a.order),
+                ("--last", a.last.map(|n| n.to_string())),
             ],
         );
         Ok(call(argv, None).await)

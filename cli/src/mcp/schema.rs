@@ -6,7 +6,7 @@
 //! enum; and a call whose arguments miss the schema answered as the
 //! server's other tool errors are.
 
-use bee_proto::ledger::Provider;
+use bee_proto::ledger::{Provider, UsageGrouping};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RoleServer;
@@ -26,8 +26,12 @@ pub fn tighten<S>(router: &mut ToolRouter<S>) {
 fn words(tool: &str, property: &str) -> Option<Vec<String>> {
     let listed = |words: &[&str]| Some(words.iter().map(|w| (*w).to_owned()).collect());
     match (tool, property) {
-        (_, "provider") => Some(Provider::ALL.iter().map(|p| p.as_str().to_owned()).collect()),
-        ("bee_usage", "by") => listed(&["day", "week", "month", "session", "model", "block"]),
+        (_, "provider" | "agent") => Some(Provider::ALL.iter().map(|p| p.as_str().to_owned()).collect()),
+        ("bee_usage", "by") => Some(UsageGrouping::ALL.iter().map(|g| g.as_str().to_owned()).collect()),
+        ("bee_usage", "thenBy") => Some(
+            UsageGrouping::ALL.iter().filter(|g| **g != UsageGrouping::Block).map(|g| g.as_str().to_owned()).collect(),
+        ),
+        ("bee_usage", "order") => listed(&["asc", "desc"]),
         ("bee_quota", "window") => listed(&["5h", "24h", "7d"]),
         ("bee_token_estimate", "encoding") => listed(&["heuristic", "o200k_base", "cl100k_base"]),
         ("bee_representation_encode", "encoding") => listed(&["bee-json-v1"]),
@@ -142,6 +146,9 @@ mod tests {
             ),
             (json!(512), json!(262_144))
         );
-        assert_eq!(schema["properties"]["by"]["enum"], json!(["day", "week", "month", "session", "model", "block"]));
+        assert_eq!(
+            schema["properties"]["by"]["enum"],
+            json!(["day", "hour", "week", "month", "session", "model", "block", "agent", "project"])
+        );
     }
 }

@@ -26,7 +26,16 @@ pub fn words(document: &[u8]) -> Option<String> {
     if !["invalid", "unavailable", "error"].contains(&status) {
         return None;
     }
-    let message = fields.get("message")?.as_str()?.trim_end();
+    // A document without a message still names its issues: never shown raw.
+    let issues = || {
+        let named: Vec<&str> = fields.get("issues")?.as_array()?.iter().filter_map(serde_json::Value::as_str).collect();
+        (!named.is_empty()).then(|| format!("the evidence is unavailable ({})", named.join(", ")))
+    };
+    let message = match fields.get("message")? {
+        serde_json::Value::String(message) => message.trim_end().to_owned(),
+        serde_json::Value::Null => issues()?,
+        _ => return None,
+    };
     // The argument parser's text carries its usage lines: the first says it.
     Some(match fields.get("errorCode").and_then(serde_json::Value::as_str) {
         Some(code) => format!("{message} [{code}]"),
@@ -48,5 +57,7 @@ mod tests {
         let report = br#"{"schemaVersion":1,"status":"complete","message":"x","rows":[]}"#;
         assert_eq!(words(report), None);
         assert_eq!(words(b"not json"), None);
+        let silent = br#"{"schemaVersion":1,"status":"unavailable","issues":["io"],"message":null}"#;
+        assert_eq!(words(silent).as_deref(), Some("the evidence is unavailable (io)"), "never the raw document");
     }
 }

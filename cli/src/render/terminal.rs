@@ -1,7 +1,29 @@
-//! What every table for people shares: whether to colour, numbers with
-//! thousands separators, counts with their noun, short model names, a bar.
+//! What every table for people shares: whether a report is for people at
+//! all, whether to colour, numbers with thousands separators, counts with
+//! their noun, short model names, a bar.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once `--json` was given or an MCP client reads the answers.
+static FOR_PROGRAMS: AtomicBool = AtomicBool::new(false);
+
+/// Every answer from now on is read by a program: `--json` was given
+/// (commands without a `--json` of their own never see it), or an MCP
+/// server answers its tools through the commands (its stdout is the
+/// protocol, whatever it is attached to).
+pub fn for_programs() {
+    FOR_PROGRAMS.store(true, Ordering::Relaxed);
+}
+
+/// Whether a report is printed for people (a table, a view) rather than as
+/// its JSON document — the one rule of every report command: as asked
+/// (`Some(true)` for `--format table`, `Some(false)` for `--json` or
+/// `--format json`), else on a terminal and not for a program. A pipe gets
+/// the document a script reads; a person gets words.
+pub fn for_people(asked: Option<bool>) -> bool {
+    asked.unwrap_or_else(|| !FOR_PROGRAMS.load(Ordering::Relaxed) && std::io::stdout().is_terminal())
+}
 
 /// Colour on a terminal, unless `NO_COLOR` (any value) or a dumb terminal says no.
 pub fn colour_wanted() -> bool {

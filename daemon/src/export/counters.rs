@@ -28,6 +28,7 @@ use bee_proto::ledger::{Provider, UsageFilters, UsageGrouping};
 use bee_proto::usage::WindowKind;
 use serde::{Deserialize, Serialize};
 
+use crate::ledger::agents;
 use crate::ledger::stored::schema::{HOUR_MS, Range};
 use crate::ledger::stored::store::{LimitRow, Reader, SnapshotRow};
 use crate::ledger::views::calendar::Zone;
@@ -480,7 +481,7 @@ fn totals_between(
 /// Each series' figure over usage time in `range`: what `beectl usage
 /// --by model` and `beectl quota` say of it, per provider.
 fn totals_in(reader: &Reader, range: Range, hits: &[LimitRow], prices: &PriceTable) -> Result<Totals, Issue> {
-    let ask = UsageAsk { range, by: UsageGrouping::Model, zone: Zone::utc(), filters: UsageFilters::default() };
+    let ask = UsageAsk::new(range, UsageGrouping::Model, Zone::utc());
     let each: Vec<UsageFilters> = Provider::ALL
         .iter()
         .map(|provider| UsageFilters { provider: Some(*provider), ..UsageFilters::default() })
@@ -537,12 +538,20 @@ fn totals_in(reader: &Reader, range: Range, hits: &[LimitRow], prices: &PriceTab
         }
     }
     // Limit hits by the hit's own time; 0 for a provider that worked in the
-    // range without one (its logs were read and showed none).
+    // range without one (its logs were read and showed none) — but only for
+    // an agent whose records keep usage-limit notices: one whose records
+    // cannot (OpenCode's 429s are written nowhere) gets no series at all,
+    // since a 0 would say it hit no limit. A hit of it that reached the
+    // ledger anyway (a producer's) still counts.
     active.extend(hits.iter().map(|hit| hit.provider));
     active.sort();
     active.dedup();
     for provider in active {
         let in_range = hits.iter().filter(|hit| hit.provider == provider && range.contains(hit.at_ms)).count();
+        let ever = hits.iter().any(|hit| hit.provider == provider);
+        if !agents::records(provider).limit_notices && !ever {
+            continue;
+        }
         add(names::LIMIT_HITS_TOTAL, &[(names::LABEL_PROVIDER, provider.as_str().to_owned())], in_range as f64);
     }
     Ok(totals)
@@ -660,6 +669,8 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
+            agent_cost_usd: None,
+            copied: false,
         })
     }
 
@@ -898,6 +909,34 @@ mod tests {
             append(&dir, &more);
             now += 47 * MINUTE;
         }
+    }
+
+    /// A provider that worked without a hit is a 0 of limit hits only when
+    /// its records could hold one: Claude Code's are a 0; OpenCode's, whose
+    /// records keep no usage-limit notice, have no series at all (unknown,
+    /// not "no hit"), while its tokens are exported as any agent's.
+    #[test]
+    fn no_zero_of_limit_hits_for_an_agent_that_records_none() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        let Evidence::Response(claude) = response("c1", NOW - HOUR_MS, 10) else { unreachable!() };
+        let opencode = ResponseWrite { provider: Provider::OpenCode, key: "o1".to_owned(), ..claude.clone() };
+        append(&dir, &[Evidence::Response(claude), Evidence::Response(opencode)]);
+        let totals = whole_store(&dir, NOW);
+        let hits = |agent: &str| {
+            totals.get(&series_key(names::LIMIT_HITS_TOTAL, &[(names::LABEL_PROVIDER, agent.to_owned())]))
+        };
+        assert_eq!(hits("claude"), Some(&0.0), "{totals:?}");
+        assert_eq!(hits("opencode"), None, "{totals:?}");
+        let read = read_at(&dir, &mut None, NOW);
+        let limit_series: Vec<&SeriesId> =
+            read.iter().map(|(id, _)| id).filter(|id| id.name == names::LIMIT_HITS_TOTAL).collect();
+        assert!(
+            limit_series.iter().all(|id| !id.labels.contains(&(names::LABEL_PROVIDER, "opencode".to_owned()))),
+            "{limit_series:?}"
+        );
+        assert!(read.iter().any(|(id, _)| id.name == names::TOKENS_TOTAL
+            && id.labels.contains(&(names::LABEL_PROVIDER, "opencode".to_owned()))));
     }
 
     /// A state file names series by their labels; a name this Bee does not

@@ -326,7 +326,7 @@ pub fn read(
     };
     push(names::BUILD_INFO, &[(names::LABEL_VERSION, env!("CARGO_PKG_VERSION").to_owned())], 1.0);
     push(names::LAST_SEND_TIMESTAMP, &[], now_ms as f64 / 1000.0);
-    match counters::read(&stores.ledger, counters, now_ms, &PriceTable::bundled(), floors) {
+    match counters::read(&stores.ledger, counters, now_ms, &PriceTable::user_or_bundled(), floors) {
         Ok(series) => {
             for (id, value) in series {
                 push(id.name, &id.labels, value);

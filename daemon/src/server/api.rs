@@ -227,7 +227,7 @@ async fn glance(State(state): State<Arc<AppState>>) -> Result<Response, Failure>
         None => {
             let dir = state.ledger_store.clone();
             let answer = tokio::task::spawn_blocking(move || {
-                let prices = crate::ledger::views::prices::PriceTable::bundled();
+                let prices = crate::ledger::views::prices::PriceTable::user_or_bundled();
                 let zone = crate::ledger::views::calendar::Zone::local();
                 crate::ledger::views::glance::glance(&dir, bee_proto::time::now_unix_ms(), &zone, &prices)
             })

@@ -3,7 +3,7 @@
 //! and nothing of any one of them. An agent's folder implements [`Agent`];
 //! the registry (`agents::AGENTS`) lists it.
 
-use bee_proto::ledger::{CounterShape, Provider};
+use bee_proto::ledger::{AgentRecords, CounterShape, Provider};
 use bee_proto::usage::{Counters, HistoryStream, LimitHit, LineCounts, RateLimitSnapshot, ResponseStream, UsageIssue};
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use serde_json::Value;
@@ -32,9 +32,16 @@ pub(crate) fn xdg_data(env: Env<'_>, name: &str) -> Option<PathBuf> {
     env_or_home(env, "XDG_DATA_HOME", ".local/share").map(|data| data.join(name))
 }
 
+/// What an agent's records can say, as its reader reads them (the
+/// contract's [`AgentRecords`]): time spans Bee derives turns from,
+/// usage-limit notices, reasoning tokens, cache writes, its own cost. One
+/// declaration per agent, in its `mod.rs`, justified by its README (whose
+/// "What its records say" line a test keeps equal to it).
+pub type Records = AgentRecords;
+
 /// What is known of an agent before any record is read: its name, what
-/// people call it, how its reader was verified, and the calls its records
-/// leave out.
+/// people call it, how its reader was verified, the calls its records
+/// leave out, and what they can say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct About {
     /// The name its records are counted under.
@@ -47,6 +54,10 @@ pub struct About {
     /// README): a view over its records says so, never a total that looks
     /// exact.
     pub unrecorded_calls: Option<&'static str>,
+    /// What its records can say: a view reports a figure of this agent
+    /// only where they can, and elsewhere `null` with an issue naming it
+    /// (`time_not_measured`, `limits_not_recorded`), never 0.
+    pub records: Records,
 }
 
 /// One coding agent whose local records Bee reads.
@@ -72,6 +83,11 @@ pub trait Agent: Sync {
     /// The calls its records leave out, in words.
     fn unrecorded_calls(&self) -> Option<&'static str> {
         self.about().unrecorded_calls
+    }
+
+    /// What its records can say ([`Records`]).
+    fn records(&self) -> Records {
+        self.about().records
     }
 
     /// The directories that hold its records, found as the agent itself
@@ -168,14 +184,19 @@ pub trait FileReader: Send {
     /// had the agent's marker but did not parse.
     fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool;
 
-    /// The end of what could be read; `settled` when the file has been
-    /// quiet long enough that nothing read can still be rewritten.
-    fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>);
+    /// The end of what could be read. Whether a record still open there
+    /// is over is judged from the record, never from its file's
+    /// modification time (a file copied or restored today may hold
+    /// records written weeks ago): one its own words end (a stop reason,
+    /// a later record) is final; one that does not say is over when its
+    /// own time is before `quiet_before_ms` (nothing continues a stream
+    /// quiet that long), and is held as pending otherwise.
+    fn finish(&mut self, quiet_before_ms: i64, out: &mut Vec<Evidence>);
 
     /// Where the next pass resumes, given that everything up to `offset`
-    /// was read (a reader may hold back a record still being written), and
-    /// what the reader keeps to go on from there.
-    fn resume(&self, offset: u64, settled: bool) -> (u64, AgentState);
+    /// was read (a reader holds back a record still open, to read it again
+    /// until it is over), and what the reader keeps to go on from there.
+    fn resume(&self, offset: u64) -> (u64, AgentState);
 }
 
 /// The line reader of an agent whose record files are read whole.
@@ -186,9 +207,9 @@ impl FileReader for NoLines {
         true
     }
 
-    fn finish(&mut self, _settled: bool, _out: &mut Vec<Evidence>) {}
+    fn finish(&mut self, _quiet_before_ms: i64, _out: &mut Vec<Evidence>) {}
 
-    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+    fn resume(&self, offset: u64) -> (u64, AgentState) {
         (offset, AgentState::default())
     }
 }

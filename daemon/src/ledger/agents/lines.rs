@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::ledger::agents::skipped;
 use crate::ledger::agents::sparse::{self, Keep, Refused};
 use crate::ledger::stored::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
-use crate::ledger::stored::responses::{ResponseWrite, sum_of_parts};
+use crate::ledger::stored::responses::{ResponseWrite, agent_cost, sum_of_parts};
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
 /// is generous, and a longer line is reported (or skipped), not parsed.
@@ -196,9 +196,9 @@ impl<R: LineRules> crate::ledger::agents::agent::FileReader for JsonLines<R> {
         self.rules.read(&value, &mut found)
     }
 
-    fn finish(&mut self, _settled: bool, _out: &mut Vec<Evidence>) {}
+    fn finish(&mut self, _quiet_before_ms: i64, _out: &mut Vec<Evidence>) {}
 
-    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+    fn resume(&self, offset: u64) -> (u64, AgentState) {
         (offset, encode_state(&self.rules))
     }
 }
@@ -274,6 +274,19 @@ impl<'a> Found<'a> {
     /// response once it is complete). A total the agent wrote that is not
     /// the sum of its parts is left out, and the ledger sums the parts.
     pub(crate) fn response(&mut self, key: String, session: &str, at_ms: i64, model: Option<&str>, tokens: Counters) {
+        self.response_with(key, session, at_ms, model, tokens, Beside::default());
+    }
+
+    /// [`Found::response`], with what the record says beside its counters.
+    pub(crate) fn response_with(
+        &mut self,
+        key: String,
+        session: &str,
+        at_ms: i64,
+        model: Option<&str>,
+        tokens: Counters,
+        beside: Beside,
+    ) {
         let tokens = Counters {
             total_tokens: tokens.total_tokens.filter(|&total| sum_of_parts(self.provider, &tokens) == Some(total)),
             ..tokens
@@ -289,8 +302,29 @@ impl<'a> Found<'a> {
             context_tokens: None,
             context_window: None,
             is_final: true,
+            agent_cost_usd: beside.agent_cost_usd.and_then(agent_cost),
+            copied: beside.copied,
         }));
     }
+}
+
+/// What a response's record says beside its counters, where its agent
+/// writes it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Beside {
+    /// The cost the agent wrote for it (checked against Bee's bounds here).
+    pub(crate) agent_cost_usd: Option<f64>,
+    /// Its session holds it as a copy of another session's response (see
+    /// `ResponseWrite::copied`).
+    pub(crate) copied: bool,
+}
+
+/// Whether a response written at `at_ms` is a copy in a session its
+/// agent says began at `started_ms`: a session holds nothing it made
+/// before it began (a fork or resume copies earlier responses with their
+/// own times). Unknown when the start is.
+pub(crate) fn before_start(at_ms: i64, started_ms: Option<i64>) -> bool {
+    started_ms.is_some_and(|started| at_ms < started)
 }
 
 /// The agent Bee reads whose CLI a record's model provider is, when it is

@@ -81,6 +81,29 @@ pub fn all() -> impl Iterator<Item = &'static dyn Agent> {
     Provider::ALL.iter().map(|&provider| agent(provider))
 }
 
+/// What `provider`'s records can say ([`agent::Records`]: time spans,
+/// usage-limit notices, reasoning, cache writes, its own cost), as its
+/// registry entry declares: what a view asks before it reports one of
+/// these figures of an agent (and says `null`, or `partial`, where the
+/// records cannot).
+pub fn records(provider: Provider) -> agent::Records {
+    agent(provider).records()
+}
+
+/// The line of an agent's README that says what its records can say: a
+/// test keeps each README's line equal to the registry's declaration.
+pub fn records_line(records: agent::Records) -> String {
+    let said = |yes: bool| if yes { "yes" } else { "no" };
+    format!(
+        "Its records say — time spans: {}; limit notices: {}; reasoning: {}; cache writes: {}; its own cost: {}.",
+        said(records.time_spans),
+        said(records.limit_notices),
+        said(records.reasoning),
+        said(records.cache_writes),
+        said(records.own_cost)
+    )
+}
+
 /// The README's table of agents, from the registry (a test keeps the
 /// README's copy equal to it).
 pub fn readme_table() -> String {
@@ -113,20 +136,22 @@ impl LogParser {
         self.reader.line(line, at, out)
     }
 
-    /// The end of what could be read (see [`agent::FileReader::finish`]).
-    pub(crate) fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>) {
-        self.reader.finish(settled, out);
+    /// The end of what could be read (see [`agent::FileReader::finish`]):
+    /// a record still open is over when its own time is before
+    /// `quiet_before_ms`.
+    pub(crate) fn finish(&mut self, quiet_before_ms: i64, out: &mut Vec<Evidence>) {
+        self.reader.finish(quiet_before_ms, out);
     }
 
     /// Where the next pass resumes, and with what.
-    pub(crate) fn resume_point(&self, offset: u64, settled: bool) -> FileOffset {
-        let (offset, state) = self.reader.resume(offset, settled);
+    pub(crate) fn resume_point(&self, offset: u64) -> FileOffset {
+        let (offset, state) = self.reader.resume(offset);
         FileOffset { dev: self.dev, ino: self.ino, offset, state }
     }
 }
 
 /// What ingestion reads from `log`, a whole file of `provider`'s, read in
-/// one pass as if the file were quiet: the evidence and the number of lines
+/// one pass as if every record in it were over: the evidence and the number of lines
 /// that carried a marker but did not parse (a line passed over for its
 /// bound is noted as ingestion notes it). For fuzzing and
 /// tests; ingestion itself reads files incrementally.
@@ -151,7 +176,7 @@ pub fn read_log_at(provider: Provider, path: &Path, log: &[u8]) -> (Vec<Evidence
         at += line.len() as u64;
         rest = after;
     }
-    parser.finish(true, &mut evidence);
+    parser.finish(i64::MAX, &mut evidence);
     (evidence, unparseable)
 }
 
@@ -273,6 +298,19 @@ mod tests {
         let mut evidence = Vec::new();
         let (state, _) = agent(provider).whole_file().unwrap().read(path, state, &mut evidence).unwrap();
         (responses_of(evidence), state)
+    }
+
+    /// Each agent's README says what its records can say, in the words of
+    /// the registry's declaration beside its reader: the two never part.
+    #[test]
+    fn every_readme_says_what_the_registry_declares_its_records_say() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ledger/agents");
+        for agent in all() {
+            let name = agent.provider().as_str();
+            let readme = std::fs::read_to_string(dir.join(name).join("README.md")).unwrap();
+            let line = records_line(agent.records());
+            assert!(readme.contains(&line), "{name}/README.md lacks the line `{line}`");
+        }
     }
 
     /// Each response once by its key, in Bee's columns: (key, input,

@@ -8,8 +8,10 @@
 //! file at the same path (rotated) is read from its start; record ids derived
 //! from what the providers logged (session, message and request ids) make a
 //! re-read add nothing twice. A partially written last line waits for its
-//! newline; Claude's last response waits until its file has been quiet for a
-//! while, since streaming may still rewrite it with fuller counters.
+//! newline; Claude's last response without its stop reason waits until its
+//! own time is a while past, since streaming may still rewrite it with
+//! fuller counters (the record's time, not the file's: a log copied today
+//! may hold records of weeks ago).
 //!
 //! Lines without a usage marker are skipped before any JSON parsing; the
 //! rest are parsed into small typed shapes that skip message content (a
@@ -23,7 +25,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use crate::ledger::agents::{self, LogParser, MAX_LINE_BYTES};
 use crate::ledger::stored::evidence::{Evidence, FileOffset, Staged};
@@ -211,8 +213,9 @@ impl Held {
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// One ingestion pass over `roots`, with `workers` files read in parallel.
-/// `quiet` is how long a Claude transcript must be untouched before its
-/// last response is taken as final.
+/// `quiet` is how long after its own time a response whose record does not
+/// say it is over (Claude's last write without a stop reason) is taken as
+/// final.
 pub fn pass(
     ledger: &Mutex<Ledger>,
     roots: &Roots,
@@ -675,12 +678,15 @@ pub fn lag(
 }
 
 /// `beectl agents`: every agent, where it looks (`roots`), its record
-/// files there, how many the ledger read (`offsets`), and the responses
-/// of it the ledger holds (`responses`, `None` with no ledger).
+/// files there, how many the ledger read (`offsets`), the responses of it
+/// the ledger holds (`responses`, `None` with no ledger), the time of its
+/// newest record there (`newest`, unix ms: the record's own time, never a
+/// file's), and what its records can say.
 pub fn agents_report(
     roots: &Roots,
     offsets: &std::collections::HashMap<String, FileOffset>,
     responses: Option<&std::collections::BTreeMap<Provider, u64>>,
+    newest: Option<&std::collections::BTreeMap<Provider, i64>>,
 ) -> bee_proto::ledger::AgentsReport {
     let agents = agents::all()
         .map(|agent| {
@@ -690,7 +696,6 @@ pub fn agents_report(
             for root in dirs {
                 walk_naming_skipped(root, provider, &mut files, &mut skipped_files);
             }
-            let newest = files.iter().filter_map(|(_, _, meta)| meta.modified().ok()).max();
             bee_proto::ledger::AgentRow {
                 agent: provider,
                 title: agent.title().to_owned(),
@@ -702,7 +707,10 @@ pub fn agents_report(
                     .filter(|(path, _, _)| offsets.contains_key(path.to_string_lossy().as_ref()))
                     .count() as u64,
                 responses: responses.map(|counted| counted.get(&provider).copied().unwrap_or(0)),
-                newest_record_utc: newest.map(bee_proto::time::format_rfc3339),
+                newest_record_utc: newest
+                    .and_then(|newest| newest.get(&provider))
+                    .map(|&at| bee_proto::time::format_unix_ms(at)),
+                records: agent.records(),
                 verified: agent.verified().to_string(),
                 skipped_files,
             }
@@ -957,8 +965,12 @@ fn read_file(
         lines::Lines::with_buffer(file, MAX_LINE_BYTES, std::mem::take(buffer))
     };
     let key = path.to_string_lossy().into_owned();
-    let settled =
-        meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).is_some_and(|age| age >= quiet);
+    // Whether a record still open at the end is over is the record's to
+    // say (its own time, a stop reason), never the file's modification
+    // time: a first import of logs copied or restored today would call
+    // every last response of weeks ago "still being written".
+    let quiet_ms = i64::try_from(quiet.as_millis()).unwrap_or(i64::MAX);
+    let quiet_before_ms = bee_proto::time::now_unix_ms().saturating_sub(quiet_ms);
     let mut state = LogParser::new(provider, path, start.clone());
     let mut summary = FileSummary::default();
     let mut pending: Vec<Evidence> = Vec::new();
@@ -992,13 +1004,13 @@ fn read_file(
             summary.unparseable += 1;
         }
         if pending.len() >= RECORDS_PER_COMMIT / 4 {
-            summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, false))?;
+            summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset))?;
         }
     }
     progress(unreported);
     *buffer = lines.into_buffer();
-    state.finish(settled, &mut pending);
-    summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset, settled))?;
+    state.finish(quiet_before_ms, &mut pending);
+    summary.unparseable += committer.push(&mut pending, &key, state.resume_point(offset))?;
     Ok(summary)
 }
 

@@ -12,12 +12,17 @@
 //! ```text
 //! format (1 byte) · writes
 //! per write: flags (1 byte: bit 0 final, bits 1–5 the provider's number,
-//!            so Codex, number 1, is bit 1) · key hash (8 bytes, little-endian)
+//!            so Codex, number 1, is bit 1; bit 6 copied, bit 7 the agent's
+//!            cost follows) · key hash (8 bytes, little-endian)
 //!            · ms after the pack's hour · key (length, UTF-8) · session · model
 //!            · nine counters (value + 1; 0 when unreported)
+//!            · with bit 7, the agent's cost (an `f64`, 8 bytes, little-endian)
 //! session, model: 0 none · 2n + 1 a new string (length, UTF-8), numbered
 //!                 from 1 in order · 2n the string numbered n
 //! ```
+//!
+//! Bits 6 and 7 were never set before schema 14 (a decoder of before
+//! refuses them): a pack written before reads as it always did.
 //!
 //! Its integers, strings and reader serve the packs of an hour's usage
 //! parts too (`part_pack`).
@@ -32,6 +37,7 @@ use bee_proto::usage::Counters;
 use std::sync::Arc;
 
 use crate::ledger::stored::schema::HOUR_MS;
+use crate::ledger::stored::validate::is_agent_cost;
 
 /// The layout this module writes and reads.
 const FORMAT: u8 = 1;
@@ -43,6 +49,10 @@ const MIN_WRITE_BYTES: usize = 1 + 8 + 1 + 2 + 2 + 9;
 const FINAL: u8 = 1;
 /// The provider's number ([`Provider::number`]), shifted one bit left.
 const PROVIDER: u8 = 0b0011_1110;
+/// The write is a copy its session holds of another's response.
+const COPIED: u8 = 0b0100_0000;
+/// The agent's own cost of the response follows the counters.
+const AGENT_COST: u8 = 0b1000_0000;
 
 /// One write as a pack holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +70,11 @@ pub struct PackedWrite {
     pub context_tokens: Option<u64>,
     pub context_window: Option<u64>,
     pub is_final: bool,
+    /// What the agent wrote as the response's cost (see
+    /// [`crate::ledger::stored::responses::ResponseWrite::agent_cost_usd`]).
+    pub agent_cost_usd: Option<f64>,
+    /// A copy its session holds of another session's response.
+    pub copied: bool,
 }
 
 /// A write, borrowed from wherever it was read: what a pack holds of it,
@@ -77,6 +92,8 @@ pub struct Entry<'a> {
     pub context_tokens: Option<u64>,
     pub context_window: Option<u64>,
     pub is_final: bool,
+    pub agent_cost_usd: Option<f64>,
+    pub copied: bool,
 }
 
 /// Why a pack's body was refused.
@@ -108,7 +125,14 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         if write.key.is_empty() || write.key.len() > MAX_TEXT_BYTES {
             return Err(PackError::OutOfBounds("key"));
         }
-        let flags = if write.is_final { FINAL } else { 0 } | (write.provider.number() << 1) & PROVIDER;
+        let cost = match write.agent_cost_usd {
+            Some(usd) if !is_agent_cost(usd) => return Err(PackError::OutOfBounds("cost")),
+            cost => cost,
+        };
+        let flags = if write.is_final { FINAL } else { 0 }
+            | (write.provider.number() << 1) & PROVIDER
+            | if write.copied { COPIED } else { 0 }
+            | if cost.is_some() { AGENT_COST } else { 0 };
         body.push(flags);
         body.extend_from_slice(&write.key_hash.to_le_bytes());
         varint(&mut body, offset as u64);
@@ -122,6 +146,9 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
                 Some(n) => varint(&mut body, n + 1),
                 None => varint(&mut body, 0),
             }
+        }
+        if let Some(usd) = cost {
+            body.extend_from_slice(&usd.to_le_bytes());
         }
     }
     Ok(body)
@@ -137,7 +164,9 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
     for _ in 0..count {
         let flags = reader.byte()?;
         let provider = Provider::from_number((flags & PROVIDER) >> 1);
-        let Some(provider) = provider.filter(|_| flags & !(FINAL | PROVIDER) == 0) else {
+        // Every bit of the flags means something: only the provider's number
+        // can be one no version names.
+        let Some(provider) = provider else {
             return Err(PackError::OutOfBounds("flags"));
         };
         let key_hash = i64::from_le_bytes(reader.array()?);
@@ -171,6 +200,13 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
         }
         let [input, cached, creation, read, output, reasoning, total, context_tokens, context_window] = counters;
         let [session_id, model] = named;
+        let agent_cost_usd = match flags & AGENT_COST {
+            0 => None,
+            _ => Some(f64::from_le_bytes(reader.array()?)).filter(|&usd| is_agent_cost(usd)),
+        };
+        if flags & AGENT_COST != 0 && agent_cost_usd.is_none() {
+            return Err(PackError::OutOfBounds("cost"));
+        }
         writes.push(PackedWrite {
             provider,
             key_hash,
@@ -190,6 +226,8 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
             context_tokens,
             context_window,
             is_final: flags & FINAL != 0,
+            agent_cost_usd,
+            copied: flags & COPIED != 0,
         });
     }
     reader.finished()?;
@@ -380,6 +418,8 @@ impl PackedWrite {
             context_tokens: self.context_tokens,
             context_window: self.context_window,
             is_final: self.is_final,
+            agent_cost_usd: self.agent_cost_usd,
+            copied: self.copied,
         }
     }
 }
@@ -408,33 +448,45 @@ mod tests {
         prop_oneof![Just(None), (0u64..=MAX_CALL_TOKENS).prop_map(Some), (0u64..300).prop_map(Some)]
     }
 
+    /// An agent's cost: none, a round one, or any within Bee's bounds.
+    fn cost() -> impl Strategy<Value = Option<f64>> {
+        use crate::ledger::stored::validate::MAX_AGENT_COST_USD;
+        prop_oneof![Just(None), Just(Some(0.0)), (0.0..=MAX_AGENT_COST_USD).prop_map(Some)]
+    }
+
     fn written() -> impl Strategy<Value = PackedWrite> {
         let name = prop_oneof![Just(None), "[a-c]{1,3}".prop_map(Some), "\\PC{0,12}".prop_map(Some)];
         (
             (proptest::sample::select(Provider::ALL), any::<i64>(), "\\PC{1,40}", name.clone(), name, 0..HOUR_MS),
             proptest::collection::vec(counter(), 9),
-            any::<bool>(),
+            (any::<bool>(), cost(), any::<bool>()),
         )
-            .prop_map(|((provider, key_hash, key, session_id, model, offset), c, is_final)| PackedWrite {
-                provider,
-                key_hash,
-                key,
-                session_id: session_id.map(Into::into),
-                model: model.map(Into::into),
-                at_ms: HOUR + offset,
-                tokens: Counters {
-                    input_tokens: c[0],
-                    cached_input_tokens: c[1],
-                    cache_creation_input_tokens: c[2],
-                    cache_read_input_tokens: c[3],
-                    output_tokens: c[4],
-                    reasoning_output_tokens: c[5],
-                    total_tokens: c[6],
+            .prop_map(
+                |((provider, key_hash, key, session_id, model, offset), c, (is_final, agent_cost_usd, copied))| {
+                    PackedWrite {
+                        provider,
+                        key_hash,
+                        key,
+                        session_id: session_id.map(Into::into),
+                        model: model.map(Into::into),
+                        at_ms: HOUR + offset,
+                        tokens: Counters {
+                            input_tokens: c[0],
+                            cached_input_tokens: c[1],
+                            cache_creation_input_tokens: c[2],
+                            cache_read_input_tokens: c[3],
+                            output_tokens: c[4],
+                            reasoning_output_tokens: c[5],
+                            total_tokens: c[6],
+                        },
+                        context_tokens: c[7],
+                        context_window: c[8],
+                        is_final,
+                        agent_cost_usd,
+                        copied,
+                    }
                 },
-                context_tokens: c[7],
-                context_window: c[8],
-                is_final,
-            })
+            )
     }
 
     fn encoded(writes: &[PackedWrite]) -> Vec<u8> {
@@ -480,6 +532,8 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
+            agent_cost_usd: None,
+            copied: false,
         };
         let one = encoded(&[write("a")]).len();
         let two = encoded(&[write("a"), write("b")]).len();
@@ -527,12 +581,20 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: false,
+            agent_cost_usd: None,
+            copied: false,
         }]);
         assert!(decode(HOUR, &one).is_ok());
         // Flags no version writes; a key that is not UTF-8; a time past the hour.
         let flags_at = 2;
-        one[flags_at] = 0x80;
-        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")));
+        one[flags_at] = AGENT_COST | Provider::Codex.number() << 1;
+        assert_eq!(decode(HOUR, &one), Err(PackError::Truncated), "a cost said to follow, and missing");
+        one.extend_from_slice(&f64::NAN.to_le_bytes());
+        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("cost")));
+        one.truncate(one.len() - 8);
+        one.extend_from_slice(&0.25f64.to_le_bytes());
+        assert_eq!(decode(HOUR, &one).map(|w| w[0].agent_cost_usd), Ok(Some(0.25)));
+        one.truncate(one.len() - 8);
         one[flags_at] = PROVIDER;
         assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")), "a provider no version names");
         one[flags_at] = Provider::Codex.number() << 1;
@@ -552,6 +614,8 @@ mod tests {
                 context_tokens: None,
                 context_window: None,
                 is_final: true,
+                agent_cost_usd: None,
+                copied: false,
             };
             encode(HOUR, &[entry]).err()
         };

@@ -9,15 +9,23 @@
 //! per hour; its sessions and models are spelled once, its counts as
 //! varints.
 //!
-//! Layout (format 1), all integers unsigned LEB128 (as `pack` writes them):
+//! Layout (format 2, from schema 14), all integers unsigned LEB128 (as
+//! `pack` writes them):
 //!
 //! ```text
 //! format (1 byte) · parts
-//! per part: provider (1 byte: 0 Claude, 1 Codex) · tier (1 byte) · session · model
+//! per part: provider (1 byte: its number) · tier (1 byte) · session · model
 //!           · responses · seven counters (value + 1; 0 when no response reported it)
 //!           · partial parts · pending responses · producer calls
+//!           · copied responses · the agents' cost (billionths of a dollar + 1;
+//!           0 when no response carried one) · responses of unknown agent cost
+//!           · first and last response time (unix ms + 1; 0 when it has none)
 //! session, model: as in a response pack (0 none · 2n + 1 a new string · 2n string n)
 //! ```
+//!
+//! Format 1 (schema 9 to 13) lacked the last five; its hours are settled
+//! again by schema 14's migration, and a reader of an older store takes
+//! usage from the records.
 //!
 //! Counts are at most `i64::MAX`, as the rows before held them. The
 //! aggregates are derived data: a pack that does not decode is named by the
@@ -29,11 +37,12 @@ use bee_proto::usage::Counters;
 use crate::ledger::stored::pack::{Names, PackError, Reader, Strings, varint};
 
 /// The layout this module writes and reads.
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
 
 /// The fewest bytes a part takes: provider, tier, two absent strings, the
-/// responses, seven absent counters and three counts.
-const MIN_PART_BYTES: usize = 1 + 1 + 2 + 1 + 7 + 3;
+/// responses, seven absent counters, four counts, an absent cost and two
+/// absent times.
+const MIN_PART_BYTES: usize = 1 + 1 + 2 + 1 + 7 + 3 + 1 + 1 + 1 + 2;
 
 /// The largest count a pack holds: what a SQLite integer holds.
 const MAX_COUNT: u64 = i64::MAX as u64;
@@ -50,6 +59,13 @@ pub struct StoredPart<'a> {
     pub partial_parts: u64,
     pub pending_responses: u64,
     pub producer_calls: u64,
+    pub copied_responses: u64,
+    /// Billionths of a dollar.
+    pub agent_cost_nanos: Option<u64>,
+    pub agent_cost_unknown: u64,
+    /// The first and last response time (unix ms); both or neither.
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
 }
 
 /// Packs `parts`. Counts above [`MAX_COUNT`] are stored as it, as a row
@@ -73,8 +89,18 @@ pub fn encode<'a>(parts: impl IntoIterator<Item = StoredPart<'a>>) -> Result<Vec
         for counter in part.tokens.values() {
             varint(&mut rest, counter.map_or(0, |n| n.min(MAX_COUNT) + 1));
         }
-        for count in [part.partial_parts, part.pending_responses, part.producer_calls] {
+        for count in [part.partial_parts, part.pending_responses, part.producer_calls, part.copied_responses] {
             varint(&mut rest, count.min(MAX_COUNT));
+        }
+        varint(&mut rest, part.agent_cost_nanos.map_or(0, |n| n.min(MAX_COUNT) + 1));
+        varint(&mut rest, part.agent_cost_unknown.min(MAX_COUNT));
+        let span = match (part.first_ms, part.last_ms) {
+            (Some(first), Some(last)) if is_time(first) && is_time(last) && first <= last => [first, last],
+            (None, None) => [-1, -1],
+            _ => return Err(PackError::OutOfBounds("response times")),
+        };
+        for at in span {
+            varint(&mut rest, (at + 1) as u64);
         }
     }
     varint(&mut body, written);
@@ -102,6 +128,9 @@ pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
             };
         }
         let [input, cached, creation, read, output, reasoning, total] = counters;
+        let [partial_parts, pending_responses, producer_calls, copied_responses, cost, agent_cost_unknown] =
+            [(); 6].map(|()| count_in(&mut reader));
+        let (first_ms, last_ms) = span_in(&mut reader)?.unzip();
         parts.push(StoredPart {
             provider,
             session,
@@ -117,9 +146,14 @@ pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
                 reasoning_output_tokens: reasoning,
                 total_tokens: total,
             },
-            partial_parts: count_in(&mut reader)?,
-            pending_responses: count_in(&mut reader)?,
-            producer_calls: count_in(&mut reader)?,
+            partial_parts: partial_parts?,
+            pending_responses: pending_responses?,
+            producer_calls: producer_calls?,
+            copied_responses: copied_responses?,
+            agent_cost_nanos: cost?.checked_sub(1),
+            agent_cost_unknown: agent_cost_unknown?,
+            first_ms,
+            last_ms,
         });
     }
     reader.finished()?;
@@ -128,6 +162,28 @@ pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
 
 fn count_in(reader: &mut Reader<'_>) -> Result<u64, PackError> {
     Some(reader.varint()?).filter(|&n| n <= MAX_COUNT).ok_or(PackError::OutOfBounds("count"))
+}
+
+/// A part's first and last response times: both or neither, in order,
+/// each a time the ledger holds.
+fn span_in(reader: &mut Reader<'_>) -> Result<Option<(i64, i64)>, PackError> {
+    let refused = PackError::OutOfBounds("response times");
+    match [reader.varint()?, reader.varint()?] {
+        [0, 0] => Ok(None),
+        [first, last] if first > 0 && first <= last => {
+            let (first, last) = (i64::try_from(first - 1), i64::try_from(last - 1));
+            match (first, last) {
+                (Ok(first), Ok(last)) if is_time(last) => Ok(Some((first, last))),
+                _ => Err(refused),
+            }
+        }
+        _ => Err(refused),
+    }
+}
+
+/// A response's time as the ledger holds one (see `ResponseWrite::is_valid`).
+fn is_time(at_ms: i64) -> bool {
+    bee_proto::time::spells_as_rfc3339(at_ms)
 }
 
 /// For the fuzz target: decodes any bytes as a pack of parts (without
@@ -155,24 +211,34 @@ mod tests {
     }
 
     /// Parts as owned strings; a pack borrows them.
-    type Owned = (bool, u8, Option<String>, Option<String>, Vec<Option<u64>>, [u64; 4]);
+    type Owned =
+        (Provider, u8, Option<String>, Option<String>, Vec<Option<u64>>, [u64; 6], Option<u64>, Option<[i64; 2]>);
+
+    /// A part's first and last response times, or none.
+    fn span() -> impl Strategy<Value = Option<[i64; 2]>> {
+        let at = 0..=bee_proto::time::LATEST_RFC3339_MS;
+        prop_oneof![Just(None), (at.clone(), at).prop_map(|(a, b)| Some([a.min(b), a.max(b)]))]
+    }
 
     fn owned() -> impl Strategy<Value = Owned> {
         let name = prop_oneof![Just(None), "[a-c]{1,3}".prop_map(Some), "\\PC{0,12}".prop_map(Some)];
         (
-            any::<bool>(),
+            proptest::sample::select(Provider::ALL),
             any::<u8>(),
             name.clone(),
             name,
             proptest::collection::vec(counter(), 7),
-            [count(), count(), count(), count()],
+            [count(), count(), count(), count(), count(), count()],
+            counter(),
+            span(),
         )
     }
 
     fn part(owned: &Owned) -> StoredPart<'_> {
-        let (codex, tier, session, model, c, [responses, partial, pending, producer]) = owned;
+        let (provider, tier, session, model, c, [responses, partial, pending, producer, copied, unknown], cost, span) =
+            owned;
         StoredPart {
-            provider: if *codex { Provider::Codex } else { Provider::Claude },
+            provider: *provider,
             session: session.as_deref(),
             model: model.as_deref(),
             tier: *tier,
@@ -189,6 +255,11 @@ mod tests {
             partial_parts: *partial,
             pending_responses: *pending,
             producer_calls: *producer,
+            copied_responses: *copied,
+            agent_cost_nanos: cost.map(|n| n.min(MAX_COUNT - 1)),
+            agent_cost_unknown: *unknown,
+            first_ms: span.map(|[first, _]| first),
+            last_ms: span.map(|[_, last]| last),
         }
     }
 
@@ -230,6 +301,11 @@ mod tests {
             partial_parts: 0,
             pending_responses: 0,
             producer_calls: 0,
+            copied_responses: 0,
+            agent_cost_nanos: None,
+            agent_cost_unknown: 0,
+            first_ms: None,
+            last_ms: None,
         }
     }
 
@@ -260,12 +336,25 @@ mod tests {
     #[test]
     fn hostile_packs_are_refused() {
         let refused = |body: &[u8]| decode(body).is_err();
+        let part = |provider: u8, session: u8, tail: &[u8]| {
+            let mut body = vec![FORMAT, 1, provider, 0, session, 0];
+            body.extend([0; 7 + 1 + 3 + 3]);
+            body.extend_from_slice(tail);
+            body
+        };
+        assert!(!refused(&part(0, 0, &[0, 0])), "a part of nothing");
         assert!(refused(b""));
-        assert!(refused(&[2, 0]), "an unknown format");
+        assert!(refused(&[3, 0]), "an unknown format");
+        assert!(refused(&[1, 0]), "format 1, settled again by the migration to schema 14");
         assert!(refused(&[FORMAT, 0xff, 0xff, 0xff, 0xff, 0x0f]), "a count the bytes cannot hold");
-        assert!(refused(&[FORMAT, 1, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), "an unknown provider");
-        assert!(refused(&[FORMAT, 1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), "a string never spelled");
+        assert!(refused(&part(0xff, 0, &[0, 0])), "an unknown provider");
+        assert!(refused(&part(0, 4, &[0, 0])), "a string never spelled");
+        assert!(refused(&part(0, 0, &[2, 0])), "a first response time without a last");
+        assert!(refused(&part(0, 0, &[3, 2])), "a last response time before the first");
+        assert!(!refused(&part(0, 0, &[2, 3])));
         assert!(refused(&[FORMAT, 0, 0]), "bytes after the last part");
         assert_eq!(decode(&[FORMAT, 0]), Ok(Vec::new()));
+        let late = StoredPart { first_ms: Some(0), last_ms: Some(bee_proto::time::LATEST_RFC3339_MS + 1), ..blank() };
+        assert_eq!(encode([late]), Err(PackError::OutOfBounds("response times")));
     }
 }

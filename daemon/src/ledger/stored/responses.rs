@@ -10,9 +10,22 @@
 //! write is kept (append-only: since schema 8 in packs, see
 //! [`crate::ledger::stored::pack`]; rows stored before stay rows and are read with
 //! them); a reader merges the writes of one identity
-//! into one response with the most complete counters, the time and session
-//! of its first write, and `final` once any write was read from a log that
-//! had moved past it (or gone quiet).
+//! into one response with the most complete counters, the time of its first
+//! write, and `final` once any write was read from a log that had moved past
+//! it (or gone quiet).
+//!
+//! A response belongs to the session that made it ([`owner_of`]): copies
+//! keep the original's times to the millisecond (Claude Code's fork, OpenCode's
+//! `--fork`, Qwen Code's `--fork-session`, pi's `--fork`), so the earliest
+//! write alone cannot tell, and session ids say nothing of age (OpenCode's
+//! sort newest first, Claude Code's and Qwen Code's are random). An agent's
+//! reader marks a write `copied` where its records show it: written before
+//! its session began, or marked as copied. The sessions holding copies count
+//! them apart ([`Response::copied_into`]).
+//!
+//! A write also carries the cost its agent wrote beside it, where the agent
+//! writes one ([`ResponseWrite::agent_cost_usd`]): the response's is that of
+//! its fullest write that carries one.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -79,6 +92,18 @@ pub const RESPONSE_COLUMNS: Columns = Columns {
     grown: "",
 };
 
+pub use crate::ledger::stored::validate::{MAX_AGENT_COST_USD, agent_cost, is_agent_cost};
+
+/// Whether `provider`'s records carry a cost of each response, written by
+/// the agent itself (OpenCode's and Kilo's message `cost`, pi's and
+/// OpenClaw's `usage.cost.total`): a response of it without one has an
+/// unknown cost, never $0. Other agents write none per response (Claude
+/// Code's cost lines are its provider's cost, per session; Crush's and
+/// Hermes's are per session), and a view shows none for them.
+pub fn writes_agent_cost(provider: Provider) -> bool {
+    matches!(provider, Provider::OpenCode | Provider::Kilo | Provider::Pi | Provider::OpenClaw)
+}
+
 /// One write of a response, as a log reader found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResponseWrite {
@@ -97,7 +122,21 @@ pub struct ResponseWrite {
     pub context_window: Option<u64>,
     /// The log had moved past this write (or was quiet): its stream is over.
     pub is_final: bool,
+    /// The cost the agent itself wrote beside the response (its own
+    /// estimate, or its provider's figure), within Bee's bounds
+    /// ([`agent_cost`]); `None` where it wrote none. Never a price Bee
+    /// worked out, never the provider's reported cost.
+    pub agent_cost_usd: Option<f64>,
+    /// The record shows that its session holds a copy of a response
+    /// another session made: a fork or resume copied it in (written before
+    /// the session began, or marked as copied by the agent).
+    pub copied: bool,
 }
+
+/// Digest flags beside `final`: set only on writes that carry them, so a
+/// write without either keeps the digest it always had.
+const DIGEST_COPIED: u8 = 0b10;
+const DIGEST_AGENT_COST: u8 = 0b100;
 
 impl ResponseWrite {
     /// 63 bits naming the response (provider and provider id): the
@@ -120,14 +159,22 @@ impl ResponseWrite {
         }
         // A copy in another session's file is kept as that session's write,
         // so which session a response belongs to never depends on which
-        // file was read first.
+        // file was read first. Its mark and the agent's cost are part of
+        // what the write says: a file read again by a reader that now sees
+        // them stores the write that carries them.
+        let flags = u8::from(self.is_final)
+            | if self.copied { DIGEST_COPIED } else { 0 }
+            | if self.agent_cost_usd.is_some() { DIGEST_AGENT_COST } else { 0 };
+        let cost = self.agent_cost_usd.map(f64::to_le_bytes);
         response_hash(&[
             self.provider.as_str().as_bytes(),
             b"\x1f",
             self.key.as_bytes(),
             b"\x1f",
             &counters,
-            &[u8::from(self.is_final), 0x1f],
+            &[flags],
+            cost.as_ref().map_or(&[][..], |cost| &cost[..]),
+            b"\x1f",
             self.session_id.as_deref().unwrap_or("").as_bytes(),
         ])
     }
@@ -141,6 +188,7 @@ impl ResponseWrite {
             && texts.into_iter().flatten().all(|t| t.len() <= bee_proto::ledger::bounds::MAX_TEXT_BYTES)
             && !self.key.is_empty()
             && bee_proto::time::spells_as_rfc3339(self.at_ms)
+            && self.agent_cost_usd.is_none_or(is_agent_cost)
     }
 
     /// This write made ready for the store: its digest and key hash
@@ -173,6 +221,8 @@ impl Prepared {
             context_tokens: w.context_tokens,
             context_window: w.context_window,
             is_final: w.is_final,
+            agent_cost_usd: w.agent_cost_usd,
+            copied: w.copied,
         }
     }
 }
@@ -512,9 +562,9 @@ pub struct Response {
     pub provider: Provider,
     /// Time of its first write.
     pub at_ms: i64,
-    /// Session of its first write (the session that asked for it). Shared
-    /// by the responses of one merge that name the same session (as the
-    /// model is): a pass's responses name a few hundred sessions and a
+    /// The session that made it (that asked for it): see [`owner_of`].
+    /// Shared by the responses of one merge that name the same session (as
+    /// the model is): a pass's responses name a few hundred sessions and a
     /// handful of models, not one copy each.
     pub session_id: Option<Arc<str>>,
     pub model: Option<Arc<str>>,
@@ -525,11 +575,40 @@ pub struct Response {
     pub partial: bool,
     /// No write of it was final yet.
     pub pending: bool,
+    /// The cost the agent wrote for it: that of its fullest write that
+    /// carries one, a write not marked copied before any copy (Kilo writes
+    /// a fork's copy at $0: the fork paid nothing for it); ties: the later
+    /// write, then the larger cost.
+    pub agent_cost_usd: Option<f64>,
+    /// The other sessions that hold a copy of it, in name order: each
+    /// counts it as a copied response, never as its own. Empty (no
+    /// allocation) for nearly every response.
+    pub copied_into: Vec<Arc<str>>,
 }
+
+impl Default for Response {
+    /// A response of no counters (for building one in a test).
+    fn default() -> Response {
+        Response {
+            provider: Provider::Claude,
+            at_ms: 0,
+            session_id: None,
+            model: None,
+            tokens: Counters::default(),
+            partial: false,
+            pending: false,
+            agent_cost_usd: None,
+            copied_into: Vec::new(),
+        }
+    }
+}
+
+/// How full a write's counters are: see [`fullness`].
+type Fullness = ((usize, u64), u64);
 
 /// Which of two writes of one response is the fuller: the provider-wide
 /// rule (more counters, then more output), then more of everything.
-fn fullness(t: &Counters) -> ((usize, u64), u64) {
+fn fullness(t: &Counters) -> Fullness {
     (t.completeness(), t.values().into_iter().flatten().fold(0u64, u64::saturating_add))
 }
 
@@ -543,37 +622,52 @@ type Name<'a> = &'a Arc<str>;
 #[derive(Debug, Clone)]
 struct Merged<'a> {
     provider: Provider,
-    /// The first write's time and session (earliest, then least session).
+    /// The first write's time and session (earliest, then least session):
+    /// the response's time, and its session while every write names one.
     first: (i64, Option<Name<'a>>),
+    /// The session of the write the fold began with.
+    lead: Option<Name<'a>>,
+    /// Some write names another session than `lead`: which of them made
+    /// the response is [`owner_of`]'s to say.
+    sessions_differ: bool,
     /// The fullest write: ties go to the later write.
-    fullest: (((usize, u64), u64), i64, Option<Name<'a>>),
+    fullest: (Fullness, i64, Option<Name<'a>>),
     tokens: &'a Counters,
     model: Option<Name<'a>>,
     /// The model of the earliest write that named one.
     first_model: Option<(i64, Option<Name<'a>>, Name<'a>)>,
+    /// The write whose cost the agent's is: (not a copy, fullness, time,
+    /// the cost's bits), ordered so that any order of writes agrees.
+    cost: Option<(bool, Fullness, i64, u64)>,
     is_final: bool,
 }
 
 impl<'a> Merged<'a> {
     fn new(write: Entry<'a>) -> Merged<'a> {
         let order = (write.at_ms, write.session_id);
+        let fullness = fullness(write.tokens);
         Merged {
             provider: write.provider,
             first: order,
-            fullest: (fullness(write.tokens), order.0, order.1),
+            lead: write.session_id,
+            sessions_differ: false,
+            fullest: (fullness, order.0, order.1),
             tokens: write.tokens,
             model: write.model,
             first_model: write.model.map(|model| (order.0, order.1, model)),
+            cost: write.agent_cost_usd.map(|usd| (!write.copied, fullness, order.0, usd.to_bits())),
             is_final: write.is_final,
         }
     }
 
     fn absorb(&mut self, write: Entry<'a>) {
         let order = (write.at_ms, write.session_id);
+        self.sessions_differ |= write.session_id != self.lead;
         if order < self.first {
             self.first = order;
         }
-        let fuller = (fullness(write.tokens), order.0, order.1);
+        let fullness = fullness(write.tokens);
+        let fuller = (fullness, order.0, order.1);
         if fuller >= self.fullest {
             self.fullest = fuller;
             self.tokens = write.tokens;
@@ -584,22 +678,78 @@ impl<'a> Merged<'a> {
         {
             self.first_model = Some((order.0, order.1, model));
         }
+        // Costs are not negative: their bits order as they do.
+        if let Some(usd) = write.agent_cost_usd {
+            let costed = (!write.copied, fullness, order.0, usd.to_bits());
+            if self.cost.is_none_or(|cost| costed > cost) {
+                self.cost = Some(costed);
+            }
+        }
         self.is_final |= write.is_final;
     }
 
-    /// The response, its names the fullest or first write's own copies.
-    fn finish(self) -> Response {
+    /// The response, its names the fullest or first write's own copies;
+    /// its session `owner`'s when its writes name several.
+    fn finish(self, owner: Option<Owner<'a>>) -> Response {
         let tokens = with_total(self.provider, self.tokens.clone());
+        let (session, copied_into) = match owner {
+            Some(owner) => (owner.session, owner.copied_into),
+            None => (self.first.1, Vec::new()),
+        };
         Response {
             provider: self.provider,
             at_ms: self.first.0,
-            session_id: self.first.1.cloned(),
+            session_id: session.cloned(),
             model: self.model.or(self.first_model.map(|(_, _, model)| model)).cloned(),
             partial: !reports_all(self.provider, &tokens),
             pending: !self.is_final,
             tokens,
+            agent_cost_usd: self.cost.map(|(.., bits)| f64::from_bits(bits)),
+            copied_into,
         }
     }
+}
+
+/// The session that made a response whose writes name several, and the
+/// others, which hold copies of it.
+#[derive(Debug)]
+struct Owner<'a> {
+    session: Option<Name<'a>>,
+    copied_into: Vec<Arc<str>>,
+}
+
+/// A write's session, whether it was marked copied, and its time: what
+/// [`owner_of`] weighs.
+type Holding<'a> = (Option<Name<'a>>, bool, i64);
+
+/// Which of the sessions holding a response made it: one that did not copy
+/// it (none of its writes of it is marked `copied`), the earliest to write
+/// it, then the least by name; among sessions that all copied it (the one
+/// that made it was never read), the same order. A session with a write
+/// marked copied copied the response, whatever its other writes say: a
+/// file read again by a newer reader adds the marked write beside the one
+/// stored before without the mark. `holdings` is scratch space, sorted here.
+fn owner_of<'a>(holdings: &mut [Holding<'a>]) -> Owner<'a> {
+    holdings.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut best: Option<(bool, i64, Option<Name<'a>>)> = None;
+    let mut sessions = 0;
+    for held in holdings.chunk_by(|a, b| a.0 == b.0) {
+        sessions += 1;
+        let copied = held.iter().any(|&(_, copied, _)| copied);
+        let first = held.iter().map(|&(_, _, at)| at).min().unwrap_or(i64::MAX);
+        let this = (copied, first, held[0].0);
+        if best.is_none_or(|best| this < best) {
+            best = Some(this);
+        }
+    }
+    let session = best.and_then(|(_, _, session)| session);
+    let mut copied_into = Vec::with_capacity(sessions - 1);
+    for held in holdings.chunk_by(|a, b| a.0 == b.0) {
+        if let Some(copy) = held[0].0.filter(|&copy| Some(copy) != session) {
+            copied_into.push(copy.clone());
+        }
+    }
+    Owner { session, copied_into }
 }
 
 /// A write as the merge reads it: packed in the store, or prepared by a
@@ -628,20 +778,30 @@ fn merge(writes: &[impl AsEntry]) -> Vec<Response> {
     let mut responses: Vec<Response> = Vec::with_capacity(count);
     // Each response's first write among `writes`: its identity breaks ties.
     let mut leads: Vec<u32> = Vec::with_capacity(count);
+    // Scratch space for the few responses held by several sessions.
+    let mut holdings: Vec<Holding<'_>> = Vec::new();
     for (at, write) in writes.iter().enumerate() {
         let write = write.as_entry();
-        let one = match place[at] {
+        let (one, owner) = match place[at] {
             Place::Folded => continue,
-            Place::Alone => Merged::new(write),
+            Place::Alone => (Merged::new(write), None),
             Place::Leads(group) => {
                 let mut one = Merged::new(write);
                 for &other in &members[group][1..] {
                     one.absorb(writes[other as usize].as_entry());
                 }
-                one
+                let owner = one.sessions_differ.then(|| {
+                    holdings.clear();
+                    holdings.extend(members[group].iter().map(|&other| {
+                        let write = writes[other as usize].as_entry();
+                        (write.session_id, write.copied, write.at_ms)
+                    }));
+                    owner_of(&mut holdings)
+                });
+                (one, owner)
             }
         };
-        responses.push(one.finish());
+        responses.push(one.finish(owner));
         leads.push(at as u32);
     }
     // In the order views read them: by first write, then session; ties as
@@ -929,6 +1089,9 @@ impl Found {
                 context_tokens: crate::ledger::stored::schema::count_at(row, 15)?,
                 context_window: crate::ledger::stored::schema::count_at(row, 16)?,
                 is_final: row.get(17)?,
+                // Rows were stored before either was read.
+                agent_cost_usd: None,
+                copied: false,
             });
         }
         Ok(())
@@ -1014,6 +1177,8 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final,
+            agent_cost_usd: None,
+            copied: false,
         }
     }
 
@@ -1037,8 +1202,11 @@ mod tests {
     }
 
     /// The merge as its rule states it, slowly: writes grouped by response
-    /// (provider, identity), folded, and stable-sorted by first write, then
-    /// session, then (hash, provider, identity).
+    /// (provider, identity), folded, its session the one that made it (of
+    /// the sessions that did not copy it, if any did not: the earliest to
+    /// write it, then the least), the others holding copies, and
+    /// stable-sorted by first write, then session, then (hash, provider,
+    /// identity).
     fn merged_by_the_rule(writes: &[PackedWrite]) -> Vec<Response> {
         let mut groups: std::collections::BTreeMap<(Provider, &str), Vec<&PackedWrite>> = Default::default();
         for w in writes {
@@ -1049,7 +1217,18 @@ mod tests {
             .map(|((provider, identity), group)| {
                 let mut merged = Merged::new(group[0].entry());
                 group[1..].iter().for_each(|w| merged.absorb(w.entry()));
-                (merged.finish(), (group[0].key_hash, provider, identity))
+                let mut response = merged.finish(None);
+                let mut sessions: std::collections::BTreeMap<Option<&str>, (bool, i64)> = Default::default();
+                for w in &group {
+                    let held = sessions.entry(w.session_id.as_deref()).or_insert((false, i64::MAX));
+                    *held = (held.0 || w.copied, held.1.min(w.at_ms));
+                }
+                let made = sessions.iter().map(|(&session, &(copied, at))| (copied, at, session)).min();
+                let owner = made.and_then(|(_, _, session)| session);
+                response.session_id = owner.map(Into::into);
+                response.copied_into =
+                    sessions.keys().flatten().filter(|&&s| Some(s) != owner).map(|&s| s.into()).collect();
+                (response, (group[0].key_hash, provider, identity))
             })
             .collect();
         responses
@@ -1073,6 +1252,8 @@ mod tests {
                         Some(random.below(900)),
                         random.below(2) == 0,
                     );
+                    w.copied = random.below(4) == 0;
+                    w.agent_cost_usd = [None, Some(0.0), Some(0.25), Some(1.5)][random.below(4) as usize];
                     // Hashes two identities share: told apart by the identity.
                     if random.below(4) == 0 {
                         w.key_hash = 42;
@@ -1132,6 +1313,119 @@ mod tests {
         }
     }
 
+    /// Every order of `writes` merges to the same responses.
+    fn in_every_order(writes: &[PackedWrite]) -> Vec<Response> {
+        let expected = merge_stored(writes);
+        let mut order: Vec<usize> = (0..writes.len()).collect();
+        let mut c = vec![0usize; writes.len()];
+        let mut i = 0;
+        // Heap's algorithm.
+        while i < writes.len() {
+            if c[i] < i {
+                order.swap(if i % 2 == 0 { 0 } else { c[i] }, i);
+                let permuted: Vec<PackedWrite> = order.iter().map(|&n| writes[n].clone()).collect();
+                assert_eq!(merge_stored(&permuted), expected, "order {order:?}");
+                c[i] += 1;
+                i = 0;
+            } else {
+                c[i] = 0;
+                i += 1;
+            }
+        }
+        expected
+    }
+
+    /// A fork or resume copies a response with its very times into a session
+    /// whose id may sort first (OpenCode's newest sessions do; Claude Code's
+    /// and Qwen Code's are random): the response stays the session's that
+    /// made it, and the copy's session counts it as a copy.
+    #[test]
+    fn a_response_belongs_to_the_session_that_made_it_whatever_its_copies_are_named() {
+        let copy = |key: &str, session: &str, at_ms: i64| PackedWrite {
+            copied: true,
+            ..write(key, session, at_ms, Some(607), true)
+        };
+        let owners = |responses: &[Response]| -> Vec<(Option<String>, Vec<String>)> {
+            responses
+                .iter()
+                .map(|r| {
+                    (r.session_id.as_deref().map(str::to_owned), r.copied_into.iter().map(|s| s.to_string()).collect())
+                })
+                .collect()
+        };
+        let made =
+            |session: &str, copies: &[&str]| (Some(session.to_owned()), copies.iter().map(|s| s.to_string()).collect());
+        // The original `ses_b`, its fork `ses_a` (sorting first), a fork of the fork.
+        let writes = [
+            write("A", "ses_b", 1_000, Some(607), true),
+            copy("A", "ses_a", 1_000),
+            copy("A", "ses_0", 1_000),
+            write("B", "ses_a", 2_000, Some(9), true),
+            copy("B", "ses_0", 2_000),
+        ];
+        let responses = in_every_order(&writes);
+        assert_eq!(owners(&responses), [made("ses_b", &["ses_0", "ses_a"]), made("ses_a", &["ses_0"])]);
+        assert_eq!(responses[0].at_ms, 1_000);
+        // Streaming writes of the original, and a copy stored unmarked by an
+        // earlier reader beside the marked one a newer reader stored.
+        let writes = [
+            write("A", "ses_b", 1_000, Some(100), false),
+            write("A", "ses_b", 1_200, Some(607), true),
+            write("A", "ses_a", 1_000, Some(607), true),
+            copy("A", "ses_a", 1_000),
+        ];
+        let responses = in_every_order(&writes);
+        assert_eq!(owners(&responses), [made("ses_b", &["ses_a"])]);
+        assert_eq!(responses[0].tokens.output_tokens, Some(607));
+        // Only copies were read (the original's log is gone): the earliest
+        // of them, then the least; nothing marked: as before, the earliest,
+        // then the least.
+        let responses = in_every_order(&[copy("A", "s2", 1_000), copy("A", "s3", 900), copy("A", "s1", 1_000)]);
+        assert_eq!(owners(&responses), [made("s3", &["s1", "s2"])]);
+        let responses =
+            in_every_order(&[write("A", "s2", 1_000, Some(1), true), write("A", "s1", 1_000, Some(1), true)]);
+        assert_eq!(owners(&responses), [made("s1", &["s2"])]);
+        // One session's writes alone: nothing is a copy.
+        let responses = in_every_order(&[copy("A", "s2", 1_000), write("A", "s2", 1_001, Some(700), true)]);
+        assert_eq!(owners(&responses), [made("s2", &[])]);
+    }
+
+    /// The agent's cost of a response is that of its fullest write that
+    /// carries one, in any order: a fuller write without one (a store's
+    /// write from before costs were read) takes nothing away.
+    #[test]
+    fn a_responses_agent_cost_is_its_fullest_costed_writes() {
+        let costed = |output: u64, at_ms: i64, usd: Option<f64>| PackedWrite {
+            agent_cost_usd: usd,
+            ..write("A", "s1", at_ms, Some(output), true)
+        };
+        let cost = |writes: &[PackedWrite]| in_every_order(writes)[0].agent_cost_usd;
+        assert_eq!(cost(&[costed(10, 1_000, Some(0.01)), costed(20, 1_001, Some(0.02))]), Some(0.02));
+        assert_eq!(cost(&[costed(10, 1_000, Some(0.01)), costed(20, 1_001, None)]), Some(0.01));
+        assert_eq!(
+            cost(&[costed(20, 1_000, None), costed(20, 1_000, Some(0.03)), costed(20, 1_000, Some(0.02))]),
+            Some(0.03)
+        );
+        assert_eq!(cost(&[costed(20, 1_000, None)]), None);
+        assert_eq!(cost(&[costed(20, 1_000, Some(0.0))]), Some(0.0), "a cost the agent wrote as 0 is its figure");
+        // Kilo's fork writes its copy's cost as 0, the copy as full as the original.
+        let fork = PackedWrite { copied: true, session_id: Some("ses_a".into()), ..costed(20, 1_000, Some(0.0)) };
+        assert_eq!(cost(&[costed(20, 1_000, Some(0.01)), fork.clone()]), Some(0.01));
+        let fork = PackedWrite { agent_cost_usd: Some(0.5), ..fork };
+        assert_eq!(cost(&[costed(20, 1_000, Some(0.01)), fork]), Some(0.01), "the copy's figure is not the response's");
+    }
+
+    #[test]
+    fn an_agents_cost_outside_bees_bounds_is_unknown() {
+        for usd in [f64::NAN, f64::INFINITY, -0.01, MAX_AGENT_COST_USD * 2.0] {
+            assert_eq!(agent_cost(usd), None, "{usd}");
+        }
+        assert_eq!(agent_cost(-0.0).map(f64::to_bits), Some(0.0f64.to_bits()));
+        assert_eq!(agent_cost(0.0123), Some(0.0123));
+        let write = ResponseWrite { agent_cost_usd: Some(f64::NAN), ..logged("msg_1\u{1f}req_1", "s", HOUR, 7, true) };
+        assert!(!write.is_valid());
+    }
+
     /// Digests and key hashes are stored: the SHA-1 that computes them now
     /// gives exactly what the whole-name UUID gave before it.
     #[test]
@@ -1155,6 +1449,8 @@ mod tests {
                 context_tokens: output,
                 context_window: None,
                 is_final,
+                agent_cost_usd: None,
+                copied: false,
             };
             let mut name = format!("{}\u{1f}{}", provider.as_str(), identity(provider, key)).into_bytes();
             assert_eq!(write.key_hash(), uuid_hash(&name), "{key}");
@@ -1166,6 +1462,16 @@ mod tests {
             name.push(0x1f);
             name.extend_from_slice(session.unwrap_or("").as_bytes());
             assert_eq!(write.digest(), uuid_hash(&name), "{key}");
+            // The same write marked copied, or with the agent's cost, is
+            // another write: a file read again by a reader that sees them
+            // stores it beside the one it stored before.
+            let copied = ResponseWrite { copied: true, ..write.clone() };
+            let costed = ResponseWrite { agent_cost_usd: Some(0.5), ..write.clone() };
+            let other_cost = ResponseWrite { agent_cost_usd: Some(0.25), ..write.clone() };
+            let digests = [write.digest(), copied.digest(), costed.digest(), other_cost.digest()];
+            let distinct: HashSet<i64> = digests.into_iter().collect();
+            assert_eq!(distinct.len(), 4, "{key}");
+            assert_eq!((copied.key_hash(), costed.key_hash()), (write.key_hash(), write.key_hash()));
         }
     }
 
@@ -1188,6 +1494,8 @@ mod tests {
             context_tokens: Some(110),
             context_window: None,
             is_final,
+            agent_cost_usd: None,
+            copied: false,
         }
     }
 
@@ -1428,6 +1736,8 @@ mod tests {
                 if random.below(3) == 0 {
                     w.provider = Provider::Codex;
                 }
+                w.copied = random.below(4) == 0;
+                w.agent_cost_usd = [None, Some(0.0), Some(0.012_5)][random.below(3) as usize];
                 w
             })
             .collect()
@@ -1551,6 +1861,8 @@ mod tests {
                         context_tokens: e.context_tokens,
                         context_window: e.context_window,
                         is_final: e.is_final,
+                        agent_cost_usd: e.agent_cost_usd,
+                        copied: e.copied,
                     }
                 })
                 .collect();

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::ledger::stored::part_pack;
 use crate::ledger::stored::responses::{self, Response};
 use crate::ledger::stored::schema::{
-    CALL_COLUMN_COUNT, CALL_COLUMNS, CHECKSUM_SCHEMA, HOUR_MS, MAX_CALL_MS, PACK_SCHEMA, PART_PACK_SCHEMA,
+    AGENT_COST_SCHEMA, CALL_COLUMN_COUNT, CALL_COLUMNS, CHECKSUM_SCHEMA, HOUR_MS, MAX_CALL_MS, PACK_SCHEMA,
     RESPONSE_SCHEMA, ROLLUP_SCHEMA, Range, counters_at, hour_of,
 };
 use crate::storage::sqlite::sql_integer;
@@ -298,6 +298,18 @@ pub type Parts = BTreeMap<PartKey, PartFigures>;
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
+/// Billionths of a dollar in a dollar: the agents' own costs are summed as
+/// whole billionths, so a sum is the same whichever order its parts meet in
+/// (from the records, or hour by hour from the aggregates), and each
+/// response's cost is off by half a billionth of a dollar at most.
+pub const NANOS_PER_USD: f64 = 1e9;
+
+/// A cost in dollars as whole billionths (costs are not negative, and at
+/// most `responses::MAX_AGENT_COST_USD`).
+fn nanos_of(usd: f64) -> u64 {
+    (usd * NANOS_PER_USD).round() as u64
+}
+
 /// A part's figures: its few counts, as an hour's pack holds them and as
 /// views and settling sum them. A view makes rows of them only once it has
 /// grouped them, so a range's thousands of parts stay small.
@@ -313,6 +325,21 @@ pub struct PartFigures {
     pub pending_responses: u64,
     /// Calls whose own counters stand in because no log of their session exists.
     pub producer_calls: u64,
+    /// Responses another session made that this part's session holds a copy
+    /// of (counted there as responses, here only as copies).
+    pub copied_responses: u64,
+    /// The cost the agents wrote themselves beside its responses, in
+    /// billionths of a dollar ([`PartFigures::agent_cost_usd`]); `None`
+    /// when no response of it carried one.
+    pub agent_cost_nanos: Option<u64>,
+    /// Responses of agents that write their own cost
+    /// (`responses::writes_agent_cost`) that carried none: the cost is a
+    /// lower bound while above 0.
+    pub agent_cost_unknown: u64,
+    /// The first and last time (unix ms) one of its responses was first
+    /// written; `None` for a part of producer calls or copies alone.
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
 }
 
 impl PartFigures {
@@ -323,16 +350,52 @@ impl PartFigures {
         self.partial_parts += other.partial_parts;
         self.pending_responses += other.pending_responses;
         self.producer_calls += other.producer_calls;
+        self.copied_responses += other.copied_responses;
+        if let Some(nanos) = other.agent_cost_nanos {
+            self.agent_cost_nanos = Some(self.agent_cost_nanos.unwrap_or(0).saturating_add(nanos));
+        }
+        self.agent_cost_unknown += other.agent_cost_unknown;
+        self.first_ms = min_known(self.first_ms, other.first_ms);
+        self.last_ms = self.last_ms.max(other.last_ms);
+    }
+
+    /// One response first written at `at_ms` with the agent's cost `usd`.
+    fn add_response(&mut self, provider: Provider, at_ms: i64, usd: Option<f64>) {
+        self.responses += 1;
+        self.first_ms = min_known(self.first_ms, Some(at_ms));
+        self.last_ms = self.last_ms.max(Some(at_ms));
+        match usd {
+            Some(usd) => self.agent_cost_nanos = Some(self.agent_cost_nanos.unwrap_or(0).saturating_add(nanos_of(usd))),
+            None => self.agent_cost_unknown += u64::from(responses::writes_agent_cost(provider)),
+        }
+    }
+
+    /// The cost the agents wrote themselves, in dollars; `None` when no
+    /// response carried one.
+    pub fn agent_cost_usd(&self) -> Option<f64> {
+        self.agent_cost_nanos.map(|nanos| nanos as f64 / NANOS_PER_USD)
     }
 
     /// Adds these figures to a view's `row`, with `tokens` in place of
-    /// their own counters (mapped into Bee's one set of columns).
+    /// their own counters (mapped into Bee's one set of columns). Its
+    /// first and last response times are for the view to place.
     pub fn add_to(&self, row: &mut UsageRow, tokens: &Counters) {
         row.responses += self.responses;
         row.tokens.add(tokens);
         row.partial_parts += self.partial_parts;
         row.pending_responses += self.pending_responses;
         row.producer_counted_calls += self.producer_calls;
+        row.copied_responses += self.copied_responses;
+        bee_proto::ledger::add_cost(&mut row.agent_cost_usd, self.agent_cost_usd());
+        row.agent_cost_unknown_parts += self.agent_cost_unknown;
+    }
+}
+
+/// The lesser of two times, either of which may be unknown.
+fn min_known(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -357,18 +420,26 @@ fn parts_of<'a>(
     // copied once, not once per response or call.
     let mut sums: crate::ledger::FastMap<PartOf<'_>, PartFigures> = Default::default();
     for response in responses.filter(|r| range.contains(r.at_ms)) {
-        let key = PartOf {
-            bucket: bucket(response.provider, response.at_ms),
+        let (bucket, tier) = (
+            bucket(response.provider, response.at_ms),
+            crate::ledger::views::prices::tier_of(response.provider, &response.tokens),
+        );
+        let part_of = |session: Option<&'a str>| PartOf {
+            bucket,
             provider: response.provider,
-            session: response.session_id.as_deref(),
+            session,
             model: response.model.as_deref(),
-            tier: crate::ledger::views::prices::tier_of(response.provider, &response.tokens),
+            tier,
         };
-        let row = sums.entry(key).or_default();
-        row.responses += 1;
+        let row = sums.entry(part_of(response.session_id.as_deref())).or_default();
+        row.add_response(response.provider, response.at_ms, response.agent_cost_usd);
         row.tokens.add(&responses::with_known_total(response.provider, &response.tokens));
         row.partial_parts += u64::from(response.partial);
         row.pending_responses += u64::from(response.pending);
+        // The sessions holding a copy say so, in the same bucket.
+        for copy in &response.copied_into {
+            sums.entry(part_of(Some(&**copy))).or_default().copied_responses += 1;
+        }
     }
     for call in calls.filter(|c| range.contains(c.started_ms) && !c.logged) {
         let key = PartOf {
@@ -1054,6 +1125,11 @@ fn write_hour(
             partial_parts: figures.partial_parts,
             pending_responses: figures.pending_responses,
             producer_calls: figures.producer_calls,
+            copied_responses: figures.copied_responses,
+            agent_cost_nanos: figures.agent_cost_nanos,
+            agent_cost_unknown: figures.agent_cost_unknown,
+            first_ms: figures.first_ms,
+            last_ms: figures.last_ms,
         });
         // Bee's own bounds keep every session and model packable.
         let body = part_pack::encode(stored).map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
@@ -1073,8 +1149,9 @@ pub fn summarize(conn: &Connection, version: u32, range: Range, by: Option<Bucke
     let last_full = hour_of(range.until_ms);
     // Aggregates from before responses counted calls, not responses; those
     // from before parts knew no model per session, and parts before their
-    // packs are read from the records.
-    if version < RESPONSE_SCHEMA || (by.is_some() && version < PART_PACK_SCHEMA) || first_full >= last_full {
+    // packs, or before they kept copies, agents' costs and times, are read
+    // from the records.
+    if version < RESPONSE_SCHEMA || (by.is_some() && version < AGENT_COST_SCHEMA) || first_full >= last_full {
         return from_records(conn, version, range, by, true);
     }
     let full = Range { since_ms: first_full, until_ms: last_full };
@@ -1222,6 +1299,11 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
                 partial_parts: part.partial_parts,
                 pending_responses: part.pending_responses,
                 producer_calls: part.producer_calls,
+                copied_responses: part.copied_responses,
+                agent_cost_nanos: part.agent_cost_nanos,
+                agent_cost_unknown: part.agent_cost_unknown,
+                first_ms: part.first_ms,
+                last_ms: part.last_ms,
             };
             clean.push((hour, key, figures));
         }
@@ -1361,7 +1443,8 @@ mod tests {
     fn response(random: &mut Random, base: i64) -> Evidence {
         let id = random.below(300);
         let at = base + (id as i64) * 15 * 60_000 + random.below(3) as i64 * random.below(6 * HOUR_MS as u64) as i64;
-        let provider = if id.is_multiple_of(3) { Provider::Codex } else { Provider::Claude };
+        // OpenCode writes its own cost of each response (or leaves it out).
+        let provider = [Provider::Codex, Provider::Claude, Provider::Claude, Provider::OpenCode][id as usize % 4];
         // Claude's transcripts name message and request, its telemetry the
         // request alone: the same response either way.
         let key = match (provider, random.below(3)) {
@@ -1385,6 +1468,11 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: random.below(3) != 0,
+            agent_cost_usd: [None, Some(0.012_5), Some(1.0 / 3.0)][random.below(3) as usize]
+                .filter(|_| provider == Provider::OpenCode),
+            // Sessions are drawn at random: a response's writes name several,
+            // some of them copies.
+            copied: random.below(3) == 0,
         })
     }
 
@@ -1489,6 +1577,8 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
+            agent_cost_usd: None,
+            copied: false,
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
         let conn = rusqlite::Connection::open(dir.path().join(store::DB_FILE)).unwrap();
@@ -1523,6 +1613,8 @@ mod tests {
                 context_tokens: None,
                 context_window: None,
                 is_final: true,
+                agent_cost_usd: None,
+                copied: false,
             })
         };
         let writes = [
@@ -1646,6 +1738,95 @@ mod tests {
         assert!(same(&after, &from_records_only(&store, range, 0)));
     }
 
+    /// The agents' own costs sum per part, alike from the aggregates and
+    /// from the records: per agent and per day, the sum of what each wrote.
+    /// A response of an agent that writes its cost but whose record had
+    /// none is counted unknown, never $0; an agent that writes none has
+    /// none. A fork's copy counts in the fork's session as a copy only, and
+    /// each part knows its first and last response.
+    #[test]
+    fn agents_costs_and_copies_sum_per_part_as_the_records_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("ledger");
+        let mut ledger = Ledger::open(&store).unwrap();
+        const DAY: i64 = 24 * HOUR_MS;
+        let base = 1_764_000_000_000 / DAY * DAY + 10 * HOUR_MS;
+        let write = |provider: Provider, key: &str, session: &str, at_ms: i64, usd: Option<f64>, copied: bool| {
+            Evidence::Response(ResponseWrite {
+                provider,
+                key: key.to_owned(),
+                session_id: Some(session.into()),
+                at_ms,
+                model: Some("m".into()),
+                tokens: Counters {
+                    input_tokens: Some(10),
+                    cache_creation_input_tokens: Some(0),
+                    cache_read_input_tokens: Some(0),
+                    output_tokens: Some(5),
+                    ..Counters::default()
+                },
+                context_tokens: None,
+                context_window: None,
+                is_final: true,
+                agent_cost_usd: usd,
+                copied,
+            })
+        };
+        let (opencode, pi, claude) = (Provider::OpenCode, Provider::Pi, Provider::Claude);
+        let writes = [
+            write(opencode, "r1", "ses_b", base, Some(0.25), false),
+            // The fork `ses_a` (sorting first) copied r1, then made r2.
+            write(opencode, "r1", "ses_a", base, Some(0.25), true),
+            write(opencode, "r2", "ses_a", base + 60_000, Some(0.5), false),
+            write(opencode, "r3", "ses_b", base + DAY, Some(0.125), false),
+            write(opencode, "r4", "ses_b", base + DAY + 7, None, false),
+            write(pi, "p1", "pi-1", base + 120_000, Some(1.0 / 3.0), false),
+            write(claude, "c1", "cc-1", base, None, false),
+        ];
+        ledger.append_at(&writes, &[]).unwrap();
+        let range = Range { since_ms: base - DAY, until_ms: base + 3 * DAY };
+        let by_day = |summary: &Summary| {
+            let mut rows: BTreeMap<(i64, Provider), PartFigures> = BTreeMap::new();
+            for (key, part) in &summary.parts {
+                rows.entry((key.bucket - base + 10 * HOUR_MS, key.provider)).or_default().add(part);
+            }
+            rows.into_iter()
+                .map(|((day, provider), p)| {
+                    (day / DAY, provider, p.responses, p.copied_responses, p.agent_cost_usd(), p.agent_cost_unknown)
+                })
+                .collect::<Vec<_>>()
+        };
+        let expected = [
+            (0, claude, 1, 0, None, 0),
+            (0, opencode, 2, 1, Some(0.75), 0),
+            (0, pi, 1, 0, Some(0.333_333_333), 0),
+            (1, opencode, 2, 0, Some(0.125), 1),
+        ];
+        for settled in [false, true] {
+            if settled {
+                ledger.settle();
+            }
+            let view = read_usage(&store, range, 1);
+            assert_eq!(by_day(&view), expected, "settled: {settled}");
+            assert!(same(&view, &from_records_only(&store, range, 1)), "settled: {settled}");
+            let session = |name: &str, day: i64| {
+                let bucket = base - 10 * HOUR_MS + day * DAY;
+                let key = view.parts.keys().find(|k| k.session.as_deref() == Some(name) && k.bucket == bucket).unwrap();
+                let part = &view.parts[key];
+                (part.responses, part.copied_responses, part.first_ms, part.last_ms)
+            };
+            assert_eq!(session("ses_b", 0), (1, 0, Some(base), Some(base)), "r1 is the original's");
+            assert_eq!(session("ses_a", 0), (1, 1, Some(base + 60_000), Some(base + 60_000)), "the fork made r2 alone");
+            assert_eq!(session("ses_b", 1), (2, 0, Some(base + DAY), Some(base + DAY + 7)));
+        }
+        let mut row = UsageRow::default();
+        for part in read_usage(&store, range, 0).parts.values() {
+            part.add_to(&mut row, &part.tokens);
+        }
+        assert_eq!((row.responses, row.copied_responses, row.agent_cost_unknown_parts), (6, 1, 1));
+        assert!((row.agent_cost_usd.unwrap() - (0.25 + 0.5 + 0.125 + 1.0 / 3.0)).abs() < 1e-9, "{row:?}");
+    }
+
     #[test]
     fn aggregates_agree_with_the_records_for_any_range_settled_or_not() {
         let dir = tempfile::tempdir().unwrap();
@@ -1758,6 +1939,8 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
+            agent_cost_usd: None,
+            copied: false,
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
         ledger.settle();

@@ -43,6 +43,12 @@ pub const SESSION_PROJECT_SCHEMA: u32 = 11;
 /// figures of past hours learns which of them moved since, and how many
 /// records the store holds, without reading the records.
 pub const CHANGE_SCHEMA: u32 = 13;
+/// Schema version from which a response write carries the cost its agent
+/// wrote beside it and whether its session holds it as a copy (bits of its
+/// pack), and an hour's usage parts keep copies, the agents' costs and
+/// their first and last response times (`part_pack` format 2). A store
+/// before it takes usage parts from its records.
+pub const AGENT_COST_SCHEMA: u32 = 14;
 
 /// A half-open range of unix milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -288,6 +288,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     SESSION_PROJECT_MIGRATION,
     KNOWN_TOTAL_MIGRATION,
     CHANGE_MIGRATION,
+    AGENT_COST_MIGRATION,
 ];
 
 /// What a reader that keeps figures needs to learn what moved, without
@@ -380,6 +381,21 @@ const AGENT_STATE_MIGRATION: &str = r#"
     ) STRICT;
     DROP TABLE ingest_offset;
     ALTER TABLE ingest_offset_by_agent RENAME TO ingest_offset;
+"#;
+
+/// Readers now mark the writes a session holds as copies of another
+/// session's responses and carry the cost an agent wrote beside each
+/// response (`responses::ResponseWrite`), and an hour's usage parts keep
+/// both, with their first and last response times (`part_pack` format 2).
+/// Every file is read again once from its start: a write that now carries
+/// a mark or a cost is stored beside the one stored before (the merge takes
+/// both), and anything else read again adds nothing twice (record ids and
+/// response digests come from what the agents logged). Every hour's
+/// aggregates are made again.
+const AGENT_COST_MIGRATION: &str = r#"
+    DELETE FROM ingest_offset;
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT hour_ms FROM rollup_parts;
+    INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
 "#;
 
 static INSERT_CALL: LazyLock<String> =
@@ -1596,6 +1612,46 @@ mod tests {
         assert_eq!(objects(&migrated), objects(LATEST_SCHEMA));
     }
 
+    /// A store of schema 13 moving to 14: every file is read again from
+    /// its start (its writes now carry copies' marks and agents' costs),
+    /// and every hour's aggregates, settled as format 1 parts, are made
+    /// again; until then a view takes its usage from the records.
+    #[test]
+    fn the_move_to_agents_costs_reads_every_file_again_and_settles_every_hour() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("ledger");
+        std::fs::create_dir(&dir).unwrap();
+        let before = schema::AGENT_COST_SCHEMA as usize - 1;
+        let conn = Connection::open(dir.join(DB_FILE)).unwrap();
+        for migration in &MIGRATIONS[..before] {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn.pragma_update(None, "user_version", before as i64).unwrap();
+        let hour = 1_764_583_200_000i64;
+        conn.execute_batch(&format!(
+            "INSERT INTO ingest_offset (path, dev, ino, offset, agent_state) VALUES ('/h/.local/share/opencode/opencode.db', 1, 2, 3, '{{}}');
+             INSERT INTO rollup_parts (hour_ms, body) VALUES ({hour}, X'0100');
+             INSERT INTO rollup_time VALUES ({}, '', 1, 0, 10, 10, NULL, 0);",
+            hour + schema::HOUR_MS
+        ))
+        .unwrap();
+        drop(conn);
+        let ledger = Ledger::open(&dir).unwrap();
+        let conn = &ledger.db.conn;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+        assert_eq!(version, schema::AGENT_COST_SCHEMA as i64);
+        let offsets: i64 = conn.query_row("SELECT COUNT(*) FROM ingest_offset", [], |row| row.get(0)).unwrap();
+        assert_eq!(offsets, 0, "every file is read again");
+        let dirty: Vec<i64> = conn
+            .prepare("SELECT hour_ms FROM rollup_dirty ORDER BY hour_ms")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(dirty, [hour, hour + schema::HOUR_MS]);
+    }
+
     /// The record counts the store keeps as records are inserted are the
     /// tables' own: calls with their snapshots, limits, costs, packed
     /// responses, appended as beed appends them.
@@ -1641,6 +1697,8 @@ mod tests {
                 context_tokens: None,
                 context_window: None,
                 is_final: true,
+                agent_cost_usd: None,
+                copied: false,
             })
         };
         let evidence = [

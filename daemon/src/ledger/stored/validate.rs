@@ -106,3 +106,22 @@ fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
     }
     Ok(())
 }
+
+/// The largest cost Bee takes an agent to have written for one response:
+/// far above any one request's price; a larger one is a broken or hostile
+/// record, and the cost is unknown.
+pub const MAX_AGENT_COST_USD: f64 = 1_000.0;
+
+/// Whether `usd` is a cost an agent can have written for one response as
+/// the ledger keeps it: finite, not negative (nor `-0`, so that costs order
+/// as their bits do), at most [`MAX_AGENT_COST_USD`].
+pub fn is_agent_cost(usd: f64) -> bool {
+    usd.is_finite() && usd.is_sign_positive() && usd <= MAX_AGENT_COST_USD
+}
+
+/// An agent's written cost of one response as the ledger keeps it: within
+/// Bee's bounds ([`is_agent_cost`]), else unknown; `-0` as `0`.
+pub fn agent_cost(usd: f64) -> Option<f64> {
+    let usd = usd + 0.0;
+    is_agent_cost(usd).then_some(usd)
+}

@@ -4,7 +4,7 @@
 //! reset time has passed is not shown: its use since is unknown.
 
 use bee_proto::delivery::Issue;
-use bee_proto::ledger::{LedgerGlance, UsageFilters, UsageGrouping, WindowGlance};
+use bee_proto::ledger::{LedgerGlance, UsageGrouping, WindowGlance};
 use bee_proto::time::format_unix_ms;
 use bee_proto::usage::WindowKind;
 use std::path::Path;
@@ -22,7 +22,7 @@ const WEEK_MS: i64 = 7 * 24 * 3_600_000;
 /// The glance at the ledger in `dir` at `now_ms`, days in `zone`.
 pub fn glance(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result<LedgerGlance, Issue> {
     let today = Range { since_ms: zone.day_start(now_ms), until_ms: now_ms.max(zone.day_start(now_ms) + 1) };
-    let ask = UsageAsk { range: today, by: UsageGrouping::Day, zone: zone.clone(), filters: UsageFilters::default() };
+    let ask = UsageAsk::new(today, UsageGrouping::Day, zone.clone());
     let report = usage::report(dir, &ask, prices)?;
     let mut totals = report.totals;
     totals.key = Some(zone.day_key(now_ms));

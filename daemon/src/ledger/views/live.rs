@@ -2,14 +2,18 @@
 //! projection to its reset (labelled as such), each provider's burn rate
 //! over the last 15 minutes, the sessions active in the last hour, and the
 //! limit hits of the last day. Rates over unknown parts are lower bounds
-//! with their count; a window without two snapshots has no trend.
+//! with their count; a window without two snapshots has no trend; an agent
+//! whose records keep no limit notice has unknown hits, never none.
 
 use bee_proto::delivery::Issue;
-use bee_proto::ledger::{ActiveSession, BurnRate, LimitGlance, LiveView, LiveWindow, Provider, UsageRow};
+use bee_proto::ledger::{
+    ActiveSession, AgentLimitHits, BurnRate, LimitGlance, LiveView, LiveWindow, NotRecorded, Provider, UsageRow,
+};
 use bee_proto::time::{format_unix_ms, parse_rfc3339_ms};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::ledger::agents;
 use crate::ledger::stored::schema::Range;
 use crate::ledger::stored::store::{self, Reader, SnapshotRow};
 use crate::ledger::views::calendar::Zone;
@@ -105,7 +109,9 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
     let mut sessions: Vec<ActiveSession> = sessions.into_values().collect();
     sessions.sort_by(|a, b| b.last_activity_utc.cmp(&a.last_activity_utc));
     let day = Range { since_ms: now_ms - 24 * HOUR, until_ms: now_ms + 1 };
-    let mut limits: Vec<LimitGlance> = store::read_range(dir, day)?
+    let day_view = store::read_range(dir, day)?;
+    let (limit_hits, not_recorded) = limit_hits(&day_view);
+    let mut limits: Vec<LimitGlance> = day_view
         .limits
         .into_iter()
         .map(|hit| LimitGlance { provider: hit.provider, at_utc: format_unix_ms(hit.at_ms), window: hit.window })
@@ -114,6 +120,9 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
     let mut issues = Vec::new();
     if summary.damaged_records > 0 {
         issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
+    }
+    if !not_recorded.limits.is_empty() {
+        issues.push(bee_proto::ledger::LIMITS_NOT_RECORDED_ISSUE.to_owned());
     }
     Ok(LiveView {
         schema_version: 1,
@@ -124,8 +133,32 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         burn,
         sessions,
         limits,
+        limit_hits,
+        not_recorded,
         issues,
     })
+}
+
+/// Each agent active in `day` (a response or a hit) with its hits there:
+/// `None` for one whose records keep no usage-limit notice (see
+/// `agents::records`), so that an empty list of hits never says "no hit"
+/// of it; and those agents, named.
+fn limit_hits(day: &store::LedgerView) -> (Vec<AgentLimitHits>, NotRecorded) {
+    let mut active: Vec<Provider> = day.responded.clone();
+    active.extend(day.limits.iter().map(|hit| hit.provider));
+    active.sort();
+    active.dedup();
+    let hits: Vec<AgentLimitHits> = active
+        .into_iter()
+        .map(|agent| {
+            let hits = day.limits.iter().filter(|hit| hit.provider == agent).count() as u64;
+            // A hit that reached the ledger anyway (a producer's) is known.
+            let known = agents::records(agent).limit_notices || hits > 0;
+            AgentLimitHits { agent, hits: known.then_some(hits) }
+        })
+        .collect();
+    let limits = hits.iter().filter(|agent| agent.hits.is_none()).map(|agent| agent.agent).collect();
+    (hits, NotRecorded { time: Vec::new(), limits })
 }
 
 /// Adds the hook events of the last hour (beed's `/events/recent`, newest

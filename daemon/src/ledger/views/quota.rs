@@ -2,15 +2,20 @@
 //! Converted, Crossed, per-provider quota windows with their peak and
 //! `exhausted`, and the reported cost (token usage is `usage`'s).
 
-use bee_proto::ledger::{DerivedTime, LedgerStatus, Provider, ProviderQuota, QuotaReport, QuotaWindow};
+use bee_proto::ledger::{DerivedTime, LedgerStatus, NotRecorded, Provider, ProviderQuota, QuotaReport, QuotaWindow};
 use std::collections::BTreeMap;
 
+use crate::ledger::agents;
 pub use crate::ledger::stored::schema::Range;
 use crate::ledger::stored::store::{LedgerView, LimitRow};
 use bee_proto::time::format_unix_ms;
 use bee_proto::usage::WindowKind;
 
-/// `beectl quota` over `view` for `range`, optionally one provider.
+/// `beectl quota` over `view` for `range`, optionally one provider. A
+/// figure an active agent's records cannot say (its turns, its limit hits:
+/// see `agents::records`) is `null` for it, never 0, with an issue naming
+/// it (`time_not_measured`, `limits_not_recorded`, and `notRecorded`); a
+/// sum over it and agents that can say it is a lower bound (`partial`).
 pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaReport {
     let wanted = |p: Provider| only.is_none_or(|o| o == p);
     let summary = &view.summary;
@@ -30,30 +35,49 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     let per_provider: Vec<ProviderQuota> = providers
         .into_iter()
         .map(|provider| {
+            let says = agents::records(provider);
             let tally = summary.providers.get(&provider).cloned().unwrap_or_default();
-            let crossed = view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64;
+            let hits = view.limits.iter().filter(|l| l.provider == provider && in_range(l.at_ms)).count() as u64;
+            // Hits its records cannot hold are unknown, not 0; a hit that
+            // reached the ledger anyway (a producer's) is known.
+            let crossed = (says.limit_notices || hits > 0).then_some(hits);
+            let derived_tally = summary.derived_providers.get(&provider);
+            let derived =
+                (says.time_spans || derived_tally.is_some_and(|t| t.calls > 0)).then(|| derived_time(derived_tally));
             let windows = windows(view, provider);
             // Codex reports its windows with every response (rate-limit
             // headers): Codex activity without a single snapshot means they
             // went missing.
-            let snapshots_missing =
-                provider == Provider::Codex && (tally.calls > 0 || crossed > 0) && windows.is_empty();
+            let snapshots_missing = provider == Provider::Codex && (tally.calls > 0 || hits > 0) && windows.is_empty();
+            let mut issues = Vec::new();
+            if snapshots_missing {
+                issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
+            }
+            if tally.calls == 0 {
+                issues.push(bee_proto::ledger::TIME_NOT_MEASURED_ISSUE.to_owned());
+            }
+            if crossed.is_none() {
+                issues.push(bee_proto::ledger::LIMITS_NOT_RECORDED_ISSUE.to_owned());
+            }
             ProviderQuota {
                 provider,
                 calls: tally.calls,
                 agent_time_ms: (tally.calls > 0).then_some(tally.agent_ms),
                 used_ms: (tally.calls > 0).then_some(tally.used_ms),
-                derived: derived_time(summary.derived_providers.get(&provider)),
+                derived,
                 converted: view.work.iter().filter(|(p, at)| *p == provider && in_range(*at)).count() as u64,
                 crossed,
                 windows,
-                issues: snapshots_missing
-                    .then(|| bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned())
-                    .into_iter()
-                    .collect(),
+                issues,
             }
         })
         .collect();
+    // The agents whose records cannot say a figure: nothing measured their
+    // time and their records time no turn; their records hold no hit.
+    let not_recorded = NotRecorded {
+        time: per_provider.iter().filter(|p| p.calls == 0 && p.derived.is_none()).map(|p| p.provider).collect(),
+        limits: per_provider.iter().filter(|p| p.crossed.is_none()).map(|p| p.provider).collect(),
+    };
     let mut issues = Vec::new();
     if overall.without_duration > 0 {
         issues.push("calls_without_duration".to_owned());
@@ -61,24 +85,43 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
     if view.summary.damaged_records > 0 {
         issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
     }
-    let derived = derived_time(match only {
-        None => Some(&summary.derived_all),
-        Some(provider) => summary.derived_providers.get(&provider),
+    // Known when any agent of the range can say it (their sum, a lower
+    // bound while another cannot); with no agent active, 0 is the truth.
+    let all_unknown = |unknown: &[Provider]| !per_provider.is_empty() && unknown.len() == per_provider.len();
+    let derived = (!all_unknown(&not_recorded.time)).then(|| {
+        derived_time(match only {
+            None => Some(&summary.derived_all),
+            Some(provider) => summary.derived_providers.get(&provider),
+        })
     });
+    let crossed = (!all_unknown(&not_recorded.limits))
+        .then(|| view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64);
     // Turns the logs timed, or responses nothing timed: the agent worked,
     // and a measured time of zero would say it did not.
     let responded = view.responded.iter().any(|p| wanted(*p));
-    let crossed = view.limits.iter().filter(|l| wanted(l.provider) && in_range(l.at_ms)).count() as u64;
-    let time_unknown = overall.calls == 0 && (derived.turns > 0 || responded || crossed > 0);
-    if time_unknown {
+    let hit = view.limits.iter().any(|l| wanted(l.provider) && in_range(l.at_ms));
+    let derived_turns = derived.as_ref().is_some_and(|d| d.turns > 0);
+    let time_unknown = overall.calls == 0 && (derived_turns || responded || hit);
+    if time_unknown || !not_recorded.time.is_empty() {
         issues.push(bee_proto::ledger::TIME_NOT_MEASURED_ISSUE.to_owned());
     }
     // Unknown time is null, never a 0 that reads as "no usage"; with
     // nothing happening at all, 0 is the truth.
     let measured = |ms: u64| (!time_unknown).then_some(ms);
     // Said of the provider it concerns, and in the report's issues.
-    if per_provider.iter().any(|p| !p.issues.is_empty()) {
+    if per_provider.iter().any(|p| p.issues.iter().any(|i| i == bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE)) {
         issues.push(bee_proto::ledger::SNAPSHOTS_MISSING_ISSUE.to_owned());
+    }
+    if !not_recorded.limits.is_empty() {
+        issues.push(bee_proto::ledger::LIMITS_NOT_RECORDED_ISSUE.to_owned());
+    }
+    // A known sum with unknown parts: measured time or derived turns that
+    // leave out agents nothing can time, hits that leave out agents whose
+    // records hold none.
+    let partial_time = !not_recorded.time.is_empty() && (!time_unknown || derived.is_some());
+    let partial_hits = !not_recorded.limits.is_empty() && crossed.is_some();
+    if partial_time || partial_hits {
+        issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
     }
     QuotaReport {
         schema_version: 1,
@@ -93,6 +136,7 @@ pub fn quota(view: &LedgerView, range: Range, only: Option<Provider>) -> QuotaRe
         calls_without_duration: overall.without_duration,
         derived,
         providers: per_provider,
+        not_recorded,
         issues,
     }
 }
@@ -189,8 +233,9 @@ pub fn status(view: &LedgerView, range: Range, record_failures: u64, sessions_wi
     };
     // A sum that leaves out sessions whose cost nobody reported is a lower
     // bound, and says so; with nothing reported it is null already.
-    if est_cost_usd.is_some() && sessions_without_cost > 0 {
-        quota.issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
+    let partial = bee_proto::ledger::PARTIAL_ISSUE;
+    if est_cost_usd.is_some() && sessions_without_cost > 0 && !quota.issues.iter().any(|i| i == partial) {
+        quota.issues.push(partial.to_owned());
     }
     LedgerStatus {
         quota,
@@ -320,7 +365,7 @@ mod tests {
             ..LedgerView::default()
         };
         let report = quota(&view, range, None);
-        assert_eq!((report.crossed, report.converted), (2, 1));
+        assert_eq!((report.crossed, report.converted), (Some(2), 1));
         let codex = report.providers.iter().find(|p| p.provider == Provider::Codex).unwrap();
         let summary: Vec<(Option<&str>, f64, Option<bool>)> =
             codex.windows.iter().map(|w| (w.limit_id.as_deref(), w.peak_percent, w.exhausted)).collect();
@@ -336,7 +381,7 @@ mod tests {
             "the named five-hour window of its family hit; the weekly one and the other family did not"
         );
         let claude = report.providers.iter().find(|p| p.provider == Provider::Claude).unwrap();
-        assert_eq!((claude.crossed, claude.windows.len()), (1, 0));
+        assert_eq!((claude.crossed, claude.windows.len()), (Some(1), 0));
     }
 
     #[test]
@@ -379,7 +424,7 @@ mod tests {
         let view = LedgerView { responded: vec![Provider::Codex], ..LedgerView::default() };
         let report = quota(&view, range, None);
         assert_eq!((report.agent_time_ms, report.used_ms, report.idle_ms), (None, None, None), "unknown, not 0");
-        assert_eq!(report.derived.turns, 0);
+        assert_eq!(report.derived.map(|d| d.turns), Some(0), "Codex's rollouts time turns: none here");
         assert_eq!(report.issues, ["time_not_measured"]);
         assert_eq!(report.providers[0].agent_time_ms, None);
         assert!(quota(&view, range, Some(Provider::Claude)).issues.is_empty(), "Claude did nothing");
@@ -394,6 +439,65 @@ mod tests {
         // A limit hit with nothing timed: the agent worked, time unknown.
         let hit_only = LedgerView { limits: vec![hit(Provider::Claude, M, None, None)], ..LedgerView::default() };
         assert_eq!(quota(&hit_only, range, None).idle_ms, None);
+    }
+
+    /// Agents whose records time no turn and keep no limit notice (Qwen
+    /// Code, OpenCode, pi) worked in the range: their turns and hits are
+    /// unknown — `null`, with the issues naming them — never the zeros that
+    /// would say they had none.
+    #[test]
+    fn what_an_agent_never_records_is_null_never_zero() {
+        let range = Range { since_ms: 0, until_ms: H };
+        let quiet = [Provider::Qwen, Provider::OpenCode, Provider::Pi];
+        let view = LedgerView { responded: quiet.to_vec(), ..LedgerView::default() };
+        let report = quota(&view, range, None);
+        assert_eq!((report.derived.clone(), report.crossed), (None, None));
+        assert_eq!((report.agent_time_ms, report.idle_ms), (None, None));
+        let mut named = quiet.to_vec();
+        named.sort();
+        assert_eq!((&report.not_recorded.time, &report.not_recorded.limits), (&named, &named));
+        assert_eq!(report.issues, ["time_not_measured", "limits_not_recorded"], "nothing known to be partial");
+        for provider in &report.providers {
+            assert_eq!((provider.derived.clone(), provider.crossed), (None, None), "{provider:?}");
+            assert_eq!(provider.issues, ["time_not_measured", "limits_not_recorded"], "{provider:?}");
+        }
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(json["derived"].is_null() && json["crossed"].is_null(), "{json}");
+        assert!(json["providers"][0]["derived"].is_null() && json["providers"][0]["crossed"].is_null(), "{json}");
+        // One of them alone, asked for by name.
+        let pi = quota(&view, range, Some(Provider::Pi));
+        assert_eq!((pi.crossed, pi.not_recorded.limits.clone()), (None, vec![Provider::Pi]));
+    }
+
+    /// Claude Code (measured, its hit recorded) beside OpenCode (neither):
+    /// the known sums are lower bounds, `partial`, and OpenCode is named;
+    /// Claude's own figures stay whole.
+    #[test]
+    fn a_sum_over_agents_that_record_and_agents_that_do_not_is_partial() {
+        let range = Range { since_ms: 0, until_ms: H };
+        let view = LedgerView {
+            responded: vec![Provider::Claude, Provider::OpenCode],
+            limits: vec![hit(Provider::Claude, M, None, None)],
+            ..calls_view(vec![call(Provider::Claude, 0, Some(10 * M), Some(0.5))], range)
+        };
+        let report = quota(&view, range, None);
+        assert_eq!((report.crossed, report.agent_time_ms), (Some(1), Some(10 * M as u64)));
+        assert_eq!(report.derived.map(|d| d.turns), Some(0));
+        assert_eq!(
+            (report.not_recorded.time.clone(), report.not_recorded.limits.clone()),
+            (vec![Provider::OpenCode], vec![Provider::OpenCode])
+        );
+        assert_eq!(report.issues, ["time_not_measured", "limits_not_recorded", "partial"]);
+        let claude = &report.providers[0];
+        assert_eq!((claude.provider, claude.crossed, claude.issues.len()), (Provider::Claude, Some(1), 0));
+        let opencode = &report.providers[1];
+        assert_eq!((opencode.crossed, opencode.derived.clone()), (None, None));
+        // Claude alone: nothing unknown, nothing partial.
+        let alone = quota(&view, range, Some(Provider::Claude));
+        assert!(alone.issues.is_empty() && alone.not_recorded.is_empty(), "{:?}", alone.issues);
+        // `status` says `partial` once, whatever made it so.
+        let status = status(&view, range, 0, 1);
+        assert_eq!(status.quota.issues.iter().filter(|i| *i == "partial").count(), 1);
     }
 
     #[test]

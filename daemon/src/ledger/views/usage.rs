@@ -7,9 +7,11 @@
 
 use bee_proto::delivery::Issue;
 use bee_proto::ledger::{
-    BlockSource, BlockSpan, PriceSource, Provider, UsageFilters, UsageGrouping, UsageReport, UsageRow,
+    BlockSource, BlockSpan, PriceSource, Provider, UsageBy, UsageFilters, UsageGrouping, UsageOrder, UsageReport,
+    UsageRow,
 };
 use bee_proto::time::format_unix_ms;
+use bee_proto::usage::Counters;
 use bee_proto::usage::WindowKind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -31,9 +33,27 @@ const SAME_RESET_MS: i64 = 60_000;
 #[derive(Debug, Clone)]
 pub struct UsageAsk {
     pub range: Range,
-    pub by: UsageGrouping,
+    pub by: UsageBy,
     pub zone: Zone,
     pub filters: UsageFilters,
+    /// Rows oldest first (names A to Z), or the reverse.
+    pub order: UsageOrder,
+    /// Only the rows (first keys) of the N latest last activities.
+    pub last: Option<usize>,
+}
+
+impl UsageAsk {
+    /// `by` over `range` in `zone`, everything else as by default.
+    pub fn new(range: Range, by: UsageGrouping, zone: Zone) -> UsageAsk {
+        UsageAsk {
+            range,
+            by: UsageBy::one(by),
+            zone,
+            filters: UsageFilters::default(),
+            order: UsageOrder::Asc,
+            last: None,
+        }
+    }
 }
 
 /// The report of `ask` from the ledger at `dir`, priced with `prices`.
@@ -61,7 +81,7 @@ pub fn reports_with(
     filters: &[UsageFilters],
     prices: &PriceTable,
 ) -> Result<(Vec<UsageReport>, crate::ledger::stored::rollup::Summary), Issue> {
-    let windows = match ask.by {
+    let windows = match ask.by.first {
         UsageGrouping::Block => {
             // Windows that reach into the range were observed up to five hours after it starts.
             let seen = Range { since_ms: ask.range.since_ms, until_ms: ask.range.until_ms.saturating_add(BLOCK_MS) };
@@ -72,7 +92,10 @@ pub fn reports_with(
     let bucket = bucketing(ask.by, &ask.zone, &windows);
     let summary = reader.usage(ask.range, &bucket)?;
     let (reported, damaged_costs) = reader.reported_costs(ask.range)?;
-    let projects = if filters.iter().any(|f| f.project.is_some()) || ask.by == UsageGrouping::Session {
+    let projects = if filters.iter().any(|f| f.project.is_some())
+        || ask.by.has(UsageGrouping::Session)
+        || ask.by.has(UsageGrouping::Project)
+    {
         reader.session_projects()?
     } else {
         HashMap::new()
@@ -107,7 +130,7 @@ pub fn sessions_without_cost(reader: &Reader, range: Range) -> Result<u64, Issue
         damaged: 0,
         bucket: whole,
     };
-    let ask = UsageAsk { range, by: UsageGrouping::Day, zone: Zone::utc(), filters: UsageFilters::default() };
+    let ask = UsageAsk::new(range, UsageGrouping::Day, Zone::utc());
     // Prices play no part in the count.
     Ok(build(&ask, &PriceTable::default(), &inputs).totals.sessions_without_cost.unwrap_or(0))
 }
@@ -155,16 +178,21 @@ pub fn provider_windows(snapshots: &[SnapshotRow]) -> Windows {
     windows
 }
 
-/// The bucket function of a grouping: local day, week or month starts;
-/// one bucket for session and model; for blocks, the provider's window
-/// that holds the time, else the hour (blocks are inferred from hours).
-fn bucketing<'a>(by: UsageGrouping, zone: &'a Zone, windows: &'a Windows) -> impl Fn(Provider, i64) -> i64 + 'a {
-    move |provider, at| match by {
-        UsageGrouping::Day => zone.day_start(at),
-        UsageGrouping::Week => zone.week_start(at),
-        UsageGrouping::Month => zone.month_start(at),
-        UsageGrouping::Session | UsageGrouping::Model => 0,
-        UsageGrouping::Block => window_of(windows, provider, at).map_or(at.div_euclid(HOUR_MS) * HOUR_MS, |w| w.0),
+/// The bucket function of a grouping: its time grouping's local hour, day,
+/// week or month starts; one bucket when neither key is time; for blocks,
+/// the provider's window that holds the time, else the hour (blocks are
+/// inferred from hours).
+fn bucketing<'a>(by: UsageBy, zone: &'a Zone, windows: &'a Windows) -> impl Fn(Provider, i64) -> i64 + 'a {
+    let time = by.groupings().find(|g| g.is_time() || *g == UsageGrouping::Block);
+    move |provider, at| match time {
+        Some(UsageGrouping::Day) => zone.day_start(at),
+        Some(UsageGrouping::Hour) => at.div_euclid(HOUR_MS) * HOUR_MS,
+        Some(UsageGrouping::Week) => zone.week_start(at),
+        Some(UsageGrouping::Month) => zone.month_start(at),
+        Some(UsageGrouping::Block) => {
+            window_of(windows, provider, at).map_or(at.div_euclid(HOUR_MS) * HOUR_MS, |w| w.0)
+        }
+        _ => 0,
     }
 }
 
@@ -184,20 +212,98 @@ pub struct Inputs<'a> {
     pub bucket: &'a dyn Fn(Provider, i64) -> i64,
 }
 
-/// A group's identity while rows are gathered.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum GroupKey {
+/// One key of a group while rows are gathered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Key<'k> {
     /// A bucket of time (its start).
     Time(i64),
     /// A block: its start, provider, end and where its bounds come from.
     Block(i64, Provider, i64, BlockSource),
-    /// A session or a model (`None`: the parts did not say).
-    Name(Option<String>),
+    Agent(Provider),
+    /// A session of an agent (two agents may spell the same id).
+    Session(Provider, Option<&'k str>),
+    /// A model's label or a project (`None`: the records did not say).
+    Name(Option<&'k str>),
+}
+
+/// A row's identity: its first key and, grouped by two, its second.
+type GroupKey<'k> = (Key<'k>, Option<Key<'k>>);
+
+/// One token column of [`Counters`].
+type Column = fn(&Counters) -> Option<u64>;
+
+/// The token columns a view shows, each with its JSON name: what
+/// `partialColumns` names.
+const COLUMNS: [(&str, Column); 6] = [
+    ("inputTokens", |c| c.input_tokens),
+    ("cacheCreationInputTokens", |c| c.cache_creation_input_tokens),
+    ("cacheReadInputTokens", |c| c.cache_read_input_tokens),
+    ("outputTokens", |c| c.output_tokens),
+    ("reasoningOutputTokens", |c| c.reasoning_output_tokens),
+    ("totalTokens", |c| c.total_tokens),
+];
+
+/// A row while it is gathered: its sums, and what decides its agent(s),
+/// its span of time, its sessions with and without a reported cost and
+/// the columns some of its parts could not report.
+#[derive(Default)]
+struct Gathered<'a> {
+    row: UsageRow,
+    /// Bit `provider as u32` for each agent with usage or cost in it.
+    agents: u64,
+    span: Option<(i64, i64)>,
+    used: SessionSet<'a>,
+    costed: SessionSet<'a>,
+    known: [bool; COLUMNS.len()],
+    unknown: [u64; COLUMNS.len()],
+}
+
+impl<'a> Gathered<'a> {
+    fn agent(&mut self, provider: Provider) {
+        self.agents |= 1 << (provider as u32);
+    }
+
+    fn seen(&mut self, from: i64, to: i64) {
+        self.span = Some(self.span.map_or((from, to), |(a, b)| (a.min(from), b.max(to))));
+    }
+
+    fn columns(&mut self, columns: &Counters, parts: u64) {
+        for (at, (_, column)) in COLUMNS.iter().enumerate() {
+            match column(columns) {
+                Some(_) => self.known[at] = true,
+                None => self.unknown[at] += parts,
+            }
+        }
+    }
+
+    /// The row, its sets counted and its agents named.
+    fn finish(mut self) -> UsageRow {
+        for set in [&mut self.used, &mut self.costed] {
+            set.sort_unstable();
+            set.dedup();
+        }
+        let costed = &self.costed;
+        self.row.sessions_without_cost =
+            Some(self.used.iter().filter(|session| costed.binary_search(session).is_err()).count() as u64);
+        let agents: Vec<Provider> =
+            Provider::ALL.iter().copied().filter(|p| self.agents & (1 << (*p as u32)) != 0).collect();
+        match agents.as_slice() {
+            [one] => self.row.agent = Some(*one),
+            _ => self.row.agents = agents,
+        }
+        for (at, (name, _)) in COLUMNS.iter().enumerate() {
+            if self.known[at] && self.unknown[at] > 0 {
+                self.row.partial_columns.insert((*name).to_owned(), self.unknown[at]);
+            }
+        }
+        self.row
+    }
 }
 
 /// The report from gathered inputs (no store involved: tests build them).
 pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageReport {
     let filters = &ask.filters;
+    let by = ask.by;
     let model_wanted = |model: Option<&str>| {
         filters.model.as_deref().is_none_or(|want| {
             model.is_some_and(|model| model.to_ascii_lowercase().contains(&want.to_ascii_lowercase()))
@@ -215,30 +321,34 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             }
         },
     };
-    // Blocks come out in order of start, then provider: their group keys sort so.
-    let block_of = if ask.by == UsageGrouping::Block {
+    // Blocks come out in order of start, then provider: their keys sort so.
+    let block_of = if by.has(UsageGrouping::Block) {
         let mut starts: Vec<(Provider, i64)> = inputs.parts.keys().map(|k| (k.provider, k.bucket)).collect();
         starts.extend(inputs.reported.iter().map(|c| (c.provider, (inputs.bucket)(c.provider, c.at_ms))));
         infer_blocks(starts, inputs.windows)
     } else {
         BlockMap::new()
     };
-    let group_of = |provider: Provider, bucket: i64, session: &Option<String>, model: &Option<String>| match ask.by {
-        UsageGrouping::Day | UsageGrouping::Week | UsageGrouping::Month => GroupKey::Time(bucket),
-        UsageGrouping::Session => GroupKey::Name(session.clone()),
-        UsageGrouping::Model => GroupKey::Name(model.clone()),
-        UsageGrouping::Block => match block_of.get(&(provider, bucket)) {
-            Some(&(start, end, source)) => GroupKey::Block(start, provider, end, source),
-            None => GroupKey::Block(bucket, provider, bucket + BLOCK_MS, BlockSource::Inferred),
-        },
+    // A label and a price per model id, each worked out once per id; the
+    // keys rows are gathered under borrow their names, copied once a row is made.
+    let mut labels: HashMap<&str, String> = HashMap::new();
+    let ids = inputs.parts.keys().filter_map(|k| k.model.as_deref());
+    for id in ids.chain(inputs.reported.iter().filter_map(|c| c.model.as_deref())) {
+        if !labels.contains_key(id) {
+            labels.insert(id, crate::ledger::views::models::label(id));
+        }
+    }
+    let labels = labels;
+    let label_of = |id: &str| labels.get(id).map(String::as_str);
+    let mut looked_up: HashMap<&str, Option<&crate::ledger::views::prices::ModelPrice>> = HashMap::new();
+    let key_of = |grouping, provider, bucket, session, label| {
+        group_key(grouping, provider, bucket, session, label, inputs.projects, &block_of)
     };
-    let mut groups: BTreeMap<GroupKey, UsageRow> = BTreeMap::new();
+    let mut rows: BTreeMap<GroupKey<'_>, Gathered<'_>> = BTreeMap::new();
+    let mut subtotals: BTreeMap<Key<'_>, Gathered<'_>> = BTreeMap::new();
+    let mut totals = Gathered::default();
     let mut unpriced_models: Vec<String> = Vec::new();
     let mut agents_counted: std::collections::BTreeSet<Provider> = std::collections::BTreeSet::new();
-    // The sessions each group used and those a CLI reported a cost for in
-    // it (a provider's session-less usage counting as one); `None`: the
-    // whole report.
-    let mut sessions: BTreeMap<Option<GroupKey>, (SessionSet<'_>, SessionSet<'_>)> = BTreeMap::new();
     for (key, part) in inputs.parts {
         let PartKey { bucket, provider, session, model, tier } = key;
         let counted = part.responses + part.producer_calls;
@@ -248,35 +358,55 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         {
             continue;
         }
-        let group = group_of(*provider, *bucket, session, model);
         if part.responses > 0 {
             agents_counted.insert(*provider);
         }
-        if counted > 0 {
-            for of in [Some(group.clone()), None] {
-                sessions.entry(of).or_default().0.push((*provider, session.as_deref()));
-            }
-        }
-        let sum = groups.entry(group).or_default();
+        let label = model.as_deref().and_then(label_of);
+        let first = key_of(by.first, *provider, *bucket, session.as_deref(), label);
+        let then = by.then.map(|then| key_of(then, *provider, *bucket, session.as_deref(), label));
         // Priced from what the provider reported; shown in the one set of columns.
-        part.add_to(sum, &crate::ledger::agents::agent(*provider).columns(&part.tokens));
-        match prices.cost(*provider, model.as_deref(), *tier, &part.tokens) {
-            Some(cost) => bee_proto::ledger::add_cost(&mut sum.estimated_cost_usd, Some(cost)),
-            None => {
-                sum.unpriced_parts += counted;
-                unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
-            }
+        let columns = crate::ledger::agents::agent(*provider).columns(&part.tokens);
+        // A part of copies alone holds no response of its own: nothing to price.
+        let price = model
+            .as_deref()
+            .and_then(|id| *looked_up.entry(id).or_insert_with(|| prices.lookup(id).map(|found| found.1)));
+        let cost =
+            price.filter(|_| counted > 0).and_then(|price| PriceTable::cost_at(price, *provider, *tier, &part.tokens));
+        if cost.is_none() && counted > 0 {
+            unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
         }
-        // The group's models, each once, in order; copied only when new.
-        if let Some(model) = model
-            && let Err(at) = sum.models.binary_search_by(|known| known.as_str().cmp(model))
-        {
-            sum.models.insert(at, model.clone());
+        let span = part_span(part);
+        let is_two = then.is_some();
+        let sinks = [
+            Some(rows.entry((first, then)).or_default()),
+            if is_two { Some(subtotals.entry(first).or_default()) } else { None },
+            Some(&mut totals),
+        ];
+        for sum in sinks.into_iter().flatten() {
+            part.add_to(&mut sum.row, &columns);
+            sum.columns(&columns, counted);
+            sum.agent(*provider);
+            if let Some((from, to)) = span {
+                sum.seen(from, to);
+            }
+            match cost {
+                Some(cost) => bee_proto::ledger::add_cost(&mut sum.row.estimated_cost_usd, Some(cost)),
+                None => sum.row.unpriced_parts += counted,
+            }
+            if counted == 0 {
+                continue;
+            }
+            sum.used.push((*provider, session.as_deref()));
+            // The group's models, each once, in order; copied only when new.
+            if let (Some(model), Some(label)) = (model, label) {
+                insert_sorted(&mut sum.row.model_ids, model);
+                insert_sorted(&mut sum.row.models, label);
+            }
         }
     }
-    // Session cost lines name no model: a view by model counts them in its
-    // totals only.
-    let mut unattributed: Option<f64> = None;
+    // A reported cost line that names no model belongs to no model's row:
+    // grouped by model, it counts in the totals (and the subtotals of a
+    // first key that is not the model) only.
     for cost in inputs.reported {
         if filters.provider.is_some_and(|p| p != cost.provider)
             || (filters.model.is_some() && !model_wanted(cost.model.as_deref()))
@@ -285,75 +415,163 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             continue;
         }
         let session = (cost.provider, cost.session.as_deref());
-        sessions.entry(None).or_default().1.push(session);
-        if ask.by == UsageGrouping::Model && cost.model.is_none() {
-            bee_proto::ledger::add_cost(&mut unattributed, Some(cost.usd));
-            continue;
-        }
         let bucket = (inputs.bucket)(cost.provider, cost.at_ms);
-        let group = group_of(cost.provider, bucket, &cost.session, &cost.model);
-        sessions.entry(Some(group.clone())).or_default().1.push(session);
-        let row = groups.entry(group).or_default();
-        bee_proto::ledger::add_cost(&mut row.reported_cost_usd, Some(cost.usd));
-    }
-    // Gathered with repeats (a session has many parts), each set once.
-    for (used, costed) in sessions.values_mut() {
-        for set in [used, costed] {
-            set.sort_unstable();
-            set.dedup();
+        let label = cost.model.as_deref().and_then(label_of);
+        let keyed = |grouping: UsageGrouping| {
+            (!(label.is_none() && grouping == UsageGrouping::Model))
+                .then(|| key_of(grouping, cost.provider, bucket, cost.session.as_deref(), label))
+        };
+        let first = keyed(by.first);
+        let then = by.then.map(keyed);
+        let row = match (&first, &then) {
+            (Some(first), None) if by.then.is_none() => Some(rows.entry((*first, None)).or_default()),
+            (Some(first), Some(Some(then))) => Some(rows.entry((*first, Some(*then))).or_default()),
+            _ => None,
+        };
+        let subtotal = match (&first, by.then) {
+            (Some(first), Some(_)) => Some(subtotals.entry(*first).or_default()),
+            _ => None,
+        };
+        for sum in [row, subtotal, Some(&mut totals)].into_iter().flatten() {
+            bee_proto::ledger::add_cost(&mut sum.row.reported_cost_usd, Some(cost.usd));
+            sum.costed.push(session);
+            sum.agent(cost.provider);
         }
     }
-    let without_cost = |of: Option<GroupKey>| {
-        Some(sessions.get(&of).map_or(0, |(used, costed)| {
-            used.iter().filter(|session| costed.binary_search(session).is_err()).count() as u64
-        }))
-    };
-    let mut rows: Vec<UsageRow> = groups
-        .into_iter()
-        .map(|(key, mut row)| {
-            row.sessions_without_cost = without_cost(Some(key.clone()));
-            match key {
-                GroupKey::Time(start) => {
-                    row.key = Some(match ask.by {
-                        UsageGrouping::Month => ask.zone.month_key(start),
-                        _ => ask.zone.day_key(start),
-                    })
-                }
-                GroupKey::Block(start, provider, end, source) => {
-                    row.key = Some(format_unix_ms(start));
-                    row.block = Some(BlockSpan {
-                        provider,
-                        start_utc: format_unix_ms(start),
-                        end_utc: format_unix_ms(end),
-                        source,
-                    });
-                }
-                GroupKey::Name(name) => {
-                    if ask.by == UsageGrouping::Session {
-                        row.project = name.as_ref().and_then(|s| inputs.projects.get(s)).cloned();
-                    }
-                    row.key = name;
-                }
+    let zone = &ask.zone;
+    let name = |key: &Key<'_>, grouping: UsageGrouping, row: &mut UsageRow| -> Option<String> {
+        match key {
+            Key::Time(start) => Some(match grouping {
+                UsageGrouping::Month => zone.month_key(*start),
+                UsageGrouping::Hour => zone.local_minute(*start),
+                _ => zone.day_key(*start),
+            }),
+            Key::Block(start, provider, end, source) => {
+                row.block = Some(BlockSpan {
+                    provider: *provider,
+                    start_utc: format_unix_ms(*start),
+                    end_utc: format_unix_ms(*end),
+                    source: *source,
+                });
+                Some(format_unix_ms(*start))
             }
-            row
+            Key::Agent(provider) => Some(provider.as_str().to_owned()),
+            Key::Session(_, session) => {
+                row.project = session.and_then(|s| inputs.projects.get(s)).cloned();
+                session.map(str::to_owned)
+            }
+            Key::Name(name) => name.map(str::to_owned),
+        }
+    };
+    let finish = |gathered: Gathered<'_>| {
+        let span = gathered.span;
+        let mut row = gathered.finish();
+        if let Some((first, last)) = span {
+            row.first_at_utc = Some(format_unix_ms(first));
+            row.last_at_utc = Some(format_unix_ms(last));
+        }
+        row
+    };
+    // Rows in the order asked: time and blocks by time; sessions by their
+    // first response; names by name; then `--order` and `--last`.
+    // Each row's place worked out once: its first key's time (a session's
+    // first activity; 0 for every other key, which sorts by itself), then
+    // its second key's likewise.
+    let session_start = |key: &Key<'_>, gathered: &Gathered<'_>| match key {
+        Key::Session(..) => gathered.span.map_or(i64::MIN, |s| s.0),
+        _ => 0,
+    };
+    // Rows are large: they stay where they are, and only their keys and
+    // places are sorted.
+    let mut gathered: Vec<Option<Gathered<'_>>> = Vec::with_capacity(rows.len());
+    let mut ordered: Vec<(i64, i64, GroupKey<'_>, usize)> = Vec::with_capacity(rows.len());
+    for (key, row) in rows {
+        let first = match &key.0 {
+            Key::Session(..) if by.then.is_some() => {
+                subtotals.get(&key.0).map_or(i64::MIN, |s| session_start(&key.0, s))
+            }
+            first => session_start(first, &row),
+        };
+        let then = key.1.as_ref().map_or(0, |then| session_start(then, &row));
+        ordered.push((first, then, key, gathered.len()));
+        gathered.push(Some(row));
+    }
+    ordered.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then_with(|| a.2.0.cmp(&b.2.0)).then(a.1.cmp(&b.1)).then_with(|| a.2.1.cmp(&b.2.1))
+    });
+    let mut firsts: Vec<Key<'_>> = Vec::new();
+    for (_, _, (first, _), _) in &ordered {
+        if firsts.last() != Some(first) {
+            firsts.push(*first);
+        }
+    }
+    if ask.order == UsageOrder::Desc {
+        firsts.reverse();
+    }
+    // `--last N`: the N first keys whose last activity is latest.
+    let mut left_out = 0;
+    if let Some(last) = ask.last {
+        let mut latest: HashMap<&Key<'_>, i64> = HashMap::new();
+        for (_, _, (first, _), at) in &ordered {
+            let last = gathered[*at].as_ref().and_then(|row| row.span).map_or(i64::MIN, |s| s.1);
+            let entry = latest.entry(first).or_insert(i64::MIN);
+            *entry = (*entry).max(last);
+        }
+        let mut by_recency: Vec<(i64, usize)> =
+            firsts.iter().enumerate().map(|(at, key)| (latest.get(key).copied().unwrap_or(i64::MIN), at)).collect();
+        by_recency.sort_by(|a, b| b.cmp(a));
+        let kept: std::collections::BTreeSet<usize> = by_recency.iter().take(last).map(|(_, at)| *at).collect();
+        left_out = (firsts.len() - kept.len()) as u64;
+        firsts = firsts.into_iter().enumerate().filter(|(at, _)| kept.contains(at)).map(|(_, k)| k).collect();
+    }
+    let rank: HashMap<&Key<'_>, usize> = firsts.iter().enumerate().map(|(at, key)| (key, at)).collect();
+    let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(ordered.len());
+    for (within, (_, _, (first, _), at)) in ordered.iter().enumerate() {
+        let Some(&rank) = rank.get(first) else { continue };
+        let within = if ask.order == UsageOrder::Desc { usize::MAX - within } else { within };
+        placed.push((rank, within, *at));
+    }
+    placed.sort_unstable();
+    let mut keys: Vec<Option<GroupKey<'_>>> = vec![None; gathered.len()];
+    for (_, _, key, at) in &ordered {
+        keys[*at] = Some(*key);
+    }
+    let mut rows: Vec<UsageRow> = Vec::with_capacity(placed.len());
+    for (_, _, at) in placed {
+        let (Some(row), Some(Some((first, then)))) = (gathered[at].take(), keys.get(at)) else { continue };
+        let mut row = finish(row);
+        row.key = name(first, by.first, &mut row);
+        if let (Some(then), Some(grouping)) = (then, by.then) {
+            row.subkey = name(then, grouping, &mut row);
+        }
+        rows.push(row);
+    }
+    let mut subtotal_rows: Vec<UsageRow> = firsts
+        .iter()
+        .filter_map(|key| {
+            let gathered = subtotals.remove(key)?;
+            let mut row = finish(gathered);
+            row.key = name(key, by.first, &mut row);
+            Some(row)
         })
         .collect();
-    let mut totals = UsageRow::default();
-    for row in &rows {
-        totals.add(row);
-    }
-    bee_proto::ledger::add_cost(&mut totals.reported_cost_usd, unattributed);
-    totals.sessions_without_cost = without_cost(None);
-    for row in rows.iter_mut().chain(std::iter::once(&mut totals)) {
+    let mut totals = finish(totals);
+    totals.first_at_utc = None;
+    totals.last_at_utc = None;
+    for row in rows.iter_mut().chain(subtotal_rows.iter_mut()).chain(std::iter::once(&mut totals)) {
         round_costs(row);
     }
     unpriced_models.sort();
     unpriced_models.dedup();
     let mut issues = Vec::new();
-    // Unknown counters, or a reported cost that leaves used sessions out.
-    let reported_partial =
-        |row: &UsageRow| row.reported_cost_usd.is_some() && row.sessions_without_cost.is_some_and(|n| n > 0);
-    if totals.partial_parts > 0 || rows.iter().chain([&totals]).any(reported_partial) {
+    // Unknown counters, columns some parts could not report, or a reported
+    // cost that leaves used sessions out.
+    let reported_partial = |row: &UsageRow| {
+        (row.reported_cost_usd.is_some() && row.sessions_without_cost.is_some_and(|n| n > 0))
+            || (row.agent_cost_usd.is_some() && row.agent_cost_unknown_parts > 0)
+    };
+    let all_rows = || rows.iter().chain(&subtotal_rows).chain([&totals]);
+    if totals.partial_parts > 0 || all_rows().any(|row| reported_partial(row) || !row.partial_columns.is_empty()) {
         issues.push(bee_proto::ledger::PARTIAL_ISSUE.to_owned());
     }
     if totals.pending_responses > 0 {
@@ -378,9 +596,12 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     if !unrecorded_calls.is_empty() {
         issues.push(bee_proto::ledger::UNRECORDED_CALLS_ISSUE.to_owned());
     }
+    if by.then.is_none() {
+        subtotal_rows.clear();
+    }
     UsageReport {
-        schema_version: 3,
-        by: ask.by,
+        schema_version: 4,
+        by,
         since_utc: format_unix_ms(ask.range.since_ms),
         until_utc: format_unix_ms(ask.range.until_ms),
         timezone: ask.zone.name.clone(),
@@ -397,9 +618,46 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         project_unknown_parts: project_unknown,
         unrecorded_calls,
         rows,
+        subtotals: subtotal_rows,
+        rows_left_out: left_out,
         totals,
         issues,
     }
+}
+
+fn insert_sorted(into: &mut Vec<String>, item: &str) {
+    if let Err(at) = into.binary_search_by(|known| known.as_str().cmp(item)) {
+        into.insert(at, item.to_owned());
+    }
+}
+
+/// The key of `grouping` for usage of `provider` at `bucket` in `session`
+/// of the model labelled `label`, borrowing its names.
+fn group_key<'k>(
+    grouping: UsageGrouping,
+    provider: Provider,
+    bucket: i64,
+    session: Option<&'k str>,
+    label: Option<&'k str>,
+    projects: &'k HashMap<String, String>,
+    block_of: &BlockMap,
+) -> Key<'k> {
+    match grouping {
+        UsageGrouping::Day | UsageGrouping::Hour | UsageGrouping::Week | UsageGrouping::Month => Key::Time(bucket),
+        UsageGrouping::Session => Key::Session(provider, session),
+        UsageGrouping::Model => Key::Name(label),
+        UsageGrouping::Agent => Key::Agent(provider),
+        UsageGrouping::Project => Key::Name(session.and_then(|s| projects.get(s)).map(String::as_str)),
+        UsageGrouping::Block => match block_of.get(&(provider, bucket)) {
+            Some(&(start, end, source)) => Key::Block(start, provider, end, source),
+            None => Key::Block(bucket, provider, bucket + BLOCK_MS, BlockSource::Inferred),
+        },
+    }
+}
+
+/// The first and last response time of a part, where it has responses.
+fn part_span(part: &crate::ledger::stored::rollup::PartFigures) -> Option<(i64, i64)> {
+    part.first_ms.zip(part.last_ms)
 }
 
 /// (provider, session) pairs; `None`: usage that named no session.
@@ -408,7 +666,7 @@ type SessionSet<'a> = Vec<(Provider, Option<&'a str>)>;
 /// Sums of many small products carry binary noise (0.0029100000000000003):
 /// costs are shown to a ten-billionth of a dollar.
 fn round_costs(row: &mut UsageRow) {
-    for cost in [&mut row.reported_cost_usd, &mut row.estimated_cost_usd] {
+    for cost in [&mut row.reported_cost_usd, &mut row.agent_cost_usd, &mut row.estimated_cost_usd] {
         *cost = cost.map(round_usd);
     }
 }
@@ -457,7 +715,6 @@ mod tests {
     use crate::ledger::stored::responses::Response;
     use crate::ledger::stored::rollup::{CallRow, Summary};
     use bee_proto::ledger::CallSource;
-    use bee_proto::usage::Counters;
 
     const H: i64 = HOUR_MS;
 
@@ -482,16 +739,13 @@ mod tests {
             },
             partial: false,
             pending: false,
+            agent_cost_usd: None,
+            copied_into: Vec::new(),
         }
     }
 
     fn ask(by: UsageGrouping, zone: &str) -> UsageAsk {
-        UsageAsk {
-            range: Range { since_ms: 0, until_ms: 1_000 * H },
-            by,
-            zone: Zone::named(zone).unwrap(),
-            filters: UsageFilters::default(),
-        }
+        UsageAsk::new(Range { since_ms: 0, until_ms: 1_000 * H }, by, Zone::named(zone).unwrap())
     }
 
     fn run(
@@ -645,5 +899,83 @@ mod tests {
         let mut asked = ask(UsageGrouping::Model, "UTC");
         asked.filters.provider = Some(Provider::Claude);
         assert_eq!(run(&asked, &[], &responses, &[], &Windows::new()).totals.responses, 1);
+    }
+
+    fn codex(at_ms: i64, session: &str, model: &str, input: u64, reasoning: u64) -> Response {
+        let mut response = response(at_ms, session, Some(model), input, 10);
+        response.provider = Provider::Codex;
+        response.tokens = Counters {
+            input_tokens: Some(input),
+            cached_input_tokens: Some(0),
+            output_tokens: Some(10),
+            reasoning_output_tokens: Some(reasoning),
+            total_tokens: Some(input + 10),
+            ..Counters::default()
+        };
+        response
+    }
+
+    #[test]
+    fn two_keys_give_rows_under_each_first_key_with_their_subtotal_and_name_their_agents() {
+        let responses = [
+            response(H, "s1", Some("claude-sonnet-4-5-20250929"), 100, 10),
+            response(2 * H, "s1", Some("anthropic/claude-sonnet-4.5"), 200, 20),
+            codex(3 * H, "c1", "gpt-5-codex", 1_000, 5),
+            codex(30 * H, "c1", "gpt-5-codex", 2_000, 5),
+        ];
+        let mut asked = ask(UsageGrouping::Day, "UTC");
+        asked.by = UsageBy::parse("day,agent").unwrap();
+        let report = run(&asked, &[], &responses, &[], &Windows::new());
+        let keys: Vec<_> = report.rows.iter().map(|r| (r.key.clone().unwrap(), r.subkey.clone().unwrap())).collect();
+        assert_eq!(
+            keys,
+            [
+                ("1970-01-01".into(), "claude".into()),
+                ("1970-01-01".into(), "codex".into()),
+                ("1970-01-02".into(), "codex".into())
+            ]
+        );
+        assert_eq!(report.rows[0].agent, Some(Provider::Claude));
+        let subtotals: Vec<_> = report.subtotals.iter().map(|r| (r.key.clone().unwrap(), r.responses)).collect();
+        assert_eq!(subtotals, [("1970-01-01".into(), 3), ("1970-01-02".into(), 1)]);
+        assert_eq!(report.subtotals[0].agents, [Provider::Claude, Provider::Codex], "a day of two agents names both");
+        assert_eq!(report.subtotals[0].agent, None);
+        // One model under two spellings is one label, its ids kept.
+        assert_eq!(report.rows[0].models, ["claude-sonnet-4-5"]);
+        assert_eq!(report.rows[0].model_ids, ["anthropic/claude-sonnet-4.5", "claude-sonnet-4-5-20250929"]);
+        // Claude records no reasoning: beside Codex's, that column is partial, never a whole.
+        assert_eq!(report.subtotals[0].partial_columns.get("reasoningOutputTokens"), Some(&2));
+        assert!(report.rows[0].partial_columns.is_empty(), "one agent alone is not mixed");
+        assert!(report.issues.contains(&"partial".to_owned()), "{:?}", report.issues);
+        // The newest first, and only the latest day.
+        asked.order = UsageOrder::Desc;
+        asked.last = Some(1);
+        let newest = run(&asked, &[], &responses, &[], &Windows::new());
+        assert_eq!(newest.rows.iter().map(|r| r.key.clone().unwrap()).collect::<Vec<_>>(), ["1970-01-02"]);
+        assert_eq!((newest.rows_left_out, newest.totals.responses), (1, 4), "--last leaves rows out, not usage");
+    }
+
+    #[test]
+    fn sessions_carry_their_agent_project_and_span_and_come_by_first_activity() {
+        let responses = [
+            response(5 * H, "s1", Some("claude-sonnet-4-5"), 1, 1),
+            response(9 * H, "s1", Some("claude-sonnet-4-5"), 1, 1),
+            codex(2 * H, "s1", "gpt-5-codex", 1, 0),
+        ];
+        let report = run(&ask(UsageGrouping::Session, "UTC"), &[], &responses, &[], &Windows::new());
+        let rows: Vec<_> = report
+            .rows
+            .iter()
+            .map(|r| (r.key.clone().unwrap(), r.agent, r.first_at_utc.clone().unwrap(), r.last_at_utc.clone().unwrap()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("s1".into(), Some(Provider::Codex), format_unix_ms(2 * H), format_unix_ms(2 * H)),
+                ("s1".into(), Some(Provider::Claude), format_unix_ms(5 * H), format_unix_ms(9 * H)),
+            ],
+            "two agents' sessions of one id are two rows, by their first activity"
+        );
+        assert_eq!(report.rows[1].project.as_deref(), Some("-home-me-bee"));
     }
 }

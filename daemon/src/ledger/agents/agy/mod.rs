@@ -12,7 +12,7 @@ mod protobuf;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, under_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, under_home};
 use crate::ledger::agents::whole::Rows;
 
 pub use conversation::read_usage;
@@ -32,6 +32,16 @@ impl Agent for Agy {
             title: "Antigravity CLI (agy)",
             verified: Verified::FormatFromSource,
             unrecorded_calls: None,
+            // Its conversation databases keep reasoning and cached input; rows
+            // carry no time, so no turn, and no limit notice, cache write or
+            // cost.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: false,
+                own_cost: false,
+            },
         }
     }
 

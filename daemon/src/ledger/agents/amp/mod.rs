@@ -9,7 +9,7 @@ pub(crate) mod thread;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::whole::Documents;
 
 /// Amp, as [`Agent`].
@@ -21,7 +21,21 @@ pub(crate) static THREADS: Documents = Documents { provider: Provider::Amp, keep
 
 impl Agent for Amp {
     fn about(&self) -> &'static About {
-        &About { provider: Provider::Amp, title: "Amp", verified: Verified::FormatFromSource, unrecorded_calls: None }
+        &About {
+            provider: Provider::Amp,
+            title: "Amp",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: None,
+            // Its threads keep cache writes; no reasoning, no cost, no limit
+            // notice, no turn Bee times.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: false,
+            },
+        }
     }
 
     /// `threads/` of the `amp/` directory of `XDG_DATA_HOME` (by default

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use scan::agrees_with_serde;
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, SessionReader, Telemetry, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, SessionReader, Telemetry, Verified};
 use crate::ledger::stored::evidence::AgentState;
 
 /// Claude Code, as [`Agent`].
@@ -32,6 +32,16 @@ impl Agent for Claude {
             title: "Claude Code",
             verified: Verified::RealCli("2.1.332"),
             unrecorded_calls: None,
+            // Its transcripts time each turn (prompt → last response), write a
+            // usage-limit hit as an API-error line, keep cache writes apart,
+            // reasoning inside output, and its cost in cost-state lines.
+            records: Records {
+                time_spans: true,
+                limit_notices: true,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: true,
+            },
         }
     }
 

@@ -107,6 +107,8 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
             context_window: None,
             // Claude Code emits the event once the response is complete.
             is_final: true,
+            agent_cost_usd: None,
+            copied: false,
         }));
     }
     if let Some(duration) = count(attributes, attribute::DURATION_MS) {

@@ -12,7 +12,7 @@ use super::line::ClaudeLine;
 use super::scan;
 use crate::ledger::agents::agent::{FileReader, SessionReader, SessionUsage};
 use crate::ledger::agents::lines::{
-    LastName, Marker, contains, counter, decode_state, encode_state, line_time, markers, open_turn,
+    LastName, Marker, before_start, contains, counter, decode_state, encode_state, line_time, markers, open_turn,
 };
 use crate::ledger::stored::evidence::{AgentState, DerivedTurn, Evidence, SessionCost, record_id};
 use crate::ledger::stored::responses::ResponseWrite;
@@ -21,12 +21,41 @@ use crate::ledger::stored::responses::ResponseWrite;
 static USAGE_MARKER: Marker = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
 
 /// What the reader keeps of a transcript where it stopped: the turn open
-/// there, from its prompt to its last response so far.
+/// there, from its prompt to its last response so far, and when the file
+/// began.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Resume {
     pub(super) turn_ms: Option<i64>,
     pub(super) turn_end_ms: Option<i64>,
+    /// The time of the file's first line that has one: when its session's
+    /// file was begun. A fork (`--fork-session`) begins its file with its
+    /// own lines, then copies the parent's with their times, so a response
+    /// written before it is a copy. Unknown where the file was not read
+    /// from its start by a reader that kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) first_ms: Option<i64>,
+    /// Reading began at the file's start and no line with a time was met yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) seeking_first: bool,
+}
+
+/// The time of a line's own `timestamp`, parsed whole (the first lines of
+/// a file only, until one has it).
+fn own_time(line: &[u8]) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Stamped<'a> {
+        #[serde(borrow)]
+        timestamp: Option<std::borrow::Cow<'a, str>>,
+    }
+    markers! {
+        TIMESTAMP = b"\"timestamp\"";
+    }
+    if !contains(line, &TIMESTAMP) {
+        return None;
+    }
+    let stamped: Stamped<'_> = serde_json::from_slice(line).ok()?;
+    bee_proto::time::parse_rfc3339_ms(&stamped.timestamp?)
 }
 
 /// A response whose stream may not be over yet: its fullest write so far.
@@ -94,6 +123,18 @@ impl ClaudeParser {
         true
     }
 
+    /// Claude Code wrote a line of another kind after the response still
+    /// open (a prompt, a tool result, an API error): that response's stream
+    /// is over, whatever its last write lacked — the record says so, not
+    /// the file's quiet. (A write of it further on would still merge in the
+    /// store.)
+    fn close_open(&mut self, out: &mut Vec<Evidence>) {
+        if let Some(mut done) = self.open.take() {
+            done.write.is_final = true;
+            out.push(Evidence::Response(done.write));
+        }
+    }
+
     fn note_session(&mut self, session: &str, out: &mut Vec<Evidence>) {
         if self.logged.as_deref() != Some(session) {
             self.logged = Some(session.to_owned());
@@ -102,6 +143,14 @@ impl ClaudeParser {
     }
 
     pub(super) fn line(&mut self, line: &[u8], at: u64, out: &mut Vec<Evidence>) -> bool {
+        if self.start.first_ms.is_none() {
+            self.start.seeking_first |= at == 0;
+            if self.start.seeking_first
+                && let Some(first) = own_time(line)
+            {
+                (self.start.first_ms, self.start.seeking_first) = (Some(first), false);
+            }
+        }
         // Prompts are short user lines; tool results (user lines too) are
         // the bulk of a transcript and are never parsed.
         markers! {
@@ -122,7 +171,10 @@ impl ClaudeParser {
         // for its type first. Other lines go by their markers.
         let mut scanned = None;
         let assistant = match top_level_type(line) {
-            Some(b"user") => return contains(line, &TOOL_RESULT) || self.prompt(line, out),
+            Some(b"user") => {
+                self.close_open(out);
+                return contains(line, &TOOL_RESULT) || self.prompt(line, out);
+            }
             Some(b"assistant") => true,
             early => {
                 if early.is_none() && contains(line, &USAGE_MARKER) {
@@ -130,6 +182,7 @@ impl ClaudeParser {
                 }
                 let late = scanned.as_ref().is_some_and(|read| read.as_ref().is_some_and(ClaudeLine::is_assistant));
                 if !late && contains(line, &USER) && !contains(line, &TOOL_RESULT) {
+                    self.close_open(out);
                     return self.prompt(line, out);
                 }
                 if !late && contains(line, &COST_STATE) {
@@ -171,6 +224,7 @@ impl ClaudeParser {
         // Claude Code 2.1: a request a limit refused is an API-error line of
         // kind `rate_limit` (structured); its text may name the window.
         if parsed.is_api_error == Some(true) && parsed.error.is_some_and(|kind| kind.0 == "\"rate_limit\"") {
+            self.close_open(out);
             let text = String::from_utf8_lossy(line);
             let mut hit = LimitRecord::new(
                 record_id(&["claude-limit", &session, &timestamp]),
@@ -185,6 +239,7 @@ impl ClaudeParser {
             return true;
         }
         if limit {
+            self.close_open(out);
             // Rare lines: the lossy copy costs nothing worth saving.
             let resets = bee_proto::usage::claude_limit_reset(&String::from_utf8_lossy(line)).flatten();
             let id = record_id(&["claude-limit", &session, &timestamp]);
@@ -212,8 +267,10 @@ impl ClaudeParser {
             self.start.turn_end_ms = Some(self.start.turn_end_ms.map_or(at_ms, |end| end.max(at_ms)));
         }
         // A line Claude Code wrote about its own failure (an API error, its
-        // `<synthetic>` model) is no response: it ends the turn, counts nothing.
+        // `<synthetic>` model) is no response: it ends the turn (and the
+        // stream of the response before it), counts nothing.
         if assistant && own {
+            self.close_open(out);
             return true;
         }
         let model = message.model.filter(|m| m != "<synthetic>");
@@ -254,6 +311,8 @@ impl ClaudeParser {
             tokens,
             context_window: None,
             is_final,
+            agent_cost_usd: None,
+            copied: before_start(at_ms, self.start.first_ms),
         };
         if let Some(mut done) = self.open.take() {
             // Another response began: this one's stream is over.
@@ -298,13 +357,15 @@ impl FileReader for ClaudeParser {
     }
 
     /// The open turn as far as it went (a later pass may lengthen it), and
-    /// a response still open: stored final when its file is quiet, else as
-    /// pending.
-    fn finish(&mut self, settled: bool, out: &mut Vec<Evidence>) {
+    /// a response still open, judged by its own record: final when it
+    /// carries its stop reason, or when its last write's own time is
+    /// before `quiet_before_ms` (a stream quiet that long is over, however
+    /// recently its file was copied); else stored as pending.
+    fn finish(&mut self, quiet_before_ms: i64, out: &mut Vec<Evidence>) {
         open_turn(Provider::Claude, self.logged.as_deref(), self.start.turn_ms, self.start.turn_end_ms, out);
         if let Some(open) = &self.open {
             let mut write = open.write.clone();
-            write.is_final |= settled;
+            write.is_final |= write.at_ms < quiet_before_ms;
             let over = write.is_final;
             out.push(Evidence::Response(write));
             if over {
@@ -313,13 +374,11 @@ impl FileReader for ClaudeParser {
         }
     }
 
-    /// After everything read, except a response still open: its first
-    /// line is read again, until it is final.
-    fn resume(&self, offset: u64, settled: bool) -> (u64, AgentState) {
-        let at = match (&self.open, settled) {
-            (Some(open), false) => open.first_offset,
-            _ => offset,
-        };
+    /// After everything read, except a response still open (not over at
+    /// [`FileReader::finish`], or not finished yet in the middle of a
+    /// pass): its first line is read again, until it is final.
+    fn resume(&self, offset: u64) -> (u64, AgentState) {
+        let at = self.open.as_ref().map_or(offset, |open| open.first_offset);
         (at, encode_state(&self.start))
     }
 }
@@ -518,6 +577,64 @@ mod tests {
             .collect()
     }
 
+    /// Claude Code 2.1's fork (`--resume <id> --fork-session`), as its
+    /// file begins: its own lines first (a mode line without a time, the
+    /// queued prompt at the fork's time), then the parent's lines copied
+    /// with their times, then its own turn. The copied response is marked;
+    /// the fork's own is not, nor is anything in a file whose first timed
+    /// line comes first (the parent's).
+    #[test]
+    fn a_forks_copies_are_the_responses_written_before_its_file_began() {
+        let fork = "03d34234-85ac-43d1-a582-eb70c7321d4b";
+        let line = |kind: &str, at: &str, id: Option<&str>| {
+            let mut line = serde_json::json!({"type": kind, "sessionId": fork, "timestamp": at});
+            if let Some(id) = id {
+                line["requestId"] = format!("req_{id}").into();
+                line["message"] = serde_json::json!({"id": format!("msg_{id}"), "model": "claude-sonnet-4-5",
+                    "stop_reason": "end_turn", "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0, "output_tokens": 9}});
+            } else if kind == "user" {
+                line["message"] = serde_json::json!({"role": "user", "content": "hi"});
+            }
+            format!("{line}\n")
+        };
+        let log = [
+            format!("{{\"type\":\"mode\",\"mode\":\"default\",\"sessionId\":\"{fork}\"}}\n"),
+            line("queue-operation", "2026-12-06T09:10:58.789Z", None),
+            line("user", "2026-12-06T09:10:56.922Z", None),
+            line("assistant", "2026-12-06T09:10:57.020Z", Some("mock_001")),
+            line("user", "2026-12-06T09:10:58.854Z", None),
+            line("assistant", "2026-12-06T09:10:58.934Z", Some("mock_004")),
+        ]
+        .concat();
+        let (writes, unparseable) = crate::ledger::agents::tests::responses(Provider::Claude, log.as_bytes());
+        assert_eq!(unparseable, 0);
+        let read: Vec<(&str, bool)> = writes.iter().map(|w| (w.key.as_str(), w.copied)).collect();
+        assert_eq!(read, [("msg_mock_001\u{1f}req_mock_001", true), ("msg_mock_004\u{1f}req_mock_004", false)]);
+        // The parent's file: its first timed line precedes its responses.
+        let parent = log.lines().skip(2).map(|l| format!("{l}\n")).collect::<String>();
+        let (writes, _) = crate::ledger::agents::tests::responses(Provider::Claude, parent.as_bytes());
+        assert!(writes.iter().all(|w| !w.copied), "{writes:?}");
+        // A file read on from where a reader that kept no start stopped:
+        // when it began is unknown, and nothing is taken as a copy.
+        let mut parser = LogParser::new(Provider::Claude, std::path::Path::new(""), FileOffset::default());
+        let mut out = Vec::new();
+        let mut at = 100;
+        for l in log.lines().skip(1) {
+            assert!(parser.line(format!("{l}\n").as_bytes(), at, &mut out));
+            at += l.len() as u64 + 1;
+        }
+        parser.finish(i64::MAX, &mut out);
+        let copied: Vec<bool> = out
+            .iter()
+            .filter_map(|e| match e {
+                Evidence::Response(w) => Some(w.copied),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(copied, [false, false]);
+    }
+
     #[test]
     fn a_lines_own_type_is_found_only_before_any_nested_object() {
         assert_eq!(top_level_type(br#"{"parentUuid":null,"type":"user","message":{"type":"x"}}"#), Some(&b"user"[..]));
@@ -548,7 +665,7 @@ mod tests {
         for (at, line) in [tool_result, response].iter().enumerate() {
             assert!(parser.line(format!("{line}\n").as_bytes(), at as u64, &mut out));
         }
-        parser.finish(true, &mut out);
+        parser.finish(i64::MAX, &mut out);
         let limits = out.iter().filter(|e| matches!(e, Evidence::Record(LedgerRecord::Limit(_)))).count();
         assert_eq!((limits, output_tokens(&out)), (0, vec![Some(9)]));
     }
@@ -766,5 +883,50 @@ mod tests {
         assert_eq!(unparseable, 0);
         assert_eq!(output_tokens(&out), vec![Some(9)]);
         assert!(!out.iter().any(|e| matches!(e, Evidence::Turn(_))), "no turn: {out:?}");
+    }
+
+    /// Whether the last response is still being written is judged from its
+    /// record: without a stop reason it is pending while its own time is
+    /// recent, final once that time is past the quiet span (however new
+    /// its file), final at once when Claude Code wrote another line after
+    /// it, and always final with its stop reason.
+    #[test]
+    fn pending_is_judged_from_the_record_not_the_file() {
+        let at = "2026-11-30T10:00:01.000Z";
+        let at_ms = bee_proto::time::parse_rfc3339_ms(at).unwrap();
+        let response = |stop: Option<&str>| {
+            let mut message = serde_json::json!({"id": "msg_1", "model": "claude-sonnet-4-5", "usage": {
+                "input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9}});
+            if let Some(stop) = stop {
+                message["stop_reason"] = stop.into();
+            }
+            let line = serde_json::json!({"type": "assistant", "sessionId": "s1", "timestamp": at,
+                "requestId": "req_1", "message": message});
+            format!("{line}\n")
+        };
+        let prompt = "{\"type\":\"user\",\"sessionId\":\"s1\",\"timestamp\":\"2026-11-30T10:00:02.000Z\",\"message\":{\"role\":\"user\",\"content\":\"go on\"}}\n";
+        let finals = |lines: &[&str], quiet_before_ms: i64| -> (Vec<bool>, u64) {
+            let mut parser = LogParser::new(Provider::Claude, std::path::Path::new(""), FileOffset::default());
+            let (mut out, mut offset) = (Vec::new(), 0u64);
+            for line in lines {
+                assert!(parser.line(line.as_bytes(), offset, &mut out));
+                offset += line.len() as u64;
+            }
+            parser.finish(quiet_before_ms, &mut out);
+            let finals = out
+                .iter()
+                .filter_map(|e| match e {
+                    Evidence::Response(write) => Some(write.is_final),
+                    _ => None,
+                })
+                .collect();
+            (finals, parser.resume_point(offset).offset)
+        };
+        let open = response(None);
+        let length = open.len() as u64;
+        assert_eq!(finals(&[&open], at_ms), (vec![false], 0), "recent: pending, read again from its line");
+        assert_eq!(finals(&[&open], at_ms + 1), (vec![true], length), "its own time is past: final");
+        assert_eq!(finals(&[&open, prompt], at_ms).0, vec![true], "a later line of Claude Code's ends its stream");
+        assert_eq!(finals(&[&response(Some("end_turn"))], at_ms).0, vec![true], "its stop reason says it");
     }
 }

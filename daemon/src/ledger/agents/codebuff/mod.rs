@@ -10,7 +10,7 @@ pub(crate) mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, env_or_home};
 use crate::ledger::agents::whole::Documents;
 
 /// Codebuff, as [`Agent`].
@@ -30,6 +30,15 @@ impl Agent for Codebuff {
             title: "Codebuff",
             verified: Verified::FormatFromSource,
             unrecorded_calls: None,
+            // Its chats keep cache writes where the provider reports them; no
+            // reasoning, no cost in money, no limit notice, no turn Bee times.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: false,
+            },
         }
     }
 

@@ -9,7 +9,7 @@ mod rollout;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, SessionReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, SessionReader, Verified};
 use crate::ledger::stored::evidence::AgentState;
 
 /// Codex, as [`Agent`].
@@ -23,6 +23,16 @@ impl Agent for Codex {
             title: "Codex",
             verified: Verified::RealCli("0.169.0"),
             unrecorded_calls: None,
+            // Its rollouts time each task (started → complete), write a
+            // usage-limit hit as an error event, count reasoning apart; no
+            // cache-write counter, no cost.
+            records: Records {
+                time_spans: true,
+                limit_notices: true,
+                reasoning: true,
+                cache_writes: false,
+                own_cost: false,
+            },
         }
     }
 

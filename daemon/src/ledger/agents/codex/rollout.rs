@@ -256,6 +256,8 @@ impl CodexParser {
             context_tokens: None,
             context_window: None,
             is_final: true,
+            agent_cost_usd: None,
+            copied: false,
         }));
     }
 
@@ -315,6 +317,8 @@ impl CodexParser {
                 context_tokens: None,
                 context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
                 is_final: true,
+                agent_cost_usd: None,
+                copied: false,
             }));
         }
         out.extend(snapshot_records);
@@ -327,12 +331,12 @@ impl FileReader for CodexParser {
     }
 
     /// The open turn as far as it went: a later pass may lengthen it.
-    fn finish(&mut self, _settled: bool, out: &mut Vec<Evidence>) {
+    fn finish(&mut self, _quiet_before_ms: i64, out: &mut Vec<Evidence>) {
         open_turn(Provider::Codex, self.start.session_id.as_deref(), self.start.turn_ms, self.start.turn_end_ms, out);
     }
 
     /// After everything read: a rollout's lines are written whole.
-    fn resume(&self, offset: u64, _settled: bool) -> (u64, AgentState) {
+    fn resume(&self, offset: u64) -> (u64, AgentState) {
         (offset, encode_state(&self.start))
     }
 }

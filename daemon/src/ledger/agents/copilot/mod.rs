@@ -10,7 +10,7 @@ mod otel;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::stored::evidence::AgentState;
 
@@ -25,6 +25,15 @@ impl Agent for Copilot {
             title: "GitHub Copilot CLI",
             verified: Verified::FormatFromSource,
             unrecorded_calls: None,
+            // Its exporter's chat spans keep reasoning where the model reports
+            // it; no cache writes, no cost, no limit notice Bee reads.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: false,
+                own_cost: false,
+            },
         }
     }
 

@@ -10,7 +10,7 @@ pub(crate) mod messages;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::sparse::keep;
 use crate::ledger::agents::whole::{Document, Rows, read_document_within};
 
@@ -38,6 +38,15 @@ impl Agent for Crush {
             unrecorded_calls: Some(
                 "every call's tokens: it keeps each response but only the latest call's context size, so its tokens are unknown",
             ),
+            // Its messages keep no token counts at all; its sessions keep its
+            // own cost estimate. No limit notice, no turn Bee times.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: false,
+                own_cost: true,
+            },
         }
     }
 

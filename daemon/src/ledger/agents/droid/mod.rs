@@ -10,7 +10,7 @@ pub(crate) mod settings;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, under_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, under_home};
 use crate::ledger::agents::whole::Documents;
 
 /// Droid, as [`Agent`].
@@ -30,6 +30,15 @@ impl Agent for Droid {
             unrecorded_calls: Some(
                 "its calls one by one: it keeps one running total a session, counted here as one response",
             ),
+            // A session's running total keeps thinking and cache writes; no
+            // call is kept one by one, so no turn, no limit notice, no cost.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: true,
+                own_cost: false,
+            },
         }
     }
 

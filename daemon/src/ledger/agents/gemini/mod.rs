@@ -9,7 +9,7 @@ mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::stored::evidence::AgentState;
 
@@ -24,6 +24,16 @@ impl Agent for Gemini {
             title: "Gemini CLI",
             verified: Verified::RealCli("0.61.0"),
             unrecorded_calls: Some("the routing call before each prompt, chat summaries and failed attempts"),
+            // Its chats keep responses with their thoughts; no turn Bee times, no
+            // limit notice (a refused request leaves no line), no cache
+            // writes, no cost.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: false,
+                own_cost: false,
+            },
         }
     }
 

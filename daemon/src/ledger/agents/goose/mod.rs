@@ -11,7 +11,7 @@ pub(crate) mod sessions;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::whole::Rows;
 
 /// Goose, as [`Agent`].
@@ -30,6 +30,15 @@ impl Agent for Goose {
             unrecorded_calls: Some(
                 "its calls one by one: it keeps one running total a session, counted here as one response",
             ),
+            // A session's running totals of input and output only: no turn,
+            // no limit notice, no reasoning, no cache counter, no cost.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: false,
+                own_cost: false,
+            },
         }
     }
 

@@ -10,7 +10,7 @@ pub(crate) mod state;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, env_or_home};
 use crate::ledger::agents::whole::Rows;
 
 /// Hermes Agent, as [`Agent`].
@@ -29,6 +29,16 @@ impl Agent for Hermes {
             unrecorded_calls: Some(
                 "its calls one by one: it keeps one running total a session, counted here as one response",
             ),
+            // A session's running totals keep reasoning and cache writes, and
+            // its own cost estimates; no call one by one, so no turn and no
+            // limit notice.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: true,
+                own_cost: true,
+            },
         }
     }
 

@@ -6,7 +6,7 @@
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader, xdg_data};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, xdg_data};
 use crate::ledger::agents::opencode::database::Messages;
 
 /// Kilo, as [`Agent`].
@@ -20,6 +20,15 @@ impl Agent for Kilo {
             title: "Kilo",
             verified: Verified::RealCli("7.7.7"),
             unrecorded_calls: Some("the title call of each new session"),
+            // OpenCode's messages: reasoning, cache writes and its own `cost`;
+            // a refused request is recorded nowhere.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: true,
+                own_cost: true,
+            },
         }
     }
 

@@ -9,7 +9,7 @@ mod wire;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::stored::evidence::AgentState;
 
@@ -24,6 +24,15 @@ impl Agent for Kimi {
             title: "Kimi CLI",
             verified: Verified::FormatFromSource,
             unrecorded_calls: None,
+            // Its status updates keep cache writes; no reasoning, no cost, no
+            // limit notice Bee reads, no turn Bee times.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: false,
+            },
         }
     }
 

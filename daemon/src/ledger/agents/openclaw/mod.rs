@@ -6,7 +6,7 @@
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified, env_or_home};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified, env_or_home};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::agents::pi::session::{PiLog, Session};
 use crate::ledger::stored::evidence::AgentState;
@@ -26,6 +26,15 @@ impl Agent for OpenClaw {
             title: "OpenClaw",
             verified: Verified::FormatFromSource,
             unrecorded_calls: Some("compaction and summary calls"),
+            // pi's sessions: cache writes and its own `usage.cost`, no
+            // reasoning, no limit notice, no turn Bee times.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: true,
+            },
         }
     }
 

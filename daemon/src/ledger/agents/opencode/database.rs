@@ -11,6 +11,14 @@
 //! nothing linking copy to source. A response's key is therefore what a
 //! copy keeps: its provider, model, creation and completion times (to the
 //! millisecond) and its five counters, so the copy is the same response.
+//! A message created before its session was (`session.time_created`) is
+//! such a copy: the fork's session, newer, holds it, and OpenCode's
+//! session ids sort newest first, so only this mark keeps the response in
+//! the session that made it.
+//!
+//! A message's `cost` is OpenCode's own figure of what the response cost
+//! (from its model prices; 0 for a model it has no price for): carried as
+//! the agent's cost, never as the provider's.
 //!
 //! A message's `data` is read for the fields a response has, and only
 //! within [`MAX_DATA_BYTES`]: a longer one is passed over and named by its
@@ -27,7 +35,7 @@ use std::path::Path;
 
 use crate::ledger::agents::agent::WholeFileReader;
 use crate::ledger::agents::lines::{
-    Found, LastName, count, decode_state, encode_state, spelled, text, with_part, wrapped_agent,
+    Beside, Found, LastName, before_start, count, decode_state, encode_state, spelled, text, with_part, wrapped_agent,
 };
 use crate::ledger::agents::sparse::{self, keep};
 use crate::ledger::agents::whole::{open_read_only, pass_over_value};
@@ -42,7 +50,7 @@ keep! {
     /// What [`response`] reads of a message (`error` by one field of
     /// its own, so that its presence is told without keeping it whole).
     MESSAGE = [
-        "role", "providerID", "modelID", "time/created", "time/completed", "error/name",
+        "role", "providerID", "modelID", "time/created", "time/completed", "error/name", "cost",
         "tokens/input", "tokens/output", "tokens/reasoning", "tokens/total", "tokens/cache/write", "tokens/cache/read",
     ];
 }
@@ -96,14 +104,17 @@ fn read_messages(
     out: &mut Vec<Evidence>,
 ) -> rusqlite::Result<()> {
     let connection = open_read_only(path)?;
+    // When each session began, where the database keeps it (every version
+    // observed does; a table without it marks no copies).
+    let started = if session_has_start(&connection)? { "s.time_created" } else { "NULL" };
     // `data` selected by its length first: one over the bound is never
     // read into memory (see `whole::column_within`).
-    let mut statement = connection.prepare(
+    let mut statement = connection.prepare(&format!(
         "SELECT m.session_id, m.time_updated, octet_length(m.data),
-                CASE WHEN octet_length(m.data) <= ?2 THEN m.data END, s.directory, m.id
+                CASE WHEN octet_length(m.data) <= ?2 THEN m.data END, s.directory, m.id, {started}
            FROM message m LEFT JOIN session s ON s.id = m.session_id
-          WHERE m.time_updated >= ?1 ORDER BY m.time_updated",
-    )?;
+          WHERE m.time_updated >= ?1 ORDER BY m.time_updated"
+    ))?;
     // 1 MiB: an SQLite integer whatever the platform.
     let mut rows = statement.query([resume.updated_ms.unwrap_or(i64::MIN), MAX_DATA_BYTES as i64])?;
     let (mut sessions, mut models) = (LastName::default(), LastName::default());
@@ -126,7 +137,7 @@ fn read_messages(
             .map_err(|length| (Unread::Passed(SkipReason::OversizedDocument), length))
             .and_then(|data| parse_message(data).map_err(|unread| (unread, data.len() as u64)));
         match message {
-            Ok(message) => response(&message, session, &mut found),
+            Ok(message) => response(&message, session, row.get_ref(6)?.as_i64().ok(), &mut found),
             Err((Unread::Passed(reason), length)) => {
                 let id = row.get_ref(5)?.as_str().unwrap_or("");
                 pass_over_value(reason, length, path, &format_args!("message {id}"));
@@ -137,16 +148,23 @@ fn read_messages(
     Ok(())
 }
 
+/// Whether the `session` table has its `time_created` column.
+fn session_has_start(connection: &rusqlite::Connection) -> rusqlite::Result<bool> {
+    let mut columns = connection.prepare("SELECT 1 FROM pragma_table_info('session') WHERE name = 'time_created'")?;
+    columns.exists([])
+}
+
 /// [`response`], with names of its own.
 pub(super) fn read_message(session: &str, message: &Value, out: &mut Vec<Evidence>) {
     let (mut sessions, mut models) = (LastName::default(), LastName::default());
-    response(message, session, &mut Found::new(Provider::OpenCode, &mut sessions, &mut models, out));
+    response(message, session, None, &mut Found::new(Provider::OpenCode, &mut sessions, &mut models, out));
 }
 
-/// One assistant message, when it is a complete response: OpenCode writes
+/// One assistant message of `session` (which began at `session_started`,
+/// ms, where known), when it is a complete response: OpenCode writes
 /// the row when the request starts and fills it in when it completes; a
 /// failed request leaves zero tokens and an `error`.
-fn response(message: &Value, session: &str, found: &mut Found<'_>) {
+fn response(message: &Value, session: &str, session_started: Option<i64>, found: &mut Found<'_>) {
     if text(message, "/role") != Some("assistant") {
         return;
     }
@@ -183,7 +201,11 @@ fn response(message: &Value, session: &str, found: &mut Found<'_>) {
         counters.cache_creation_input_tokens,
     ]);
     let key = format!("{provider}\u{1f}{}\u{1f}{created}\u{1f}{completed}\u{1f}{spelled}", model.unwrap_or(""));
-    found.response(key, session, created, model, counters);
+    let beside = Beside {
+        agent_cost_usd: message.get("cost").and_then(Value::as_f64),
+        copied: before_start(created, session_started),
+    };
+    found.response_with(key, session, created, model, counters, beside);
 }
 
 /// OpenCode's `tokens`, in Anthropic's shape: input without either cache,
@@ -222,6 +244,56 @@ mod tests {
 
     fn message(n: i64, skip: &str, kept: &str) -> String {
         MESSAGE.replace("@skip@", skip).replace("@kept@", kept).replace("@n@", &(1_796_440_940_000 + n).to_string())
+    }
+
+    /// A fork, as OpenCode 1.18.33 and Kilo 7.7.7 write one: the parent's
+    /// messages copied into a session begun later (`time_created`), with
+    /// their times, tokens and (OpenCode) cost, or (Kilo) a cost of 0. The
+    /// copies are marked, each message's own cost read; a session table
+    /// without `time_created` marks none.
+    #[test]
+    fn a_forks_copies_are_marked_and_the_agents_own_costs_read() {
+        const FORKED: &str = "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL,
+                time_created INTEGER NOT NULL);
+            CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+                time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+            INSERT INTO session VALUES ('ses_b', '/home/dev/app', 1796549890000), ('ses_a', '/home/dev/app', 1796549946803);";
+        let data = |created: i64, cost: &str| {
+            format!(
+                r#"{{"role":"assistant","providerID":"mock","modelID":"m","time":{{"created":{created},"completed":{}}},
+                "cost":{cost},"tokens":{{"total":15,"input":10,"output":5,"reasoning":0,"cache":{{"write":0,"read":0}}}}}}"#,
+                created + 500
+            )
+        };
+        for schema in [FORKED, SCHEMA] {
+            let (_dir, path, db) = database("opencode.db", schema);
+            let rows = [
+                ("m1", "ses_b", data(1_796_549_922_107, "0.0019776")),
+                ("m2", "ses_a", data(1_796_549_922_107, "0")),
+                ("m3", "ses_a", data(1_796_549_952_158, "0.0019248")),
+                ("m4", "ses_a", data(1_796_549_952_159, "\"n/a\"")),
+            ];
+            if schema == SCHEMA {
+                db.execute("INSERT INTO session VALUES ('ses_b', '/home/dev/app')", []).unwrap();
+            }
+            for (at, (id, session, data)) in rows.iter().enumerate() {
+                db.execute("INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)", (id, session, at as i64, data)).unwrap();
+            }
+            let (writes, _) = read_whole(Provider::OpenCode, &path, &AgentState::default());
+            let read: Vec<(Option<&str>, bool, Option<f64>)> =
+                writes.iter().map(|w| (w.session_id.as_deref(), w.copied, w.agent_cost_usd)).collect();
+            let known = schema == FORKED;
+            assert_eq!(
+                read,
+                [
+                    (Some("ses_b"), false, Some(0.0019776)),
+                    (Some("ses_a"), known, Some(0.0)),
+                    (Some("ses_a"), false, Some(0.0019248)),
+                    (Some("ses_a"), false, None),
+                ]
+            );
+            assert_eq!(writes[0].key, writes[1].key, "the copy is the same response");
+        }
     }
 
     /// Beside good messages, a message whose `data` passes its bound is

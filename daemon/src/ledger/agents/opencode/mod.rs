@@ -9,7 +9,7 @@ pub(crate) mod database;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Verified, WholeFileReader};
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader};
 use crate::ledger::stored::evidence::Evidence;
 
 /// What one `message` row's `data` of `session` is to the ledger, read
@@ -34,6 +34,16 @@ impl Agent for OpenCode {
             title: "OpenCode",
             verified: Verified::RealCli("1.18.33"),
             unrecorded_calls: Some("the title call of each new session"),
+            // Its messages keep reasoning, cache writes and its own `cost`; a
+            // refused request (429) is recorded nowhere, and Bee times no turn
+            // from its messages.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: true,
+                own_cost: true,
+            },
         }
     }
 

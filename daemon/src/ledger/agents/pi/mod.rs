@@ -9,7 +9,7 @@ pub(crate) mod session;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::stored::evidence::AgentState;
 
@@ -24,6 +24,16 @@ impl Agent for Pi {
             title: "pi",
             verified: Verified::RealCli("0.73.1"),
             unrecorded_calls: Some("compaction and summary calls"),
+            // Its sessions keep cache writes and its own `usage.cost`, no
+            // reasoning; a failed request leaves no limit notice, and Bee
+            // times no turn from them.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: true,
+            },
         }
     }
 

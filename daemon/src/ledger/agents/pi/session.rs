@@ -9,6 +9,13 @@
 //! none) is keyed by what a copy keeps: its time and counters. An entry
 //! whose provider is another agent's CLI (OpenClaw's `claude-cli`
 //! backend) is that agent's response, counted from its own records.
+//!
+//! A fork's header is written when the fork is made, later than every
+//! entry it copies (which keep their times): a response written before its
+//! session's header is a copy, and stays the response of the session that
+//! made it. `usage.cost.total` is pi's own figure of the response's cost
+//! (from its model prices; 0 for a model it has no price for): carried as
+//! the agent's cost.
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
@@ -18,7 +25,8 @@ use serde_json::Value;
 use std::marker::PhantomData;
 
 use crate::ledger::agents::lines::{
-    Found, LineRules, NamedSession, contains, count, markers, spelled, text, time_ms, wrapped_agent,
+    Beside, Found, LineRules, NamedSession, before_start, contains, count, markers, spelled, text, time_ms,
+    wrapped_agent,
 };
 use crate::ledger::agents::sparse::{Keep, keep};
 
@@ -35,18 +43,23 @@ impl PiLog for Pi {
 }
 
 /// What the reader keeps of a session log where it stopped: the session
-/// its header named.
+/// its header named, and when the header says it began (unknown in a
+/// state kept before it was read: then no response of it is taken as a
+/// copy).
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Session<A: PiLog> {
+    #[serde(flatten)]
     session: NamedSession,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    started_ms: Option<i64>,
     #[serde(skip)]
     agent: PhantomData<fn() -> A>,
 }
 
 impl<A: PiLog> Default for Session<A> {
     fn default() -> Self {
-        Session { session: NamedSession::default(), agent: PhantomData }
+        Session { session: NamedSession::default(), started_ms: None, agent: PhantomData }
     }
 }
 
@@ -61,7 +74,7 @@ keep! {
         "type", "id", "cwd", "timestamp",
         "message/role", "message/provider", "message/responseId", "message/timestamp", "message/model",
         "message/modelId", "message/usage/input", "message/usage/cacheWrite", "message/usage/cacheRead",
-        "message/usage/output", "message/usage/totalTokens",
+        "message/usage/output", "message/usage/totalTokens", "message/usage/cost/total",
     ];
 }
 
@@ -81,6 +94,7 @@ impl<A: PiLog> LineRules for Session<A> {
             Some("session") => {
                 let Some(session) = text(line, "/id").filter(|id| !id.is_empty()) else { return false };
                 self.session.name(session, text(line, "/cwd"), found);
+                self.started_ms = time_ms(line.get("timestamp"));
                 true
             }
             Some("message") => {
@@ -107,7 +121,11 @@ impl<A: PiLog> LineRules for Session<A> {
                     None => format!("{at_ms}\u{1f}{}", spelled(&counters.values())),
                 };
                 let model = text(message, "/model").or_else(|| text(message, "/modelId"));
-                found.response(key, session, at_ms, model, counters);
+                let beside = Beside {
+                    agent_cost_usd: usage.pointer("/cost/total").and_then(Value::as_f64),
+                    copied: before_start(at_ms, self.started_ms),
+                };
+                found.response_with(key, session, at_ms, model, counters, beside);
                 true
             }
             _ => true,
@@ -127,5 +145,74 @@ pub(super) fn counters(usage: &Value) -> Counters {
         output_tokens: field("output"),
         total_tokens: field("totalTokens"),
         ..Counters::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ledger::agents::tests::responses;
+    use bee_proto::ledger::Provider;
+
+    /// pi 0.73.1's own fork (`pi --fork <file>`, priced by the test's
+    /// `models.json`): its header names the parent and is written at the
+    /// fork, after the three entries it copied with their times, ids and
+    /// costs; its own response follows. The copies are marked, pi's own
+    /// costs read as it wrote them.
+    #[test]
+    fn a_forks_copies_are_marked_and_pis_own_costs_read() {
+        let (writes, unparseable) = responses(Provider::Pi, include_bytes!("../testdata/pi-0.73.1-fork.jsonl"));
+        assert_eq!(unparseable, 0);
+        let read: Vec<(&str, bool, Option<f64>)> =
+            writes.iter().map(|w| (w.key.as_str(), w.copied, w.agent_cost_usd)).collect();
+        assert_eq!(
+            read,
+            [
+                ("msg_mock_002", true, Some(0.004_450_200_000_000_000_5)),
+                ("msg_mock_003", true, Some(0.005_625_3)),
+                ("msg_mock_004", true, Some(0.006_800_400_000_000_001)),
+                ("msg_mock_005", false, Some(0.007_975_5)),
+            ]
+        );
+        assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("01a24ab8-2670-7040-8c5f-5438dd7b462d")));
+        // pi's log of a tool turn with a model it has no price for: its
+        // cost written as 0, taken as it wrote it; nothing copied.
+        let (writes, _) = responses(Provider::Pi, include_bytes!("../testdata/pi-0.73.1-tool-and-continue.jsonl"));
+        assert!(writes.iter().all(|w| !w.copied && w.agent_cost_usd == Some(0.0)), "{writes:?}");
+        // A cost that is no cost is unknown; one past Bee's bound too.
+        let log = concat!(
+            "{\"type\":\"session\",\"id\":\"s1\",\"timestamp\":\"2026-12-05T03:22:45.669Z\",\"cwd\":\"/w\"}\n",
+            "{\"type\":\"message\",\"timestamp\":\"2026-12-05T03:22:45.755Z\",\"message\":{\"role\":\"assistant\",\"responseId\":\"r1\",\"timestamp\":1796440965755,\"usage\":{\"input\":1,\"output\":2,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":3,\"cost\":{\"total\":\"free\"}}}}\n",
+            "{\"type\":\"message\",\"timestamp\":\"2026-12-05T03:22:45.755Z\",\"message\":{\"role\":\"assistant\",\"responseId\":\"r2\",\"timestamp\":1796440965756,\"usage\":{\"input\":1,\"output\":2,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":3,\"cost\":{\"total\":1e300}}}}\n",
+        );
+        let (writes, _) = responses(Provider::Pi, log.as_bytes());
+        assert_eq!(writes.iter().map(|w| w.agent_cost_usd).collect::<Vec<_>>(), [None, None]);
+    }
+
+    /// A pass that stopped after the fork's header keeps when the session
+    /// began: the next pass still knows the copies for what they are.
+    #[test]
+    fn when_a_session_began_is_kept_between_passes() {
+        use crate::ledger::agents::LogParser;
+        use crate::ledger::stored::evidence::{Evidence, FileOffset};
+        let log: &[u8] = include_bytes!("../testdata/pi-0.73.1-fork.jsonl");
+        let header = log.iter().position(|&b| b == b'\n').unwrap() + 1;
+        let path = std::path::Path::new("");
+        let mut first = LogParser::new(Provider::Pi, path, FileOffset::default());
+        assert!(first.line(&log[..header], 0, &mut Vec::new()));
+        let mut next = LogParser::new(Provider::Pi, path, first.resume_point(header as u64));
+        let mut out = Vec::new();
+        let mut at = header;
+        for line in log[header..].split_inclusive(|&b| b == b'\n') {
+            assert!(next.line(line, at as u64, &mut out));
+            at += line.len();
+        }
+        let copied: Vec<bool> = out
+            .iter()
+            .filter_map(|e| match e {
+                Evidence::Response(w) => Some(w.copied),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(copied, [true, true, true, false]);
     }
 }

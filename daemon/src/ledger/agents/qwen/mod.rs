@@ -9,7 +9,7 @@ mod chat;
 use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Verified};
+use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified};
 use crate::ledger::agents::lines::JsonLines;
 use crate::ledger::stored::evidence::AgentState;
 
@@ -24,6 +24,16 @@ impl Agent for Qwen {
             title: "Qwen Code",
             verified: Verified::RealCli("0.24.4"),
             unrecorded_calls: None,
+            // Its `api_response` events keep thoughts, no cache writes, no cost;
+            // Bee times no turn from them, and a refused request leaves no
+            // record.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: true,
+                cache_writes: false,
+                own_cost: false,
+            },
         }
     }
 
