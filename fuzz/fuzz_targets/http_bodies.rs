@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(append) = serde_json::from_slice::<LedgerAppend>(data) {
         for record in &append.records {
-            let _ = bee_daemon::ledger::validate::validate(record);
+            let _ = bee_daemon::ledger::stored::validate::validate(record);
         }
     }
     let _ = serde_json::from_slice::<CountRequest>(data);

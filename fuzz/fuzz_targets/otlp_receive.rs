@@ -3,7 +3,7 @@
 //! within Bee's bounds, and every `api_request` it saw is taken or refused.
 #![no_main]
 
-use bee_daemon::ledger::otel::{Encoding, decode_logs, evidence};
+use bee_daemon::ledger::intake::otel::{Encoding, decode_logs, evidence};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(difference) = bee_daemon::ledger::part_pack::decodes_exactly(data) {
+    if let Err(difference) = bee_daemon::ledger::stored::part_pack::decodes_exactly(data) {
         panic!("{difference}");
     }
 });

@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = observation.validate();
         }
         if let Ok(record) = serde_json::from_slice::<LedgerRecord>(line) {
-            let _ = bee_daemon::ledger::validate::validate(&record);
+            let _ = bee_daemon::ledger::stored::validate::validate(&record);
         }
         if let Ok(SpooledEvent { event: serde_json::Value::Object(event), .. }) = serde_json::from_slice(line) {
             let _ = accept_object(event, |_| false, 1_796_000_000_000);

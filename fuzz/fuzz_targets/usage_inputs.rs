@@ -3,8 +3,8 @@
 //! zone name; and a parsed price table never prices a model it lacks.
 #![no_main]
 
-use bee_daemon::ledger::calendar::Zone;
-use bee_daemon::ledger::prices::PriceTable;
+use bee_daemon::ledger::views::calendar::Zone;
+use bee_daemon::ledger::views::prices::PriceTable;
 use bee_proto::ledger::Provider;
 use bee_proto::usage::Counters;
 use libfuzzer_sys::fuzz_target;

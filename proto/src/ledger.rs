@@ -1271,3 +1271,31 @@ pub struct SkippedFile {
     /// `link`, `fifo`, `socket` or `device`.
     pub kind: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{UsageBy, UsageGrouping};
+
+    #[test]
+    fn a_grouping_is_one_or_two_known_names_and_anything_else_a_clear_refusal() {
+        assert_eq!(
+            UsageBy::parse("day,agent"),
+            Ok(UsageBy { first: UsageGrouping::Day, then: Some(UsageGrouping::Agent) })
+        );
+        assert_eq!(UsageBy::parse(" session , model ").map(|by| by.to_string()), Ok("session,model".to_owned()));
+        for hostile in
+            ["", ",", "day,", ",day", "day,,agent", "DAY", "day\u{0},agent", "dáy", "day;agent", &"x".repeat(1 << 16)]
+        {
+            assert!(UsageBy::parse(hostile).is_err(), "{hostile:?}");
+        }
+        for (asked, says) in
+            [("day,day", "twice"), ("hour,month", "two groupings of time"), ("agent,block", "groups alone")]
+        {
+            let refused = UsageBy::parse(asked).unwrap_err();
+            assert!(refused.contains(says), "{asked}: {refused}");
+        }
+        let json: UsageBy = serde_json::from_str("\"project,model\"").unwrap();
+        assert_eq!(serde_json::to_string(&json).unwrap(), "\"project,model\"");
+        assert!(serde_json::from_str::<UsageBy>("\"week,day\"").is_err());
+    }
+}
