@@ -154,7 +154,8 @@ fn a_flipped_bit_in_a_ledger_record_is_named_not_counted() {
         "the runs reported no cache counters, of a model no price table names: {report}"
     );
     let models: Vec<&str> = report["rows"].as_array().unwrap().iter().filter_map(|r| r["key"].as_str()).collect();
-    assert_eq!(models, ["claude-sonnet-FIRST"], "{report}");
+    assert_eq!(models, ["claude-sonnet-first"], "the surviving model's label: {report}");
+    assert_eq!(report["rows"][0]["modelIds"], serde_json::json!(["claude-sonnet-FIRST"]), "as written: {report}");
     let status = parse_json_line(
         &home.beectl(&["status", "--since", "2026-11-30T10:05:00Z", "--until", "2026-11-30T10:55:00Z"]).stdout,
     );

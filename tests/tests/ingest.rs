@@ -194,8 +194,8 @@ fn codex_rollouts_give_calls_snapshots_and_limits() {
     let by_model = parse_json_line(&home.beectl(&["usage", "--by", "model", "--since", "2026-11-30T00:00:00Z"]).stdout);
     assert_eq!(
         by_model["rows"],
-        json!([{"key": "gpt-5-codex", "agent": "codex", "firstAtUtc": "2026-11-30T09:00:02.000Z",
-        "lastAtUtc": "2026-11-30T09:00:02.000Z", "modelIds": ["gpt-5-codex"], "models": ["gpt-5-codex"],
+        json!([{"key": "gpt-5-codex", "agent": "codex", "firstAtUtc": "2026-11-30T09:01:00.000Z",
+        "lastAtUtc": "2026-11-30T09:01:00.000Z", "modelIds": ["gpt-5-codex"], "models": ["gpt-5-codex"],
         "responses": 1, "tokens": {
         "inputTokens": 1000, "cachedInputTokens": null, "cacheCreationInputTokens": null, "cacheReadInputTokens": 0,
         "outputTokens": 50, "reasoningOutputTokens": 0, "totalTokens": 1050},

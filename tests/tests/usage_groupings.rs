@@ -207,6 +207,21 @@ fn sessions_carry_agent_project_and_times_and_no_two_table_rows_read_alike() {
             assert!(widest <= columns.parse().unwrap(), "--by {by} at {columns}: {widest} wide:\n{table}");
         }
     }
+    // The two views a person with many agents asks first, over a fixed range: golden.
+    for by in ["day,agent", "agent,model"] {
+        for columns in ["80", "140"] {
+            let mut command = home.command(bin("beectl"));
+            command
+                .args(["usage", "--format", "table", "--no-import", "--timezone", "UTC", "--by", by])
+                .args(["--since", "2026-01-01", "--until", "2026-12-31"])
+                .env("COLUMNS", columns)
+                .env("NO_COLOR", "1");
+            let output = command.output().unwrap();
+            assert_eq!(output.status.code(), Some(0));
+            let table = String::from_utf8(output.stdout).unwrap();
+            assert_golden(&format!("every-agent-by-{}-{columns}.txt", by.replace(',', "-")), &table);
+        }
+    }
 }
 
 #[test]

@@ -132,6 +132,10 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     let open_files = socket::raise_open_file_limit();
     tracing::debug!(?open_files, "open-file limit");
+    // The bundled price snapshot is read once per process: read now, beside
+    // the start, so the first status line's glance (within bee-hook's
+    // deadline) finds it read.
+    tokio::task::spawn_blocking(|| drop(crate::ledger::views::prices::PriceTable::user_or_bundled()));
     let socket_dir = config.socket.parent().map(Path::to_owned).unwrap_or_else(|| PathBuf::from("."));
     files::ensure_private_dir(&socket_dir)?;
     let _instance_lock = take_instance_lock(&config.socket)?;

@@ -107,7 +107,7 @@ pub fn records_line(records: agent::Records) -> String {
 /// The README's table of agents, from the registry (a test keeps the
 /// README's copy equal to it).
 pub fn readme_table() -> String {
-    let mut table = String::from("| `--provider` | agent | verified | its format |\n|---|---|---|---|\n");
+    let mut table = String::from("| `--agent` | agent | verified | its format |\n|---|---|---|---|\n");
     for agent in all() {
         let name = agent.provider().as_str();
         table.push_str(&format!(

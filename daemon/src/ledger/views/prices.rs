@@ -216,13 +216,29 @@ impl PriceTable {
     /// `beectl usage` prices; a broken user file leaves the bundled table
     /// alone, with a warning once per process — such a view never fails
     /// for a price file (`beectl usage` and `beectl prices` name it as an
-    /// error).
-    pub fn user_or_bundled() -> PriceTable {
+    /// error). Built once and shared until the user's file changes: a
+    /// status line asks every few seconds, within bee-hook's deadline.
+    pub fn user_or_bundled() -> std::sync::Arc<PriceTable> {
+        type Loaded = Option<(Option<(u64, Option<std::time::SystemTime>)>, std::sync::Arc<PriceTable>)>;
+        static LOADED: std::sync::Mutex<Loaded> = std::sync::Mutex::new(None);
         static WARNED: std::sync::Once = std::sync::Once::new();
-        PriceTable::load(None).unwrap_or_else(|err| {
+        let stamp = PriceTable::user_file()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .map(|file| (file.len(), file.modified().ok()));
+        if let Ok(loaded) = LOADED.lock()
+            && let Some((seen, table)) = loaded.as_ref()
+            && *seen == stamp
+        {
+            return table.clone();
+        }
+        let table = std::sync::Arc::new(PriceTable::load(None).unwrap_or_else(|err| {
             WARNED.call_once(|| tracing::warn!("{err}: the bundled prices are used alone"));
             PriceTable::bundled()
-        })
+        }));
+        if let Ok(mut loaded) = LOADED.lock() {
+            *loaded = Some((stamp, table.clone()));
+        }
+        table
     }
 
     /// The bundled table with `user_file` merged over it; no file there is
