@@ -30,7 +30,8 @@ pub fn label(id: &str) -> String {
         name = model;
     }
     let mut name = name.strip_suffix("-latest").unwrap_or(name);
-    if let Some(rest) = strip_date(name) {
+    // The price table's own rule for a snapshot date (`-20250929`, `-2025-08-07`).
+    if let Some(rest) = crate::ledger::views::prices::without_date(name) {
         name = rest;
     }
     // Claude's version is spelled with dashes by Anthropic and with a dot
@@ -42,38 +43,6 @@ pub fn label(id: &str) -> String {
 fn strip_bedrock_version(name: &str) -> Option<&str> {
     let (model, version) = name.rsplit_once("-v")?;
     (!version.is_empty() && version.bytes().all(|b| b.is_ascii_digit()) && model.contains('-')).then_some(model)
-}
-
-/// A snapshot date at the end (`-20250929`, `-2025-08-07`), without it.
-fn strip_date(name: &str) -> Option<&str> {
-    let digits = |text: &str| text.bytes().all(|b| b.is_ascii_digit());
-    let plausible = |year: &str| year.starts_with("20") || year.starts_with("19");
-    if let Some((model, date)) = name.rsplit_once('-')
-        && !model.is_empty()
-        && date.len() == 8
-        && digits(date)
-        && plausible(date)
-    {
-        return Some(model);
-    }
-    // `-YYYY-MM-DD`: the last eleven bytes.
-    let split = name.len().checked_sub(11)?;
-    let (model, date) = (name.get(..split).filter(|model| !model.is_empty())?, name.get(split..)?);
-    let parts: Vec<&str> = date.split('-').collect();
-    match parts.as_slice() {
-        ["", year, month, day]
-            if year.len() == 4
-                && month.len() == 2
-                && day.len() == 2
-                && plausible(year)
-                && digits(year)
-                && digits(month)
-                && digits(day) =>
-        {
-            Some(model)
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]
