@@ -7,7 +7,10 @@
 //!    calls and 500,000 responses, whole-command wall time, against
 //!    `beectl --version` (process start) and a raw `COUNT(*)` scan of both.
 //!
-//! `cargo bench -p bee-tests --bench ledger`
+//! `cargo bench -p bee-tests --bench ledger`; `BEE_BENCH_KEEP=DIR` writes
+//! the views' ledger to DIR and stops there, for a profiler or for
+//! `tests/benches/against-build.sh REV`, which times a warm `beectl` command
+//! of this tree against an earlier build's, in turns.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -23,7 +26,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 fn main() {
-    ingestion();
+    // Kept for another run (`against-build.sh`): the views' ledger alone.
+    if std::env::var_os("BEE_BENCH_KEEP").is_none() {
+        ingestion();
+    }
     views();
 }
 
@@ -172,6 +178,10 @@ fn views() {
         started.elapsed().as_secs_f64()
     );
     drop(ledger);
+    if let Some(keep) = std::env::var_os("BEE_BENCH_KEEP") {
+        std::process::Command::new("cp").arg("-a").arg(home.path()).arg(&keep).status().unwrap();
+        return;
+    }
     let run = |args: &[&str]| {
         let started = Instant::now();
         let output = home.command(bin("beectl")).args(args).stdin(Stdio::null()).output().unwrap();

@@ -100,14 +100,8 @@ pub fn reports_with(
     } else {
         HashMap::new()
     };
-    let inputs = Inputs {
-        parts: &summary.parts,
-        reported: &reported,
-        projects: &projects,
-        windows: &windows,
-        damaged: summary.damaged_records + damaged_costs,
-        bucket: &bucket,
-    };
+    let damaged = summary.damaged_records + damaged_costs;
+    let inputs = Inputs::new(&summary.parts, &reported, &projects, &windows, damaged, &bucket);
     let reports = filters
         .iter()
         .map(|filters| build(&UsageAsk { filters: filters.clone(), ..ask.clone() }, prices, &inputs))
@@ -122,14 +116,8 @@ pub fn sessions_without_cost(reader: &Reader, range: Range) -> Result<u64, Issue
     let whole: crate::ledger::stored::rollup::Bucket<'_> = &|_, _| 0;
     let summary = reader.usage(range, whole)?;
     let (reported, _) = reader.reported_costs(range)?;
-    let inputs = Inputs {
-        parts: &summary.parts,
-        reported: &reported,
-        projects: &HashMap::new(),
-        windows: &Windows::new(),
-        damaged: 0,
-        bucket: whole,
-    };
+    let (projects, windows) = (HashMap::new(), Windows::new());
+    let inputs = Inputs::new(&summary.parts, &reported, &projects, &windows, 0, whole);
     let ask = UsageAsk::new(range, UsageGrouping::Day, Zone::utc());
     // Prices play no part in the count.
     Ok(build(&ask, &PriceTable::default(), &inputs).totals.sessions_without_cost.unwrap_or(0))
@@ -210,6 +198,29 @@ pub struct Inputs<'a> {
     pub windows: &'a Windows,
     pub damaged: u64,
     pub bucket: &'a dyn Fn(Provider, i64) -> i64,
+    /// Each model id's label, worked out once for every report built
+    /// from these inputs (the exporter builds one per agent).
+    labels: HashMap<&'a str, String>,
+}
+
+impl<'a> Inputs<'a> {
+    pub fn new(
+        parts: &'a Parts,
+        reported: &'a [ReportedCost],
+        projects: &'a HashMap<String, String>,
+        windows: &'a Windows,
+        damaged: u64,
+        bucket: &'a dyn Fn(Provider, i64) -> i64,
+    ) -> Self {
+        let mut labels: HashMap<&str, String> = HashMap::new();
+        let ids = parts.keys().filter_map(|k| k.model.as_deref());
+        for id in ids.chain(reported.iter().filter_map(|c| c.model.as_deref())) {
+            if !labels.contains_key(id) {
+                labels.insert(id, crate::ledger::views::models::label(id));
+            }
+        }
+        Inputs { parts, reported, projects, windows, damaged, bucket, labels }
+    }
 }
 
 /// One key of a group while rows are gathered.
@@ -329,17 +340,9 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     } else {
         BlockMap::new()
     };
-    // A label and a price per model id, each worked out once per id; the
-    // keys rows are gathered under borrow their names, copied once a row is made.
-    let mut labels: HashMap<&str, String> = HashMap::new();
-    let ids = inputs.parts.keys().filter_map(|k| k.model.as_deref());
-    for id in ids.chain(inputs.reported.iter().filter_map(|c| c.model.as_deref())) {
-        if !labels.contains_key(id) {
-            labels.insert(id, crate::ledger::views::models::label(id));
-        }
-    }
-    let labels = labels;
-    let label_of = |id: &str| labels.get(id).map(String::as_str);
+    // A price per model id, worked out once per id; the keys rows are
+    // gathered under borrow their names, copied once a row is made.
+    let label_of = |id: &str| inputs.labels.get(id).map(String::as_str);
     let mut looked_up: HashMap<&str, Option<&crate::ledger::views::prices::ModelPrice>> = HashMap::new();
     let key_of = |grouping, provider, bucket, session, label| {
         group_key(grouping, provider, bucket, session, label, inputs.projects, &block_of)
@@ -758,8 +761,7 @@ mod tests {
         let bucket = bucketing(ask.by, &ask.zone, windows);
         let summary = Summary::of_records(calls, responses, ask.range, Some(&bucket));
         let projects = HashMap::from([("s1".to_owned(), "-home-me-bee".to_owned())]);
-        let inputs =
-            Inputs { parts: &summary.parts, reported, projects: &projects, windows, damaged: 0, bucket: &bucket };
+        let inputs = Inputs::new(&summary.parts, reported, &projects, windows, 0, &bucket);
         build(ask, &PriceTable::bundled(), &inputs)
     }
 
