@@ -1,15 +1,16 @@
 //! Hermes's `sessions` table: one row a session (of the CLI or of a
 //! messaging gateway), with its model, when it started (unix seconds) and
 //! its running totals: `input_tokens` (without either cache),
-//! `cache_write_tokens`, `cache_read_tokens`, `output_tokens` and
-//! `reasoning_tokens` (kept apart from output; Bee counts them as part of
-//! it). Hermes keeps no record of its calls one by one, so a session is one
-//! entry in the ledger, keyed by the session, dated when it started.
+//! `cache_write_tokens`, `cache_read_tokens`, `output_tokens` (the
+//! provider's completion tokens, reasoning included) and
+//! `reasoning_tokens` (the part of them that was reasoning). Hermes
+//! keeps no record of its calls one by one, so a session is one entry in
+//! the ledger, keyed by the session, dated when it started.
 
 use bee_proto::usage::Counters;
 use std::path::Path;
 
-use crate::ledger::agents::lines::{Found, with_part};
+use crate::ledger::agents::lines::Found;
 use crate::ledger::agents::whole::{column_count, column_text, column_time_ms};
 
 /// The columns read, in order.
@@ -20,13 +21,15 @@ pub(crate) const QUERY: &str = "SELECT id, model, started_at, input_tokens, outp
 /// Reads one session row.
 pub(crate) fn read(_path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> bool {
     let Some(session) = column_text(row, 0) else { return false };
-    let reasoning = column_count(row, 7);
+    // Hermes adds the provider's completion tokens up as served: the
+    // reasoning is already inside `output_tokens` (seen with the real CLI
+    // against a mock), so it is not added again.
     let counters = Counters {
         input_tokens: column_count(row, 3),
         cache_creation_input_tokens: column_count(row, 6),
         cache_read_input_tokens: column_count(row, 5),
-        output_tokens: with_part(column_count(row, 4), reasoning),
-        reasoning_output_tokens: reasoning,
+        output_tokens: column_count(row, 4),
+        reasoning_output_tokens: column_count(row, 7),
         ..Counters::default()
     };
     if counters.counts_nothing() {
@@ -51,7 +54,8 @@ mod tests {
 
     /// A session read as it grows, a gateway session, one not started
     /// yet (no usage) and one whose counter is no count: one entry a
-    /// session, reasoning inside output, the broken counter unknown.
+    /// session, reasoning the part of output it already is (never added
+    /// again), the broken counter unknown.
     #[test]
     fn a_session_is_one_running_total() {
         let (_dir, path, db) = database("state.db", SCHEMA);
@@ -70,8 +74,8 @@ mod tests {
         assert_eq!(
             rows(Provider::Hermes, &all),
             [
-                ("session\u{1f}h1".into(), s(400), s(1200), s(3000), s(120), s(30), s(4720)),
-                ("session\u{1f}h1".into(), s(700), s(1500), s(9000), s(200), s(50), s(11400)),
+                ("session\u{1f}h1".into(), s(400), s(1200), s(3000), s(90), s(30), s(4690)),
+                ("session\u{1f}h1".into(), s(700), s(1500), s(9000), s(150), s(50), s(11350)),
                 ("session\u{1f}h2".into(), s(50), s(0), s(0), s(10), s(0), s(60)),
                 ("session\u{1f}h4".into(), None, s(0), s(0), s(5), s(0), None),
             ]
