@@ -24,11 +24,35 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// A pinned agent CLI's launcher in `tests/node`.
-fn node_cli(name: &str) -> PathBuf {
+/// A pinned agent CLI's launcher in `tests/node`, and its version.
+fn node_cli(name: &str) -> (PathBuf, String) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/.bin").join(name);
     assert!(path.exists(), "this test needs the real {name} CLI: `npm install --prefix tests/node` (.ci/run does it)");
-    path
+    let package = path.canonicalize().unwrap();
+    let package = package.ancestors().find(|dir| dir.join("package.json").exists()).unwrap();
+    let pinned: Value = serde_json::from_slice(&std::fs::read(package.join("package.json")).unwrap()).unwrap();
+    (path, pinned["version"].as_str().unwrap().to_owned())
+}
+
+/// A pinned agent CLI's launcher in the Python environment `.ci/run`
+/// makes (`tests/python/.venv`, from `tests/python/requirements.txt`), and
+/// the version of `distribution` installed there.
+fn python_cli(name: &str, distribution: &str) -> (PathBuf, String) {
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/.venv");
+    let path = venv.join("bin").join(name);
+    assert!(
+        path.exists(),
+        "this test needs the real {name} CLI: `python3 -m venv tests/python/.venv && \
+         tests/python/.venv/bin/pip install -r tests/python/requirements.txt` (.ci/run does it)"
+    );
+    let prefix = format!("{}-", distribution.replace('-', "_"));
+    let version = files_under(&venv.join("lib"))
+        .iter()
+        .filter_map(|file| file.parent()?.file_name()?.to_str()?.strip_suffix(".dist-info")?.strip_prefix(&prefix))
+        .map(str::to_owned)
+        .next()
+        .unwrap_or_else(|| panic!("{distribution} is installed in {}", venv.display()));
+    (path, version)
 }
 
 /// One agent's CLI against its mock, in a test home.
@@ -36,6 +60,8 @@ struct Driven {
     home: TestHome,
     mock: MockProvider,
     cli: PathBuf,
+    /// The version of the CLI driven, as its package says.
+    version: String,
     project: PathBuf,
     env: Vec<(&'static str, String)>,
     args: Vec<String>,
@@ -45,10 +71,15 @@ struct Driven {
 
 impl Driven {
     fn new(cli: &str, mock: MockProvider) -> Driven {
+        Driven::with(node_cli(cli), mock)
+    }
+
+    /// The CLI at a launcher, of a version.
+    fn with((cli, version): (PathBuf, String), mock: MockProvider) -> Driven {
         let home = TestHome::new();
         let project = home.path().join("app");
         std::fs::create_dir_all(&project).unwrap();
-        Driven { home, mock, cli: node_cli(cli), project, env: Vec::new(), args: Vec::new(), prompt_flag: Some("-p") }
+        Driven { home, mock, cli, version, project, env: Vec::new(), args: Vec::new(), prompt_flag: Some("-p") }
     }
 
     /// The CLI with `args`, headless, in the project; its output.
@@ -203,10 +234,7 @@ impl Driven {
         assert!(row["files"].as_u64().unwrap() > 0 && row["files"] == row["filesRead"], "{row}");
         assert_eq!(row["responses"], expected["responses"], "{row}");
         assert!(row["newestRecordUtc"].is_string(), "{row}");
-        let package = self.cli.canonicalize().unwrap();
-        let package = package.ancestors().find(|dir| dir.join("package.json").exists()).unwrap();
-        let pinned: Value = serde_json::from_slice(&std::fs::read(package.join("package.json")).unwrap()).unwrap();
-        assert_eq!(row["verified"], format!("real CLI {}", pinned["version"].as_str().unwrap()), "{row}");
+        assert_eq!(row["verified"], format!("real CLI {}", self.version), "{row}");
     }
 
     /// Each grouping's report, checked, without the instant it was asked.
@@ -434,6 +462,59 @@ fn pi_counts_each_served_response_once() {
         }
     }
     pi.assert_agent_costs("pi", &written.into_values().collect::<Vec<_>>());
+}
+
+/// Hermes Agent (PyPI) against an OpenAI-compatible mock: its state
+/// database keeps running totals per session, model and task (a title
+/// call's apart), never one call's, so each total is one entry; every
+/// counter equals what the mock served, reasoning inside output once.
+/// Hermes's fork (`/branch`) is a command of its interactive session only.
+#[test]
+fn hermes_counts_every_served_token_in_its_running_totals() {
+    let mut hermes = Driven::with(python_cli("hermes", "hermes-agent"), MockProvider::chat());
+    let config = hermes.home.path().join(".hermes/config.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let url = format!("{}/v1", hermes.mock.base_url());
+    std::fs::write(
+        &config,
+        format!(
+            "model:\n  provider: custom\n  default: qwen3-coder-plus\n  base_url: {url}\n  api_key: not-a-real-key\n"
+        ),
+    )
+    .unwrap();
+    hermes.args = ["chat", "-Q", "--yolo"].map(str::to_owned).to_vec();
+    hermes.prompt_flag = Some("-q");
+    let steps = hermes.converse("please TOOL now", &["-c"], None);
+    let served = hermes.mock.served();
+    assert!(
+        served.iter().filter(|s| !s.side).count() >= 4,
+        "prompt, two of the tool turn, the resumed one: {served:?}"
+    );
+    assert!(served.iter().all(|s| s.reasoning > 0), "the mock served reasoning inside every output");
+    // One entry per running total Hermes keeps (a session's model and task).
+    let db = rusqlite::Connection::open_with_flags(
+        hermes.home.path().join(".hermes/state.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let totals: u64 = db
+        .query_row("SELECT COUNT(*) FROM session_model_usage WHERE input_tokens + output_tokens > 0", [], |r| r.get(0))
+        .unwrap();
+    let sessions: u64 = db
+        .query_row(
+            "SELECT COUNT(DISTINCT session_id) FROM session_model_usage WHERE input_tokens + output_tokens > 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(sessions, 2, "the first session and the tool turn's, resumed; the refused one has no usage");
+    let mut expected = hermes.mock.served_usage();
+    expected["responses"] = json!(totals);
+    hermes.assert_usage_equals("hermes", &expected, &[], true);
+    let by_session = hermes.beectl(&["usage", "--by", "session", "--agent", "hermes"]);
+    assert_eq!(by_session["rows"].as_array().unwrap().len() as u64, sessions, "{by_session}");
+    assert_eq!(steps.0.len(), 4, "four steps, no fork");
+    hermes.assert_no_agent_cost("hermes");
 }
 
 /// Every agent's records in one home, each at its default place: `beectl

@@ -37,6 +37,19 @@ pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     Ok(connection)
 }
 
+/// Whether the database at `path` has a table named `table`: which of
+/// its tables an agent's reader reads, where its versions differ.
+pub(crate) fn has_table(path: &Path, table: &str) -> std::io::Result<bool> {
+    let has = || -> rusqlite::Result<bool> {
+        open_read_only(path)?.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+            [table],
+            |row| row.get(0),
+        )
+    };
+    has().map_err(std::io::Error::other)
+}
+
 /// What a JSON document file turned out to be.
 #[derive(Debug)]
 pub(crate) enum Document {

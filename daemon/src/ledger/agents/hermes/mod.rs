@@ -1,9 +1,9 @@
 //! Hermes Agent (Nous Research): its state database
 //! (`$HERMES_HOME/state.db`, by default `~/.hermes/state.db`), which keeps
-//! each session's running token totals. `README.md` beside this file
-//! describes the format.
+//! running token totals per session, model and task. `README.md` beside
+//! this file describes the format.
 //!
-//! - [`state`]: the reader of one session row.
+//! - [`state`]: the readers of one row of either table that keeps them.
 
 pub(crate) mod state;
 
@@ -11,23 +11,41 @@ use bee_proto::ledger::Provider;
 use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, env_or_home};
-use crate::ledger::agents::whole::Rows;
+use crate::ledger::agents::whole::{Rows, has_table};
+use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// Hermes Agent, as [`Agent`].
 #[derive(Debug)]
 pub struct Hermes;
 
-/// Hermes's reader: every session row, whenever the database changes.
-static SESSIONS: Rows = Rows { provider: Provider::Hermes, query: state::QUERY, read: state::read };
+/// Every row of totals per session, model and task (Hermes 0.19 on).
+static BY_MODEL: Rows = Rows { provider: Provider::Hermes, query: state::BY_MODEL_QUERY, read: state::read_by_model };
+
+/// Every session row, of a database that keeps no totals per model.
+static SESSIONS: Rows = Rows { provider: Provider::Hermes, query: state::SESSIONS_QUERY, read: state::read_session };
+
+/// Hermes's reader: whichever table the database keeps its totals in,
+/// read whole whenever the database changes.
+struct Totals;
+
+impl WholeFileReader for Totals {
+    fn read(&self, path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)> {
+        if has_table(path, state::BY_MODEL_TABLE)? {
+            BY_MODEL.read(path, state, out)
+        } else {
+            SESSIONS.read(path, state, out)
+        }
+    }
+}
 
 impl Agent for Hermes {
     fn about(&self) -> &'static About {
         &About {
             provider: Provider::Hermes,
             title: "Hermes Agent",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("0.19.0"),
             unrecorded_calls: Some(
-                "its calls one by one: it keeps one running total a session, counted here as one response",
+                "its calls one by one: it keeps one running total a session, model and task, counted here as one response",
             ),
             // A session's running totals keep reasoning and cache writes, and
             // its own cost estimates; no call one by one, so no turn and no
@@ -53,6 +71,6 @@ impl Agent for Hermes {
     }
 
     fn whole_file(&self) -> Option<&dyn WholeFileReader> {
-        Some(&SESSIONS)
+        Some(&Totals)
     }
 }
