@@ -6,14 +6,17 @@
 //! ledger, keyed by the session (its file's name), its counters the
 //! fullest total read, dated when the session started (`providerLockTimestamp`,
 //! else when the document was last written). Input excludes both caches;
-//! thinking is kept apart from output, and Bee counts it as part of output.
+//! output holds the thinking already (seen with the real Droid against a
+//! mock of OpenAI's Responses API: output 210 with 60 of thinking served
+//! is `outputTokens` 210, `thinkingTokens` 60), which is the part of it
+//! shown as reasoning, never added again.
 
 use bee_proto::usage::Counters;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use crate::ledger::agents::lines::{Found, count, text, time_ms, with_part};
+use crate::ledger::agents::lines::{Found, count, text, time_ms};
 use crate::ledger::agents::sparse::Keep;
 use crate::ledger::agents::whole::modified_ms;
 
@@ -47,13 +50,12 @@ pub(crate) fn read(path: &Path, settings: &Value, found: &mut Found<'_>) -> u64 
         return 1;
     }
     let field = |name: &str| count(usage.get(name));
-    let thinking = field("thinkingTokens");
     let counters = Counters {
         input_tokens: field("inputTokens"),
         cache_creation_input_tokens: field("cacheCreationTokens"),
         cache_read_input_tokens: field("cacheReadTokens"),
-        output_tokens: with_part(field("outputTokens"), thinking),
-        reasoning_output_tokens: thinking,
+        output_tokens: field("outputTokens"),
+        reasoning_output_tokens: field("thinkingTokens"),
         ..Counters::default()
     };
     if counters.counts_nothing() {
@@ -104,8 +106,8 @@ mod tests {
         assert_eq!(
             readings,
             [
-                (s(1100), s(9000), s(30000), s(700), s(200), s(40800)),
-                (s(2400), s(9000), s(61000), s(1900), s(500), s(74300))
+                (s(1100), s(9000), s(30000), s(500), s(200), s(40600)),
+                (s(2400), s(9000), s(61000), s(1400), s(500), s(73800))
             ]
         );
         assert_eq!(writes[1].model.as_deref(), Some("claude-opus-4-5-20251101"));
