@@ -538,8 +538,14 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     }
     let k = log.served.len() as u64 + 1;
     let served = openai_shaped(1_000, k, format!("resp_mock_{k:03}"), model, false);
+    let tools: Vec<&str> = body["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    // Codex's shell, else Droid's harmless listing of a directory.
+    let call = match tools.contains(&"LS") && !tools.contains(&"exec_command") {
+        true => ("LS", json!({"directory_path": "/"})),
+        false => ("exec_command", json!({"cmd": "true"})),
+    };
     let item = if text.contains("TOOL") && !answered {
-        json!({"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": "true"}).to_string(),
+        json!({"type": "function_call", "name": call.0, "arguments": call.1.to_string(),
                "call_id": format!("call_{k}"), "id": format!("fc_{k}")})
     } else {
         json!({"type": "message", "role": "assistant", "id": format!("msg_{k}"),
@@ -550,10 +556,28 @@ fn openai_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
         "total_tokens": served.input + served.output});
     let events = vec![
         ("response.created".to_owned(), json!({"type": "response.created", "response": {"id": served.id}})),
-        ("response.output_item.done".to_owned(), json!({"type": "response.output_item.done", "item": item})),
+        // The item streamed as OpenAI streams it (added, its text's delta,
+        // done): clients built on the AI SDK (Droid) take the text from the
+        // delta, Codex the item from its end.
+        (
+            "response.output_item.added".to_owned(),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.output_text.delta".to_owned(),
+            json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                   "content_index": 0, "delta": item["content"][0]["text"]}),
+        ),
+        (
+            "response.output_item.done".to_owned(),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
         (
             "response.completed".to_owned(),
-            json!({"type": "response.completed", "response": {"id": served.id, "usage": usage}}),
+            // The whole response again, as OpenAI sends it: clients built on
+            // the AI SDK (Droid) read the output from here.
+            json!({"type": "response.completed", "response": {"id": served.id, "object": "response",
+                   "status": "completed", "model": model, "output": [item], "usage": usage}}),
         ),
     ];
     log.served.push(served);

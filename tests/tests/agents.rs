@@ -517,6 +517,58 @@ fn hermes_counts_every_served_token_in_its_running_totals() {
     hermes.assert_no_agent_cost("hermes");
 }
 
+/// Droid (`droid exec` with a custom model, no Factory login) against a
+/// mock of OpenAI's Responses API: a session's settings keep its running
+/// total, one entry a session; every counter equals what the mock served,
+/// the thinking inside output once. A fork (`--fork ID`) copies its
+/// parent's messages, not its usage. Resuming (`-s ID`) asks Factory's
+/// service for the session first, so it cannot run offline.
+#[test]
+fn droid_counts_every_served_token_in_its_session_totals() {
+    let mut droid = Driven::new("droid", MockProvider::openai());
+    // The launcher's package is 0.225.1; the binary it runs, its platform
+    // package's, is the version that wrote the records.
+    let platform = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/@factory/cli-linux-x64/package.json");
+    let platform: Value = serde_json::from_slice(&std::fs::read(platform).unwrap()).unwrap();
+    droid.version = platform["version"].as_str().unwrap().to_owned();
+    let settings = droid.home.path().join(".factory/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let model = json!({"model": "gpt-5", "displayName": "Mock", "baseUrl": format!("{}/v1", droid.mock.base_url()),
+        "apiKey": "not-a-real-key", "provider": "openai", "maxOutputTokens": 4096});
+    std::fs::write(&settings, json!({"cloudSessionSync": false, "customModels": [model]}).to_string()).unwrap();
+    droid.args = ["exec", "-m", "custom:Mock-0", "-o", "json"].map(str::to_owned).to_vec();
+    droid.prompt_flag = None;
+    let session_of = |output: &Output| -> String {
+        let printed = String::from_utf8_lossy(&output.stdout);
+        let result: Value = printed.lines().rev().find_map(|line| serde_json::from_str(line).ok()).unwrap();
+        result["session_id"].as_str().unwrap().to_owned()
+    };
+    droid.ask(&[], "hello there");
+    let tool = session_of(&droid.ask(&[], "please TOOL now"));
+    droid.ask(&["--fork", &tool], "forked");
+    droid.ask(&[], "APIERROR please");
+    assert!(droid.mock.refused() >= 1, "the mock refused a request");
+    let served = droid.mock.served();
+    assert!(served.len() >= 4, "prompt, two of the tool turn, the fork's: {served:?}");
+    assert!(served.iter().all(|s| s.reasoning > 0), "the mock served reasoning inside every output");
+    let totals = files_under(&droid.home.path().join(".factory/sessions"))
+        .iter()
+        .filter(|file| file.to_string_lossy().ends_with(".settings.json"))
+        .filter(|file| {
+            let settings: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+            let usage = settings["tokenUsage"].as_object().cloned().unwrap_or_default();
+            usage.values().any(|count| count.as_u64().unwrap_or(0) > 0)
+        })
+        .count();
+    assert_eq!(totals, 3, "the first session, the tool turn's and its fork");
+    let mut expected = droid.mock.served_usage();
+    expected["responses"] = json!(totals);
+    droid.assert_usage_equals("droid", &expected, &[], true);
+    let by_session = droid.beectl(&["usage", "--by", "session", "--agent", "droid"]);
+    assert_eq!(by_session["rows"].as_array().unwrap().len(), totals, "{by_session}");
+    droid.assert_no_agent_cost("droid");
+}
+
 /// Every agent's records in one home, each at its default place: `beectl
 /// agents` finds and reads every one; `usage` (every grouping, offline and
 /// through beed), `quota` and `status` cover each agent; each agent's

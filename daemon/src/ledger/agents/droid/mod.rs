@@ -26,7 +26,7 @@ impl Agent for Droid {
         &About {
             provider: Provider::Droid,
             title: "Droid",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("0.225.2"),
             unrecorded_calls: Some(
                 "its calls one by one: it keeps one running total a session, counted here as one response",
             ),
