@@ -11,7 +11,8 @@
 #
 # The earlier build is checked out in a worktree under $TMPDIR with a
 # target directory of its own (two trees never share one: a shared one
-# links one tree's crates into the other's).
+# links one tree's crates into the other's); BEE_AGAINST_TARGET=DIR keeps
+# that directory between runs.
 set -euo pipefail
 
 rev=${1:?usage: against-build.sh REV [ROUNDS] [-- beectl args]}
@@ -53,7 +54,8 @@ ledger_of() { # tree target home
   (cd "$1" && CARGO_TARGET_DIR=$2 cargo build -q --release --bin beectl)
 }
 echo "building $rev and its ledger ..." >&2
-ledger_of "$work/tree" "$work/target" "$work/before"
+before_target=${BEE_AGAINST_TARGET:-$work/target}
+ledger_of "$work/tree" "$before_target" "$work/before"
 echo "building this tree and its ledger ..." >&2
 ledger_of "$here" "$here/target" "$work/after"
 
@@ -65,10 +67,10 @@ timed() { # beectl home -> ms
   echo $(((ended - started) / 1000000))
 }
 before=() after=()
-timed "$work/target/release/beectl" "$work/before" >/dev/null
+timed "$before_target/release/beectl" "$work/before" >/dev/null
 timed "$here/target/release/beectl" "$work/after" >/dev/null
 for _ in $(seq "$rounds"); do
-  before+=("$(timed "$work/target/release/beectl" "$work/before")")
+  before+=("$(timed "$before_target/release/beectl" "$work/before")")
   after+=("$(timed "$here/target/release/beectl" "$work/after")")
 done
 python3 - "$rev" "${args[*]}" "${before[*]}" "${after[*]}" <<'EOF'
