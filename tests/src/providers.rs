@@ -613,11 +613,16 @@ fn chat_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     let tools: Vec<&str> =
         body["tools"].as_array().into_iter().flatten().filter_map(|t| t["function"]["name"].as_str()).collect();
     let served = openai_shaped(5_000, k, format!("chatcmpl-mock-{k:03}"), model, tools.is_empty());
-    let shell = ["run_shell_command", "bash", "terminal"].into_iter().find(|name| tools.contains(name));
+    let shell = ["run_shell_command", "bash", "terminal", "run_commands"].into_iter().find(|name| tools.contains(name));
     let delta = match shell.filter(|_| text.contains("TOOL") && !answered) {
         Some(name) => {
+            // Cline runs a list of commands; the others, one.
+            let arguments = match name {
+                "run_commands" => json!({"commands": ["true"]}),
+                _ => json!({"command": "true", "description": "nothing"}),
+            };
             json!({"role": "assistant", "tool_calls": [{"index": 0, "id": format!("call_{k}"), "type": "function",
-            "function": {"name": name, "arguments": json!({"command": "true", "description": "nothing"}).to_string()}}]})
+            "function": {"name": name, "arguments": arguments.to_string()}}]})
         }
         None => json!({"role": "assistant", "content": format!("Answer {k}.")}),
     };

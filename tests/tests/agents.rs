@@ -569,6 +569,146 @@ fn droid_counts_every_served_token_in_its_session_totals() {
     droid.assert_no_agent_cost("droid");
 }
 
+/// The GitHub Copilot CLI (npm `@github/copilot`) against an
+/// OpenAI-compatible mock, offline and signed in to nothing (its own
+/// `COPILOT_PROVIDER_*` settings): its session store keeps one row per
+/// call, each counted once, input with the cached part in it, output with
+/// the reasoning. A fork is a command of its interactive session only.
+#[test]
+fn copilot_cli_counts_every_served_response_once() {
+    let mut copilot = Driven::new("copilot", MockProvider::chat());
+    copilot.env = vec![
+        ("COPILOT_OFFLINE", "true".into()),
+        ("COPILOT_AUTO_UPDATE", "false".into()),
+        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", copilot.mock.base_url())),
+        ("COPILOT_PROVIDER_API_KEY", "not-a-real-key".into()),
+        ("COPILOT_MODEL", "gpt-4.1".into()),
+    ];
+    copilot.args = vec!["--allow-all-tools".into()];
+    let steps = copilot.converse("please TOOL now", &["--continue"], None);
+    let served = copilot.mock.served();
+    assert!(served.iter().filter(|s| !s.side).count() >= 4, "prompt, two of the tool turn, the resumed one: {served:?}");
+    copilot.assert_usage_equals("copilot", &copilot.mock.served_usage(), &["cacheCreationInputTokens"], false);
+    copilot.assert_sessions("copilot", &steps, all_calls);
+    copilot.assert_no_agent_cost("copilot");
+}
+
+/// An interactive CLI in a real terminal (`script` gives it a pty): what
+/// is typed goes to its prompt, and its terminal queries are answered as a
+/// terminal would (a cursor-position report), so its screen draws.
+struct Terminal {
+    child: std::process::Child,
+    input: std::sync::Arc<std::sync::Mutex<std::process::ChildStdin>>,
+}
+
+impl Terminal {
+    fn start(mut command: Command, line: &str) -> Terminal {
+        command.args(["-qfec", line, "/dev/null"]).env("TERM", "xterm-256color").stdin(Stdio::piped());
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let input = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take().unwrap()));
+        let (answer, mut screen) = (input.clone(), child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = screen.read(&mut buffer) {
+                if buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
+                    let _ = answer.lock().unwrap().write_all(b"\x1b[1;1R");
+                }
+            }
+        });
+        Terminal { child, input }
+    }
+
+    /// Types `text` a key at a time, then Enter.
+    fn type_line(&self, text: &str) {
+        use std::io::Write;
+        for key in text.bytes().chain([b'\r']) {
+            self.input.lock().unwrap().write_all(&[key]).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+    }
+
+    /// Ctrl-C twice, then Ctrl-D; killed if it is still there.
+    fn leave(mut self) {
+        use std::io::Write;
+        for key in [b"\x03", b"\x03", b"\x04"] {
+            let _ = self.input.lock().unwrap().write_all(key);
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        if !eventually(std::time::Duration::from_secs(10), || self.child.try_wait().unwrap().is_some()) {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Stops every process whose command line names `home` and `marker` (a
+/// CLI's background helper, which outlives the command that started it).
+fn stop_processes_of(home: &std::path::Path, marker: &str) {
+    let home = home.display().to_string();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let line = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let line = String::from_utf8_lossy(&line).replace('\0', " ");
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let in_home = line.contains(&home) || String::from_utf8_lossy(&environ).contains(&format!("HOME={home}"));
+        if line.contains(marker) && in_home {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
+}
+
+/// The Cline CLI (npm `cline`) against an OpenAI-compatible mock: each
+/// response its own assistant message with its counters (input with both
+/// caches in it, output with the reasoning), once. Resuming a session
+/// (`--id`) is its interactive mode only: driven in a real terminal.
+/// The CLI's background hub, which outlives each command, is stopped.
+#[test]
+fn cline_counts_every_served_response_once() {
+    let mut cline = Driven::new("cline", MockProvider::chat());
+    let url = format!("{}/v1", cline.mock.base_url());
+    let home = cline.home.path().to_owned();
+    struct StopHub(PathBuf);
+    impl Drop for StopHub {
+        fn drop(&mut self) {
+            stop_processes_of(&self.0, "--cline-hub-daemon");
+        }
+    }
+    let _hub = StopHub(home.clone());
+    cline.prompt_flag = None;
+    cline.run(&["auth", "-p", "openai", "-k", "not-a-real-key", "-m", "qwen3-coder-plus", "-b", &url]);
+    let project = cline.project.display().to_string();
+    cline.args = ["--json", "-c", &project].map(str::to_owned).to_vec();
+    let mut steps = Steps::default();
+    let newest_session = || -> String {
+        let sessions = std::fs::read_dir(home.join(".cline/data/sessions")).unwrap();
+        sessions.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).max().unwrap()
+    };
+    cline.ask(&[], "hello there");
+    steps.ended(&cline.mock, Session::First);
+    cline.ask(&[], "please TOOL now");
+    steps.ended(&cline.mock, Session::Resumed);
+    let resumed = newest_session();
+    let before = cline.mock.served().len();
+    let line = format!("'{}' -c '{project}' --id '{resumed}'", cline.cli.display());
+    let mut command = cline.home.command("script");
+    command.current_dir(&cline.project).env("NO_COLOR", "1");
+    let terminal = Terminal::start(command, &line);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    terminal.type_line("and once more");
+    let answered = eventually(std::time::Duration::from_secs(60), || cline.mock.served().len() > before);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    terminal.leave();
+    assert!(answered, "the resumed session asked the mock");
+    steps.ended(&cline.mock, Session::Resumed);
+    cline.ask(&[], "APIERROR please");
+    steps.ended(&cline.mock, Session::Refused);
+    assert!(cline.mock.refused() >= 1, "the mock refused a request");
+    cline.assert_usage_equals("cline", &cline.mock.served_usage(), &["reasoningOutputTokens"], false);
+    cline.assert_sessions("cline", &steps, all_calls);
+    cline.assert_no_agent_cost("cline");
+}
+
 /// Every agent's records in one home, each at its default place: `beectl
 /// agents` finds and reads every one; `usage` (every grouping, offline and
 /// through beed), `quota` and `status` cover each agent; each agent's
