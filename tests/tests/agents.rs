@@ -528,7 +528,8 @@ fn droid_counts_every_served_token_in_its_session_totals() {
     let mut droid = Driven::new("droid", MockProvider::openai());
     // The launcher's package is 0.225.1; the binary it runs, its platform
     // package's, is the version that wrote the records.
-    let platform = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/@factory/cli-linux-x64/package.json");
+    let platform =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/@factory/cli-linux-x64/package.json");
     let platform: Value = serde_json::from_slice(&std::fs::read(platform).unwrap()).unwrap();
     droid.version = platform["version"].as_str().unwrap().to_owned();
     let settings = droid.home.path().join(".factory/settings.json");
@@ -569,36 +570,14 @@ fn droid_counts_every_served_token_in_its_session_totals() {
     droid.assert_no_agent_cost("droid");
 }
 
-/// The GitHub Copilot CLI (npm `@github/copilot`) against an
-/// OpenAI-compatible mock, offline and signed in to nothing (its own
-/// `COPILOT_PROVIDER_*` settings): its session store keeps one row per
-/// call, each counted once, input with the cached part in it, output with
-/// the reasoning. A fork is a command of its interactive session only.
-#[test]
-fn copilot_cli_counts_every_served_response_once() {
-    let mut copilot = Driven::new("copilot", MockProvider::chat());
-    copilot.env = vec![
-        ("COPILOT_OFFLINE", "true".into()),
-        ("COPILOT_AUTO_UPDATE", "false".into()),
-        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", copilot.mock.base_url())),
-        ("COPILOT_PROVIDER_API_KEY", "not-a-real-key".into()),
-        ("COPILOT_MODEL", "gpt-4.1".into()),
-    ];
-    copilot.args = vec!["--allow-all-tools".into()];
-    let steps = copilot.converse("please TOOL now", &["--continue"], None);
-    let served = copilot.mock.served();
-    assert!(served.iter().filter(|s| !s.side).count() >= 4, "prompt, two of the tool turn, the resumed one: {served:?}");
-    copilot.assert_usage_equals("copilot", &copilot.mock.served_usage(), &["cacheCreationInputTokens"], false);
-    copilot.assert_sessions("copilot", &steps, all_calls);
-    copilot.assert_no_agent_cost("copilot");
-}
-
 /// An interactive CLI in a real terminal (`script` gives it a pty): what
 /// is typed goes to its prompt, and its terminal queries are answered as a
 /// terminal would (a cursor-position report), so its screen draws.
 struct Terminal {
     child: std::process::Child,
     input: std::sync::Arc<std::sync::Mutex<std::process::ChildStdin>>,
+    /// How many bytes it has drawn so far.
+    drawn: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Terminal {
@@ -607,16 +586,33 @@ impl Terminal {
         let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let input = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take().unwrap()));
         let (answer, mut screen) = (input.clone(), child.stdout.take().unwrap());
+        let drawn = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = drawn.clone();
         std::thread::spawn(move || {
             use std::io::{Read, Write};
             let mut buffer = [0u8; 4096];
             while let Ok(n @ 1..) = screen.read(&mut buffer) {
+                counted.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
                 if buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
                     let _ = answer.lock().unwrap().write_all(b"\x1b[1;1R");
                 }
             }
         });
-        Terminal { child, input }
+        Terminal { child, input, drawn }
+    }
+
+    /// Waits until its screen is drawn and has been still for a second
+    /// (a loaded machine starts it slowly; keys typed before are lost).
+    fn wait_drawn(&self) {
+        let mut last = (0, std::time::Instant::now());
+        let still = || {
+            let now = self.drawn.load(std::sync::atomic::Ordering::SeqCst);
+            if now != last.0 {
+                last = (now, std::time::Instant::now());
+            }
+            now > 0 && last.1.elapsed() > std::time::Duration::from_secs(1)
+        };
+        assert!(eventually(std::time::Duration::from_secs(60), still), "the terminal program drew its screen");
     }
 
     /// Types `text` a key at a time, then Enter.
@@ -654,6 +650,10 @@ fn stop_processes_of(home: &std::path::Path, marker: &str) {
         let in_home = line.contains(&home) || String::from_utf8_lossy(&environ).contains(&format!("HOME={home}"));
         if line.contains(marker) && in_home {
             let _ = Command::new("kill").arg(pid.to_string()).status();
+            let gone = || !std::path::Path::new(&format!("/proc/{pid}")).exists();
+            if !eventually(std::time::Duration::from_secs(5), gone) {
+                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            }
         }
     }
 }
@@ -694,7 +694,7 @@ fn cline_counts_every_served_response_once() {
     let mut command = cline.home.command("script");
     command.current_dir(&cline.project).env("NO_COLOR", "1");
     let terminal = Terminal::start(command, &line);
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    terminal.wait_drawn();
     terminal.type_line("and once more");
     let answered = eventually(std::time::Duration::from_secs(60), || cline.mock.served().len() > before);
     std::thread::sleep(std::time::Duration::from_secs(2));
@@ -704,7 +704,10 @@ fn cline_counts_every_served_response_once() {
     cline.ask(&[], "APIERROR please");
     steps.ended(&cline.mock, Session::Refused);
     assert!(cline.mock.refused() >= 1, "the mock refused a request");
-    cline.assert_usage_equals("cline", &cline.mock.served_usage(), &["reasoningOutputTokens"], false);
+    // Its records keep no reasoning count (the output holds it): null.
+    let mut expected = cline.mock.served_usage();
+    expected.as_object_mut().unwrap().remove("reasoningOutputTokens");
+    cline.assert_usage_equals("cline", &expected, &["reasoningOutputTokens"], true);
     cline.assert_sessions("cline", &steps, all_calls);
     cline.assert_no_agent_cost("cline");
 }
