@@ -59,6 +59,14 @@ named! {
         Hermes => "hermes",
         OpenClaw => "openclaw",
         Agy => "agy",
+        CopilotVsCode => "copilot-vs",
+        Junie => "junie",
+        Devin => "devin",
+        Mux => "mux",
+        Cline => "cline",
+        Roo => "roo",
+        KiloCode => "kilocode",
+        Continue => "continue",
     }
 }
 
@@ -89,7 +97,12 @@ impl Provider {
     /// How this agent's stored counters split a response's tokens.
     pub const fn counter_shape(self) -> CounterShape {
         match self {
-            Provider::Codex | Provider::Gemini | Provider::Qwen | Provider::Copilot => CounterShape::OpenAi,
+            Provider::Codex
+            | Provider::Gemini
+            | Provider::Qwen
+            | Provider::Copilot
+            | Provider::CopilotVsCode
+            | Provider::Devin => CounterShape::OpenAi,
             _ => CounterShape::Anthropic,
         }
     }
@@ -99,12 +112,21 @@ impl Provider {
     /// keeps is no part of any sum (it is `null` in every view, never 0).
     pub const fn reports(self) -> Reports {
         let (cache_writes, cache_reads, reasoning) = match self {
-            Provider::Claude | Provider::Pi | Provider::Amp | Provider::Droid | Provider::Kimi | Provider::OpenClaw => {
-                (true, true, false)
+            Provider::Claude
+            | Provider::Pi
+            | Provider::Amp
+            | Provider::Droid
+            | Provider::Kimi
+            | Provider::OpenClaw
+            | Provider::Junie
+            | Provider::Cline
+            | Provider::Roo
+            | Provider::KiloCode => (true, true, false),
+            Provider::OpenCode | Provider::Kilo | Provider::Hermes | Provider::Mux | Provider::Continue => {
+                (true, true, true)
             }
-            Provider::OpenCode | Provider::Kilo | Provider::Hermes => (true, true, true),
             Provider::Codex | Provider::Gemini | Provider::Qwen | Provider::Agy => (false, true, true),
-            Provider::Copilot => (false, true, false),
+            Provider::Copilot | Provider::CopilotVsCode | Provider::Devin => (false, true, false),
             Provider::Goose | Provider::Codebuff | Provider::Crush => (false, false, false),
         };
         Reports { cache_writes, cache_reads, reasoning }

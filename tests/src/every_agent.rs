@@ -128,7 +128,36 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
     for (idx, usage) in [(1, agy_usage(5200, 0, 310, 95)), (2, agy_usage(140, 5100, 0, 60))] {
         db.execute("INSERT INTO gen_metadata (idx, data) VALUES (?1, ?2)", (idx, usage)).expect("a row");
     }
-    make_quiet(&conversation);
+    // agy's records keep no time: a response is dated by its database's
+    // last write, here a fixed one, so the views of this home read alike
+    // whatever day they run.
+    date_as_written(&conversation);
+    write_copilot_vscode(&at(".config/Code/User/globalStorage/github.copilot-chat/agent-traces.db"));
+    write_quiet(&at(".junie/sessions/session-260825-151015-1bxv/events.jsonl"), &junie_events());
+    write_quiet(&at(".local/share/devin/cli/transcripts/serene-example.json"), &devin_transcript().to_string());
+    let (parent, child) = mux_ledgers();
+    write_quiet(&at(".mux/sessions/ws-parent/session-usage.json"), &parent.to_string());
+    write_quiet(&at(".mux/sessions/ws-child/session-usage.json"), &child.to_string());
+    let sessions: serde_json::Map<String, Value> =
+        serde_json::from_slice(&fixture("cline-3.0.65-sessions.json")).expect("Cline's session directories");
+    for (name, document) in sessions {
+        write_quiet(&at(&format!(".cline/data/sessions/{name}")), &document.to_string());
+    }
+    let extensions = at(".config/Code/User/globalStorage");
+    let (cline, roo, kilocode) = extension_tasks();
+    write_quiet(&extensions.join("saoudrizwan.claude-dev/tasks/1796300000000/ui_messages.json"), &cline.to_string());
+    write_quiet(&extensions.join("rooveterinaryinc.roo-cline/tasks/1796310000000/ui_messages.json"), &roo.to_string());
+    write_quiet(&extensions.join("kilocode.kilo-code/tasks/1796320000000/ui_messages.json"), &kilocode.to_string());
+    // Continue's sessions as the CLI last wrote each (resumed and forked
+    // ones among them); its messages keep no time: dated by their files'
+    // writes, fixed as agy's.
+    let runs = documents("continue-1.5.47-sessions.json");
+    for run in &runs {
+        let file = run["file"].as_str().expect("a session's file name");
+        let path = at(&format!(".continue/sessions/{file}"));
+        write_quiet(&path, &run["document"].to_string());
+        date_as_written(&path);
+    }
     let expect = |agent, responses, leaves_calls_out| Expected { agent, responses, leaves_calls_out };
     vec![
         expect("claude", 1, false),
@@ -147,7 +176,233 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
         expect("hermes", 2, true),
         expect("openclaw", 3, true),
         expect("agy", 2, false),
+        // Found and read, and no response: its readable records hold none
+        // (its calls are all unrecorded, see its README).
+        expect("copilot-vs", 2, true),
+        expect("junie", 4, false),
+        expect("devin", 2, false),
+        // A workspace and the sub-agent rolled into it, its own ledger beside.
+        expect("mux", 2, true),
+        // Two models' running totals of one conversation, each a total alone.
+        // The CLI's eleven responses (a fork's copies and a sub-agent's
+        // among them), and a classic extension task's one.
+        expect("cline", 12, true),
+        expect("roo", 3, true),
+        expect("kilocode", 2, true),
+        // Twelve responses, a fork's copies the same responses.
+        expect("continue", 12, true),
     ]
+}
+
+/// Dates a record file that keeps no time of its own (its reader dates its
+/// responses by the file's last write) at a fixed instant,
+/// 2026-12-06T00:00:00Z, long quiet.
+fn date_as_written(path: &Path) {
+    let written = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_515_200);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_modified(written))
+        .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+}
+
+/// A classic task's messages (Cline's editor extension, and Roo Code and
+/// Kilo Code, which forked it): Cline's, one request through Anthropic;
+/// Roo Code's, a request of each protocol, one cancelled, one still
+/// streaming (none) and a condensing (its cost alone, none); Kilo Code's,
+/// one request and one whose usage never came (none).
+fn extension_tasks() -> (Value, Value, Value) {
+    let started =
+        |ts: i64, info: Value| json!({"ts": ts, "type": "say", "say": "api_req_started", "text": info.to_string()});
+    let info = |protocol: &str, tokens_in: u64, writes: u64, reads: u64, out: u64| {
+        json!({"apiProtocol": protocol, "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": writes,
+            "cacheReads": reads, "cost": 0.01})
+    };
+    let mut anthropic = started(
+        1_796_300_000_100,
+        json!({"request": "<task>…</task>", "tokensIn": 12, "tokensOut": 50, "cacheWrites": 300,
+            "cacheReads": 4000, "cost": 0.01}),
+    );
+    anthropic["modelInfo"] = json!({"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"});
+    let cline = json!([{"ts": 1_796_300_000_000_i64, "type": "say", "say": "task", "text": "Do it"}, anthropic]);
+    let roo = json!([
+        {"ts": 1_796_310_000_000_i64, "type": "say", "say": "text", "text": "working"},
+        started(1_796_310_000_001, info("anthropic", 4312, 300, 4000, 50)),
+        started(1_796_310_000_002, info("openai", 5000, 40, 4000, 70)),
+        started(1_796_310_000_003, json!({"apiProtocol": "openai", "tokensIn": 40, "tokensOut": 2, "cacheWrites": 0,
+            "cacheReads": 0, "cost": 0, "cancelReason": "user_cancelled", "streamingFailedMessage": "x"})),
+        started(1_796_310_000_004, json!({"apiProtocol": "anthropic"})),
+        {"ts": 1_796_310_000_005_i64, "type": "say", "say": "condense_context", "contextCondense": {"cost": 0.2}},
+    ]);
+    let kilocode = json!([
+        started(
+            1_796_320_000_001,
+            json!({"apiProtocol": "anthropic", "tokensIn": 5000, "tokensOut": 60,
+            "cacheWrites": 0, "cacheReads": 4000, "cost": 0.02, "usageMissing": false, "inferenceProvider": "Anthropic"})
+        ),
+        started(
+            1_796_320_000_002,
+            json!({"apiProtocol": "openai", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0,
+            "cacheReads": 0, "cost": 0, "usageMissing": true})
+        ),
+        started(1_796_320_000_003, info("openai", 5000, 40, 4000, 70)),
+    ]);
+    (cline, roo, kilocode)
+}
+
+/// The Copilot Chat extension's span store: an agent span summing its two
+/// chat spans (the responses), a cancelled chat, a tool's span, and chat
+/// spans it proxied for Claude Code and Codex (theirs, not its own).
+fn write_copilot_vscode(path: &Path) {
+    database(
+        path,
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY);
+         CREATE TABLE spans (
+            span_id TEXT PRIMARY KEY, trace_id TEXT NOT NULL, parent_span_id TEXT,
+            name TEXT NOT NULL, start_time_ms INTEGER NOT NULL, end_time_ms INTEGER NOT NULL,
+            status_code INTEGER NOT NULL DEFAULT 0, status_message TEXT,
+            operation_name TEXT, provider_name TEXT, agent_name TEXT, conversation_id TEXT,
+            request_model TEXT, response_model TEXT,
+            input_tokens INTEGER, output_tokens INTEGER, cached_tokens INTEGER, reasoning_tokens INTEGER,
+            tool_name TEXT, tool_call_id TEXT, tool_type TEXT,
+            chat_session_id TEXT, turn_index INTEGER, ttft_ms REAL);
+         CREATE TABLE span_attributes (
+            span_id TEXT NOT NULL REFERENCES spans(span_id) ON DELETE CASCADE,
+            key TEXT NOT NULL, value TEXT, PRIMARY KEY (span_id, key));
+         INSERT INTO schema_version VALUES (1);",
+    );
+    let db = Connection::open(path).expect("the span store");
+    let end = 1_796_400_000_000_i64;
+    type Span<'a> =
+        (&'a str, Option<&'a str>, &'a str, i64, &'a str, Option<&'a str>, [Option<i64>; 4], Option<&'a str>);
+    let spans: [Span<'_>; 7] = [
+        ("a1", None, "invoke_agent", end + 5000, "invoke_agent", None, [Some(7000), Some(300), None, None], None),
+        (
+            "c1",
+            Some("a1"),
+            "chat",
+            end,
+            "chat",
+            Some("gpt-5.1-2025-11-13"),
+            [Some(5000), Some(200), Some(4096), Some(64)],
+            None,
+        ),
+        (
+            "c2",
+            Some("a1"),
+            "chat",
+            end + 4000,
+            "chat",
+            Some("gpt-5.1-2025-11-13"),
+            [Some(2000), Some(100), Some(1024), None],
+            None,
+        ),
+        ("c3", Some("a1"), "chat", end + 4500, "chat", None, [None; 4], None),
+        ("x1", Some("a1"), "execute_tool read_file", end + 4200, "execute_tool", None, [None; 4], None),
+        ("p1", None, "chat", end, "chat", None, [Some(900), Some(9), None, None], Some("Claude Copilot Proxy")),
+        ("p2", None, "chat", end, "chat", None, [Some(900), Some(9), None, None], Some("oaiLMServer")),
+    ];
+    for (id, parent, name, end, operation, model, [input, output, cached, reasoning], proxy) in spans {
+        let session = proxy.is_none().then_some("chat-1");
+        db.execute(
+            "INSERT INTO spans (span_id, trace_id, parent_span_id, name, start_time_ms, end_time_ms, operation_name,
+                agent_name, conversation_id, request_model, response_model, input_tokens, output_tokens, cached_tokens,
+                reasoning_tokens, chat_session_id)
+             VALUES (?1, 't1', ?2, ?3, ?4, ?5, ?6, ?7, 'r1', 'gpt-5.1', ?8, ?9, ?10, ?11, ?12, ?13)",
+            rusqlite::params![
+                id,
+                parent,
+                name,
+                end - 900,
+                end,
+                operation,
+                proxy,
+                model,
+                input,
+                output,
+                cached,
+                reasoning,
+                session
+            ],
+        )
+        .expect("a span");
+    }
+    make_quiet(path);
+}
+
+/// A Junie session's events: a prompt, a task's start, four calls' usage
+/// (a helper model's, one of a model it has no rates for), a context
+/// report and the task's state.
+fn junie_events() -> String {
+    let usage = |at_ms: i64, model: &str, cost: f64, [input, cache_read, cache_write, output]: [u64; 4]| {
+        json!({"kind": "SessionA2uxEvent", "event": {"state": "IN_PROGRESS", "agentEvent": {
+            "kind": "LlmResponseMetadataEvent",
+            "agent": {"kind": "MainAgent", "id": "main", "name": "main", "type": "LINEAR"},
+            "modelUsage": [{"model": model, "cost": cost, "inputTokens": input, "cacheInputTokens": cache_read,
+                "cacheCreateTokens": cache_write, "outputTokens": output, "time": 0}]}},
+            "taskId": "task-260825-151015-1bxv", "timestampMs": at_ms})
+    };
+    [
+        json!({"kind": "UserPromptEvent", "requestId": "prompt-260825-170225-v7cf", "prompt": "add a calendar",
+            "timestampMs": 1_787_670_145_995_i64}),
+        json!({"kind": "TaskStartedEvent", "taskId": "task-260825-151015-1bxv", "timestampMs": 1_787_663_415_261_i64}),
+        usage(1_787_663_417_205, "claude-haiku-4-5-20251001", 0.00317, [3125, 0, 0, 9]),
+        usage(1_787_663_426_600, "claude-fable-5", 0.2388975, [1, 0, 18631, 120]),
+        json!({"kind": "SessionA2uxEvent", "event": {"state": "IN_PROGRESS", "agentEvent": {
+            "kind": "ContextWindowReportEvent", "percentage": 1.8632, "used": 18632, "size": 1_000_000}},
+            "timestampMs": 1_787_663_428_711_i64}),
+        usage(1_787_663_438_843, "claude-fable-5", 0.092276, [2, 18631, 4826, 266]),
+        usage(1_787_663_807_329, "custom-local", 0.0, [794, 0, 0, 6]),
+        json!({"kind": "TaskState", "state": "COMPLETED", "timestampMs": 1_787_663_806_342_i64}),
+    ]
+    .iter()
+    .map(|event| format!("{event}\n"))
+    .collect()
+}
+
+/// A Devin CLI transcript, resumed once: system and user steps, two agent
+/// steps with their metrics, and `final_metrics` (their sum, not read).
+fn devin_transcript() -> Value {
+    let agent_step = |id: u64, at: &str, prompt: u64, completion: u64, cached: u64| {
+        json!({"step_id": id, "timestamp": at, "source": "agent", "message": "done", "model_name": "example-swe-high",
+            "reasoning_content": "…", "tool_calls": [],
+            "metrics": {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}})
+    };
+    json!({
+        "schema_version": "ATIF-v1.7",
+        "session_id": "serene-example",
+        "agent": {"name": "devin", "version": "3000.11.3", "model_name": "swe-1.5", "tool_definitions": [], "extra": {}},
+        "steps": [
+            {"step_id": 1, "timestamp": "2026-10-08T03:00:00.000Z", "source": "system", "message": "You are Devin"},
+            {"step_id": 2, "timestamp": "2026-10-08T03:00:01.250Z", "source": "user", "message": "port the build script"},
+            agent_step(3, "2026-10-08T03:00:09.100Z", 1240, 96, 600),
+            {"step_id": 4, "timestamp": "2026-10-08T03:10:00.000Z", "source": "user", "message": "go on"},
+            agent_step(5, "2026-10-08T03:10:40.401+02:00", 2310, 140, 2100),
+        ],
+        "final_metrics": {"total_prompt_tokens": 3550, "total_completion_tokens": 236, "total_cached_tokens": 2700}
+    })
+}
+
+/// Mux's ledgers: a workspace of two models with a sub-agent rolled into
+/// it, and that sub-agent's own ledger (read too: it counts once).
+fn mux_ledgers() -> (Value, Value) {
+    let usage = |input: u64, cached: u64, cache_create: u64, output: u64, reasoning: u64| {
+        let part = |tokens: u64| json!({"tokens": tokens, "cost_usd": 0.001});
+        json!({"input": part(input), "cached": part(cached), "cacheCreate": part(cache_create),
+            "output": part(output), "reasoning": part(reasoning)})
+    };
+    let parent = json!({"version": 1,
+        "byModel": {"anthropic:claude-sonnet-4-5": usage(700, 9000, 1500, 150, 30),
+            "openai:gpt-5.1": usage(50, 0, 0, 20, 5)},
+        "lastRequest": {"model": "anthropic:claude-sonnet-4-5", "usage": usage(300, 4000, 1200, 90, 10),
+            "timestamp": 1_796_400_090_000_i64},
+        "rolledUpFrom": {"ws-child": {"totalTokens": 75, "inputTokens": 50, "outputTokens": 20,
+            "reasoningTokens": 5, "cachedTokens": 0, "cacheCreateTokens": 0, "contextTokens": 50,
+            "agentType": "explore", "model": "openai:gpt-5.1", "rolledUpAtMs": 1_796_400_060_000_i64}},
+        "tokenStatsCache": {"consumers": [], "totalTokens": 1}});
+    let child = json!({"version": 1, "byModel": {"openai:gpt-5.1": usage(50, 0, 0, 20, 5)},
+        "lastRequest": {"timestamp": 1_796_400_030_000_i64}});
+    (parent, child)
 }
 
 /// An agy `gen_metadata` blob: usage at field path 1.4, its output total

@@ -65,6 +65,18 @@ fn tiny_items(bytes: usize) -> Vec<u8> {
     doc
 }
 
+/// A JSON array of about `bytes` of tiny items (`[0,0,…]`), to be placed
+/// where one agent's reader looks.
+fn tiny_array(bytes: usize) -> Vec<u8> {
+    let mut array = Vec::with_capacity(bytes + 2);
+    array.push(b'[');
+    for i in 0..bytes / 2 {
+        array.extend_from_slice(if i == 0 { b"0" } else { b",0" });
+    }
+    array.push(b']');
+    array
+}
+
 fn write_file(path: &Path, parts: &[&[u8]]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut file = std::fs::File::create(path).unwrap();
@@ -98,6 +110,19 @@ fn plant_hostile(home: &TestHome) {
     ] {
         write_file(&at(log), &[&long, &tiny, b"{\"after\":\"the bad lines\"}\n"]);
     }
+    // Junie reads only its usage events (its marker): the tiny items are in
+    // the counters of one.
+    let junk = tiny_array(60 * MB);
+    write_file(
+        &at(".junie/sessions/session-0bad/events.jsonl"),
+        &[
+            &long,
+            b"{\"kind\":\"SessionA2uxEvent\",\"event\":{\"agentEvent\":{\"kind\":\"LlmResponseMetadataEvent\",\
+              \"modelUsage\":[{\"model\":\"m\",\"inputTokens\":",
+            &junk,
+            b",\"outputTokens\":1}]}},\"timestampMs\":1787663417205}\n{\"after\":\"the bad lines\"}\n",
+        ],
+    );
     let tiny_doc = tiny_items(60 * MB);
     for (document, long_name) in [
         (".local/share/amp/threads/T-hostile.json", ".local/share/amp/threads/T-long.json"),
@@ -112,6 +137,60 @@ fn plant_hostile(home: &TestHome) {
         let (open, close): (&[u8], &[u8]) = if array { (b"[", b"]") } else { (b"", b"") };
         write_file(&at(document), &[open, &tiny_doc, close]);
         write_file(&at(long_name), &[&long]);
+    }
+    let extensions = ".config/Code/User/globalStorage";
+    let ui_messages: (&[u8], &[u8]) = (b"[{\"ts\":1796310000009,\"say\":", b"}]");
+    for (document, long_name, (open, close)) in [
+        (
+            ".local/share/devin/cli/transcripts/hostile.json".to_owned(),
+            ".local/share/devin/cli/transcripts/long.json".to_owned(),
+            (
+                &b"{\"schema_version\":\"ATIF-v1.7\",\"session_id\":\"hostile\",\"steps\":[{\"step_id\":1,\
+                   \"source\":\"agent\",\"metrics\":{\"prompt_tokens\":"[..],
+                &b"}}]}"[..],
+            ),
+        ),
+        (
+            ".mux/sessions/ws-hostile/session-usage.json".to_owned(),
+            ".mux/sessions/ws-long/session-usage.json".to_owned(),
+            (&b"{\"version\":1,\"byModel\":{\"m\":"[..], &b"}}"[..]),
+        ),
+        (
+            ".cline/data/sessions/0bad/0bad.messages.json".to_owned(),
+            ".cline/data/sessions/0long/0long.messages.json".to_owned(),
+            (
+                &b"{\"version\":1,\"agent\":\"lead\",\"sessionId\":\"0bad\",\"messages\":[{\"role\":\"assistant\",\
+                   \"id\":\"msg_bad\",\"ts\":1796561348000,\"metrics\":{\"inputTokens\":"[..],
+                &b"}}]}"[..],
+            ),
+        ),
+        (
+            ".continue/sessions/0bad.json".to_owned(),
+            ".continue/sessions/0long.json".to_owned(),
+            (
+                &b"{\"sessionId\":\"0bad\",\"history\":[{\"message\":{\"role\":\"assistant\",\
+                   \"usage\":{\"prompt_tokens\":"[..],
+                &b"}}}]}"[..],
+            ),
+        ),
+        (
+            format!("{extensions}/saoudrizwan.claude-dev/tasks/0bad/ui_messages.json"),
+            format!("{extensions}/saoudrizwan.claude-dev/tasks/0long/ui_messages.json"),
+            ui_messages,
+        ),
+        (
+            format!("{extensions}/rooveterinaryinc.roo-cline/tasks/0bad/ui_messages.json"),
+            format!("{extensions}/rooveterinaryinc.roo-cline/tasks/0long/ui_messages.json"),
+            ui_messages,
+        ),
+        (
+            format!("{extensions}/kilocode.kilo-code/tasks/0bad/ui_messages.json"),
+            format!("{extensions}/kilocode.kilo-code/tasks/0long/ui_messages.json"),
+            ui_messages,
+        ),
+    ] {
+        write_file(&at(&document), &[open, &junk, close]);
+        write_file(&at(&long_name), &[&long]);
     }
     // A 50 MB value in each agent database's JSON (or text) column.
     let column = String::from_utf8(tiny_items(50 * MB)).unwrap();
@@ -143,6 +222,14 @@ fn plant_hostile(home: &TestHome) {
     .unwrap();
     drop(conn);
     make_quiet(&crush);
+    // A chat span with good counters and a hostile model name: counted, its
+    // model unknown.
+    add(
+        ".config/Code/User/globalStorage/github.copilot-chat/agent-traces.db",
+        "INSERT INTO spans (span_id, trace_id, name, start_time_ms, end_time_ms, operation_name, response_model,
+            input_tokens, output_tokens, chat_session_id)
+         VALUES ('c-bad', 't1', 'chat', 1796400009000, 1796400009900, 'chat', ?1, 40, 4, 'chat-1')",
+    );
     let agy = at(".gemini/antigravity-cli/conversations/0f9d2c44-5b1e-4c8a-9e61-2d7f3a8b9c10.db");
     let conn = Connection::open(&agy).unwrap();
     conn.execute("INSERT INTO gen_metadata (idx, data) VALUES (3, ?1)", [agy_blob(25_000_000)]).unwrap();
@@ -155,9 +242,10 @@ fn assert_every_good_record_counted(home: &TestHome, expected: &[Expected]) {
     for agent in expected {
         let report =
             parse_json_line(&home.beectl(&["usage", "--provider", agent.agent, "--since", "2026-01-01"]).stdout);
-        // Goose's and Hermes's hostile rows are sessions with good counters
-        // and a hostile model config or name: counted, their model unknown.
-        let responses = agent.responses + u64::from(agent.agent == "goose" || agent.agent == "hermes");
+        // Goose's, Hermes's and Copilot in VS Code's hostile rows are
+        // sessions (a span) with good counters and a hostile model config or
+        // name: counted, their model unknown.
+        let responses = agent.responses + u64::from(["goose", "hermes", "copilot-vs"].contains(&agent.agent));
         assert_eq!(report["totals"]["responses"], responses, "{}: {report}", agent.agent);
     }
 }
@@ -194,13 +282,15 @@ fn hostile_records_in_every_agent_folder_cost_only_themselves() {
     eprintln!("beectl ingest over every hostile record: {took:?}, peak RSS {} MiB", peak / 1024);
     assert!(peak < 256 * 1024, "peak RSS {peak} KiB: {summary}");
     // Each bad record is named: the long lines by where they are.
-    for agent in ["claude", "gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "codex"] {
+    for agent in ["claude", "gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "codex", "junie"] {
         assert!(named(summary, agent, "oversized_line"), "{agent}'s long line named: {summary}");
     }
-    for agent in ["gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "amp", "droid", "codebuff"] {
-        assert!(named(summary, agent, "too_complex"), "{agent}'s line of tiny items named: {summary}");
+    let documents = ["amp", "droid", "codebuff", "devin", "mux", "cline", "roo", "kilocode", "continue"];
+    let lines = ["gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "junie"];
+    for agent in lines.into_iter().chain(documents) {
+        assert!(named(summary, agent, "too_complex"), "{agent}'s tiny items named: {summary}");
     }
-    for agent in ["amp", "droid", "codebuff"] {
+    for agent in documents {
         assert!(named(summary, agent, "oversized_document"), "{agent}'s long document named: {summary}");
     }
     let long = summary["skipped"]

@@ -541,10 +541,7 @@ fn the_mcp_inspector_lists_and_calls_the_tools() {
     assert_eq!(property("bee_usage", "order")["enum"], json!(["asc", "desc"]));
     assert_eq!(
         property("bee_quota", "provider")["enum"],
-        json!([
-            "claude", "codex", "gemini", "qwen", "opencode", "pi", "copilot", "amp", "droid", "goose", "kilo", "kimi",
-            "codebuff", "crush", "hermes", "openclaw", "agy"
-        ]),
+        json!(bee_proto::ledger::Provider::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>()),
         "every agent's name"
     );
     assert_eq!(property("bee_context_compress", "contentKind")["enum"], json!(["prose"]));

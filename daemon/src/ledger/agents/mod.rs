@@ -19,21 +19,31 @@ pub mod agent;
 pub mod agy;
 pub mod amp;
 pub mod claude;
+pub mod cline;
 pub mod codebuff;
 pub mod codex;
+#[path = "continue/mod.rs"]
+pub mod continue_cli;
 pub mod copilot;
+#[path = "copilot-vs/mod.rs"]
+pub mod copilot_vscode;
 pub mod crush;
+pub mod devin;
 pub mod droid;
 pub mod gemini;
 pub mod goose;
 pub mod hermes;
+pub mod junie;
 pub mod kilo;
+pub mod kilocode;
 pub mod kimi;
 pub mod lines;
+pub mod mux;
 pub mod openclaw;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
+pub mod roo;
 pub(crate) mod skipped;
 pub(crate) mod sparse;
 pub mod whole;
@@ -73,6 +83,14 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::Hermes => &hermes::Hermes,
         Provider::OpenClaw => &openclaw::OpenClaw,
         Provider::Agy => &agy::Agy,
+        Provider::CopilotVsCode => &copilot_vscode::CopilotVsCode,
+        Provider::Junie => &junie::Junie,
+        Provider::Devin => &devin::Devin,
+        Provider::Mux => &mux::Mux,
+        Provider::Cline => &cline::Cline,
+        Provider::Roo => &roo::Roo,
+        Provider::KiloCode => &kilocode::KiloCode,
+        Provider::Continue => &continue_cli::Continue,
     }
 }
 

@@ -1,0 +1,108 @@
+//! Kilo Code's legacy editor extension (up to 5.x): its tasks
+//! (`<editor>/User/globalStorage/kilocode.kilo-code/tasks/<id>/
+//! ui_messages.json`), Roo Code's format as Kilo Code forked it, read by
+//! Cline's reader of it ([`ui_messages`]). Its newer extension and CLI keep
+//! OpenCode's database instead (`../kilo/`). `README.md` beside this file
+//! describes the format as read from its source.
+
+use bee_proto::ledger::Provider;
+use std::path::{Path, PathBuf};
+
+use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader};
+use crate::ledger::agents::cline::extension_task_dirs;
+use crate::ledger::agents::cline::ui_messages::{self, Tasks, Writer};
+
+/// Kilo Code's legacy extension, as [`Agent`].
+#[derive(Debug)]
+pub struct KiloCode;
+
+/// When Kilo Code 4.119.0 was released (2025-11-12T18:03:51Z), the first
+/// with Roo Code's change that made `tokensIn` count both caches.
+const INCLUSIVE_SINCE_MS: i64 = 1_762_970_631_000;
+
+/// Its reader: each task's messages read whole.
+static TASKS: Tasks =
+    Tasks { provider: Provider::KiloCode, writer: Writer::RooFamily { inclusive_since: INCLUSIVE_SINCE_MS } };
+
+impl Agent for KiloCode {
+    fn about(&self) -> &'static About {
+        &About {
+            provider: Provider::KiloCode,
+            title: "Kilo Code (legacy extension)",
+            verified: Verified::FormatFromSource,
+            unrecorded_calls: Some("context condensing (its cost is kept, not its tokens) and prompt enhancement"),
+            // Roo Code's: cache writes and its own cost; no reasoning count,
+            // no model, no limit notice, no turn Bee times.
+            records: Records {
+                time_spans: false,
+                limit_notices: false,
+                reasoning: false,
+                cache_writes: true,
+                own_cost: true,
+            },
+        }
+    }
+
+    /// The `tasks/` directory of its global storage under each editor.
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
+        extension_task_dirs(env, "kilocode.kilo-code")
+    }
+
+    /// A task's `ui_messages.json` (never a temporary copy of it).
+    fn is_record_file(&self, path: &Path) -> bool {
+        path.file_name().is_some_and(|name| name == ui_messages::UI_MESSAGES)
+    }
+
+    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
+        Some(&TASKS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::agents::cline::ui_messages::tests::{read_task, started};
+    use crate::ledger::agents::tests::rows;
+    use serde_json::json;
+    use std::ffi::OsString;
+
+    /// Kilo Code's requests, in Roo Code's shape with its own fields: a
+    /// request whose usage never came (`usageMissing`, zero counters) is
+    /// none; its release date, not Roo Code's, tells its writers apart.
+    #[test]
+    fn kilo_code_requests_and_missing_usage() {
+        // Between Roo Code's release and Kilo Code's: still the old kind.
+        let at = INCLUSIVE_SINCE_MS - 86_400_000;
+        let messages = json!([
+            started(
+                at + 1,
+                json!({"apiProtocol": "anthropic", "tokensIn": 5000, "tokensOut": 60, "cacheWrites": 0,
+                "cacheReads": 4000, "cost": 0.02, "usageMissing": false, "inferenceProvider": "Anthropic"})
+            ),
+            started(
+                at + 2,
+                json!({"apiProtocol": "openai", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0,
+                "cacheReads": 0, "cost": 0, "usageMissing": true})
+            ),
+            started(
+                INCLUSIVE_SINCE_MS + 1,
+                json!({"apiProtocol": "anthropic", "tokensIn": 5000, "tokensOut": 60,
+                "cacheWrites": 0, "cacheReads": 4000, "cost": 0.02})
+            ),
+        ]);
+        let writes = read_task(Provider::KiloCode, "1762000000000", &messages);
+        let s = Some;
+        let found: Vec<_> = rows(Provider::KiloCode, &writes).into_iter().map(|r| (r.1, r.2, r.3, r.4, r.6)).collect();
+        assert_eq!(found, [(s(5000), s(0), s(4000), s(60), s(9060)), (s(1000), s(0), s(4000), s(60), s(5060))]);
+        assert!(writes.iter().all(|w| w.agent_cost_usd == Some(0.02)));
+    }
+
+    #[test]
+    fn its_tasks_under_every_editor() {
+        let env = |name: &str| (name == "HOME").then(|| OsString::from("/h"));
+        let dirs = KiloCode.record_dirs(&env);
+        assert_eq!(dirs[0], PathBuf::from("/h/.config/Code/User/globalStorage/kilocode.kilo-code/tasks"));
+        assert!(KiloCode.is_record_file(Path::new("/t/1/ui_messages.json")));
+        assert!(!KiloCode.is_record_file(Path::new("/h/.local/share/kilo/kilo.db")));
+    }
+}
