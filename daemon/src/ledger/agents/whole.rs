@@ -63,17 +63,32 @@ pub(crate) enum Document {
     NotJson,
 }
 
-/// The parts `keep` names of the JSON document at `path`, when it is one
-/// within `max_bytes` (read as every file Bee reads whole: a regular
-/// file, no link followed). Its length is looked at before anything is
-/// read: a longer document is never read into memory.
-pub(crate) fn read_document_within(path: &Path, max_bytes: u64, keep: &Keep) -> std::io::Result<Document> {
+/// What a text file read whole within a bound turned out to be.
+#[derive(Debug)]
+pub(crate) enum Text<R> {
+    /// What its reader made of its text.
+    Read(R),
+    /// Longer than its bound, this many bytes: not read.
+    Oversized(u64),
+    /// Not UTF-8: no document of the agent's.
+    NotUtf8,
+}
+
+/// The text of the file at `path` handed to `use_text`, when it is one
+/// within `max_bytes` (read as every file Bee reads whole: a regular file,
+/// no link followed). Its length is looked at before anything is read: a
+/// longer file is never read into memory; a large one is read into the one
+/// large buffer, with its token.
+pub(crate) fn read_text_within<R>(
+    path: &Path,
+    max_bytes: u64,
+    use_text: impl FnOnce(&str) -> R,
+) -> std::io::Result<Text<R>> {
     let file = crate::storage::files::open_regular(path)?;
     let length = file.metadata()?.len();
     if length > max_bytes {
-        return Ok(Document::Oversized(length));
+        return Ok(Text::Oversized(length));
     }
-    // A large document is read into the one large buffer, with its token.
     let mut large = crate::storage::large::if_large(length);
     let mut own = Vec::new();
     let bytes = match large.as_mut() {
@@ -82,17 +97,26 @@ pub(crate) fn read_document_within(path: &Path, max_bytes: u64, keep: &Keep) -> 
     };
     bytes.clear();
     bytes.reserve_exact(usize::try_from(length.saturating_add(1)).unwrap_or(0));
-    // Read to one byte past the bound: a document that grew since its
-    // length was looked at is no longer read whole either.
+    // Read to one byte past the bound: a file that grew since its length
+    // was looked at is no longer read whole either.
     file.take(max_bytes.saturating_add(1)).read_to_end(bytes)?;
     if bytes.len() as u64 > max_bytes {
-        return Ok(Document::Oversized(bytes.len() as u64));
+        return Ok(Text::Oversized(bytes.len() as u64));
     }
-    let Ok(text) = std::str::from_utf8(bytes) else { return Ok(Document::NotJson) };
-    Ok(match sparse::parse_str(text, keep) {
-        Ok(document) => Document::Read(document),
-        Err(Refused::TooComplex) => Document::TooComplex(bytes.len() as u64),
-        Err(Refused::Malformed) => Document::NotJson,
+    Ok(match std::str::from_utf8(bytes) {
+        Ok(text) => Text::Read(use_text(text)),
+        Err(_) => Text::NotUtf8,
+    })
+}
+
+/// The parts `keep` names of the JSON document at `path`, when it is one
+/// within `max_bytes` ([`read_text_within`]).
+pub(crate) fn read_document_within(path: &Path, max_bytes: u64, keep: &Keep) -> std::io::Result<Document> {
+    Ok(match read_text_within(path, max_bytes, |text| (sparse::parse_str(text, keep), text.len() as u64))? {
+        Text::Read((Ok(document), _)) => Document::Read(document),
+        Text::Read((Err(Refused::TooComplex), bytes)) => Document::TooComplex(bytes),
+        Text::Read((Err(Refused::Malformed), _)) | Text::NotUtf8 => Document::NotJson,
+        Text::Oversized(bytes) => Document::Oversized(bytes),
     })
 }
 

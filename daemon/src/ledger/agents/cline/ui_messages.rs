@@ -32,14 +32,13 @@ use bee_proto::usage::Counters;
 use serde::de::{Deserializer as _, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::io::Read;
 use std::path::Path;
 
 use crate::ledger::agents::agent::WholeFileReader;
 use crate::ledger::agents::lines::{Beside, Found, LastName, count, parse_record, text, time_ms};
 use crate::ledger::agents::skipped;
 use crate::ledger::agents::sparse::keep;
-use crate::ledger::agents::whole::MAX_DOCUMENT_BYTES;
+use crate::ledger::agents::whole::{MAX_DOCUMENT_BYTES, Text, read_text_within};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// The name of a task's messages.
@@ -308,31 +307,18 @@ impl WholeFileReader for Tasks {
         if task.is_empty() {
             return Ok((AgentState::default(), 0));
         }
-        let file = crate::storage::files::open_regular(path)?;
-        let length = file.metadata()?.len();
-        if length > MAX_DOCUMENT_BYTES {
-            skipped::note(SkipReason::OversizedDocument, 0, length);
-            return Ok((AgentState::default(), 0));
-        }
-        // A large document is read into the one large buffer, with its token.
-        let mut large = crate::storage::large::if_large(length);
-        let mut own = Vec::new();
-        let bytes = match large.as_mut() {
-            Some(large) => large.buffer(),
-            None => &mut own,
-        };
-        bytes.clear();
-        bytes.reserve_exact(usize::try_from(length.saturating_add(1)).unwrap_or(0));
-        file.take(MAX_DOCUMENT_BYTES.saturating_add(1)).read_to_end(bytes)?;
-        if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
-            skipped::note(SkipReason::OversizedDocument, 0, bytes.len() as u64);
-            return Ok((AgentState::default(), 0));
-        }
-        let Ok(document) = std::str::from_utf8(bytes) else { return Ok((AgentState::default(), 0)) };
         // Found whole, or not at all: a document that does not parse is
         // nothing this time.
         let mut found = Vec::new();
-        let refused = self.evidence(task, document, &mut found);
+        let refused =
+            match read_text_within(path, MAX_DOCUMENT_BYTES, |document| self.evidence(task, document, &mut found))? {
+                Text::Read(refused) => refused,
+                Text::Oversized(bytes) => {
+                    skipped::note(SkipReason::OversizedDocument, 0, bytes);
+                    0
+                }
+                Text::NotUtf8 => 0,
+            };
         out.append(&mut found);
         Ok((AgentState::default(), refused))
     }
