@@ -67,6 +67,10 @@ named! {
         Roo => "roo",
         KiloCode => "kilocode",
         Continue => "continue",
+        Cursor => "cursor",
+        Zed => "zed",
+        Aider => "aider",
+        Augment => "augment",
     }
 }
 
@@ -102,7 +106,8 @@ impl Provider {
             | Provider::Qwen
             | Provider::Copilot
             | Provider::CopilotVsCode
-            | Provider::Devin => CounterShape::OpenAi,
+            | Provider::Devin
+            | Provider::Aider => CounterShape::OpenAi,
             _ => CounterShape::Anthropic,
         }
     }
@@ -121,13 +126,17 @@ impl Provider {
             | Provider::Junie
             | Provider::Cline
             | Provider::Roo
-            | Provider::KiloCode => (true, true, false),
+            | Provider::KiloCode
+            | Provider::Augment => (true, true, false),
             Provider::OpenCode | Provider::Kilo | Provider::Hermes | Provider::Mux | Provider::Continue => {
                 (true, true, true)
             }
             Provider::Codex | Provider::Gemini | Provider::Qwen | Provider::Agy => (false, true, true),
             Provider::Copilot | Provider::CopilotVsCode | Provider::Devin => (false, true, false),
-            Provider::Goose | Provider::Codebuff | Provider::Crush => (false, false, false),
+            Provider::Zed => (true, true, false),
+            Provider::Goose | Provider::Codebuff | Provider::Crush | Provider::Cursor | Provider::Aider => {
+                (false, false, false)
+            }
         };
         Reports { cache_writes, cache_reads, reasoning }
     }

@@ -158,6 +158,21 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
         write_quiet(&path, &run["document"].to_string());
         date_as_written(&path);
     }
+    write_cursor(&at(".config/Cursor/User/globalStorage/state.vscdb"));
+    write_zed(&at(".local/share/zed/threads/threads.db"));
+    // Auggie 0.36.0's own sessions: one continued once, one whose only
+    // exchange has no usage.
+    for (id, name) in [
+        ("7524ff7e-7217-4996-9fcb-c8e23cc5623a", "augment-0.36.0-continued.json"),
+        ("23f35fd8-5b45-4c9b-bf97-2f26a0f5a6ad", "augment-0.36.0-empty-response.json"),
+    ] {
+        write_quiet(&at(&format!(".augment/sessions/{id}.json")), &text(name));
+    }
+    // Aider 0.86.2's analytics log of four runs, where the home's settings
+    // name it (Aider keeps none unless asked).
+    let aider_log = at(".aider/analytics.jsonl");
+    write_quiet(&at(".aider.conf.yml"), &format!("analytics-log: {}\n", aider_log.display()));
+    write_quiet(&aider_log, &text("aider-0.86.2-analytics.jsonl"));
     let expect = |agent, responses, leaves_calls_out| Expected { agent, responses, leaves_calls_out };
     vec![
         expect("claude", 1, false),
@@ -191,7 +206,65 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
         expect("kilocode", 2, true),
         // Twelve responses, a fork's copies the same responses.
         expect("continue", 12, true),
+        // Two AI bubbles, one whose counts Cursor left at 0 (unknown).
+        expect("cursor", 2, true),
+        // One thread's two prompts, each its latest request's usage.
+        expect("zed", 2, true),
+        // Two exchanges of a continued session; its sub-agents and
+        // summarizations are recorded only under a feature flag.
+        expect("augment", 2, true),
+        // Four replies, each counted with its tokens unknown.
+        expect("aider", 4, true),
     ]
+}
+
+/// Cursor's global state: a conversation's user bubble, an AI bubble with
+/// its counts, one whose counts Cursor left at 0 (as current builds do),
+/// and a row of other state.
+fn write_cursor(path: &Path) {
+    database(path, "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);");
+    let db = Connection::open(path).expect("the state database");
+    let composer = "9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
+    let bubble = |id: &str, kind: u8, at: &str, input: u64, output: u64| {
+        let value = json!({"_v": 3, "type": kind, "bubbleId": id, "createdAt": at, "text": "",
+            "tokenCount": {"inputTokens": input, "outputTokens": output},
+            "modelInfo": {"modelName": "claude-4.5-sonnet"}});
+        (format!("bubbleId:{composer}:{id}"), value.to_string())
+    };
+    for (key, value) in [
+        bubble("b1", 1, "2026-12-04T09:00:00.000Z", 0, 0),
+        bubble("b2", 2, "2026-12-04T09:00:05.000Z", 2400, 180),
+        bubble("b3", 2, "2026-12-04T09:01:00.000Z", 0, 0),
+        ("composerData:other".to_owned(), json!({"composerId": composer}).to_string()),
+    ] {
+        db.execute("INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)", (key, value)).expect("a row");
+    }
+    make_quiet(path);
+}
+
+/// Zed's threads: one thread of two prompts in one folder, plain JSON
+/// (Zed compresses its own; the reader takes both).
+fn write_zed(path: &Path) {
+    database(
+        path,
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, summary TEXT NOT NULL, updated_at TEXT NOT NULL,
+            data_type TEXT NOT NULL, data BLOB NOT NULL, parent_id TEXT, folder_paths TEXT,
+            folder_paths_order TEXT, created_at TEXT);",
+    );
+    let thread = json!({"title": "a thread", "messages": [], "updated_at": "2026-12-04T11:00:00Z",
+        "request_token_usage": {
+            "p1": {"input_tokens": 3000, "cache_creation_input_tokens": 1200, "output_tokens": 90},
+            "p2": {"input_tokens": 150, "cache_read_input_tokens": 4200, "output_tokens": 60}},
+        "model": {"provider": "anthropic", "model": "claude-sonnet-4-5"}, "version": "0.3.0"});
+    let db = Connection::open(path).expect("the threads database");
+    db.execute(
+        "INSERT INTO threads (id, summary, updated_at, data_type, data, folder_paths)
+         VALUES ('5e0f4c1a-8b2d-4e3f-9a1b-7c6d5e4f3a2b', 'a thread', '2026-12-04T11:00:00+00:00', 'json', ?1,
+                 '/home/dev/app')",
+        [thread.to_string().into_bytes()],
+    )
+    .expect("a thread");
+    make_quiet(path);
 }
 
 /// Dates a record file that keeps no time of its own (its reader dates its

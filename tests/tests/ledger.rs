@@ -245,8 +245,10 @@ fn a_first_look_without_a_ledger_says_what_is_missing_and_what_to_do() {
         for part in [
             format!("no ledger yet at {}", home.path().join(".bee/usage/ledger-v1").display()),
             // Where every agent keeps its records is one command away.
-            "none there yet where any of the 17 agents Bee reads keeps them: `beectl agents` lists each place"
-                .to_owned(),
+            format!(
+                "none there yet where any of the {} agents Bee reads keeps them: `beectl agents` lists each place",
+                bee_proto::ledger::Provider::ALL.len()
+            ),
             "beectl daemon start".to_owned(),
             "beectl ingest".to_owned(),
         ] {

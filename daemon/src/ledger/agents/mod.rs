@@ -17,7 +17,9 @@
 
 pub mod agent;
 pub mod agy;
+pub mod aider;
 pub mod amp;
+pub mod augment;
 pub mod claude;
 pub mod cline;
 pub mod codebuff;
@@ -28,6 +30,7 @@ pub mod copilot;
 #[path = "copilot-vs/mod.rs"]
 pub mod copilot_vscode;
 pub mod crush;
+pub mod cursor;
 pub mod devin;
 pub mod droid;
 pub mod gemini;
@@ -47,6 +50,7 @@ pub mod roo;
 pub(crate) mod skipped;
 pub(crate) mod sparse;
 pub mod whole;
+pub mod zed;
 
 use bee_proto::ledger::Provider;
 use bee_proto::usage::{Harness, UsageIssue, UsageIssueCode, note_line_issue};
@@ -91,6 +95,10 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::Roo => &roo::Roo,
         Provider::KiloCode => &kilocode::KiloCode,
         Provider::Continue => &continue_cli::Continue,
+        Provider::Cursor => &cursor::Cursor,
+        Provider::Zed => &zed::Zed,
+        Provider::Aider => &aider::Aider,
+        Provider::Augment => &augment::Augment,
     }
 }
 

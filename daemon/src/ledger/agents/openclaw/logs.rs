@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::OpenClaw;
+use super::entries::OpenClawEntries;
 use crate::ledger::agents::agent::FileReader;
 use crate::ledger::agents::lines::{JsonLines, MAX_LINE_BYTES, decode_state, encode_state};
 use crate::ledger::agents::pi::session::Session;
@@ -60,7 +60,7 @@ pub(super) fn read_log(path: &Path, state: &AgentState, out: &mut Vec<Evidence>)
     }
     file.seek(SeekFrom::Start(read_to.offset))?;
     let mut reader = Lines::new(file, MAX_LINE_BYTES);
-    let mut lines = JsonLines::<Session<OpenClaw>>::new(path, &AgentState(read_to.rules));
+    let mut lines = JsonLines::<Session<OpenClawEntries>>::new(path, &AgentState(read_to.rules));
     let mut unparseable = 0;
     let offset = read_lines(&mut reader, read_to.offset, None, &mut lines, &mut unparseable, out)?;
     let rules = lines.resume(offset).1.0;
@@ -87,7 +87,7 @@ pub(super) fn read_archive_within(
         return Ok((AgentState::default(), 1));
     };
     let mut reader = Lines::new(decoder.take(max_bytes.saturating_add(1)), MAX_LINE_BYTES);
-    let mut lines = JsonLines::<Session<OpenClaw>>::new(path, &AgentState::default());
+    let mut lines = JsonLines::<Session<OpenClawEntries>>::new(path, &AgentState::default());
     let mut unparseable = 0;
     match read_lines(&mut reader, 0, Some(max_bytes), &mut lines, &mut unparseable, out) {
         Ok(decompressed) if decompressed > max_bytes => {
@@ -114,7 +114,7 @@ fn read_lines(
     reader: &mut Lines<impl Read>,
     mut offset: u64,
     whole: Option<u64>,
-    lines: &mut JsonLines<Session<OpenClaw>>,
+    lines: &mut JsonLines<Session<OpenClawEntries>>,
     unparseable: &mut u64,
     out: &mut Vec<Evidence>,
 ) -> std::io::Result<u64> {

@@ -10,7 +10,9 @@
 //!
 //! - [`store`]: the reader of the agent database.
 //! - [`logs`]: the reader of a session log, and of a compressed archive.
+//! - [`entries`]: pi's entries under OpenClaw's name.
 
+mod entries;
 mod logs;
 mod store;
 
@@ -19,16 +21,13 @@ use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified, WholeFileReader, under_home};
 use crate::ledger::agents::lines::JsonLines;
-use crate::ledger::agents::pi::session::{PiLog, Session};
+use crate::ledger::agents::pi::session::Session;
 use crate::ledger::stored::evidence::{AgentState, Evidence};
+use entries::OpenClawEntries;
 
 /// OpenClaw, as [`Agent`].
 #[derive(Debug)]
 pub struct OpenClaw;
-
-impl PiLog for OpenClaw {
-    const PROVIDER: Provider = Provider::OpenClaw;
-}
 
 /// OpenClaw's reader: the agent database from the rows after its last
 /// pass, a session log from its last whole line, an archive whole; each
@@ -110,7 +109,7 @@ impl Agent for OpenClaw {
     /// (fuzzing, tests): ingestion reads every record file of OpenClaw's
     /// whole ([`Agent::whole_file`]).
     fn file_reader(&self, path: &Path, state: &AgentState) -> Box<dyn FileReader> {
-        Box::new(JsonLines::<Session<OpenClaw>>::new(path, state))
+        Box::new(JsonLines::<Session<OpenClawEntries>>::new(path, state))
     }
 
     fn whole_file(&self) -> Option<&dyn WholeFileReader> {

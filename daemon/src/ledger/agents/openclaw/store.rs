@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use super::OpenClaw;
+use super::entries::OpenClawEntries;
 use crate::ledger::agents::lines::{Found, LastName, LineRules, decode_state, encode_state, text};
 use crate::ledger::agents::pi::session::Session;
 use crate::ledger::agents::sparse::{self, Refused};
@@ -122,7 +122,7 @@ fn read_events(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rus
     let mut rows = statement.query(params![resume.row.unwrap_or(i64::MIN), MAX_DOCUMENT_BYTES as i64])?;
     let (mut names, mut models) = (LastName::default(), LastName::default());
     let mut found = Found::new(Provider::OpenClaw, &mut names, &mut models, out);
-    let mut sessions: HashMap<String, Session<OpenClaw>> = HashMap::new();
+    let mut sessions: HashMap<String, Session<OpenClawEntries>> = HashMap::new();
     let mut refused = 0;
     while let Some(row) = rows.next()? {
         let Ok(rowid) = row.get_ref(0)?.as_i64() else { continue };
@@ -147,10 +147,10 @@ fn read_events(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rus
                 continue;
             }
         };
-        if !Session::<OpenClaw>::is_marked(&event) {
+        if !Session::<OpenClawEntries>::is_marked(&event) {
             continue;
         }
-        let event = match sparse::parse(&event, Session::<OpenClaw>::keep()) {
+        let event = match sparse::parse(&event, Session::<OpenClawEntries>::keep()) {
             Ok(event @ Value::Object(_)) => event,
             Ok(_) | Err(Refused::Malformed) => {
                 refused += 1;
@@ -162,7 +162,7 @@ fn read_events(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rus
             }
         };
         if !sessions.contains_key(session) {
-            let mut rules = Session::<OpenClaw>::default();
+            let mut rules = Session::<OpenClawEntries>::default();
             rules.read(&header(&mut headers, session)?, &mut found);
             sessions.insert(session.to_owned(), rules);
         }
@@ -189,7 +189,11 @@ impl std::fmt::Display for Place<'_> {
 fn header(headers: &mut rusqlite::Statement<'_>, session: &str) -> rusqlite::Result<Value> {
     let first = headers
         .query_row(params![session, MAX_DOCUMENT_BYTES as i64], |row| {
-            Ok(row.get_ref(1)?.as_str().ok().and_then(|json| sparse::parse_str(json, Session::<OpenClaw>::keep()).ok()))
+            Ok(row
+                .get_ref(1)?
+                .as_str()
+                .ok()
+                .and_then(|json| sparse::parse_str(json, Session::<OpenClawEntries>::keep()).ok()))
         })
         .optional()?
         .flatten()
