@@ -207,6 +207,30 @@ impl WholeFileReader for Rows {
     }
 }
 
+/// Why a zstd frame in a record was not decompressed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Unzipped {
+    /// No zstd frame, or one that breaks (or asks for a window past the
+    /// bound).
+    Broken,
+    /// Decompressed, it passes the bound: at least this many bytes.
+    Oversized(u64),
+}
+
+/// A record's zstd frame decompressed, within [`MAX_DOCUMENT_BYTES`]:
+/// never more than one byte past it is produced, and no window past it is
+/// allocated.
+pub(crate) fn unzstd_within(frame: &[u8]) -> Result<Vec<u8>, Unzipped> {
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(frame, MAX_DOCUMENT_BYTES)
+        .map_err(|_| Unzipped::Broken)?;
+    let mut json = Vec::new();
+    (&mut decoder).take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut json).map_err(|_| Unzipped::Broken)?;
+    if json.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(Unzipped::Oversized(json.len() as u64));
+    }
+    Ok(json)
+}
+
 /// A database value selected by its length first, as two columns from
 /// `at`: `octet_length(x), CASE WHEN octet_length(x) <= ?1 THEN x END`
 /// (`?1` the bound): SQLite then tells a value's length without reading

@@ -339,7 +339,7 @@ mod tests {
         );
         assert!(from_archive.iter().all(|w| w.session_id.as_deref() == Some(DELETED_SESSION)));
         // Its rows, as the database held them before the delete.
-        let json = store::decompress(DELETED).unwrap();
+        let json = crate::ledger::agents::whole::unzstd_within(DELETED).unwrap();
         let (_db_dir, path, db) = database(store::DATABASE, LOOSE);
         for (seq, line) in std::str::from_utf8(&json).unwrap().lines().enumerate() {
             let event = if line.len() > 1024 { (None, Some(zstd(line))) } else { (Some(line), None) };

@@ -34,14 +34,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
 use super::entries::OpenClawEntries;
 use crate::ledger::agents::lines::{Found, LastName, LineRules, decode_state, encode_state, text};
 use crate::ledger::agents::pi::session::Session;
 use crate::ledger::agents::sparse::{self, Refused};
-use crate::ledger::agents::whole::{MAX_DOCUMENT_BYTES, column_within, open_read_only, pass_over_value};
+use crate::ledger::agents::whole::{
+    MAX_DOCUMENT_BYTES, Unzipped, column_within, open_read_only, pass_over_value, unzstd_within,
+};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// The database's name, in `agents/<agent>/agent/`.
@@ -220,7 +221,7 @@ fn event<'r>(
         Err(bytes) => return passed(bytes),
     }
     match column_within(row, 5) {
-        Ok(ValueRef::Blob(frame)) => match decompress(frame) {
+        Ok(ValueRef::Blob(frame)) => match unzstd_within(frame) {
             Ok(json) => Ok(Some(Cow::Owned(json))),
             Err(Unzipped::Broken) => Err(()),
             Err(Unzipped::Oversized(bytes)) => passed(bytes),
@@ -228,28 +229,4 @@ fn event<'r>(
         Ok(_) => Err(()),
         Err(bytes) => passed(bytes),
     }
-}
-
-/// Why a compressed event was not decompressed.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Unzipped {
-    /// No zstd frame, or one that breaks (or asks for a window past the
-    /// bound).
-    Broken,
-    /// Decompressed, it passes the bound: at least this many bytes.
-    Oversized(u64),
-}
-
-/// An event's zstd frame decompressed, within [`MAX_DOCUMENT_BYTES`]:
-/// never more than one byte past it is produced, and no window past it is
-/// allocated (OpenClaw itself compresses no event past 4 MiB).
-pub(super) fn decompress(frame: &[u8]) -> Result<Vec<u8>, Unzipped> {
-    let mut decoder = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(frame, MAX_DOCUMENT_BYTES)
-        .map_err(|_| Unzipped::Broken)?;
-    let mut json = Vec::new();
-    (&mut decoder).take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut json).map_err(|_| Unzipped::Broken)?;
-    if json.len() as u64 > MAX_DOCUMENT_BYTES {
-        return Err(Unzipped::Oversized(json.len() as u64));
-    }
-    Ok(json)
 }

@@ -37,13 +37,14 @@ use rusqlite::types::ValueRef;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::io::Read;
 use std::path::Path;
 
 use crate::ledger::agents::agent::WholeFileReader;
 use crate::ledger::agents::lines::{Found, LastName, decode_state, encode_state, text};
 use crate::ledger::agents::sparse::{self, Refused, keep};
-use crate::ledger::agents::whole::{MAX_DOCUMENT_BYTES, column_within, open_read_only, pass_over_value};
+use crate::ledger::agents::whole::{
+    MAX_DOCUMENT_BYTES, Unzipped, column_within, open_read_only, pass_over_value, unzstd_within,
+};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 keep! {
@@ -140,7 +141,7 @@ fn read_thread(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) -> u
         }
     };
     let json = if compressed {
-        match decompress(data) {
+        match unzstd_within(data) {
             Ok(json) => Cow::Owned(json),
             Err(Unzipped::Broken) => return 1,
             Err(Unzipped::Oversized(bytes)) => {
@@ -207,30 +208,6 @@ fn counters(usage: &Value) -> Option<Counters> {
 fn time_ms(text: &str) -> Option<i64> {
     let at: jiff::Timestamp = text.parse().ok()?;
     Some(at.as_millisecond()).filter(|&ms| bee_proto::time::spells_as_rfc3339(ms))
-}
-
-/// Why a compressed thread was not decompressed.
-#[derive(Debug, PartialEq, Eq)]
-enum Unzipped {
-    /// No zstd frame, or one that breaks (or asks for a window past the
-    /// bound).
-    Broken,
-    /// Decompressed, it passes the bound: at least this many bytes.
-    Oversized(u64),
-}
-
-/// A thread's zstd frame decompressed, within [`MAX_DOCUMENT_BYTES`]:
-/// never more than one byte past it is produced, and no window past it is
-/// allocated.
-fn decompress(data: &[u8]) -> Result<Vec<u8>, Unzipped> {
-    let mut decoder = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(data, MAX_DOCUMENT_BYTES)
-        .map_err(|_| Unzipped::Broken)?;
-    let mut json = Vec::new();
-    (&mut decoder).take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut json).map_err(|_| Unzipped::Broken)?;
-    if json.len() as u64 > MAX_DOCUMENT_BYTES {
-        return Err(Unzipped::Oversized(json.len() as u64));
-    }
-    Ok(json)
 }
 
 #[cfg(test)]
@@ -332,10 +309,10 @@ mod tests {
     #[test]
     fn a_frame_with_its_checksum_decompresses_alike() {
         let with_checksum = include_bytes!("testdata/thread-0.3.0-checksum.json.zst");
-        assert_eq!(decompress(with_checksum), decompress(REAL));
-        let json = decompress(REAL).unwrap();
+        assert_eq!(unzstd_within(with_checksum), unzstd_within(REAL));
+        let json = unzstd_within(REAL).unwrap();
         assert!(json.starts_with(br#"{"title":"Refactor the parser""#));
-        assert_eq!(decompress(&rle_frame(300_000)), Ok(vec![b' '; 300_000]));
+        assert_eq!(unzstd_within(&rle_frame(300_000)), Ok(vec![b' '; 300_000]));
     }
 
     /// Read again from where it stopped, a thread not updated since adds
