@@ -72,6 +72,7 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
     database(&at(".local/share/opencode/opencode.db"), &rows);
     database(&at(".local/share/kilo/kilo.db"), &rows);
     write_quiet(&at(".copilot/otel/copilot-2026-12-01.jsonl"), &text("copilot-otel.jsonl"));
+    write_copilot_store(&at(".copilot/session-store.db"));
     write_quiet(&at(".kimi/sessions/2b9f/5e1c-session/wire.jsonl"), &text("kimi-wire.jsonl"));
     write_quiet(&at(".openclaw/agents/main/sessions/oc-session-1.jsonl"), &text("openclaw-session.jsonl"));
     let threads = documents("amp-threads.json");
@@ -180,7 +181,9 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
         expect("qwen", 2, false),
         expect("opencode", 1, true),
         expect("pi", 3, true),
-        expect("copilot", 2, false),
+        // The export's two calls, and its session store's three of other
+        // conversations.
+        expect("copilot", 5, false),
         expect("amp", 4, false),
         expect("droid", 1, true),
         expect("goose", 2, true),
@@ -216,6 +219,41 @@ pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
         // Four replies, each counted with its tokens unknown.
         expect("aider", 4, true),
     ]
+}
+
+/// Copilot CLI's session store as 1.0.102 creates it, holding the three
+/// calls it wrote against a mock of each provider API.
+fn write_copilot_store(path: &Path) {
+    database(
+        path,
+        "CREATE TABLE schema_version (version INTEGER NOT NULL);
+         INSERT INTO schema_version VALUES (8);
+         CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, cwd TEXT, repository TEXT, host_type TEXT, branch TEXT, summary TEXT,
+            created_at TEXT DEFAULT (datetime('now')), updated_at TEXT DEFAULT (datetime('now')));
+         CREATE TABLE assistant_usage_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn_index INTEGER, agent_id TEXT, parent_tool_call_id TEXT,
+            model TEXT NOT NULL, copilot_usage_model TEXT,
+            input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER,
+            reasoning_tokens INTEGER, total_nano_aiu INTEGER, request_multiplier REAL, duration_ms INTEGER,
+            time_to_first_token_ms INTEGER, output_ttft_ms REAL, inter_token_latency_ms INTEGER,
+            initiator TEXT, api_endpoint TEXT, reasoning_effort TEXT, finish_reason TEXT,
+            content_filter_triggered INTEGER, token_details_json TEXT,
+            created_at TEXT DEFAULT (datetime('now')));
+         INSERT INTO sessions (id, cwd) VALUES ('s-chat', '/home/dev/app'), ('s-responses', '/home/dev/app'),
+            ('s-messages', '/home/dev/app');
+         INSERT INTO assistant_usage_events (session_id, turn_index, model, input_tokens, output_tokens,
+            cache_read_tokens, cache_write_tokens, reasoning_tokens, request_multiplier, initiator, api_endpoint,
+            finish_reason, created_at) VALUES
+          ('s-chat', 0, 'gpt-4.1', 1000, 200, 400, 0, 50, 0.0, 'user', '/chat/completions', 'stop',
+           '2026-12-03T12:29:51.353Z'),
+          ('s-responses', 0, 'gpt-5', 1100, 210, 300, 0, 60, 0.0, 'user', '/responses', 'stop',
+           '2026-12-03T12:30:05.245Z'),
+          ('s-messages', 0, 'claude-sonnet-4-5', 2000, 220, 300, 500, NULL, 0.0, 'user', '/v1/messages', 'stop',
+           '2026-12-03T12:30:02.939Z');",
+    );
 }
 
 /// Cursor's global state: a conversation's user bubble, an AI bubble with

@@ -188,6 +188,21 @@ impl TestHome {
             .env_remove("GOOSE_PATH_ROOT")
             .env_remove("HERMES_HOME")
             .env_remove("CRUSH_GLOBAL_DATA")
+            .env_remove("CONTINUE_GLOBAL_DIR")
+            .env_remove("OPENCLAW_HOME")
+            // Where OpenClaw finds its config, a profile's state, its
+            // agent's directory and workspace.
+            .env_remove("OPENCLAW_CONFIG_PATH")
+            .env_remove("OPENCLAW_PROFILE")
+            .env_remove("OPENCLAW_AGENT_DIR")
+            .env_remove("OPENCLAW_WORKSPACE_DIR")
+            .env_remove("JUNIE_HOME")
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_SESSION_DATA_DIR")
+            .env_remove("AIDER_ANALYTICS_LOG")
+            .env_remove("MUX_ROOT")
+            .env_remove("XUM_ROOT")
             .env_remove("BEE_RUN_PROVIDER")
             .env("BEE_LOG", "info")
             // Usage days are local days: the tests' zone is fixed.

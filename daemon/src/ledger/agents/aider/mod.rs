@@ -29,7 +29,7 @@ impl Agent for Aider {
         &About {
             provider: Provider::Aider,
             title: "Aider",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("0.86.2"),
             unrecorded_calls: Some(
                 "every call's tokens (streamed replies log Aider's own estimate, indistinguishable from counts, \
                  so none is read), its weak model's commit-message and chat-summary calls, and calls that failed \

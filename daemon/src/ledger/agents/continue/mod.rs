@@ -27,7 +27,7 @@ impl Agent for Continue {
         &About {
             provider: Provider::Continue,
             title: "Continue",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("1.5.47"),
             unrecorded_calls: Some(
                 "a compaction's summary call and the responses a compaction drops before they are read, a response with neither text nor a tool call, and one whose provider sent no usage",
             ),
