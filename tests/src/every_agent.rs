@@ -42,7 +42,14 @@ fn database(path: &Path, schema_and_rows: &str) {
 
 /// Writes every agent's records into `home`; what each holds.
 pub fn write_every_agent(home: &TestHome) -> Vec<Expected> {
-    let at = |relative: &str| home.path().join(relative);
+    write_every_agent_into(home.path())
+}
+
+/// Writes every agent's records into the directory `root`, taken as a
+/// home (`$HOME`); what each holds. `root` should be absolute: some
+/// records name places in the home by their path.
+pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
+    let at = |relative: &str| root.join(relative);
     let session = "7a1e0000-0000-4000-8000-000000000001";
     write_quiet(
         &at(&format!(".claude/projects/-home-dev-app/{session}.jsonl")),

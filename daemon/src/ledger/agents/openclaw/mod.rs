@@ -58,7 +58,7 @@ impl Agent for OpenClaw {
         &About {
             provider: Provider::OpenClaw,
             title: "OpenClaw",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("2026.9.6"),
             unrecorded_calls: Some("compaction and summary calls"),
             // pi's entries: cache writes and its own `usage.cost`; no
             // reasoning Bee reads (2026.9.6 writes `reasoningTokens`, a
