@@ -77,12 +77,18 @@ impl Agent for Aider {
     }
 }
 
+/// What Bee reads of an `.aider.conf.yml`: the one top-level key naming
+/// the log (every other key is Aider's business).
+#[derive(serde::Deserialize)]
+struct Settings {
+    #[serde(rename = "analytics-log")]
+    analytics_log: Option<String>,
+}
+
 /// The log `config` (an `.aider.conf.yml`) names with its top-level
-/// `analytics-log:` key, read without a YAML parser: each line
-/// `analytics-log: VALUE` at its start, the last one winning as YAML's
-/// last key does. A value Bee cannot read for certain (a block, an escape,
-/// a flow value) names no log; a file past [`MAX_CONFIG_BYTES`] or not
-/// UTF-8 (which Aider itself refuses) names none.
+/// `analytics-log:` key, as a YAML parser reads it. A file past
+/// [`MAX_CONFIG_BYTES`], not UTF-8 (which Aider itself refuses), not YAML,
+/// or whose key is no string (or is there twice) names none.
 fn configured_log(config: &Path) -> Option<PathBuf> {
     let file = std::fs::File::open(config).ok()?;
     let mut bytes = Vec::new();
@@ -91,45 +97,8 @@ fn configured_log(config: &Path) -> Option<PathBuf> {
         return None;
     }
     let text = String::from_utf8(bytes).ok()?;
-    let mut found = None;
-    for line in text.lines() {
-        if let Some(value) = line.strip_prefix("analytics-log:") {
-            found = scalar(value);
-        }
-    }
-    found.map(PathBuf::from)
-}
-
-/// A YAML plain or quoted scalar on one line, as PyYAML reads it; `None`
-/// for an empty or null value and for anything that is not one line's
-/// scalar.
-fn scalar(value: &str) -> Option<String> {
-    let value = value.trim();
-    let text = if let Some(quoted) = value.strip_prefix('"') {
-        // An escape would need YAML's rules: not read.
-        let (inside, rest) = quoted.split_once('"')?;
-        (!inside.contains('\\') && is_comment_or_nothing(rest)).then(|| inside.to_owned())?
-    } else if let Some(quoted) = value.strip_prefix('\'') {
-        let (inside, rest) = quoted.split_once('\'')?;
-        is_comment_or_nothing(rest).then(|| inside.to_owned())?
-    } else {
-        // A comment starts at ` #`; a plain scalar cannot begin with an
-        // indicator (a block, a flow collection, an anchor, a tag).
-        let plain = value.split(" #").next().unwrap_or("").trim_end();
-        if plain.starts_with(['|', '>', '[', '{', '&', '*', '!', '%', '@', '`', '#']) {
-            return None;
-        }
-        if matches!(plain, "~" | "null" | "Null" | "NULL") {
-            return None;
-        }
-        plain.to_owned()
-    };
-    (!text.is_empty()).then_some(text)
-}
-
-fn is_comment_or_nothing(rest: &str) -> bool {
-    let rest = rest.trim();
-    rest.is_empty() || rest.starts_with('#')
+    let settings: Settings = yaml_serde::from_str(&text).ok()?;
+    settings.analytics_log.filter(|log| !log.is_empty()).map(PathBuf::from)
 }
 
 #[cfg(test)]
@@ -173,9 +142,9 @@ mod tests {
         assert!(!Aider.is_record_file(Path::new("/h/aider.jsonl")), "named, never found by name");
     }
 
-    /// The one key read as PyYAML reads it, or not at all.
+    /// The one key read as a YAML parser reads it, or not at all.
     #[test]
-    fn the_settings_line_is_read_conservatively() {
+    fn the_settings_key_is_read_as_yaml() {
         let home = tempfile::tempdir().unwrap();
         let config = home.path().join(".aider.conf.yml");
         let read = |text: &[u8]| {
@@ -186,19 +155,19 @@ mod tests {
         assert_eq!(read(b"analytics-log: /a b/log.jsonl\n"), path("/a b/log.jsonl"));
         assert_eq!(read(b"analytics-log: \"/q/log.jsonl\"  # quoted\n"), path("/q/log.jsonl"));
         assert_eq!(read(b"analytics-log: '/s/log#1.jsonl'\n"), path("/s/log#1.jsonl"));
-        assert_eq!(read(b"analytics-log: /one\nanalytics-log: /two\n"), path("/two"), "the last key wins");
+        assert_eq!(read(b"analytics-log: '/it''s.jsonl'\n"), path("/it's.jsonl"));
         assert_eq!(read(b"analytics-log: /crlf.jsonl\r\n"), path("/crlf.jsonl"));
+        assert_eq!(read(b"model: gpt-4o\nanalytics: true\nanalytics-log: /m.jsonl\n"), path("/m.jsonl"));
         for unread in [
             &b"analytics-log:\n"[..],
             b"analytics-log: ~\n",
             b"analytics-log: null\n",
-            b"analytics-log: |\n  /block.jsonl\n",
-            b"analytics-log: \"/esc\\n.jsonl\"\n",
-            b"analytics-log: '/it''s.jsonl'\n",
             b"analytics-log: \"/unclosed\n",
             b"analytics-log: [/a]\n",
-            b"  analytics-log: /nested.jsonl\n",
+            b"analytics-log: /one\nanalytics-log: /two\n",
+            b"nested:\n  analytics-log: /nested.jsonl\n",
             b"analytics: true\n",
+            b"- a list\n",
             b"",
         ] {
             assert_eq!(read(unread), None, "{}", String::from_utf8_lossy(unread));
