@@ -482,7 +482,9 @@ impl PriceTable {
             .iter()
             .flat_map(|name| {
                 let dashed = claude_dashed(name);
-                std::iter::once((*name).to_owned()).chain(dashed)
+                // Cursor's `claude-4.5-sonnet`, family first as priced.
+                let family_first = crate::ledger::views::models::claude_family_first(dashed.as_deref().unwrap_or(name));
+                std::iter::once((*name).to_owned()).chain(dashed).chain(family_first)
             })
             .collect();
         if let Some(found) = spellings.iter().find_map(|name| self.named_or_made(name, only)) {
@@ -1064,6 +1066,9 @@ mod tests {
             ("openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
             ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
             ("Claude-Sonnet-4-5", "claude-sonnet-4-5"),
+            // Cursor's spelling, version first.
+            ("claude-4.5-sonnet", "claude-sonnet-4-5"),
+            ("claude-4-sonnet", "claude-4-sonnet-20250514"),
             ("claude-sonnet-4", "claude-sonnet-4-20250514"),
             ("claude-sonnet-latest", "claude-sonnet-5-5"),
             ("anthropic/claude-sonnet-latest", "claude-sonnet-5-5"),
