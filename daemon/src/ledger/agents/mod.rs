@@ -277,6 +277,22 @@ mod tests {
     use bee_proto::ledger::SkipReason;
     use bee_proto::usage::Counters;
 
+    /// A zstd frame of RLE blocks that decompresses to `bytes` spaces: a
+    /// few bytes a 128 KiB block (a bomb for the bounded decompression).
+    pub(crate) fn rle_frame(bytes: u64) -> Vec<u8> {
+        // No checksum, a 128 KiB window.
+        let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+        let mut left = bytes;
+        while left > 0 {
+            let size = left.min(128 << 10);
+            left -= size;
+            let header = (size << 3) | (1 << 1) | u64::from(left == 0);
+            frame.extend_from_slice(&header.to_le_bytes()[..3]);
+            frame.push(b' ');
+        }
+        frame
+    }
+
     /// The responses a whole log of `provider`'s holds, and its unreadable lines.
     pub(crate) fn responses(provider: Provider, log: &[u8]) -> (Vec<ResponseWrite>, u64) {
         let (evidence, unparseable) = read_log(provider, log);

@@ -120,7 +120,7 @@ impl Agent for OpenClaw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::agents::tests::{database, noted, responses, responses_of, rows, tiny_items};
+    use crate::ledger::agents::tests::{database, noted, responses, responses_of, rle_frame, rows, tiny_items};
     use crate::ledger::agents::whole::MAX_DOCUMENT_BYTES;
     use crate::ledger::stored::evidence::SessionProject;
     use crate::ledger::stored::responses::ResponseWrite;
@@ -165,21 +165,6 @@ mod tests {
         let mut keys: Vec<&str> = writes.iter().map(|w| w.key.as_str()).collect();
         keys.sort_unstable();
         keys
-    }
-
-    /// A zstd frame of RLE blocks that decompresses to `bytes` spaces.
-    fn rle_frame(bytes: u64) -> Vec<u8> {
-        // No checksum, a 128 KiB window.
-        let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
-        let mut left = bytes;
-        while left > 0 {
-            let size = left.min(128 << 10);
-            left -= size;
-            let header = (size << 3) | (1 << 1) | u64::from(left == 0);
-            frame.extend_from_slice(&header.to_le_bytes()[..3]);
-            frame.push(b' ');
-        }
-        frame
     }
 
     fn zstd(json: &str) -> Vec<u8> {

@@ -213,7 +213,7 @@ fn time_ms(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::agents::tests::{database, noted, read_whole, responses_of, rows};
+    use crate::ledger::agents::tests::{database, noted, read_whole, responses_of, rle_frame, rows};
     use crate::ledger::stored::evidence::SessionProject;
 
     /// Zed's table, as a Zed of 2026 creates and alters it.
@@ -229,22 +229,6 @@ mod tests {
 
     fn zstd(json: &str) -> Vec<u8> {
         ruzstd::encoding::compress_to_vec(json.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest)
-    }
-
-    /// A zstd frame of RLE blocks that decompresses to `bytes` spaces: a
-    /// few bytes a 128 KiB block.
-    fn rle_frame(bytes: u64) -> Vec<u8> {
-        // No checksum, a 128 KiB window.
-        let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
-        let mut left = bytes;
-        while left > 0 {
-            let size = left.min(128 << 10);
-            left -= size;
-            let header = (size << 3) | (1 << 1) | u64::from(left == 0);
-            frame.extend_from_slice(&header.to_le_bytes()[..3]);
-            frame.push(b' ');
-        }
-        frame
     }
 
     /// A thread's JSON with `usage` its `request_token_usage`.
