@@ -39,34 +39,10 @@ pub fn label(id: &str) -> String {
     // (`claude-4.5-sonnet`).
     if name.starts_with("claude-") {
         let dashed = name.replace('.', "-");
-        claude_family_first(&dashed).unwrap_or(dashed)
+        crate::ledger::views::prices::claude_family_first(&dashed).unwrap_or(dashed)
     } else {
         name.to_owned()
     }
-}
-
-/// A Claude 4 or later spelled version first, as Cursor writes it
-/// (`claude-4-5-sonnet`, `claude-4-opus-thinking`), spelled as Anthropic
-/// does, family first (`claude-sonnet-4-5`); `None` for any other name.
-/// Claude 3's own ids put the version first (`claude-3-5-sonnet`) and stay.
-pub(crate) fn claude_family_first(name: &str) -> Option<String> {
-    let mut parts = name.strip_prefix("claude-")?.split('-');
-    let is_number = |part: &str| !part.is_empty() && part.len() <= 2 && part.bytes().all(|b| b.is_ascii_digit());
-    let major = parts.next().filter(|major| is_number(major))?;
-    if major.parse::<u8>().ok()? < 4 {
-        return None;
-    }
-    let mut version = major.to_owned();
-    let mut family = parts.next()?;
-    if is_number(family) {
-        version = format!("{version}-{family}");
-        family = parts.next()?;
-    }
-    if !["opus", "sonnet", "haiku"].contains(&family) {
-        return None;
-    }
-    let spelled = std::iter::once(format!("claude-{family}-{version}")).chain(parts.map(str::to_owned));
-    Some(spelled.collect::<Vec<_>>().join("-"))
 }
 
 /// `…-v1` or `…-v2` at the end (Bedrock's revision), without it.

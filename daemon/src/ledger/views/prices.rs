@@ -483,7 +483,7 @@ impl PriceTable {
             .flat_map(|name| {
                 let dashed = claude_dashed(name);
                 // Cursor's `claude-4.5-sonnet`, family first as priced.
-                let family_first = crate::ledger::views::models::claude_family_first(dashed.as_deref().unwrap_or(name));
+                let family_first = claude_family_first(dashed.as_deref().unwrap_or(name));
                 std::iter::once((*name).to_owned()).chain(dashed).chain(family_first)
             })
             .collect();
@@ -796,6 +796,30 @@ fn claude_dashed(name: &str) -> Option<String> {
             at > 0 && bytes[at - 1].is_ascii_digit() && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)
         });
     (version.contains('.') && dotted_digits).then(|| format!("claude-{}", version.replace('.', "-")))
+}
+
+/// A Claude 4 or later spelled version first, as Cursor writes it
+/// (`claude-4-5-sonnet`, `claude-4-opus-thinking`), spelled as Anthropic
+/// does, family first (`claude-sonnet-4-5`); `None` for any other name.
+/// Claude 3's own ids put the version first (`claude-3-5-sonnet`) and stay.
+pub(crate) fn claude_family_first(name: &str) -> Option<String> {
+    let mut parts = name.strip_prefix("claude-")?.split('-');
+    let is_number = |part: &str| !part.is_empty() && part.len() <= 2 && part.bytes().all(|b| b.is_ascii_digit());
+    let major = parts.next().filter(|major| is_number(major))?;
+    if major.parse::<u8>().ok()? < 4 {
+        return None;
+    }
+    let mut version = major.to_owned();
+    let mut family = parts.next()?;
+    if is_number(family) {
+        version = format!("{version}-{family}");
+        family = parts.next()?;
+    }
+    if !["opus", "sonnet", "haiku"].contains(&family) {
+        return None;
+    }
+    let spelled = std::iter::once(format!("claude-{family}-{version}")).chain(parts.map(str::to_owned));
+    Some(spelled.collect::<Vec<_>>().join("-"))
 }
 
 /// `20250929` or `2025-09-29`: a plausible day, so a model's own digits
