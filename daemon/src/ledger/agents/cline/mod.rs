@@ -49,6 +49,37 @@ impl WholeFileReader for Files {
 /// `~/Library/Application Support`: VS Code and the forks of it.
 const EDITORS: [&str; 7] = ["Code", "Code - Insiders", "Code - OSS", "VSCodium", "Cursor", "Windsurf", "Positron"];
 
+/// An editor extension of Cline's family (Roo Code, Kilo Code's legacy
+/// one) whose tasks Cline's reader of `ui_messages.json` reads: what is
+/// known of it, its extension id, and its reader.
+#[derive(Debug)]
+pub struct TaskExtension {
+    pub(crate) about: &'static About,
+    /// Its id, the folder of its global storage (`rooveterinaryinc.roo-cline`).
+    pub(crate) extension: &'static str,
+    pub(crate) tasks: ui_messages::Tasks,
+}
+
+impl Agent for TaskExtension {
+    fn about(&self) -> &'static About {
+        self.about
+    }
+
+    /// The `tasks/` directory of its global storage under each editor.
+    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
+        extension_task_dirs(env, self.extension)
+    }
+
+    /// A task's `ui_messages.json` (never a temporary copy of it).
+    fn is_record_file(&self, path: &Path) -> bool {
+        path.file_name().is_some_and(|name| name == ui_messages::UI_MESSAGES)
+    }
+
+    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
+        Some(&self.tasks)
+    }
+}
+
 /// The `tasks/` directory of `extension`'s global storage under each
 /// editor's `User` directory: Linux's under `XDG_CONFIG_HOME` (by default
 /// `~/.config`), macOS's under `~/Library/Application Support`, a remote

@@ -61,6 +61,7 @@ pub(crate) enum Writer {
 }
 
 /// The reader of one family member's tasks, counted under `provider`.
+#[derive(Debug)]
 pub(crate) struct Tasks {
     pub(crate) provider: Provider,
     pub(crate) writer: Writer,

@@ -6,65 +6,45 @@
 //! describes the format as read from its source.
 
 use bee_proto::ledger::Provider;
-use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader};
-use crate::ledger::agents::cline::extension_task_dirs;
-use crate::ledger::agents::cline::ui_messages::{self, Tasks, Writer};
-
-/// Kilo Code's legacy extension, as [`Agent`].
-#[derive(Debug)]
-pub struct KiloCode;
+use crate::ledger::agents::agent::{About, Records, Verified};
+use crate::ledger::agents::cline::TaskExtension;
+use crate::ledger::agents::cline::ui_messages::{Tasks, Writer};
 
 /// When Kilo Code 4.119.0 was released (2025-11-12T18:03:51Z), the first
 /// with Roo Code's change that made `tokensIn` count both caches.
 const INCLUSIVE_SINCE_MS: i64 = 1_762_970_631_000;
 
-/// Its reader: each task's messages read whole.
-static TASKS: Tasks =
-    Tasks { provider: Provider::KiloCode, writer: Writer::RooFamily { inclusive_since: INCLUSIVE_SINCE_MS } };
-
-impl Agent for KiloCode {
-    fn about(&self) -> &'static About {
-        &About {
-            provider: Provider::KiloCode,
-            title: "Kilo Code (legacy extension)",
-            verified: Verified::FormatFromSource,
-            unrecorded_calls: Some("context condensing (its cost is kept, not its tokens) and prompt enhancement"),
-            // Roo Code's: cache writes and its own cost; no reasoning count,
-            // no model, no limit notice, no turn Bee times.
-            records: Records {
-                time_spans: false,
-                limit_notices: false,
-                reasoning: false,
-                cache_writes: true,
-                own_cost: true,
-            },
-        }
-    }
-
-    /// The `tasks/` directory of its global storage under each editor.
-    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
-        extension_task_dirs(env, "kilocode.kilo-code")
-    }
-
-    /// A task's `ui_messages.json` (never a temporary copy of it).
-    fn is_record_file(&self, path: &Path) -> bool {
-        path.file_name().is_some_and(|name| name == ui_messages::UI_MESSAGES)
-    }
-
-    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
-        Some(&TASKS)
-    }
-}
+/// Kilo Code's legacy extension, as [`Agent`].
+pub static KILO_CODE: TaskExtension = TaskExtension {
+    about: &About {
+        provider: Provider::KiloCode,
+        title: "Kilo Code (legacy extension)",
+        verified: Verified::FormatFromSource,
+        unrecorded_calls: Some("context condensing (its cost is kept, not its tokens) and prompt enhancement"),
+        // Roo Code's: cache writes and its own cost; no reasoning count,
+        // no model, no limit notice, no turn Bee times.
+        records: Records {
+            time_spans: false,
+            limit_notices: false,
+            reasoning: false,
+            cache_writes: true,
+            own_cost: true,
+        },
+    },
+    extension: "kilocode.kilo-code",
+    tasks: Tasks { provider: Provider::KiloCode, writer: Writer::RooFamily { inclusive_since: INCLUSIVE_SINCE_MS } },
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::agents::agent::Agent;
     use crate::ledger::agents::cline::ui_messages::tests::{read_task, started};
     use crate::ledger::agents::tests::rows;
     use serde_json::json;
     use std::ffi::OsString;
+    use std::path::{Path, PathBuf};
 
     /// Kilo Code's requests, in Roo Code's shape with its own fields: a
     /// request whose usage never came (`usageMissing`, zero counters) is
@@ -100,9 +80,9 @@ mod tests {
     #[test]
     fn its_tasks_under_every_editor() {
         let env = |name: &str| (name == "HOME").then(|| OsString::from("/h"));
-        let dirs = KiloCode.record_dirs(&env);
+        let dirs = KILO_CODE.record_dirs(&env);
         assert_eq!(dirs[0], PathBuf::from("/h/.config/Code/User/globalStorage/kilocode.kilo-code/tasks"));
-        assert!(KiloCode.is_record_file(Path::new("/t/1/ui_messages.json")));
-        assert!(!KiloCode.is_record_file(Path::new("/h/.local/share/kilo/kilo.db")));
+        assert!(KILO_CODE.is_record_file(Path::new("/t/1/ui_messages.json")));
+        assert!(!KILO_CODE.is_record_file(Path::new("/h/.local/share/kilo/kilo.db")));
     }
 }

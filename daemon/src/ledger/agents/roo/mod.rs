@@ -5,65 +5,45 @@
 //! read from Roo Code's source.
 
 use bee_proto::ledger::Provider;
-use std::path::{Path, PathBuf};
 
-use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader};
-use crate::ledger::agents::cline::extension_task_dirs;
-use crate::ledger::agents::cline::ui_messages::{self, Tasks, Writer};
-
-/// Roo Code, as [`Agent`].
-#[derive(Debug)]
-pub struct Roo;
+use crate::ledger::agents::agent::{About, Records, Verified};
+use crate::ledger::agents::cline::TaskExtension;
+use crate::ledger::agents::cline::ui_messages::{Tasks, Writer};
 
 /// When Roo Code 3.29.5 was released (2025-11-01T19:36:30Z), from which
 /// `tokensIn` counts both caches whatever the provider's protocol.
 const INCLUSIVE_SINCE_MS: i64 = 1_762_025_790_000;
 
-/// Its reader: each task's messages read whole.
-static TASKS: Tasks =
-    Tasks { provider: Provider::Roo, writer: Writer::RooFamily { inclusive_since: INCLUSIVE_SINCE_MS } };
-
-impl Agent for Roo {
-    fn about(&self) -> &'static About {
-        &About {
-            provider: Provider::Roo,
-            title: "Roo Code",
-            verified: Verified::FormatFromSource,
-            unrecorded_calls: Some("context condensing (its cost is kept, not its tokens) and prompt enhancement"),
-            // Cache writes and its own cost; no reasoning count, no model,
-            // no limit notice, no turn Bee times.
-            records: Records {
-                time_spans: false,
-                limit_notices: false,
-                reasoning: false,
-                cache_writes: true,
-                own_cost: true,
-            },
-        }
-    }
-
-    /// The `tasks/` directory of its global storage under each editor.
-    fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
-        extension_task_dirs(env, "rooveterinaryinc.roo-cline")
-    }
-
-    /// A task's `ui_messages.json` (never a temporary copy of it).
-    fn is_record_file(&self, path: &Path) -> bool {
-        path.file_name().is_some_and(|name| name == ui_messages::UI_MESSAGES)
-    }
-
-    fn whole_file(&self) -> Option<&dyn WholeFileReader> {
-        Some(&TASKS)
-    }
-}
+/// Roo Code, as [`Agent`].
+pub static ROO: TaskExtension = TaskExtension {
+    about: &About {
+        provider: Provider::Roo,
+        title: "Roo Code",
+        verified: Verified::FormatFromSource,
+        unrecorded_calls: Some("context condensing (its cost is kept, not its tokens) and prompt enhancement"),
+        // Cache writes and its own cost; no reasoning count, no model,
+        // no limit notice, no turn Bee times.
+        records: Records {
+            time_spans: false,
+            limit_notices: false,
+            reasoning: false,
+            cache_writes: true,
+            own_cost: true,
+        },
+    },
+    extension: "rooveterinaryinc.roo-cline",
+    tasks: Tasks { provider: Provider::Roo, writer: Writer::RooFamily { inclusive_since: INCLUSIVE_SINCE_MS } },
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::agents::agent::Agent;
     use crate::ledger::agents::cline::ui_messages::tests::{read_task, started};
     use crate::ledger::agents::tests::rows;
     use serde_json::{Value, json};
     use std::ffi::OsString;
+    use std::path::{Path, PathBuf};
 
     fn info(protocol: &str, tokens_in: u64, writes: u64, reads: u64, out: u64) -> Value {
         json!({"apiProtocol": protocol, "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": writes,
@@ -141,10 +121,10 @@ mod tests {
     #[test]
     fn its_tasks_under_every_editor() {
         let env = |name: &str| (name == "HOME").then(|| OsString::from("/h"));
-        let dirs = Roo.record_dirs(&env);
+        let dirs = ROO.record_dirs(&env);
         assert_eq!(dirs[0], PathBuf::from("/h/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks"));
-        assert!(Roo.is_record_file(Path::new("/t/1/ui_messages.json")));
-        assert!(!Roo.is_record_file(Path::new("/t/1/api_conversation_history.json")));
-        assert!(!Roo.is_record_file(Path::new("/t/1/1.messages.json")));
+        assert!(ROO.is_record_file(Path::new("/t/1/ui_messages.json")));
+        assert!(!ROO.is_record_file(Path::new("/t/1/api_conversation_history.json")));
+        assert!(!ROO.is_record_file(Path::new("/t/1/1.messages.json")));
     }
 }
