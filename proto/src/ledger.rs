@@ -71,6 +71,18 @@ named! {
         Zed => "zed",
         Aider => "aider",
         Augment => "augment",
+        Meept => "meept",
+        ZCode => "zcode",
+        Reasonix => "reasonix",
+        LingTai => "lingtai",
+        OpenCodeReview => "opencodereview",
+        Aside => "aside",
+        Muse => "muse",
+        KimiCode => "kimi-code",
+        MiMo => "mimo",
+        OpenClaude => "openclaude",
+        Bob => "bob",
+        OhMyPi => "omp",
     }
 }
 
@@ -107,7 +119,9 @@ impl Provider {
             | Provider::Copilot
             | Provider::CopilotVsCode
             | Provider::Devin
-            | Provider::Aider => CounterShape::OpenAi,
+            | Provider::Aider
+            | Provider::Reasonix
+            | Provider::LingTai => CounterShape::OpenAi,
             _ => CounterShape::Anthropic,
         }
     }
@@ -136,6 +150,13 @@ impl Provider {
             Provider::Zed => (true, true, false),
             Provider::Goose | Provider::Codebuff | Provider::Crush | Provider::Cursor | Provider::Aider => {
                 (false, false, false)
+            }
+            Provider::ZCode | Provider::Aside | Provider::Muse | Provider::MiMo => (true, true, true),
+            // Meept writes 0 for a reasoning or cache-write count not reported.
+            Provider::Meept => (false, true, false),
+            Provider::Reasonix | Provider::LingTai => (false, true, true),
+            Provider::OpenCodeReview | Provider::KimiCode | Provider::OpenClaude | Provider::Bob | Provider::OhMyPi => {
+                (true, true, false)
             }
         };
         Reports { cache_writes, cache_reads, reasoning }

@@ -181,6 +181,48 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
     let aider_log = at(".aider/analytics.jsonl");
     write_quiet(&at(".aider.conf.yml"), &format!("analytics-log: {}\n", aider_log.display()));
     write_quiet(&aider_log, &text("aider-0.86.2-analytics.jsonl"));
+    write_meept(&at(".meept/metrics.db"));
+    write_zcode(&at(".zcode/cli/db/db.sqlite"));
+    let own = |agent: &str, file: &str| {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../daemon/src/ledger/agents")
+            .join(agent)
+            .join("testdata")
+            .join(file);
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+    };
+    write_quiet(&at(".reasonix/stats/2026-08-04.jsonl"), &own("reasonix", "2026-08-04.jsonl"));
+    write_quiet(&at(".lingtai/orchestrator/logs/token_ledger.jsonl"), &own("lingtai", "token_ledger.jsonl"));
+    write_quiet(
+        &at(".opencodereview/sessions/home-dev-app/6b1d2a4e-0c3f-4e5a-9b7d-1f2e3a4b5c6d.jsonl"),
+        &own("opencodereview", "review-session.jsonl"),
+    );
+    write_quiet(&at(".aside/u/0/sessions/2026-12-05_one/messages.jsonl"), &own("aside", "aside-messages.jsonl"));
+    write_quiet(
+        &at(".local/share/muse/sessions/2026/12/05/01a0b7d1-b7af-7de2-8369-4f4815ae1d72/session.jsonl"),
+        &own("muse", "muse-session.jsonl"),
+    );
+    write_quiet(
+        &at(
+            ".kimi-code/sessions/wd_app_0123456789ab/session_019f0000-0000-7000-8000-000000000001/agents/main/wire.jsonl",
+        ),
+        &own("kimi-code", "kimi-code-wire.jsonl"),
+    );
+    write_mimo(&at(".local/share/mimocode/mimocode.db"));
+    let openclaude = "7a1e0000-0000-4000-8000-000000000009";
+    write_quiet(
+        &at(&format!(".openclaude/projects/-home-dev-app/{openclaude}.jsonl")),
+        &claude_response_line(openclaude, "msg_oc_1", "req_oc_1", "2026-12-01T11:00:00.000Z", 20, 40),
+    );
+    // pi's session as Oh My Pi (pi's fork) writes it, its own responses.
+    write_quiet(
+        &at(".omp/agent/sessions/--home-dev-app--/2026-12-05T03-22-45_s.jsonl"),
+        &text("pi-0.73.1-tool-and-continue.jsonl").replace("\"responseId\":\"msg_mock_", "\"responseId\":\"msg_omp_"),
+    );
+    write_quiet(
+        &at(".config/IBM Bob/User/globalStorage/ibm.bob-code/tasks/1796330000000/ui_messages.json"),
+        &bob_task().to_string(),
+    );
     let expect = |agent, responses, leaves_calls_out| Expected { agent, responses, leaves_calls_out };
     vec![
         expect("claude", 1, false),
@@ -225,7 +267,113 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         expect("augment", 2, true),
         // Four replies, each counted with its tokens unknown.
         expect("aider", 4, true),
+        // Two calls; a failed one that served nothing is no response.
+        expect("meept", 2, false),
+        // Two requests; a third still running is not one yet.
+        expect("zcode", 2, false),
+        // A row summing three requests one response; markers, a
+        // compaction and a failed request none.
+        expect("reasonix", 3, true),
+        // An all-zero line no response.
+        expect("lingtai", 6, false),
+        // A line written twice counted once.
+        expect("opencodereview", 3, false),
+        expect("aside", 2, false),
+        // Two model calls, the rollup of a child's none.
+        expect("muse", 2, false),
+        expect("kimi-code", 2, false),
+        // Its own response; one it imported from Claude Code is Claude's.
+        expect("mimo", 1, true),
+        expect("openclaude", 1, false),
+        expect("omp", 3, true),
+        expect("bob", 2, true),
     ]
+}
+
+/// Meept's call metrics: an Anthropic call, an OpenAI one (its input
+/// including the cached part), and a failed call that served nothing.
+fn write_meept(path: &Path) {
+    database(
+        path,
+        "CREATE TABLE llm_calls (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp TEXT NOT NULL,
+            provider TEXT NOT NULL DEFAULT '', model_id TEXT NOT NULL DEFAULT '', agent_id TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL DEFAULT '', tokens_sent INTEGER NOT NULL DEFAULT 0,
+            tokens_received INTEGER NOT NULL DEFAULT 0, tokens_cached INTEGER NOT NULL DEFAULT 0,
+            reasoning_tokens INTEGER NOT NULL DEFAULT 0, cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+            error INTEGER NOT NULL DEFAULT 0, error_message TEXT NOT NULL DEFAULT '',
+            latency_ms INTEGER NOT NULL DEFAULT 0, duration REAL NOT NULL DEFAULT 0);
+         INSERT INTO llm_calls (timestamp, provider, model_id, agent_id, session_id, tokens_sent, tokens_received,
+            tokens_cached, cache_creation_tokens, reasoning_tokens, error) VALUES
+            ('2026-12-01T09:00:00Z', 'anthropic', 'claude-sonnet-4-5', 'coder', 'convA', 1000, 500, 200, 150, 100, 0),
+            ('2026-12-01T09:01:00Z', 'openai', 'gpt-5.1', 'reviewer', 'convB', 1000, 50, 800, 0, 0, 0),
+            ('2026-12-01T09:02:00Z', 'openai', 'gpt-5.1', 'reviewer', 'convB', 0, 0, 0, 0, 0, 1);",
+    );
+}
+
+/// ZCode's usage table: two completed requests and one still running.
+fn write_zcode(path: &Path) {
+    database(
+        path,
+        "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL);
+         CREATE TABLE model_usage (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, turn_id TEXT, model_id TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
+            reasoning_tokens INTEGER NOT NULL DEFAULT 0, cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_input_tokens INTEGER NOT NULL DEFAULT 0, started_at INTEGER NOT NULL, completed_at INTEGER,
+            computed_total_tokens INTEGER);
+         INSERT INTO session VALUES ('sess-1', '/home/dev/app');
+         INSERT INTO model_usage VALUES
+            ('mu-1', 'sess-1', 'turn-1', 'GLM-5.2', 9125, 27, 0, 0, 8064, 1796115600000, 1796115620000, 9152),
+            ('mu-2', 'sess-1', 'turn-1', 'GLM-5.2', 100, 20, 5, 3, 7, 1796115630000, 1796115631000, 120),
+            ('mu-3', 'sess-1', 'turn-2', 'GLM-5.2', 0, 0, 0, 0, 0, 1796115640000, NULL, NULL);",
+    );
+}
+
+/// MiMo Code's database (OpenCode's tables): its own response, and one it
+/// imported from a Claude Code transcript (`external_import`).
+fn write_mimo(path: &Path) {
+    let message = |provider: &str, input: u64| {
+        json!({"role": "assistant", "providerID": provider, "modelID": "mimo-v2.5-pro",
+            "time": {"created": 1_796_119_200_000_i64, "completed": 1_796_119_201_000_i64},
+            "tokens": {"input": input, "output": 50, "reasoning": 10, "cache": {"read": 200, "write": 40}}})
+        .to_string()
+    };
+    let (own, imported) = (message("mimo", 1000), message("anthropic", 700));
+    database(
+        path,
+        &format!(
+            "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL, time_created INTEGER NOT NULL);
+             CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+                time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+             CREATE TABLE external_import (source TEXT NOT NULL, source_key TEXT NOT NULL, session_id TEXT NOT NULL,
+                source_path TEXT NOT NULL, source_mtime INTEGER NOT NULL, time_imported INTEGER NOT NULL,
+                message_ids TEXT, PRIMARY KEY (source, source_key));
+             INSERT INTO session VALUES ('ses_m', '/home/dev/app', 1796119100000), ('ses_cc', '/home/dev/app', 1796119100000);
+             INSERT INTO message VALUES ('m1', 'ses_m', 1796119200000, 1796119201000, '{own}'),
+                ('cc1', 'ses_cc', 1796119200000, 1796119202000, '{imported}');
+             INSERT INTO external_import VALUES ('cc', 'u1', 'ses_cc', '/x.jsonl', 1, 1796119203000, '[\"cc1\"]');"
+        ),
+    );
+}
+
+/// A Cline-family task's request, its counters as `info`.
+fn started(ts: i64, info: Value) -> Value {
+    json!({"ts": ts, "type": "say", "say": "api_req_started", "text": info.to_string()})
+}
+
+/// A request's counters as Roo Code's family writes them.
+fn info(protocol: &str, tokens_in: u64, writes: u64, reads: u64, out: u64) -> Value {
+    json!({"apiProtocol": protocol, "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": writes,
+        "cacheReads": reads, "cost": 0.01})
+}
+
+/// An IBM Bob task (Roo Code's format, under its own extension id).
+fn bob_task() -> Value {
+    json!([
+        {"ts": 1_796_330_000_000_i64, "type": "say", "say": "text", "text": "working"},
+        started(1_796_330_000_001, info("anthropic", 4312, 300, 4000, 50)),
+        started(1_796_330_000_002, info("openai", 5000, 40, 4000, 70)),
+        started(1_796_330_000_003, json!({"apiProtocol": "anthropic"})),
+    ])
 }
 
 /// Copilot CLI's session store as 1.0.102 creates it, holding the three
@@ -330,12 +478,6 @@ fn date_as_written(path: &Path) {
 /// streaming (none) and a condensing (its cost alone, none); Kilo Code's,
 /// one request and one whose usage never came (none).
 fn extension_tasks() -> (Value, Value, Value) {
-    let started =
-        |ts: i64, info: Value| json!({"ts": ts, "type": "say", "say": "api_req_started", "text": info.to_string()});
-    let info = |protocol: &str, tokens_in: u64, writes: u64, reads: u64, out: u64| {
-        json!({"apiProtocol": protocol, "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": writes,
-            "cacheReads": reads, "cost": 0.01})
-    };
     let mut anthropic = started(
         1_796_300_000_100,
         json!({"request": "<task>…</task>", "tokensIn": 12, "tokensOut": 50, "cacheWrites": 300,

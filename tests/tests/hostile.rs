@@ -108,6 +108,14 @@ fn plant_hostile(home: &TestHome) {
         ".kimi/sessions/2b9f/0bad-session/wire.jsonl",
         ".openclaw/agents/main/sessions/oc-hostile.jsonl",
         ".codex/sessions/2026/12/01/rollout-2026-12-01T10-00-00-0bad0000-0000-4000-8000-000000000001.jsonl",
+        ".reasonix/stats/2026-08-05.jsonl",
+        ".lingtai/hostile/logs/token_ledger.jsonl",
+        ".opencodereview/sessions/home-dev-app/0bad.jsonl",
+        ".aside/u/0/sessions/0bad/messages.jsonl",
+        ".local/share/muse/sessions/2026/12/06/0bad/session.jsonl",
+        ".kimi-code/sessions/wd_app_0bad/session_0bad/agents/main/wire.jsonl",
+        ".openclaude/projects/-home-dev-app/0bad0000-0000-4000-8000-000000000002.jsonl",
+        ".omp/agent/sessions/--home-dev-app--/2026-12-05T03-22-45_hostile.jsonl",
     ] {
         write_file(&at(log), &[&long, &tiny, b"{\"after\":\"the bad lines\"}\n"]);
     }
@@ -212,6 +220,11 @@ fn plant_hostile(home: &TestHome) {
             format!("{extensions}/kilocode.kilo-code/tasks/0long/ui_messages.json"),
             ui_messages,
         ),
+        (
+            ".config/IBM Bob/User/globalStorage/ibm.bob-code/tasks/0bad/ui_messages.json".to_owned(),
+            ".config/IBM Bob/User/globalStorage/ibm.bob-code/tasks/0long/ui_messages.json".to_owned(),
+            ui_messages,
+        ),
     ] {
         write_file(&at(&document), &[open, &junk, close]);
         write_file(&at(&long_name), &[&long]);
@@ -227,6 +240,16 @@ fn plant_hostile(home: &TestHome) {
     };
     add(".local/share/opencode/opencode.db", "INSERT INTO message VALUES ('m_bad', 'ses_a', 3, 1796119203000, ?1)");
     add(".local/share/kilo/kilo.db", "INSERT INTO message VALUES ('m_bad', 'ses_a', 3, 1796119203000, ?1)");
+    add(".local/share/mimocode/mimocode.db", "INSERT INTO message VALUES ('m_bad', 'ses_m', 3, 1796119203000, ?1)");
+    add(
+        ".meept/metrics.db",
+        "INSERT INTO llm_calls (timestamp, provider, model_id, session_id, tokens_sent) \
+         VALUES ('2026-12-01T09:05:00Z', 'openai', ?1, 'convC', 5)",
+    );
+    add(
+        ".zcode/cli/db/db.sqlite",
+        "INSERT INTO model_usage VALUES ('mu-bad', 'sess-1', 't', ?1, 1, 1, 0, 0, 0, 1796115650000, 1796115651000, 2)",
+    );
     add(
         ".local/share/goose/sessions/sessions.db",
         "INSERT INTO sessions VALUES ('g_bad', '2026-12-01 13:00:00', 'openai', ?1, 1, 1, 0, 1, 1, 0)",
@@ -283,11 +306,11 @@ fn assert_every_good_record_counted(home: &TestHome, expected: &[Expected]) {
     for agent in expected {
         let report =
             parse_json_line(&home.beectl(&["usage", "--provider", agent.agent, "--since", "2026-01-01"]).stdout);
-        // Goose's, Hermes's, Copilot in VS Code's and Copilot CLI's hostile
-        // rows are sessions (a span, a call) with good counters and a
-        // hostile model config or name: counted, their model unknown.
-        let responses =
-            agent.responses + u64::from(["goose", "hermes", "copilot-vs", "copilot"].contains(&agent.agent));
+        // Goose's, Hermes's, Copilot in VS Code's, Copilot CLI's, Meept's
+        // and ZCode's hostile rows are sessions or calls with good counters
+        // and a hostile model config or name: counted, their model unknown.
+        let hostile_model = ["goose", "hermes", "copilot-vs", "copilot", "meept", "zcode"];
+        let responses = agent.responses + u64::from(hostile_model.contains(&agent.agent));
         assert_eq!(report["totals"]["responses"], responses, "{}: {report}", agent.agent);
     }
 }
@@ -324,10 +347,30 @@ fn hostile_records_in_every_agent_folder_cost_only_themselves() {
     eprintln!("beectl ingest over every hostile record: {took:?}, peak RSS {} MiB", peak / 1024);
     assert!(peak < 256 * 1024, "peak RSS {peak} KiB: {summary}");
     // Each bad record is named: the long lines by where they are.
-    for agent in ["claude", "gemini", "qwen", "pi", "copilot", "kimi", "openclaw", "codex", "junie", "aider"] {
+    for agent in [
+        "claude",
+        "gemini",
+        "qwen",
+        "pi",
+        "copilot",
+        "kimi",
+        "openclaw",
+        "codex",
+        "junie",
+        "aider",
+        "reasonix",
+        "lingtai",
+        "opencodereview",
+        "aside",
+        "muse",
+        "kimi-code",
+        "openclaude",
+        "omp",
+    ] {
         assert!(named(summary, agent, "oversized_line"), "{agent}'s long line named: {summary}");
     }
-    let documents = ["amp", "droid", "codebuff", "devin", "mux", "cline", "roo", "kilocode", "continue", "augment"];
+    let documents =
+        ["amp", "droid", "codebuff", "devin", "mux", "cline", "roo", "kilocode", "continue", "augment", "bob"];
     for agent in ["cursor", "zed"] {
         assert!(named(summary, agent, "too_complex"), "{agent}'s tiny items named: {summary}");
     }

@@ -439,7 +439,17 @@ pub fn render(report: &UsageReport, style: Style) -> String {
                 texts.retain(|t| *t != text);
                 fitted.hidden.push(text.title());
             }
-            None => break,
+            None => {
+                // Last, the agents' names and the keys give up width (cut
+                // with `…`), down to what still tells them apart at a glance.
+                let agent = texts.iter().position(|t| *t == Text::Agent).map(|at| (at + 1, 9));
+                for (column, least) in agent.into_iter().chain([(0, 16)]) {
+                    let give = excess.min(widths[column].saturating_sub(least));
+                    widths[column] -= give;
+                    excess -= give;
+                }
+                break;
+            }
         }
     }
     let cut = |cell: &mut String, width: usize| {

@@ -19,7 +19,9 @@ pub mod agent;
 pub mod agy;
 pub mod aider;
 pub mod amp;
+pub mod aside;
 pub mod augment;
+pub mod bob;
 pub mod claude;
 pub mod cline;
 pub mod codebuff;
@@ -40,16 +42,27 @@ pub mod junie;
 pub mod kilo;
 pub mod kilocode;
 pub mod kimi;
+#[path = "kimi-code/mod.rs"]
+pub mod kimi_code;
 pub mod lines;
+pub mod lingtai;
+pub mod meept;
+pub mod mimo;
+pub mod muse;
 pub mod mux;
+pub mod omp;
+pub mod openclaude;
 pub mod openclaw;
 pub mod opencode;
+pub mod opencodereview;
 pub mod pi;
 pub mod qwen;
+pub mod reasonix;
 pub mod roo;
 pub(crate) mod skipped;
 pub(crate) mod sparse;
 pub mod whole;
+pub mod zcode;
 pub mod zed;
 
 use bee_proto::ledger::Provider;
@@ -99,6 +112,18 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::Zed => &zed::Zed,
         Provider::Aider => &aider::Aider,
         Provider::Augment => &augment::Augment,
+        Provider::Meept => &meept::Meept,
+        Provider::ZCode => &zcode::ZCode,
+        Provider::Reasonix => &reasonix::Reasonix,
+        Provider::LingTai => &lingtai::LingTai,
+        Provider::OpenCodeReview => &opencodereview::OpenCodeReview,
+        Provider::Aside => &aside::Aside,
+        Provider::Muse => &muse::Muse,
+        Provider::KimiCode => &kimi_code::KimiCode,
+        Provider::MiMo => &mimo::MiMo,
+        Provider::OpenClaude => &openclaude::OpenClaude,
+        Provider::Bob => &bob::Bob,
+        Provider::OhMyPi => &omp::OhMyPi,
     }
 }
 

@@ -12,8 +12,10 @@
 //! ```text
 //! format (1 byte) · writes
 //! per write: flags (1 byte: bit 0 final, bits 1–5 the provider's number,
-//!            so Codex, number 1, is bit 1; bit 6 copied, bit 7 the agent's
-//!            cost follows) · key hash (8 bytes, little-endian)
+//!            so Codex, number 1, is bit 1, or all five set when its
+//!            number is 31 or more; bit 6 copied, bit 7 the agent's cost
+//!            follows) · with all five set, the provider's number (1 byte)
+//!            · key hash (8 bytes, little-endian)
 //!            · ms after the pack's hour · key (length, UTF-8) · session · model
 //!            · nine counters (value + 1; 0 when unreported)
 //!            · with bit 7, the agent's cost (an `f64`, 8 bytes, little-endian)
@@ -22,7 +24,9 @@
 //! ```
 //!
 //! Bits 6 and 7 were never set before schema 14 (a decoder of before
-//! refuses them): a pack written before reads as it always did.
+//! refuses them): a pack written before reads as it always did. No agent
+//! was numbered 31 before there were more than 31 (a decoder of before
+//! refuses the five bits set, as an agent it does not know).
 //!
 //! Its integers, strings and reader serve the packs of an hour's usage
 //! parts too (`part_pack`).
@@ -49,6 +53,9 @@ const MIN_WRITE_BYTES: usize = 1 + 8 + 1 + 2 + 2 + 9;
 const FINAL: u8 = 1;
 /// The provider's number ([`Provider::number`]), shifted one bit left.
 const PROVIDER: u8 = 0b0011_1110;
+/// The provider numbers the flags hold; from [`PROVIDER_FOLLOWS`] on, a
+/// byte after the flags holds it.
+const PROVIDER_FOLLOWS: u8 = PROVIDER >> 1;
 /// The write is a copy its session holds of another's response.
 const COPIED: u8 = 0b0100_0000;
 /// The agent's own cost of the response follows the counters.
@@ -129,11 +136,15 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
             Some(usd) if !is_agent_cost(usd) => return Err(PackError::OutOfBounds("cost")),
             cost => cost,
         };
+        let number = write.provider.number();
         let flags = if write.is_final { FINAL } else { 0 }
-            | (write.provider.number() << 1) & PROVIDER
+            | (number.min(PROVIDER_FOLLOWS) << 1) & PROVIDER
             | if write.copied { COPIED } else { 0 }
             | if cost.is_some() { AGENT_COST } else { 0 };
         body.push(flags);
+        if number >= PROVIDER_FOLLOWS {
+            body.push(number);
+        }
         body.extend_from_slice(&write.key_hash.to_le_bytes());
         varint(&mut body, offset as u64);
         text(&mut body, write.key);
@@ -163,9 +174,13 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
     let mut writes = Vec::with_capacity(count);
     for _ in 0..count {
         let flags = reader.byte()?;
-        let provider = Provider::from_number((flags & PROVIDER) >> 1);
+        let number = match (flags & PROVIDER) >> 1 {
+            PROVIDER_FOLLOWS => reader.byte()?,
+            number => number,
+        };
         // Every bit of the flags means something: only the provider's number
-        // can be one no version names.
+        // can be one no version names (or one the flags could have held).
+        let provider = Provider::from_number(number).filter(|_| number >= (flags & PROVIDER) >> 1);
         let Some(provider) = provider else {
             return Err(PackError::OutOfBounds("flags"));
         };
@@ -596,7 +611,11 @@ mod tests {
         assert_eq!(decode(HOUR, &one).map(|w| w[0].agent_cost_usd), Ok(Some(0.25)));
         one.truncate(one.len() - 8);
         one[flags_at] = PROVIDER;
+        one.insert(flags_at + 1, 0xff);
         assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")), "a provider no version names");
+        one[flags_at + 1] = Provider::Codex.number();
+        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")), "a number the flags hold, after them");
+        one.remove(flags_at + 1);
         one[flags_at] = Provider::Codex.number() << 1;
         let key_at = flags_at + 1 + 8 + 1 + 1;
         one[key_at] = 0xff;

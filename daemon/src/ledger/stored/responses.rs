@@ -474,6 +474,9 @@ fn pack_crc(id: i64, hour_ms: i64, writes: i64, providers: i64, body: &[u8]) -> 
     ])
 }
 
+/// Every provider has a bit of the 63 a mask holds.
+const _: () = assert!(Provider::ALL.len() <= 63);
+
 /// A provider's bit in a pack's `providers`.
 fn provider_bit(provider: Provider) -> i64 {
     1 << provider.number()

@@ -21,6 +21,13 @@ pub use scan::agrees_with_serde;
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, SessionReader, Telemetry, Verified};
 use crate::ledger::stored::evidence::AgentState;
 
+/// The incremental reader of a transcript in Claude Code's format, its
+/// records counted under `provider`: Claude Code's own, or a fork's that
+/// keeps the format (OpenClaude).
+pub(crate) fn transcript_reader(provider: Provider, state: &AgentState) -> Box<dyn FileReader> {
+    Box::new(transcript::ClaudeParser::new(provider, state))
+}
+
 /// Claude Code, as [`Agent`].
 #[derive(Debug)]
 pub struct Claude;
@@ -67,7 +74,7 @@ impl Agent for Claude {
     }
 
     fn file_reader(&self, _path: &Path, state: &AgentState) -> Box<dyn FileReader> {
-        Box::new(transcript::ClaudeParser::new(state))
+        transcript_reader(Provider::Claude, state)
     }
 
     fn session_reader(&self) -> Option<Box<dyn SessionReader>> {

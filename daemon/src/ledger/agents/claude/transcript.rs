@@ -65,6 +65,9 @@ pub(super) struct OpenResponse {
 }
 
 pub(crate) struct ClaudeParser {
+    /// The agent whose transcripts these are: Claude Code, or a fork that
+    /// keeps its format (OpenClaude).
+    pub(super) provider: Provider,
     pub(super) start: Resume,
     pub(super) open: Option<OpenResponse>,
     /// The session last said to be logged (a file is nearly always one).
@@ -88,8 +91,9 @@ struct UserLine {
 }
 
 impl ClaudeParser {
-    pub(super) fn new(state: &AgentState) -> ClaudeParser {
+    pub(super) fn new(provider: Provider, state: &AgentState) -> ClaudeParser {
         ClaudeParser {
+            provider,
             start: decode_state(state),
             open: None,
             logged: None,
@@ -112,7 +116,7 @@ impl ClaudeParser {
         self.note_session(&session, out);
         if let (Some(started), Some(ended)) = (self.start.turn_ms, self.start.turn_end_ms) {
             out.push(Evidence::Turn(DerivedTurn {
-                provider: Provider::Claude,
+                provider: self.provider,
                 session_id: session,
                 started_at_ms: started,
                 ended_at_ms: ended,
@@ -138,7 +142,7 @@ impl ClaudeParser {
     fn note_session(&mut self, session: &str, out: &mut Vec<Evidence>) {
         if self.logged.as_deref() != Some(session) {
             self.logged = Some(session.to_owned());
-            out.push(Evidence::SessionLogged(Provider::Claude, session.to_owned()));
+            out.push(Evidence::SessionLogged(self.provider, session.to_owned()));
         }
     }
 
@@ -186,7 +190,7 @@ impl ClaudeParser {
                     return self.prompt(line, out);
                 }
                 if !late && contains(line, &COST_STATE) {
-                    return cost_state(line, out);
+                    return cost_state(self.provider, line, out);
                 }
                 late
             }
@@ -229,7 +233,7 @@ impl ClaudeParser {
             let mut hit = LimitRecord::new(
                 record_id(&["claude-limit", &session, &timestamp]),
                 timestamp.into_owned(),
-                Provider::Claude,
+                self.provider,
                 bee_proto::usage::claude_limit_reset(&text).flatten(),
                 Detection::Structured,
             );
@@ -246,7 +250,7 @@ impl ClaudeParser {
             out.push(Evidence::Record(LedgerRecord::Limit(LimitRecord::new(
                 id,
                 timestamp.into_owned(),
-                Provider::Claude,
+                self.provider,
                 resets,
                 Detection::Text,
             ))));
@@ -302,7 +306,7 @@ impl ClaudeParser {
         let key =
             bee_proto::usage::claude_response_key(id, request).unwrap_or_else(|| format!("{session}\u{1f}offset:{at}"));
         let write = ResponseWrite {
-            provider: Provider::Claude,
+            provider: self.provider,
             key,
             session_id: Some(self.sessions.shared(&session)),
             at_ms,
@@ -362,7 +366,7 @@ impl FileReader for ClaudeParser {
     /// before `quiet_before_ms` (a stream quiet that long is over, however
     /// recently its file was copied); else stored as pending.
     fn finish(&mut self, quiet_before_ms: i64, out: &mut Vec<Evidence>) {
-        open_turn(Provider::Claude, self.logged.as_deref(), self.start.turn_ms, self.start.turn_end_ms, out);
+        open_turn(self.provider, self.logged.as_deref(), self.start.turn_ms, self.start.turn_end_ms, out);
         if let Some(open) = &self.open {
             let mut write = open.write.clone();
             write.is_final |= write.at_ms < quiet_before_ms;
@@ -499,7 +503,7 @@ impl SessionReader for ClaudeState {
 /// Claude Code 2.1's record of what the session cost so far (cumulative;
 /// written when it changes, without a timestamp of its own: it is as of the
 /// session's start plus its duration).
-fn cost_state(line: &[u8], out: &mut Vec<Evidence>) -> bool {
+fn cost_state(provider: Provider, line: &[u8], out: &mut Vec<Evidence>) -> bool {
     #[derive(Deserialize)]
     struct CostState {
         #[serde(rename = "sessionId")]
@@ -521,12 +525,7 @@ fn cost_state(line: &[u8], out: &mut Vec<Evidence>) -> bool {
     if !(at.is_finite() && (0.0..9.0e15).contains(&at)) {
         return false;
     }
-    out.push(Evidence::SessionCost(SessionCost {
-        provider: Provider::Claude,
-        session_id: session,
-        at_ms: at as i64,
-        total_usd: total,
-    }));
+    out.push(Evidence::SessionCost(SessionCost { provider, session_id: session, at_ms: at as i64, total_usd: total }));
     true
 }
 

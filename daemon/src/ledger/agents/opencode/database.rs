@@ -24,13 +24,20 @@
 //! within [`MAX_DATA_BYTES`]: a longer one is passed over and named by its
 //! length alone (SQLite never reads it into memory), as is one whose
 //! fields read pass their bound.
+//!
+//! A fork of OpenCode's (MiMo Code) imports other agents' sessions
+//! (Claude Code's, Codex's, OpenCode's) into its database with their
+//! tokens, and lists what it wrote in a table `external_import`: those
+//! messages are the other agents' responses, counted from their own
+//! records, and are not read ([`Imported`]). OpenCode's own database has
+//! no such table, and reads as it always did.
 
 use bee_proto::ledger::{Provider, SkipReason};
 use bee_proto::usage::Counters;
 use rusqlite::types::ValueRef;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use crate::ledger::agents::agent::WholeFileReader;
@@ -107,6 +114,8 @@ fn read_messages(
     // When each session began, where the database keeps it (every version
     // observed does; a table without it marks no copies).
     let started = if session_has_start(&connection)? { "s.time_created" } else { "NULL" };
+    let since = resume.updated_ms.unwrap_or(i64::MIN);
+    let imported = Imported::of(&connection, since)?;
     // `data` selected by its length first: one over the bound is never
     // read into memory (see `whole::column_within`).
     let mut statement = connection.prepare(&format!(
@@ -116,7 +125,7 @@ fn read_messages(
           WHERE m.time_updated >= ?1 ORDER BY m.time_updated"
     ))?;
     // 1 MiB: an SQLite integer whatever the platform.
-    let mut rows = statement.query([resume.updated_ms.unwrap_or(i64::MIN), MAX_DATA_BYTES as i64])?;
+    let mut rows = statement.query([since, MAX_DATA_BYTES as i64])?;
     let (mut sessions, mut models) = (LastName::default(), LastName::default());
     let mut found = Found::new(provider, &mut sessions, &mut models, out);
     let mut named = HashSet::new();
@@ -130,22 +139,96 @@ fn read_messages(
             (ValueRef::Null, Some(length)) if length > MAX_DATA_BYTES => Err(length),
             _ => continue,
         };
-        if named.insert(session.to_owned()) {
-            found.session(session, row.get_ref(4)?.as_str().ok());
-        }
+        let id = row.get_ref(5)?.as_str().unwrap_or("");
         let message = data
             .map_err(|length| (Unread::Passed(SkipReason::OversizedDocument), length))
             .and_then(|data| parse_message(data).map_err(|unread| (unread, data.len() as u64)));
+        if let Ok(message) = &message
+            && imported.holds(session, id, message.pointer("/time/created").and_then(Value::as_i64))
+        {
+            continue;
+        }
+        if named.insert(session.to_owned()) {
+            found.session(session, row.get_ref(4)?.as_str().ok());
+        }
         match message {
             Ok(message) => response(&message, session, row.get_ref(6)?.as_i64().ok(), &mut found),
             Err((Unread::Passed(reason), length)) => {
-                let id = row.get_ref(5)?.as_str().unwrap_or("");
                 pass_over_value(reason, length, path, &format_args!("message {id}"));
             }
             Err((Unread::Malformed, _)) => {}
         }
     }
     Ok(())
+}
+
+/// Longest list of message ids of one import read (a session's
+/// thousands of ids are some kilobytes); a longer one is taken as a list
+/// that cannot be read.
+const MAX_IMPORTED_IDS_BYTES: i64 = 16 << 20;
+
+/// What imports of other agents' sessions wrote into the database, as its
+/// `external_import` table lists them (MiMo Code's: a row a session
+/// imported, with `message_ids` (JSON) the messages it wrote, and
+/// `time_imported`): those messages are not read. An import whose list is
+/// missing (one made before the list was kept, which wrote the session
+/// whole) or cannot be read holds every message of its session created
+/// when it was made or before; one with no time either, the whole session.
+#[derive(Debug, Default)]
+struct Imported {
+    messages: HashSet<String>,
+    /// Sessions imported whole, up to when (ms).
+    sessions: HashMap<String, i64>,
+}
+
+impl Imported {
+    /// The imports of the sessions that have messages updated since
+    /// `since` (ms): those a pass reads.
+    fn of(connection: &rusqlite::Connection, since: i64) -> rusqlite::Result<Imported> {
+        let mut imported = Imported::default();
+        let mut columns = connection.prepare("SELECT name FROM pragma_table_info('external_import')")?;
+        let columns: Vec<String> = columns.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        let has = |name: &str| columns.iter().any(|column| column == name);
+        if !has("session_id") {
+            return Ok(imported);
+        }
+        // The list selected by its length first, as `data` is; without the
+        // column, NULL (spelled with the bound, which the query binds).
+        let ids = if has("message_ids") {
+            "CASE WHEN octet_length(message_ids) <= ?2 THEN message_ids END"
+        } else {
+            "NULLIF(?2, ?2)"
+        };
+        let until = if has("time_imported") { "time_imported" } else { "NULL" };
+        let mut statement = connection.prepare(&format!(
+            "SELECT session_id, {ids}, {until} FROM external_import
+              WHERE session_id IN (SELECT session_id FROM message WHERE time_updated >= ?1)"
+        ))?;
+        let mut rows = statement.query((since, MAX_IMPORTED_IDS_BYTES))?;
+        while let Some(row) = rows.next()? {
+            let Ok(session) = row.get_ref(0)?.as_str() else { continue };
+            let listed = match row.get_ref(1)? {
+                ValueRef::Text(ids) => serde_json::from_slice::<Vec<String>>(ids).ok(),
+                _ => None,
+            };
+            match listed {
+                Some(ids) => imported.messages.extend(ids),
+                None => {
+                    let until = row.get_ref(2)?.as_i64().unwrap_or(i64::MAX);
+                    let whole = imported.sessions.entry(session.to_owned()).or_insert(until);
+                    *whole = (*whole).max(until);
+                }
+            }
+        }
+        Ok(imported)
+    }
+
+    /// Whether the message `id` of `session`, created at `created_ms`,
+    /// is one an import wrote.
+    fn holds(&self, session: &str, id: &str, created_ms: Option<i64>) -> bool {
+        self.messages.contains(id)
+            || self.sessions.get(session).is_some_and(|&until| created_ms.is_none_or(|created| created <= until))
+    }
 }
 
 /// Whether the `session` table has its `time_created` column.

@@ -1,0 +1,13 @@
+//! Ingestion's reader of IBM Bob's task messages documents (Cline's
+//! reader, with Roo Code's conventions; any file at its place) never
+//! panics on any bytes, and hands the store nothing it would refuse
+//! without saying so.
+#![no_main]
+
+use bee_proto::ledger::Provider;
+use libfuzzer_sys::fuzz_target;
+
+#[path = "whole_file.rs"]
+mod whole_file;
+
+fuzz_target!(|data: &[u8]| whole_file::read(Provider::Bob, "ui_messages.json", data));
