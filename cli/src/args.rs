@@ -258,6 +258,12 @@ enum CliCommand {
         /// Take out exactly what setup added (the original settings byte for byte when untouched since).
         #[arg(long)]
         undo: bool,
+        /// The agent to wire: claude (Claude Code), gemini (Gemini CLI) or qwen (Qwen Code): its
+        /// settings.json gets Bee's turn marks and event receipts (the status line and the
+        /// pinned manifest are Claude Code's alone).
+        #[arg(long, value_name = "NAME", default_value = "claude", value_parser = ["claude", "gemini", "qwen"],
+              conflicts_with_all = ["prompt_block", "reference", "team"])]
+        agent: String,
     },
 }
 
@@ -1011,6 +1017,8 @@ pub struct SetupArgs {
     /// `auto`, `systemd`, `launchd` or `none`.
     pub service: String,
     pub undo: bool,
+    /// Whose settings: Claude Code's, Gemini CLI's or Qwen Code's.
+    pub agent: bee_proto::ledger::Provider,
 }
 
 /// `beectl hooks uninstall`.
@@ -1409,11 +1417,13 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             service,
             dry_run,
             undo,
+            agent,
         } => Command::Setup(SetupArgs {
             hooks: InstallArgs { project, events: event_list(events)?, reference, team, source_app, dry_run },
             prompt_block,
             service,
             undo,
+            agent: bee_proto::ledger::Provider::from_name(&agent).unwrap_or(bee_proto::ledger::Provider::Claude),
         }),
         CliCommand::Hooks(HooksCli::Install { project, user, events, reference, team, source_app, dry_run }) => {
             let events = event_list(events)?;

@@ -52,8 +52,9 @@ enum Command {
     /// Status line: Bee's own line (model, context, five-hour window, today's
     /// tokens and cost), or your command's passed through; records quota snapshots.
     Statusline(StatuslineArgs),
-    /// UserPromptSubmit and Stop: mark an interactive turn (prints nothing, exits 0).
-    Turn,
+    /// A turn's start and end (UserPromptSubmit and Stop; Gemini CLI's BeforeAgent and
+    /// AfterAgent): mark an interactive turn (prints nothing, exits 0).
+    Turn(turn::TurnArgs),
     /// git post-commit: credit the commit to the provider whose run or session made it.
     Commit,
     /// Any lifecycle event: post it to beed (prints nothing, exits 0, says and spools a failed post).
@@ -95,7 +96,7 @@ fn main() -> ExitCode {
         Ok(Args { command: Command::Statusline(args) }) => {
             statusline::run(&args.command, args.format.as_deref(), args.append)
         }
-        Ok(Args { command: Command::Turn }) => turn::run(),
+        Ok(Args { command: Command::Turn(args) }) => turn::run(&args),
         Ok(Args { command: Command::Commit }) => commit::run(),
         Ok(Args { command: Command::Event(args) }) => event::run(&args.source_app, args.capture_payload),
         Ok(Args { command: Command::On(args) }) => on::run(args),
@@ -112,7 +113,7 @@ fn main() -> ExitCode {
                 Some(at) if at + 1 < raw.len() => prompt::pass_through(&raw[at + 1..]),
                 // Monitoring never blocks the agent, not even misconfigured;
                 // only a block that could not be delivered is an error.
-                _ if raw.get(1).is_some_and(|arg| arg == "event") => ExitCode::SUCCESS,
+                _ if raw.get(1).is_some_and(|arg| arg == "event" || arg == "turn") => ExitCode::SUCCESS,
                 _ if raw.get(1).is_some_and(|arg| arg == "on")
                     && !raw.iter().any(|arg| arg.to_str().is_some_and(|arg| arg.starts_with("--block"))) =>
                 {

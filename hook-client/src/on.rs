@@ -33,6 +33,9 @@ pub(crate) struct OnArgs {
     /// Mark an interactive turn's start or end, as `bee-hook turn` does.
     #[arg(long)]
     pub(crate) turn: bool,
+    /// With --turn: the agent whose hook runs it (claude, gemini, qwen).
+    #[arg(long, value_name = "NAME", default_value = "claude", value_parser = turn::agent_of)]
+    pub(crate) agent: bee_proto::ledger::Provider,
     /// Post the event to beed, as `bee-hook event` does.
     #[arg(long = "event", requires = "source_app")]
     pub(crate) post_event: bool,
@@ -83,7 +86,7 @@ pub fn run(args: OnArgs) -> ExitCode {
         }
     };
     if args.turn && whole {
-        let mark: Option<TurnMark> = turn::mark_of(&input, &bee_proto::time::now_rfc3339());
+        let mark: Option<TurnMark> = turn::mark_of(&input, &bee_proto::time::now_rfc3339(), args.agent);
         parts.records.extend(mark.map(LedgerRecord::TurnMark));
     }
     if args.post_event {

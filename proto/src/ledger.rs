@@ -363,8 +363,9 @@ pub enum LedgerRecord {
         provider: Provider,
         snapshot: QuotaSnapshot,
     },
-    /// A hook saw an interactive turn start (`UserPromptSubmit`) or end
-    /// (`Stop`); the end makes the turn's `call`.
+    /// A hook saw an interactive turn start (Claude Code's
+    /// `UserPromptSubmit`, Gemini CLI's `BeforeAgent`) or end (`Stop`,
+    /// `AfterAgent`); the end makes the turn's `call`.
     TurnMark(TurnMark),
 }
 
@@ -373,6 +374,31 @@ named! {
     pub enum TurnEdge {
         Start => "start",
         Stop => "stop",
+    }
+}
+
+impl TurnEdge {
+    /// The hook events that start and end an interactive turn of
+    /// `provider`, as its settings name them: the agents whose hooks Bee
+    /// wires (`beectl setup --agent`). Qwen Code took Claude Code's names.
+    pub const fn events(provider: Provider) -> Option<[&'static str; 2]> {
+        match provider {
+            Provider::Claude | Provider::Qwen => Some(["UserPromptSubmit", "Stop"]),
+            Provider::Gemini => Some(["BeforeAgent", "AfterAgent"]),
+            _ => None,
+        }
+    }
+
+    /// The edge `event` is for `provider`, if it is one.
+    pub fn of_event(provider: Provider, event: &str) -> Option<TurnEdge> {
+        let [start, stop] = TurnEdge::events(provider)?;
+        if event == start {
+            Some(TurnEdge::Start)
+        } else if event == stop {
+            Some(TurnEdge::Stop)
+        } else {
+            None
+        }
     }
 }
 
@@ -386,6 +412,18 @@ pub struct TurnMark {
     /// The session's transcript, where the turn's token counters are.
     pub transcript_path: Option<String>,
     pub cwd: Option<String>,
+    /// The agent whose hook saw it: Claude Code unless said (marks spooled
+    /// before other agents' hooks were wired name none).
+    #[serde(default = "claude", skip_serializing_if = "is_claude")]
+    pub provider: Provider,
+}
+
+fn claude() -> Provider {
+    Provider::Claude
+}
+
+fn is_claude(provider: &Provider) -> bool {
+    *provider == Provider::Claude
 }
 
 /// `POST /v1/ledger/records`.
@@ -1309,6 +1347,11 @@ pub struct AgentRow {
     /// the real CLI against a mock of its provider's API) or `format from
     /// its source` (fixtures written from its format's definition).
     pub verified: String,
+    /// Whether Bee's turn marks are wired into the agent's own hooks, in
+    /// its user settings (`beectl setup --agent`); `null` for an agent
+    /// whose hooks Bee does not wire.
+    #[serde(default)]
+    pub turn_hooks: Option<bool>,
     /// What is in its folders but is not read: links, FIFOs, sockets and
     /// devices (never followed nor opened).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

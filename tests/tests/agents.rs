@@ -351,6 +351,129 @@ fn gemini_cli_counts_each_served_response_its_chats_record() {
     gemini.assert_no_agent_cost("gemini");
 }
 
+/// Stops the beed a test's `beectl setup --service none` started.
+struct StopsBeed<'a>(&'a TestHome);
+
+impl Drop for StopsBeed<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.beectl(&["daemon", "stop"]);
+    }
+}
+
+/// The row of `agent` in `beectl quota`'s providers.
+fn quota_of(quota: &Value, agent: &str) -> Value {
+    let rows = quota["providers"].as_array().cloned().unwrap_or_default();
+    rows.into_iter().find(|row| row["provider"] == agent).unwrap_or(Value::Null)
+}
+
+/// How an agent's own hooks are to mark its turns: its name, its
+/// settings' place under the home, the settings the user had, the event
+/// that starts a turn and Bee's deadline there, in the agent's unit.
+struct OwnHooks {
+    agent: &'static str,
+    settings: &'static str,
+    own: Value,
+    turn_starts: &'static str,
+    timeout: u64,
+}
+
+/// The agent's own hooks, wired by `beectl setup --agent` in its
+/// settings.json, mark each prompt's turn: `quota` counts each of the two
+/// prompts' turns as one measured call of the agent with its time (its
+/// responses inside, no turn derived), `beectl agents` says the hooks are
+/// wired, every served response counts once as without Bee (`keep`: those
+/// its records hold), and undo gives back the user's settings byte for byte.
+fn assert_turns_measured_by_own_hooks(driven: &Driven, hooks: OwnHooks, keep: impl Fn(&Served) -> bool) {
+    let OwnHooks { agent, settings, own, turn_starts, timeout } = hooks;
+    let settings = driven.home.path().join(settings);
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, own.to_string()).unwrap();
+    let _stops = StopsBeed(&driven.home);
+    let setup = driven.beectl(&["setup", "--agent", agent, "--service", "none"]);
+    let wrote = (setup["changed"].clone(), setup["settings"].clone());
+    assert_eq!(wrote, (json!(true), json!(settings.display().to_string())), "{setup}");
+    let wired_text = std::fs::read_to_string(&settings).unwrap();
+    let wired: Value = serde_json::from_str(&wired_text).unwrap();
+    for (key, value) in own.as_object().unwrap() {
+        assert_eq!(&wired[key], value, "the user's settings stay: {wired}");
+    }
+    let turn = wired["hooks"][turn_starts][0]["hooks"][0].clone();
+    let command = turn["command"].as_str().unwrap_or_default();
+    assert!(command.ends_with(&format!("bee-hook turn --agent {agent}")), "{wired}");
+    assert_eq!(turn["timeout"], timeout, "its deadline in the agent's unit: {wired}");
+    let listed = driven.beectl(&["agents", "--json"]);
+    let hooks_of = |name: &str| {
+        listed["agents"].as_array().unwrap().iter().find(|row| row["agent"] == name).unwrap()["turnHooks"].clone()
+    };
+    assert_eq!((hooks_of(agent), hooks_of("claude"), hooks_of("codex")), (json!(true), json!(false), Value::Null));
+
+    driven.ask(&[], "hello there");
+    driven.ask(&[], "please TOOL now");
+    let calls = || quota_of(&driven.beectl(&["quota"]), agent)["calls"] == 2;
+    let marked = bee_tests::eventually(std::time::Duration::from_secs(60), calls);
+    assert!(marked, "the two turns were never marked: {}", driven.beectl(&["quota"]));
+    let quota = driven.beectl(&["quota"]);
+    let row = quota_of(&quota, agent);
+    assert!(row["agentTimeMs"].as_u64().is_some_and(|ms| ms > 0), "the hooks timed the turns: {quota}");
+    assert!(row["derived"].is_null() || row["derived"]["turns"] == 0, "a measured turn is not derived too: {quota}");
+    let ingested = driven.beectl(&["ingest"]);
+    assert!(ingested["summary"]["recordsAppended"].as_u64().is_some_and(|n| n > 0), "{ingested}");
+    driven.reports(agent, &driven.mock.served_usage_of(keep), &["cacheCreationInputTokens"]);
+
+    // The agent may rewrite its own settings (Qwen Code adds its `$version`):
+    // then undo takes Bee's entries out and keeps the agent's edit.
+    let untouched = std::fs::read_to_string(&settings).unwrap() == wired_text;
+    let undone = driven.beectl(&["setup", "--agent", agent, "--undo"]);
+    assert_eq!(undone["changed"], true, "{undone}");
+    let left = std::fs::read_to_string(&settings).unwrap();
+    if untouched {
+        assert_eq!(left, own.to_string(), "the original settings, byte for byte");
+    }
+    let left: Value = serde_json::from_str(&left).unwrap();
+    assert!(left.get("hooks").is_none(), "Bee's entries are gone: {left}");
+    for (key, value) in own.as_object().unwrap() {
+        assert_eq!(&left[key], value, "the user's settings stay: {left}");
+    }
+}
+
+/// Gemini CLI's turn is `BeforeAgent` to `AfterAgent`, its hooks' deadline
+/// in milliseconds.
+#[test]
+fn gemini_cli_turns_are_measured_by_its_own_hooks() {
+    let mut gemini = Driven::new("gemini", MockProvider::gemini());
+    gemini.env = vec![
+        ("GOOGLE_GEMINI_BASE_URL", gemini.mock.base_url()),
+        ("GEMINI_API_KEY", "not-a-real-key".into()),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+    ];
+    gemini.args = vec!["--approval-mode".into(), "yolo".into()];
+    // Session retention off, as in the test above.
+    let own = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"sessionRetention": {"enabled": false}}});
+    let hooks =
+        OwnHooks { agent: "gemini", settings: ".gemini/settings.json", own, turn_starts: "BeforeAgent", timeout: 5000 };
+    assert_turns_measured_by_own_hooks(&gemini, hooks, main_calls);
+}
+
+/// Qwen Code keeps Claude Code's event names; its second
+/// `UserPromptSubmit` of a tool turn (the tool's result sent back, no
+/// prompt) starts no turn.
+#[test]
+fn qwen_code_turns_are_measured_by_its_own_hooks() {
+    let mut qwen = Driven::new("qwen", MockProvider::chat());
+    qwen.env = vec![
+        ("OPENAI_BASE_URL", format!("{}/v1", qwen.mock.base_url())),
+        ("OPENAI_API_KEY", "not-a-real-key".into()),
+        ("OPENAI_MODEL", "qwen3-coder-plus".into()),
+        ("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1".into()),
+    ];
+    qwen.args = vec!["--yolo".into()];
+    let own = json!({"security": {"auth": {"selectedType": "openai"}}});
+    let hooks =
+        OwnHooks { agent: "qwen", settings: ".qwen/settings.json", own, turn_starts: "UserPromptSubmit", timeout: 5 };
+    assert_turns_measured_by_own_hooks(&qwen, hooks, all_calls);
+}
+
 #[test]
 fn qwen_code_counts_every_served_response_side_calls_included() {
     let mut qwen = Driven::new("qwen", MockProvider::chat());

@@ -22,20 +22,34 @@ pub fn run(json: bool) -> Rendered {
     let newest: Option<BTreeMap<_, _>> = in_ledger
         .as_ref()
         .map(|found| found.iter().filter_map(|(agent, found)| Some((*agent, found.newest_ms?))).collect());
-    let report =
+    let mut report =
         bee_daemon::ledger::intake::ingest::agents_report(&roots, &offsets, responses.as_ref(), newest.as_ref());
+    for row in &mut report.agents {
+        row.turn_hooks = turn_hooks(row.agent);
+    }
     if !crate::render::terminal::for_people(json.then_some(false)) {
         return Rendered::json(Exit::Success, &report);
     }
     Rendered { exit: Exit::Success, bytes: render_agents(&report).into_bytes() }
 }
 
+/// Whether the agent's user settings run Bee's turn marks; `None` for an
+/// agent whose hooks Bee does not wire. Settings that are missing or no
+/// JSON wire nothing.
+fn turn_hooks(agent: bee_proto::ledger::Provider) -> Option<bool> {
+    let hooked = bee_daemon::events::agent_hooks::hooked(agent)?;
+    let env = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    let settings = hooked.user_settings(&env).and_then(|path| std::fs::read(path).ok());
+    let settings = settings.and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
+    Some(settings.is_some_and(|settings| hooked.turns_wired(&settings)))
+}
+
 fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {:<36} LOOKS IN",
-        "AGENT", "", "FILES", "READ", "RESPONSES", "NEWEST RECORD", "VERIFIED", "RECORDS SAY"
+        "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {:<36} {:<6} LOOKS IN",
+        "AGENT", "", "FILES", "READ", "RESPONSES", "NEWEST RECORD", "VERIFIED", "RECORDS SAY", "HOOKS"
     );
     for row in &report.agents {
         let responses = row.responses.map_or_else(|| "no ledger".to_owned(), |n| n.to_string());
@@ -43,7 +57,7 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
             if row.found { row.looks_in.join(", ") } else { format!("{} (nothing there)", row.looks_in.join(", ")) };
         let _ = writeln!(
             out,
-            "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {:<36} {}",
+            "  {:<9} {:<12} {:>6} {:>5} {:>10}  {:<24} {:<24} {:<36} {:<6} {}",
             row.agent.as_str(),
             row.title,
             row.files,
@@ -52,13 +66,19 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
             row.newest_record_utc.as_deref().unwrap_or("-"),
             row.verified,
             records_say(&row.records),
+            match row.turn_hooks {
+                Some(true) => "wired",
+                Some(false) => "no",
+                None => "-",
+            },
             looks_in
         );
     }
     let _ = writeln!(
         out,
         "\nNEWEST RECORD is the newest record's own time in the ledger, not a file's; what RECORDS SAY \
-         leaves out is null in every view, never 0."
+         leaves out is null in every view, never 0. HOOKS: Bee's turn marks in the agent's own hooks \
+         (`beectl setup --agent NAME`; - where Bee wires none)."
     );
     write_skipped(&mut out, report.agents.iter().flat_map(|row| row.skipped_files.iter().map(move |f| (row.agent, f))));
     out
@@ -114,6 +134,7 @@ mod tests {
             newest_record_utc: newest.map(str::to_owned),
             records,
             verified: "format from its source".to_owned(),
+            turn_hooks: (agent == Provider::Claude).then_some(true),
             skipped_files: Vec::new(),
         };
         let claude = AgentRecords { time_spans: true, limit_notices: true, cache_writes: true, ..Default::default() };
@@ -130,5 +151,6 @@ mod tests {
         assert!(line("claude").contains("time, limits, cache writes "), "{table}");
         assert!(line("goose").contains(" - ") && line("goose").contains("tokens only"), "{table}");
         assert!(table.contains("RECORDS SAY") && table.contains("not a file's"), "{table}");
+        assert!(line("claude").contains(" wired ") && !line("goose").contains("wired"), "{table}");
     }
 }

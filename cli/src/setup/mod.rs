@@ -1,7 +1,8 @@
 //! `beectl setup`: one idempotent command that wires Claude Code to Bee (the
 //! turn marks, the events, optionally a prompt block — one `bee-hook` entry
 //! per event, so one process each; Bee's status line wrapped around the one
-//! already there), pins the manifest the audit
+//! already there) — or, with `--agent`, Gemini CLI or Qwen Code (their turn
+//! marks and events, in their own settings.json) — pins the manifest the audit
 //! checks, and installs and starts beed as a user service. What it changed
 //! is kept in a receipt in `~/.bee/setup`, so that `beectl setup --undo`
 //! takes out exactly that and nothing else: when the settings are still
@@ -21,9 +22,11 @@ pub mod json_layout;
 pub mod service;
 
 use bee_daemon::context::artifacts::sha256;
+use bee_daemon::events::agent_hooks::{self, HookedAgent};
 use bee_daemon::events::claude_settings::{self, BlockRole, Put};
 use bee_daemon::rendered::Rendered;
 use bee_proto::exit::Exit;
+use bee_proto::ledger::Provider;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -32,12 +35,6 @@ use beectl::args::SetupArgs;
 use file_change::FileChange;
 use hooks::{failed, shell_word};
 use service::Manager;
-
-/// How long Claude Code waits for Bee's turn and prompt hooks.
-const HOOK_TIMEOUT_SECONDS: u64 = 5;
-
-/// The events whose turns the ledger stamps (the turn role).
-const TURN_EVENTS: [&str; 2] = ["UserPromptSubmit", "Stop"];
 
 /// One hook setup put in: `replaced` is the command Bee's own entry ran
 /// before, `also_replaced` Bee's other entries the one entry took over.
@@ -248,11 +245,43 @@ fn sentence(change: &HookChange) -> String {
     }
 }
 
+/// The agent `--agent` names, and the settings file setup changes for it
+/// with the source app its events report as by default.
+fn target(args: &SetupArgs) -> Result<(&'static HookedAgent, PathBuf, String), Rendered> {
+    let agent = agent_hooks::hooked(args.agent)
+        .ok_or_else(|| Rendered::invalid_usage(format!("--agent {}: Bee wires no hooks of it", args.agent.as_str())))?;
+    if agent.provider == Provider::Claude {
+        let (path, app) = hooks::target(args.hooks.project.as_deref())?;
+        return Ok((agent, path, app));
+    }
+    let (project, app) = match &args.hooks.project {
+        Some(dir) => {
+            let (claude_settings, app) = hooks::target(Some(dir))?;
+            // `target` checked the directory: its `.claude/settings.json`'s grandparent.
+            (claude_settings.parent().and_then(Path::parent).map(Path::to_path_buf), app)
+        }
+        None => (None, agent.source_app.to_owned()),
+    };
+    let path = match project {
+        Some(project) => agent.project_settings(&project),
+        None => {
+            agent.user_settings(&|name| std::env::var_os(name)).ok_or_else(|| failed("io", "HOME is not set".into()))?
+        }
+    };
+    Ok((agent, path, app))
+}
+
 fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
-    let (path, default_app) = hooks::target(args.hooks.project.as_deref())?;
+    let (agent, path, default_app) = target(args)?;
+    let claude = agent.provider == Provider::Claude;
     let source_app = args.hooks.source_app.clone().unwrap_or(default_app);
     hooks::check_source_app(&source_app)?;
-    let events = hooks::chosen_events(args.hooks.events.clone(), args.hooks.reference, args.hooks.team);
+    let events = if claude || !args.hooks.events.is_empty() {
+        hooks::chosen_events(args.hooks.events.clone(), args.hooks.reference, args.hooks.team)
+    } else {
+        agent.events.iter().map(|event| (*event).to_owned()).collect()
+    };
+    let turn_events = agent.turn_events();
     let block = match &args.prompt_block {
         Some(file) => match std::path::absolute(file).and_then(std::fs::canonicalize) {
             Ok(path) if path.is_file() => Some(path),
@@ -278,7 +307,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
 
     // One Bee entry per event, playing every role setup wires there.
     let mut wired: Vec<&str> = events.iter().map(String::as_str).collect();
-    for event in TURN_EVENTS.iter().chain(block.is_some().then_some(&"UserPromptSubmit")) {
+    for event in turn_events.iter().chain(block.is_some().then_some(&"UserPromptSubmit")) {
         if !wired.contains(event) {
             wired.push(event);
         }
@@ -286,20 +315,23 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     let mut hook_changes = Vec::new();
     for event in wired {
         let posts = events.iter().any(|e| e == event);
-        let turn = TURN_EVENTS.contains(&event);
+        let turn = turn_events.contains(&event);
         let block_here = block.as_ref().filter(|_| event == "UserPromptSubmit").map(|block| BlockRole {
             file: shell_word(&block.display().to_string()),
             surface: "context-json".to_owned(),
             item: None,
             item_version: None,
         });
-        let timeout = (turn || block_here.is_some()).then_some(HOOK_TIMEOUT_SECONDS);
+        let timeout = (turn || block_here.is_some()).then_some(agent.timeout);
         let groups_before = claude_settings::event_groups(&settings.value, event);
         let put = claude_settings::put_roles(&mut settings.value, event, &bee_hook, timeout, |roles| {
             if posts {
                 roles.post_events_for(&source_app);
             }
-            roles.turn |= turn;
+            if turn {
+                roles.turn = true;
+                roles.agent = agent.agent_word().map(str::to_owned);
+            }
             if block_here.is_some() {
                 roles.block = block_here;
             }
@@ -319,7 +351,9 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     }
     let mut changes: Vec<String> = hook_changes.iter().map(sentence).collect();
     let mut kept = Vec::new();
-    let status_line = wire_status_line(&mut settings.value, &bee_hook, &mut changes, &mut kept);
+    // The status line is Claude Code's alone.
+    let status_line =
+        if claude { wire_status_line(&mut settings.value, &bee_hook, &mut changes, &mut kept) } else { None };
 
     let manager = Manager::from_name(&args.service).unwrap_or_else(Manager::native);
     let units = service::unit_files(manager).map_err(|message| failed("io", message))?;
@@ -379,7 +413,18 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
             }
         }
     }
-    let (manifest, manifest_status) = hooks::pin_manifest(&settings.path, &source_app, &events);
+    // The audit's manifest pins a Claude Code version and its events.
+    let (manifest, manifest_status) = if claude {
+        hooks::pin_manifest(&settings.path, &source_app, &events)
+    } else {
+        (
+            None,
+            format!(
+                "not written: the pinned manifest is Claude Code's; {} is audited by its receipts",
+                agent.provider.as_str()
+            ),
+        )
+    };
     if manifest_status.starts_with("written")
         && let Some(path) = &manifest
         && let Ok(Some(text)) = FileChange::read(Path::new(path))
@@ -527,7 +572,7 @@ fn install_service(
 }
 
 fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
-    let (path, _) = hooks::target(args.hooks.project.as_deref())?;
+    let (_, path, _) = target(args)?;
     let settings = hooks::load(path)?;
     let receipt_file = receipt_path(&settings.path)?;
     let receipt = read_json::<Receipt>(&receipt_file)?;

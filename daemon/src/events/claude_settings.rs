@@ -30,7 +30,9 @@ pub const MINIMAL_EVENTS: &[&str] = &["SessionStart", "PreToolUse", "PostToolUse
 pub const TEAM_EVENTS: &[&str] = &["SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle"];
 
 /// Events whose hook groups take a tool matcher.
-const TOOL_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"];
+/// (Gemini CLI's `BeforeTool` and `AfterTool` too.)
+const TOOL_EVENTS: &[&str] =
+    &["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "BeforeTool", "AfterTool"];
 
 /// Whether `command` posts its events to beed for `source_app`: `bee-hook
 /// event --source-app APP`, or `bee-hook on EVENT --event --source-app APP`.
@@ -69,6 +71,8 @@ pub struct BlockRole {
 pub struct Roles {
     /// Marks turns (`--turn`, or `bee-hook turn`).
     pub turn: bool,
+    /// Whose turns (`--agent NAME`; none: Claude Code's).
+    pub agent: Option<String>,
     /// Posts events for this source app (`--event --source-app APP`).
     pub events_for: Option<String>,
     pub capture_payload: bool,
@@ -153,6 +157,7 @@ impl Roles {
             };
             match (*subcommand, name) {
                 ("on", "--turn") => roles.turn = true,
+                ("on" | "turn", "--agent") => roles.agent = Some(value()?),
                 ("on", "--event") => {}
                 ("on" | "event", "--source-app") => roles.events_for = Some(value()?),
                 ("on" | "event", "--capture-payload") => roles.capture_payload = true,
@@ -168,8 +173,10 @@ impl Roles {
             "on" | "event" | "prompt" => {}
             _ => return None,
         }
-        // Capture is a part of the event role; without it, nothing.
+        // Capture is a part of the event role, the agent of the turn role;
+        // without them, nothing.
         roles.capture_payload &= roles.events_for.is_some();
+        roles.agent = roles.agent.filter(|_| roles.turn);
         if let (Some(file), Some(surface), item, item_version) = block {
             roles.block = Some(BlockRole { file, surface, item, item_version });
         }
@@ -199,6 +206,9 @@ impl Roles {
     /// Adds `other`'s roles to these; where both have one, these win.
     fn union(mut self, other: &Roles) -> Roles {
         self.turn |= other.turn;
+        if self.agent.is_none() {
+            self.agent.clone_from(&other.agent);
+        }
         if self.events_for.is_none() {
             self.events_for.clone_from(&other.events_for);
             self.capture_payload = other.capture_payload;
@@ -227,14 +237,16 @@ impl Roles {
             }
             words
         });
+        let agent = self.agent.as_ref().filter(|_| self.turn).map(|agent| format!(" --agent {agent}"));
+        let agent = agent.unwrap_or_default();
         Some(match (self.turn, events, block) {
             (false, None, None) => return None,
-            (true, None, None) => format!("{bee_hook} turn"),
+            (true, None, None) => format!("{bee_hook} turn{agent}"),
             (false, Some(events), None) => format!("{bee_hook} event {events}"),
             (false, None, Some(block)) => format!("{bee_hook} prompt {block}"),
             (turn, events, block) => {
                 let mut command = format!("{bee_hook} on {}", shell_word(event));
-                let parts = [block, turn.then(|| "--turn".to_owned()), events.map(|e| format!("--event {e}"))];
+                let parts = [block, turn.then(|| format!("--turn{agent}")), events.map(|e| format!("--event {e}"))];
                 for part in parts.into_iter().flatten() {
                     command.push(' ');
                     command.push_str(&part);
@@ -257,14 +269,14 @@ pub enum Put {
 
 /// Puts Bee's roles on `event` into one entry: the roles all of Bee's
 /// entries there play, changed by `change`, run by one command. Bee's first
-/// entry takes the command in place (its timeout set to `timeout_seconds`
-/// when given); the others go, with any group that leaves empty. With no
+/// entry takes the command in place (its timeout set to `timeout`, in the
+/// agent's unit, when given); the others go, with any group that leaves empty. With no
 /// Bee entry, a group is added. Everything else stays as it was.
 pub fn put_roles(
     settings: &mut Value,
     event: &str,
     bee_hook: &str,
-    timeout_seconds: Option<u64>,
+    timeout: Option<u64>,
     change: impl FnOnce(&mut Roles),
 ) -> Result<Put, MergeError> {
     let root = settings.as_object_mut().ok_or(MergeError::NotAnObject)?;
@@ -308,7 +320,7 @@ pub fn put_roles(
                 (Some(command), false) => {
                     placed = true;
                     entry["command"] = Value::String(command.clone());
-                    if let Some(timeout) = timeout_seconds {
+                    if let Some(timeout) = timeout {
                         entry["timeout"] = json!(timeout);
                     }
                     true
@@ -320,7 +332,7 @@ pub fn put_roles(
     groups.retain(|group| group.get("hooks").and_then(Value::as_array).is_none_or(|list| !list.is_empty()));
     if let (Some(command), false) = (&command, placed) {
         let mut entry = json!({"type": "command", "command": command});
-        if let Some(timeout) = timeout_seconds {
+        if let Some(timeout) = timeout {
             entry["timeout"] = json!(timeout);
         }
         groups.push(if TOOL_EVENTS.contains(&event) {
@@ -348,6 +360,12 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
             .then(|| hook.get("command").and_then(Value::as_str))
             .flatten()
     })
+}
+
+/// Every command `settings` runs on `event`.
+pub fn commands_on<'s>(settings: &'s Value, event: &str) -> Vec<&'s str> {
+    let groups = settings.get("hooks").and_then(|hooks| hooks.get(event)).and_then(Value::as_array);
+    groups.into_iter().flatten().flat_map(commands).collect()
 }
 
 /// The events `settings` runs `bee-hook event --source-app source_app` for.

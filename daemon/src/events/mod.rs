@@ -4,6 +4,7 @@
 //!
 //! May use: `storage`, `bee_proto`. Never `server` or `client`.
 
+pub mod agent_hooks;
 pub mod audit;
 pub mod claude_settings;
 pub mod intake;

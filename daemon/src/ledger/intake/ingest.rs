@@ -712,6 +712,8 @@ pub fn agents_report(
                     .map(|&at| bee_proto::time::format_unix_ms(at)),
                 records: agent.records(),
                 verified: agent.verified().to_string(),
+                // Settings are the hooks' side: `beectl agents` fills it.
+                turn_hooks: None,
                 skipped_files,
             }
         })

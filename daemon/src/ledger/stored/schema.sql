@@ -236,6 +236,14 @@ CREATE TRIGGER derived_turn_counted AFTER INSERT ON derived_turn BEGIN
         UPDATE record_count SET n = n + 1 WHERE tbl = 'derived_turn'; END;
 CREATE TRIGGER response_pack_counted AFTER INSERT ON response_pack BEGIN
         UPDATE record_count SET n = n + NEW.writes WHERE tbl = 'response_pack'; END;
+CREATE TABLE turn_mark_agent (
+        seq       INTEGER PRIMARY KEY NOT NULL,
+        provider  TEXT NOT NULL
+    ) STRICT;
+CREATE TRIGGER turn_mark_agent_no_update BEFORE UPDATE ON turn_mark_agent
+        BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER turn_mark_agent_no_delete BEFORE DELETE ON turn_mark_agent
+        BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 INSERT INTO longest_call VALUES (1, 0);
 INSERT INTO record_count VALUES ('call', 0);
 INSERT INTO record_count VALUES ('derived_turn', 0);

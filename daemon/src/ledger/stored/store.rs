@@ -289,6 +289,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     KNOWN_TOTAL_MIGRATION,
     CHANGE_MIGRATION,
     AGENT_COST_MIGRATION,
+    TURN_AGENT_MIGRATION,
 ];
 
 /// What a reader that keeps figures needs to learn what moved, without
@@ -396,6 +397,21 @@ const AGENT_COST_MIGRATION: &str = r#"
     DELETE FROM ingest_offset;
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT hour_ms FROM rollup_parts;
     INSERT OR IGNORE INTO rollup_dirty (hour_ms) SELECT DISTINCT hour_ms FROM rollup_time;
+"#;
+
+/// Turn marks of other agents than Claude Code name theirs (Gemini CLI's
+/// and Qwen Code's hooks mark turns too): a mark with no row here is
+/// Claude Code's, as every mark before was. A table of its own, so that
+/// no mark's checksum changes.
+const TURN_AGENT_MIGRATION: &str = r#"
+    CREATE TABLE IF NOT EXISTS turn_mark_agent (
+        seq       INTEGER PRIMARY KEY NOT NULL,
+        provider  TEXT NOT NULL
+    ) STRICT;
+    CREATE TRIGGER IF NOT EXISTS turn_mark_agent_no_update BEFORE UPDATE ON turn_mark_agent
+        BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+    CREATE TRIGGER IF NOT EXISTS turn_mark_agent_no_delete BEFORE DELETE ON turn_mark_agent
+        BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 "#;
 
 static INSERT_CALL: LazyLock<String> =
@@ -866,6 +882,13 @@ fn insert(tx: &rusqlite::Transaction<'_>, record: &LedgerRecord, touched: &mut T
                 &INSERT_TURN_MARK,
                 params![mark.edge.as_str(), mark.session_id, mark.at_utc, at, mark.transcript_path, mark.cwd],
             )?;
+            if mark.provider != Provider::Claude {
+                exec(
+                    tx,
+                    "INSERT INTO turn_mark_agent (seq, provider) VALUES (last_insert_rowid(), ?1)",
+                    params![mark.provider.as_str()],
+                )?;
+            }
             if mark.edge == TurnEdge::Stop {
                 close_turn(tx, mark, at, touched)?;
             }
@@ -904,19 +927,25 @@ fn close_turn(
     stop_ms: i64,
     touched: &mut Touched,
 ) -> Result<(), DbError> {
+    // Claude Code's marks name no agent (every mark before others' did).
+    let agent = (stop.provider != Provider::Claude).then_some(stop.provider.as_str());
     let start: Option<(String, i64, Option<String>)> = tx
         .query_row(
             "SELECT at_utc, at_ms, cwd FROM turn_mark
-             WHERE session_id = ?1 AND edge = 'start' AND at_ms <= ?2 ORDER BY at_ms DESC, seq DESC LIMIT 1",
-            params![stop.session_id, stop_ms],
+             WHERE session_id = ?1 AND edge = 'start' AND at_ms <= ?2
+               AND (SELECT provider FROM turn_mark_agent WHERE seq = turn_mark.seq) IS ?3
+             ORDER BY at_ms DESC, seq DESC LIMIT 1",
+            params![stop.session_id, stop_ms, agent],
             |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )
         .optional()?;
     let Some((start_utc, start_ms, start_cwd)) = start else { return Ok(()) };
     // A later stop already closed this start: one call per turn.
     let closed: bool = tx.query_row(
-        "SELECT EXISTS (SELECT 1 FROM turn_mark WHERE session_id = ?1 AND edge = 'stop' AND at_ms >= ?2 AND at_ms < ?3)",
-        params![stop.session_id, start_ms, stop_ms],
+        "SELECT EXISTS (SELECT 1 FROM turn_mark
+         WHERE session_id = ?1 AND edge = 'stop' AND at_ms >= ?2 AND at_ms < ?3
+           AND (SELECT provider FROM turn_mark_agent WHERE seq = turn_mark.seq) IS ?4)",
+        params![stop.session_id, start_ms, stop_ms, agent],
         |row| row.get(0),
     )?;
     if closed {
@@ -924,7 +953,11 @@ fn close_turn(
     }
     let record_id = uuid::Uuid::new_v5(
         &uuid::Uuid::NAMESPACE_OID,
-        format!("bee-turn\u{1f}{}\u{1f}{start_utc}", stop.session_id).as_bytes(),
+        match agent {
+            None => format!("bee-turn\u{1f}{}\u{1f}{start_utc}", stop.session_id),
+            Some(agent) => format!("bee-turn\u{1f}{agent}\u{1f}{}\u{1f}{start_utc}", stop.session_id),
+        }
+        .as_bytes(),
     );
     let duration = Some((stop_ms - start_ms).max(0) as u64);
     let call = CallRecord {
@@ -932,7 +965,7 @@ fn close_turn(
         ..CallRecord::span(
             record_id,
             CallSource::HookTurn,
-            Provider::Claude,
+            stop.provider,
             start_utc,
             duration,
             Some(stop.session_id.clone()),
@@ -1639,7 +1672,7 @@ mod tests {
         let ledger = Ledger::open(&dir).unwrap();
         let conn = &ledger.db.conn;
         let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
-        assert_eq!(version, schema::AGENT_COST_SCHEMA as i64);
+        assert_eq!(version, MIGRATIONS.len() as i64);
         let offsets: i64 = conn.query_row("SELECT COUNT(*) FROM ingest_offset", [], |row| row.get(0)).unwrap();
         assert_eq!(offsets, 0, "every file is read again");
         let dirty: Vec<i64> = conn

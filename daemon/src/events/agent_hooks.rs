@@ -1,0 +1,147 @@
+//! The agents whose own hooks Bee wires (`beectl setup --agent NAME`):
+//! where each keeps the `settings.json` its hooks live in, the events Bee
+//! posts there for the audit's receipts beside the two that start and end
+//! its turns ([`TurnEdge::events`]), its hook timeouts' unit — and whether
+//! Bee's turn marks are wired there now (`beectl agents`).
+//!
+//! Gemini CLI and Qwen Code keep Claude Code's settings shape (`hooks` →
+//! event → groups → `{"type": "command", "command", "timeout"}`), so one
+//! merge ([`crate::events::claude_settings::put_roles`]) serves all three.
+//! Copilot CLI (hook files of its own shape, no usage in any payload),
+//! Cline (an executable per event) and Codex (hooks run only once the user
+//! trusts each by its hash) have hooks too; Bee does not wire them.
+
+use bee_proto::ledger::{Provider, TurnEdge};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+use crate::events::claude_settings::{Roles, commands_on};
+
+/// An agent whose hooks Bee wires.
+#[derive(Debug)]
+pub struct HookedAgent {
+    pub provider: Provider,
+    /// Its settings folder, under the home or a project.
+    pub folder: &'static str,
+    /// The variable that moves its home (whose `folder` it then reads).
+    pub home_env: Option<&'static str>,
+    /// The events posted to beed by default, in its own names.
+    pub events: &'static [&'static str],
+    /// Bee's hook deadline in the agent's unit: Gemini CLI counts
+    /// milliseconds, the others seconds.
+    pub timeout: u64,
+    /// The source app its events report as by default.
+    pub source_app: &'static str,
+}
+
+/// Claude Code, Gemini CLI and Qwen Code.
+pub const HOOKED: [HookedAgent; 3] = [
+    HookedAgent {
+        provider: Provider::Claude,
+        folder: ".claude",
+        home_env: None,
+        events: crate::events::claude_settings::MINIMAL_EVENTS,
+        timeout: 5,
+        source_app: "claude-code",
+    },
+    HookedAgent {
+        provider: Provider::Gemini,
+        folder: ".gemini",
+        home_env: Some("GEMINI_CLI_HOME"),
+        events: &["SessionStart", "BeforeTool", "AfterTool", "SessionEnd"],
+        timeout: 5_000,
+        source_app: "gemini-cli",
+    },
+    HookedAgent {
+        provider: Provider::Qwen,
+        folder: ".qwen",
+        home_env: None,
+        events: crate::events::claude_settings::MINIMAL_EVENTS,
+        timeout: 5,
+        source_app: "qwen-code",
+    },
+];
+
+/// The agent `provider` is, when Bee wires its hooks.
+pub fn hooked(provider: Provider) -> Option<&'static HookedAgent> {
+    HOOKED.iter().find(|agent| agent.provider == provider)
+}
+
+impl HookedAgent {
+    /// Its user settings: under its own home variable where set, else
+    /// under `HOME`; `None` with neither.
+    pub fn user_settings(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+        let home = self.home_env.and_then(env).or_else(|| env("HOME")).filter(|home| !home.is_empty())?;
+        Some(PathBuf::from(home).join(self.folder).join("settings.json"))
+    }
+
+    /// A project's settings.
+    pub fn project_settings(&self, project: &Path) -> PathBuf {
+        project.join(self.folder).join("settings.json")
+    }
+
+    /// The events that start and end its turns.
+    pub fn turn_events(&self) -> [&'static str; 2] {
+        TurnEdge::events(self.provider).unwrap_or(["UserPromptSubmit", "Stop"])
+    }
+
+    /// The `--agent` word Bee's turn entries carry for it (`None`:
+    /// Claude Code's, which carry none).
+    pub fn agent_word(&self) -> Option<&'static str> {
+        (self.provider != Provider::Claude).then_some(self.provider.as_str())
+    }
+
+    /// Whether `settings` mark its turns: on both of its turn events, a
+    /// Bee entry marking this agent's turns.
+    pub fn turns_wired(&self, settings: &Value) -> bool {
+        self.turn_events().iter().all(|event| {
+            commands_on(settings, event).iter().any(|command| {
+                Roles::of_command(command)
+                    .is_some_and(|roles| roles.turn && roles.agent.as_deref() == self.agent_word())
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::ffi::OsString;
+
+    #[test]
+    fn each_agents_settings_where_it_reads_them() {
+        let env = |name: &str| match name {
+            "HOME" => Some(OsString::from("/h")),
+            "GEMINI_CLI_HOME" => Some(OsString::from("/g")),
+            _ => None,
+        };
+        let paths: Vec<PathBuf> = HOOKED.iter().filter_map(|agent| agent.user_settings(&env)).collect();
+        assert_eq!(
+            paths,
+            ["/h/.claude/settings.json", "/g/.gemini/settings.json", "/h/.qwen/settings.json"].map(PathBuf::from)
+        );
+        assert!(hooked(Provider::Codex).is_none());
+    }
+
+    /// Wired means both turn events run Bee's mark for this agent: one of
+    /// them, or Claude Code's mark under Gemini's names, is not.
+    #[test]
+    fn turns_are_wired_only_with_both_marks_for_the_agent() {
+        let gemini = hooked(Provider::Gemini).unwrap();
+        let entry = |command: &str| json!([{"matcher": "", "hooks": [{"type": "command", "command": command}]}]);
+        let both = json!({"hooks": {
+            "BeforeAgent": entry("/b/bee-hook turn --agent gemini"),
+            "AfterAgent": entry("/b/bee-hook on AfterAgent --turn --agent gemini --event --source-app g"),
+        }});
+        assert!(gemini.turns_wired(&both));
+        let claude_marks =
+            json!({"hooks": {"BeforeAgent": entry("/b/bee-hook turn"), "AfterAgent": entry("/b/bee-hook turn")}});
+        assert!(!gemini.turns_wired(&claude_marks));
+        let one = json!({"hooks": {"BeforeAgent": entry("/b/bee-hook turn --agent gemini")}});
+        assert!(!gemini.turns_wired(&one));
+        let claude = hooked(Provider::Claude).unwrap();
+        let wired = json!({"hooks": {"UserPromptSubmit": entry("bee-hook turn"), "Stop": entry("bee-hook turn")}});
+        assert!(claude.turns_wired(&wired) && !claude.turns_wired(&json!({})));
+    }
+}
