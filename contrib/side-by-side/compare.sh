@@ -31,7 +31,8 @@ export TZ="${TZ:-UTC}"
   COPILOT_OTEL_FILE_EXPORTER_PATH KIMI_SHARE_DIR OPENCLAW_STATE_DIR OPENCLAW_HOME OPENCLAW_CONFIG_PATH \
   OPENCLAW_PROFILE OPENCLAW_AGENT_DIR OPENCLAW_WORKSPACE_DIR GOOSE_PATH_ROOT HERMES_HOME CRUSH_GLOBAL_DATA \
   CONTINUE_GLOBAL_DIR JUNIE_HOME CLINE_DIR CLINE_DATA_DIR CLINE_SESSION_DATA_DIR AIDER_ANALYTICS_LOG MUX_ROOT \
-  XUM_ROOT BEE_RUN_PROVIDER
+  XUM_ROOT MEEPT_HOME REASONIX_STATE_HOME REASONIX_HOME LINGTAI_HOME LINGTAI_TUI_HOME KIMI_CODE_HOME MIMOCODE_HOME \
+  MIMOCODE_DB OPENCLAUDE_CONFIG_DIR PI_CONFIG_DIR BEE_RUN_PROVIDER
 # Bee answers from its temporary store alone, never from a running beed.
 unset BEE_SOCKET
 install() { npm install --prefix "$work/$1" --no-audit --no-fund --loglevel=error "$2" >/dev/null; }
@@ -52,7 +53,7 @@ bee ingest --json >/dev/null
 bee agents --json >"$work/bee-agents.json"
 bee usage --by agent --since 2000-01-01 --json >"$work/bee.json"
 # Bee's name for each agent ccusage reads, then ccusage's where it differs.
-ccusage_agents="claude codex gemini qwen opencode pi copilot amp droid goose kilo kimi codebuff hermes openclaw agy:antigravity"
+ccusage_agents="claude codex gemini qwen opencode pi copilot amp droid goose kilo kimi codebuff hermes openclaw agy:antigravity zcode"
 for pair in $ccusage_agents; do
   agent="${pair%%:*}" theirs="${pair#*:}"
   HOME="$home" "$ccusage" "$theirs" daily --json --offline --timezone "$TZ" >"$work/ccusage-$agent.json" 2>/dev/null ||
@@ -76,7 +77,7 @@ load = lambda name: json.loads((work / name).read_text() or "{}")
 
 # tokscale's client names that are not Bee's agent names. Its other clients
 # Bee does not read (or reads under the same name).
-TOKSCALE_NAMES = {"roocode": "roo", "antigravity-cli": "agy", "devin-cli": "devin"}
+TOKSCALE_NAMES = {"roocode": "roo", "antigravity-cli": "agy", "devin-cli": "devin", "micode": "mimo"}
 COLUMNS = ["input", "cache writes", "cache reads", "output", "reasoning", "total", "responses"]
 
 # agent -> tool -> [input, writes, reads, output, of which reasoning, total, responses]

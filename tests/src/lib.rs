@@ -124,6 +124,54 @@ impl Default for TestHome {
     }
 }
 
+/// Every variable that moves an agent's records (or Bee's idea of whose
+/// run it is) elsewhere than under `HOME`: a test home clears them all, as
+/// the side-by-side script does (a test holds the two lists equal).
+pub const AGENT_PLACES: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "BEE_CLAUDE_PROJECTS",
+    "BEE_CODEX_SESSIONS",
+    "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "QWEN_RUNTIME_DIR",
+    "PI_CODING_AGENT_DIR",
+    "OPENCODE_DB",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "COPILOT_HOME",
+    "COPILOT_OTEL_FILE_EXPORTER_PATH",
+    "KIMI_SHARE_DIR",
+    "OPENCLAW_STATE_DIR",
+    "GOOSE_PATH_ROOT",
+    "HERMES_HOME",
+    "CRUSH_GLOBAL_DATA",
+    "CONTINUE_GLOBAL_DIR",
+    "OPENCLAW_HOME",
+    "OPENCLAW_CONFIG_PATH",
+    "OPENCLAW_PROFILE",
+    "OPENCLAW_AGENT_DIR",
+    "OPENCLAW_WORKSPACE_DIR",
+    "JUNIE_HOME",
+    "CLINE_DIR",
+    "CLINE_DATA_DIR",
+    "CLINE_SESSION_DATA_DIR",
+    "AIDER_ANALYTICS_LOG",
+    "MUX_ROOT",
+    "XUM_ROOT",
+    "MEEPT_HOME",
+    "REASONIX_STATE_HOME",
+    "REASONIX_HOME",
+    "LINGTAI_HOME",
+    "LINGTAI_TUI_HOME",
+    "KIMI_CODE_HOME",
+    "MIMOCODE_HOME",
+    "MIMOCODE_DB",
+    "OPENCLAUDE_CONFIG_DIR",
+    "PI_CONFIG_DIR",
+    "BEE_RUN_PROVIDER",
+];
+
 impl TestHome {
     pub fn new() -> TestHome {
         TestHome { dir: tempfile::Builder::new().prefix("bee-test-").tempdir().expect("temp dir") }
@@ -169,56 +217,14 @@ impl TestHome {
             .env_remove("LISTEN_FDS")
             .env_remove("LISTEN_PID")
             .env_remove("NOTIFY_SOCKET")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env_remove("BEE_CLAUDE_PROJECTS")
-            .env_remove("BEE_CODEX_SESSIONS")
-            // Every other agent's records, as their CLIs find them.
-            .env_remove("GEMINI_CLI_HOME")
-            .env_remove("QWEN_HOME")
-            .env_remove("QWEN_RUNTIME_DIR")
-            .env_remove("PI_CODING_AGENT_DIR")
-            .env_remove("OPENCODE_DB")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("COPILOT_HOME")
-            .env_remove("COPILOT_OTEL_FILE_EXPORTER_PATH")
-            .env_remove("KIMI_SHARE_DIR")
-            .env_remove("OPENCLAW_STATE_DIR")
-            .env_remove("GOOSE_PATH_ROOT")
-            .env_remove("HERMES_HOME")
-            .env_remove("CRUSH_GLOBAL_DATA")
-            .env_remove("CONTINUE_GLOBAL_DIR")
-            .env_remove("OPENCLAW_HOME")
-            // Where OpenClaw finds its config, a profile's state, its
-            // agent's directory and workspace.
-            .env_remove("OPENCLAW_CONFIG_PATH")
-            .env_remove("OPENCLAW_PROFILE")
-            .env_remove("OPENCLAW_AGENT_DIR")
-            .env_remove("OPENCLAW_WORKSPACE_DIR")
-            .env_remove("JUNIE_HOME")
-            .env_remove("CLINE_DIR")
-            .env_remove("CLINE_DATA_DIR")
-            .env_remove("CLINE_SESSION_DATA_DIR")
-            .env_remove("AIDER_ANALYTICS_LOG")
-            .env_remove("MUX_ROOT")
-            .env_remove("XUM_ROOT")
-            .env_remove("MEEPT_HOME")
-            .env_remove("REASONIX_STATE_HOME")
-            .env_remove("REASONIX_HOME")
-            .env_remove("LINGTAI_HOME")
-            .env_remove("LINGTAI_TUI_HOME")
-            .env_remove("KIMI_CODE_HOME")
-            .env_remove("MIMOCODE_HOME")
-            .env_remove("MIMOCODE_DB")
-            .env_remove("OPENCLAUDE_CONFIG_DIR")
-            .env_remove("PI_CONFIG_DIR")
-            .env_remove("BEE_RUN_PROVIDER")
             .env("BEE_LOG", "info")
             // Usage days are local days: the tests' zone is fixed.
             .env("TZ", "UTC")
             .env_remove("COLUMNS")
             .env_remove("NO_COLOR");
+        for name in AGENT_PLACES {
+            command.env_remove(name);
+        }
         command
     }
 

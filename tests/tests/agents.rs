@@ -881,6 +881,26 @@ fn cline_counts_every_served_response_once() {
     cline.assert_no_agent_cost("cline");
 }
 
+/// The side-by-side script reads a home alone as a test home is read: it
+/// unsets exactly the variables a test home clears.
+#[test]
+fn the_side_by_side_script_clears_every_place_a_test_home_does() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../contrib/side-by-side/compare.sh");
+    let script = std::fs::read_to_string(script).unwrap();
+    let mut lines = script.lines().skip_while(|line| !line.contains("|| unset "));
+    let mut words = Vec::new();
+    while let Some(line) = lines.next() {
+        let line = line.split("|| unset ").last().unwrap_or(line);
+        words.extend(line.trim_end_matches('\\').split_whitespace().map(str::to_owned));
+        if !line.ends_with('\\') {
+            break;
+        }
+    }
+    let unset: std::collections::BTreeSet<&str> = words.iter().map(String::as_str).collect();
+    let cleared: std::collections::BTreeSet<&str> = bee_tests::AGENT_PLACES.iter().copied().collect();
+    assert_eq!(unset, cleared);
+}
+
 /// Every agent's records in one home, each at its default place: `beectl
 /// agents` finds and reads every one; `usage` (every grouping, offline and
 /// through beed), `quota` and `status` cover each agent; each agent's

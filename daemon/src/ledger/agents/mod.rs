@@ -380,6 +380,11 @@ mod tests {
         }
     }
 
+    /// An environment of `vars` alone, as an agent's `record_dirs` reads it.
+    pub(crate) fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> {
+        move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| std::ffi::OsString::from(value))
+    }
+
     /// Each response once by its key, in Bee's columns: (key, input,
     /// cache writes, cache reads, output, reasoning, total).
     pub(crate) type Row = (String, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
@@ -493,6 +498,27 @@ mod tests {
             head: "",
             record: r#"{"timestamp":179644000@n@.5,"message":{"type":"StatusUpdate","payload":{"context":@skip@,"token_usage":{"input_other":10,"output":5,"input_cache_read":1,"input_cache_creation":0},"message_id":@kept@}}}"#,
             kept: r#""k@n@""#,
+        },
+        LineCase {
+            provider: Provider::Aside,
+            path: "/h/.aside/u/0/sessions/s1/messages.jsonl",
+            head: "",
+            record: r#"{"role":"assistant","timestamp":178860960000@n@,"responseId":"r@n@","content":@skip@,"usage":{"input":@kept@,"output":1}}"#,
+            kept: "5",
+        },
+        LineCase {
+            provider: Provider::Muse,
+            path: "/h/.local/share/muse/sessions/2026/09/18/01a0b7d1-b7af-7de2-8369-4f4815ae1d72/session.jsonl",
+            head: "",
+            record: r#"{"id":"e@n@","stream":{"id":"s1"},"recorded_at":178979045589639@n@,"payload_type":"runtime.session","payload":{"kind":"run","text":@skip@,"event":{"kind":"model_completed","model":"m","usage":{"input_tokens":@kept@,"output_tokens":1}}}}"#,
+            kept: "5",
+        },
+        LineCase {
+            provider: Provider::KimiCode,
+            path: "/h/.kimi-code/sessions/wd_app/session_s1/agents/main/wire.jsonl",
+            head: "",
+            record: r#"{"type":"usage.record","model":"a","prompt":@skip@,"usage":{"inputOther":@kept@,"output":1},"time":178290000000@n@}"#,
+            kept: "5",
         },
         LineCase {
             provider: Provider::Codex,

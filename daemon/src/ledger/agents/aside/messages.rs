@@ -124,7 +124,7 @@ fn counters(usage: &Value) -> Counters {
 mod tests {
     use super::*;
     use crate::ledger::agents::read_log_at;
-    use crate::ledger::agents::tests::{noted, responses_of, rows, tiny_items};
+    use crate::ledger::agents::tests::{responses_of, rows};
     use crate::ledger::stored::responses::ResponseWrite;
 
     const PATH: &str = "/h/.aside/u/0/sessions/2026-09-05_one/messages.jsonl";
@@ -239,33 +239,5 @@ mod tests {
         assert_eq!(read_at("messages.jsonl", &log).0.len(), 0, "a place that names no session");
         assert_eq!(read_at("/h/.aside/u/0/memory/messages.jsonl", &log).0.len(), 0);
         assert_eq!(read(""), (Vec::new(), 0), "an empty transcript");
-    }
-
-    /// Millions of tiny items where the reader does not look are read
-    /// past; in usage it reads, the line is passed over and named, and the
-    /// transcript reads on; a line over the line bound is never parsed.
-    #[test]
-    fn tiny_items_and_oversized_lines_are_passed_over() {
-        let junk = tiny_items(1_500_000);
-        let line = |content: &str, input: &str, id: u32| {
-            format!(
-                r#"{{"role":"assistant","timestamp":1788609600000,"responseId":"r{id}","content":{content},"usage":{{"input":{input},"output":1}}}}"#
-            ) + "\n"
-        };
-        let _ = noted();
-        assert_eq!(read(&line(&junk, "5", 1)).0.len(), 1);
-        assert!(noted().is_empty());
-        let bad = line("[]", &junk, 2);
-        let long = format!("{}\n", " ".repeat(crate::ledger::agents::MAX_LINE_BYTES as usize));
-        let log = format!("{bad}{long}{}", line("[]", "6", 3));
-        let (writes, unparseable) = read(&log);
-        assert_eq!((writes.len(), unparseable), (1, 0));
-        assert_eq!(
-            noted(),
-            [
-                (0, bad.len() as u64, bee_proto::ledger::SkipReason::TooComplex),
-                (bad.len() as u64, long.len() as u64, bee_proto::ledger::SkipReason::OversizedLine)
-            ]
-        );
     }
 }

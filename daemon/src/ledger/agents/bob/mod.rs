@@ -85,13 +85,9 @@ impl Agent for Bob {
 mod tests {
     use super::*;
     use crate::ledger::agents::cline::ui_messages::tests::{read_task, read_task_bytes, started};
+    use crate::ledger::agents::tests::env_of;
     use crate::ledger::agents::tests::rows;
     use serde_json::json;
-    use std::ffi::OsString;
-
-    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-    }
 
     /// A task of Bob's as Roo Code's source writes one (Bob keeps Roo's
     /// `ui_messages.json`): each finished request read exactly, input

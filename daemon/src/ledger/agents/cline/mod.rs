@@ -159,11 +159,7 @@ impl Agent for Cline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsString;
-
-    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-    }
+    use crate::ledger::agents::tests::env_of;
 
     /// Where the CLI keeps its sessions, as it resolves them, and the
     /// classic extension's tasks under every editor on Linux and macOS.

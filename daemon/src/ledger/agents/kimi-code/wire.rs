@@ -145,7 +145,7 @@ fn name_of(path: &Path) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::agents::tests::{noted, responses_of, rows, tiny_items};
+    use crate::ledger::agents::tests::{responses_of, rows};
     use crate::ledger::agents::{LogParser, read_log_at};
     use crate::ledger::stored::evidence::FileOffset;
     use crate::ledger::stored::responses::ResponseWrite;
@@ -310,35 +310,6 @@ mod tests {
         assert_eq!(
             (t.input_tokens, t.output_tokens, t.cache_read_input_tokens, t.cache_creation_input_tokens),
             (None, None, None, Some(2))
-        );
-    }
-
-    /// Millions of tiny items where the reader does not look (a request's
-    /// system prompt, a tool call) are read past; in usage it reads, the
-    /// line is passed over and named, and the log reads on; a line over the
-    /// line bound is never parsed.
-    #[test]
-    fn tiny_items_and_oversized_lines_are_passed_over() {
-        let junk = tiny_items(1_500_000);
-        let line = |prompt: &str, input: &str, time: u32| {
-            format!(
-                r#"{{"type":"usage.record","model":"a","prompt":{prompt},"usage":{{"inputOther":{input},"output":1}},"time":178290000{time:04}}}"#
-            ) + "\n"
-        };
-        let _ = noted();
-        assert_eq!(read(&line(&junk, "5", 1)).0.len(), 1);
-        assert!(noted().is_empty());
-        let bad = line("[]", &junk, 2);
-        let long = format!("{}\n", " ".repeat(crate::ledger::agents::MAX_LINE_BYTES as usize));
-        let log = format!("{bad}{long}{}", line("[]", "6", 3));
-        let (writes, unparseable) = read(&log);
-        assert_eq!((writes.len(), unparseable), (1, 0));
-        assert_eq!(
-            noted(),
-            [
-                (0, bad.len() as u64, bee_proto::ledger::SkipReason::TooComplex),
-                (bad.len() as u64, long.len() as u64, bee_proto::ledger::SkipReason::OversizedLine)
-            ]
         );
     }
 }

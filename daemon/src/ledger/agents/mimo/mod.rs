@@ -75,11 +75,11 @@ impl Agent for MiMo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::agents::tests::env_of;
     use crate::ledger::agents::tests::{Row, read_whole, rows};
     use crate::ledger::stored::evidence::AgentState;
     use rusqlite::Connection;
     use serde_json::json;
-    use std::ffi::OsString;
 
     /// MiMo Code's tables as its source creates them (the columns the
     /// reader reads, and those it leaves).
@@ -92,10 +92,6 @@ mod tests {
             PRIMARY KEY (source, source_key));";
 
     const T: i64 = 1_796_700_000_000;
-
-    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-    }
 
     /// An assistant message's `data`, as MiMo Code writes it (no id: it is
     /// the row's).

@@ -168,7 +168,7 @@ fn counters(usage: &Value) -> Counters {
 mod tests {
     use super::*;
     use crate::ledger::agents::read_log_at;
-    use crate::ledger::agents::tests::{noted, responses_of, rows, tiny_items};
+    use crate::ledger::agents::tests::{responses_of, rows};
     use crate::ledger::stored::evidence::Evidence;
     use crate::ledger::stored::responses::ResponseWrite;
 
@@ -330,33 +330,5 @@ mod tests {
         assert_eq!((t.input_tokens, t.output_tokens, t.cache_read_input_tokens), (None, None, None));
         assert_eq!((t.cache_creation_input_tokens, t.reasoning_output_tokens), (None, Some(3)));
         assert_eq!(read(""), (Vec::new(), 0), "an empty journal");
-    }
-
-    /// Millions of tiny items where the reader does not look are read
-    /// past; in usage it reads, the line is passed over and named, and the
-    /// journal reads on; a line over the line bound is never parsed.
-    #[test]
-    fn tiny_items_and_oversized_lines_are_passed_over() {
-        let junk = tiny_items(1_500_000);
-        let line = |text: &str, input: &str, id: u32| {
-            format!(
-                r#"{{"id":"e{id}","stream":{{"id":"s1"}},"recorded_at":1789790455896395,"payload_type":"runtime.session","payload":{{"kind":"run","text":{text},"event":{{"kind":"model_completed","model":"m","usage":{{"input_tokens":{input},"output_tokens":1}}}}}}}}"#
-            ) + "\n"
-        };
-        let _ = noted();
-        assert_eq!(read(&line(&junk, "5", 1)).0.len(), 1);
-        assert!(noted().is_empty());
-        let bad = line("[]", &junk, 2);
-        let long = format!("{}\n", " ".repeat(crate::ledger::agents::MAX_LINE_BYTES as usize));
-        let log = format!("{bad}{long}{}", line("[]", "6", 3));
-        let (writes, unparseable) = read(&log);
-        assert_eq!((writes.len(), unparseable), (1, 0));
-        assert_eq!(
-            noted(),
-            [
-                (0, bad.len() as u64, bee_proto::ledger::SkipReason::TooComplex),
-                (bad.len() as u64, long.len() as u64, bee_proto::ledger::SkipReason::OversizedLine)
-            ]
-        );
     }
 }

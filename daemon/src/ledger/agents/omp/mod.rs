@@ -79,12 +79,8 @@ impl Agent for OhMyPi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::agents::tests::env_of;
     use crate::ledger::agents::tests::{responses, rows};
-    use std::ffi::OsString;
-
-    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-    }
 
     /// omp's header, after the title line newer omp writes first.
     const HEADER: &str = concat!(

@@ -70,18 +70,14 @@ impl Agent for OpenClaude {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::agents::tests::env_of;
     use crate::ledger::agents::tests::{responses, rows};
     use crate::ledger::agents::{LogParser, read_log};
     use crate::ledger::stored::evidence::{Evidence, FileOffset};
     use bee_proto::ledger::LedgerRecord;
     use serde_json::{Value, json};
-    use std::ffi::OsString;
 
     const SESSION: &str = "7c1e5a2b-3d4f-4a6b-8c9d-0e1f2a3b4c5d";
-
-    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-    }
 
     fn prompt(at: &str) -> Value {
         json!({"parentUuid": null, "isSidechain": false, "type": "user", "sessionId": SESSION, "timestamp": at,
