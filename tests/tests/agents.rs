@@ -887,9 +887,9 @@ fn cline_counts_every_served_response_once() {
 fn the_side_by_side_script_clears_every_place_a_test_home_does() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../contrib/side-by-side/compare.sh");
     let script = std::fs::read_to_string(script).unwrap();
-    let mut lines = script.lines().skip_while(|line| !line.contains("|| unset "));
+    let lines = script.lines().skip_while(|line| !line.contains("|| unset "));
     let mut words = Vec::new();
-    while let Some(line) = lines.next() {
+    for line in lines {
         let line = line.split("|| unset ").last().unwrap_or(line);
         words.extend(line.trim_end_matches('\\').split_whitespace().map(str::to_owned));
         if !line.ends_with('\\') {
