@@ -83,6 +83,8 @@ named! {
         OpenClaude => "openclaude",
         Bob => "bob",
         OhMyPi => "omp",
+        GrokCli => "grok-cli",
+        MistralVibe => "vibe",
     }
 }
 
@@ -148,9 +150,13 @@ impl Provider {
             Provider::Codex | Provider::Gemini | Provider::Qwen | Provider::Agy => (false, true, true),
             Provider::Copilot | Provider::CopilotVsCode | Provider::Devin => (false, true, false),
             Provider::Zed => (true, true, false),
-            Provider::Goose | Provider::Codebuff | Provider::Crush | Provider::Cursor | Provider::Aider => {
-                (false, false, false)
-            }
+            Provider::Goose
+            | Provider::Codebuff
+            | Provider::Crush
+            | Provider::Cursor
+            | Provider::Aider
+            | Provider::GrokCli
+            | Provider::MistralVibe => (false, false, false),
             Provider::ZCode | Provider::Aside | Provider::Muse | Provider::MiMo => (true, true, true),
             // Meept writes 0 for a reasoning or cache-write count not reported.
             Provider::Meept => (false, true, false),

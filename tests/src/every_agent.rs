@@ -223,6 +223,8 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         &at(".config/IBM Bob/User/globalStorage/ibm.bob-code/tasks/1796330000000/ui_messages.json"),
         &bob_task().to_string(),
     );
+    write_grok_cli(&at(".grok/grok.db"));
+    write_vibe(root);
     let expect = |agent, responses, leaves_calls_out| Expected { agent, responses, leaves_calls_out };
     vec![
         expect("claude", 1, false),
@@ -287,6 +289,10 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         expect("openclaude", 1, false),
         expect("omp", 3, true),
         expect("bob", 2, true),
+        // A turn's total and a title call, each one entry.
+        expect("grok-cli", 2, true),
+        // A 2.x session's and a 3.x session's running totals, one entry each.
+        expect("vibe", 2, true),
     ]
 }
 
@@ -353,6 +359,47 @@ fn write_mimo(path: &Path) {
              INSERT INTO external_import VALUES ('cc', 'u1', 'ses_cc', '/x.jsonl', 1, 1796119203000, '[\"cc1\"]');"
         ),
     );
+}
+
+/// Grok CLI's store: a user turn's total, and its title call.
+fn write_grok_cli(path: &Path) {
+    database(
+        path,
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, title TEXT, model TEXT NOT NULL,
+            mode TEXT NOT NULL, cwd_at_start TEXT NOT NULL, cwd_last TEXT NOT NULL, status TEXT NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+         CREATE TABLE usage_events (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, message_seq INTEGER,
+            source TEXT NOT NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0, total_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_micros INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL);
+         INSERT INTO sessions VALUES ('s-1', 'w1', NULL, 'grok-4.3', 'agent', '/home/dev/app', '/home/dev/app', 'active',
+            '2026-12-01T09:59:00.000Z', '2026-12-01T10:00:00.000Z');
+         INSERT INTO usage_events (session_id, source, model, input_tokens, output_tokens, total_tokens, cost_micros,
+            created_at) VALUES
+            ('s-1', 'message', 'grok-4.3', 48200, 1350, 49550, 63625, '2026-12-01T10:00:00.000Z'),
+            ('s-1', 'title', 'grok-4-1-fast-non-reasoning', 410, 12, 422, 0, '2026-12-01T10:00:01.000Z');",
+    );
+}
+
+/// Mistral Vibe's sessions: a 2.x session's `meta.json` and a 3.x
+/// session's store (its running totals in a generation's projection).
+fn write_vibe(root: &Path) {
+    let logs = root.join(".vibe/logs/session");
+    let old = json!({"session_id": "aaaaaaaa-1111-4111-8111-000000000001", "parent_session_id": null,
+        "start_time": "2026-12-01T09:00:00.000000+00:00", "end_time": "2026-12-01T09:05:00+00:00",
+        "environment": {"working_directory": "/home/dev/app"},
+        "stats": {"steps": 3, "session_prompt_tokens": 5022, "session_completion_tokens": 105, "session_cached_tokens": 2000},
+        "config": {"active_model": "mistral-medium-3.5",
+            "models": {"mistral-medium-3.5": {"name": "mistral-vibe-cli-latest", "alias": "mistral-medium-3.5"}}}});
+    write_quiet(&logs.join("session_20261201_090000_aaaaaaaa/meta.json"), &old.to_string());
+    let id = "bbbbbbbb-2222-4222-8222-000000000002";
+    let store = logs.join("unified").join(id);
+    let projection = json!({"session_id": id, "snapshot": {"session": {"id": id, "createdAt": 1_796_115_600_000_i64,
+        "tokenUsage": {"inputTokens": 3022, "cachedInputTokens": 1200, "outputTokens": 103, "totalTokens": 3125}}}});
+    write_quiet(&store.join("generations/0000000000000008/projection-state.json"), &projection.to_string());
+    let meta = json!({"session_id": id, "environment": {"working_directory": "/home/dev/app"},
+        "config": {"active_model": "mistral-medium-3.5", "model_name": "mistral-vibe-cli-latest"}});
+    write_quiet(&store.join("meta.json"), &meta.to_string());
 }
 
 /// A Cline-family task's request, its counters as `info`.

@@ -169,6 +169,7 @@ pub const AGENT_PLACES: &[&str] = &[
     "MIMOCODE_DB",
     "OPENCLAUDE_CONFIG_DIR",
     "PI_CONFIG_DIR",
+    "VIBE_HOME",
     "BEE_RUN_PROVIDER",
 ];
 

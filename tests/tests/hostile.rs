@@ -174,6 +174,11 @@ fn plant_hostile(home: &TestHome) {
             ),
         ),
         (
+            ".vibe/logs/session/session_20261202_000000_0bad/meta.json".to_owned(),
+            ".vibe/logs/session/session_20261202_000000_0long/meta.json".to_owned(),
+            (&b"{\"session_id\":\"0bad\",\"stats\":{\"session_prompt_tokens\":"[..], &b"}}"[..]),
+        ),
+        (
             ".mux/sessions/ws-hostile/session-usage.json".to_owned(),
             ".mux/sessions/ws-long/session-usage.json".to_owned(),
             (&b"{\"version\":1,\"byModel\":{\"m\":"[..], &b"}}"[..]),
@@ -247,6 +252,11 @@ fn plant_hostile(home: &TestHome) {
          VALUES ('2026-12-01T09:05:00Z', 'openai', ?1, 'convC', 5)",
     );
     add(
+        ".grok/grok.db",
+        "INSERT INTO usage_events (session_id, source, model, input_tokens, output_tokens, total_tokens, created_at) \
+         VALUES ('s-1', 'message', ?1, 5, 1, 6, '2026-12-01T10:05:00.000Z')",
+    );
+    add(
         ".zcode/cli/db/db.sqlite",
         "INSERT INTO model_usage VALUES ('mu-bad', 'sess-1', 't', ?1, 1, 1, 0, 0, 0, 1796115650000, 1796115651000, 2)",
     );
@@ -306,10 +316,11 @@ fn assert_every_good_record_counted(home: &TestHome, expected: &[Expected]) {
     for agent in expected {
         let report =
             parse_json_line(&home.beectl(&["usage", "--provider", agent.agent, "--since", "2026-01-01"]).stdout);
-        // Goose's, Hermes's, Copilot in VS Code's, Copilot CLI's, Meept's
-        // and ZCode's hostile rows are sessions or calls with good counters
-        // and a hostile model config or name: counted, their model unknown.
-        let hostile_model = ["goose", "hermes", "copilot-vs", "copilot", "meept", "zcode"];
+        // Goose's, Hermes's, Copilot in VS Code's, Copilot CLI's, Meept's,
+        // ZCode's and Grok CLI's hostile rows are sessions or calls with
+        // good counters and a hostile model config or name: counted, their
+        // model unknown.
+        let hostile_model = ["goose", "hermes", "copilot-vs", "copilot", "meept", "zcode", "grok-cli"];
         let responses = agent.responses + u64::from(hostile_model.contains(&agent.agent));
         assert_eq!(report["totals"]["responses"], responses, "{}: {report}", agent.agent);
     }
@@ -370,7 +381,7 @@ fn hostile_records_in_every_agent_folder_cost_only_themselves() {
         assert!(named(summary, agent, "oversized_line"), "{agent}'s long line named: {summary}");
     }
     let documents =
-        ["amp", "droid", "codebuff", "devin", "mux", "cline", "roo", "kilocode", "continue", "augment", "bob"];
+        ["amp", "droid", "codebuff", "devin", "mux", "cline", "roo", "kilocode", "continue", "augment", "bob", "vibe"];
     for agent in ["cursor", "zed"] {
         assert!(named(summary, agent, "too_complex"), "{agent}'s tiny items named: {summary}");
     }

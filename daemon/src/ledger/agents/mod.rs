@@ -37,6 +37,8 @@ pub mod devin;
 pub mod droid;
 pub mod gemini;
 pub mod goose;
+#[path = "grok-cli/mod.rs"]
+pub mod grok_cli;
 pub mod hermes;
 pub mod junie;
 pub mod kilo;
@@ -61,6 +63,7 @@ pub mod reasonix;
 pub mod roo;
 pub(crate) mod skipped;
 pub(crate) mod sparse;
+pub mod vibe;
 pub mod whole;
 pub mod zcode;
 pub mod zed;
@@ -124,6 +127,8 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::OpenClaude => &openclaude::OpenClaude,
         Provider::Bob => &bob::Bob,
         Provider::OhMyPi => &omp::OhMyPi,
+        Provider::GrokCli => &grok_cli::GrokCli,
+        Provider::MistralVibe => &vibe::MistralVibe,
     }
 }
 
