@@ -77,7 +77,19 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
             ('m1_copy', 'ses_fork', 2, 1796119202000, '{message}');"
     );
     database(&at(".local/share/opencode/opencode.db"), &rows);
-    database(&at(".local/share/kilo/kilo.db"), &rows);
+    // Kilo's database, shared by its CLI and Kilo Code's newer extension,
+    // with a legacy task the extension imported (provider and model
+    // `legacy`, no tokens): that task's responses are `kilocode`'s, never Kilo's.
+    let imported = json!({"role": "assistant", "providerID": "legacy", "modelID": "legacy", "mode": "code",
+        "agent": "main", "path": {"cwd": "/home/dev/app", "root": "/home/dev/app"}, "cost": 0,
+        "time": {"created": 1_796_320_000_500_i64, "completed": 1_796_320_000_500_i64},
+        "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}})
+    .to_string();
+    let kilo = format!(
+        "{rows} INSERT INTO session VALUES ('ses_legacy', '/home/dev/app');
+         INSERT INTO message VALUES ('msg_legacy', 'ses_legacy', 1796320000500, 1796320000500, '{imported}');"
+    );
+    database(&at(".local/share/kilo/kilo.db"), &kilo);
     write_quiet(&at(".copilot/otel/copilot-2026-12-01.jsonl"), &text("copilot-otel.jsonl"));
     write_copilot_store(&at(".copilot/session-store.db"));
     write_quiet(&at(".kimi/sessions/2b9f/5e1c-session/wire.jsonl"), &text("kimi-wire.jsonl"));
@@ -101,7 +113,18 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
          INSERT INTO sessions VALUES
             ('g1', '2026-12-01 09:00:00', 'openai', '{\"model_name\":\"gpt-5.1\"}', 3300, 3200, 100, 9400, 9100, 300),
             ('g2', '2026-12-01 11:00:00', 'openai', '{\"model_name\":\"gpt-5.1\"}', 800, 700, 100, 800, 700, 100),
-            ('g3', '2026-12-01 12:00:00', 'claude-code', '{\"model_name\":\"sonnet\"}', 90, 60, 30, 90, 60, 30);",
+            ('g3', '2026-12-01 12:00:00', 'claude-code', '{\"model_name\":\"sonnet\"}', 90, 60, 30, 90, 60, 30);
+         CREATE TABLE usage_ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,
+            created_timestamp INTEGER NOT NULL, model TEXT, input_tokens INTEGER, output_tokens INTEGER,
+            total_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER, cost REAL,
+            cost_source TEXT, is_compaction INTEGER DEFAULT 0);
+         CREATE INDEX idx_usage_ledger_session ON usage_ledger(session_id);
+         INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, output_tokens, total_tokens,
+            cache_read_tokens, cache_write_tokens, cost, cost_source) VALUES
+            ('g1', 1796119200, NULL, 5800, 200, 6000, 0, 0, NULL, 'carried_forward'),
+            ('g1', 1796119200, 'gpt-5.1', 2000, 50, 2050, 1500, NULL, 0.01, 'estimated'),
+            ('g1', 1796119260, 'gpt-5.1', 1300, 50, 1350, 1200, NULL, 0.01, 'estimated'),
+            ('g3', 1796122800, 'sonnet', 60, 30, 90, 0, 0, 0.01, 'provider_reported');",
     );
     database(
         &at(".hermes/state.db"),
@@ -237,7 +260,9 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         expect("copilot", 5, false),
         expect("amp", 4, false),
         expect("droid", 1, true),
-        expect("goose", 2, true),
+        // Session g1's three ledger rows (the first carries its totals from
+        // before the ledger), g2's totals; g3 is Claude Code's own calls.
+        expect("goose", 4, true),
         expect("kilo", 1, true),
         expect("kimi", 3, false),
         expect("codebuff", 3, false),

@@ -2,14 +2,15 @@
 //! configured with (`model_config_json.model_name`), when it was created,
 //! the last call's tokens (`input_tokens`, `output_tokens`,
 //! `total_tokens`) and the session's running totals (`accumulated_*`).
-//! Goose keeps no record of its calls one by one, so a session is one
-//! entry in the ledger, keyed by the session, its counters the running
-//! totals (the last call's, for a session from before Goose kept them),
-//! dated when the session was created. Goose keeps no cache counters: its
-//! input is the provider's prompt count, whatever part of it was cached.
-//! A session whose provider is another agent's CLI (`claude-code`,
-//! `codex`, `gemini-cli`) is that agent's usage, counted from its own
-//! records.
+//! A session the `usage_ledger` table does not cover (a database from
+//! before it, or a session with no call since) has no record of its calls
+//! one by one, so it is one entry in the ledger, keyed by the session, its
+//! counters the running totals (the last call's, for a session from
+//! before Goose kept them), dated when the session was created. These
+//! totals split off no cache: their input is the provider's prompt count,
+//! whatever part of it was cached. A session whose provider is another
+//! agent's CLI (`claude-code`, `codex`, `gemini-cli`) is that agent's
+//! usage, counted from its own records.
 //!
 //! Of `model_config_json` only `model_name` is read, and only within the
 //! bound of a database value: a longer one is passed over and named by its
@@ -23,12 +24,22 @@ use crate::ledger::agents::lines::{Found, text, wrapped_agent};
 use crate::ledger::agents::sparse::keep;
 use crate::ledger::agents::whole::{column_count, column_json, column_text, column_time_ms, column_within};
 
-/// The columns read, in order; `model_config_json` by its length first
+/// The columns read of every session (a database without
+/// `usage_ledger`), in order; `model_config_json` by its length first
 /// ([`column_within`]).
 pub(crate) const QUERY: &str = "SELECT id, created_at, input_tokens, output_tokens, total_tokens,
         accumulated_input_tokens, accumulated_output_tokens, accumulated_total_tokens, provider_name,
         octet_length(model_config_json), CASE WHEN octet_length(model_config_json) <= ?1 THEN model_config_json END
    FROM sessions";
+
+/// [`QUERY`] of the sessions `usage_ledger` holds no row of: the others'
+/// spend is read from their rows ([`super::ledger`]), their running totals
+/// being those rows' sum.
+pub(crate) const UNCOVERED_QUERY: &str = "SELECT id, created_at, input_tokens, output_tokens, total_tokens,
+        accumulated_input_tokens, accumulated_output_tokens, accumulated_total_tokens, provider_name,
+        octet_length(model_config_json), CASE WHEN octet_length(model_config_json) <= ?1 THEN model_config_json END
+   FROM sessions s
+  WHERE NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.session_id = s.id)";
 
 keep! {
     /// What is read of a session's `model_config_json`.
@@ -52,13 +63,19 @@ pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) 
         return true;
     }
     let Some(at_ms) = column_time_ms(row, 1) else { return false };
-    // A config passed over leaves the model unknown: the session's
-    // counters are columns of their own, and still read.
-    let config: Option<Value> = column_json(column_within(row, 9), &CONFIG, path, &format_args!("session {session}"));
-    let model = config.as_ref().and_then(|config| text(config, "/model_name"));
+    let model = configured_model(row, 9, path, session);
     found.session(session, None);
-    found.response(format!("session\u{1f}{session}"), session, at_ms, model, counters);
+    found.response(format!("session\u{1f}{session}"), session, at_ms, model.as_deref(), counters);
     true
+}
+
+/// The model a session's `model_config_json` names, that value selected
+/// from column `at` by its length first ([`column_within`]). A config
+/// passed over (named by its length) leaves the model unknown: the
+/// session's counters are columns of their own, and still read.
+pub(crate) fn configured_model(row: &rusqlite::Row<'_>, at: usize, path: &Path, session: &str) -> Option<String> {
+    let config: Option<Value> = column_json(column_within(row, at), &CONFIG, path, &format_args!("session {session}"));
+    config.as_ref().and_then(|config| text(config, "/model_name")).map(str::to_owned)
 }
 
 #[cfg(test)]

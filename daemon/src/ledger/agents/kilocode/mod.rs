@@ -1,9 +1,13 @@
 //! Kilo Code's legacy editor extension (up to 5.x): its tasks
 //! (`<editor>/User/globalStorage/kilocode.kilo-code/tasks/<id>/
 //! ui_messages.json`), Roo Code's format as Kilo Code forked it, read by
-//! Cline's reader of it ([`ui_messages`]). Its newer extension and CLI keep
-//! OpenCode's database instead (`../kilo/`). `README.md` beside this file
-//! describes the format as read from its source.
+//! Cline's reader of it ([`ui_messages`]). Its newer extension (7.x, built
+//! on Kilo's CLI) keeps no store of its own: it runs the CLI it bundles
+//! (`kilo serve`), which writes the CLI's own database
+//! (`$XDG_DATA_HOME/kilo/kilo.db`, shared with the CLI), so its responses
+//! are the `kilo` agent's (`../kilo/`) and are not read here a second
+//! time. `README.md` beside this file describes both, as read from their
+//! source.
 
 use bee_proto::ledger::Provider;
 
@@ -75,6 +79,35 @@ mod tests {
         let found: Vec<_> = rows(Provider::KiloCode, &writes).into_iter().map(|r| (r.1, r.2, r.3, r.4, r.6)).collect();
         assert_eq!(found, [(s(5000), s(0), s(4000), s(60), s(9060)), (s(1000), s(0), s(4000), s(60), s(5060))]);
         assert!(writes.iter().all(|w| w.agent_cost_usd == Some(0.02)));
+    }
+
+    /// The newer extension's responses are in the database it shares
+    /// with Kilo's CLI, which the `kilo` agent reads: this agent looks in
+    /// none of the directories that hold it and claims no file of it, so
+    /// each of its responses is read once, as Kilo's.
+    #[test]
+    fn the_newer_extensions_database_is_read_once_as_kilos() {
+        use crate::ledger::agents::kilo::Kilo;
+        use crate::ledger::agents::tests::env_of;
+        for env in [env_of(&[("HOME", "/h")]), env_of(&[("HOME", "/h"), ("XDG_DATA_HOME", "/x")])] {
+            let shared = Kilo.record_dirs(&env);
+            assert_eq!(shared.len(), 1);
+            assert!(
+                KILO_CODE
+                    .record_dirs(&env)
+                    .iter()
+                    .all(|dir| !dir.starts_with(&shared[0]) && !shared[0].starts_with(dir)),
+                "{shared:?}"
+            );
+            let database = shared[0].join("kilo.db");
+            assert!(Kilo.is_record_file(&database) && !KILO_CODE.is_record_file(&database));
+        }
+        // Nor a database beside its tasks in an editor's global storage,
+        // where the extension keeps none (a copy there is nobody's).
+        let storage = Path::new("/h/.config/Code/User/globalStorage/kilocode.kilo-code");
+        assert!(!KILO_CODE.is_record_file(&storage.join("kilo.db")));
+        let dirs = KILO_CODE.record_dirs(&|name: &str| (name == "HOME").then(|| OsString::from("/h")));
+        assert!(dirs.iter().all(|dir| dir.ends_with("tasks")));
     }
 
     #[test]

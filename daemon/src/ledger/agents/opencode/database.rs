@@ -276,6 +276,13 @@ fn response(message: &Value, session: &str, session_started: Option<i64>, found:
         return;
     }
     let model = text(message, "/modelID");
+    // Kilo Code's newer extension imports its legacy tasks into Kilo's
+    // database as messages of provider and model `legacy` with no tokens
+    // (`packages/kilo-vscode/src/legacy-migration/sessions/lib/messages.ts`):
+    // those responses are the `kilocode` agent's, read from its tasks.
+    if provider == "legacy" && model == Some("legacy") && served.iter().all(|counter| counter.unwrap_or(0) == 0) {
+        return;
+    }
     let spelled = spelled(&[
         counters.input_tokens,
         counters.output_tokens,
