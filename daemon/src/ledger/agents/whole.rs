@@ -279,6 +279,33 @@ pub(crate) fn column_json(
     }
 }
 
+/// The names of the columns `table` has; none when there is no such
+/// table (a database from before its agent made it).
+pub(crate) fn columns_of(connection: &Connection, table: &str) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let mut statement = connection.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = statement.query_map([table], |row| row.get::<_, String>(0))?;
+    names.collect()
+}
+
+/// `columns` (each a name, and whether it is text) as select items of the
+/// table `alias` names (`""`: none): a column the table lacks (`present`
+/// says which it has) as `NULL`, a text column only within the bound the
+/// query binds as `?2`, so SQLite never reads a longer one into memory.
+pub(crate) fn bounded_columns(
+    columns: &[(&str, bool)],
+    present: &std::collections::HashSet<String>,
+    alias: &str,
+) -> Vec<String> {
+    columns
+        .iter()
+        .map(|&(name, text)| match (present.contains(name), text) {
+            (false, _) => "NULL".to_owned(),
+            (true, false) => format!("{alias}{name}"),
+            (true, true) => format!("CASE WHEN octet_length({alias}{name}) <= ?2 THEN {alias}{name} END"),
+        })
+        .collect()
+}
+
 /// A column holding a count: a non-negative integer, else unknown.
 pub(crate) fn column_count(row: &rusqlite::Row<'_>, column: usize) -> Option<u64> {
     row.get_ref(column).ok()?.as_i64().ok().and_then(|n| u64::try_from(n).ok())

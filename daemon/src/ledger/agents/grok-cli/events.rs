@@ -28,13 +28,15 @@
 use bee_proto::ledger::Provider;
 use bee_proto::ledger::bounds::MAX_TEXT_BYTES;
 use bee_proto::usage::Counters;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
 
 use crate::ledger::agents::lines::{Beside, Found, LastName, decode_state, encode_state};
-use crate::ledger::agents::whole::{column_count, column_text, column_time_ms, open_read_only};
+use crate::ledger::agents::whole::{
+    bounded_columns, column_count, column_text, column_time_ms, columns_of, open_read_only,
+};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// The database's file name, in `~/.grok/`.
@@ -138,24 +140,12 @@ fn read_events(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rus
     Ok(refused)
 }
 
-/// The names of the columns `table` has; none when there is no such table.
-fn columns_of(connection: &Connection, table: &str) -> rusqlite::Result<HashSet<String>> {
-    let mut statement = connection.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    let names = statement.query_map([table], |row| row.get::<_, String>(0))?;
-    names.collect()
-}
-
 /// [`COLUMNS`] as a select list: a column the table lacks as `NULL`, a
 /// text column within the bound `?2`; then the session id's length, and
 /// the session's starting directory where the database keeps it.
 fn select_list(present: &HashSet<String>, joined: bool) -> String {
-    let selected: Vec<String> = COLUMNS
-        .iter()
-        .map(|&(name, text)| match (present.contains(name), text) {
-            (false, _) => "NULL".to_owned(),
-            (true, false) => format!("u.{name}"),
-            (true, true) => format!("CASE WHEN octet_length(u.{name}) <= ?2 THEN u.{name} END"),
-        })
+    let selected: Vec<String> = bounded_columns(&COLUMNS, present, "u.")
+        .into_iter()
         .chain([
             if present.contains("session_id") { "octet_length(u.session_id)" } else { "NULL" }.to_owned(),
             if joined { "CASE WHEN octet_length(s.cwd_at_start) <= ?2 THEN s.cwd_at_start END" } else { "NULL" }
@@ -215,6 +205,7 @@ mod tests {
     use crate::ledger::agents::tests::{database, responses_of, rows};
     use crate::ledger::stored::evidence::SessionProject;
     use crate::ledger::stored::responses::ResponseWrite;
+    use rusqlite::Connection;
 
     /// Grok CLI's tables as its migrations create them (`src/storage/migrations.ts`,
     /// the columns read and those beside them).

@@ -32,13 +32,15 @@
 use bee_proto::ledger::Provider;
 use bee_proto::ledger::bounds::MAX_TEXT_BYTES;
 use bee_proto::usage::Counters;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
 
 use crate::ledger::agents::lines::{Found, LastName, decode_state, encode_state};
-use crate::ledger::agents::whole::{column_count, column_text, column_time_ms, open_read_only};
+use crate::ledger::agents::whole::{
+    bounded_columns, column_count, column_text, column_time_ms, columns_of, open_read_only,
+};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// The metrics database's file name, in Meept's home.
@@ -137,23 +139,11 @@ fn read_calls(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rusq
     Ok(refused)
 }
 
-/// The names of the columns `table` has; none when there is no such table.
-fn columns_of(connection: &Connection, table: &str) -> rusqlite::Result<HashSet<String>> {
-    let mut statement = connection.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    let names = statement.query_map([table], |row| row.get::<_, String>(0))?;
-    names.collect()
-}
-
 /// [`COLUMNS`] as a select list: a column the table lacks as `NULL`, a
 /// text column within the bound `?2`; then the session id's length.
 fn select_list(present: &HashSet<String>) -> String {
-    let selected: Vec<String> = COLUMNS
-        .iter()
-        .map(|&(name, text)| match (present.contains(name), text) {
-            (false, _) => "NULL".to_owned(),
-            (true, false) => name.to_owned(),
-            (true, true) => format!("CASE WHEN octet_length({name}) <= ?2 THEN {name} END"),
-        })
+    let selected: Vec<String> = bounded_columns(&COLUMNS, present, "")
+        .into_iter()
         .chain([if present.contains("session_id") { "octet_length(session_id)" } else { "NULL" }.to_owned()])
         .collect();
     selected.join(", ")
@@ -250,6 +240,7 @@ mod tests {
     use super::*;
     use crate::ledger::agents::tests::{database, responses_of};
     use crate::ledger::stored::responses::ResponseWrite;
+    use rusqlite::Connection;
 
     /// `llm_calls` as Meept creates it (its `store.go`, and tokscale's
     /// fixture of the same contract).

@@ -27,13 +27,15 @@
 use bee_proto::ledger::Provider;
 use bee_proto::ledger::bounds::MAX_TEXT_BYTES;
 use bee_proto::usage::Counters;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use crate::ledger::agents::lines::{Found, LastName, decode_state, encode_state};
-use crate::ledger::agents::whole::{column_count, column_text, column_time_ms, open_read_only};
+use crate::ledger::agents::whole::{
+    bounded_columns, column_count, column_text, column_time_ms, columns_of, open_read_only,
+};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
 /// The database's file name, in `~/.zcode/cli/db/`.
@@ -167,24 +169,12 @@ fn read_requests(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> r
     Ok(refused)
 }
 
-/// The names of the columns `table` has; none when there is no such table.
-fn columns_of(connection: &Connection, table: &str) -> rusqlite::Result<HashSet<String>> {
-    let mut statement = connection.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    let names = statement.query_map([table], |row| row.get::<_, String>(0))?;
-    names.collect()
-}
-
 /// [`COLUMNS`] as a select list: a column the table lacks as `NULL`, a
 /// text column within the bound `?2`; then the session's directory, where
 /// the database keeps it.
 fn select_list(present: &HashSet<String>, has_directory: bool) -> String {
-    let selected: Vec<String> = COLUMNS
-        .iter()
-        .map(|&(name, text)| match (present.contains(name), text) {
-            (false, _) => "NULL".to_owned(),
-            (true, false) => format!("u.{name}"),
-            (true, true) => format!("CASE WHEN octet_length(u.{name}) <= ?2 THEN u.{name} END"),
-        })
+    let selected: Vec<String> = bounded_columns(&COLUMNS, present, "u.")
+        .into_iter()
         .chain([if has_directory { "CASE WHEN octet_length(s.directory) <= ?2 THEN s.directory END" } else { "NULL" }
             .to_owned()])
         .collect();
@@ -255,6 +245,7 @@ mod tests {
     use crate::ledger::agents::tests::{database, responses_of, rows};
     use crate::ledger::stored::evidence::SessionProject;
     use crate::ledger::stored::responses::ResponseWrite;
+    use rusqlite::Connection;
 
     /// ZCode CLI's tables as its database (v0.14.8) has them, the columns
     /// read and a few beside them (codeburn's and tokscale's fixtures of
