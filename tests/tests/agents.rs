@@ -416,8 +416,9 @@ fn assert_turns_measured_by_own_hooks(driven: &Driven, hooks: OwnHooks, keep: im
     let row = quota_of(&quota, agent);
     assert!(row["agentTimeMs"].as_u64().is_some_and(|ms| ms > 0), "the hooks timed the turns: {quota}");
     assert!(row["derived"].is_null() || row["derived"]["turns"] == 0, "a measured turn is not derived too: {quota}");
-    let ingested = driven.beectl(&["ingest"]);
-    assert!(ingested["summary"]["recordsAppended"].as_u64().is_some_and(|n| n > 0), "{ingested}");
+    // Whatever beed's own pass read of the records already, one more reads
+    // the rest: every served response once.
+    driven.beectl(&["ingest"]);
     driven.reports(agent, &driven.mock.served_usage_of(keep), &["cacheCreationInputTokens"]);
 
     // The agent may rewrite its own settings (Qwen Code adds its `$version`):
