@@ -279,6 +279,55 @@ pub(crate) fn column_json(
     }
 }
 
+/// Where a reader of a table read in rowid order stopped: the last row it
+/// read and that row's time, so that a database made anew (the row gone,
+/// or another in its place) is read again from its start.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RowidResume {
+    pub(crate) last: Option<LastRow>,
+}
+
+/// A row read: its rowid and its time (ms, where it has one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LastRow {
+    pub(crate) row: i64,
+    pub(crate) at_ms: Option<i64>,
+}
+
+impl RowidResume {
+    /// Forgets the last row when `table`'s row of that rowid no longer has
+    /// its time (`time`: the column that holds it, read within the text
+    /// bound; `None` where the table has none).
+    pub(crate) fn check(&mut self, snapshot: &Connection, table: &str, time: Option<&str>) -> rusqlite::Result<()> {
+        use rusqlite::OptionalExtension;
+        let Some(last) = self.last else { return Ok(()) };
+        // The bound is bound as `?2` either way.
+        let time = time.map_or_else(
+            || "NULLIF(?2, ?2)".to_owned(),
+            |column| format!("CASE WHEN octet_length({column}) <= ?2 THEN {column} END"),
+        );
+        let bound = bee_proto::ledger::bounds::MAX_TEXT_BYTES as i64;
+        let again = snapshot
+            .query_row(
+                &format!("SELECT {time} FROM {table} WHERE rowid = ?1"),
+                rusqlite::params![last.row, bound],
+                |row| Ok(column_time_ms(row, 0)),
+            )
+            .optional()?;
+        if again != Some(last.at_ms) {
+            self.last = None;
+        }
+        Ok(())
+    }
+
+    /// The rowid the next read starts after.
+    pub(crate) fn after(&self) -> i64 {
+        self.last.map_or(i64::MIN, |last| last.row)
+    }
+}
+
 /// The names of the columns `table` has; none when there is no such
 /// table (a database from before its agent made it).
 pub(crate) fn columns_of(connection: &Connection, table: &str) -> rusqlite::Result<std::collections::HashSet<String>> {

@@ -28,14 +28,13 @@
 use bee_proto::ledger::Provider;
 use bee_proto::ledger::bounds::MAX_TEXT_BYTES;
 use bee_proto::usage::Counters;
-use rusqlite::{OptionalExtension, params};
-use serde::{Deserialize, Serialize};
+use rusqlite::params;
 use std::collections::HashSet;
 use std::path::Path;
 
 use crate::ledger::agents::lines::{Beside, Found, LastName, decode_state, encode_state};
 use crate::ledger::agents::whole::{
-    bounded_columns, column_count, column_text, column_time_ms, columns_of, open_read_only,
+    LastRow, RowidResume, bounded_columns, column_count, column_text, column_time_ms, columns_of, open_read_only,
 };
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
@@ -59,21 +58,6 @@ const COLUMNS: [(&str, bool); 7] = [
     ("created_at", true),
 ];
 
-/// Where the reader stopped: the last row it read.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Resume {
-    last: Option<LastRow>,
-}
-
-/// A row read: its rowid and its time (ms, where it has one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LastRow {
-    row: i64,
-    at_ms: Option<i64>,
-}
-
 /// Whether `path` is Grok CLI's database (by name).
 pub(super) fn is_database(path: &Path) -> bool {
     path.file_name().is_some_and(|name| name == DATABASE)
@@ -83,40 +67,24 @@ pub(super) fn is_database(path: &Path) -> bool {
 /// says the last pass stopped: their evidence, where it stops now, and how
 /// many rows were refused.
 pub(super) fn read(path: &Path, state: &AgentState, out: &mut Vec<Evidence>) -> std::io::Result<(AgentState, u64)> {
-    let mut resume: Resume = decode_state(state);
+    let mut resume: RowidResume = decode_state(state);
     let refused = read_events(path, &mut resume, out).map_err(std::io::Error::other)?;
     Ok((encode_state(&resume), refused))
 }
 
-fn read_events(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rusqlite::Result<u64> {
+fn read_events(path: &Path, resume: &mut RowidResume, out: &mut Vec<Evidence>) -> rusqlite::Result<u64> {
     let connection = open_read_only(path)?;
     // One snapshot of the database, however Grok CLI writes meanwhile.
     let snapshot = connection.unchecked_transaction()?;
     let present = columns_of(&snapshot, EVENTS)?;
     if present.is_empty() {
         // A database before its first migration: nothing yet.
-        *resume = Resume::default();
+        *resume = RowidResume::default();
         return Ok(0);
     }
-    if let Some(last) = resume.last {
-        let time = if present.contains("created_at") {
-            "CASE WHEN octet_length(created_at) <= ?2 THEN created_at END"
-        } else {
-            "NULL"
-        };
-        let again = snapshot
-            .query_row(
-                &format!("SELECT {time} FROM usage_events WHERE rowid = ?1"),
-                params![last.row, MAX_TEXT_BYTES as i64],
-                |row| Ok(column_time_ms(row, 0)),
-            )
-            .optional()?;
-        if again != Some(last.at_ms) {
-            // The row is gone (its session deleted) or another (the
-            // database made anew): read from the start, adding nothing twice.
-            resume.last = None;
-        }
-    }
+    // The last row read gone (its session deleted) or another (the database
+    // made anew): read from the start, adding nothing twice.
+    resume.check(&snapshot, "usage_events", present.contains("created_at").then_some("created_at"))?;
     let sessions = columns_of(&snapshot, "sessions")?;
     let joined = sessions.contains("id") && sessions.contains("cwd_at_start");
     let query = format!(
@@ -126,7 +94,7 @@ fn read_events(path: &Path, resume: &mut Resume, out: &mut Vec<Evidence>) -> rus
     );
     let mut statement = snapshot.prepare(&query)?;
     // 4 KiB: an SQLite integer whatever the platform.
-    let mut rows = statement.query(params![resume.last.map_or(i64::MIN, |last| last.row), MAX_TEXT_BYTES as i64])?;
+    let mut rows = statement.query(params![resume.after(), MAX_TEXT_BYTES as i64])?;
     let (mut session_names, mut models) = (LastName::default(), LastName::default());
     let mut found = Found::new(Provider::GrokCli, &mut session_names, &mut models, out);
     let mut named = HashSet::new();
