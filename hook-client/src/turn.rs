@@ -13,15 +13,17 @@ use std::process::ExitCode;
 use crate::{ledger, prompt};
 
 #[derive(Deserialize)]
-struct Envelope {
+struct Envelope<'a> {
     session_id: Option<String>,
     hook_event_name: Option<String>,
     transcript_path: Option<String>,
     cwd: Option<String>,
     /// What the user submitted: Qwen Code fires `UserPromptSubmit` again,
     /// with an empty prompt, when it sends a tool's result back; that is
-    /// no new turn.
-    prompt: Option<String>,
+    /// no new turn. Borrowed from the input, so a long prompt is never
+    /// copied on the hook's path (only whether it is empty matters).
+    #[serde(borrow)]
+    prompt: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// `bee-hook turn`'s arguments.
@@ -53,7 +55,7 @@ pub(crate) fn mark_of(input: &[u8], now: &str, agent: Provider) -> Option<TurnMa
     if bee_proto::text::utf16_units(text) > bee_proto::delivery::MAX_ENVELOPE_UTF16_UNITS {
         return None;
     }
-    let envelope: Envelope = serde_json::from_str(text).ok()?;
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
     let edge = TurnEdge::of_event(agent, envelope.hook_event_name.as_deref()?)?;
     if agent == Provider::Qwen && edge == TurnEdge::Start && envelope.prompt.as_deref().is_none_or(str::is_empty) {
         return None;
