@@ -68,11 +68,7 @@ pub(crate) struct Settings {
 pub(crate) fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendered> {
     match project {
         Some(dir) => {
-            let dir = match std::path::absolute(dir).and_then(std::fs::canonicalize) {
-                Ok(dir) if dir.is_dir() => dir,
-                _ => return Err(Rendered::invalid_usage(format!("--project: {dir} is not a directory"))),
-            };
-            let app = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "project".into());
+            let (dir, app) = project_dir(dir)?;
             Ok((dir.join(".claude").join("settings.json"), app))
         }
         None => match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
@@ -80,6 +76,17 @@ pub(crate) fn target(project: Option<&str>) -> Result<(PathBuf, String), Rendere
             None => Err(failed("io", "HOME is not set".into())),
         },
     }
+}
+
+/// `--project DIR` as a directory that exists (absolute, links resolved),
+/// and the source app its events report as by default: its name.
+pub(crate) fn project_dir(dir: &str) -> Result<(PathBuf, String), Rendered> {
+    let dir = match std::path::absolute(dir).and_then(std::fs::canonicalize) {
+        Ok(dir) if dir.is_dir() => dir,
+        _ => return Err(Rendered::invalid_usage(format!("--project: {dir} is not a directory"))),
+    };
+    let app = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "project".into());
+    Ok((dir, app))
 }
 
 pub(crate) fn load(path: PathBuf) -> Result<Settings, Rendered> {

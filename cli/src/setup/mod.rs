@@ -254,18 +254,14 @@ fn target(args: &SetupArgs) -> Result<(&'static HookedAgent, PathBuf, String), R
         let (path, app) = hooks::target(args.hooks.project.as_deref())?;
         return Ok((agent, path, app));
     }
-    let (project, app) = match &args.hooks.project {
+    let (path, app) = match &args.hooks.project {
         Some(dir) => {
-            let (claude_settings, app) = hooks::target(Some(dir))?;
-            // `target` checked the directory: its `.claude/settings.json`'s grandparent.
-            (claude_settings.parent().and_then(Path::parent).map(Path::to_path_buf), app)
+            let (project, app) = hooks::project_dir(dir)?;
+            (agent.project_settings(&project), app)
         }
-        None => (None, agent.source_app.to_owned()),
-    };
-    let path = match project {
-        Some(project) => agent.project_settings(&project),
         None => {
-            agent.user_settings(&|name| std::env::var_os(name)).ok_or_else(|| failed("io", "HOME is not set".into()))?
+            let path = agent.user_settings(&|name| std::env::var_os(name));
+            (path.ok_or_else(|| failed("io", "HOME is not set".into()))?, agent.source_app.to_owned())
         }
     };
     Ok((agent, path, app))
