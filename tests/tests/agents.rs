@@ -42,7 +42,8 @@ fn node_cli_in(tree: &str, name: &str) -> (PathBuf, String) {
 
 /// A pinned agent CLI's launcher in a Python environment `.ci/run` makes
 /// (`tests/<venv>`, from the `requirements.txt` beside it:
-/// `python/.venv`, or `python/aider/.venv` for Aider's own pins), and the
+/// `python/.venv`, or `python/aider/.venv` and `python/vibe/.venv` for
+/// Aider's and Mistral Vibe's own pins), and the
 /// version of `distribution` installed there.
 fn python_cli(venv: &str, name: &str, distribution: &str) -> (PathBuf, String) {
     let requirements = std::path::Path::new(venv).with_file_name("requirements.txt");
@@ -658,6 +659,53 @@ fn hermes_counts_every_served_token_in_its_running_totals() {
     assert_eq!(by_session["rows"].as_array().unwrap().len() as u64, sessions, "{by_session}");
     assert_eq!(steps.0.len(), 4, "four steps, no fork");
     hermes.assert_no_agent_cost("hermes");
+}
+
+/// Mistral Vibe (PyPI, headless `-p`) against an OpenAI-compatible mock: its
+/// session store keeps one running total a session (carried over
+/// `--continue`), never one call's, so each session is one entry; every
+/// counter equals what the mock served, the cached part inside the input
+/// once. Vibe forks only through its editor protocol (ACP), so no fork step.
+#[test]
+fn mistral_vibe_counts_every_served_token_in_its_session_totals() {
+    let mut vibe = Driven::with(python_cli("python/vibe/.venv", "vibe", "mistral-vibe"), MockProvider::chat());
+    let config = vibe.home.path().join(".vibe/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let url = format!("{}/v1", vibe.mock.base_url());
+    // Offline: no telemetry, no update check, no model catalogue fetched.
+    let settings = format!(
+        "active_model = \"mock\"\nenable_telemetry = false\nenable_update_checks = false\n\
+         enable_notifications = false\nexperimental_enable_model_catalog = false\n\n\
+         [[providers]]\nname = \"mock\"\napi_base = \"{url}\"\napi_key_env_var = \"\"\nbackend = \"generic\"\n\n\
+         [[models]]\nname = \"mistral-medium-latest\"\nprovider = \"mock\"\nalias = \"mock\"\n\
+         input_price = 0.4\noutput_price = 2.0\n"
+    );
+    std::fs::write(&config, settings).unwrap();
+    vibe.args = ["--trust", "--yolo"].map(str::to_owned).to_vec();
+    let steps = vibe.converse("please TOOL now", &["--continue"], None);
+    let served = vibe.mock.served();
+    assert!(
+        served.iter().filter(|s| !s.side).count() >= 4,
+        "prompt, two of the tool turn, the resumed one: {served:?}"
+    );
+    assert_eq!(steps.0.len(), 4, "four steps, no fork");
+    // One entry per session store holding a running total.
+    let totals: std::collections::BTreeSet<String> = files_under(&vibe.home.path().join(".vibe/logs/session/unified"))
+        .iter()
+        .filter(|file| file.ends_with("projection-state.json"))
+        .map(|file| serde_json::from_slice::<Value>(&std::fs::read(file).unwrap()).unwrap())
+        .filter(|state| state["snapshot"]["session"]["tokenUsage"]["totalTokens"].as_u64().unwrap_or(0) > 0)
+        .map(|state| state["snapshot"]["session"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(totals.len(), 2, "the first session and the tool turn's, continued; the refused one has no usage");
+    let mut expected = vibe.mock.served_usage_of(main_calls);
+    expected["responses"] = json!(totals.len());
+    // Its totals keep the reasoning inside the output and never apart.
+    expected.as_object_mut().unwrap().remove("reasoningOutputTokens");
+    vibe.assert_usage_equals("vibe", &expected, &["cacheCreationInputTokens", "reasoningOutputTokens"], true);
+    let by_session = vibe.beectl(&["usage", "--by", "session", "--agent", "vibe"]);
+    assert_eq!(by_session["rows"].as_array().unwrap().len(), totals.len(), "{by_session}");
+    vibe.assert_no_agent_cost("vibe");
 }
 
 /// Droid (`droid exec` with a custom model, no Factory login) against a

@@ -48,7 +48,7 @@ impl Agent for MistralVibe {
         &About {
             provider: Provider::MistralVibe,
             title: "Mistral Vibe",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("3.0.3"),
             unrecorded_calls: Some(
                 "its calls one by one: it keeps one running total a session, counted here as one response",
             ),
