@@ -1,5 +1,5 @@
 //! `bee-hook turn [--agent NAME]`: wired on the events that start and end
-//! an interactive turn (Claude Code's and Qwen Code's `UserPromptSubmit`
+//! an interactive turn (Claude Code's, Qwen Code's and Copilot CLI's `UserPromptSubmit`
 //! and `Stop`, Gemini CLI's `BeforeAgent` and `AfterAgent`), it marks them;
 //! beed makes the turn a `call` of that agent (timed from the two marks,
 //! tokens from the agent's own records of the session). It prints nothing
@@ -29,7 +29,7 @@ struct Envelope<'a> {
 /// `bee-hook turn`'s arguments.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TurnArgs {
-    /// The agent whose hook runs it: claude, gemini or qwen.
+    /// The agent whose hook runs it: claude, gemini, qwen or copilot.
     #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent_of)]
     pub(crate) agent: Provider,
 }
@@ -38,7 +38,7 @@ pub(crate) struct TurnArgs {
 pub(crate) fn agent_of(name: &str) -> Result<Provider, String> {
     Provider::from_name(name)
         .filter(|&agent| TurnEdge::events(agent).is_some())
-        .ok_or_else(|| format!("{name}: no agent whose turns Bee marks (claude, gemini, qwen)"))
+        .ok_or_else(|| format!("{name}: no agent whose turns Bee marks (claude, gemini, qwen, copilot)"))
 }
 
 pub fn run(args: &TurnArgs) -> ExitCode {
@@ -97,7 +97,8 @@ mod tests {
     /// Gemini CLI's turn is `BeforeAgent` to `AfterAgent` (its envelopes
     /// as 0.61.0 sends them); Qwen Code's second `UserPromptSubmit` of a
     /// turn, with the tool's result and no prompt, is no start; an agent's
-    /// events mean nothing under another's names.
+    /// events mean nothing under another's names; Copilot CLI sends Claude
+    /// Code's names and fields.
     #[test]
     fn each_agent_by_its_own_event_names() {
         let now = "2026-11-30T10:00:00.000Z";
@@ -121,6 +122,12 @@ mod tests {
         assert_eq!(mark_of(qwen("look").as_bytes(), now, Provider::Qwen).unwrap().provider, Provider::Qwen);
         assert!(mark_of(qwen("").as_bytes(), now, Provider::Qwen).is_none(), "a tool result sent back is no turn");
         assert!(mark_of(qwen("").as_bytes(), now, Provider::Claude).is_some());
+        // Copilot CLI 1.0.102's PascalCase `Stop`, as it sends it.
+        let copilot = format!(
+            r#"{{"hook_event_name":"Stop","session_id":"{session}","timestamp":"2026-12-06T21:09:18.356Z","cwd":"/h/p","transcript_path":"/h/.copilot/session-state/{session}/events.jsonl","stop_reason":"end_turn","stop_hook_active":false}}"#
+        );
+        let stop = mark_of(copilot.as_bytes(), now, Provider::Copilot).unwrap();
+        assert_eq!((stop.edge, stop.provider), (TurnEdge::Stop, Provider::Copilot));
         assert!(agent_of("codex").is_err() && agent_of("nobody").is_err());
     }
 }

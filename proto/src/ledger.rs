@@ -386,10 +386,11 @@ named! {
 impl TurnEdge {
     /// The hook events that start and end an interactive turn of
     /// `provider`, as its settings name them: the agents whose hooks Bee
-    /// wires (`beectl setup --agent`). Qwen Code took Claude Code's names.
+    /// wires (`beectl setup --agent`). Qwen Code took Claude Code's names;
+    /// Copilot CLI answers to them too (its own are camelCase).
     pub const fn events(provider: Provider) -> Option<[&'static str; 2]> {
         match provider {
-            Provider::Claude | Provider::Qwen => Some(["UserPromptSubmit", "Stop"]),
+            Provider::Claude | Provider::Qwen | Provider::Copilot => Some(["UserPromptSubmit", "Stop"]),
             Provider::Gemini => Some(["BeforeAgent", "AfterAgent"]),
             _ => None,
         }

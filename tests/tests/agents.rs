@@ -476,6 +476,31 @@ fn qwen_code_turns_are_measured_by_its_own_hooks() {
     assert_turns_measured_by_own_hooks(&qwen, hooks, all_calls);
 }
 
+/// Copilot CLI reads Claude Code's hook shape in its settings.json, and its
+/// PascalCase events send Claude Code's payloads; its user hooks run in
+/// any folder, trusted or not.
+#[test]
+fn copilot_cli_turns_are_measured_by_its_own_hooks() {
+    let mut copilot = Driven::new("copilot", MockProvider::chat());
+    copilot.env = vec![
+        ("COPILOT_OFFLINE", "true".into()),
+        ("COPILOT_AUTO_UPDATE", "false".into()),
+        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", copilot.mock.base_url())),
+        ("COPILOT_PROVIDER_API_KEY", "not-a-real-key".into()),
+        ("COPILOT_MODEL", "gpt-4.1".into()),
+    ];
+    copilot.args = vec!["--allow-all-tools".into()];
+    let own = json!({"banner": "never"});
+    let hooks = OwnHooks {
+        agent: "copilot",
+        settings: ".copilot/settings.json",
+        own,
+        turn_starts: "UserPromptSubmit",
+        timeout: 5,
+    };
+    assert_turns_measured_by_own_hooks(&copilot, hooks, all_calls);
+}
+
 #[test]
 fn qwen_code_counts_every_served_response_side_calls_included() {
     let mut qwen = Driven::new("qwen", MockProvider::chat());

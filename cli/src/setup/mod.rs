@@ -1,8 +1,9 @@
 //! `beectl setup`: one idempotent command that wires Claude Code to Bee (the
 //! turn marks, the events, optionally a prompt block — one `bee-hook` entry
 //! per event, so one process each; Bee's status line wrapped around the one
-//! already there) — or, with `--agent`, Gemini CLI or Qwen Code (their turn
-//! marks and events, in their own settings.json) — pins the manifest the audit
+//! already there) — or, with `--agent`, Gemini CLI, Qwen Code or Copilot CLI
+//! (their turn marks and events, in their own settings.json) — pins the
+//! manifest the audit
 //! checks, and installs and starts beed as a user service. What it changed
 //! is kept in a receipt in `~/.bee/setup`, so that `beectl setup --undo`
 //! takes out exactly that and nothing else: when the settings are still
@@ -320,19 +321,20 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         });
         let timeout = (turn || block_here.is_some()).then_some(agent.timeout);
         let groups_before = claude_settings::event_groups(&settings.value, event);
-        let put = claude_settings::put_roles(&mut settings.value, event, &bee_hook, timeout, |roles| {
-            if posts {
-                roles.post_events_for(&source_app);
-            }
-            if turn {
-                roles.turn = true;
-                roles.agent = agent.agent_word().map(str::to_owned);
-            }
-            if block_here.is_some() {
-                roles.block = block_here;
-            }
-        })
-        .map_err(|err| failed("settings_invalid", format!("{err}; not touched")))?;
+        let put =
+            claude_settings::put_roles(&mut settings.value, event, &bee_hook, timeout, agent.tool_matcher, |roles| {
+                if posts {
+                    roles.post_events_for(&source_app);
+                }
+                if turn {
+                    roles.turn = true;
+                    roles.agent = agent.agent_word().map(str::to_owned);
+                }
+                if block_here.is_some() {
+                    roles.block = block_here;
+                }
+            })
+            .map_err(|err| failed("settings_invalid", format!("{err}; not touched")))?;
         if let Put::Changed { before, command } = put {
             let mut before = before.into_iter();
             hook_changes.push(HookChange {

@@ -4,12 +4,13 @@
 //! its turns ([`TurnEdge::events`]), its hook timeouts' unit — and whether
 //! Bee's turn marks are wired there now (`beectl agents`).
 //!
-//! Gemini CLI and Qwen Code keep Claude Code's settings shape (`hooks` →
-//! event → groups → `{"type": "command", "command", "timeout"}`), so one
-//! merge ([`crate::events::claude_settings::put_roles`]) serves all three.
-//! Copilot CLI (hook files of its own shape, no usage in any payload),
-//! Cline (an executable per event) and Codex (hooks run only once the user
-//! trusts each by its hash) have hooks too; Bee does not wire them.
+//! Gemini CLI, Qwen Code and Copilot CLI read Claude Code's settings shape
+//! (`hooks` → event → groups → `{"type": "command", "command", "timeout"}`;
+//! Copilot CLI beside its own flat one), so one merge
+//! ([`crate::events::claude_settings::put_roles`]) serves all four.
+//! Cline (an executable per event, its turn events detached and never
+//! waited for) and Codex (hooks run only once the user trusts each by its
+//! hash) have hooks too; Bee does not wire them.
 
 use bee_proto::ledger::{Provider, TurnEdge};
 use serde_json::Value;
@@ -21,10 +22,14 @@ use crate::events::claude_settings::{Roles, commands_on};
 #[derive(Debug)]
 pub struct HookedAgent {
     pub provider: Provider,
-    /// Its settings folder, under the home or a project.
+    /// Its settings folder, under the home.
     pub folder: &'static str,
+    /// Its settings folder under a project, where that is another.
+    pub project_folder: &'static str,
     /// The variable that moves its home (whose `folder` it then reads).
     pub home_env: Option<&'static str>,
+    /// The variable that names its settings folder itself.
+    pub folder_env: Option<&'static str>,
     /// The events posted to beed by default, in its own names.
     pub events: &'static [&'static str],
     /// Bee's hook deadline in the agent's unit: Gemini CLI counts
@@ -32,33 +37,60 @@ pub struct HookedAgent {
     pub timeout: u64,
     /// The source app its events report as by default.
     pub source_app: &'static str,
+    /// The matcher of a tool event's group that means every tool: Claude
+    /// Code's `""`; `None` where an empty one is refused (Copilot CLI
+    /// then ignores the whole settings file), so the group has none.
+    pub tool_matcher: Option<&'static str>,
 }
 
-/// Claude Code, Gemini CLI and Qwen Code.
-pub const HOOKED: [HookedAgent; 3] = [
+/// Claude Code, Gemini CLI, Qwen Code and Copilot CLI.
+pub const HOOKED: [HookedAgent; 4] = [
     HookedAgent {
         provider: Provider::Claude,
         folder: ".claude",
+        project_folder: ".claude",
+        folder_env: None,
         home_env: None,
         events: crate::events::claude_settings::MINIMAL_EVENTS,
         timeout: 5,
         source_app: "claude-code",
+        tool_matcher: Some(""),
     },
     HookedAgent {
         provider: Provider::Gemini,
         folder: ".gemini",
+        project_folder: ".gemini",
+        folder_env: None,
         home_env: Some("GEMINI_CLI_HOME"),
         events: &["SessionStart", "BeforeTool", "AfterTool", "SessionEnd"],
         timeout: 5_000,
         source_app: "gemini-cli",
+        tool_matcher: Some(""),
     },
     HookedAgent {
         provider: Provider::Qwen,
         folder: ".qwen",
+        project_folder: ".qwen",
+        folder_env: None,
         home_env: None,
         events: crate::events::claude_settings::MINIMAL_EVENTS,
         timeout: 5,
         source_app: "qwen-code",
+        tool_matcher: Some(""),
+    },
+    // Its hooks in the user's settings run in any folder; a project's
+    // (`.github/copilot/settings.json`) only in a folder the user trusts.
+    // Its own PascalCase events send Claude Code's payloads.
+    HookedAgent {
+        provider: Provider::Copilot,
+        folder: ".copilot",
+        project_folder: ".github/copilot",
+        home_env: None,
+        folder_env: Some("COPILOT_HOME"),
+        events: &["SessionStart", "PreToolUse", "PostToolUse", "SessionEnd"],
+        timeout: 5,
+        source_app: "copilot-cli",
+        tool_matcher: None,
     },
 ];
 
@@ -68,16 +100,20 @@ pub fn hooked(provider: Provider) -> Option<&'static HookedAgent> {
 }
 
 impl HookedAgent {
-    /// Its user settings: under its own home variable where set, else
-    /// under `HOME`; `None` with neither.
+    /// Its user settings: in the folder its own variable names, else
+    /// under its own home variable, else under `HOME`; `None` with none.
     pub fn user_settings(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+        let set = |name: &str| env(name).filter(|value| !value.is_empty());
+        if let Some(folder) = self.folder_env.and_then(set) {
+            return Some(PathBuf::from(folder).join("settings.json"));
+        }
         let home = self.home_env.and_then(env).or_else(|| env("HOME")).filter(|home| !home.is_empty())?;
         Some(PathBuf::from(home).join(self.folder).join("settings.json"))
     }
 
     /// A project's settings.
     pub fn project_settings(&self, project: &Path) -> PathBuf {
-        project.join(self.folder).join("settings.json")
+        project.join(self.project_folder).join("settings.json")
     }
 
     /// The events that start and end its turns.
@@ -114,13 +150,17 @@ mod tests {
         let env = |name: &str| match name {
             "HOME" => Some(OsString::from("/h")),
             "GEMINI_CLI_HOME" => Some(OsString::from("/g")),
+            "COPILOT_HOME" => Some(OsString::from("/c/copilot")),
             _ => None,
         };
         let paths: Vec<PathBuf> = HOOKED.iter().filter_map(|agent| agent.user_settings(&env)).collect();
-        assert_eq!(
-            paths,
-            ["/h/.claude/settings.json", "/g/.gemini/settings.json", "/h/.qwen/settings.json"].map(PathBuf::from)
-        );
+        let expected =
+            ["/h/.claude", "/g/.gemini", "/h/.qwen", "/c/copilot"].map(|f| PathBuf::from(f).join("settings.json"));
+        assert_eq!(paths, expected);
+        let copilot = hooked(Provider::Copilot).unwrap();
+        let home_only = |name: &str| (name == "HOME").then(|| OsString::from("/h"));
+        assert_eq!(copilot.user_settings(&home_only), Some(PathBuf::from("/h/.copilot/settings.json")));
+        assert_eq!(copilot.project_settings(Path::new("/p")), PathBuf::from("/p/.github/copilot/settings.json"));
         assert!(hooked(Provider::Codex).is_none());
     }
 

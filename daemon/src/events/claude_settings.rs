@@ -271,12 +271,15 @@ pub enum Put {
 /// entries there play, changed by `change`, run by one command. Bee's first
 /// entry takes the command in place (its timeout set to `timeout`, in the
 /// agent's unit, when given); the others go, with any group that leaves empty. With no
-/// Bee entry, a group is added. Everything else stays as it was.
+/// Bee entry, a group is added, on a tool event with `tool_matcher` (every
+/// tool; `None`: no matcher, for an agent that refuses an empty one).
+/// Everything else stays as it was.
 pub fn put_roles(
     settings: &mut Value,
     event: &str,
     bee_hook: &str,
     timeout: Option<u64>,
+    tool_matcher: Option<&str>,
     change: impl FnOnce(&mut Roles),
 ) -> Result<Put, MergeError> {
     let root = settings.as_object_mut().ok_or(MergeError::NotAnObject)?;
@@ -335,10 +338,9 @@ pub fn put_roles(
         if let Some(timeout) = timeout {
             entry["timeout"] = json!(timeout);
         }
-        groups.push(if TOOL_EVENTS.contains(&event) {
-            json!({"matcher": "", "hooks": [entry]})
-        } else {
-            json!({"hooks": [entry]})
+        groups.push(match tool_matcher.filter(|_| TOOL_EVENTS.contains(&event)) {
+            Some(matcher) => json!({"matcher": matcher, "hooks": [entry]}),
+            None => json!({"hooks": [entry]}),
         });
     }
     if !empty.is_empty() {
@@ -404,7 +406,7 @@ pub fn merge(
 ) -> Result<Vec<String>, MergeError> {
     let mut changed = Vec::new();
     for event in events {
-        let put = put_roles(settings, event, bee_hook, None, |roles| roles.post_events_for(source_app))?;
+        let put = put_roles(settings, event, bee_hook, None, Some(""), |roles| roles.post_events_for(source_app))?;
         if put != Put::Unchanged {
             changed.push(event.clone());
         }
@@ -522,7 +524,7 @@ pub fn remove_event_hooks(settings: &mut Value) -> Vec<String> {
     events
         .into_iter()
         .filter(|(event, bee_hook)| {
-            let put = put_roles(settings, event, bee_hook, None, |roles| {
+            let put = put_roles(settings, event, bee_hook, None, Some(""), |roles| {
                 roles.events_for = None;
                 roles.capture_payload = false;
             });
@@ -688,7 +690,8 @@ mod tests {
             {"hooks": [{"type": "command", "command": "bee-hook turn", "timeout": 5}]},
             {"hooks": [{"type": "command", "command": "bee-hook prompt --surface plain -- ./wrapped.sh"}]}
         ]}});
-        let put = put_roles(&mut settings, "UserPromptSubmit", "/b/bee-hook", Some(5), |roles| roles.turn = true);
+        let put =
+            put_roles(&mut settings, "UserPromptSubmit", "/b/bee-hook", Some(5), Some(""), |roles| roles.turn = true);
         let one = "/b/bee-hook on UserPromptSubmit --turn --event --source-app web";
         assert_eq!(
             put,
@@ -702,7 +705,8 @@ mod tests {
         assert_eq!(listed, ["./mine.sh", one, "bee-hook prompt --surface plain -- ./wrapped.sh"]);
         assert_eq!(groups[1]["hooks"][0]["timeout"], 5);
         let before = settings.clone();
-        let again = put_roles(&mut settings, "UserPromptSubmit", "/b/bee-hook", Some(5), |roles| roles.turn = true);
+        let again =
+            put_roles(&mut settings, "UserPromptSubmit", "/b/bee-hook", Some(5), Some(""), |roles| roles.turn = true);
         assert_eq!((again, &settings), (Ok(Put::Unchanged), &before));
         // Taking the event role out leaves the turn alone, in its own form.
         assert_eq!(remove_event_hooks(&mut settings), ["UserPromptSubmit"]);
@@ -711,7 +715,21 @@ mod tests {
         assert_eq!(listed, ["./mine.sh", "/b/bee-hook turn", "bee-hook prompt --surface plain -- ./wrapped.sh"]);
         // Nothing to put where nothing is: no empty lists left behind.
         let mut empty = json!({});
-        assert_eq!(put_roles(&mut empty, "Stop", "bee-hook", None, |_| {}), Ok(Put::Unchanged));
+        assert_eq!(put_roles(&mut empty, "Stop", "bee-hook", None, Some(""), |_| {}), Ok(Put::Unchanged));
         assert_eq!(empty, json!({}));
+    }
+
+    /// A tool event's new group matches every tool in the agent's own
+    /// spelling: `""`, or no matcher at all where `""` is refused.
+    #[test]
+    fn a_tool_events_group_takes_the_agents_own_every_tool_matcher() {
+        let post = |roles: &mut Roles| roles.post_events_for("app");
+        for (matcher, expected) in [(Some(""), json!("")), (Some("*"), json!("*")), (None, Value::Null)] {
+            let mut settings = json!({});
+            put_roles(&mut settings, "PreToolUse", "bee-hook", None, matcher, post).unwrap();
+            assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], expected, "{settings}");
+            put_roles(&mut settings, "SessionStart", "bee-hook", None, matcher, post).unwrap();
+            assert!(settings["hooks"]["SessionStart"][0].get("matcher").is_none(), "{settings}");
+        }
     }
 }
