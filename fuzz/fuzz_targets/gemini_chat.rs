@@ -12,4 +12,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "line_log.rs"]
 mod line_log;
 
-fuzz_target!(|data: &[u8]| line_log::read(Provider::Gemini, data));
+fuzz_target!(|data: &[u8]| {
+    let chat = std::path::Path::new(".gemini/tmp/project/chats/session-2026-12-05T03-21-8ed41bc8.jsonl");
+    line_log::read_at(Provider::Gemini, chat, data)
+});

@@ -352,6 +352,46 @@ fn gemini_cli_counts_each_served_response_its_chats_record() {
     gemini.assert_no_agent_cost("gemini");
 }
 
+/// With its local telemetry file on (`telemetry.outfile` in its settings),
+/// Gemini CLI's routing calls, which its chats leave out, are read from the
+/// file: every response the mock served counts once — the main ones from
+/// the chats, the side ones from the telemetry — in every session, and the
+/// prompts the file holds are nowhere in Bee's store.
+#[test]
+fn gemini_cli_counts_its_side_calls_from_its_telemetry_file() {
+    let mut gemini = Driven::new("gemini", MockProvider::gemini());
+    let settings = gemini.home.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let outfile = gemini.home.path().join(".gemini/telemetry.log");
+    let settings_json = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"sessionRetention": {"enabled": false}},
+        "telemetry": {"enabled": true, "target": "local", "outfile": outfile}});
+    std::fs::write(&settings, settings_json.to_string()).unwrap();
+    gemini.env = vec![
+        ("GOOGLE_GEMINI_BASE_URL", gemini.mock.base_url()),
+        ("GEMINI_API_KEY", "not-a-real-key".into()),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+    ];
+    gemini.args = vec!["--approval-mode".into(), "yolo".into()];
+    let steps = gemini.converse("please TOOL now", &["--resume", "latest"], None);
+    let served = gemini.mock.served();
+    assert!(served.iter().filter(|s| s.side).count() >= 4, "a routing call before each prompt: {served:?}");
+    let written = std::fs::read_to_string(&outfile).unwrap();
+    assert!(written.contains("please TOOL now"), "the file holds the prompts (logPrompts is on by default)");
+    gemini.assert_usage_equals("gemini", &gemini.mock.served_usage_of(all_calls), &["cacheCreationInputTokens"], true);
+    gemini.assert_sessions("gemini", &steps, all_calls);
+    gemini.assert_no_agent_cost("gemini");
+    let listing = gemini.beectl(&["agents", "--json"]);
+    let row = listing["agents"].as_array().unwrap().iter().find(|row| row["agent"] == "gemini").unwrap().clone();
+    assert!(row["files"].as_u64().unwrap() >= 3, "its chats and its telemetry file: {row}");
+    let stores = files_under(&gemini.home.path().join(".bee"));
+    assert!(stores.iter().any(|file| file.ends_with("ledger.sqlite3")), "{stores:?}");
+    for store in stores {
+        let bytes = std::fs::read(&store).unwrap();
+        assert!(!bytes.windows(15).any(|w| w == b"please TOOL now"), "no prompt in {}", store.display());
+    }
+}
+
 /// Stops the beed a test's `beectl setup --service none` started.
 struct StopsBeed<'a>(&'a TestHome);
 
@@ -517,6 +557,46 @@ fn qwen_code_counts_every_served_response_side_calls_included() {
     // The fork's id sorts before its parent's as often as not (both random).
     qwen.assert_sessions("qwen", &steps, all_calls);
     qwen.assert_no_agent_cost("qwen");
+    assert_qwen_token_usage_agrees(&qwen);
+}
+
+/// Qwen Code's second ledger, `usage/token-usage-<month>.jsonl` (a line a
+/// response, written by the same branch that writes the chats' record of
+/// it, never copied into a fork), cross-checks Bee's reading of the chats:
+/// each session's responses and counters equal Bee's session row. Its ids
+/// are its own random ones, found nowhere else, so it is no key.
+fn assert_qwen_token_usage_agrees(qwen: &Driven) {
+    let mut written: std::collections::BTreeMap<String, [u64; 5]> = Default::default();
+    for file in files_under(&qwen.home.path().join(".qwen/usage")) {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let line: Value = serde_json::from_str(line).unwrap();
+            let sums = written.entry(line["sessionId"].as_str().unwrap().to_owned()).or_default();
+            let counts =
+                ["inputTokens", "cachedTokens", "outputTokens", "totalTokens"].map(|k| line[k].as_u64().unwrap());
+            sums[0] += 1;
+            for (sum, count) in sums[1..].iter_mut().zip(counts) {
+                *sum += count;
+            }
+        }
+    }
+    assert!(!written.is_empty(), "Qwen Code wrote its token usage");
+    let report = qwen.beectl(&["usage", "--by", "session", "--provider", "qwen"]);
+    let read: std::collections::BTreeMap<String, [u64; 5]> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let t = &row["tokens"];
+            let count = |column: &str| t[column].as_u64().unwrap();
+            let (input, cached) = (count("inputTokens"), count("cacheReadInputTokens"));
+            let row_of = [row["responses"].as_u64().unwrap(), input + cached, cached, count("outputTokens")];
+            (
+                row["key"].as_str().unwrap().to_owned(),
+                [row_of[0], row_of[1], row_of[2], row_of[3], count("totalTokens")],
+            )
+        })
+        .collect();
+    assert_eq!(read, written, "per session: responses, input with its cached part, cached, output, total");
 }
 
 /// An OpenCode-family CLI (`cli`, its config at `~/.config/<config>`)

@@ -119,6 +119,23 @@ fn plant_hostile(home: &TestHome) {
     ] {
         write_file(&at(log), &[&long, &tiny, b"{\"after\":\"the bad lines\"}\n"]);
     }
+    // Gemini CLI's telemetry file, named in its settings: a long line, tiny
+    // items, and a side call's record whose attribute line is past any
+    // attribute's bound (never parsed; the record has no session left).
+    let telemetry = at(".gemini/telemetry.log");
+    let settings = serde_json::json!({"telemetry": {"outfile": telemetry}}).to_string();
+    write_file(&at(".gemini/settings.json"), &[settings.as_bytes()]);
+    let huge_attribute = [b"    \"session.id\": \"".as_slice(), &vec![b's'; 60 * MB], b"\",\n"].concat();
+    write_file(
+        &telemetry,
+        &[
+            &long,
+            &tiny,
+            b"{\n  \"attributes\": {\n",
+            &huge_attribute,
+            b"    \"event.name\": \"gemini_cli.api_response\",\n    \"role\": \"utility_router\"\n  }\n}\n",
+        ],
+    );
     // Junie reads only its usage events (its marker): the tiny items are in
     // the counters of one.
     let junk = tiny_array(60 * MB);

@@ -329,6 +329,14 @@ mod tests {
         (responses_of(evidence), unparseable)
     }
 
+    /// [`responses`] of a Gemini CLI chat log: its reader tells a chat
+    /// from its telemetry file by the chat's name.
+    pub(crate) fn gemini_chat_responses(log: &[u8]) -> (Vec<ResponseWrite>, u64) {
+        let chat = Path::new("/h/.gemini/tmp/p/chats/session-2026-12-05T03-21-8ed41bc8.jsonl");
+        let (evidence, unparseable) = read_log_at(Provider::Gemini, chat, log);
+        (responses_of(evidence), unparseable)
+    }
+
     /// The responses among `evidence`.
     pub(crate) fn responses_of(evidence: Vec<Evidence>) -> Vec<ResponseWrite> {
         evidence
@@ -649,7 +657,7 @@ mod tests {
     #[test]
     fn gemini_responses_once_each_through_tool_calls_and_resume() {
         let log = include_bytes!("testdata/gemini-0.61.0-tool-and-resume.jsonl");
-        let (writes, unparseable) = responses(Provider::Gemini, log);
+        let (writes, unparseable) = gemini_chat_responses(log);
         assert_eq!(unparseable, 0);
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("8ed41bc8-1ce0-4c6a-8524-b2419579ce82")));
         let s = Some;
@@ -719,7 +727,7 @@ mod tests {
             "{\"tokens\": [1,2\n",
             "\u{fffd}\"tokens\"\n",
         );
-        let (writes, unparseable) = responses(Provider::Gemini, gemini.as_bytes());
+        let (writes, unparseable) = gemini_chat_responses(gemini.as_bytes());
         assert_eq!(unparseable, 3, "no time; not JSON; not UTF-8 JSON");
         assert_eq!(writes.len(), 1);
         assert_eq!((writes[0].tokens.input_tokens, writes[0].tokens.total_tokens), (None, None));

@@ -123,8 +123,7 @@ pub(super) fn counters(tokens: &Value) -> Counters {
 
 #[cfg(test)]
 mod tests {
-    use crate::ledger::agents::tests::responses;
-    use bee_proto::ledger::Provider;
+    use crate::ledger::agents::tests::gemini_chat_responses;
 
     /// A response stamped before its session's header began it is a copy;
     /// a resume writes the header again, later, and the session still began
@@ -132,8 +131,7 @@ mod tests {
     /// resume: nothing in it is a copy).
     #[test]
     fn a_response_written_before_its_session_began_is_a_copy() {
-        let (writes, _) =
-            responses(Provider::Gemini, include_bytes!("../testdata/gemini-0.61.0-tool-and-resume.jsonl"));
+        let (writes, _) = gemini_chat_responses(include_bytes!("../testdata/gemini-0.61.0-tool-and-resume.jsonl"));
         assert_eq!(writes.len(), 4, "three responses, one written again with its tool calls");
         assert!(writes.iter().all(|w| !w.copied && w.agent_cost_usd.is_none()), "{writes:?}");
         let log = concat!(
@@ -143,7 +141,7 @@ mod tests {
             "{\"sessionId\":\"s1\",\"startTime\":\"2026-12-05T03:25:00.000Z\"}\n",
             "{\"id\":\"m2\",\"timestamp\":\"2026-12-05T03:22:00.000Z\",\"type\":\"gemini\",\"tokens\":{\"input\":1,\"output\":1}}\n",
         );
-        let (writes, _) = responses(Provider::Gemini, log.as_bytes());
+        let (writes, _) = gemini_chat_responses(log.as_bytes());
         let read: Vec<(&str, bool)> = writes.iter().map(|w| (w.key.as_str(), w.copied)).collect();
         assert_eq!(read, [("m0", true), ("m1", false), ("m2", false)]);
     }
