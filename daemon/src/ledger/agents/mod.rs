@@ -472,7 +472,7 @@ mod tests {
     const LINE_CASES: &[LineCase] = &[
         LineCase {
             provider: Provider::Gemini,
-            path: "",
+            path: "/h/.gemini/tmp/p/chats/session-2026-12-05T03-21-8ed41bc8.jsonl",
             head: "{\"sessionId\":\"s1\",\"projectHash\":\"h\",\"startTime\":\"2026-12-05T03:21:30.449Z\"}\n",
             record: r#"{"id":"m@n@","timestamp":"2026-12-05T03:21:3@n@.000Z","type":"gemini","content":@skip@,"tokens":{"input":10,"output":5,"cached":1,"thoughts":0,"tool":0,"total":15},"model":@kept@}"#,
             kept: r#""gemini-3.8-flash""#,
