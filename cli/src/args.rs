@@ -258,11 +258,12 @@ enum CliCommand {
         /// Take out exactly what setup added (the original settings byte for byte when untouched since).
         #[arg(long)]
         undo: bool,
-        /// The agent to wire: claude (Claude Code), gemini (Gemini CLI), qwen (Qwen Code) or
-        /// copilot (Copilot CLI): its settings.json gets Bee's turn marks and event receipts (the
-        /// status line and the pinned manifest are Claude Code's alone).
+        /// The agent to wire: claude (Claude Code), gemini (Gemini CLI), qwen (Qwen Code), copilot
+        /// (Copilot CLI) or codex (Codex, its hooks.json, the hooks trusted in its config.toml): its
+        /// settings get Bee's turn marks and event receipts (the status line and the pinned
+        /// manifest are Claude Code's alone).
         #[arg(long, value_name = "NAME", default_value = "claude",
-              value_parser = ["claude", "gemini", "qwen", "copilot"],
+              value_parser = ["claude", "gemini", "qwen", "copilot", "codex"],
               conflicts_with_all = ["prompt_block", "reference", "team"])]
         agent: String,
     },

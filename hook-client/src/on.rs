@@ -33,7 +33,7 @@ pub(crate) struct OnArgs {
     /// Mark an interactive turn's start or end, as `bee-hook turn` does.
     #[arg(long)]
     pub(crate) turn: bool,
-    /// With --turn: the agent whose hook runs it (claude, gemini, qwen, copilot).
+    /// With --turn: the agent whose hook runs it (claude, gemini, qwen, copilot, codex).
     #[arg(long, value_name = "NAME", default_value = "claude", value_parser = turn::agent_of)]
     pub(crate) agent: bee_proto::ledger::Provider,
     /// Post the event to beed, as `bee-hook event` does.

@@ -1,5 +1,5 @@
 //! `bee-hook turn [--agent NAME]`: wired on the events that start and end
-//! an interactive turn (Claude Code's, Qwen Code's and Copilot CLI's `UserPromptSubmit`
+//! an interactive turn (Claude Code's, Qwen Code's, Copilot CLI's and Codex's `UserPromptSubmit`
 //! and `Stop`, Gemini CLI's `BeforeAgent` and `AfterAgent`), it marks them;
 //! beed makes the turn a `call` of that agent (timed from the two marks,
 //! tokens from the agent's own records of the session). It prints nothing
@@ -29,7 +29,7 @@ struct Envelope<'a> {
 /// `bee-hook turn`'s arguments.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TurnArgs {
-    /// The agent whose hook runs it: claude, gemini, qwen or copilot.
+    /// The agent whose hook runs it: claude, gemini, qwen, copilot or codex.
     #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent_of)]
     pub(crate) agent: Provider,
 }
@@ -38,7 +38,7 @@ pub(crate) struct TurnArgs {
 pub(crate) fn agent_of(name: &str) -> Result<Provider, String> {
     Provider::from_name(name)
         .filter(|&agent| TurnEdge::events(agent).is_some())
-        .ok_or_else(|| format!("{name}: no agent whose turns Bee marks (claude, gemini, qwen, copilot)"))
+        .ok_or_else(|| format!("{name}: no agent whose turns Bee marks (claude, gemini, qwen, copilot, codex)"))
 }
 
 pub fn run(args: &TurnArgs) -> ExitCode {
@@ -128,6 +128,6 @@ mod tests {
         );
         let stop = mark_of(copilot.as_bytes(), now, Provider::Copilot).unwrap();
         assert_eq!((stop.edge, stop.provider), (TurnEdge::Stop, Provider::Copilot));
-        assert!(agent_of("codex").is_err() && agent_of("nobody").is_err());
+        assert!(agent_of("codex").is_ok() && agent_of("cline").is_err() && agent_of("nobody").is_err());
     }
 }

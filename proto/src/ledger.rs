@@ -387,10 +387,13 @@ impl TurnEdge {
     /// The hook events that start and end an interactive turn of
     /// `provider`, as its settings name them: the agents whose hooks Bee
     /// wires (`beectl setup --agent`). Qwen Code took Claude Code's names;
-    /// Copilot CLI answers to them too (its own are camelCase).
+    /// Copilot CLI answers to them too (its own are camelCase), and Codex
+    /// uses them.
     pub const fn events(provider: Provider) -> Option<[&'static str; 2]> {
         match provider {
-            Provider::Claude | Provider::Qwen | Provider::Copilot => Some(["UserPromptSubmit", "Stop"]),
+            Provider::Claude | Provider::Qwen | Provider::Copilot | Provider::Codex => {
+                Some(["UserPromptSubmit", "Stop"])
+            }
             Provider::Gemini => Some(["BeforeAgent", "AfterAgent"]),
             _ => None,
         }

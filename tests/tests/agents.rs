@@ -446,7 +446,7 @@ fn assert_turns_measured_by_own_hooks(driven: &Driven, hooks: OwnHooks, keep: im
     let hooks_of = |name: &str| {
         listed["agents"].as_array().unwrap().iter().find(|row| row["agent"] == name).unwrap()["turnHooks"].clone()
     };
-    assert_eq!((hooks_of(agent), hooks_of("claude"), hooks_of("codex")), (json!(true), json!(false), Value::Null));
+    assert_eq!((hooks_of(agent), hooks_of("claude"), hooks_of("opencode")), (json!(true), json!(false), Value::Null));
 
     driven.ask(&[], "hello there");
     driven.ask(&[], "please TOOL now");
@@ -539,6 +539,31 @@ fn copilot_cli_turns_are_measured_by_its_own_hooks() {
         timeout: 5,
     };
     assert_turns_measured_by_own_hooks(&copilot, hooks, all_calls);
+}
+
+/// Codex runs a hook of its `hooks.json` only once its user trusts it (a
+/// hash in `config.toml`): setup trusts Bee's entries as Codex's own
+/// `/hooks` screen would, so plain `codex exec` runs them, and undo takes
+/// that trust out with the entries, the user's config as it was.
+#[test]
+fn codex_turns_are_measured_by_its_own_hooks() {
+    let mut codex = Driven::new("codex", MockProvider::openai());
+    let config = codex.home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let provider = format!(
+        "model_provider = \"mock\"\nmodel = \"gpt-5\"\n\n[model_providers.mock]\nname = \"mock\"\n\
+         base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_KEY\"\n",
+        codex.mock.base_url()
+    );
+    std::fs::write(&config, &provider).unwrap();
+    codex.env = vec![("MOCK_KEY", "not-a-real-key".into())];
+    codex.args = ["exec", "--skip-git-repo-check"].map(str::to_owned).to_vec();
+    codex.prompt_flag = None;
+    let own = json!({"description": "my own hooks file"});
+    let hooks =
+        OwnHooks { agent: "codex", settings: ".codex/hooks.json", own, turn_starts: "UserPromptSubmit", timeout: 5 };
+    assert_turns_measured_by_own_hooks(&codex, hooks, all_calls);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), provider, "undo took Bee's trust out, and only it");
 }
 
 #[test]

@@ -566,3 +566,59 @@ fn undo_of_an_edited_file_keeps_the_users_edit() {
         assert_eq!(keys, ["model", "hooks", "env"], "the empty hooks where it was: {text}");
     }
 }
+
+/// `--agent codex`: the dry run shows both of Codex's files changing (its
+/// `hooks.json` and the trust in its `config.toml`) and writes neither; a
+/// user's own trusted hook keeps its place and its trust through setup and
+/// undo; a project's hooks are refused (Codex trusts them only in a trusted
+/// project) with the usage error's exit code.
+#[test]
+fn codex_hooks_are_wired_with_their_trust_and_the_users_own_keep_theirs() {
+    let home = TestHome::new();
+    let _stops = StopsBeed(&home);
+    let codex = home.path().join("codex-home");
+    std::fs::create_dir_all(&codex).unwrap();
+    let mine = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./mine.sh"}]}]}});
+    let hooks_text = serde_json::to_string_pretty(&mine).unwrap();
+    std::fs::write(codex.join("hooks.json"), &hooks_text).unwrap();
+    let source = codex.canonicalize().unwrap().join("hooks.json");
+    let config_text = format!(
+        "model = \"gpt-5\"\n\n[hooks.state.\"{}:stop:0:0\"]\ntrusted_hash = \"sha256:mine\"\n",
+        source.display()
+    );
+    std::fs::write(codex.join("config.toml"), &config_text).unwrap();
+    let run = |args: &[&str]| {
+        let mut command = home.command(bin("beectl"));
+        command.args(args).env("CODEX_HOME", &codex).env("PATH", "/usr/bin:/bin").stdin(Stdio::null());
+        command.output().unwrap()
+    };
+    let dry = String::from_utf8(run(&["setup", "--agent", "codex", "--service", "none", "--dry-run"]).stdout).unwrap();
+    assert!(dry.contains("hooks.json (after setup)") && dry.contains("config.toml (after setup)"), "{dry}");
+    assert!(dry.contains(&format!("+[hooks.state.\"{}:stop:1:0\"]", source.display())), "{dry}");
+    assert_eq!(
+        (read(&codex.join("hooks.json")), read(&codex.join("config.toml"))),
+        (hooks_text.clone(), config_text.clone())
+    );
+
+    let wired = parse_json_line(&run(&["setup", "--agent", "codex", "--service", "none"]).stdout);
+    assert_eq!(wired["changed"], true, "{wired}");
+    let hooks: Value = serde_json::from_str(&read(&codex.join("hooks.json"))).unwrap();
+    assert_eq!(hooks["hooks"]["Stop"][0], mine["hooks"]["Stop"][0], "the user's hook keeps its place: {hooks}");
+    let config: toml::Table = read(&codex.join("config.toml")).parse().unwrap();
+    let state = config["hooks"]["state"].as_table().unwrap();
+    assert_eq!(state[&format!("{}:stop:0:0", source.display())]["trusted_hash"].as_str(), Some("sha256:mine"));
+    let bee = &state[&format!("{}:stop:1:0", source.display())]["trusted_hash"];
+    assert!(bee.as_str().is_some_and(|hash| hash.starts_with("sha256:") && hash.len() == 71), "{state:?}");
+    let again = parse_json_line(&run(&["setup", "--agent", "codex", "--service", "none"]).stdout);
+    assert_eq!(again["changed"], false, "{again}");
+
+    let undone = parse_json_line(&run(&["setup", "--agent", "codex", "--undo"]).stdout);
+    assert_eq!(undone["changed"], true, "{undone}");
+    assert_eq!((read(&codex.join("hooks.json")), read(&codex.join("config.toml"))), (hooks_text, config_text));
+
+    let project = home.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let refused = run(&["setup", "--agent", "codex", "--project", project.to_str().unwrap()]);
+    let usage = i32::from(bee_proto::exit::Exit::InvalidUsage.code());
+    assert_eq!(refused.status.code(), Some(usage), "{}", String::from_utf8_lossy(&refused.stdout));
+}

@@ -1,10 +1,10 @@
 //! `beectl setup`: one idempotent command that wires Claude Code to Bee (the
 //! turn marks, the events, optionally a prompt block — one `bee-hook` entry
 //! per event, so one process each; Bee's status line wrapped around the one
-//! already there) — or, with `--agent`, Gemini CLI, Qwen Code or Copilot CLI
-//! (their turn marks and events, in their own settings.json) — pins the
-//! manifest the audit
-//! checks, and installs and starts beed as a user service. What it changed
+//! already there) — or, with `--agent`, Gemini CLI, Qwen Code, Copilot CLI
+//! or Codex (their turn marks and events, in their own settings; Codex's
+//! trusted in its config.toml) — pins the manifest the audit checks, and
+//! installs and starts beed as a user service. What it changed
 //! is kept in a receipt in `~/.bee/setup`, so that `beectl setup --undo`
 //! takes out exactly that and nothing else: when the settings are still
 //! the bytes setup wrote (the receipt keeps their hash), the original file
@@ -17,6 +17,7 @@
 //! [`file_change`] (a file Bee changes: shown as a diff, or written
 //! atomically after a backup).
 
+mod codex_trust;
 pub mod file_change;
 pub mod hooks;
 pub mod json_layout;
@@ -105,6 +106,17 @@ struct Receipt {
     hooks: Vec<HookChange>,
     status_line: Option<StatusLineChange>,
     manifest: Option<WrittenFile>,
+    /// The trust setup gave Bee's hooks in Codex's `config.toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    codex_trust: Option<CodexTrust>,
+}
+
+/// Codex's `config.toml` and the trust entries setup wrote there last.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CodexTrust {
+    config: PathBuf,
+    entries: Vec<codex_trust::TrustEntry>,
 }
 
 /// The user service setup installed (one for all settings files).
@@ -255,6 +267,12 @@ fn target(args: &SetupArgs) -> Result<(&'static HookedAgent, PathBuf, String), R
         let (path, app) = hooks::target(args.hooks.project.as_deref())?;
         return Ok((agent, path, app));
     }
+    if agent.provider == Provider::Codex && args.hooks.project.is_some() {
+        return Err(Rendered::invalid_usage(
+            "--agent codex --project: Codex trusts a project's hooks only once the project is trusted; wire the user's \
+             (~/.codex/hooks.json)",
+        ));
+    }
     let (path, app) = match &args.hooks.project {
         Some(dir) => {
             let (project, app) = hooks::project_dir(dir)?;
@@ -300,6 +318,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         hooks: Vec::new(),
         status_line: None,
         manifest: None,
+        codex_trust: None,
     });
 
     // One Bee entry per event, playing every role setup wires there.
@@ -362,9 +381,16 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     }
     let settings_changed = !hook_changes.is_empty() || status_line.is_some();
     let settings_change = settings.change(settings_changed)?;
+    let trust = match agent.provider {
+        Provider::Codex => Some(codex_trust_change(&settings.path, &settings.value, receipt.codex_trust.as_ref())?),
+        _ => None,
+    };
 
     if args.hooks.dry_run {
         let mut text = settings_change.diff("setup");
+        if let Some((change, _)) = &trust {
+            text.push_str(&change.diff("setup"));
+        }
         for unit in &unit_changes {
             text.push_str(&unit.diff("setup"));
         }
@@ -411,6 +437,20 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
             }
         }
     }
+    if let Some((change, trusted)) = trust {
+        if change.changed() {
+            let backup = change
+                .write_if_unchanged(true)
+                .map_err(|err| failed("io", format!("{}: {err}", change.path.display())))?;
+            backups.extend(backup.map(|b| b.display().to_string()));
+            changes.push(format!(
+                "{}: trusted Bee's {} hook(s), as Codex's /hooks would",
+                change.path.display(),
+                trusted.entries.len()
+            ));
+        }
+        receipt.codex_trust = Some(trusted);
+    }
     // The audit's manifest pins a Claude Code version and its events.
     let (manifest, manifest_status) = if claude {
         hooks::pin_manifest(&settings.path, &source_app, &events)
@@ -430,7 +470,10 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         changes.push(format!("pinned the manifest {path}"));
         receipt.manifest = Some(WrittenFile { path: PathBuf::from(path), text, backup: None });
     }
-    let recorded = !receipt.hooks.is_empty() || receipt.status_line.is_some() || receipt.manifest.is_some();
+    let recorded = !receipt.hooks.is_empty()
+        || receipt.status_line.is_some()
+        || receipt.manifest.is_some()
+        || receipt.codex_trust.as_ref().is_some_and(|trust| !trust.entries.is_empty());
     if recorded {
         write_json(&receipt_file, &receipt)?;
     }
@@ -449,6 +492,36 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         service,
         receipt: recorded.then(|| receipt_file.display().to_string()),
     })))
+}
+
+/// The trust Codex needs to run Bee's hooks in `settings` (its `hooks.json`
+/// at `path`): the change to the `config.toml` beside it, and the entries
+/// it then holds — those of a setup `before` that are no longer Bee's
+/// places go.
+fn codex_trust_change(
+    path: &Path,
+    settings: &Value,
+    before: Option<&CodexTrust>,
+) -> Result<(FileChange, CodexTrust), Rendered> {
+    let config = path.with_file_name("config.toml");
+    let source = match std::env::var_os("CODEX_HOME").filter(|home| !home.is_empty()) {
+        // As Codex names the file in its keys: its home without links.
+        Some(home) => std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home)).join("hooks.json"),
+        None => path.to_owned(),
+    };
+    let entries = codex_trust::bee_entries(settings, &source);
+    let stale: Vec<codex_trust::TrustEntry> = before
+        .map(|trust| trust.entries.iter().filter(|entry| !entries.contains(entry)).cloned().collect())
+        .unwrap_or_default();
+    let text = FileChange::read_settled(&config).map_err(|message| failed("io", message))?;
+    let after = codex_trust::put(text.as_deref(), &stale, &entries).ok_or_else(|| {
+        failed(
+            "settings_invalid",
+            format!("{}: not TOML, or its `hooks` is not a table; not touched", config.display()),
+        )
+    })?;
+    let after = if text.is_none() && after.is_empty() { None } else { Some(after) };
+    Ok((FileChange { path: config.clone(), before: text, after }, CodexTrust { config, entries }))
 }
 
 /// Sets Bee's status line, or wraps the one there so that it keeps running
@@ -647,6 +720,18 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
             Some(json_layout::like(settings.before.as_deref(), &value).map_err(|err| failed("io", err))?)
         };
         file_changes.push(FileChange { path: settings.path.clone(), before: settings.before.clone(), after });
+        if let Some(trust) = &receipt.codex_trust {
+            let now = FileChange::read_settled(&trust.config).map_err(|message| failed("io", message))?;
+            if let Some(text) = &now {
+                match codex_trust::take(text, &trust.entries) {
+                    Some(after) => {
+                        let after = (!after.is_empty()).then_some(after);
+                        file_changes.push(FileChange { path: trust.config.clone(), before: now.clone(), after });
+                    }
+                    None => kept.push(format!("{}: no longer TOML; left as it is", trust.config.display())),
+                }
+            }
+        }
         if let Some(manifest) = &receipt.manifest {
             let now = FileChange::read(&manifest.path).map_err(|message| failed("io", message))?;
             if now.as_deref() == Some(manifest.text.as_str()) {

@@ -4,13 +4,14 @@
 //! its turns ([`TurnEdge::events`]), its hook timeouts' unit — and whether
 //! Bee's turn marks are wired there now (`beectl agents`).
 //!
-//! Gemini CLI, Qwen Code and Copilot CLI read Claude Code's settings shape
-//! (`hooks` → event → groups → `{"type": "command", "command", "timeout"}`;
-//! Copilot CLI beside its own flat one), so one merge
-//! ([`crate::events::claude_settings::put_roles`]) serves all four.
-//! Cline (an executable per event, its turn events detached and never
-//! waited for) and Codex (hooks run only once the user trusts each by its
-//! hash) have hooks too; Bee does not wire them.
+//! Gemini CLI, Qwen Code, Copilot CLI and Codex read Claude Code's settings
+//! shape (`hooks` → event → groups → `{"type": "command", "command",
+//! "timeout"}`; Copilot CLI beside its own flat one, Codex in a `hooks.json`
+//! of its own), so one merge ([`crate::events::claude_settings::put_roles`])
+//! serves all five; Codex runs a hook only once its user trusts it by its
+//! hash, which setup writes with the entries. Cline has hooks too (an
+//! executable file per event), but its sessions are no UUIDs, which Bee's
+//! turn marks are keyed by, so Bee does not wire it.
 
 use bee_proto::ledger::{Provider, TurnEdge};
 use serde_json::Value;
@@ -24,6 +25,8 @@ pub struct HookedAgent {
     pub provider: Provider,
     /// Its settings folder, under the home.
     pub folder: &'static str,
+    /// The file there its hooks live in.
+    pub file: &'static str,
     /// Its settings folder under a project, where that is another.
     pub project_folder: &'static str,
     /// The variable that moves its home (whose `folder` it then reads).
@@ -43,11 +46,12 @@ pub struct HookedAgent {
     pub tool_matcher: Option<&'static str>,
 }
 
-/// Claude Code, Gemini CLI, Qwen Code and Copilot CLI.
-pub const HOOKED: [HookedAgent; 4] = [
+/// Claude Code, Gemini CLI, Qwen Code, Copilot CLI and Codex.
+pub const HOOKED: [HookedAgent; 5] = [
     HookedAgent {
         provider: Provider::Claude,
         folder: ".claude",
+        file: "settings.json",
         project_folder: ".claude",
         folder_env: None,
         home_env: None,
@@ -59,6 +63,7 @@ pub const HOOKED: [HookedAgent; 4] = [
     HookedAgent {
         provider: Provider::Gemini,
         folder: ".gemini",
+        file: "settings.json",
         project_folder: ".gemini",
         folder_env: None,
         home_env: Some("GEMINI_CLI_HOME"),
@@ -70,6 +75,7 @@ pub const HOOKED: [HookedAgent; 4] = [
     HookedAgent {
         provider: Provider::Qwen,
         folder: ".qwen",
+        file: "settings.json",
         project_folder: ".qwen",
         folder_env: None,
         home_env: None,
@@ -84,6 +90,7 @@ pub const HOOKED: [HookedAgent; 4] = [
     HookedAgent {
         provider: Provider::Copilot,
         folder: ".copilot",
+        file: "settings.json",
         project_folder: ".github/copilot",
         home_env: None,
         folder_env: Some("COPILOT_HOME"),
@@ -91,6 +98,21 @@ pub const HOOKED: [HookedAgent; 4] = [
         timeout: 5,
         source_app: "copilot-cli",
         tool_matcher: None,
+    },
+    // `$CODEX_HOME/hooks.json`, else `~/.codex/hooks.json`; each hook runs
+    // once trusted (`codex_trust` in beectl's setup). SessionEnd's deadline
+    // is at most 3 s, Codex's own bound.
+    HookedAgent {
+        provider: Provider::Codex,
+        folder: ".codex",
+        file: "hooks.json",
+        project_folder: ".codex",
+        home_env: None,
+        folder_env: Some("CODEX_HOME"),
+        events: &["SessionStart", "PreToolUse", "PostToolUse", "SessionEnd"],
+        timeout: 5,
+        source_app: "codex-cli",
+        tool_matcher: Some(""),
     },
 ];
 
@@ -105,15 +127,15 @@ impl HookedAgent {
     pub fn user_settings(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
         let set = |name: &str| env(name).filter(|value| !value.is_empty());
         if let Some(folder) = self.folder_env.and_then(set) {
-            return Some(PathBuf::from(folder).join("settings.json"));
+            return Some(PathBuf::from(folder).join(self.file));
         }
         let home = self.home_env.and_then(env).or_else(|| env("HOME")).filter(|home| !home.is_empty())?;
-        Some(PathBuf::from(home).join(self.folder).join("settings.json"))
+        Some(PathBuf::from(home).join(self.folder).join(self.file))
     }
 
     /// A project's settings.
     pub fn project_settings(&self, project: &Path) -> PathBuf {
-        project.join(self.project_folder).join("settings.json")
+        project.join(self.project_folder).join(self.file)
     }
 
     /// The events that start and end its turns.
@@ -151,17 +173,21 @@ mod tests {
             "HOME" => Some(OsString::from("/h")),
             "GEMINI_CLI_HOME" => Some(OsString::from("/g")),
             "COPILOT_HOME" => Some(OsString::from("/c/copilot")),
+            "CODEX_HOME" => Some(OsString::from("/x/codex")),
             _ => None,
         };
         let paths: Vec<PathBuf> = HOOKED.iter().filter_map(|agent| agent.user_settings(&env)).collect();
-        let expected =
-            ["/h/.claude", "/g/.gemini", "/h/.qwen", "/c/copilot"].map(|f| PathBuf::from(f).join("settings.json"));
+        let expected = ["/h/.claude/settings.json", "/g/.gemini/settings.json", "/h/.qwen/settings.json"]
+            .into_iter()
+            .chain(["/c/copilot/settings.json", "/x/codex/hooks.json"])
+            .map(PathBuf::from)
+            .collect::<Vec<_>>();
         assert_eq!(paths, expected);
         let copilot = hooked(Provider::Copilot).unwrap();
         let home_only = |name: &str| (name == "HOME").then(|| OsString::from("/h"));
         assert_eq!(copilot.user_settings(&home_only), Some(PathBuf::from("/h/.copilot/settings.json")));
         assert_eq!(copilot.project_settings(Path::new("/p")), PathBuf::from("/p/.github/copilot/settings.json"));
-        assert!(hooked(Provider::Codex).is_none());
+        assert!(hooked(Provider::Cline).is_none());
     }
 
     /// Wired means both turn events run Bee's mark for this agent: one of
