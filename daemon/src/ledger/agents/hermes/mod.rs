@@ -47,15 +47,17 @@ impl Agent for Hermes {
             unrecorded_calls: Some(
                 "its calls one by one: it keeps one running total a session, model and task, counted here as one response",
             ),
-            // A session's running totals keep reasoning and cache writes, and
-            // its own cost estimates; no call one by one, so no turn and no
-            // limit notice.
+            // A session's running totals keep reasoning and cache writes; no
+            // call one by one, so no turn and no limit notice. Its cost
+            // estimate is a running sum to which a call it could not price
+            // adds 0, under the status of its last call: not a cost that can
+            // be told whole, so not read.
             records: Records {
                 time_spans: false,
                 limit_notices: false,
                 reasoning: true,
                 cache_writes: true,
-                own_cost: true,
+                own_cost: false,
             },
         }
     }
