@@ -170,6 +170,8 @@ pub const AGENT_PLACES: &[&str] = &[
     "OPENCLAUDE_CONFIG_DIR",
     "PI_CONFIG_DIR",
     "VIBE_HOME",
+    "GEMINI_TELEMETRY_OUTFILE",
+    "KILO_DB",
     "BEE_RUN_PROVIDER",
 ];
 

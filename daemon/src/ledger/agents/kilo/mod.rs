@@ -32,9 +32,17 @@ impl Agent for Kilo {
         }
     }
 
-    /// The `kilo/` directory of `XDG_DATA_HOME` (by default `~/.local/share`).
+    /// The database `KILO_DB` names (a relative name under Kilo's data
+    /// directory, as the CLI joins it; `:memory:` keeps nothing), else the
+    /// `kilo/` directory of `XDG_DATA_HOME` (by default `~/.local/share`).
     fn record_dirs(&self, env: Env<'_>) -> Vec<PathBuf> {
-        xdg_data(env, "kilo").into_iter().collect()
+        let data = xdg_data(env, "kilo");
+        match env("KILO_DB").filter(|named| !named.is_empty()) {
+            Some(named) if named == ":memory:" => Vec::new(),
+            Some(named) if Path::new(&named).is_absolute() => vec![PathBuf::from(named)],
+            Some(named) => data.map(|data| data.join(named)).into_iter().collect(),
+            None => data.into_iter().collect(),
+        }
     }
 
     /// `kilo.db`, or a channel's `kilo-<channel>.db`.
@@ -51,6 +59,25 @@ impl Agent for Kilo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `KILO_DB` moves the database as the CLI moves it (Kilo 7.7.7's
+    /// `KILO_DB`: absolute, relative to its data directory, or in memory).
+    #[test]
+    fn kilo_db_names_the_database() {
+        let env = |named: Option<&'static str>| {
+            move |name: &str| match name {
+                "HOME" => Some(std::ffi::OsString::from("/h")),
+                "KILO_DB" => named.map(std::ffi::OsString::from),
+                _ => None,
+            }
+        };
+        let dirs = |named| Kilo.record_dirs(&env(named));
+        assert_eq!(dirs(None), [PathBuf::from("/h/.local/share/kilo")]);
+        assert_eq!(dirs(Some("/d/mine.db")), [PathBuf::from("/d/mine.db")]);
+        assert_eq!(dirs(Some("work.db")), [PathBuf::from("/h/.local/share/kilo/work.db")]);
+        assert!(dirs(Some(":memory:")).is_empty(), "kept in memory: nothing on disk");
+        assert_eq!(dirs(Some("")), [PathBuf::from("/h/.local/share/kilo")]);
+    }
     use crate::ledger::agents::tests::{Row, read_whole, rows};
     use rusqlite::Connection;
 
