@@ -516,11 +516,9 @@ fn qwen_code_turns_are_measured_by_its_own_hooks() {
     assert_turns_measured_by_own_hooks(&qwen, hooks, all_calls);
 }
 
-/// Copilot CLI reads Claude Code's hook shape in its settings.json, and its
-/// PascalCase events send Claude Code's payloads; its user hooks run in
-/// any folder, trusted or not.
-#[test]
-fn copilot_cli_turns_are_measured_by_its_own_hooks() {
+/// The GitHub Copilot CLI against an OpenAI-compatible mock, offline and
+/// signed in to nothing: its own `COPILOT_PROVIDER_*` settings.
+fn copilot_offline() -> Driven {
     let mut copilot = Driven::new("copilot", MockProvider::chat());
     copilot.env = vec![
         ("COPILOT_OFFLINE", "true".into()),
@@ -530,6 +528,15 @@ fn copilot_cli_turns_are_measured_by_its_own_hooks() {
         ("COPILOT_MODEL", "gpt-4.1".into()),
     ];
     copilot.args = vec!["--allow-all-tools".into()];
+    copilot
+}
+
+/// Copilot CLI reads Claude Code's hook shape in its settings.json, and its
+/// PascalCase events send Claude Code's payloads; its user hooks run in
+/// any folder, trusted or not.
+#[test]
+fn copilot_cli_turns_are_measured_by_its_own_hooks() {
+    let copilot = copilot_offline();
     let own = json!({"banner": "never"});
     let hooks = OwnHooks {
         agent: "copilot",
@@ -898,15 +905,7 @@ fn droid_counts_every_served_token_in_its_session_totals() {
 /// the reasoning. A fork is a command of its interactive session only.
 #[test]
 fn copilot_cli_counts_every_served_response_once() {
-    let mut copilot = Driven::new("copilot", MockProvider::chat());
-    copilot.env = vec![
-        ("COPILOT_OFFLINE", "true".into()),
-        ("COPILOT_AUTO_UPDATE", "false".into()),
-        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", copilot.mock.base_url())),
-        ("COPILOT_PROVIDER_API_KEY", "not-a-real-key".into()),
-        ("COPILOT_MODEL", "gpt-4.1".into()),
-    ];
-    copilot.args = vec!["--allow-all-tools".into()];
+    let copilot = copilot_offline();
     let steps = copilot.converse("please TOOL now", &["--continue"], None);
     let served = copilot.mock.served();
     assert!(

@@ -28,6 +28,16 @@ pub(crate) fn env_or_home(env: Env<'_>, variable: &str, relative: &str) -> Optio
 
 /// `name` under the XDG data directory (`XDG_DATA_HOME`, by default
 /// `~/.local/share`), as agents that follow it find their data.
+/// An agent's own settings file, whole, found as the agent finds it (a link
+/// followed, as dotfile managers make them); `None` when it is missing,
+/// unreadable, not UTF-8 or over `limit` bytes — never cut short.
+pub(crate) fn settings_text(path: &Path, limit: u64) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path).ok()?.take(limit + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= limit).then_some(text)
+}
+
 pub(crate) fn xdg_data(env: Env<'_>, name: &str) -> Option<PathBuf> {
     env_or_home(env, "XDG_DATA_HOME", ".local/share").map(|data| data.join(name))
 }

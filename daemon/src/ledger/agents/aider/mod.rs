@@ -10,7 +10,6 @@
 mod analytics;
 
 use bee_proto::ledger::Provider;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified, under_home};
@@ -90,13 +89,7 @@ struct Settings {
 /// [`MAX_CONFIG_BYTES`], not UTF-8 (which Aider itself refuses), not YAML,
 /// or whose key is no string (or is there twice) names none.
 fn configured_log(config: &Path) -> Option<PathBuf> {
-    let file = std::fs::File::open(config).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return None;
-    }
-    let text = String::from_utf8(bytes).ok()?;
+    let text = crate::ledger::agents::agent::settings_text(config, MAX_CONFIG_BYTES)?;
     let settings: Settings = yaml_serde::from_str(&text).ok()?;
     settings.analytics_log.filter(|log| !log.is_empty()).map(PathBuf::from)
 }

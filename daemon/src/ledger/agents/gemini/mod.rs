@@ -11,7 +11,6 @@ mod chat;
 mod telemetry;
 
 use bee_proto::ledger::Provider;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::ledger::agents::agent::{About, Agent, Env, FileReader, Records, Verified};
@@ -105,12 +104,8 @@ fn telemetry_outfile(settings: &Path) -> Option<PathBuf> {
     struct Telemetry {
         outfile: Option<String>,
     }
-    let mut bytes = Vec::new();
-    std::fs::File::open(settings).ok()?.take(MAX_SETTINGS_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
-        return None;
-    }
-    let telemetry = serde_json::from_slice::<Settings>(&bytes).ok()?.telemetry?;
+    let text = crate::ledger::agents::agent::settings_text(settings, MAX_SETTINGS_BYTES)?;
+    let telemetry = serde_json::from_str::<Settings>(&text).ok()?.telemetry?;
     telemetry.outfile.filter(|outfile| !outfile.is_empty() && !outfile.contains('$')).map(PathBuf::from)
 }
 
