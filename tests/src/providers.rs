@@ -101,6 +101,9 @@ enum Api {
     Chat,
     /// Google's Gemini API (`/v1beta/models/M:generateContent`).
     Gemini,
+    /// Augment's own service (`/chat-stream`, NDJSON), which Auggie calls
+    /// its tenant: Augment is its provider.
+    Augment,
 }
 
 impl MockProvider {
@@ -122,6 +125,11 @@ impl MockProvider {
     /// Google's Gemini API (`GOOGLE_GEMINI_BASE_URL`).
     pub fn gemini() -> MockProvider {
         MockProvider::start(Api::Gemini)
+    }
+
+    /// Augment's service, as Auggie's tenant (`AUGMENT_SESSION_AUTH`).
+    pub fn augment() -> MockProvider {
+        MockProvider::start(Api::Augment)
     }
 
     fn start(api: Api) -> MockProvider {
@@ -174,7 +182,8 @@ impl MockProvider {
     fn usage_of(&self, served: &[Served]) -> Value {
         let sum = |f: fn(&Served) -> u64| -> u64 { served.iter().map(f).sum() };
         match self.api {
-            Api::Anthropic => json!({
+            // Augment reports Anthropic's four counters.
+            Api::Anthropic | Api::Augment => json!({
                 "responses": served.len(),
                 "inputTokens": sum(|s| s.input),
                 "cacheCreationInputTokens": sum(|s| s.cache_creation),
@@ -257,6 +266,8 @@ fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
         Api::Anthropic | Api::Chat => body["messages"].as_array(),
         Api::OpenAi => body["input"].as_array(),
         Api::Gemini => body["contents"].as_array(),
+        // Its requests are read by `augment_answer`, never here.
+        Api::Augment => None,
     };
     let Some(items) = items else { return (String::new(), false) };
     let mut answered = false;
@@ -270,6 +281,8 @@ fn newest_user_text(api: Api, body: &Value) -> (String, bool) {
             Api::Gemini => {
                 item["parts"].as_array().is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
             }
+            // Its requests are read by `augment_answer`, never here.
+            Api::Augment => false,
         };
         if is_result {
             answered = true;
@@ -312,15 +325,18 @@ fn serve(api: Api, stream: TcpStream, log: &Mutex<Log>) {
         return;
     }
     let mut length = 0usize;
+    let mut request_id = None;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
             break;
         }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0);
+            } else if name.eq_ignore_ascii_case("x-request-id") {
+                request_id = Some(value.trim().to_owned());
+            }
         }
     }
     let mut body = vec![0u8; length];
@@ -341,6 +357,11 @@ fn serve(api: Api, stream: TcpStream, log: &Mutex<Log>) {
             let model = path.split("models/").nth(1).and_then(|rest| rest.split(':').next()).unwrap_or("unknown-model");
             gemini_answer(&body, model, path.contains("stream"), &mut log)
         }
+        Api::Augment if path.starts_with("/get-models") => augment_models(),
+        Api::Augment if path.starts_with("/agents/list-remote-tools") => Answer::json(200, json!({"tools": []})),
+        Api::Augment if path.starts_with("/chat-stream") => augment_answer(&body, request_id, &mut log),
+        // Its events, metrics and checkpoints: taken, answered with nothing.
+        Api::Augment => Answer::json(200, json!({})),
         _ => Answer::json(404, json!({})),
     };
     drop(log);
@@ -658,6 +679,71 @@ fn chat_answer(body: &Value, model: &str, log: &mut Log) -> Answer {
     };
     log.served.push(served);
     answer
+}
+
+/// The one model Augment's mock serves, named in its feature flags so that
+/// Auggie sends it with each request and keeps it in its sessions.
+const AUGMENT_MODEL: &str = "claude-sonnet-4-5";
+
+fn augment_models() -> Answer {
+    let registry = json!({AUGMENT_MODEL: {"displayName": "Mock", "shortName": "mock", "isDefault": true}});
+    Answer::json(
+        200,
+        json!({"default_model": AUGMENT_MODEL,
+            "models": [{"name": AUGMENT_MODEL, "suggested_prefix_char_count": 0, "suggested_suffix_char_count": 0}],
+            "feature_flags": {"agent_chat_model": AUGMENT_MODEL, "model_info_registry": registry.to_string()},
+            "user_tier": "PROFESSIONAL_TIER"}),
+    )
+}
+
+/// Augment's chat stream (Auggie 0.36): NDJSON lines of `nodes` — text
+/// (type 0), a tool use (type 5, `stop_reason` 3), the usage (type 10,
+/// Anthropic's four counters). A request carrying a tool's result (a
+/// `tool_result_node`) is answered with text; one whose text says `TOOL`
+/// with a `view` of `hello.txt`; one that says `APIERROR` is refused with
+/// a 400. Each response is recorded under the request id Auggie sent
+/// (`x-request-id`), the id its session keeps.
+fn augment_answer(body: &Value, request_id: Option<String>, log: &mut Log) -> Answer {
+    let nodes = body["nodes"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let answered = nodes.iter().any(|node| node["type"] == 1 && node.get("tool_result_node").is_some());
+    let text: String = nodes
+        .iter()
+        .filter(|node| node["type"] == 0)
+        .filter_map(|node| node["text_node"]["content"].as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if text.contains("APIERROR") && !answered {
+        log.refused += 1;
+        return Answer::json(400, json!({"error": "mock: the request was refused"}));
+    }
+    let k = log.served.len() as u64 + 1;
+    let served = Served {
+        id: request_id.unwrap_or_else(|| format!("augment-mock-{k:03}")),
+        model: AUGMENT_MODEL.to_owned(),
+        input: 100 + k,
+        cache_creation: 300 * k,
+        cache_read: 5_000 + 7 * k,
+        output: 20 + 3 * k,
+        reasoning: 0,
+        side: false,
+    };
+    let usage = json!({"id": 9, "type": 10, "content": "", "token_usage": {"input_tokens": served.input,
+        "cache_creation_input_tokens": served.cache_creation, "cache_read_input_tokens": served.cache_read,
+        "output_tokens": served.output}});
+    let reply = format!("Answer {k}.");
+    let mut lines = vec![json!({"text": reply, "nodes": [{"id": 1, "type": 0, "content": reply}]})];
+    let stop = if text.contains("TOOL") && !answered {
+        let input = json!({"type": "file", "path": "hello.txt"}).to_string();
+        let tool = json!({"tool_use_id": format!("toolu_mock_{k:03}"), "tool_name": "view", "input_json": input});
+        lines.push(json!({"text": "", "nodes": [{"id": 2, "type": 5, "content": "", "tool_use": tool}]}));
+        3
+    } else {
+        1
+    };
+    lines.push(json!({"text": "", "nodes": [usage], "stop_reason": stop}));
+    log.served.push(served);
+    let body: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    Answer { status: 200, content_type: "application/json", headers: Vec::new(), body }
 }
 
 /// A value of the JSON schema `schema`: what a model asked for JSON

@@ -845,6 +845,36 @@ fn mistral_vibe_counts_every_served_token_in_its_session_totals() {
     vibe.assert_no_agent_cost("vibe");
 }
 
+/// Auggie (`@augmentcode/auggie`, print mode) against a mock of Augment's
+/// own service, its provider, named as its tenant: each exchange's usage
+/// once, by the request id Auggie sent, the continued session's earlier
+/// exchanges not counted again; a refused request leaves no usage.
+#[test]
+fn auggie_counts_every_served_response_once() {
+    let mut auggie = Driven::new("auggie", MockProvider::augment());
+    let tenant = json!({"accessToken": "not-a-real-token", "tenantURL": format!("{}/", auggie.mock.base_url()),
+        "scopes": ["read", "write"]});
+    auggie.env = vec![("AUGMENT_SESSION_AUTH", tenant.to_string())];
+    auggie.args = ["--print", "--quiet", "--model", "claude-sonnet-4-5"].map(str::to_owned).to_vec();
+    auggie.prompt_flag = None;
+    std::fs::write(auggie.project.join("hello.txt"), "hello\n").unwrap();
+    let steps = auggie.converse("please TOOL now", &["--continue"], None);
+    let served = auggie.mock.served();
+    assert!(served.len() >= 4, "prompt, two of the tool turn, the continued one: {served:?}");
+    assert!(
+        auggie
+            .mock
+            .requests()
+            .iter()
+            .any(|(path, body)| path == "/chat-stream" && body["model"] == "claude-sonnet-4-5")
+    );
+    auggie.assert_usage_equals("augment", &auggie.mock.served_usage(), &[], true);
+    auggie.assert_sessions("augment", &steps, all_calls);
+    let by_model = auggie.beectl(&["usage", "--by", "model", "--provider", "augment"]);
+    assert_eq!(by_model["unpricedModels"], json!([]), "the model it ran, kept and priced: {by_model}");
+    auggie.assert_no_agent_cost("augment");
+}
+
 /// Droid (`droid exec` with a custom model, no Factory login) against a
 /// mock of OpenAI's Responses API: a session's settings keep its running
 /// total, one entry a session; every counter equals what the mock served,

@@ -26,7 +26,7 @@ impl Agent for Augment {
         &About {
             provider: Provider::Augment,
             title: "Auggie (Augment Code)",
-            verified: Verified::FormatFromSource,
+            verified: Verified::RealCli("0.36.0"),
             unrecorded_calls: Some(
                 "its calls beside the conversation (prompt enhancement, history summarization and \
                  sub-agents, unless a feature flag records the last two; sub-agents are otherwise kept \
