@@ -85,6 +85,7 @@ named! {
         OhMyPi => "omp",
         GrokCli => "grok-cli",
         MistralVibe => "vibe",
+        Kiro => "kiro",
     }
 }
 
@@ -122,6 +123,7 @@ impl Provider {
             | Provider::CopilotVsCode
             | Provider::Devin
             | Provider::Aider
+            | Provider::Kiro
             | Provider::Reasonix
             | Provider::LingTai => CounterShape::OpenAi,
             _ => CounterShape::Anthropic,
@@ -156,7 +158,8 @@ impl Provider {
             | Provider::Cursor
             | Provider::Aider
             | Provider::GrokCli
-            | Provider::MistralVibe => (false, false, false),
+            | Provider::MistralVibe
+            | Provider::Kiro => (false, false, false),
             Provider::ZCode | Provider::Aside | Provider::Muse | Provider::MiMo => (true, true, true),
             // Meept writes 0 for a reasoning or cache-write count not reported.
             Provider::Meept => (false, true, false),

@@ -204,6 +204,11 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
     let aider_log = at(".aider/analytics.jsonl");
     write_quiet(&at(".aider.conf.yml"), &format!("analytics-log: {}\n", aider_log.display()));
     write_quiet(&aider_log, &text("aider-0.86.2-analytics.jsonl"));
+    // A Kiro IDE 1.0.411 turn of twelve model calls, every token unknown.
+    write_quiet(
+        &at(".kiro/sessions/9f3c1d0b7a4e2856/sess_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d/messages.jsonl"),
+        &text("kiro-1.0.411-turn.jsonl"),
+    );
     write_meept(&at(".meept/metrics.db"));
     write_zcode(&at(".zcode/cli/db/db.sqlite"));
     let own = |agent: &str, file: &str| {
@@ -318,6 +323,8 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         expect("grok-cli", 2, true),
         // A 2.x session's and a 3.x session's running totals, one entry each.
         expect("vibe", 2, true),
+        // A turn's twelve model calls, each counted with its tokens unknown.
+        expect("kiro", 12, true),
     ]
 }
 

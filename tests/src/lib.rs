@@ -172,6 +172,7 @@ pub const AGENT_PLACES: &[&str] = &[
     "VIBE_HOME",
     "GEMINI_TELEMETRY_OUTFILE",
     "KILO_DB",
+    "KIRO_HOME",
     "BEE_RUN_PROVIDER",
 ];
 

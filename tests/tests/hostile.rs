@@ -116,6 +116,7 @@ fn plant_hostile(home: &TestHome) {
         ".kimi-code/sessions/wd_app_0bad/session_0bad/agents/main/wire.jsonl",
         ".openclaude/projects/-home-dev-app/0bad0000-0000-4000-8000-000000000002.jsonl",
         ".omp/agent/sessions/--home-dev-app--/2026-12-05T03-22-45_hostile.jsonl",
+        ".kiro/sessions/0bad0bad0bad0bad/sess_0bad/messages.jsonl",
     ] {
         write_file(&at(log), &[&long, &tiny, b"{\"after\":\"the bad lines\"}\n"]);
     }
@@ -394,6 +395,7 @@ fn hostile_records_in_every_agent_folder_cost_only_themselves() {
         "kimi-code",
         "openclaude",
         "omp",
+        "kiro",
     ] {
         assert!(named(summary, agent, "oversized_line"), "{agent}'s long line named: {summary}");
     }

@@ -26,8 +26,6 @@ pub(crate) fn env_or_home(env: Env<'_>, variable: &str, relative: &str) -> Optio
     env(variable).map(PathBuf::from).or_else(|| under_home(env, relative))
 }
 
-/// `name` under the XDG data directory (`XDG_DATA_HOME`, by default
-/// `~/.local/share`), as agents that follow it find their data.
 /// An agent's own settings file, whole, found as the agent finds it (a link
 /// followed, as dotfile managers make them); `None` when it is missing,
 /// unreadable, not UTF-8 or over `limit` bytes — never cut short.
@@ -38,6 +36,8 @@ pub(crate) fn settings_text(path: &Path, limit: u64) -> Option<String> {
     (text.len() as u64 <= limit).then_some(text)
 }
 
+/// `name` under the XDG data directory (`XDG_DATA_HOME`, by default
+/// `~/.local/share`), as agents that follow it find their data.
 pub(crate) fn xdg_data(env: Env<'_>, name: &str) -> Option<PathBuf> {
     env_or_home(env, "XDG_DATA_HOME", ".local/share").map(|data| data.join(name))
 }

@@ -46,6 +46,7 @@ pub mod kilocode;
 pub mod kimi;
 #[path = "kimi-code/mod.rs"]
 pub mod kimi_code;
+pub mod kiro;
 pub mod lines;
 pub mod lingtai;
 pub mod meept;
@@ -129,6 +130,7 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::OhMyPi => &omp::OhMyPi,
         Provider::GrokCli => &grok_cli::GrokCli,
         Provider::MistralVibe => &vibe::MistralVibe,
+        Provider::Kiro => &kiro::Kiro,
     }
 }
 
@@ -542,6 +544,13 @@ mod tests {
             ),
             record: r#"{"timestamp":"2026-11-30T10:00:0@n@.000Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"credits":@skip@},"info":{"total_token_usage":{"input_tokens":@n@00,"output_tokens":5},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":@kept@},"model_context_window":1000}}}"#,
             kept: "5",
+        },
+        LineCase {
+            provider: Provider::Kiro,
+            path: "/h/.kiro/sessions/9f3c1d0b7a4e2856/sess_1/messages.jsonl",
+            head: "",
+            record: r#"{"id":"e@n@-usage","timestamp":"2026-09-03T12:00:0@n@.000Z","payload":{"type":"usage_summary","promptTurnSummaries":@skip@,"executionId":"e@n@","requestIds":@kept@}}"#,
+            kept: r#"["r@n@"]"#,
         },
     ];
 
