@@ -86,6 +86,7 @@ named! {
         GrokCli => "grok-cli",
         MistralVibe => "vibe",
         Kiro => "kiro",
+        Warp => "warp",
     }
 }
 
@@ -159,7 +160,8 @@ impl Provider {
             | Provider::Aider
             | Provider::GrokCli
             | Provider::MistralVibe
-            | Provider::Kiro => (false, false, false),
+            | Provider::Kiro
+            | Provider::Warp => (false, false, false),
             Provider::ZCode | Provider::Aside | Provider::Muse | Provider::MiMo => (true, true, true),
             // Meept writes 0 for a reasoning or cache-write count not reported.
             Provider::Meept => (false, true, false),

@@ -211,6 +211,7 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
     );
     write_meept(&at(".meept/metrics.db"));
     write_zcode(&at(".zcode/cli/db/db.sqlite"));
+    write_warp(&at(".local/state/warp-terminal/warp.sqlite"));
     let own = |agent: &str, file: &str| {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../daemon/src/ledger/agents")
@@ -325,6 +326,9 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         expect("vibe", 2, true),
         // A turn's twelve model calls, each counted with its tokens unknown.
         expect("kiro", 12, true),
+        // A conversation's two models, each one entry with its tokens
+        // unknown; a fork of it none.
+        expect("warp", 2, true),
     ]
 }
 
@@ -363,6 +367,35 @@ fn write_zcode(path: &Path) {
             ('mu-1', 'sess-1', 'turn-1', 'GLM-5.2', 9125, 27, 0, 0, 8064, 1796115600000, 1796115620000, 9152),
             ('mu-2', 'sess-1', 'turn-1', 'GLM-5.2', 100, 20, 5, 3, 7, 1796115630000, 1796115631000, 120),
             ('mu-3', 'sess-1', 'turn-2', 'GLM-5.2', 0, 0, 0, 0, 0, 1796115640000, NULL, NULL);",
+    );
+}
+
+/// Warp's state database (its `agent_conversations`, as its migrations
+/// make it): a conversation that used two models, and a fork of it (whose
+/// totals start as its source's copy).
+fn write_warp(path: &Path) {
+    let usage = |fork: bool| {
+        let data = json!({"server_conversation_token": "srv-1", "conversation_usage_metadata": {
+            "credits_spent": 3.5, "token_usage": [
+                {"model_id": "claude-sonnet-4-5", "warp_tokens": 12000, "byok_tokens": 0, "custom_endpoint_tokens": 0},
+                {"model_id": "gpt-5.1", "total_tokens": 800}]}});
+        let mut data = data;
+        if fork {
+            data["forked_from_server_conversation_token"] = json!("srv-1");
+        }
+        data.to_string().replace('\'', "''")
+    };
+    database(
+        path,
+        &format!(
+            "CREATE TABLE agent_conversations (id INTEGER PRIMARY KEY NOT NULL, conversation_id TEXT NOT NULL,
+                active_task_id TEXT, conversation_data TEXT NOT NULL,
+                last_modified_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, summary TEXT);
+             INSERT INTO agent_conversations (conversation_id, conversation_data, last_modified_at)
+                VALUES ('c-1', '{}', '2026-10-09 03:00:00'), ('c-fork', '{}', '2026-10-09 04:00:00');",
+            usage(false),
+            usage(true)
+        ),
     );
 }
 

@@ -173,6 +173,7 @@ pub const AGENT_PLACES: &[&str] = &[
     "GEMINI_TELEMETRY_OUTFILE",
     "KILO_DB",
     "KIRO_HOME",
+    "XDG_STATE_HOME",
     "BEE_RUN_PROVIDER",
 ];
 

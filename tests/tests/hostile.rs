@@ -312,6 +312,12 @@ fn plant_hostile(home: &TestHome) {
         "INSERT INTO assistant_usage_events (session_id, turn_index, model, input_tokens, output_tokens,
             created_at) VALUES ('s-chat', 1, ?1, 40, 4, '2026-12-03T12:40:00.000Z')",
     );
+    // A 50 MB conversation in Warp's state.
+    add(
+        ".local/state/warp-terminal/warp.sqlite",
+        "INSERT INTO agent_conversations (conversation_id, conversation_data, last_modified_at)
+         VALUES ('c-bad', ?1, '2026-10-09 05:00:00')",
+    );
     // A 50 MB bubble in Cursor's state and a 50 MB thread in Zed's.
     add(
         ".config/Cursor/User/globalStorage/state.vscdb",

@@ -65,6 +65,7 @@ pub mod roo;
 pub(crate) mod skipped;
 pub(crate) mod sparse;
 pub mod vibe;
+pub mod warp;
 pub mod whole;
 pub mod zcode;
 pub mod zed;
@@ -131,6 +132,7 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::GrokCli => &grok_cli::GrokCli,
         Provider::MistralVibe => &vibe::MistralVibe,
         Provider::Kiro => &kiro::Kiro,
+        Provider::Warp => &warp::Warp,
     }
 }
 
