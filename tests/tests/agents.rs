@@ -85,8 +85,12 @@ impl Driven {
     }
 
     /// The CLI at a launcher, of a version.
-    fn with((cli, version): (PathBuf, String), mock: MockProvider) -> Driven {
-        let home = TestHome::new();
+    fn with(cli: (PathBuf, String), mock: MockProvider) -> Driven {
+        Driven::with_home(TestHome::new(), cli, mock)
+    }
+
+    /// [`Driven::with`] in `home`.
+    fn with_home(home: TestHome, (cli, version): (PathBuf, String), mock: MockProvider) -> Driven {
         let project = home.path().join("app");
         std::fs::create_dir_all(&project).unwrap();
         Driven { home, mock, cli, version, project, env: Vec::new(), args: Vec::new(), prompt_flag: Some("-p") }
@@ -326,16 +330,25 @@ fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
     files
 }
 
-#[test]
-fn gemini_cli_counts_each_served_response_its_chats_record() {
-    let mut gemini = Driven::new("gemini", MockProvider::gemini());
+/// Gemini CLI headless against its mock with an API key, trusting the
+/// project, its user settings `extra` besides what it needs to run here.
+fn gemini_headless(extra: Value) -> Driven {
+    gemini_headless_in(TestHome::new(), extra)
+}
+
+/// [`gemini_headless`] in `home`.
+fn gemini_headless_in(home: TestHome, extra: Value) -> Driven {
+    let mut gemini = Driven::with_home(home, node_cli("gemini"), MockProvider::gemini());
     let settings = gemini.home.path().join(".gemini/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     // Session retention off: 0.61.0's cleanup at start-up runs beside the
     // new session and deletes every chat file holding no message yet, its
     // own included, when the machine is busy (its records then lost).
-    let settings_json = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+    let mut settings_json = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
         "general": {"sessionRetention": {"enabled": false}}});
+    for (key, value) in extra.as_object().into_iter().flatten() {
+        settings_json[key] = value.clone();
+    }
     std::fs::write(&settings, settings_json.to_string()).unwrap();
     gemini.env = vec![
         ("GOOGLE_GEMINI_BASE_URL", gemini.mock.base_url()),
@@ -343,6 +356,12 @@ fn gemini_cli_counts_each_served_response_its_chats_record() {
         ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
     ];
     gemini.args = vec!["--approval-mode".into(), "yolo".into()];
+    gemini
+}
+
+#[test]
+fn gemini_cli_counts_each_served_response_its_chats_record() {
+    let gemini = gemini_headless(json!({}));
     let steps = gemini.converse("please TOOL now", &["--resume", "latest"], None);
     let served = gemini.mock.served();
     assert!(served.iter().any(|s| s.side), "the CLI routed its prompts with a JSON-mode call");
@@ -359,20 +378,10 @@ fn gemini_cli_counts_each_served_response_its_chats_record() {
 /// prompts the file holds are nowhere in Bee's store.
 #[test]
 fn gemini_cli_counts_its_side_calls_from_its_telemetry_file() {
-    let mut gemini = Driven::new("gemini", MockProvider::gemini());
-    let settings = gemini.home.path().join(".gemini/settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    let outfile = gemini.home.path().join(".gemini/telemetry.log");
-    let settings_json = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"sessionRetention": {"enabled": false}},
-        "telemetry": {"enabled": true, "target": "local", "outfile": outfile}});
-    std::fs::write(&settings, settings_json.to_string()).unwrap();
-    gemini.env = vec![
-        ("GOOGLE_GEMINI_BASE_URL", gemini.mock.base_url()),
-        ("GEMINI_API_KEY", "not-a-real-key".into()),
-        ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
-    ];
-    gemini.args = vec!["--approval-mode".into(), "yolo".into()];
+    let home = TestHome::new();
+    let outfile = home.path().join(".gemini/telemetry.log");
+    let telemetry = json!({"telemetry": {"enabled": true, "target": "local", "outfile": outfile}});
+    let gemini = gemini_headless_in(home, telemetry);
     let steps = gemini.converse("please TOOL now", &["--resume", "latest"], None);
     let served = gemini.mock.served();
     assert!(served.iter().filter(|s| s.side).count() >= 4, "a routing call before each prompt: {served:?}");
@@ -482,16 +491,9 @@ fn assert_turns_measured_by_own_hooks(driven: &Driven, hooks: OwnHooks, keep: im
 /// in milliseconds.
 #[test]
 fn gemini_cli_turns_are_measured_by_its_own_hooks() {
-    let mut gemini = Driven::new("gemini", MockProvider::gemini());
-    gemini.env = vec![
-        ("GOOGLE_GEMINI_BASE_URL", gemini.mock.base_url()),
-        ("GEMINI_API_KEY", "not-a-real-key".into()),
-        ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
-    ];
-    gemini.args = vec!["--approval-mode".into(), "yolo".into()];
-    // Session retention off, as in the test above.
-    let own = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"sessionRetention": {"enabled": false}}});
+    let gemini = gemini_headless(json!({}));
+    let written = std::fs::read(gemini.home.path().join(".gemini/settings.json")).unwrap();
+    let own: Value = serde_json::from_slice(&written).unwrap();
     let hooks =
         OwnHooks { agent: "gemini", settings: ".gemini/settings.json", own, turn_starts: "BeforeAgent", timeout: 5000 };
     assert_turns_measured_by_own_hooks(&gemini, hooks, main_calls);
