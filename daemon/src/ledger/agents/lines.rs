@@ -363,6 +363,12 @@ pub(crate) fn count(value: Option<&Value>) -> Option<u64> {
     value?.as_u64()
 }
 
+/// The name of the folder a log is in: the session of an agent that names
+/// each session's log by its folder.
+pub(crate) fn folder_name(path: &Path) -> Option<String> {
+    path.parent().and_then(Path::file_name).and_then(|name| name.to_str()).map(str::to_owned)
+}
+
 /// A text field of a record.
 pub(crate) fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
     value.pointer(pointer)?.as_str()

@@ -49,7 +49,7 @@ impl LineRules for Events {
     }
 
     fn opened(&mut self, path: &Path) {
-        self.from_path = path.parent().and_then(Path::file_name).and_then(|name| name.to_str()).map(str::to_owned);
+        self.from_path = crate::ledger::agents::lines::folder_name(path);
     }
 
     fn read(&mut self, line: &Value, found: &mut Found<'_>) -> bool {
