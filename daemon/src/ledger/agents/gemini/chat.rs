@@ -109,8 +109,12 @@ fn response(message: &Value, session: &str, started_ms: Option<i64>, found: &mut
 /// `output` leaves out `thoughts`, which Bee counts as part of output;
 /// `total` is the sum of them all.
 pub(super) fn counters(tokens: &Value) -> Counters {
-    let [input, cached, output, thoughts, tool, total] =
-        ["input", "cached", "output", "thoughts", "tool", "total"].map(|name| count(tokens.get(name)));
+    counters_of(["input", "cached", "output", "thoughts", "tool", "total"].map(|name| count(tokens.get(name))))
+}
+
+/// [`counters`] of Gemini's six counts, in that order: input, cached,
+/// output, thoughts, tool-use prompt, total.
+pub(super) fn counters_of([input, cached, output, thoughts, tool, total]: [Option<u64>; 6]) -> Counters {
     Counters {
         input_tokens: with_part(input, tool),
         cached_input_tokens: cached,

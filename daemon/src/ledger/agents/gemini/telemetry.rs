@@ -16,31 +16,43 @@
 //! nor kept.
 
 use bee_proto::ledger::Provider;
-use serde_json::{Map, Value};
 
 use crate::ledger::agents::agent::FileReader;
-use crate::ledger::agents::lines::{Found, LastName, count, time_ms};
+use crate::ledger::agents::lines::{Found, LastName};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
 
-/// The attributes read of a record, spelled as the CLI writes them.
-const READ: [&str; 12] = [
-    "event.name",
-    "session.id",
-    "event.timestamp",
-    "model",
-    "role",
+/// The text attributes read of a record, spelled as the CLI writes them.
+const TEXTS: [&str; 6] = ["event.name", "session.id", "event.timestamp", "model", "role", "gen_ai.response.id"];
+
+/// The count attributes read, in the order of Gemini's six counts (see
+/// [`super::chat::counters_of`]).
+const COUNTS: [&str; 6] = [
     "input_token_count",
-    "output_token_count",
     "cached_content_token_count",
+    "output_token_count",
     "thoughts_token_count",
     "tool_token_count",
     "total_token_count",
-    "gen_ai.response.id",
 ];
 
 /// Longest attribute line parsed: a name, a time or a count is a few dozen
 /// bytes; a longer line holds text Bee never reads.
 const MAX_ATTRIBUTE_LINE_BYTES: usize = 4 * 1024;
+
+/// What is read of a record's `attributes`: the texts of [`TEXTS`] and the
+/// counts of [`COUNTS`], each `None` when absent or of another type.
+#[derive(Debug, Default)]
+struct Attributes {
+    texts: [Option<String>; 6],
+    counts: [Option<u64>; 6],
+}
+
+impl Attributes {
+    fn text(&self, name: &str) -> Option<&str> {
+        let at = TEXTS.iter().position(|known| *known == name)?;
+        self.texts[at].as_deref()
+    }
+}
 
 /// One top-level value being read.
 #[derive(Debug)]
@@ -48,7 +60,7 @@ struct Open {
     /// Where its `{` line starts.
     start: u64,
     in_attributes: bool,
-    attributes: Map<String, Value>,
+    attributes: Attributes,
 }
 
 /// A side call's response read, waiting for the record after it (its
@@ -60,7 +72,7 @@ struct Pending {
     timestamp: String,
     at_ms: i64,
     model: Option<String>,
-    tokens: Value,
+    counts: [Option<u64>; 6],
     role: String,
 }
 
@@ -87,44 +99,38 @@ impl Telemetry {
     /// A whole value read: a side call's response is held for the record
     /// after it; that record, or any other, lets the one held go.
     fn value(&mut self, open: Open, out: &mut Vec<Evidence>) -> bool {
-        let attributes = Value::Object(open.attributes);
-        let text = |name: &str| attributes.get(name).and_then(Value::as_str);
-        let event = text("event.name");
+        let attributes = open.attributes;
+        let event = attributes.text("event.name");
         if let Some(pending) = self.pending.take() {
             let details = event == Some("gen_ai.client.inference.operation.details")
-                && text("event.timestamp") == Some(pending.timestamp.as_str())
-                && text("session.id") == Some(pending.session.as_str());
-            let id = text("gen_ai.response.id").filter(|id| details && !id.is_empty());
+                && attributes.text("event.timestamp") == Some(pending.timestamp.as_str())
+                && attributes.text("session.id") == Some(pending.session.as_str());
+            let id = attributes.text("gen_ai.response.id").filter(|id| details && !id.is_empty());
             self.found(pending, id, out);
         }
         if event != Some("gemini_cli.api_response") {
             return true;
         }
-        let Some(role) = text("role") else { return true };
+        let Some(role) = attributes.text("role") else { return true };
         // The chats keep the main calls.
         if !(role == "subagent" || role.starts_with("utility_")) {
             return true;
         }
-        let (Some(session), Some(timestamp)) = (text("session.id"), text("event.timestamp")) else { return false };
-        let Some(at_ms) = time_ms(attributes.get("event.timestamp")) else { return false };
+        let (Some(session), Some(timestamp)) = (attributes.text("session.id"), attributes.text("event.timestamp"))
+        else {
+            return false;
+        };
+        let Some(at_ms) = bee_proto::time::parse_rfc3339_ms(timestamp) else { return false };
         if session.is_empty() {
             return false;
         }
-        let tokens = serde_json::json!({
-            "input": attributes.get("input_token_count"),
-            "cached": attributes.get("cached_content_token_count"),
-            "output": attributes.get("output_token_count"),
-            "thoughts": attributes.get("thoughts_token_count"),
-            "tool": attributes.get("tool_token_count"),
-            "total": attributes.get("total_token_count"),
-        });
         self.pending = Some(Pending {
             start: open.start,
             session: session.to_owned(),
             timestamp: timestamp.to_owned(),
             at_ms,
-            model: text("model").map(str::to_owned),
-            tokens,
+            model: attributes.text("model").map(str::to_owned),
+            counts: attributes.counts,
             role: role.to_owned(),
         });
         true
@@ -142,9 +148,8 @@ impl Telemetry {
         let key = match id {
             Some(id) => format!("response\u{1f}{id}"),
             None => {
-                let counts: Vec<String> = ["input", "cached", "output", "thoughts", "tool", "total"]
-                    .map(|name| count(pending.tokens.get(name)).map_or_else(String::new, |n| n.to_string()))
-                    .to_vec();
+                let counts: Vec<String> =
+                    pending.counts.iter().map(|count| count.map_or_else(String::new, |n| n.to_string())).collect();
                 format!(
                     "telemetry\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
                     pending.session,
@@ -154,23 +159,30 @@ impl Telemetry {
                 )
             }
         };
-        let tokens = super::chat::counters(&pending.tokens);
+        let tokens = super::chat::counters_of(pending.counts);
         found.response(key, &pending.session, pending.at_ms, pending.model.as_deref(), tokens);
     }
 }
 
-/// An attribute line (`    "name": value` or with a comma after): its name
-/// and value, when the name is one read.
-fn attribute(line: &[u8]) -> Option<(&'static str, Value)> {
-    let rest = line.strip_prefix(b"    \"")?;
-    let end = memchr::memchr(b'"', rest)?;
-    let name = READ.into_iter().find(|name| name.as_bytes() == &rest[..end])?;
-    if line.len() > MAX_ATTRIBUTE_LINE_BYTES {
-        return None;
+/// An attribute line (`    "name": value` or with a comma after), read
+/// into `attributes` when its name is one read: a text or a count, else
+/// (another type, a line past the bound, not UTF-8) left unknown.
+fn read_attribute(line: &[u8], attributes: &mut Attributes) {
+    let Some(rest) = line.strip_prefix(b"    \"") else { return };
+    let Some(end) = memchr::memchr(b'"', rest) else { return };
+    let name = &rest[..end];
+    let text = TEXTS.iter().position(|known| known.as_bytes() == name);
+    let count = COUNTS.iter().position(|known| known.as_bytes() == name);
+    if (text.is_none() && count.is_none()) || line.len() > MAX_ATTRIBUTE_LINE_BYTES {
+        return;
     }
-    let value = rest[end + 1..].strip_prefix(b": ")?;
+    let Some(value) = rest[end + 1..].strip_prefix(b": ") else { return };
     let value = value.strip_suffix(b",").unwrap_or(value);
-    Some((name, serde_json::from_slice(value).ok()?))
+    if let Some(at) = text {
+        attributes.texts[at] = serde_json::from_slice::<String>(value).ok();
+    } else if let Some(at) = count {
+        attributes.counts[at] = serde_json::from_slice::<u64>(value).ok();
+    }
 }
 
 impl FileReader for Telemetry {
@@ -179,7 +191,7 @@ impl FileReader for Telemetry {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         match line {
             b"{" => {
-                self.open = Some(Open { start: at, in_attributes: false, attributes: Map::new() });
+                self.open = Some(Open { start: at, in_attributes: false, attributes: Attributes::default() });
                 true
             }
             b"}" => match self.open.take() {
@@ -192,10 +204,8 @@ impl FileReader for Telemetry {
                     open.in_attributes = true;
                 } else if line == b"  }," || line == b"  }" {
                     open.in_attributes = false;
-                } else if open.in_attributes
-                    && let Some((name, value)) = attribute(line)
-                {
-                    open.attributes.insert(name.to_owned(), value);
+                } else if open.in_attributes {
+                    read_attribute(line, &mut open.attributes);
                 }
                 true
             }
