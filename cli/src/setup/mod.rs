@@ -382,7 +382,9 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     let settings_changed = !hook_changes.is_empty() || status_line.is_some();
     let settings_change = settings.change(settings_changed)?;
     let trust = match agent.provider {
-        Provider::Codex => Some(codex_trust_change(&settings.path, &settings.value, receipt.codex_trust.as_ref())?),
+        Provider::Codex => {
+            Some(codex_trust_change(agent, &settings.path, &settings.value, receipt.codex_trust.as_ref())?)
+        }
         _ => None,
     };
 
@@ -494,17 +496,19 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     })))
 }
 
-/// The trust Codex needs to run Bee's hooks in `settings` (its `hooks.json`
-/// at `path`): the change to the `config.toml` beside it, and the entries
+/// The trust Codex (`agent`) needs to run Bee's hooks in `settings` (its
+/// `hooks.json` at `path`): the change to the `config.toml` beside it, and the entries
 /// it then holds — those of a setup `before` that are no longer Bee's
 /// places go.
 fn codex_trust_change(
+    agent: &HookedAgent,
     path: &Path,
     settings: &Value,
     before: Option<&CodexTrust>,
 ) -> Result<(FileChange, CodexTrust), Rendered> {
     let config = path.with_file_name("config.toml");
-    let source = match std::env::var_os("CODEX_HOME").filter(|home| !home.is_empty()) {
+    let home = agent.folder_env.and_then(std::env::var_os).filter(|home| !home.is_empty());
+    let source = match home {
         // As Codex names the file in its keys: its home without links.
         Some(home) => std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home)).join("hooks.json"),
         None => path.to_owned(),
