@@ -39,6 +39,52 @@ pub mod bounds {
     pub const MAX_TEXT_BYTES: usize = 4_096;
 }
 
+/// The unit of the figure an agent writes itself beside a response
+/// ([`Provider::own_unit`]). Figures of different units are never summed
+/// together: each has its own column in a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnUnit {
+    /// Its own cost in US dollars (`agentCostUsd`).
+    Usd,
+    /// Credits, the agent's own billing unit (Kiro's): neither tokens nor
+    /// money (`agentCredits`).
+    Credits,
+    /// Tokens of input and output together, never told apart (Warp's
+    /// totals): in none of the token columns (`unsplitTokens`).
+    UnsplitTokens,
+}
+
+impl OwnUnit {
+    /// The largest figure Bee takes an agent to have written for one
+    /// response; a larger one is a broken or hostile record.
+    pub const fn max(self) -> f64 {
+        match self {
+            OwnUnit::Usd => 1_000.0,
+            OwnUnit::Credits => 1_000_000.0,
+            OwnUnit::UnsplitTokens => bounds::MAX_CALL_TOKENS as f64,
+        }
+    }
+
+    /// Whether `figure` is one an agent can have written in this unit:
+    /// finite, not negative (nor `-0`, so that figures order as their bits
+    /// do), at most [`OwnUnit::max`], and whole where the unit is tokens.
+    pub fn holds(self, figure: f64) -> bool {
+        figure.is_finite()
+            && figure.is_sign_positive()
+            && figure <= self.max()
+            && (self != OwnUnit::UnsplitTokens || figure.fract() == 0.0)
+    }
+
+    /// The steps a sum of figures counts in, per unit: billionths of a
+    /// dollar or credit, whole tokens (a sum of steps stays exact).
+    pub const fn steps_per_unit(self) -> f64 {
+        match self {
+            OwnUnit::Usd | OwnUnit::Credits => 1e9,
+            OwnUnit::UnsplitTokens => 1.0,
+        }
+    }
+}
+
 named! {
     /// A provider CLI.
     pub enum Provider {
@@ -112,6 +158,17 @@ impl Provider {
     /// The provider numbered `number` (see [`Provider::number`]).
     pub fn from_number(number: u8) -> Option<Provider> {
         Provider::ALL.get(usize::from(number)).copied()
+    }
+
+    /// The unit of the figure this agent writes itself beside a response,
+    /// where it writes one: dollars for most; Kiro's credits; Warp's tokens
+    /// of input and output together.
+    pub const fn own_unit(self) -> OwnUnit {
+        match self {
+            Provider::Kiro => OwnUnit::Credits,
+            Provider::Warp => OwnUnit::UnsplitTokens,
+            _ => OwnUnit::Usd,
+        }
     }
 
     /// How this agent's stored counters split a response's tokens.
@@ -840,6 +897,28 @@ pub struct UsageRow {
     /// Bee could read (unknown, never $0). Left out while 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub agent_cost_unknown_parts: u64,
+    /// Credits the agents counted in their own billing unit (Kiro's),
+    /// summed: neither tokens nor money, never converted to either. `null`
+    /// when no part of the group is of an agent that counts credits. While
+    /// `agentCreditsUnknownParts` is above 0 it is a lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_credits: Option<f64>,
+    /// Responses of agents that count credits whose record had none Bee
+    /// could read (unknown, never 0). Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_credits_unknown_parts: u64,
+    /// Tokens the agents counted only as totals of input and output
+    /// together (Warp's), summed. They are in no token column and not in
+    /// `tokens.totalTokens` (whose parts those columns are): the parts
+    /// they hold are unknown, and each response of them is `partial`.
+    /// `null` when no part of the group is of such an agent. While
+    /// `unsplitTokensUnknownParts` is above 0 it is a lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsplit_tokens: Option<u64>,
+    /// Responses of such agents whose record had no total Bee could read.
+    /// Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsplit_tokens_unknown_parts: u64,
     /// Cost estimated from the price table; `null` when no part of the
     /// group could be priced. While `unpricedParts` is above 0 it is a
     /// lower bound.
@@ -869,6 +948,12 @@ impl UsageRow {
         add_cost(&mut self.reported_cost_usd, other.reported_cost_usd);
         add_cost(&mut self.agent_cost_usd, other.agent_cost_usd);
         self.agent_cost_unknown_parts += other.agent_cost_unknown_parts;
+        add_cost(&mut self.agent_credits, other.agent_credits);
+        self.agent_credits_unknown_parts += other.agent_credits_unknown_parts;
+        if let Some(tokens) = other.unsplit_tokens {
+            self.unsplit_tokens = Some(self.unsplit_tokens.unwrap_or(0).saturating_add(tokens));
+        }
+        self.unsplit_tokens_unknown_parts += other.unsplit_tokens_unknown_parts;
         add_cost(&mut self.estimated_cost_usd, other.estimated_cost_usd);
         for (into, from) in [(&mut self.models, &other.models), (&mut self.model_ids, &other.model_ids)] {
             for model in from {

@@ -112,7 +112,7 @@ fn response(key: String, at_ms: u64, provider: Provider, model: &str, random: &m
         context_tokens: None,
         context_window: None,
         is_final: true,
-        agent_cost_usd: None,
+        own_figure: None,
         copied: false,
     })
 }

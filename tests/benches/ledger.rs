@@ -142,7 +142,7 @@ fn views() {
                         context_tokens: None,
                         context_window: None,
                         is_final: true,
-                        agent_cost_usd: None,
+                        own_figure: None,
                         copied: false,
                     });
                 }

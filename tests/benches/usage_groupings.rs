@@ -62,7 +62,7 @@ fn main() {
                     context_tokens: None,
                     context_window: None,
                     is_final: true,
-                    agent_cost_usd: Some(0.001).filter(|_| session.is_multiple_of(3)),
+                    own_figure: Some(0.001).filter(|_| session.is_multiple_of(3)),
                     copied: false,
                 })
             })

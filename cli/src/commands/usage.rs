@@ -148,6 +148,16 @@ fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
     }
 }
 
+/// A figure of the agents' own (credits, unsplit tokens), marked a lower
+/// bound while some of its parts are unknown; `-` where no part has one.
+fn bounded(figure: Option<String>, unknown_parts: u64) -> String {
+    match figure {
+        Some(figure) if unknown_parts > 0 => format!("≥{figure}"),
+        Some(figure) => figure,
+        None => "-".to_owned(),
+    }
+}
+
 fn title(by: UsageGrouping) -> &'static str {
     match by {
         UsageGrouping::Day => "DAY",
@@ -203,6 +213,10 @@ struct Figures {
     cache: bool,
     reported: bool,
     agent_cost: bool,
+    /// Kiro's credits: its own unit, a column of their own.
+    credits: bool,
+    /// Warp's totals of input and output together: in no other column.
+    unsplit: bool,
     short: bool,
     /// Headers as short as they go (`CACHE W`, `EST. $`), for the narrowest terminals.
     narrow: bool,
@@ -216,11 +230,17 @@ impl Figures {
             header.extend([pick("CACHE WRITE", "CACHE W"), pick("CACHE READ", "CACHE R")]);
         }
         header.push("TOTAL");
+        if self.unsplit {
+            header.push("UNSPLIT");
+        }
         if self.reported {
             header.push(pick("REPORTED", "REPORTED"));
         }
         if self.agent_cost {
             header.push(pick("AGENT COST", "AGENT $"));
+        }
+        if self.credits {
+            header.push("CREDITS");
         }
         header.push(pick("EST. COST", "EST. $"));
         header
@@ -243,6 +263,9 @@ impl Figures {
             cells.push(count(t.cache_read_input_tokens, "cacheReadInputTokens"));
         }
         cells.push(count(t.total_tokens, "totalTokens"));
+        if self.unsplit {
+            cells.push(bounded(row.unsplit_tokens.map(|n| number(n, self.short)), row.unsplit_tokens_unknown_parts));
+        }
         if self.reported {
             // Sessions that reported no cost are left out of what was reported.
             cells.push(dollars(row.reported_cost_usd, row.sessions_without_cost.is_some_and(|n| n > 0), false));
@@ -250,6 +273,12 @@ impl Figures {
         if self.agent_cost {
             // Responses of agents that write their cost but left it out of these.
             cells.push(dollars(row.agent_cost_usd, row.agent_cost_unknown_parts > 0, false));
+        }
+        if self.credits {
+            cells.push(bounded(
+                row.agent_credits.map(|credits| format!("{credits:.2}")),
+                row.agent_credits_unknown_parts,
+            ));
         }
         // An estimate over a part that lacks a counter, or over an unpriced
         // model, is a lower bound like the counts it is priced from.
@@ -369,6 +398,8 @@ pub fn render(report: &UsageReport, style: Style) -> String {
         cache: !style.compact || style.verbose,
         reported: report.totals.reported_cost_usd.is_some(),
         agent_cost: report.totals.agent_cost_usd.is_some(),
+        credits: report.totals.agent_credits.is_some(),
+        unsplit: report.totals.unsplit_tokens.is_some(),
         short: false,
         narrow: false,
     };
@@ -438,6 +469,15 @@ pub fn render(report: &UsageReport, style: Style) -> String {
             Some(text) => {
                 texts.retain(|t| *t != text);
                 fitted.hidden.push(text.title());
+            }
+            // Then the figures only one agent writes (the notes say which).
+            None if figures.credits => {
+                figures.credits = false;
+                fitted.hidden.push("CREDITS");
+            }
+            None if figures.unsplit => {
+                figures.unsplit = false;
+                fitted.hidden.push("UNSPLIT");
             }
             None => {
                 // Last, the agents' names and the keys give up width (cut
@@ -588,6 +628,20 @@ fn notes(report: &UsageReport, style: Style, fitted: &Fitted, out: &mut String) 
         notes.push(format!(
             "AGENT COST leaves out {} its agent wrote no cost for: a lower bound where marked ≥.",
             counted(report.totals.agent_cost_unknown_parts, "response")
+        ));
+    }
+    if let Some(unsplit) = report.totals.unsplit_tokens {
+        notes.push(format!(
+            "UNSPLIT: {} tokens the agents counted only as totals of input and output together (Warp's): in no other \
+             column and not in TOTAL{}.",
+            number(unsplit, false),
+            if report.totals.unsplit_tokens_unknown_parts > 0 { "; a lower bound where marked ≥" } else { "" }
+        ));
+    }
+    if let Some(credits) = report.totals.agent_credits {
+        notes.push(format!(
+            "CREDITS: {credits:.2} in the agents' own billing unit (Kiro's), neither tokens nor money{}.",
+            if report.totals.agent_credits_unknown_parts > 0 { "; a lower bound where marked ≥" } else { "" }
         ));
     }
     notes.push(format!(

@@ -669,7 +669,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         })
     }

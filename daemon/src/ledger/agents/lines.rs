@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::ledger::agents::skipped;
 use crate::ledger::agents::sparse::{self, Keep, Refused};
 use crate::ledger::stored::evidence::{AgentState, DerivedTurn, Evidence, SessionProject, project_of_directory};
-use crate::ledger::stored::responses::{ResponseWrite, agent_cost, sum_of_parts};
+use crate::ledger::stored::responses::{ResponseWrite, own_figure, sum_of_parts};
 
 /// Longest line parsed; Claude transcripts carry tool output inline, so this
 /// is generous, and a longer line is reported (or skipped), not parsed.
@@ -302,7 +302,7 @@ impl<'a> Found<'a> {
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: beside.agent_cost_usd.and_then(agent_cost),
+            own_figure: beside.own_figure.and_then(|figure| own_figure(self.provider, figure)),
             copied: beside.copied,
         }));
     }
@@ -313,7 +313,7 @@ impl<'a> Found<'a> {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Beside {
     /// The cost the agent wrote for it (checked against Bee's bounds here).
-    pub(crate) agent_cost_usd: Option<f64>,
+    pub(crate) own_figure: Option<f64>,
     /// Its session holds it as a copy of another session's response (see
     /// `ResponseWrite::copied`).
     pub(crate) copied: bool,

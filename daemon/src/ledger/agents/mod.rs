@@ -551,7 +551,7 @@ mod tests {
             provider: Provider::Kiro,
             path: "/h/.kiro/sessions/9f3c1d0b7a4e2856/sess_1/messages.jsonl",
             head: "",
-            record: r#"{"id":"e@n@-usage","timestamp":"2026-09-03T12:00:0@n@.000Z","payload":{"type":"usage_summary","promptTurnSummaries":@skip@,"executionId":"e@n@","requestIds":@kept@}}"#,
+            record: r#"{"id":"e@n@-usage","timestamp":"2026-09-03T12:00:0@n@.000Z","payload":{"type":"usage_summary","promptTurnSummaries":[{"unit":"credit","usage":0.5,"usedTools":@skip@}],"executionId":"e@n@","requestIds":@kept@}}"#,
             kept: r#"["r@n@"]"#,
         },
     ];

@@ -41,7 +41,7 @@ use bee_proto::usage::Counters;
 use std::sync::Arc;
 
 use crate::ledger::stored::schema::HOUR_MS;
-use crate::ledger::stored::validate::is_agent_cost;
+use crate::ledger::stored::validate::is_own_figure;
 
 /// The layout this module writes and reads.
 const FORMAT: u8 = 1;
@@ -78,8 +78,8 @@ pub struct PackedWrite {
     pub context_window: Option<u64>,
     pub is_final: bool,
     /// What the agent wrote as the response's cost (see
-    /// [`crate::ledger::stored::responses::ResponseWrite::agent_cost_usd`]).
-    pub agent_cost_usd: Option<f64>,
+    /// [`crate::ledger::stored::responses::ResponseWrite::own_figure`]).
+    pub own_figure: Option<f64>,
     /// A copy its session holds of another session's response.
     pub copied: bool,
 }
@@ -99,7 +99,7 @@ pub struct Entry<'a> {
     pub context_tokens: Option<u64>,
     pub context_window: Option<u64>,
     pub is_final: bool,
-    pub agent_cost_usd: Option<f64>,
+    pub own_figure: Option<f64>,
     pub copied: bool,
 }
 
@@ -132,8 +132,8 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         if write.key.is_empty() || write.key.len() > MAX_TEXT_BYTES {
             return Err(PackError::OutOfBounds("key"));
         }
-        let cost = match write.agent_cost_usd {
-            Some(usd) if !is_agent_cost(usd) => return Err(PackError::OutOfBounds("cost")),
+        let cost = match write.own_figure {
+            Some(figure) if !is_own_figure(write.provider, figure) => return Err(PackError::OutOfBounds("own figure")),
             cost => cost,
         };
         let number = write.provider.number();
@@ -215,12 +215,12 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
         }
         let [input, cached, creation, read, output, reasoning, total, context_tokens, context_window] = counters;
         let [session_id, model] = named;
-        let agent_cost_usd = match flags & AGENT_COST {
+        let own_figure = match flags & AGENT_COST {
             0 => None,
-            _ => Some(f64::from_le_bytes(reader.array()?)).filter(|&usd| is_agent_cost(usd)),
+            _ => Some(f64::from_le_bytes(reader.array()?)).filter(|&figure| is_own_figure(provider, figure)),
         };
-        if flags & AGENT_COST != 0 && agent_cost_usd.is_none() {
-            return Err(PackError::OutOfBounds("cost"));
+        if flags & AGENT_COST != 0 && own_figure.is_none() {
+            return Err(PackError::OutOfBounds("own figure"));
         }
         writes.push(PackedWrite {
             provider,
@@ -241,7 +241,7 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
             context_tokens,
             context_window,
             is_final: flags & FINAL != 0,
-            agent_cost_usd,
+            own_figure,
             copied: flags & COPIED != 0,
         });
     }
@@ -433,7 +433,7 @@ impl PackedWrite {
             context_tokens: self.context_tokens,
             context_window: self.context_window,
             is_final: self.is_final,
-            agent_cost_usd: self.agent_cost_usd,
+            own_figure: self.own_figure,
             copied: self.copied,
         }
     }
@@ -477,7 +477,7 @@ mod tests {
             (any::<bool>(), cost(), any::<bool>()),
         )
             .prop_map(
-                |((provider, key_hash, key, session_id, model, offset), c, (is_final, agent_cost_usd, copied))| {
+                |((provider, key_hash, key, session_id, model, offset), c, (is_final, own_figure, copied))| {
                     PackedWrite {
                         provider,
                         key_hash,
@@ -497,7 +497,8 @@ mod tests {
                         context_tokens: c[7],
                         context_window: c[8],
                         is_final,
-                        agent_cost_usd,
+                        // Warp's figures are whole tokens.
+                        own_figure: own_figure.map(|f| if provider == Provider::Warp { f.round() } else { f }),
                         copied,
                     }
                 },
@@ -547,7 +548,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         };
         let one = encoded(&[write("a")]).len();
@@ -596,7 +597,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: false,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         }]);
         assert!(decode(HOUR, &one).is_ok());
@@ -605,11 +606,37 @@ mod tests {
         one[flags_at] = AGENT_COST | Provider::Codex.number() << 1;
         assert_eq!(decode(HOUR, &one), Err(PackError::Truncated), "a cost said to follow, and missing");
         one.extend_from_slice(&f64::NAN.to_le_bytes());
-        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("cost")));
+        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("own figure")));
         one.truncate(one.len() - 8);
         one.extend_from_slice(&0.25f64.to_le_bytes());
-        assert_eq!(decode(HOUR, &one).map(|w| w[0].agent_cost_usd), Ok(Some(0.25)));
+        assert_eq!(decode(HOUR, &one).map(|w| w[0].own_figure), Ok(Some(0.25)));
         one.truncate(one.len() - 8);
+        one.extend_from_slice(&5_000.0f64.to_le_bytes());
+        assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("own figure")), "past any cost of one response");
+        one.truncate(one.len() - 8);
+        // The bound is the agent's unit's: Kiro's credits, Warp's whole tokens.
+        let figure = |provider: Provider, figure: f64| {
+            let tokens = Counters::default();
+            let write = Entry {
+                provider,
+                key_hash: 1,
+                key: "r",
+                session_id: None,
+                model: None,
+                at_ms: HOUR,
+                tokens: &tokens,
+                context_tokens: None,
+                context_window: None,
+                is_final: true,
+                own_figure: Some(figure),
+                copied: false,
+            };
+            encode(HOUR, &[write]).and_then(|body| decode(HOUR, &body)).map(|w| w[0].own_figure)
+        };
+        assert_eq!(figure(Provider::Kiro, 5_000.0), Ok(Some(5_000.0)));
+        assert_eq!(figure(Provider::Warp, 2_500_000.0), Ok(Some(2_500_000.0)));
+        assert_eq!(figure(Provider::Warp, 0.5), Err(PackError::OutOfBounds("own figure")));
+        assert_eq!(figure(Provider::Codex, 5_000.0), Err(PackError::OutOfBounds("own figure")));
         one[flags_at] = PROVIDER;
         one.insert(flags_at + 1, 0xff);
         assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("flags")), "a provider no version names");
@@ -633,7 +660,7 @@ mod tests {
                 context_tokens: None,
                 context_window: None,
                 is_final: true,
-                agent_cost_usd: None,
+                own_figure: None,
                 copied: false,
             };
             encode(HOUR, &[entry]).err()

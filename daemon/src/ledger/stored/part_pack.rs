@@ -61,8 +61,8 @@ pub struct StoredPart<'a> {
     pub producer_calls: u64,
     pub copied_responses: u64,
     /// Billionths of a dollar.
-    pub agent_cost_nanos: Option<u64>,
-    pub agent_cost_unknown: u64,
+    pub own_figure_steps: Option<u64>,
+    pub own_figure_unknown: u64,
     /// The first and last response time (unix ms); both or neither.
     pub first_ms: Option<i64>,
     pub last_ms: Option<i64>,
@@ -92,8 +92,8 @@ pub fn encode<'a>(parts: impl IntoIterator<Item = StoredPart<'a>>) -> Result<Vec
         for count in [part.partial_parts, part.pending_responses, part.producer_calls, part.copied_responses] {
             varint(&mut rest, count.min(MAX_COUNT));
         }
-        varint(&mut rest, part.agent_cost_nanos.map_or(0, |n| n.min(MAX_COUNT) + 1));
-        varint(&mut rest, part.agent_cost_unknown.min(MAX_COUNT));
+        varint(&mut rest, part.own_figure_steps.map_or(0, |n| n.min(MAX_COUNT) + 1));
+        varint(&mut rest, part.own_figure_unknown.min(MAX_COUNT));
         let span = match (part.first_ms, part.last_ms) {
             (Some(first), Some(last)) if is_time(first) && is_time(last) && first <= last => [first, last],
             (None, None) => [-1, -1],
@@ -128,7 +128,7 @@ pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
             };
         }
         let [input, cached, creation, read, output, reasoning, total] = counters;
-        let [partial_parts, pending_responses, producer_calls, copied_responses, cost, agent_cost_unknown] =
+        let [partial_parts, pending_responses, producer_calls, copied_responses, cost, own_figure_unknown] =
             [(); 6].map(|()| count_in(&mut reader));
         let (first_ms, last_ms) = span_in(&mut reader)?.unzip();
         parts.push(StoredPart {
@@ -150,8 +150,8 @@ pub fn decode(body: &[u8]) -> Result<Vec<StoredPart<'_>>, PackError> {
             pending_responses: pending_responses?,
             producer_calls: producer_calls?,
             copied_responses: copied_responses?,
-            agent_cost_nanos: cost?.checked_sub(1),
-            agent_cost_unknown: agent_cost_unknown?,
+            own_figure_steps: cost?.checked_sub(1),
+            own_figure_unknown: own_figure_unknown?,
             first_ms,
             last_ms,
         });
@@ -256,8 +256,8 @@ mod tests {
             pending_responses: *pending,
             producer_calls: *producer,
             copied_responses: *copied,
-            agent_cost_nanos: cost.map(|n| n.min(MAX_COUNT - 1)),
-            agent_cost_unknown: *unknown,
+            own_figure_steps: cost.map(|n| n.min(MAX_COUNT - 1)),
+            own_figure_unknown: *unknown,
             first_ms: span.map(|[first, _]| first),
             last_ms: span.map(|[_, last]| last),
         }
@@ -302,8 +302,8 @@ mod tests {
             pending_responses: 0,
             producer_calls: 0,
             copied_responses: 0,
-            agent_cost_nanos: None,
-            agent_cost_unknown: 0,
+            own_figure_steps: None,
+            own_figure_unknown: 0,
             first_ms: None,
             last_ms: None,
         }

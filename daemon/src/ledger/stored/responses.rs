@@ -23,8 +23,9 @@
 //! its session began, or marked as copied. The sessions holding copies count
 //! them apart ([`Response::copied_into`]).
 //!
-//! A write also carries the cost its agent wrote beside it, where the agent
-//! writes one ([`ResponseWrite::agent_cost_usd`]): the response's is that of
+//! A write also carries the figure its agent wrote beside it in its own
+//! unit (a cost, Kiro's credits, Warp's unsplit tokens), where the agent
+//! writes one ([`ResponseWrite::own_figure`]): the response's is that of
 //! its fullest write that carries one.
 
 use std::collections::{BTreeSet, HashSet};
@@ -92,16 +93,20 @@ pub const RESPONSE_COLUMNS: Columns = Columns {
     grown: "",
 };
 
-pub use crate::ledger::stored::validate::{MAX_AGENT_COST_USD, agent_cost, is_agent_cost};
+pub use crate::ledger::stored::validate::{MAX_AGENT_COST_USD, is_own_figure, own_figure};
 
-/// Whether `provider`'s records carry a cost of each response, written by
-/// the agent itself (OpenCode's and Kilo's message `cost`, pi's and
-/// OpenClaw's `usage.cost.total`): a response of it without one has an
-/// unknown cost, never $0. Other agents write none per response (Claude
+/// Whether `provider`'s records carry a figure of its own beside each
+/// response, in its unit ([`Provider::own_unit`]): a cost (OpenCode's and
+/// Kilo's message `cost`, pi's and OpenClaw's `usage.cost.total`), Kiro's
+/// credits, Warp's unsplit tokens. A response of it without one has an
+/// unknown figure, never 0. Other agents write none per response (Claude
 /// Code's cost lines are its provider's cost, per session; Crush's and
 /// Hermes's are per session), and a view shows none for them.
-pub fn writes_agent_cost(provider: Provider) -> bool {
-    matches!(provider, Provider::OpenCode | Provider::Kilo | Provider::Pi | Provider::OpenClaw)
+pub fn writes_own_figure(provider: Provider) -> bool {
+    matches!(
+        provider,
+        Provider::OpenCode | Provider::Kilo | Provider::Pi | Provider::OpenClaw | Provider::Kiro | Provider::Warp
+    )
 }
 
 /// One write of a response, as a log reader found it.
@@ -122,11 +127,13 @@ pub struct ResponseWrite {
     pub context_window: Option<u64>,
     /// The log had moved past this write (or was quiet): its stream is over.
     pub is_final: bool,
-    /// The cost the agent itself wrote beside the response (its own
-    /// estimate, or its provider's figure), within Bee's bounds
-    /// ([`agent_cost`]); `None` where it wrote none. Never a price Bee
-    /// worked out, never the provider's reported cost.
-    pub agent_cost_usd: Option<f64>,
+    /// The figure the agent itself wrote beside the response, in its own
+    /// unit ([`Provider::own_unit`]: its cost in dollars — its own estimate
+    /// or its provider's figure —, Kiro's credits, Warp's tokens of input
+    /// and output together), within Bee's bounds ([`own_figure`]); `None`
+    /// where it wrote none. Never a price Bee worked out, never the
+    /// provider's reported cost.
+    pub own_figure: Option<f64>,
     /// The record shows that its session holds a copy of a response
     /// another session made: a fork or resume copied it in (written before
     /// the session began, or marked as copied by the agent).
@@ -164,8 +171,8 @@ impl ResponseWrite {
         // them stores the write that carries them.
         let flags = u8::from(self.is_final)
             | if self.copied { DIGEST_COPIED } else { 0 }
-            | if self.agent_cost_usd.is_some() { DIGEST_AGENT_COST } else { 0 };
-        let cost = self.agent_cost_usd.map(f64::to_le_bytes);
+            | if self.own_figure.is_some() { DIGEST_AGENT_COST } else { 0 };
+        let cost = self.own_figure.map(f64::to_le_bytes);
         response_hash(&[
             self.provider.as_str().as_bytes(),
             b"\x1f",
@@ -188,7 +195,7 @@ impl ResponseWrite {
             && texts.into_iter().flatten().all(|t| t.len() <= bee_proto::ledger::bounds::MAX_TEXT_BYTES)
             && !self.key.is_empty()
             && bee_proto::time::spells_as_rfc3339(self.at_ms)
-            && self.agent_cost_usd.is_none_or(is_agent_cost)
+            && self.own_figure.is_none_or(|figure| is_own_figure(self.provider, figure))
     }
 
     /// This write made ready for the store: its digest and key hash
@@ -221,7 +228,7 @@ impl Prepared {
             context_tokens: w.context_tokens,
             context_window: w.context_window,
             is_final: w.is_final,
-            agent_cost_usd: w.agent_cost_usd,
+            own_figure: w.own_figure,
             copied: w.copied,
         }
     }
@@ -582,7 +589,7 @@ pub struct Response {
     /// carries one, a write not marked copied before any copy (Kilo writes
     /// a fork's copy at $0: the fork paid nothing for it); ties: the later
     /// write, then the larger cost.
-    pub agent_cost_usd: Option<f64>,
+    pub own_figure: Option<f64>,
     /// The other sessions that hold a copy of it, in name order: each
     /// counts it as a copied response, never as its own. Empty (no
     /// allocation) for nearly every response.
@@ -600,7 +607,7 @@ impl Default for Response {
             tokens: Counters::default(),
             partial: false,
             pending: false,
-            agent_cost_usd: None,
+            own_figure: None,
             copied_into: Vec::new(),
         }
     }
@@ -658,7 +665,7 @@ impl<'a> Merged<'a> {
             tokens: write.tokens,
             model: write.model,
             first_model: write.model.map(|model| (order.0, order.1, model)),
-            cost: write.agent_cost_usd.map(|usd| (!write.copied, fullness, order.0, usd.to_bits())),
+            cost: write.own_figure.map(|usd| (!write.copied, fullness, order.0, usd.to_bits())),
             is_final: write.is_final,
         }
     }
@@ -682,7 +689,7 @@ impl<'a> Merged<'a> {
             self.first_model = Some((order.0, order.1, model));
         }
         // Costs are not negative: their bits order as they do.
-        if let Some(usd) = write.agent_cost_usd {
+        if let Some(usd) = write.own_figure {
             let costed = (!write.copied, fullness, order.0, usd.to_bits());
             if self.cost.is_none_or(|cost| costed > cost) {
                 self.cost = Some(costed);
@@ -707,7 +714,7 @@ impl<'a> Merged<'a> {
             partial: !reports_all(self.provider, &tokens),
             pending: !self.is_final,
             tokens,
-            agent_cost_usd: self.cost.map(|(.., bits)| f64::from_bits(bits)),
+            own_figure: self.cost.map(|(.., bits)| f64::from_bits(bits)),
             copied_into,
         }
     }
@@ -1093,7 +1100,7 @@ impl Found {
                 context_window: crate::ledger::stored::schema::count_at(row, 16)?,
                 is_final: row.get(17)?,
                 // Rows were stored before either was read.
-                agent_cost_usd: None,
+                own_figure: None,
                 copied: false,
             });
         }
@@ -1180,7 +1187,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         }
     }
@@ -1256,7 +1263,7 @@ mod tests {
                         random.below(2) == 0,
                     );
                     w.copied = random.below(4) == 0;
-                    w.agent_cost_usd = [None, Some(0.0), Some(0.25), Some(1.5)][random.below(4) as usize];
+                    w.own_figure = [None, Some(0.0), Some(0.25), Some(1.5)][random.below(4) as usize];
                     // Hashes two identities share: told apart by the identity.
                     if random.below(4) == 0 {
                         w.key_hash = 42;
@@ -1399,10 +1406,10 @@ mod tests {
     #[test]
     fn a_responses_agent_cost_is_its_fullest_costed_writes() {
         let costed = |output: u64, at_ms: i64, usd: Option<f64>| PackedWrite {
-            agent_cost_usd: usd,
+            own_figure: usd,
             ..write("A", "s1", at_ms, Some(output), true)
         };
-        let cost = |writes: &[PackedWrite]| in_every_order(writes)[0].agent_cost_usd;
+        let cost = |writes: &[PackedWrite]| in_every_order(writes)[0].own_figure;
         assert_eq!(cost(&[costed(10, 1_000, Some(0.01)), costed(20, 1_001, Some(0.02))]), Some(0.02));
         assert_eq!(cost(&[costed(10, 1_000, Some(0.01)), costed(20, 1_001, None)]), Some(0.01));
         assert_eq!(
@@ -1414,18 +1421,25 @@ mod tests {
         // Kilo's fork writes its copy's cost as 0, the copy as full as the original.
         let fork = PackedWrite { copied: true, session_id: Some("ses_a".into()), ..costed(20, 1_000, Some(0.0)) };
         assert_eq!(cost(&[costed(20, 1_000, Some(0.01)), fork.clone()]), Some(0.01));
-        let fork = PackedWrite { agent_cost_usd: Some(0.5), ..fork };
+        let fork = PackedWrite { own_figure: Some(0.5), ..fork };
         assert_eq!(cost(&[costed(20, 1_000, Some(0.01)), fork]), Some(0.01), "the copy's figure is not the response's");
     }
 
     #[test]
-    fn an_agents_cost_outside_bees_bounds_is_unknown() {
+    fn an_agents_figure_outside_bees_bounds_for_its_unit_is_unknown() {
+        let cost = |usd| own_figure(Provider::OpenCode, usd);
         for usd in [f64::NAN, f64::INFINITY, -0.01, MAX_AGENT_COST_USD * 2.0] {
-            assert_eq!(agent_cost(usd), None, "{usd}");
+            assert_eq!(cost(usd), None, "{usd}");
         }
-        assert_eq!(agent_cost(-0.0).map(f64::to_bits), Some(0.0f64.to_bits()));
-        assert_eq!(agent_cost(0.0123), Some(0.0123));
-        let write = ResponseWrite { agent_cost_usd: Some(f64::NAN), ..logged("msg_1\u{1f}req_1", "s", HOUR, 7, true) };
+        assert_eq!(cost(-0.0).map(f64::to_bits), Some(0.0f64.to_bits()));
+        assert_eq!(cost(0.0123), Some(0.0123));
+        // Kiro's credits may pass a dollar bound; Warp's tokens are whole.
+        assert_eq!(own_figure(Provider::Kiro, 5_000.25), Some(5_000.25));
+        assert_eq!(own_figure(Provider::Kiro, -1.0), None);
+        assert_eq!(own_figure(Provider::Warp, 2_500_000.0), Some(2_500_000.0));
+        assert_eq!(own_figure(Provider::Warp, 0.5), None, "a token count is whole");
+        assert_eq!(own_figure(Provider::Warp, 2e10), None);
+        let write = ResponseWrite { own_figure: Some(f64::NAN), ..logged("msg_1\u{1f}req_1", "s", HOUR, 7, true) };
         assert!(!write.is_valid());
     }
 
@@ -1452,7 +1466,7 @@ mod tests {
                 context_tokens: output,
                 context_window: None,
                 is_final,
-                agent_cost_usd: None,
+                own_figure: None,
                 copied: false,
             };
             let mut name = format!("{}\u{1f}{}", provider.as_str(), identity(provider, key)).into_bytes();
@@ -1469,8 +1483,8 @@ mod tests {
             // another write: a file read again by a reader that sees them
             // stores it beside the one it stored before.
             let copied = ResponseWrite { copied: true, ..write.clone() };
-            let costed = ResponseWrite { agent_cost_usd: Some(0.5), ..write.clone() };
-            let other_cost = ResponseWrite { agent_cost_usd: Some(0.25), ..write.clone() };
+            let costed = ResponseWrite { own_figure: Some(0.5), ..write.clone() };
+            let other_cost = ResponseWrite { own_figure: Some(0.25), ..write.clone() };
             let digests = [write.digest(), copied.digest(), costed.digest(), other_cost.digest()];
             let distinct: HashSet<i64> = digests.into_iter().collect();
             assert_eq!(distinct.len(), 4, "{key}");
@@ -1497,7 +1511,7 @@ mod tests {
             context_tokens: Some(110),
             context_window: None,
             is_final,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         }
     }
@@ -1740,7 +1754,7 @@ mod tests {
                     w.provider = Provider::Codex;
                 }
                 w.copied = random.below(4) == 0;
-                w.agent_cost_usd = [None, Some(0.0), Some(0.012_5)][random.below(3) as usize];
+                w.own_figure = [None, Some(0.0), Some(0.012_5)][random.below(3) as usize];
                 w
             })
             .collect()
@@ -1864,7 +1878,7 @@ mod tests {
                         context_tokens: e.context_tokens,
                         context_window: e.context_window,
                         is_final: e.is_final,
-                        agent_cost_usd: e.agent_cost_usd,
+                        own_figure: e.own_figure,
                         copied: e.copied,
                     }
                 })

@@ -12,7 +12,7 @@
 //! and Used stays exact: intervals clipped to different hours are disjoint,
 //! so the union over a range is the sum of the unions within its hours.
 
-use bee_proto::ledger::{CallSource, Provider, UsageRow};
+use bee_proto::ledger::{CallSource, OwnUnit, Provider, UsageRow};
 use bee_proto::usage::Counters;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -298,16 +298,14 @@ pub type Parts = BTreeMap<PartKey, PartFigures>;
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
-/// Billionths of a dollar in a dollar: the agents' own costs are summed as
-/// whole billionths, so a sum is the same whichever order its parts meet in
-/// (from the records, or hour by hour from the aggregates), and each
-/// response's cost is off by half a billionth of a dollar at most.
-pub const NANOS_PER_USD: f64 = 1e9;
-
-/// A cost in dollars as whole billionths (costs are not negative, and at
-/// most `responses::MAX_AGENT_COST_USD`).
-fn nanos_of(usd: f64) -> u64 {
-    (usd * NANOS_PER_USD).round() as u64
+/// An agent's own figure (a cost, credits, unsplit tokens) as whole steps
+/// of its unit ([`OwnUnit::steps_per_unit`]: billionths of a dollar or a
+/// credit, whole tokens), so a sum is the same whichever order its parts
+/// meet in (from the records, or hour by hour from the aggregates), and
+/// each response's figure is off by half a step at most. Figures are not
+/// negative and within their unit's bound.
+fn steps_of(unit: OwnUnit, figure: f64) -> u64 {
+    (figure * unit.steps_per_unit()).round() as u64
 }
 
 /// A part's figures: its few counts, as an hour's pack holds them and as
@@ -328,14 +326,14 @@ pub struct PartFigures {
     /// Responses another session made that this part's session holds a copy
     /// of (counted there as responses, here only as copies).
     pub copied_responses: u64,
-    /// The cost the agents wrote themselves beside its responses, in
-    /// billionths of a dollar ([`PartFigures::agent_cost_usd`]); `None`
-    /// when no response of it carried one.
-    pub agent_cost_nanos: Option<u64>,
-    /// Responses of agents that write their own cost
-    /// (`responses::writes_agent_cost`) that carried none: the cost is a
+    /// The figures the agent wrote itself beside its responses, in steps of
+    /// its unit ([`PartFigures::own_figure`]); `None` when no response of
+    /// it carried one. A part is one agent's, so one unit's.
+    pub own_figure_steps: Option<u64>,
+    /// Responses of agents that write a figure of their own
+    /// (`responses::writes_own_figure`) that carried none: the sum is a
     /// lower bound while above 0.
-    pub agent_cost_unknown: u64,
+    pub own_figure_unknown: u64,
     /// The first and last time (unix ms) one of its responses was first
     /// written; `None` for a part of producer calls or copies alone.
     pub first_ms: Option<i64>,
@@ -351,43 +349,64 @@ impl PartFigures {
         self.pending_responses += other.pending_responses;
         self.producer_calls += other.producer_calls;
         self.copied_responses += other.copied_responses;
-        if let Some(nanos) = other.agent_cost_nanos {
-            self.agent_cost_nanos = Some(self.agent_cost_nanos.unwrap_or(0).saturating_add(nanos));
+        if let Some(nanos) = other.own_figure_steps {
+            self.own_figure_steps = Some(self.own_figure_steps.unwrap_or(0).saturating_add(nanos));
         }
-        self.agent_cost_unknown += other.agent_cost_unknown;
+        self.own_figure_unknown += other.own_figure_unknown;
         self.first_ms = min_known(self.first_ms, other.first_ms);
         self.last_ms = self.last_ms.max(other.last_ms);
     }
 
-    /// One response first written at `at_ms` with the agent's cost `usd`.
-    fn add_response(&mut self, provider: Provider, at_ms: i64, usd: Option<f64>) {
+    /// One response of `provider` first written at `at_ms` with the
+    /// figure the agent wrote beside it.
+    fn add_response(&mut self, provider: Provider, at_ms: i64, figure: Option<f64>) {
         self.responses += 1;
         self.first_ms = min_known(self.first_ms, Some(at_ms));
         self.last_ms = self.last_ms.max(Some(at_ms));
-        match usd {
-            Some(usd) => self.agent_cost_nanos = Some(self.agent_cost_nanos.unwrap_or(0).saturating_add(nanos_of(usd))),
-            None => self.agent_cost_unknown += u64::from(responses::writes_agent_cost(provider)),
+        match figure {
+            Some(figure) => {
+                let steps = steps_of(provider.own_unit(), figure);
+                self.own_figure_steps = Some(self.own_figure_steps.unwrap_or(0).saturating_add(steps));
+            }
+            None => self.own_figure_unknown += u64::from(responses::writes_own_figure(provider)),
         }
     }
 
-    /// The cost the agents wrote themselves, in dollars; `None` when no
-    /// response carried one.
-    pub fn agent_cost_usd(&self) -> Option<f64> {
-        self.agent_cost_nanos.map(|nanos| nanos as f64 / NANOS_PER_USD)
+    /// The figures `provider` (the part's agent) wrote itself, summed in
+    /// its unit; `None` when no response carried one.
+    pub fn own_figure(&self, provider: Provider) -> Option<f64> {
+        self.own_figure_steps.map(|steps| steps as f64 / provider.own_unit().steps_per_unit())
     }
 
-    /// Adds these figures to a view's `row`, with `tokens` in place of
-    /// their own counters (mapped into Bee's one set of columns). Its
-    /// first and last response times are for the view to place.
-    pub fn add_to(&self, row: &mut UsageRow, tokens: &Counters) {
+    /// Adds these figures, of `provider`'s responses, to a view's `row`,
+    /// with `tokens` in place of their own counters (mapped into Bee's one
+    /// set of columns); the agent's own figure goes to its unit's column.
+    /// Its first and last response times are for the view to place.
+    pub fn add_to(&self, provider: Provider, row: &mut UsageRow, tokens: &Counters) {
         row.responses += self.responses;
         row.tokens.add(tokens);
         row.partial_parts += self.partial_parts;
         row.pending_responses += self.pending_responses;
         row.producer_counted_calls += self.producer_calls;
         row.copied_responses += self.copied_responses;
-        bee_proto::ledger::add_cost(&mut row.agent_cost_usd, self.agent_cost_usd());
-        row.agent_cost_unknown_parts += self.agent_cost_unknown;
+        let figure = self.own_figure(provider);
+        let unknown = self.own_figure_unknown;
+        match provider.own_unit() {
+            OwnUnit::Usd => {
+                bee_proto::ledger::add_cost(&mut row.agent_cost_usd, figure);
+                row.agent_cost_unknown_parts += unknown;
+            }
+            OwnUnit::Credits => {
+                bee_proto::ledger::add_cost(&mut row.agent_credits, figure);
+                row.agent_credits_unknown_parts += unknown;
+            }
+            OwnUnit::UnsplitTokens => {
+                if let Some(tokens) = figure {
+                    row.unsplit_tokens = Some(row.unsplit_tokens.unwrap_or(0).saturating_add(tokens as u64));
+                }
+                row.unsplit_tokens_unknown_parts += unknown;
+            }
+        }
     }
 }
 
@@ -432,7 +451,7 @@ fn parts_of<'a>(
             tier,
         };
         let row = sums.entry(part_of(response.session_id.as_deref())).or_default();
-        row.add_response(response.provider, response.at_ms, response.agent_cost_usd);
+        row.add_response(response.provider, response.at_ms, response.own_figure);
         row.tokens.add(&responses::with_known_total(response.provider, &response.tokens));
         row.partial_parts += u64::from(response.partial);
         row.pending_responses += u64::from(response.pending);
@@ -1126,8 +1145,8 @@ fn write_hour(
             pending_responses: figures.pending_responses,
             producer_calls: figures.producer_calls,
             copied_responses: figures.copied_responses,
-            agent_cost_nanos: figures.agent_cost_nanos,
-            agent_cost_unknown: figures.agent_cost_unknown,
+            own_figure_steps: figures.own_figure_steps,
+            own_figure_unknown: figures.own_figure_unknown,
             first_ms: figures.first_ms,
             last_ms: figures.last_ms,
         });
@@ -1300,8 +1319,8 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
                 pending_responses: part.pending_responses,
                 producer_calls: part.producer_calls,
                 copied_responses: part.copied_responses,
-                agent_cost_nanos: part.agent_cost_nanos,
-                agent_cost_unknown: part.agent_cost_unknown,
+                own_figure_steps: part.own_figure_steps,
+                own_figure_unknown: part.own_figure_unknown,
                 first_ms: part.first_ms,
                 last_ms: part.last_ms,
             };
@@ -1468,7 +1487,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: random.below(3) != 0,
-            agent_cost_usd: [None, Some(0.012_5), Some(1.0 / 3.0)][random.below(3) as usize]
+            own_figure: [None, Some(0.012_5), Some(1.0 / 3.0)][random.below(3) as usize]
                 .filter(|_| provider == Provider::OpenCode),
             // Sessions are drawn at random: a response's writes name several,
             // some of them copies.
@@ -1577,7 +1596,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();
@@ -1613,7 +1632,7 @@ mod tests {
                 context_tokens: None,
                 context_window: None,
                 is_final: true,
-                agent_cost_usd: None,
+                own_figure: None,
                 copied: false,
             })
         };
@@ -1768,7 +1787,7 @@ mod tests {
                 context_tokens: None,
                 context_window: None,
                 is_final: true,
-                agent_cost_usd: usd,
+                own_figure: usd,
                 copied,
             })
         };
@@ -1792,7 +1811,7 @@ mod tests {
             }
             rows.into_iter()
                 .map(|((day, provider), p)| {
-                    (day / DAY, provider, p.responses, p.copied_responses, p.agent_cost_usd(), p.agent_cost_unknown)
+                    (day / DAY, provider, p.responses, p.copied_responses, p.own_figure(provider), p.own_figure_unknown)
                 })
                 .collect::<Vec<_>>()
         };
@@ -1820,8 +1839,8 @@ mod tests {
             assert_eq!(session("ses_b", 1), (2, 0, Some(base + DAY), Some(base + DAY + 7)));
         }
         let mut row = UsageRow::default();
-        for part in read_usage(&store, range, 0).parts.values() {
-            part.add_to(&mut row, &part.tokens);
+        for (key, part) in &read_usage(&store, range, 0).parts {
+            part.add_to(key.provider, &mut row, &part.tokens);
         }
         assert_eq!((row.responses, row.copied_responses, row.agent_cost_unknown_parts), (6, 1, 1));
         assert!((row.agent_cost_usd.unwrap() - (0.25 + 0.5 + 0.125 + 1.0 / 3.0)).abs() < 1e-9, "{row:?}");
@@ -1939,7 +1958,7 @@ mod tests {
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         };
         ledger.append_at(&[Evidence::Response(write)], &[]).unwrap();

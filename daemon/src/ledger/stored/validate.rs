@@ -4,7 +4,7 @@
 //! routes all refuse by this one rule.
 
 use bee_proto::ledger::bounds;
-use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, QuotaSnapshot};
+use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, OwnUnit, Provider, QuotaSnapshot};
 use bee_proto::usage::Counters;
 
 /// Why a record is refused.
@@ -110,18 +110,18 @@ fn validate_snapshot(snapshot: &QuotaSnapshot) -> Result<(), InvalidRecord> {
 /// The largest cost Bee takes an agent to have written for one response:
 /// far above any one request's price; a larger one is a broken or hostile
 /// record, and the cost is unknown.
-pub const MAX_AGENT_COST_USD: f64 = 1_000.0;
+pub const MAX_AGENT_COST_USD: f64 = OwnUnit::Usd.max();
 
-/// Whether `usd` is a cost an agent can have written for one response as
-/// the ledger keeps it: finite, not negative (nor `-0`, so that costs order
-/// as their bits do), at most [`MAX_AGENT_COST_USD`].
-pub fn is_agent_cost(usd: f64) -> bool {
-    usd.is_finite() && usd.is_sign_positive() && usd <= MAX_AGENT_COST_USD
+/// Whether `figure` is one `provider` can have written beside a response
+/// in its own unit ([`Provider::own_unit`]), as the ledger keeps it.
+pub fn is_own_figure(provider: Provider, figure: f64) -> bool {
+    provider.own_unit().holds(figure)
 }
 
-/// An agent's written cost of one response as the ledger keeps it: within
-/// Bee's bounds ([`is_agent_cost`]), else unknown; `-0` as `0`.
-pub fn agent_cost(usd: f64) -> Option<f64> {
-    let usd = usd + 0.0;
-    is_agent_cost(usd).then_some(usd)
+/// The figure `provider` wrote beside a response as the ledger keeps it:
+/// within Bee's bounds for its unit ([`is_own_figure`]), else unknown; `-0`
+/// as `0`.
+pub fn own_figure(provider: Provider, figure: f64) -> Option<f64> {
+    let figure = figure + 0.0;
+    is_own_figure(provider, figure).then_some(figure)
 }

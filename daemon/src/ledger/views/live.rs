@@ -88,7 +88,7 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         session.partial_parts += part.partial_parts;
         if key.bucket >= now_ms - BURN_MINUTES * MINUTE {
             let (row, unpriced) = burn.entry(key.provider).or_default();
-            part.add_to(row, &part.tokens);
+            part.add_to(key.provider, row, &part.tokens);
             match prices.cost(key.provider, key.model.as_deref(), key.tier, &part.tokens) {
                 Some(cost) => bee_proto::ledger::add_cost(&mut row.estimated_cost_usd, Some(cost)),
                 None => *unpriced += part.responses + part.producer_calls,

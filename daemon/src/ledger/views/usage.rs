@@ -373,9 +373,12 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         let price = model
             .as_deref()
             .and_then(|id| *looked_up.entry(id).or_insert_with(|| prices.lookup(id).map(|found| found.1)));
+        // Responses none of whose counters is known (Warp's, Crush's) have
+        // nothing to price: no estimate, not even $0, and no unpriced model.
+        let nothing_known = part.tokens.reported() == 0;
         let cost =
             price.filter(|_| counted > 0).and_then(|price| PriceTable::cost_at(price, *provider, *tier, &part.tokens));
-        if cost.is_none() && counted > 0 {
+        if cost.is_none() && counted > 0 && !nothing_known {
             unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
         }
         let span = part_span(part);
@@ -386,13 +389,14 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             Some(&mut totals),
         ];
         for sum in sinks.into_iter().flatten() {
-            part.add_to(&mut sum.row, &columns);
+            part.add_to(*provider, &mut sum.row, &columns);
             sum.columns(&columns, counted);
             sum.agent(*provider);
             if let Some((from, to)) = span {
                 sum.seen(from, to);
             }
             match cost {
+                _ if nothing_known => {}
                 Some(cost) => bee_proto::ledger::add_cost(&mut sum.row.estimated_cost_usd, Some(cost)),
                 None => sum.row.unpriced_parts += counted,
             }
@@ -572,6 +576,8 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     let reported_partial = |row: &UsageRow| {
         (row.reported_cost_usd.is_some() && row.sessions_without_cost.is_some_and(|n| n > 0))
             || (row.agent_cost_usd.is_some() && row.agent_cost_unknown_parts > 0)
+            || (row.agent_credits.is_some() && row.agent_credits_unknown_parts > 0)
+            || (row.unsplit_tokens.is_some() && row.unsplit_tokens_unknown_parts > 0)
     };
     let all_rows = || rows.iter().chain(&subtotal_rows).chain([&totals]);
     if totals.partial_parts > 0 || all_rows().any(|row| reported_partial(row) || !row.partial_columns.is_empty()) {
@@ -672,6 +678,8 @@ fn round_costs(row: &mut UsageRow) {
     for cost in [&mut row.reported_cost_usd, &mut row.agent_cost_usd, &mut row.estimated_cost_usd] {
         *cost = cost.map(round_usd);
     }
+    // Credits are summed in billionths as costs are: the same noise.
+    row.agent_credits = row.agent_credits.map(round_usd);
 }
 
 /// `usd` to a ten-billionth of a dollar, as every cost a view shows.
@@ -742,7 +750,7 @@ mod tests {
             },
             partial: false,
             pending: false,
-            agent_cost_usd: None,
+            own_figure: None,
             copied_into: Vec::new(),
         }
     }
@@ -793,6 +801,57 @@ mod tests {
         let mystery = by_model.rows.iter().find(|r| r.key.as_deref() == Some("claude-mystery-9")).unwrap();
         assert_eq!(mystery.estimated_cost_usd, None, "never another model's price");
         assert_eq!(by_model.totals.reported_cost_usd, Some(0.5), "a session's cost counts in the totals");
+    }
+
+    /// Figures agents write in their own units stand in their own columns:
+    /// Kiro's credits and Warp's unsplit totals are never summed with each
+    /// other, with dollars or into the token columns; one unknown makes its
+    /// sum a lower bound (`partial`); a response with no counter known has
+    /// nothing to price (no estimate, no `unpriced` model).
+    #[test]
+    fn credits_and_unsplit_totals_stand_apart_and_unknowns_are_bounds() {
+        let own = |provider: Provider, at_ms: i64, session: &str, model: Option<&str>, figure: Option<f64>| Response {
+            provider,
+            tokens: Counters::default(),
+            partial: true,
+            own_figure: figure,
+            ..response(at_ms, session, model, 0, 0)
+        };
+        let responses = [
+            own(Provider::Kiro, H, "k1", None, Some(0.75)),
+            own(Provider::Kiro, H + 1, "k1", None, Some(0.0)),
+            own(Provider::Warp, 2 * H, "w1", Some("claude-sonnet-4-5"), Some(12_000.0)),
+            own(Provider::Warp, 2 * H + 1, "w1", Some("gpt-5.1"), Some(800.0)),
+            response(3 * H, "s1", Some("claude-sonnet-4-5"), 1_000, 100),
+        ];
+        let report = run(&ask(UsageGrouping::Agent, "UTC"), &[], &responses, &[], &Windows::new());
+        let row = |agent: &str| report.rows.iter().find(|r| r.key.as_deref() == Some(agent)).unwrap();
+        let (kiro, warp, claude) = (row("kiro"), row("warp"), row("claude"));
+        assert_eq!((kiro.agent_credits, kiro.unsplit_tokens, kiro.agent_cost_usd), (Some(0.75), None, None));
+        assert_eq!((warp.agent_credits, warp.unsplit_tokens, warp.agent_cost_usd), (None, Some(12_800), None));
+        assert_eq!((claude.agent_credits, claude.unsplit_tokens), (None, None));
+        for nothing_known in [kiro, warp] {
+            assert_eq!(nothing_known.tokens.total_tokens, None, "no part known, no total");
+            assert_eq!((nothing_known.estimated_cost_usd, nothing_known.unpriced_parts), (None, 0), "nothing to price");
+        }
+        assert_eq!(report.totals.tokens.total_tokens, Some(1_100), "unsplit tokens are in no column and not in TOTAL");
+        assert_eq!((report.totals.agent_credits, report.totals.unsplit_tokens), (Some(0.75), Some(12_800)));
+        assert!(report.unpriced_models.is_empty(), "{:?}", report.unpriced_models);
+        // A Kiro turn and a Warp entry whose figure could not be read: the
+        // sums are lower bounds, never sums that look whole.
+        let unknown = [own(Provider::Kiro, 4 * H, "k2", None, None), own(Provider::Warp, 4 * H, "w2", None, None)];
+        let all: Vec<Response> = responses.iter().cloned().chain(unknown).collect();
+        let report = run(&ask(UsageGrouping::Agent, "UTC"), &[], &all, &[], &Windows::new());
+        let totals = &report.totals;
+        assert_eq!((totals.agent_credits, totals.agent_credits_unknown_parts), (Some(0.75), 1));
+        assert_eq!((totals.unsplit_tokens, totals.unsplit_tokens_unknown_parts), (Some(12_800), 1));
+        assert!(report.issues.contains(&"partial".to_owned()));
+        let json = serde_json::to_value(totals).unwrap();
+        assert_eq!((json["agentCredits"].as_f64(), json["unsplitTokens"].as_u64()), (Some(0.75), Some(12_800)));
+        assert_eq!(
+            (json["agentCreditsUnknownParts"].as_u64(), json["unsplitTokensUnknownParts"].as_u64()),
+            (Some(1), Some(1))
+        );
     }
 
     /// A reported cost is what the sessions that reported one cost: a row

@@ -164,7 +164,7 @@ mod tests {
         assert_eq!(at, [1_796_560_970_000, 1_796_560_988_000, 1_796_561_007_000, 1_796_561_015_000]);
         for write in &writes {
             assert_eq!(write.tokens, Counters::default(), "no count is known, none is 0");
-            assert_eq!((write.model.as_deref(), write.agent_cost_usd), (None, None));
+            assert_eq!((write.model.as_deref(), write.own_figure), (None, None));
             assert!(write.is_final && write.is_valid());
         }
         let none = (None, None, None, None, None, None);

@@ -80,7 +80,7 @@ impl LineRules for Messages {
             None => format!("{at_ms}\u{1f}{}\u{1f}{}", model.unwrap_or(""), spelled(&counters.values())),
         };
         let cost = usage.pointer("/cost/total").and_then(Value::as_f64).filter(|&cost| cost > 0.0);
-        found.response_with(key, &session, at_ms, model, counters, Beside { agent_cost_usd: cost, copied: false });
+        found.response_with(key, &session, at_ms, model, counters, Beside { own_figure: cost, copied: false });
         true
     }
 }
@@ -165,9 +165,9 @@ mod tests {
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("0/2026-09-05_one")));
         assert_eq!(writes[0].model.as_deref(), Some("gpt-4o"));
         assert_eq!(writes[0].at_ms, 1_788_598_095_439);
-        assert_eq!(writes[0].agent_cost_usd, Some(0.25));
+        assert_eq!(writes[0].own_figure, Some(0.25));
         assert_eq!(writes[1].at_ms, 1_788_609_600_000);
-        assert_eq!(writes[1].agent_cost_usd, Some(0.001));
+        assert_eq!(writes[1].own_figure, Some(0.001));
     }
 
     /// The fixture a home of every agent holds (`testdata/`): a response
@@ -184,7 +184,7 @@ mod tests {
                 ("resp_aside_2".into(), s(80), s(0), s(0), s(20), s(0), s(100)),
             ]
         );
-        assert_eq!(writes[0].agent_cost_usd, Some(0.0045));
+        assert_eq!(writes[0].own_figure, Some(0.0045));
     }
 
     /// Responses without an id: two calls that differ count twice, a line
@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(writes[0].key, writes[1].key, "a repeated line is the same response");
         assert_ne!(writes[0].key, writes[2].key);
         assert_eq!(rows(Provider::Aside, &writes).len(), 2);
-        assert_eq!(writes[0].agent_cost_usd, None, "a cost of 0 is no cost");
+        assert_eq!(writes[0].own_figure, None, "a cost of 0 is no cost");
         assert_eq!(writes[0].tokens.reasoning_output_tokens, Some(1));
         assert_eq!(writes[2].tokens.reasoning_output_tokens, None, "reasoning past its output");
         assert_eq!(writes[2].tokens.cache_read_input_tokens, None, "a counter not written is unknown");
@@ -235,7 +235,7 @@ mod tests {
         assert_eq!((t.input_tokens, t.output_tokens, t.cache_read_input_tokens), (None, None, None));
         assert_eq!((t.cache_creation_input_tokens, t.reasoning_output_tokens), (None, None));
         assert_eq!(t.total_tokens, None, "a total that is not the sum of its parts is left to the ledger");
-        assert_eq!(writes[0].agent_cost_usd, None);
+        assert_eq!(writes[0].own_figure, None);
         assert_eq!(read_at("messages.jsonl", &log).0.len(), 0, "a place that names no session");
         assert_eq!(read_at("/h/.aside/u/0/memory/messages.jsonl", &log).0.len(), 0);
         assert_eq!(read(""), (Vec::new(), 0), "an empty transcript");

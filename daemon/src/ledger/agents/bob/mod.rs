@@ -117,7 +117,7 @@ mod tests {
             (key(after + 2), s(960), s(40), s(4000), s(70), None, s(5070)),
         ];
         assert_eq!(rows(Provider::Bob, &writes), expected);
-        assert!(writes.iter().all(|w| w.provider == Provider::Bob && w.agent_cost_usd == Some(0.0125)));
+        assert!(writes.iter().all(|w| w.provider == Provider::Bob && w.own_figure == Some(0.0125)));
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("1764000000000") && w.model.is_none()));
         writes.extend(read_task(Provider::Bob, "1764000000000", &messages));
         assert_eq!(rows(Provider::Bob, &writes), expected, "read again, the same responses");

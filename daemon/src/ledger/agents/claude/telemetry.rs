@@ -107,7 +107,7 @@ fn api_request(record: &LogRecord) -> Option<Vec<Evidence>> {
             context_window: None,
             // Claude Code emits the event once the response is complete.
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         }));
     }

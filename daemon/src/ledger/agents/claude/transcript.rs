@@ -315,7 +315,7 @@ impl ClaudeParser {
             tokens,
             context_window: None,
             is_final,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: before_start(at_ms, self.start.first_ms),
         };
         if let Some(mut done) = self.open.take() {

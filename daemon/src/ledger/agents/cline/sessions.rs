@@ -139,7 +139,7 @@ pub(crate) fn read(path: &Path, conversation: &Value, found: &mut Found<'_>) -> 
             continue;
         }
         let beside = Beside {
-            agent_cost_usd: message.pointer("/metrics/cost").and_then(Value::as_f64),
+            own_figure: message.pointer("/metrics/cost").and_then(Value::as_f64),
             copied: before_start(at_ms, copies_before),
         };
         found.response_with(id.to_owned(), session, at_ms, text(message, "/modelInfo/id"), counters, beside);
@@ -253,14 +253,14 @@ mod tests {
         assert_eq!(held("msg_DSw3pg3Q"), [("1796561185811_6s8kz", false)], "the fork's own response");
         assert_eq!(held("msg_OeUZeFYW"), [("1796561200482_ema4q", false)], "the sub-agent's, in its session");
         let anthropic = writes.iter().find(|w| w.key == "msg_-34_sgs3").unwrap();
-        assert_eq!(anthropic.agent_cost_usd, Some(0.0047564999999999994));
+        assert_eq!(anthropic.own_figure, Some(0.0047564999999999994));
         assert_eq!(anthropic.model.as_deref(), Some("claude-sonnet-4-5"));
         assert_eq!(anthropic.at_ms, 1_796_561_348_661);
         assert!(
             writes
                 .iter()
                 .filter(|w| w.key != "msg_-34_sgs3" && w.key != "msg_l6rmip4r")
-                .all(|w| { w.agent_cost_usd.is_none() && w.model.as_deref() == Some("mock-model") })
+                .all(|w| { w.own_figure.is_none() && w.model.as_deref() == Some("mock-model") })
         );
     }
 
@@ -408,7 +408,7 @@ mod tests {
             .iter()
             .map(|w| {
                 let t = &w.tokens;
-                (w.key.as_str(), t.input_tokens, t.cache_read_input_tokens, t.output_tokens, w.agent_cost_usd)
+                (w.key.as_str(), t.input_tokens, t.cache_read_input_tokens, t.output_tokens, w.own_figure)
             })
             .collect();
         assert_eq!(

@@ -236,7 +236,7 @@ impl Tasks {
                 Kind::Subagents => format!("{task}\u{1f}{at_ms}\u{1f}subagents"),
             };
             let counters = self.counters(request, exclusive_until);
-            let beside = Beside { agent_cost_usd: request.cost, copied: false };
+            let beside = Beside { own_figure: request.cost, copied: false };
             found.response_with(key, task, at_ms, request.model.as_deref(), counters, beside);
         }
         refused
@@ -414,10 +414,7 @@ pub(crate) mod tests {
         );
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("1764000000000")));
         let first = writes.iter().find(|w| w.key == key("1764000000100")).unwrap();
-        assert_eq!(
-            (first.model.as_deref(), first.agent_cost_usd, first.at_ms),
-            (Some("m"), Some(0.01), 1_764_000_000_100)
-        );
+        assert_eq!((first.model.as_deref(), first.own_figure, first.at_ms), (Some("m"), Some(0.01), 1_764_000_000_100));
         let finished = writes.iter().find(|w| w.key.ends_with("finished")).unwrap();
         assert_eq!(finished.model, None);
     }
@@ -475,7 +472,7 @@ pub(crate) mod tests {
         assert_eq!(refused, 2, "no time as a number; no time at all");
         let read: Vec<_> = writes
             .iter()
-            .map(|w| (w.key.as_str(), w.tokens.input_tokens, w.tokens.output_tokens, w.agent_cost_usd))
+            .map(|w| (w.key.as_str(), w.tokens.input_tokens, w.tokens.output_tokens, w.own_figure))
             .collect();
         assert_eq!(
             read,

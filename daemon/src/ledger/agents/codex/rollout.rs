@@ -256,7 +256,7 @@ impl CodexParser {
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: None,
             copied: false,
         }));
     }
@@ -317,7 +317,7 @@ impl CodexParser {
                 context_tokens: None,
                 context_window: info.get("model_context_window").and_then(|v| v.as_u64()),
                 is_final: true,
-                agent_cost_usd: None,
+                own_figure: None,
                 copied: false,
             }));
         }

@@ -300,7 +300,7 @@ pub(crate) fn read(session: &Value, written_ms: Option<i64>, seen: &Seen, found:
             refused += 1;
             continue;
         };
-        let beside = Beside { agent_cost_usd: None, copied: at < first_own };
+        let beside = Beside { own_figure: None, copied: at < first_own };
         found.response_with(response.key.clone(), session_id, at_ms, response.model, response.counters, beside);
         now.first.push((response.key, at_ms));
     }
@@ -442,7 +442,7 @@ mod tests {
 
         let models: std::collections::BTreeSet<_> = writes.iter().map(|w| w.model.as_deref()).collect();
         assert_eq!(models.into_iter().collect::<Vec<_>>(), [Some("claude-sonnet-4-5"), Some("mock-model")]);
-        assert!(writes.iter().all(|w| w.agent_cost_usd.is_none() && w.is_final));
+        assert!(writes.iter().all(|w| w.own_figure.is_none() && w.is_final));
     }
 
     /// A resumed session read before and after the CLI rewrote it: the

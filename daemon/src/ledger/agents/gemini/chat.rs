@@ -99,7 +99,7 @@ fn response(message: &Value, session: &str, started_ms: Option<i64>, found: &mut
     if id.is_empty() || !tokens.is_object() {
         return false;
     }
-    let beside = Beside { agent_cost_usd: None, copied: before_start(at_ms, started_ms) };
+    let beside = Beside { own_figure: None, copied: before_start(at_ms, started_ms) };
     found.response_with(id.to_owned(), session, at_ms, text(message, "/model"), counters(tokens), beside);
     true
 }
@@ -137,7 +137,7 @@ mod tests {
     fn a_response_written_before_its_session_began_is_a_copy() {
         let (writes, _) = gemini_chat_responses(include_bytes!("../testdata/gemini-0.61.0-tool-and-resume.jsonl"));
         assert_eq!(writes.len(), 4, "three responses, one written again with its tool calls");
-        assert!(writes.iter().all(|w| !w.copied && w.agent_cost_usd.is_none()), "{writes:?}");
+        assert!(writes.iter().all(|w| !w.copied && w.own_figure.is_none()), "{writes:?}");
         let log = concat!(
             "{\"sessionId\":\"s1\",\"startTime\":\"2026-12-05T03:21:30.000Z\"}\n",
             "{\"id\":\"m0\",\"timestamp\":\"2026-12-05T03:21:29.000Z\",\"type\":\"gemini\",\"tokens\":{\"input\":1,\"output\":1}}\n",

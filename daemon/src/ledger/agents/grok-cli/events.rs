@@ -143,8 +143,8 @@ fn read_event(row: &rusqlite::Row<'_>, rowid: i64, named: &mut HashSet<String>, 
     }
     // Its estimate in µUSD; 0 is what it writes for a model missing from
     // its price table: unknown, never $0.
-    let agent_cost_usd = column_count(row, 6).filter(|&micros| micros > 0).map(|micros| micros as f64 / 1e6);
-    let beside = Beside { agent_cost_usd, copied: false };
+    let own_figure = column_count(row, 6).filter(|&micros| micros > 0).map(|micros| micros as f64 / 1e6);
+    let beside = Beside { own_figure, copied: false };
     found.response_with(format!("{session}\u{1f}{rowid}"), session, at_ms, column_text(row, 2), counters, beside);
     true
 }
@@ -264,8 +264,8 @@ mod tests {
         let first = &writes[0];
         assert_eq!(first.at_ms, bee_proto::time::parse_rfc3339_ms("2026-05-15T10:00:00.000Z").unwrap());
         assert_eq!((first.model.as_deref(), first.session_id.as_deref()), (Some("grok-4.3"), Some("s-1")));
-        assert_eq!(first.agent_cost_usd, Some(0.063625));
-        assert_eq!(writes[1].agent_cost_usd, None, "0 µUSD: a model missing from its price table");
+        assert_eq!(first.own_figure, Some(0.063625));
+        assert_eq!(writes[1].own_figure, None, "0 µUSD: a model missing from its price table");
         let t = &first.tokens;
         assert_eq!(
             (t.cache_read_input_tokens, t.cache_creation_input_tokens, t.reasoning_output_tokens),
@@ -363,9 +363,7 @@ mod tests {
         let writes = responses_of(evidence);
         let kept: Vec<_> = writes
             .iter()
-            .map(|w| {
-                (w.key.as_str(), w.model.as_deref(), w.tokens.input_tokens, w.tokens.output_tokens, w.agent_cost_usd)
-            })
+            .map(|w| (w.key.as_str(), w.model.as_deref(), w.tokens.input_tokens, w.tokens.output_tokens, w.own_figure))
             .collect();
         assert_eq!(
             kept,

@@ -92,7 +92,7 @@ impl LineRules for Events {
             // Junie's cost of a model it has no rates for is 0: no cost, not a free call.
             let cost = usage.get("cost").and_then(Value::as_f64).filter(|&cost| cost > 0.0);
             let key = format!("{at_ms}\u{1f}{at}\u{1f}{}\u{1f}{}", model.unwrap_or(""), spelled(&counters.values()));
-            found.response_with(key, &session, at_ms, model, counters, Beside { agent_cost_usd: cost, copied: false });
+            found.response_with(key, &session, at_ms, model, counters, Beside { own_figure: cost, copied: false });
         }
         read
     }
@@ -155,7 +155,7 @@ mod tests {
             ]
         );
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("session-260825-151015-1bxv")));
-        let cost = |model: &str| writes.iter().find(|w| w.model.as_deref() == Some(model)).map(|w| w.agent_cost_usd);
+        let cost = |model: &str| writes.iter().find(|w| w.model.as_deref() == Some(model)).map(|w| w.own_figure);
         assert_eq!(cost("claude-haiku-4-5-20251001"), Some(Some(0.00317)));
         assert_eq!(cost("custom-local"), Some(None), "a cost of 0 is Junie's missing rate, not a free call");
         assert_eq!(writes[0].at_ms, 1_787_663_417_205);

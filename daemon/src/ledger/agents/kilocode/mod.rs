@@ -78,7 +78,7 @@ mod tests {
         let s = Some;
         let found: Vec<_> = rows(Provider::KiloCode, &writes).into_iter().map(|r| (r.1, r.2, r.3, r.4, r.6)).collect();
         assert_eq!(found, [(s(5000), s(0), s(4000), s(60), s(9060)), (s(1000), s(0), s(4000), s(60), s(5060))]);
-        assert!(writes.iter().all(|w| w.agent_cost_usd == Some(0.02)));
+        assert!(writes.iter().all(|w| w.own_figure == Some(0.02)));
     }
 
     /// The newer extension's responses are in the database it shares

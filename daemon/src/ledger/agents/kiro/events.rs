@@ -4,10 +4,12 @@
 //! id (`requestIds`) beside the turn's credits (`promptTurnSummaries`),
 //! keyed by the turn's `executionId`. Each request id is one response,
 //! every token of it unknown — Kiro writes no token count, only credits,
-//! which are its own unit and no token or dollar figure, so they are not
-//! read. A request id is the provider call's own, so a summary written
-//! again (a replay, a fork's copy) counts nothing twice. A summary that
-//! lists no request id is one response, keyed by its turn.
+//! its own unit, no token or dollar figure: the turn's credits are its
+//! first request's own figure, its other requests' 0, so every sum over
+//! a turn's requests holds the turn's credits once. A request id is the
+//! provider call's own, so a summary written again (a replay, a fork's
+//! copy) counts nothing twice. A summary that lists no request id is one
+//! response, keyed by its turn.
 //! The log's place names its session (the folder's name).
 
 use bee_proto::ledger::Provider;
@@ -16,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
-use crate::ledger::agents::lines::{Found, LineRules, NamedSession, contains, markers, text, time_ms};
+use crate::ledger::agents::lines::{Beside, Found, LineRules, NamedSession, contains, markers, text, time_ms};
 use crate::ledger::agents::sparse::{Keep, keep};
 
 /// What the reader keeps of a log: the session its place names.
@@ -34,7 +36,8 @@ markers! {
 
 keep! {
     /// What [`Events::read`] reads of a line.
-    LINE = ["timestamp", "payload/type", "payload/executionId", "payload/requestIds"];
+    LINE = ["timestamp", "payload/type", "payload/executionId", "payload/requestIds",
+        "payload/promptTurnSummaries/unit", "payload/promptTurnSummaries/usage"];
 }
 
 impl LineRules for Events {
@@ -71,16 +74,31 @@ impl LineRules for Events {
             Some(_) => return false,
         };
         self.session.name(&session, None, found);
-        if requests.is_empty() {
+        let credits = turn_credits(line.pointer("/payload/promptTurnSummaries"));
+        let keys: Vec<String> = if requests.is_empty() {
             let Some(turn) = text(line, "/payload/executionId").filter(|turn| !turn.is_empty()) else { return false };
-            found.response(format!("turn\u{1f}{turn}"), &session, at_ms, None, Counters::default());
-            return true;
-        }
-        for request in requests {
-            found.response(request.to_owned(), &session, at_ms, None, Counters::default());
+            vec![format!("turn\u{1f}{turn}")]
+        } else {
+            requests.into_iter().map(str::to_owned).collect()
+        };
+        for (nth, key) in keys.into_iter().enumerate() {
+            let credits = if nth == 0 { credits } else { credits.map(|_| 0.0) };
+            let beside = Beside { own_figure: credits, copied: false };
+            found.response_with(key, &session, at_ms, None, Counters::default(), beside);
         }
         true
     }
+}
+
+/// A turn's credits: the sum of its summaries' `usage` in Kiro's `credit`
+/// unit; unknown (`None`, never 0) when there is none, or when one is of
+/// another unit or no number.
+fn turn_credits(summaries: Option<&Value>) -> Option<f64> {
+    let summaries = summaries?.as_array().filter(|summaries| !summaries.is_empty())?;
+    summaries.iter().try_fold(0.0, |sum, summary| {
+        let credits = summary.get("usage").and_then(Value::as_f64).filter(|_| text(summary, "/unit") == Some("credit"));
+        credits.map(|credits| sum + credits)
+    })
 }
 
 #[cfg(test)]
@@ -102,7 +120,7 @@ mod tests {
     /// capture keeps it: a turn of 12 model calls and 11 tools): each
     /// request id once, in the session the folder names, dated at the
     /// summary, every token unknown (never 0), no model (the session's is
-    /// `auto`), no cost; the credits are not read.
+    /// `auto`), the turn's credits the first request's, 0 the others'.
     #[test]
     fn each_request_of_a_turn_once_with_its_tokens_unknown() {
         let (writes, unparseable) = read(include_bytes!("../testdata/kiro-1.0.411-turn.jsonl"));
@@ -111,11 +129,30 @@ mod tests {
         let at = bee_proto::time::parse_rfc3339_ms("2026-09-03T12:01:11.847Z").unwrap();
         for write in &writes {
             assert_eq!(write.session_id.as_deref(), Some("sess_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"));
-            assert_eq!((write.at_ms, write.model.as_deref(), write.agent_cost_usd), (at, None, None));
+            assert_eq!((write.at_ms, write.model.as_deref()), (at, None));
             assert_eq!(write.tokens, bee_proto::usage::Counters::default(), "no count is known, none is 0");
             assert!(write.is_final && write.is_valid());
         }
         assert_eq!(writes[0].key, "00000034-0000-4000-8000-000000000034");
+        assert_eq!(writes[0].own_figure, Some(0.7029686111111112), "the turn's credits, as Kiro wrote them");
+        assert!(writes[1..].iter().all(|write| write.own_figure == Some(0.0)));
+    }
+
+    /// Credits are read only in Kiro's `credit` unit; a summary of another
+    /// unit, without a number, or without summaries leaves the turn's
+    /// credits unknown (never 0).
+    #[test]
+    fn a_turns_credits_or_unknown() {
+        let credits = |summaries: &str| super::turn_credits(serde_json::from_str(summaries).ok().as_ref());
+        assert_eq!(credits(r#"[{"unit":"credit","usage":0.25},{"unit":"credit","usage":0.5}]"#), Some(0.75));
+        assert_eq!(credits(r#"[{"unit":"credit","usage":0.25},{"unit":"request","usage":1}]"#), None);
+        assert_eq!(credits(r#"[{"unit":"credit","usage":"0.25"}]"#), None);
+        assert_eq!(credits(r#"[{"unit":"credit"}]"#), None);
+        assert_eq!(credits("[]"), None);
+        assert_eq!(credits("{}"), None);
+        assert_eq!(credits("null"), None);
+        // A credit figure out of Bee's bounds is unknown once stored.
+        assert_eq!(crate::ledger::stored::responses::own_figure(Provider::Kiro, -0.5), None);
     }
 
     /// A summary written twice (a replay, a fork's copy) counts each request
@@ -148,6 +185,8 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys, ["r1", "r2", "turn\u{1f}e2"]);
+        let credits = |key: &str| writes.iter().find(|w| w.key == key).and_then(|w| w.own_figure);
+        assert_eq!((credits("r1"), credits("r2"), credits("turn\u{1f}e2")), (Some(0.5), Some(0.0), Some(0.5)));
         let (evidence, unparseable) =
             read_log_at(Provider::Kiro, Path::new(""), summary("e1", r#","requestIds":["r1"]"#, at).as_bytes());
         assert_eq!((responses_of(evidence).len(), unparseable), (0, 1), "no session to name");

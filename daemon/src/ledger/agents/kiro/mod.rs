@@ -27,8 +27,8 @@ impl Agent for Kiro {
             title: "Kiro",
             verified: Verified::FormatFromSource,
             unrecorded_calls: Some(
-                "every call's tokens (it keeps a turn's credits, Kiro's own unit, and no token count) and the credits \
-                 it bills outside a turn (compaction, session start)",
+                "every call's tokens (it keeps a turn's credits, Kiro's own unit, shown as credits, and no token count) \
+                 and the credits it bills outside a turn (compaction, session start)",
             ),
             // Credits a turn, no token, no cost in money, no limit notice,
             // no turn Bee times.

@@ -150,7 +150,7 @@ mod tests {
         let (writes, state) = read_whole(Provider::MiMo, &path, &AgentState::default());
         let s = Some;
         assert_eq!(columns(&rows(Provider::MiMo, &writes)), [[s(1000), s(50), s(200), s(600), s(100), s(1850)]]);
-        assert_eq!((writes[0].agent_cost_usd, writes[0].model.as_deref()), (Some(0.05), Some("mimo-v2.5-pro")));
+        assert_eq!((writes[0].own_figure, writes[0].model.as_deref()), (Some(0.05), Some("mimo-v2.5-pro")));
         assert_eq!((writes[0].session_id.as_deref(), writes[0].at_ms, writes[0].copied), (Some("ses_b"), T, false));
         // A fork: the history copied into a session begun later, and its own
         // response.

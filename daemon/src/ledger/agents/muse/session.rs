@@ -245,7 +245,7 @@ mod tests {
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some(SESSION)));
         assert_eq!(writes[0].model.as_deref(), Some("muse-spark-1.3-contributor"));
         assert_eq!(writes[0].at_ms, 1_789_790_455_896 - 5819, "the call's start");
-        assert_eq!(writes[0].agent_cost_usd, None);
+        assert_eq!(writes[0].own_figure, None);
     }
 
     /// The fixture a home of every agent holds (`testdata/`): its

@@ -130,7 +130,7 @@ mod tests {
                 ("msg_02".into(), s(7), s(0), s(5600), s(90), None, s(5697)),
             ]
         );
-        assert!(writes.iter().all(|w| w.provider == Provider::OhMyPi && w.agent_cost_usd == Some(0.0123)));
+        assert!(writes.iter().all(|w| w.provider == Provider::OhMyPi && w.own_figure == Some(0.0123)));
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("0b3e2f10-6c1d-4a57-9e8e-2f4c5d6e7f80")));
         assert!(writes.iter().all(|w| w.model.as_deref() == Some("claude-sonnet-4-5") && !w.copied));
     }

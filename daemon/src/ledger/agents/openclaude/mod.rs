@@ -138,7 +138,7 @@ mod tests {
             ("chatcmpl-2\u{1f}req_2".to_owned(), s(300), s(0), s(0), s(55), None, s(355)),
         ];
         assert_eq!(rows(Provider::OpenClaude, &writes), expected);
-        assert!(writes.iter().all(|w| w.provider == Provider::OpenClaude && w.agent_cost_usd.is_none()));
+        assert!(writes.iter().all(|w| w.provider == Provider::OpenClaude && w.own_figure.is_none()));
         assert_eq!(writes[0].model.as_deref(), Some("deepseek-chat"));
         // A resumed session's file copies the history, ids and all.
         let (resumed, _) = responses(Provider::OpenClaude, log(&[full, side]).as_bytes());

@@ -255,9 +255,9 @@ mod tests {
         let of = |key: &str| writes.iter().find(|w| w.key == key).unwrap();
         let anthropic = of("msg_2bd0993f0e42");
         assert_eq!((anthropic.model.as_deref(), anthropic.at_ms), (Some("mock-model-ant"), 1_796_563_778_737));
-        assert_eq!(anthropic.agent_cost_usd, Some(0.008_865));
+        assert_eq!(anthropic.own_figure, Some(0.008_865));
         let responses = of("resp_34c47309722c");
-        assert_eq!((responses.model.as_deref(), responses.agent_cost_usd), (Some("mock-model"), Some(0.00137)));
+        assert_eq!((responses.model.as_deref(), responses.own_figure), (Some("mock-model"), Some(0.00137)));
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some(REAL_SESSION) && !w.copied && w.is_valid()));
         assert!(noted().is_empty());
     }
@@ -334,7 +334,7 @@ mod tests {
         let both: Vec<ResponseWrite> = from_archive.iter().cloned().chain(from_rows.iter().cloned()).collect();
         assert_eq!(rows(Provider::OpenClaw, &both), rows(Provider::OpenClaw, &from_archive), "the same responses");
         let at = |writes: &[ResponseWrite]| {
-            writes.iter().map(|w| (w.key.clone(), w.at_ms, w.agent_cost_usd)).collect::<Vec<_>>()
+            writes.iter().map(|w| (w.key.clone(), w.at_ms, w.own_figure)).collect::<Vec<_>>()
         };
         let (mut a, mut b) = (at(&from_archive), at(&from_rows));
         a.sort_by(|x, y| x.0.cmp(&y.0));
@@ -423,9 +423,9 @@ mod tests {
             (t.input_tokens, t.output_tokens, t.cache_read_input_tokens, t.cache_creation_input_tokens, t.total_tokens),
             (None, None, None, None, None)
         );
-        assert_eq!(of("r-hostile").agent_cost_usd, None);
+        assert_eq!(of("r-hostile").own_figure, None);
         assert_eq!((of("r-long").model.as_deref(), of("r-long").tokens.output_tokens), (None, Some(200)));
-        assert_eq!(of("r-good").agent_cost_usd, Some(0.0012));
+        assert_eq!(of("r-good").own_figure, Some(0.0012));
         let not_db = path.with_file_name("broken.sqlite");
         std::fs::write(&not_db, b"SQLite format 2\0 broken").unwrap();
         let renamed = not_db.with_file_name(store::DATABASE);

@@ -292,7 +292,7 @@ fn response(message: &Value, session: &str, session_started: Option<i64>, found:
     ]);
     let key = format!("{provider}\u{1f}{}\u{1f}{created}\u{1f}{completed}\u{1f}{spelled}", model.unwrap_or(""));
     let beside = Beside {
-        agent_cost_usd: message.get("cost").and_then(Value::as_f64),
+        own_figure: message.get("cost").and_then(Value::as_f64),
         copied: before_start(created, session_started),
     };
     found.response_with(key, session, created, model, counters, beside);
@@ -371,7 +371,7 @@ mod tests {
             }
             let (writes, _) = read_whole(Provider::OpenCode, &path, &AgentState::default());
             let read: Vec<(Option<&str>, bool, Option<f64>)> =
-                writes.iter().map(|w| (w.session_id.as_deref(), w.copied, w.agent_cost_usd)).collect();
+                writes.iter().map(|w| (w.session_id.as_deref(), w.copied, w.own_figure)).collect();
             let known = schema == FORKED;
             assert_eq!(
                 read,

@@ -122,7 +122,7 @@ impl<A: PiLog> LineRules for Session<A> {
                 };
                 let model = text(message, "/model").or_else(|| text(message, "/modelId"));
                 let beside = Beside {
-                    agent_cost_usd: usage.pointer("/cost/total").and_then(Value::as_f64),
+                    own_figure: usage.pointer("/cost/total").and_then(Value::as_f64),
                     copied: before_start(at_ms, self.started_ms),
                 };
                 found.response_with(key, session, at_ms, model, counters, beside);
@@ -163,7 +163,7 @@ mod tests {
         let (writes, unparseable) = responses(Provider::Pi, include_bytes!("../testdata/pi-0.73.1-fork.jsonl"));
         assert_eq!(unparseable, 0);
         let read: Vec<(&str, bool, Option<f64>)> =
-            writes.iter().map(|w| (w.key.as_str(), w.copied, w.agent_cost_usd)).collect();
+            writes.iter().map(|w| (w.key.as_str(), w.copied, w.own_figure)).collect();
         assert_eq!(
             read,
             [
@@ -177,7 +177,7 @@ mod tests {
         // pi's log of a tool turn with a model it has no price for: its
         // cost written as 0, taken as it wrote it; nothing copied.
         let (writes, _) = responses(Provider::Pi, include_bytes!("../testdata/pi-0.73.1-tool-and-continue.jsonl"));
-        assert!(writes.iter().all(|w| !w.copied && w.agent_cost_usd == Some(0.0)), "{writes:?}");
+        assert!(writes.iter().all(|w| !w.copied && w.own_figure == Some(0.0)), "{writes:?}");
         // A cost that is no cost is unknown; one past Bee's bound too.
         let log = concat!(
             "{\"type\":\"session\",\"id\":\"s1\",\"timestamp\":\"2026-12-05T03:22:45.669Z\",\"cwd\":\"/w\"}\n",
@@ -185,7 +185,7 @@ mod tests {
             "{\"type\":\"message\",\"timestamp\":\"2026-12-05T03:22:45.755Z\",\"message\":{\"role\":\"assistant\",\"responseId\":\"r2\",\"timestamp\":1796440965756,\"usage\":{\"input\":1,\"output\":2,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":3,\"cost\":{\"total\":1e300}}}}\n",
         );
         let (writes, _) = responses(Provider::Pi, log.as_bytes());
-        assert_eq!(writes.iter().map(|w| w.agent_cost_usd).collect::<Vec<_>>(), [None, None]);
+        assert_eq!(writes.iter().map(|w| w.own_figure).collect::<Vec<_>>(), [None, None]);
     }
 
     /// A pass that stopped after the fork's header keeps when the session

@@ -62,7 +62,7 @@ impl LineRules for Chat {
         let (Some(id), Some(at_ms)) = (text(event, "/response_id").filter(|id| !id.is_empty()), at_ms) else {
             return false;
         };
-        let beside = Beside { agent_cost_usd: None, copied: line.pointer("/forkedFrom/sessionId").is_some() };
+        let beside = Beside { own_figure: None, copied: line.pointer("/forkedFrom/sessionId").is_some() };
         found.response_with(id.to_owned(), session, at_ms, text(event, "/model"), counters(event), beside);
         true
     }
@@ -108,7 +108,7 @@ mod tests {
                 ("chatcmpl-mock-008", false),
             ]
         );
-        assert!(writes.iter().all(|w| w.agent_cost_usd.is_none()));
+        assert!(writes.iter().all(|w| w.own_figure.is_none()));
         let (writes, _) = responses(Provider::Qwen, include_bytes!("../testdata/qwen-0.24.4-tool.jsonl"));
         assert!(writes.iter().all(|w| !w.copied));
     }

@@ -114,7 +114,7 @@ mod tests {
             ]
         );
         let writes = read_task(Provider::Roo, "new", &new_task);
-        assert!(writes.iter().all(|w| w.model.is_none() && w.agent_cost_usd == Some(0.01)));
+        assert!(writes.iter().all(|w| w.model.is_none() && w.own_figure == Some(0.01)));
         assert!(writes.iter().all(|w| w.session_id.as_deref() == Some("new")));
     }
 

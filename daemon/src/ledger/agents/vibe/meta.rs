@@ -323,7 +323,7 @@ mod tests {
         let write = &writes[0];
         assert_eq!(write.at_ms, bee_proto::time::parse_rfc3339_ms("2026-05-11T10:00:00.123Z").unwrap());
         assert_eq!(write.model.as_deref(), Some("mistral-vibe-cli-latest"));
-        assert_eq!(write.agent_cost_usd, None, "its worst-case estimate is not read");
+        assert_eq!(write.own_figure, None, "its worst-case estimate is not read");
     }
 
     /// A session rewritten as it grows, read again, and resumed (Vibe 2.18

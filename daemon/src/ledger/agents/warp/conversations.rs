@@ -10,7 +10,9 @@
 //! A conversation and model that used tokens is one entry, keyed by both,
 //! dated when Bee first read it (the row's last change then), **every
 //! token column unknown**: Bee's columns add up to each total, and a total
-//! with no part known can be counted in none (the README says so). A fork
+//! with no part known can be counted in none (the README says so). Its
+//! total is the entry's own figure, shown apart as unsplit tokens; a total
+//! that is no count is unknown (never 0), its model still an entry. A fork
 //! starts from a copy of its source's totals (Warp copies
 //! `conversation_usage_metadata` when it forks), so a forked conversation
 //! (`forked_from_server_conversation_token`) is not read: its source's
@@ -27,7 +29,7 @@ use crate::ledger::agents::lines::{LastName, count, text};
 use crate::ledger::agents::sparse::Keep;
 use crate::ledger::agents::whole::{column_json, column_text, column_time_ms, column_within, open_read_only};
 use crate::ledger::stored::evidence::{AgentState, Evidence};
-use crate::ledger::stored::responses::ResponseWrite;
+use crate::ledger::stored::responses::{ResponseWrite, own_figure};
 
 /// Every conversation's row: its id, its last change, its data by its
 /// length first ([`column_within`]).
@@ -104,16 +106,16 @@ fn read_row(
         Some(Value::Array(usage)) => usage,
         Some(_) => return false,
     };
-    // The models that used tokens (by Warp's totals, which are not kept).
-    let mut totals: Vec<&str> = Vec::new();
+    // The models that used tokens, each with Warp's total (unknown where
+    // one of its counts is no count, or their sum passes any count).
+    let mut totals: Vec<(&str, Option<u64>)> = Vec::new();
     for entry in usage {
         let Some(model) = text(entry, "/model_id") else { continue };
         let written: Vec<Option<u64>> =
             TOTALS.iter().filter_map(|name| entry.get(*name)).map(|total| count(Some(total))).collect();
-        // A total that is no count leaves the model's total unknown.
-        let Some(total) = written.iter().try_fold(0u64, |sum, total| sum.checked_add((*total)?)) else { continue };
-        if total > 0 {
-            totals.push(model);
+        match written.iter().try_fold(0u64, |sum, total| sum.checked_add((*total)?)) {
+            Some(0) => {}
+            total => totals.push((model, total)),
         }
     }
     if totals.is_empty() {
@@ -122,7 +124,7 @@ fn read_row(
     let Some(at_ms) = column_time_ms(row, 1) else { return false };
     out.push(Evidence::SessionLogged(Provider::Warp, conversation.to_owned()));
     let session = sessions.shared(conversation);
-    for model in totals {
+    for (model, total) in totals {
         let model = (model.len() <= bee_proto::ledger::bounds::MAX_TEXT_BYTES && !model.is_empty())
             .then(|| models.shared(model));
         out.push(Evidence::Response(ResponseWrite {
@@ -135,7 +137,7 @@ fn read_row(
             context_tokens: None,
             context_window: None,
             is_final: true,
-            agent_cost_usd: None,
+            own_figure: total.and_then(|total| own_figure(Provider::Warp, total as f64)),
             copied: false,
         }));
     }
@@ -172,8 +174,9 @@ mod tests {
 
     /// A conversation read as it grows, a second model joining it, its
     /// user's own key beside Warp's: one entry a conversation and model,
-    /// every token unknown (Warp keeps no part of its totals), the credits
-    /// nowhere.
+    /// every token column unknown (Warp keeps no part of its totals), its
+    /// total the entry's own figure (Warp's, the user's key's and a custom
+    /// endpoint's together), the credits nowhere.
     #[test]
     fn a_conversation_and_model_is_one_running_total() {
         let (_dir, path, db) = database("warp.sqlite", SCHEMA);
@@ -194,15 +197,15 @@ mod tests {
         .unwrap();
         let (later, refused) = read(&path);
         assert_eq!(refused, 0);
-        let entries = |writes: &[ResponseWrite]| -> Vec<(String, bool, i64)> {
-            writes.iter().map(|w| (w.key.clone(), w.tokens == Counters::default(), w.at_ms)).collect()
+        let entries = |writes: &[ResponseWrite]| -> Vec<(String, bool, i64, Option<f64>)> {
+            writes.iter().map(|w| (w.key.clone(), w.tokens == Counters::default(), w.at_ms, w.own_figure)).collect()
         };
-        assert_eq!(entries(&first), [("c-1\u{1f}claude-4-sonnet".into(), true, 1_791_428_400_000)]);
+        assert_eq!(entries(&first), [("c-1\u{1f}claude-4-sonnet".into(), true, 1_791_428_400_000, Some(12_000.0))]);
         assert_eq!(
             entries(&later),
             [
-                ("c-1\u{1f}claude-4-sonnet".into(), true, 1_791_428_700_000),
-                ("c-1\u{1f}gpt-5.1".into(), true, 1_791_428_700_000),
+                ("c-1\u{1f}claude-4-sonnet".into(), true, 1_791_428_700_000, Some(20_500.0)),
+                ("c-1\u{1f}gpt-5.1".into(), true, 1_791_428_700_000, Some(800.0)),
             ]
         );
         assert!(later.iter().all(|w| w.session_id.as_deref() == Some("c-1") && w.is_valid()));
@@ -225,8 +228,9 @@ mod tests {
 
     /// Broken and hostile rows: data that is no JSON or usage that is no
     /// list is refused; counts that are no counts leave the model's total
-    /// unknown (no entry, never 0), a sum past any count too; data over the
-    /// bound is named, never read; a database of another schema is an error.
+    /// unknown (an entry whose total is unknown, never 0), a sum past any
+    /// count too, and one past Bee's bound for a total; data over the bound
+    /// is named, never read; a database of another schema is an error.
     #[test]
     fn broken_and_hostile_rows() {
         let (_dir, path, db) = database("warp.sqlite", SCHEMA);
@@ -250,9 +254,13 @@ mod tests {
         let _ = noted();
         let (writes, refused) = read(&path);
         assert_eq!(refused, 3, "not JSON; usage no list; no time");
-        assert_eq!(writes.len(), 1);
-        assert_eq!(writes[0].key.as_str(), "c-3\u{1f}p");
-        assert!(writes[0].is_valid() && writes[0].tokens == Counters::default());
+        let totals: Vec<(&str, Option<f64>)> = writes.iter().map(|w| (w.key.as_str(), w.own_figure)).collect();
+        assert_eq!(
+            totals,
+            [("c-3\u{1f}m", None), ("c-3\u{1f}n", None), ("c-3\u{1f}o", None), ("c-3\u{1f}p", None)],
+            "no count, a negative one, a sum past any count, a total past Bee's bound"
+        );
+        assert!(writes.iter().all(|w| w.is_valid() && w.tokens == Counters::default()));
         assert_eq!(noted(), [(0, MAX_DOCUMENT_BYTES + 1, SkipReason::OversizedDocument)]);
 
         let (_other, other, _db) = database("warp.sqlite", "CREATE TABLE unrelated (x INTEGER)");

@@ -25,7 +25,8 @@ impl Agent for Warp {
             verified: Verified::FormatFromSource,
             unrecorded_calls: Some(
                 "its calls one by one and every token's part: it keeps one total a conversation and model, input and \
-                 output together, counted here as one response with its tokens unknown",
+                 output together, counted here as one response with its token columns unknown and its total under \
+                 unsplit tokens",
             ),
             // Running totals with no part apart: no turn, no limit notice, no
             // reasoning, cache or cost (its credits are its own unit).
