@@ -611,6 +611,16 @@ fn codex_hooks_are_wired_with_their_trust_and_the_users_own_keep_theirs() {
     assert!(bee.as_str().is_some_and(|hash| hash.starts_with("sha256:") && hash.len() == 71), "{state:?}");
     let again = parse_json_line(&run(&["setup", "--agent", "codex", "--service", "none"]).stdout);
     assert_eq!(again["changed"], false, "{again}");
+    // `beectl agents` says the hooks are wired only while Codex trusts them.
+    let codex_hooks = || {
+        let listing: Value = serde_json::from_slice(&run(&["agents", "--json"]).stdout).unwrap();
+        listing["agents"].as_array().unwrap().iter().find(|row| row["agent"] == "codex").unwrap()["turnHooks"].clone()
+    };
+    assert_eq!(codex_hooks(), true);
+    let trusted = read(&codex.join("config.toml"));
+    std::fs::write(codex.join("config.toml"), trusted.replace(bee.as_str().unwrap(), "sha256:other")).unwrap();
+    assert_eq!(codex_hooks(), false, "a hook Codex does not trust by its hash does not run");
+    std::fs::write(codex.join("config.toml"), &trusted).unwrap();
 
     let undone = parse_json_line(&run(&["setup", "--agent", "codex", "--undo"]).stdout);
     assert_eq!(undone["changed"], true, "{undone}");

@@ -35,13 +35,19 @@ pub fn run(json: bool) -> Rendered {
 
 /// Whether the agent's user settings run Bee's turn marks; `None` for an
 /// agent whose hooks Bee does not wire. Settings that are missing or no
-/// JSON wire nothing.
+/// JSON wire nothing; Codex runs its hooks only once its `config.toml`
+/// trusts each by its hash, so there they are wired only with that trust.
 fn turn_hooks(agent: bee_proto::ledger::Provider) -> Option<bool> {
     let hooked = bee_daemon::events::agent_hooks::hooked(agent)?;
     let env = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    let settings = hooked.user_settings(&env).and_then(|path| std::fs::read(path).ok());
+    let Some(path) = hooked.user_settings(&env) else { return Some(false) };
+    let settings = std::fs::read(&path).ok();
     let settings = settings.and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
-    Some(settings.is_some_and(|settings| hooked.turns_wired(&settings)))
+    let Some(settings) = settings.filter(|settings| hooked.turns_wired(settings)) else { return Some(false) };
+    if agent != bee_proto::ledger::Provider::Codex {
+        return Some(true);
+    }
+    Some(crate::setup::codex_hooks_trusted(hooked, &path, &settings))
 }
 
 fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
@@ -78,7 +84,7 @@ fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {
         out,
         "\nNEWEST RECORD is the newest record's own time in the ledger, not a file's; what RECORDS SAY \
          leaves out is null in every view, never 0. HOOKS: Bee's turn marks in the agent's own hooks \
-         (`beectl setup --agent NAME`; - where Bee wires none)."
+         (`beectl setup --agent NAME`; Codex's only once its config.toml trusts them; - where Bee wires none)."
     );
     write_skipped(&mut out, report.agents.iter().flat_map(|row| row.skipped_files.iter().map(move |f| (row.agent, f))));
     out

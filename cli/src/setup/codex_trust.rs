@@ -150,6 +150,15 @@ pub fn take(config: &str, entries: &[TrustEntry]) -> Option<String> {
     Some(document.to_string())
 }
 
+/// Whether `config` (`config.toml`'s text) trusts every one of `entries`
+/// by its hash: Codex runs Bee's hooks only then. `false` for a file that
+/// is not TOML.
+pub fn all_trusted(config: &str, entries: &[TrustEntry]) -> bool {
+    let Ok(document) = config.parse::<toml_edit::DocumentMut>() else { return false };
+    let state = document.get("hooks").and_then(|hooks| hooks.as_table_like()?.get("state")?.as_table_like());
+    state.is_some_and(|state| entries.iter().all(|entry| trusted(state, entry)))
+}
+
 /// A table that prints no header of its own while empty (`[hooks]` then
 /// appears only as its subtables' prefix).
 fn implicit() -> toml_edit::Table {

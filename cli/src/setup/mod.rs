@@ -496,6 +496,24 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     })))
 }
 
+/// Whether the `config.toml` beside Codex's `hooks.json` at `path` trusts
+/// each of Bee's hooks in `settings` (that file's JSON) by its hash: Codex
+/// runs them only then.
+pub(crate) fn codex_hooks_trusted(agent: &HookedAgent, path: &Path, settings: &Value) -> bool {
+    let entries = codex_trust::bee_entries(settings, &codex_trust_source(agent, path));
+    let config = std::fs::read_to_string(path.with_file_name("config.toml")).ok();
+    config.is_some_and(|config| codex_trust::all_trusted(&config, &entries))
+}
+
+/// Codex's `hooks.json` at `path` as Codex (`agent`) names it in its trust
+/// keys: under its home without links.
+fn codex_trust_source(agent: &HookedAgent, path: &Path) -> PathBuf {
+    match agent.folder_env.and_then(std::env::var_os).filter(|home| !home.is_empty()) {
+        Some(home) => std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home)).join("hooks.json"),
+        None => path.to_owned(),
+    }
+}
+
 /// The trust Codex (`agent`) needs to run Bee's hooks in `settings` (its
 /// `hooks.json` at `path`): the change to the `config.toml` beside it, and the entries
 /// it then holds — those of a setup `before` that are no longer Bee's
@@ -507,13 +525,7 @@ fn codex_trust_change(
     before: Option<&CodexTrust>,
 ) -> Result<(FileChange, CodexTrust), Rendered> {
     let config = path.with_file_name("config.toml");
-    let home = agent.folder_env.and_then(std::env::var_os).filter(|home| !home.is_empty());
-    let source = match home {
-        // As Codex names the file in its keys: its home without links.
-        Some(home) => std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home)).join("hooks.json"),
-        None => path.to_owned(),
-    };
-    let entries = codex_trust::bee_entries(settings, &source);
+    let entries = codex_trust::bee_entries(settings, &codex_trust_source(agent, path));
     let stale: Vec<codex_trust::TrustEntry> = before
         .map(|trust| trust.entries.iter().filter(|entry| !entries.contains(entry)).cloned().collect())
         .unwrap_or_default();
