@@ -133,6 +133,7 @@ named! {
         MistralVibe => "vibe",
         Kiro => "kiro",
         Warp => "warp",
+        Windsurf => "windsurf",
     }
 }
 
@@ -218,7 +219,8 @@ impl Provider {
             | Provider::GrokCli
             | Provider::MistralVibe
             | Provider::Kiro
-            | Provider::Warp => (false, false, false),
+            | Provider::Warp
+            | Provider::Windsurf => (false, false, false),
             Provider::ZCode | Provider::Aside | Provider::Muse | Provider::MiMo => (true, true, true),
             // Meept writes 0 for a reasoning or cache-write count not reported.
             Provider::Meept => (false, true, false),

@@ -191,6 +191,7 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
     }
     write_cursor(&at(".config/Cursor/User/globalStorage/state.vscdb"));
     write_zed(&at(".local/share/zed/threads/threads.db"));
+    write_windsurf(&at(".config/Windsurf/User/workspaceStorage/9f1e2d3c4b5a69788796a5b4c3d2e1f0/state.vscdb"));
     // Auggie 0.36.0's own sessions: one continued once, one whose only
     // exchange has no usage.
     for (id, name) in [
@@ -329,6 +330,9 @@ pub fn write_every_agent_into(root: &Path) -> Vec<Expected> {
         // A conversation's two models, each one entry with its tokens
         // unknown; a fork of it none.
         expect("warp", 2, true),
+        // A workspace's state: found and read, no response (Windsurf keeps
+        // its calls only encrypted; its README says so).
+        expect("windsurf", 0, true),
     ]
 }
 
@@ -544,6 +548,23 @@ fn write_cursor(path: &Path) {
     ] {
         db.execute("INSERT INTO cursorDiskKV (key, value) VALUES (?1, ?2)", (key, value)).expect("a row");
     }
+    make_quiet(path);
+}
+
+/// A Windsurf workspace's state database as the editor keeps it: its
+/// folder and editor state, and a cache with counts in it that no
+/// reader may take for usage.
+fn write_windsurf(path: &Path) {
+    database(path, "CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);");
+    let db = Connection::open(path).expect("Windsurf's state");
+    for (key, value) in [
+        ("codeium.windsurf", r#"{"windsurf.state.cachedTrajectorySummaries:w1":"CgR0ZXN0"}"#),
+        ("memento/workbench.parts.editor", r#"{"editorpart.state":{"serializedGrid":{}}}"#),
+        ("workbench.panel.aichat.view.aichat.chatdata", r#"{"tabs":[{"bubbles":[{"tokenCount":{"inputTokens":9}}]}]}"#),
+    ] {
+        db.execute("INSERT INTO ItemTable (key, value) VALUES (?1, ?2)", (key, value)).expect("a row");
+    }
+    drop(db);
     make_quiet(path);
 }
 

@@ -1158,7 +1158,8 @@ fn every_view_covers_every_agent() {
             let report = beectl(&[view, "--json", "--since", "2026-01-01"]);
             let providers: Vec<&str> =
                 report["providers"].as_array().unwrap().iter().filter_map(|p| p["provider"].as_str()).collect();
-            for agent in &expected {
+            // Every agent that worked in the range (Windsurf's records hold no work).
+            for agent in expected.iter().filter(|agent| agent.responses > 0) {
                 assert!(providers.contains(&agent.agent), "{view} covers {}: {report}", agent.agent);
             }
         }
@@ -1176,7 +1177,7 @@ fn every_view_covers_every_agent() {
     let (series, _, problems) =
         bee_daemon::export::read_series(&stores, "alice", "host", bee_proto::time::now_unix_ms());
     assert!(problems.is_empty(), "{problems:?}");
-    for agent in &expected {
+    for agent in expected.iter().filter(|agent| agent.responses > 0) {
         assert!(
             series.iter().any(|s| s.labels.iter().any(|(k, v)| *k == "provider" && v == agent.agent)),
             "the export series name {}",

@@ -318,6 +318,11 @@ fn plant_hostile(home: &TestHome) {
         "INSERT INTO agent_conversations (conversation_id, conversation_data, last_modified_at)
          VALUES ('c-bad', ?1, '2026-10-09 05:00:00')",
     );
+    // A 50 MB value in a Windsurf workspace's state, which nothing reads.
+    add(
+        ".config/Windsurf/User/workspaceStorage/9f1e2d3c4b5a69788796a5b4c3d2e1f0/state.vscdb",
+        "INSERT INTO ItemTable (key, value) VALUES ('workbench.panel.aichat.view.aichat.chatdata', ?1)",
+    );
     // A 50 MB bubble in Cursor's state and a 50 MB thread in Zed's.
     add(
         ".config/Cursor/User/globalStorage/state.vscdb",

@@ -67,6 +67,7 @@ pub(crate) mod sparse;
 pub mod vibe;
 pub mod warp;
 pub mod whole;
+pub mod windsurf;
 pub mod zcode;
 pub mod zed;
 
@@ -133,6 +134,7 @@ pub fn agent(provider: Provider) -> &'static dyn Agent {
         Provider::MistralVibe => &vibe::MistralVibe,
         Provider::Kiro => &kiro::Kiro,
         Provider::Warp => &warp::Warp,
+        Provider::Windsurf => &windsurf::Windsurf,
     }
 }
 

@@ -595,6 +595,10 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     if inputs.damaged > 0 {
         issues.push(bee_proto::ledger::CORRUPT_ISSUE.to_owned());
     }
+    // The agent asked for by name is told of even with nothing counted:
+    // that its records leave calls out is the answer to why (Windsurf's
+    // hold none at all).
+    agents_counted.extend(filters.provider);
     let unrecorded_calls: Vec<bee_proto::ledger::UnrecordedCalls> = agents_counted
         .into_iter()
         .filter_map(|agent| {
