@@ -259,11 +259,12 @@ enum CliCommand {
         #[arg(long)]
         undo: bool,
         /// The agent to wire: claude (Claude Code), gemini (Gemini CLI), qwen (Qwen Code), copilot
-        /// (Copilot CLI) or codex (Codex, its hooks.json, the hooks trusted in its config.toml): its
+        /// (Copilot CLI), codex (Codex, its hooks.json, the hooks trusted in its config.toml): its
         /// settings get Bee's turn marks and event receipts (the status line and the pinned
-        /// manifest are Claude Code's alone).
+        /// manifest are Claude Code's alone); or cline (Cline, its turn marks as two hook files in
+        /// ~/.cline/hooks).
         #[arg(long, value_name = "NAME", default_value = "claude",
-              value_parser = ["claude", "gemini", "qwen", "copilot", "codex"],
+              value_parser = ["claude", "gemini", "qwen", "copilot", "codex", "cline"],
               conflicts_with_all = ["prompt_block", "reference", "team"])]
         agent: String,
     },
@@ -1019,7 +1020,7 @@ pub struct SetupArgs {
     /// `auto`, `systemd`, `launchd` or `none`.
     pub service: String,
     pub undo: bool,
-    /// Whose settings: Claude Code's, Gemini CLI's or Qwen Code's.
+    /// Whose hooks: Claude Code's, Gemini CLI's, Qwen Code's, Copilot CLI's, Codex's or Cline's.
     pub agent: bee_proto::ledger::Provider,
 }
 

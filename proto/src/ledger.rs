@@ -459,6 +459,9 @@ impl TurnEdge {
                 Some(["UserPromptSubmit", "Stop"])
             }
             Provider::Gemini => Some(["BeforeAgent", "AfterAgent"]),
+            // Its hook files' names (`hookName` `agent_start` and `agent_end`
+            // in what they are sent).
+            Provider::Cline => Some(["TaskStart", "TaskComplete"]),
             _ => None,
         }
     }

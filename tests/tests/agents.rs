@@ -1044,20 +1044,9 @@ fn stop_processes_of(home: &std::path::Path, marker: &str) {
 /// The CLI's background hub, which outlives each command, is stopped.
 #[test]
 fn cline_counts_every_served_response_once() {
-    let mut cline = Driven::new("cline", MockProvider::chat());
-    let url = format!("{}/v1", cline.mock.base_url());
+    let (cline, _hub) = cline_driven();
     let home = cline.home.path().to_owned();
-    struct StopHub(PathBuf);
-    impl Drop for StopHub {
-        fn drop(&mut self) {
-            stop_processes_of(&self.0, "--cline-hub-daemon");
-        }
-    }
-    let _hub = StopHub(home.clone());
-    cline.prompt_flag = None;
-    cline.run(&["auth", "-p", "openai", "-k", "not-a-real-key", "-m", "qwen3-coder-plus", "-b", &url]);
     let project = cline.project.display().to_string();
-    cline.args = ["--json", "-c", &project].map(str::to_owned).to_vec();
     let mut steps = Steps::default();
     let newest_session = || -> String {
         let sessions = std::fs::read_dir(home.join(".cline/data/sessions")).unwrap();
@@ -1089,6 +1078,87 @@ fn cline_counts_every_served_response_once() {
     cline.assert_usage_equals("cline", &expected, &["reasoningOutputTokens"], true);
     cline.assert_sessions("cline", &steps, all_calls);
     cline.assert_no_agent_cost("cline");
+}
+
+/// Stops the hub daemon the Cline CLI starts under a home.
+struct StopHub(PathBuf);
+
+impl Drop for StopHub {
+    fn drop(&mut self) {
+        stop_processes_of(&self.0, "--cline-hub-daemon");
+    }
+}
+
+/// The Cline CLI signed in to the OpenAI-compatible mock, asked in JSON
+/// mode in the test's project; its hub daemon stopped with the guard.
+fn cline_driven() -> (Driven, StopHub) {
+    let mut cline = Driven::new("cline", MockProvider::chat());
+    let url = format!("{}/v1", cline.mock.base_url());
+    let hub = StopHub(cline.home.path().to_owned());
+    cline.prompt_flag = None;
+    cline.run(&["auth", "-p", "openai", "-k", "not-a-real-key", "-m", "qwen3-coder-plus", "-b", &url]);
+    let project = cline.project.display().to_string();
+    cline.args = ["--json", "-c", &project].map(str::to_owned).to_vec();
+    (cline, hub)
+}
+
+/// Cline runs a hook file per event from `~/.cline/hooks`: `beectl setup
+/// --agent cline` writes Bee's two (its top agent's run starting and
+/// ending) and refuses to replace a file of the user's own; each of two
+/// prompts' turns is then one measured call of Cline with its time, every
+/// served response counts once, `beectl agents` says the hooks are wired,
+/// and undo removes exactly Bee's files.
+#[test]
+fn cline_turns_are_measured_by_its_own_hooks() {
+    let (cline, _hub) = cline_driven();
+    let hooks = cline.home.path().join(".cline/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let mine = hooks.join("TaskStart");
+    std::fs::write(&mine, "#!/bin/sh\necho mine\n").unwrap();
+    let refused = cline.home.beectl(&["setup", "--agent", "cline", "--service", "none"]);
+    assert_ne!(refused.status.code(), Some(0), "a hook of the user's own is never replaced");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "#!/bin/sh\necho mine\n");
+    assert!(!hooks.join("TaskComplete").exists(), "nothing written");
+    std::fs::remove_file(&mine).unwrap();
+
+    let _stops = StopsBeed(&cline.home);
+    let setup = cline.beectl(&["setup", "--agent", "cline", "--service", "none"]);
+    assert_eq!(
+        (setup["changed"].clone(), setup["settings"].clone()),
+        (json!(true), json!(hooks.display().to_string()))
+    );
+    for event in ["TaskStart", "TaskComplete"] {
+        use std::os::unix::fs::PermissionsExt;
+        let file = hooks.join(event);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.trim_end().ends_with("bee-hook turn --agent cline"), "{text}");
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+    assert_eq!(cline.beectl(&["setup", "--agent", "cline", "--service", "none"])["changed"], false);
+    let listed = cline.beectl(&["agents", "--json"]);
+    let row = listed["agents"].as_array().unwrap().iter().find(|row| row["agent"] == "cline").unwrap().clone();
+    assert_eq!(row["turnHooks"], true, "{row}");
+
+    cline.ask(&[], "hello there");
+    cline.ask(&[], "please TOOL now");
+    let calls = || quota_of(&cline.beectl(&["quota"]), "cline")["calls"] == 2;
+    let marked = bee_tests::eventually(std::time::Duration::from_secs(60), calls);
+    assert!(marked, "the two turns were never marked: {}", cline.beectl(&["quota"]));
+    let quota = cline.beectl(&["quota"]);
+    let row = quota_of(&quota, "cline");
+    assert!(row["agentTimeMs"].as_u64().is_some_and(|ms| ms > 0), "the hooks timed the turns: {quota}");
+    cline.beectl(&["ingest"]);
+    let mut expected = cline.mock.served_usage();
+    expected.as_object_mut().unwrap().remove("reasoningOutputTokens");
+    cline.reports("cline", &expected, &["reasoningOutputTokens"]);
+
+    let undone = cline.beectl(&["setup", "--agent", "cline", "--undo"]);
+    assert_eq!(undone["changed"], true, "{undone}");
+    assert!(!hooks.join("TaskStart").exists() && !hooks.join("TaskComplete").exists());
+    assert!(hooks.is_dir(), "the user's own folder stays");
+    let listed = cline.beectl(&["agents", "--json"]);
+    let row = listed["agents"].as_array().unwrap().iter().find(|row| row["agent"] == "cline").unwrap().clone();
+    assert_eq!(row["turnHooks"], false, "{row}");
 }
 
 /// The side-by-side script reads a home alone as a test home is read: it

@@ -36,8 +36,12 @@ pub fn run(json: bool) -> Rendered {
 /// Whether the agent's user settings run Bee's turn marks; `None` for an
 /// agent whose hooks Bee does not wire. Settings that are missing or no
 /// JSON wire nothing; Codex runs its hooks only once its `config.toml`
-/// trusts each by its hash, so there they are wired only with that trust.
+/// trusts each by its hash, so there they are wired only with that trust;
+/// Cline's are files of their own.
 fn turn_hooks(agent: bee_proto::ledger::Provider) -> Option<bool> {
+    if agent == bee_proto::ledger::Provider::Cline {
+        return Some(crate::setup::cline_wired());
+    }
     let hooked = bee_daemon::events::agent_hooks::hooked(agent)?;
     let env = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
     let Some(path) = hooked.user_settings(&env) else { return Some(false) };

@@ -17,6 +17,7 @@
 //! [`file_change`] (a file Bee changes: shown as a diff, or written
 //! atomically after a backup).
 
+mod cline;
 mod codex_trust;
 pub mod file_change;
 pub mod hooks;
@@ -164,7 +165,13 @@ struct ServiceReport {
 }
 
 pub fn setup(args: SetupArgs) -> Rendered {
-    let answer = if args.undo { undo(&args) } else { wire(&args) };
+    let answer = match (args.agent, args.undo) {
+        // Cline's hooks are files of their own, not entries in a settings file.
+        (Provider::Cline, false) => cline::wire(&args),
+        (Provider::Cline, true) => cline::undo(&args),
+        (_, true) => undo(&args),
+        (_, false) => wire(&args),
+    };
     match answer {
         Ok(Answer::Diff(text)) => Rendered { exit: Exit::Success, bytes: text.into_bytes() },
         Ok(Answer::Done(report)) => render(&report),
@@ -372,13 +379,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     let status_line =
         if claude { wire_status_line(&mut settings.value, &bee_hook, &mut changes, &mut kept) } else { None };
 
-    let manager = Manager::from_name(&args.service).unwrap_or_else(Manager::native);
-    let units = service::unit_files(manager).map_err(|message| failed("io", message))?;
-    let mut unit_changes = Vec::new();
-    for (path, text) in units {
-        let before = FileChange::read(&path).map_err(|message| failed("io", message))?;
-        unit_changes.push(FileChange { path, before, after: Some(text) });
-    }
+    let (manager, unit_changes) = service_changes(args)?;
     let settings_changed = !hook_changes.is_empty() || status_line.is_some();
     let settings_change = settings.change(settings_changed)?;
     let trust = match agent.provider {
@@ -393,17 +394,7 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         if let Some((change, _)) = &trust {
             text.push_str(&change.diff("setup"));
         }
-        for unit in &unit_changes {
-            text.push_str(&unit.diff("setup"));
-        }
-        let running = crate::commands::daemon::running().is_some();
-        let unit_files: Vec<PathBuf> = unit_changes.iter().map(|u| u.path.clone()).collect();
-        if unit_changes.iter().any(FileChange::changed) {
-            for command in service::start_commands(manager, &unit_files) {
-                text.push_str(&format!("would run: {}\n", command.join(" ")));
-            }
-        }
-        text.push_str(if running { "beed runs already\n" } else { "would start beed\n" });
+        text.push_str(&service_dry_run(manager, &unit_changes));
         return Ok(Answer::Diff(text));
     }
 
@@ -494,6 +485,39 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
         service,
         receipt: recorded.then(|| receipt_file.display().to_string()),
     })))
+}
+
+/// Whether Cline runs Bee's turn marks now (`beectl agents`).
+pub(crate) fn cline_wired() -> bool {
+    cline::wired()
+}
+
+/// The user service setup installs (`--service`): its manager and the
+/// changes to its unit files.
+fn service_changes(args: &SetupArgs) -> Result<(Manager, Vec<FileChange>), Rendered> {
+    let manager = Manager::from_name(&args.service).unwrap_or_else(Manager::native);
+    let units = service::unit_files(manager).map_err(|message| failed("io", message))?;
+    let mut unit_changes = Vec::new();
+    for (path, text) in units {
+        let before = FileChange::read(&path).map_err(|message| failed("io", message))?;
+        unit_changes.push(FileChange { path, before, after: Some(text) });
+    }
+    Ok((manager, unit_changes))
+}
+
+/// What setup would do of the user service (`--dry-run`): its units'
+/// diffs, the commands it would run, and whether it would start beed.
+fn service_dry_run(manager: Manager, unit_changes: &[FileChange]) -> String {
+    let mut text: String = unit_changes.iter().map(|unit| unit.diff("setup")).collect();
+    let running = crate::commands::daemon::running().is_some();
+    let unit_files: Vec<PathBuf> = unit_changes.iter().map(|u| u.path.clone()).collect();
+    if unit_changes.iter().any(FileChange::changed) {
+        for command in service::start_commands(manager, &unit_files) {
+            text.push_str(&format!("would run: {}\n", command.join(" ")));
+        }
+    }
+    text.push_str(if running { "beed runs already\n" } else { "would start beed\n" });
+    text
 }
 
 /// Whether the `config.toml` beside Codex's `hooks.json` at `path` trusts
@@ -760,9 +784,28 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
         kept.push(format!("no setup receipt for {}: nothing to undo there", settings.path.display()));
     }
 
+    let made_dirs: Vec<PathBuf> = receipt.iter().flat_map(|r| r.created_dirs.iter()).cloned().collect();
+    undo_files(args, &settings.path, &receipt_file, file_changes, changes, kept, &made_dirs)
+}
+
+/// The rest of an undo, once the agent's own files' changes are known
+/// (`settings` the file or folder setup wired, `receipt_file` its
+/// receipt): the user service goes with the last setup that used it, every
+/// change is written (or shown, `--dry-run`), the directories setup made
+/// go while empty, and the receipts are removed.
+#[allow(clippy::too_many_arguments)]
+fn undo_files(
+    args: &SetupArgs,
+    settings: &Path,
+    receipt_file: &Path,
+    mut file_changes: Vec<FileChange>,
+    mut changes: Vec<String>,
+    mut kept: Vec<String>,
+    made_dirs: &[PathBuf],
+) -> Result<Answer, Rendered> {
     // The service goes with the last settings file setup wired.
     let service_file = service_receipt_path()?;
-    let others = other_receipts(&receipt_file);
+    let others = other_receipts(receipt_file);
     let service_receipt = if others == 0 { read_json::<ServiceReceipt>(&service_file)? } else { None };
     if others > 0 {
         kept.push(format!("the user service: {others} other setup(s) still use it"));
@@ -856,13 +899,12 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
     {
         service_report.message.get_or_insert(why);
     }
-    let made_dirs = receipt.iter().flat_map(|r| r.created_dirs.iter());
     let made_dirs: Vec<PathBuf> =
-        made_dirs.chain(service_receipt.iter().flat_map(|s| s.created_dirs.iter())).cloned().collect();
+        made_dirs.iter().chain(service_receipt.iter().flat_map(|s| s.created_dirs.iter())).cloned().collect();
     for dir in crate::setup::file_change::remove_empty_dirs(&made_dirs) {
         changes.push(format!("removed the directory {} that setup made", dir.display()));
     }
-    for done in [Some(&receipt_file), service_receipt.as_ref().map(|_| &service_file)].into_iter().flatten() {
+    for done in [Some(receipt_file), service_receipt.as_ref().map(|_| service_file.as_path())].into_iter().flatten() {
         match std::fs::remove_file(done) {
             Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
                 return Err(failed("io", format!("{}: {err}", done.display())));
@@ -873,7 +915,7 @@ fn undo(args: &SetupArgs) -> Result<Answer, Rendered> {
     Ok(Answer::Done(Box::new(Report {
         schema_version: 1,
         action: "undo",
-        settings: settings.path.display().to_string(),
+        settings: settings.display().to_string(),
         changed: !changes.is_empty(),
         changes,
         kept,

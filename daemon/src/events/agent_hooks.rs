@@ -9,9 +9,9 @@
 //! "timeout"}`; Copilot CLI beside its own flat one, Codex in a `hooks.json`
 //! of its own), so one merge ([`crate::events::claude_settings::put_roles`])
 //! serves all five; Codex runs a hook only once its user trusts it by its
-//! hash, which setup writes with the entries. Cline has hooks too (an
-//! executable file per event), but its sessions are no UUIDs, which Bee's
-//! turn marks are keyed by, so Bee does not wire it.
+//! hash, which setup writes with the entries. Cline runs hooks too, an
+//! executable file per event rather than a settings file: beectl's setup
+//! wires those itself (`setup/cline.rs`), and is not listed here.
 
 use bee_proto::ledger::{Provider, TurnEdge};
 use serde_json::Value;
