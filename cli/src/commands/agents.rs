@@ -40,7 +40,7 @@ pub fn run(json: bool) -> Rendered {
 /// Cline's are files of their own.
 fn turn_hooks(agent: bee_proto::ledger::Provider) -> Option<bool> {
     if agent == bee_proto::ledger::Provider::Cline {
-        return Some(crate::setup::cline_wired());
+        return Some(crate::setup::cline_hooks::wired());
     }
     let hooked = bee_daemon::events::agent_hooks::hooked(agent)?;
     let env = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
@@ -51,7 +51,7 @@ fn turn_hooks(agent: bee_proto::ledger::Provider) -> Option<bool> {
     if agent != bee_proto::ledger::Provider::Codex {
         return Some(true);
     }
-    Some(crate::setup::codex_hooks_trusted(hooked, &path, &settings))
+    Some(crate::setup::codex_trust::hooks_trusted(hooked, &path, &settings))
 }
 
 fn render_agents(report: &bee_proto::ledger::AgentsReport) -> String {

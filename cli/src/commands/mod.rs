@@ -58,7 +58,7 @@ pub fn run(command: args::Command) -> Rendered {
         args::Command::Canary(canary) => audit::canary(canary),
         args::Command::HooksInstall(install) => crate::setup::hooks::install(install),
         args::Command::HooksUninstall(uninstall) => crate::setup::hooks::uninstall(uninstall),
-        args::Command::Setup(setup) => crate::setup::setup(setup),
+        args::Command::Setup(setup) => crate::setup::run::setup(setup),
         args::Command::EventsRecent { limit } => events::recent(limit),
         args::Command::ArtifactAdd { file } => artifact::add(&file),
         args::Command::ArtifactList => artifact::list(),

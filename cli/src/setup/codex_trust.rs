@@ -14,8 +14,9 @@
 //! after the user's on each event, so theirs keep their places.
 
 use serde_json::{Map, Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use bee_daemon::events::agent_hooks::HookedAgent;
 use bee_daemon::events::claude_settings::Roles;
 
 /// Events whose hooks Codex hashes without their group's matcher.
@@ -148,6 +149,24 @@ pub fn take(config: &str, entries: &[TrustEntry]) -> Option<String> {
         document.remove("hooks");
     }
     Some(document.to_string())
+}
+
+/// Codex's `hooks.json` at `path` as Codex (`agent`) names it in its trust
+/// keys: under its home without links.
+pub(crate) fn source(agent: &HookedAgent, path: &Path) -> PathBuf {
+    match agent.folder_env.and_then(std::env::var_os).filter(|home| !home.is_empty()) {
+        Some(home) => std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home)).join("hooks.json"),
+        None => path.to_owned(),
+    }
+}
+
+/// Whether the `config.toml` beside Codex's `hooks.json` at `path` trusts
+/// each of Bee's hooks in `settings` (that file's JSON) by its hash: Codex
+/// runs them only then (`beectl agents`).
+pub(crate) fn hooks_trusted(agent: &HookedAgent, path: &Path, settings: &Value) -> bool {
+    let entries = bee_entries(settings, &source(agent, path));
+    let config = std::fs::read_to_string(path.with_file_name("config.toml")).ok();
+    config.is_some_and(|config| all_trusted(&config, &entries))
 }
 
 /// Whether `config` (`config.toml`'s text) trusts every one of `entries`

@@ -18,10 +18,12 @@
 //! atomically after a backup).
 
 mod cline;
-mod codex_trust;
+pub(crate) mod cline_hooks;
+pub(crate) mod codex_trust;
 pub mod file_change;
 pub mod hooks;
 pub mod json_layout;
+pub mod run;
 pub mod service;
 
 use bee_daemon::context::artifacts::sha256;
@@ -164,14 +166,8 @@ struct ServiceReport {
     message: Option<String>,
 }
 
-pub fn setup(args: SetupArgs) -> Rendered {
-    let answer = match (args.agent, args.undo) {
-        // Cline's hooks are files of their own, not entries in a settings file.
-        (Provider::Cline, false) => cline::wire(&args),
-        (Provider::Cline, true) => cline::undo(&args),
-        (_, true) => undo(&args),
-        (_, false) => wire(&args),
-    };
+/// What `beectl setup` prints of its answer.
+fn answered(answer: Result<Answer, Rendered>) -> Rendered {
     match answer {
         Ok(Answer::Diff(text)) => Rendered { exit: Exit::Success, bytes: text.into_bytes() },
         Ok(Answer::Done(report)) => render(&report),
@@ -487,11 +483,6 @@ fn wire(args: &SetupArgs) -> Result<Answer, Rendered> {
     })))
 }
 
-/// Whether Cline runs Bee's turn marks now (`beectl agents`).
-pub(crate) fn cline_wired() -> bool {
-    cline::wired()
-}
-
 /// The user service setup installs (`--service`): its manager and the
 /// changes to its unit files.
 fn service_changes(args: &SetupArgs) -> Result<(Manager, Vec<FileChange>), Rendered> {
@@ -520,24 +511,6 @@ fn service_dry_run(manager: Manager, unit_changes: &[FileChange]) -> String {
     text
 }
 
-/// Whether the `config.toml` beside Codex's `hooks.json` at `path` trusts
-/// each of Bee's hooks in `settings` (that file's JSON) by its hash: Codex
-/// runs them only then.
-pub(crate) fn codex_hooks_trusted(agent: &HookedAgent, path: &Path, settings: &Value) -> bool {
-    let entries = codex_trust::bee_entries(settings, &codex_trust_source(agent, path));
-    let config = std::fs::read_to_string(path.with_file_name("config.toml")).ok();
-    config.is_some_and(|config| codex_trust::all_trusted(&config, &entries))
-}
-
-/// Codex's `hooks.json` at `path` as Codex (`agent`) names it in its trust
-/// keys: under its home without links.
-fn codex_trust_source(agent: &HookedAgent, path: &Path) -> PathBuf {
-    match agent.folder_env.and_then(std::env::var_os).filter(|home| !home.is_empty()) {
-        Some(home) => std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home)).join("hooks.json"),
-        None => path.to_owned(),
-    }
-}
-
 /// The trust Codex (`agent`) needs to run Bee's hooks in `settings` (its
 /// `hooks.json` at `path`): the change to the `config.toml` beside it, and the entries
 /// it then holds — those of a setup `before` that are no longer Bee's
@@ -549,7 +522,7 @@ fn codex_trust_change(
     before: Option<&CodexTrust>,
 ) -> Result<(FileChange, CodexTrust), Rendered> {
     let config = path.with_file_name("config.toml");
-    let entries = codex_trust::bee_entries(settings, &codex_trust_source(agent, path));
+    let entries = codex_trust::bee_entries(settings, &codex_trust::source(agent, path));
     let stale: Vec<codex_trust::TrustEntry> = before
         .map(|trust| trust.entries.iter().filter(|entry| !entries.contains(entry)).cloned().collect())
         .unwrap_or_default();
