@@ -703,9 +703,14 @@ struct UsageCli {
     /// JSON, even on a terminal.
     #[arg(long, conflicts_with = "format")]
     json: bool,
-    /// json or table [default: table on a terminal, json otherwise].
-    #[arg(long, value_name = "FORMAT", value_parser = ["json", "table"])]
+    /// json, table or csv (a row per grouping key: its tokens and the three costs, RFC 4180)
+    /// [default: table on a terminal, json otherwise].
+    #[arg(long, value_name = "FORMAT", value_parser = ["json", "table", "csv"])]
     format: Option<String>,
+    /// Horizontal bars of each row's tokens, stacked by agent (or model), with a legend: for people,
+    /// so on a terminal only.
+    #[arg(long, conflicts_with_all = ["json", "format", "compact"])]
+    chart: bool,
     /// The narrow table (also below 100 columns).
     #[arg(long)]
     compact: bool,
@@ -722,6 +727,10 @@ struct UsageCli {
 pub enum UsageOutput {
     Json,
     Table,
+    /// RFC 4180, a row per grouping key.
+    Csv,
+    /// Bars, on a terminal only.
+    Chart,
     /// A table on a terminal, JSON otherwise.
     Auto,
 }
@@ -1317,7 +1326,9 @@ fn parse_family(raw: Vec<OsString>) -> Result<Parsed, String> {
             },
             prices: usage.prices,
             output: match (usage.json, usage.format.as_deref()) {
+                _ if usage.chart => UsageOutput::Chart,
                 (true, _) | (_, Some("json")) => UsageOutput::Json,
+                (_, Some("csv")) => UsageOutput::Csv,
                 (_, Some(_)) => UsageOutput::Table,
                 _ => UsageOutput::Auto,
             },
@@ -1645,6 +1656,21 @@ mod tests {
             let Ok(Parsed::Command(Command::Status(ask))) = parse_strs(words) else { panic!("{words:?}") };
             assert_eq!(ask.table, table, "{words:?}");
         }
+        for (words, output) in [
+            (&["usage"][..], UsageOutput::Auto),
+            (&["usage", "--json"], UsageOutput::Json),
+            (&["usage", "--format", "table"], UsageOutput::Table),
+            (&["usage", "--format", "csv"], UsageOutput::Csv),
+            (&["usage", "--chart", "--by", "day,agent"], UsageOutput::Chart),
+        ] {
+            let Ok(Parsed::Command(Command::Usage(args))) = parse_strs(words) else { panic!("{words:?}") };
+            assert_eq!(args.output, output, "{words:?}");
+        }
+        for words in [["usage", "--chart", "--json"], ["usage", "--chart", "--compact"]] {
+            assert!(parse_strs(&words).is_err(), "{words:?}: a chart is neither");
+        }
+        assert!(parse_strs(&["usage", "--chart", "--format", "csv"]).is_err());
+        assert!(parse_strs(&["usage", "--format", "xml"]).is_err());
     }
 
     #[test]

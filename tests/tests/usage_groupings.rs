@@ -257,3 +257,139 @@ fn groupings_that_cannot_be_asked_are_refused_with_a_clear_error() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// `usage --chart` for a person at a terminal (a pseudo-terminal, as
+/// `script` gives one), at 80 and 140 columns, with colour and with
+/// `NO_COLOR`: golden, no line wider than the terminal, and each bar's
+/// figure the JSON's total of its row. Piped, it is refused, saying what
+/// to ask instead.
+#[test]
+fn the_chart_fits_the_terminal_and_is_for_people_only() {
+    let (home, _) = home();
+    let range = ["--since", "2026-01-01", "--until", "2026-12-31"];
+    for by in ["day", "agent"] {
+        let words = ["usage", "--chart", "--no-import", "--timezone", "UTC", "--by", by];
+        let line = [bin("beectl").display().to_string()]
+            .into_iter()
+            .chain(words.iter().chain(&range).map(|word| (*word).to_owned()))
+            .map(|word| format!("'{word}'"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for columns in ["80", "140"] {
+            for colour in [false, true] {
+                let mut command = home.command("script");
+                command.args(["-qec", &line, "/dev/null"]).env("COLUMNS", columns).env("TERM", "xterm");
+                if colour {
+                    command.env_remove("NO_COLOR");
+                } else {
+                    command.env("NO_COLOR", "1");
+                }
+                let output = command.output().unwrap();
+                assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+                let chart = String::from_utf8(output.stdout).unwrap().replace("\r\n", "\n");
+                let plain: String = strip_colour(&chart);
+                assert_eq!(chart.contains("\x1b["), colour, "colour only where wanted:\n{chart}");
+                let widest = plain.lines().map(|line| line.chars().count()).max().unwrap_or(0);
+                assert!(widest <= columns.parse().unwrap(), "--by {by} at {columns}: {widest} wide:\n{plain}");
+                let name = format!("every-agent-chart-{by}-{columns}{}.txt", if colour { "-colour" } else { "" });
+                assert_golden(&name, &chart);
+                // Each bar's figure is its row's total in `usage --json`
+                // (a bar by day: its day's subtotal over the agents).
+                let json = usage(&home, &[&["--by", if by == "day" { "day,agent" } else { by }], &range[..]].concat());
+                let rows = if by == "day" { &json["subtotals"] } else { &json["rows"] };
+                for row in rows.as_array().unwrap() {
+                    let key = row["key"].as_str().unwrap();
+                    let bar = plain.lines().find(|line| line.trim_start().starts_with(&format!("{key} "))).unwrap();
+                    let shown = bar.split_whitespace().last().unwrap();
+                    let expected = row["tokens"]["totalTokens"].as_u64().map_or("unknown".to_owned(), short_count);
+                    assert_eq!(shown.trim_start_matches('≥'), expected, "{key}: {bar}");
+                }
+            }
+        }
+    }
+    let piped = home.beectl(&["usage", "--chart", "--no-import"]);
+    assert_eq!(piped.status.code(), Some(4), "charts are for people");
+    let said = String::from_utf8_lossy(&piped.stdout);
+    assert!(said.contains("--json") && said.contains("--format csv"), "{said}");
+}
+
+/// A count as a chart writes it: `9,999`, `12.3k`, `524k`, `3.4M`.
+fn short_count(n: u64) -> String {
+    let (value, unit) = match n {
+        0..10_000 => {
+            let digits = n.to_string();
+            let mut out = String::new();
+            for (i, c) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            return out;
+        }
+        10_000..1_000_000 => (n as f64 / 1e3, "k"),
+        1_000_000..1_000_000_000 => (n as f64 / 1e6, "M"),
+        _ => (n as f64 / 1e9, "B"),
+    };
+    if value < 100.0 { format!("{value:.1}{unit}") } else { format!("{value:.0}{unit}") }
+}
+
+/// `text` without its colour codes.
+fn strip_colour(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut in_code = false;
+    for c in text.chars() {
+        match (in_code, c) {
+            (false, '\x1b') => in_code = true,
+            (true, 'm') => in_code = false,
+            (true, _) => {}
+            (false, c) => plain.push(c),
+        }
+    }
+    plain
+}
+
+/// `usage --format csv`, read back by a CSV reader: a header of the JSON's
+/// field names, then exactly the JSON's rows, field by field, a figure the
+/// JSON holds as unknown an empty field (never 0), in one and two
+/// groupings.
+#[test]
+fn csv_reads_back_as_the_json() {
+    let (home, _) = home();
+    for by in ["day", "agent,model", "session"] {
+        let json = usage(&home, &["--by", by]);
+        let output = home.beectl(&["usage", "--format", "csv", "--no-import", "--timezone", "UTC", "--by", by]);
+        assert_eq!(output.status.code(), Some(0));
+        assert!(output.stdout.ends_with(b"\r\n"), "RFC 4180 line ends");
+        let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        let rows = json["rows"].as_array().unwrap();
+        assert_eq!(records.len(), rows.len(), "--by {by}: a record a row");
+        for (record, row) in records.iter().zip(rows) {
+            for (name, field) in header.iter().zip(record.iter()) {
+                let value = match name.as_str() {
+                    "inputTokens"
+                    | "outputTokens"
+                    | "cacheCreationInputTokens"
+                    | "cacheReadInputTokens"
+                    | "reasoningOutputTokens"
+                    | "totalTokens" => &row["tokens"][name],
+                    other => &row[other],
+                };
+                let expected = match value {
+                    Value::Null => String::new(),
+                    Value::String(text) => text.clone(),
+                    Value::Array(items) => items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(";"),
+                    number => number.to_string(),
+                };
+                let same = match (field.parse::<f64>(), expected.parse::<f64>()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    // A count the JSON leaves out while 0.
+                    _ => field == expected || (expected.is_empty() && field == "0" && !name.ends_with("Tokens")),
+                };
+                assert!(same, "--by {by}, {name}: CSV {field:?}, JSON {expected:?}\n{row}");
+            }
+        }
+    }
+}

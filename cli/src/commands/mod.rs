@@ -27,6 +27,8 @@ pub mod run;
 pub mod token;
 pub mod top;
 pub mod usage;
+pub mod usage_chart;
+pub mod usage_csv;
 
 use bee_daemon::rendered::Rendered;
 use beectl::args;

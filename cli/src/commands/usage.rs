@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::commands::ledger::{ledger_dir, ledger_unavailable};
-use crate::render::terminal::{colour_wanted, counted, short_model, thousands};
+use crate::render::terminal::{colour_wanted, counted, short_model, thousands, wrap};
 use beectl::args::{UsageArgs, UsageOutput};
 
 /// Below this many columns the table is compact.
@@ -55,7 +55,20 @@ pub fn usage(args: UsageArgs) -> Rendered {
         filters: args.filters.clone(),
         ..UsageAsk::new(range, UsageGrouping::Day, zone)
     };
-    let ask = UsageAsk { by: args.by, ..ask };
+    // A chart of one key other than the agent or the model stacks each
+    // bar by agent: the report is asked with that second key.
+    let by = match (args.output, args.by.then, args.by.first) {
+        (UsageOutput::Chart, None, first) if !matches!(first, UsageGrouping::Agent | UsageGrouping::Model) => {
+            bee_proto::ledger::UsageBy { first, then: Some(UsageGrouping::Agent) }
+        }
+        _ => args.by,
+    };
+    if args.output == UsageOutput::Chart && !crate::render::terminal::for_people(None) {
+        return Rendered::invalid_usage(
+            "--chart draws bars for people on a terminal; piped, ask --json or --format csv for the figures",
+        );
+    }
+    let ask = UsageAsk { by, ..ask };
     let read = || usage::report(&dir, &ask, &prices);
     let report = if args.no_import { read() } else { crate::commands::ingest::catch_up(read) };
     let report = match report {
@@ -66,6 +79,20 @@ pub fn usage(args: UsageArgs) -> Rendered {
         UsageOutput::Json => false,
         UsageOutput::Table => true,
         UsageOutput::Auto => crate::render::terminal::for_people(None),
+        UsageOutput::Csv => {
+            return match crate::commands::usage_csv::render(&report) {
+                Ok(bytes) => Rendered { exit: Exit::Success, bytes },
+                Err(err) => Rendered::json(
+                    Exit::Unavailable,
+                    &bee_proto::delivery::CommandError::unavailable("io", format!("CSV: {err}")),
+                ),
+            };
+        }
+        UsageOutput::Chart => {
+            let columns = terminal_columns();
+            let chart = crate::commands::usage_chart::render(&report, &range_words(&report), columns, colour_wanted());
+            return Rendered { exit: Exit::Success, bytes: chart.into_bytes() };
+        }
     };
     if !table {
         // A row is a few hundred bytes: room for them all at once, not
@@ -333,21 +360,26 @@ struct Fitted {
     narrow_headers: bool,
 }
 
-/// The usage table.
-pub fn render(report: &UsageReport, style: Style) -> String {
-    let mut out = String::new();
+/// The report's range in its zone's words: `2026-12-01 00:00 → 2026-12-07
+/// 00:00 (Europe/Paris)`, `the beginning` for an open start.
+fn range_words(report: &UsageReport) -> String {
     let zone = Zone::named(&report.timezone).ok();
     let local = |utc: &str| match (bee_proto::time::parse_rfc3339_ms(utc), &zone) {
         (Some(0), _) => "the beginning".to_owned(),
         (Some(ms), Some(zone)) => zone.local_minute(ms),
         _ => utc.to_owned(),
     };
+    format!("{} → {} ({})", local(&report.since_utc), local(&report.until_utc), report.timezone)
+}
+
+/// The usage table.
+pub fn render(report: &UsageReport, style: Style) -> String {
+    let mut out = String::new();
+    let zone = Zone::named(&report.timezone).ok();
     let heading = format!(
-        "Usage by {}, {} → {} ({})",
+        "Usage by {}, {}",
         report.by.groupings().map(|g| g.as_str()).collect::<Vec<_>>().join(" and "),
-        local(&report.since_utc),
-        local(&report.until_utc),
-        report.timezone
+        range_words(report)
     );
     let _ = writeln!(out, "{}", style.paint("1", &heading));
     let by = report.by;
@@ -680,23 +712,6 @@ fn column_words(column: &str) -> &str {
         "totalTokens" => "totals",
         other => other,
     }
-}
-
-/// `text` in lines of at most `width` characters, broken between words.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split(' ') {
-        let Some(line) = lines.last_mut() else { break };
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_owned());
-        } else {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-    }
-    lines
 }
 
 /// `beectl prices` on a terminal: the table's source, date and size, the

@@ -61,3 +61,20 @@ pub fn bar(percent: f64) -> String {
     let filled = ((percent.clamp(0.0, 100.0) / 5.0).round()) as usize;
     format!("[{}{}]", "█".repeat(filled), "░".repeat(20 - filled))
 }
+
+/// `text` in lines of at most `width` characters, broken between words.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let Some(line) = lines.last_mut() else { break };
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_owned());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
+}
