@@ -1410,7 +1410,25 @@ pub struct LiveView {
     /// view (`limits`: their hits; issue `limits_not_recorded`).
     #[serde(default)]
     pub not_recorded: NotRecorded,
+    /// Today's tokens hour by hour, from the day's start in the zone to
+    /// the current hour (the day's burn, drawn as a sparkline).
+    #[serde(default)]
+    pub today_by_hour: Vec<HourTokens>,
     pub issues: Vec<String>,
+}
+
+/// One hour of today's usage (`beectl top`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HourTokens {
+    /// The hour's start, RFC 3339 UTC.
+    pub hour_utc: String,
+    pub responses: u64,
+    /// Its responses' total tokens; 0 for an hour without one, `null` for
+    /// one whose responses' tokens no part knows. A lower bound while
+    /// `partialParts` is above 0.
+    pub tokens: Option<u64>,
+    pub partial_parts: u64,
 }
 
 /// `beectl agents`: every agent Bee reads, where it looks and what it found.

@@ -188,6 +188,16 @@ fn a_partial_hour_reads_as_a_lower_bound_and_an_unknown_one_as_unknown() {
     assert!(line("aaaa1111").contains(" ≥325 tokens "), "{text}");
     assert!(line("bbbb2222").contains(" ≥160 tokens "), "{text}");
     assert!(line("cccc3333").contains(" unknown tokens "), "{text}");
+    // The day's burn: its hours hold the day's responses and its known
+    // tokens, drawn as a sparkline under it.
+    assert!(text.contains("  by hour |"), "{text}");
+    let view = parse_json_line(&home.beectl(&["top", "--json"]).stdout);
+    let hours = view["todayByHour"].as_array().unwrap();
+    let tokens: u64 = hours.iter().filter_map(|hour| hour["tokens"].as_u64()).sum();
+    let responses: u64 = hours.iter().map(|hour| hour["responses"].as_u64().unwrap()).sum();
+    assert_eq!(Some(tokens), view["today"]["tokens"]["totalTokens"].as_u64(), "{view}");
+    assert_eq!(Some(responses), view["today"]["responses"].as_u64(), "{view}");
+    assert!(hours.iter().any(|hour| hour["partialParts"].as_u64() > Some(0)), "{view}");
 }
 
 /// A Codex rollout whose five-hour window went from 10 % to 40 % in the

@@ -224,6 +224,44 @@ fn detail_lines(view: &LiveView) -> Vec<String> {
     details(view, usize::MAX)
 }
 
+/// The day's burn: an hour a character, from the day's start to now,
+/// each as high as its tokens against the day's busiest hour (`▁`…`█`; an
+/// hour without a response a space, one whose tokens no part knows `?`),
+/// then the busiest hour and its tokens. `None` before the day's first
+/// response.
+fn day_burn(hours: &[bee_proto::ledger::HourTokens], zone: &str) -> Option<String> {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let peak = hours.iter().filter_map(|hour| hour.tokens.map(|tokens| (tokens, hour))).max_by_key(|(t, _)| *t);
+    if hours.iter().all(|hour| hour.responses == 0) {
+        return None;
+    }
+    let most = peak.map_or(0, |(tokens, _)| tokens);
+    let line: String = hours
+        .iter()
+        .map(|hour| match hour.tokens {
+            _ if hour.responses == 0 => ' ',
+            None => '?',
+            Some(_) if most == 0 => LEVELS[0],
+            Some(tokens) => LEVELS[((tokens as f64 / most as f64) * 7.0).round() as usize],
+        })
+        .collect();
+    let bound = hours.iter().any(|hour| hour.partial_parts > 0);
+    let busiest = match peak {
+        Some((tokens, hour)) if tokens > 0 => {
+            // The hour in the view's zone, as the day is.
+            let zone = bee_daemon::ledger::views::calendar::Zone::named(zone).ok();
+            let at = bee_proto::time::parse_rfc3339_ms(&hour.hour_utc)
+                .zip(zone)
+                .map(|(ms, zone)| zone.local_minute(ms))
+                .unwrap_or_else(|| hour.hour_utc.clone());
+            let at = at.get(11..16).unwrap_or(&at);
+            format!(", busiest {at}: {}{}", if bound { "≥" } else { "" }, thousands(tokens))
+        }
+        _ => String::new(),
+    };
+    Some(format!("  by hour |{line}|{busiest}"))
+}
+
 /// [`detail_lines`] with at most `sessions` session rows, the others
 /// counted in a line of their own (the live view, where height is short).
 fn details(view: &LiveView, sessions: usize) -> Vec<String> {
@@ -240,6 +278,9 @@ fn details(view: &LiveView, sessions: usize) -> Vec<String> {
     let cost =
         today.estimated_cost_usd.map_or(String::new(), |c| format!(", est {}", usd_text_bounded(c, lower_bound)));
     lines.push(format!("Today ({}): {tokens}{cost}", view.timezone));
+    if let Some(burn) = day_burn(&view.today_by_hour, &view.timezone) {
+        lines.push(burn);
+    }
     lines.push(String::new());
     lines.push(format!("Burn rate, last {} minutes:", live::BURN_MINUTES));
     if view.burn.is_empty() {
@@ -433,6 +474,7 @@ mod tests {
             limits: Vec::new(),
             limit_hits: Vec::new(),
             not_recorded: Default::default(),
+            today_by_hour: Vec::new(),
             issues: Vec::new(),
         }
     }
@@ -483,6 +525,37 @@ mod tests {
         let quiet = detail_lines(&view(UsageRow::default(), Vec::new(), vec![session(None, 0)])).join("\n");
         assert!(quiet.contains("Today (UTC): none"), "{quiet}");
         assert!(quiet.contains("no tokens"), "{quiet}");
+    }
+
+    /// The day's burn, an hour a character against the busiest: an hour
+    /// without a response a space, one whose tokens no part knows `?`
+    /// (never a low bar), a partial hour's figure a lower bound; nothing
+    /// before the day's first response.
+    #[test]
+    fn the_days_burn_is_a_sparkline_of_its_hours() {
+        let hour = |n: u32, responses: u64, tokens: Option<u64>, partial_parts: u64| bee_proto::ledger::HourTokens {
+            hour_utc: format!("2026-12-01T{n:02}:00:00.000Z"),
+            responses,
+            tokens,
+            partial_parts,
+        };
+        let hours = [
+            hour(0, 0, Some(0), 0),
+            hour(1, 2, Some(800), 0),
+            hour(2, 1, None, 1),
+            hour(3, 4, Some(1_600), 1),
+            hour(4, 1, Some(100), 0),
+        ];
+        let burn = day_burn(&hours, "UTC").unwrap();
+        assert_eq!(burn, "  by hour | ▅?█▁|, busiest 03:00: ≥1,600");
+        let paris = day_burn(&hours, "Europe/Paris").unwrap();
+        assert!(paris.ends_with("busiest 04:00: ≥1,600"), "{paris}");
+        assert_eq!(day_burn(&[hour(0, 0, Some(0), 0), hour(1, 0, Some(0), 0)], "UTC"), None);
+        let unknown = day_burn(&[hour(0, 3, None, 3)], "UTC").unwrap();
+        assert_eq!(unknown, "  by hour |?|");
+        let mut view = view(UsageRow::default(), Vec::new(), Vec::new());
+        view.today_by_hour = hours.to_vec();
+        assert!(detail_lines(&view).iter().any(|line| line.starts_with("  by hour |")), "drawn under today");
     }
 
     /// Every active session is shown once, or counted where the live view

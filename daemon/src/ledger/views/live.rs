@@ -7,7 +7,8 @@
 
 use bee_proto::delivery::Issue;
 use bee_proto::ledger::{
-    ActiveSession, AgentLimitHits, BurnRate, LimitGlance, LiveView, LiveWindow, NotRecorded, Provider, UsageRow,
+    ActiveSession, AgentLimitHits, BurnRate, HourTokens, LimitGlance, LiveView, LiveWindow, NotRecorded, Provider,
+    UsageRow,
 };
 use bee_proto::time::{format_unix_ms, parse_rfc3339_ms};
 use std::collections::BTreeMap;
@@ -108,6 +109,7 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         .collect();
     let mut sessions: Vec<ActiveSession> = sessions.into_values().collect();
     sessions.sort_by(|a, b| b.last_activity_utc.cmp(&a.last_activity_utc));
+    let today_by_hour = today_by_hour(&reader, zone.day_start(now_ms), now_ms)?;
     let day = Range { since_ms: now_ms - 24 * HOUR, until_ms: now_ms + 1 };
     let day_view = store::read_range(dir, day)?;
     let (limit_hits, not_recorded) = limit_hits(&day_view);
@@ -135,8 +137,46 @@ pub fn view(dir: &Path, now_ms: i64, zone: &Zone, prices: &PriceTable) -> Result
         limits,
         limit_hits,
         not_recorded,
+        today_by_hour,
         issues,
     })
+}
+
+/// Today's tokens hour by hour, from the day's start (`day_ms`) to the hour
+/// of `now_ms`: an hour without a response is 0, one whose responses'
+/// tokens no part knows is `null`.
+fn today_by_hour(reader: &Reader, day_ms: i64, now_ms: i64) -> Result<Vec<HourTokens>, Issue> {
+    let hour_of = |at: i64| day_ms + (at - day_ms).div_euclid(HOUR) * HOUR;
+    let today = Range { since_ms: day_ms, until_ms: now_ms + 1 };
+    let summary = reader.usage(today, &|_, at: i64| hour_of(at))?;
+    let mut hours: BTreeMap<i64, HourTokens> = BTreeMap::new();
+    let mut hour = day_ms;
+    while hour <= now_ms {
+        hours.insert(
+            hour,
+            HourTokens { hour_utc: format_unix_ms(hour), responses: 0, tokens: Some(0), partial_parts: 0 },
+        );
+        hour += HOUR;
+    }
+    let mut known: BTreeMap<i64, bool> = BTreeMap::new();
+    for (key, part) in &summary.parts {
+        let Some(entry) = hours.get_mut(&key.bucket) else { continue };
+        let counted = part.responses + part.producer_calls;
+        entry.responses += counted;
+        entry.partial_parts += part.partial_parts;
+        if let Some(total) = part.tokens.total_tokens {
+            entry.tokens = Some(entry.tokens.unwrap_or(0) + total);
+            known.insert(key.bucket, true);
+        } else if counted > 0 {
+            known.entry(key.bucket).or_insert(false);
+        }
+    }
+    for (hour, any_known) in known {
+        if let (false, Some(entry)) = (any_known, hours.get_mut(&hour)) {
+            entry.tokens = None;
+        }
+    }
+    Ok(hours.into_values().collect())
 }
 
 /// Each agent active in `day` (a response or a hit) with its hits there:
