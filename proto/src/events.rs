@@ -20,6 +20,9 @@ pub const STREAM_SESSION_PARAM: &str = "session";
 pub const MAX_SESSION_ID_BYTES: usize = 1024;
 /// `GET`: a store write and read, proven and reported check by check.
 pub const HEALTH_PATH: &str = "/health";
+/// `GET ?by=…&since=…`: `beectl usage --json`'s document for the same
+/// words (the usage page's data).
+pub const USAGE_DATA_PATH: &str = "/api/usage";
 /// `GET`: the audit class of each recent session (the dashboard's verdicts).
 pub const AUDIT_SESSIONS_PATH: &str = "/v1/audit/sessions";
 /// Beside `GET /events/recent`'s array (the reference's shape, unchanged):

@@ -4,7 +4,6 @@
 //! for scripts (JSON). When beed is down, what is new in the provider logs
 //! is imported first, so the figures are today's.
 
-use bee_daemon::ledger::stored::schema::Range;
 use bee_daemon::ledger::views::calendar::Zone;
 use bee_daemon::ledger::views::prices::PriceTable;
 use bee_daemon::ledger::views::usage::{self, UsageAsk};
@@ -23,24 +22,17 @@ use beectl::args::{UsageArgs, UsageOutput};
 const WIDE_COLUMNS: usize = 100;
 
 pub fn usage(args: UsageArgs) -> Rendered {
-    let zone = match args.timezone.as_deref() {
-        Some(name) => match Zone::named(name) {
-            Ok(zone) => zone,
-            Err(message) => return Rendered::invalid_usage(format!("--timezone: {message}")),
-        },
-        None => Zone::local(),
+    // The zone and the range read as the usage page's data route reads them.
+    let words = usage::UsageWords {
+        since: args.since.clone(),
+        until: args.until.clone(),
+        timezone: args.timezone.clone(),
+        ..usage::UsageWords::default()
     };
-    let now = bee_proto::time::now_unix_ms();
-    let time = |text: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>, String> {
-        text.as_deref().map(|t| zone.parse_time(t, end, now).map_err(|m| format!("{flag}: {m}"))).transpose()
+    let asked = match words.ask(bee_proto::time::now_unix_ms()) {
+        Ok(asked) => asked,
+        Err(message) => return Rendered::invalid_usage(message),
     };
-    let range = match (time(&args.since, false, "--since"), time(&args.until, true, "--until")) {
-        (Ok(since), Ok(until)) => Range { since_ms: since.unwrap_or(0), until_ms: until.unwrap_or(now) },
-        (Err(message), _) | (_, Err(message)) => return Rendered::invalid_usage(message),
-    };
-    if range.since_ms >= range.until_ms {
-        return Rendered::invalid_usage("--since must be before --until");
-    }
     let prices = match price_table(args.prices.as_deref()) {
         Ok(prices) => prices,
         Err(rendered) => return rendered,
@@ -49,12 +41,7 @@ pub fn usage(args: UsageArgs) -> Rendered {
         Ok(dir) => dir,
         Err(rendered) => return rendered,
     };
-    let ask = UsageAsk {
-        order: args.order,
-        last: args.last,
-        filters: args.filters.clone(),
-        ..UsageAsk::new(range, UsageGrouping::Day, zone)
-    };
+    let ask = UsageAsk { order: args.order, last: args.last, filters: args.filters.clone(), ..asked };
     // A chart of one key other than the agent or the model stacks each
     // bar by agent: the report is asked with that second key.
     let by = match (args.output, args.by.then, args.by.first) {

@@ -84,9 +84,12 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>, hook: Route
 
 /// The loopback TCP listener: the event API and the dashboard, nothing of
 /// the stores' own API (that stays behind the socket's peer-uid check).
-pub(super) fn tcp_router(events: Arc<EventsState>, options: super::http::HttpOptions) -> Router {
+pub(super) fn tcp_router(events: Arc<EventsState>, ledger_store: PathBuf, options: super::http::HttpOptions) -> Router {
     // The fallbacks go in before the guard's layer, so they are guarded too.
-    let routes = events::router(events).fallback(not_found).method_not_allowed_fallback(not_found);
+    let routes = events::router(events)
+        .merge(super::usage_page::router(ledger_store))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_found);
     super::http::router(routes, options)
 }
 

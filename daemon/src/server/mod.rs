@@ -1,7 +1,8 @@
 //! beed: its lifecycle here, its socket in [`socket`], the `/v1/` API in
 //! [`api`], the event routes and dashboard in [`events`], the one round
 //! trip of a `bee-hook on` process in [`hook`], the loopback TCP
-//! listener's guard and accept loop in [`http`], the OTLP receiver for
+//! listener's guard and accept loop in [`http`], the usage page's data on
+//! it in [`usage_page`], the OTLP receiver for
 //! Claude Code's own telemetry in [`otlp`], and the background ingestion in
 //! [`background`]. Behind the `server` feature, so
 //! `beectl` links the domains without axum.
@@ -23,6 +24,7 @@ pub mod http;
 mod otlp;
 mod peer;
 mod socket;
+mod usage_page;
 
 use bee_proto::tokens::Encoding;
 use std::collections::HashSet;
@@ -242,6 +244,7 @@ pub async fn serve(
             tracing::info!(http = %local, url_file = %url_file.display(), "dashboard and event API on loopback");
             let app = tcp_router(
                 events.clone(),
+                config.ledger_store.clone(),
                 http::HttpOptions::events(secret, config.http_open_reads, config.http_allow_origins.clone()),
             );
             Some((tokio::spawn(http::serve(tcp, app, stop_seen.clone())), url_file))

@@ -56,6 +56,67 @@ impl UsageAsk {
     }
 }
 
+/// `beectl usage`'s question in words, as its command line and the usage
+/// page's data route both put it: read by one rule ([`UsageWords::ask`]),
+/// so the two answer alike. Each is `None` where not given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsageWords {
+    /// `day`, …, or two joined by a comma [default: `day`].
+    pub by: Option<String>,
+    /// YYYY-MM-DD, RFC 3339, `today`, `yesterday`, or `30m`/`5h`/`7d`/`2w` ago.
+    pub since: Option<String>,
+    pub until: Option<String>,
+    /// An IANA zone [default: the local zone].
+    pub timezone: Option<String>,
+    pub agent: Option<String>,
+    pub project: Option<String>,
+    pub model: Option<String>,
+    /// `asc` or `desc`.
+    pub order: Option<String>,
+    pub last: Option<usize>,
+}
+
+impl UsageWords {
+    /// The question these words ask at `now_ms`, or what is wrong with
+    /// them, named by the option that says it (`--since: …`).
+    pub fn ask(&self, now_ms: i64) -> Result<UsageAsk, String> {
+        let zone = match self.timezone.as_deref() {
+            Some(name) => Zone::named(name).map_err(|message| format!("--timezone: {message}"))?,
+            None => Zone::local(),
+        };
+        let time = |text: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>, String> {
+            text.as_deref().map(|t| zone.parse_time(t, end, now_ms).map_err(|m| format!("{flag}: {m}"))).transpose()
+        };
+        let range = Range {
+            since_ms: time(&self.since, false, "--since")?.unwrap_or(0),
+            until_ms: time(&self.until, true, "--until")?.unwrap_or(now_ms),
+        };
+        if range.since_ms >= range.until_ms {
+            return Err("--since must be before --until".to_owned());
+        }
+        let by = UsageBy::parse(self.by.as_deref().unwrap_or("day")).map_err(|message| format!("--by: {message}"))?;
+        let order = match self.order.as_deref() {
+            None => UsageOrder::Asc,
+            Some(name) => UsageOrder::from_name(name).ok_or("--order: asc or desc")?,
+        };
+        let provider = match self.agent.as_deref() {
+            None => None,
+            Some(name) => Some(Provider::from_name(name).ok_or_else(|| format!("--agent: `{name}` is no agent"))?),
+        };
+        if self.last == Some(0) {
+            return Err("--last: at least 1".to_owned());
+        }
+        for (flag, text) in [("--project", &self.project), ("--model", &self.model)] {
+            if text.as_deref() == Some("") {
+                return Err(format!("{flag}: empty"));
+            }
+        }
+        let filters = UsageFilters { provider, project: self.project.clone(), model: self.model.clone() };
+        Ok(UsageAsk { by, order, last: self.last, filters, ..UsageAsk::new(range, UsageGrouping::Day, zone) })
+    }
+}
+
 /// The report of `ask` from the ledger at `dir`, priced with `prices`.
 pub fn report(dir: &Path, ask: &UsageAsk, prices: &PriceTable) -> Result<UsageReport, Issue> {
     let mut reports = reports(dir, ask, std::slice::from_ref(&ask.filters), prices)?;

@@ -1,0 +1,61 @@
+//! The usage page's data on the loopback listener: `GET /api/usage` answers
+//! `beectl usage --json`'s document for the same question in the same words
+//! (`by`, `since`, `until`, `timezone`, `agent`, `project`, `model`,
+//! `order`, `last`), read by the one rule the command line reads them by
+//! ([`UsageWords::ask`]) and priced by the same table (the bundled one with
+//! the user's price file over it), so the page, the command line and the
+//! MCP tools cannot disagree. A read: it needs the dashboard's secret
+//! unless reads are open (see [`super::http`]).
+
+use axum::Router;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bee_proto::events::{EventError, USAGE_DATA_PATH};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::ledger::views::prices::PriceTable;
+use crate::ledger::views::usage::{self, UsageWords};
+
+/// The usage page's routes, reading the ledger at `ledger_store`.
+pub fn router(ledger_store: PathBuf) -> Router {
+    Router::new().route(USAGE_DATA_PATH, get(usage_data)).with_state(Arc::new(ledger_store))
+}
+
+fn refused(status: StatusCode, error: String) -> Response {
+    (status, axum::Json(EventError { error })).into_response()
+}
+
+/// `beectl usage --json`'s bytes (its trailing newline too) for the words
+/// of the query; a question it would refuse is a 400 saying why, a ledger
+/// or price file it cannot read a 503.
+async fn usage_data(State(dir): State<Arc<PathBuf>>, query: Result<Query<UsageWords>, QueryRejection>) -> Response {
+    let words = match query {
+        Ok(Query(words)) => words,
+        Err(rejection) => return refused(StatusCode::BAD_REQUEST, rejection.body_text()),
+    };
+    let answer = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, (StatusCode, String)> {
+        let ask = words.ask(bee_proto::time::now_unix_ms()).map_err(|message| (StatusCode::BAD_REQUEST, message))?;
+        let prices = PriceTable::with_user_file(PriceTable::user_file().as_deref()).map_err(|err| {
+            let message = format!("{err} (Bee's user price file, merged over the bundled table: fix or remove it)");
+            (StatusCode::SERVICE_UNAVAILABLE, message)
+        })?;
+        let report = usage::report(&dir, &ask, &prices)
+            .map_err(|issue| (StatusCode::SERVICE_UNAVAILABLE, format!("the ledger: {}", issue.as_str())))?;
+        let mut bytes =
+            serde_json::to_vec(&report).map_err(|err| (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()))?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    })
+    .await;
+    match answer {
+        Ok(Ok(bytes)) => {
+            ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], bytes).into_response()
+        }
+        Ok(Err((status, message))) => refused(status, message),
+        Err(err) => refused(StatusCode::INTERNAL_SERVER_ERROR, err.to_string()),
+    }
+}
