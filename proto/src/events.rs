@@ -23,6 +23,8 @@ pub const HEALTH_PATH: &str = "/health";
 /// `GET ?by=…&since=…`: `beectl usage --json`'s document for the same
 /// words (the usage page's data).
 pub const USAGE_DATA_PATH: &str = "/api/usage";
+/// `GET`: the usage page (its figures from [`USAGE_DATA_PATH`]).
+pub const USAGE_PAGE_PATH: &str = "/usage";
 /// `GET`: the audit class of each recent session (the dashboard's verdicts).
 pub const AUDIT_SESSIONS_PATH: &str = "/v1/audit/sessions";
 /// Beside `GET /events/recent`'s array (the reference's shape, unchanged):

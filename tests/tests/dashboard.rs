@@ -659,3 +659,119 @@ fn the_reference_clients_answer_from_an_allowed_origin_reaches_the_agent_and_ano
     drop(daemon);
     drop((allowed, other));
 }
+
+/// A count as the usage page writes it: `-` unknown, `≥1,234` a lower bound.
+fn page_count(n: Option<u64>, bound: bool) -> String {
+    let Some(n) = n else { return "-".to_owned() };
+    let digits = n.to_string();
+    let mut out = String::from(if bound { "≥" } else { "" });
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The usage page over a home holding every agent's records, in Chromium:
+/// opened without the secret it says what to run; with it, every day's
+/// and every agent's figures it shows (read from the page, not from its
+/// data route) equal `beectl usage --json`'s for the same range and zone,
+/// each session is a row with its total, and a day whose tokens no part
+/// knows is drawn hatched, never as an empty bar.
+#[test]
+fn the_usage_page_shows_what_beectl_usage_says() {
+    let home = TestHome::new();
+    bee_tests::every_agent::write_every_agent(&home);
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    let daemon = home.start_daemon_with(&["--http", "127.0.0.1:0", "--ingest-every", "0"]);
+    let addr = daemon.http_addr();
+    let browser = Browser::start(&home);
+    browser.open(&format!("http://{addr}/usage"));
+    browser.wait_for("the locked status", "return document.getElementById('status').textContent === 'locked'");
+    let said = browser.eval("return document.getElementById('locked').innerText");
+    assert!(said.as_str().unwrap().contains("beectl dashboard"), "{said}");
+
+    let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
+    browser.open(url.trim());
+    browser.open(&format!("http://{addr}/usage"));
+    browser.eval("document.querySelector('[data-range=\"all\"]').click(); return true");
+    browser.wait_for(
+        "every day, live",
+        "return document.getElementById('status').textContent === 'live' \
+         && document.querySelector('[data-range=\"all\"]').getAttribute('aria-pressed') === 'true' \
+         && document.querySelectorAll('#days tr.day').length > 3",
+    );
+    let zone = browser.eval("return document.getElementById('zone').textContent");
+    let zone = zone.as_str().unwrap();
+    let report = parse_json_line(
+        &home.beectl(&["usage", "--json", "--no-import", "--by", "day,agent", "--timezone", zone]).stdout,
+    );
+    let cells = |selector: &str| -> Vec<String> {
+        let script = format!(
+            "const tr = document.querySelector('{selector}'); return tr ? [...tr.cells].map(c => c.textContent.trim()) : null"
+        );
+        serde_json::from_value(browser.eval(&script)).unwrap_or_else(|_| panic!("{selector}: no row"))
+    };
+    let expected = |row: &Value| -> Vec<String> {
+        let bound = row["partialParts"].as_u64() > Some(0)
+            || row["partialColumns"].as_object().is_some_and(|columns| !columns.is_empty());
+        let tokens = &row["tokens"];
+        [
+            page_count(row["responses"].as_u64(), false),
+            page_count(tokens["inputTokens"].as_u64(), bound),
+            page_count(tokens["outputTokens"].as_u64(), bound),
+            page_count(tokens["cacheCreationInputTokens"].as_u64(), bound),
+            page_count(tokens["cacheReadInputTokens"].as_u64(), bound),
+            page_count(tokens["totalTokens"].as_u64(), bound),
+        ]
+        .to_vec()
+    };
+    let days = report["subtotals"].as_array().unwrap();
+    assert_eq!(browser.eval("return document.querySelectorAll('#days tr.day').length"), json!(days.len()));
+    for day in days {
+        let key = day["key"].as_str().unwrap();
+        let shown = cells(&format!("#days tr.day[data-day=\"{key}\"]"));
+        assert_eq!(shown[0], key);
+        assert_eq!(shown[1..7], expected(day), "day {key}");
+        let hatched = browser
+            .eval(&format!("return document.querySelector('#bars g[data-day=\"{key}\"] rect.unknown') !== null"));
+        assert_eq!(hatched, json!(day["tokens"]["totalTokens"].is_null()), "day {key}: hatched exactly when unknown");
+    }
+    for row in report["rows"].as_array().unwrap() {
+        let (key, agent) = (row["key"].as_str().unwrap(), row["subkey"].as_str().unwrap());
+        let shown = cells(&format!("#days tr[data-day=\"{key}\"][data-agent=\"{agent}\"]"));
+        assert_eq!(shown[1..7], expected(row), "day {key}, agent {agent}");
+    }
+    let sessions = parse_json_line(
+        &home.beectl(&["usage", "--json", "--no-import", "--by", "session", "--timezone", zone]).stdout,
+    );
+    let sessions = sessions["rows"].as_array().unwrap();
+    assert_eq!(browser.eval("return document.querySelectorAll('#sessions tbody tr').length"), json!(sessions.len()));
+    for session in sessions {
+        let key = session["key"].as_str().unwrap_or("");
+        let agent = session["agent"].as_str().unwrap_or_default();
+        let shown =
+            cells(&format!("#sessions tr[data-session=\"{}\"][data-agent=\"{agent}\"]", key.replace('"', "\\\"")));
+        assert_eq!(shown[6], expected(session)[5], "session {key}");
+        assert_eq!(shown[1], agent, "session {key}");
+    }
+    // At 1400 and 800 px nothing runs past the window; a screenshot of each
+    // is kept with the test's output.
+    let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("usage-page");
+    std::fs::create_dir_all(&shots).unwrap();
+    for width in [1400, 800] {
+        browser.command("POST", "/window/rect", Some(&json!({"width": width, "height": 1000})));
+        browser.eval("window.dispatchEvent(new Event('resize')); return true");
+        let overflow =
+            browser.eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        assert_eq!(overflow, json!(0), "at {width} px the page runs past the window");
+        let png = browser.command("GET", "/screenshot", None)["value"].as_str().unwrap().to_owned();
+        use base64::Engine as _;
+        let path = shots.join(format!("usage-{width}.png"));
+        std::fs::write(&path, base64::engine::general_purpose::STANDARD.decode(png).unwrap()).unwrap();
+        println!("screenshot at {width} px: {}", path.display());
+    }
+    drop(daemon);
+}

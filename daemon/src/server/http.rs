@@ -29,7 +29,7 @@ use axum::routing::get;
 use axum::{Extension, Json, Router};
 use bee_proto::events::{
     AUDIT_SESSIONS_PATH, DASHBOARD_COOKIE, DASHBOARD_URL_FILE, EVENTS_RECENT_PATH, EventError, FILTER_OPTIONS_PATH,
-    HTTP_TOKEN_FILE, STREAM_PATH, USAGE_DATA_PATH,
+    HTTP_TOKEN_FILE, STREAM_PATH, USAGE_DATA_PATH, USAGE_PAGE_PATH,
 };
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -370,19 +370,25 @@ async fn own_users_answer(guard: &Guard, peer: Option<Peer>, origin: Option<&Hea
     }
 }
 
-/// The dashboard page. Opened with `?token=SECRET`, it sets the read cookie
-/// and sends the browser on to `/`, so the secret leaves the address bar.
+/// A dashboard page: the hook events' (`/`) or the usage page
+/// (`/usage`). Opened with `?token=SECRET`, it sets the read cookie and
+/// sends the browser on to the page itself, so the secret leaves the
+/// address bar.
 async fn dashboard(State(guard): State<Arc<Guard>>, request: Request) -> Response {
+    let usage = request.uri().path() == USAGE_PAGE_PATH;
     if let (Some(secret), Some(presented)) = (&guard.options.secret, token_in_query(request.uri().query())) {
         if !same_secret(&presented, secret) {
             return forbidden(StatusCode::UNAUTHORIZED, "This dashboard URL is out of date: run `beectl dashboard`");
         }
         let cookie = format!("{DASHBOARD_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Strict");
-        let mut response = Redirect::to("/").into_response();
+        let mut response = Redirect::to(if usage { USAGE_PAGE_PATH } else { "/" }).into_response();
         if let Ok(cookie) = HeaderValue::from_str(&cookie) {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
         return response;
+    }
+    if usage {
+        return super::usage_page::page().into_response();
     }
     super::events::dashboard().await.into_response()
 }
@@ -392,6 +398,7 @@ pub fn router(events: Router, options: HttpOptions) -> Router {
     let guard = Arc::new(Guard { options, rate: RateLimit::default(), lookups: Semaphore::new(PEER_LOOKUPS) });
     events
         .route("/", get(dashboard).with_state(guard.clone()))
+        .route(USAGE_PAGE_PATH, get(dashboard).with_state(guard.clone()))
         .layer(middleware::from_fn_with_state(guard, check_request))
 }
 

@@ -1,4 +1,6 @@
-//! The usage page's data on the loopback listener: `GET /api/usage` answers
+//! The usage page (`GET /usage`, `usage.html` beside this file: daily bars
+//! by agent, the days' and agents' figures, the sessions; no script or
+//! font from elsewhere) and its data on the loopback listener: `GET /api/usage` answers
 //! `beectl usage --json`'s document for the same question in the same words
 //! (`by`, `since`, `until`, `timezone`, `agent`, `project`, `model`,
 //! `order`, `last`), read by the one rule the command line reads them by
@@ -11,7 +13,7 @@ use axum::Router;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use bee_proto::events::{EventError, USAGE_DATA_PATH};
 use std::path::PathBuf;
@@ -20,7 +22,15 @@ use std::sync::Arc;
 use crate::ledger::views::prices::PriceTable;
 use crate::ledger::views::usage::{self, UsageWords};
 
-/// The usage page's routes, reading the ledger at `ledger_store`.
+const PAGE: &str = include_str!("usage.html");
+
+/// The usage page (served by the guarded dashboard route, which also
+/// takes the secret from its URL).
+pub fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+/// The usage page's data route, reading the ledger at `ledger_store`.
 pub fn router(ledger_store: PathBuf) -> Router {
     Router::new().route(USAGE_DATA_PATH, get(usage_data)).with_state(Arc::new(ledger_store))
 }
