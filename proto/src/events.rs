@@ -23,6 +23,9 @@ pub const HEALTH_PATH: &str = "/health";
 /// `GET ?by=…&since=…`: `beectl usage --json`'s document for the same
 /// words (the usage page's data).
 pub const USAGE_DATA_PATH: &str = "/api/usage";
+/// `GET ?after=N`: the ledger's generation once it is not `N` (or after a
+/// while), `{"generation"}`: the usage page redraws on a new record.
+pub const USAGE_CHANGES_PATH: &str = "/api/usage/changes";
 /// `GET`: the usage page (its figures from [`USAGE_DATA_PATH`]).
 pub const USAGE_PAGE_PATH: &str = "/usage";
 /// `GET`: the audit class of each recent session (the dashboard's verdicts).

@@ -757,6 +757,22 @@ fn the_usage_page_shows_what_beectl_usage_says() {
         assert_eq!(shown[6], expected(session)[5], "session {key}");
         assert_eq!(shown[1], agent, "session {key}");
     }
+    // A new record redraws the page, without a reload: a Claude Code
+    // response on a day the page did not show.
+    browser.eval("window.stillThisPage = true; return true");
+    let line = json!({"type": "assistant", "sessionId": "live1111", "timestamp": "2026-12-02T09:00:00.000Z",
+        "requestId": "req_live_1", "message": {"id": "msg_live_1", "model": "claude-sonnet-4-5-20250929",
+        "stop_reason": "end_turn", "usage": {"input_tokens": 11, "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0, "output_tokens": 22}}});
+    write_quiet(&home.path().join(".claude/projects/-home-dev-live/live1111.jsonl"), &format!("{line}\n"));
+    assert_eq!(home.beectl(&["ingest"]).status.code(), Some(0));
+    browser.wait_for(
+        "the new day, drawn without a reload",
+        "return window.stillThisPage === true && window.beeUsage.redraws >= 1 \
+         && document.querySelector('#days tr.day[data-day=\"2026-12-02\"]') !== null",
+    );
+    let shown = cells("#days tr[data-day=\"2026-12-02\"][data-agent=\"claude\"]");
+    assert_eq!(shown[1..7], ["1", "11", "22", "0", "0", "33"].map(str::to_owned), "{shown:?}");
     // At 1400 and 800 px nothing runs past the window; a screenshot of each
     // is kept with the test's output.
     let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("usage-page");

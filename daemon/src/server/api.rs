@@ -84,10 +84,14 @@ pub(super) fn router(state: Arc<AppState>, events: Arc<EventsState>, hook: Route
 
 /// The loopback TCP listener: the event API and the dashboard, nothing of
 /// the stores' own API (that stays behind the socket's peer-uid check).
-pub(super) fn tcp_router(events: Arc<EventsState>, ledger_store: PathBuf, options: super::http::HttpOptions) -> Router {
+pub(super) fn tcp_router(
+    events: Arc<EventsState>,
+    usage: super::usage_page::UsagePage,
+    options: super::http::HttpOptions,
+) -> Router {
     // The fallbacks go in before the guard's layer, so they are guarded too.
     let routes = events::router(events)
-        .merge(super::usage_page::router(ledger_store))
+        .merge(super::usage_page::router(usage))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found);
     super::http::router(routes, options)
@@ -261,13 +265,20 @@ async fn changes(
 ) -> Result<Json<LedgerChanges>, Failure> {
     let axum::extract::Query(query) =
         query.map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.body_text()))?;
-    let mut receiver = state.changes.subscribe();
+    Ok(Json(next_change(&state.changes, query.after).await))
+}
+
+/// The ledger's generation once it is not `after` (at once when `after` is
+/// not given), or after [`CHANGES_WAIT_SECONDS`] anyway: `beectl top` and
+/// the usage page wait here instead of asking again and again.
+pub(super) async fn next_change(changes: &tokio::sync::watch::Sender<u64>, after: Option<u64>) -> LedgerChanges {
+    let mut receiver = changes.subscribe();
     let now = *receiver.borrow_and_update();
-    if query.after.is_some_and(|after| after == now) {
+    if after.is_some_and(|after| after == now) {
         let _ = tokio::time::timeout(Duration::from_secs(CHANGES_WAIT_SECONDS), receiver.changed()).await;
     }
     let generation = *receiver.borrow();
-    Ok(Json(LedgerChanges { generation }))
+    LedgerChanges { generation }
 }
 
 /// Largest ledger append: a run's call plus its limits, with room to spare.

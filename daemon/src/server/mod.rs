@@ -227,7 +227,7 @@ pub async fn serve(
         ledger_store: config.ledger_store.clone(),
         events_store: config.events_store.clone(),
         glance: Mutex::new(None),
-        changes,
+        changes: changes.clone(),
     });
     let hook_routes = hook::router(state.clone(), events.clone());
     let app = router(state, events.clone(), hook_routes);
@@ -244,7 +244,7 @@ pub async fn serve(
             tracing::info!(http = %local, url_file = %url_file.display(), "dashboard and event API on loopback");
             let app = tcp_router(
                 events.clone(),
-                config.ledger_store.clone(),
+                usage_page::UsagePage { ledger_store: config.ledger_store.clone(), changes: changes.clone() },
                 http::HttpOptions::events(secret, config.http_open_reads, config.http_allow_origins.clone()),
             );
             Some((tokio::spawn(http::serve(tcp, app, stop_seen.clone())), url_file))

@@ -15,7 +15,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use bee_proto::events::{EventError, USAGE_DATA_PATH};
+use bee_proto::events::{EventError, USAGE_CHANGES_PATH, USAGE_DATA_PATH};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -30,9 +30,37 @@ pub fn page() -> Html<&'static str> {
     Html(PAGE)
 }
 
-/// The usage page's data route, reading the ledger at `ledger_store`.
-pub fn router(ledger_store: PathBuf) -> Router {
-    Router::new().route(USAGE_DATA_PATH, get(usage_data)).with_state(Arc::new(ledger_store))
+/// What the usage page's routes read: the ledger, and its generation.
+#[derive(Debug, Clone)]
+pub struct UsagePage {
+    pub ledger_store: PathBuf,
+    pub changes: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+/// The usage page's data routes.
+pub fn router(page: UsagePage) -> Router {
+    Router::new()
+        .route(USAGE_DATA_PATH, get(usage_data))
+        .route(USAGE_CHANGES_PATH, get(usage_changes))
+        .with_state(Arc::new(page))
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChangesQuery {
+    after: Option<u64>,
+}
+
+/// The ledger's generation, once it is not `after` or after a while: the
+/// page redraws when a new record comes, as `beectl top` does.
+async fn usage_changes(
+    State(page): State<Arc<UsagePage>>,
+    query: Result<Query<ChangesQuery>, QueryRejection>,
+) -> Response {
+    match query {
+        Ok(Query(query)) => axum::Json(super::api::next_change(&page.changes, query.after).await).into_response(),
+        Err(rejection) => refused(StatusCode::BAD_REQUEST, rejection.body_text()),
+    }
 }
 
 fn refused(status: StatusCode, error: String) -> Response {
@@ -42,7 +70,8 @@ fn refused(status: StatusCode, error: String) -> Response {
 /// `beectl usage --json`'s bytes (its trailing newline too) for the words
 /// of the query; a question it would refuse is a 400 saying why, a ledger
 /// or price file it cannot read a 503.
-async fn usage_data(State(dir): State<Arc<PathBuf>>, query: Result<Query<UsageWords>, QueryRejection>) -> Response {
+async fn usage_data(State(page): State<Arc<UsagePage>>, query: Result<Query<UsageWords>, QueryRejection>) -> Response {
+    let dir = page.ledger_store.clone();
     let words = match query {
         Ok(Query(words)) => words,
         Err(rejection) => return refused(StatusCode::BAD_REQUEST, rejection.body_text()),
