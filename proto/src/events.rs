@@ -26,6 +26,8 @@ pub const USAGE_DATA_PATH: &str = "/api/usage";
 /// `GET ?after=N`: the ledger's generation once it is not `N` (or after a
 /// while), `{"generation"}`: the usage page redraws on a new record.
 pub const USAGE_CHANGES_PATH: &str = "/api/usage/changes";
+/// `GET ?timezone=Z`: `beectl top --json`'s view (the page's gauges).
+pub const USAGE_LIVE_PATH: &str = "/api/usage/live";
 /// `GET`: the usage page (its figures from [`USAGE_DATA_PATH`]).
 pub const USAGE_PAGE_PATH: &str = "/usage";
 /// `GET`: the audit class of each recent session (the dashboard's verdicts).

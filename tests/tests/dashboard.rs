@@ -693,6 +693,15 @@ fn the_usage_page_shows_what_beectl_usage_says() {
     let said = browser.eval("return document.getElementById('locked').innerText");
     assert!(said.as_str().unwrap().contains("beectl dashboard"), "{said}");
 
+    // A five-hour window as Claude Code's status line brings it.
+    let now = bee_proto::time::now_unix_ms() / 1000;
+    let status = json!({"hook_event_name": "Status", "session_id": "5eed0000-0000-4000-8000-000000000001",
+        "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+        "rate_limits": {"five_hour": {"used_percentage": 12.0, "resets_at": now + 7_200}}});
+    let (output, _) = home.hook(&["statusline", "--", "true"], &serde_json::to_vec(&status).unwrap());
+    assert_eq!(output.status.code(), Some(0));
+    home.settle();
+
     let url = String::from_utf8(home.beectl(&["dashboard"]).stdout).unwrap();
     browser.open(url.trim());
     browser.open(&format!("http://{addr}/usage"));
@@ -757,6 +766,27 @@ fn the_usage_page_shows_what_beectl_usage_says() {
         assert_eq!(shown[6], expected(session)[5], "session {key}");
         assert_eq!(shown[1], agent, "session {key}");
     }
+    // The window as beectl top sees it, in top's words where there is no
+    // projection.
+    let top = parse_json_line(&home.beectl(&["top", "--json", "--timezone", zone]).stdout);
+    let windows = top["windows"].as_array().unwrap();
+    assert_eq!(browser.eval("return document.querySelectorAll('#windows .gauge').length"), json!(windows.len()));
+    let gauge = browser.eval(
+        "const g = document.querySelector('#windows .gauge[data-provider=\"claude\"][data-window=\"five_hour\"]'); \
+         return g ? g.innerText : null",
+    );
+    let gauge = gauge.as_str().unwrap_or_else(|| panic!("no claude five-hour gauge: {top}"));
+    assert!(gauge.contains("claude five_hour window: 12% used"), "{gauge}");
+    assert!(windows[0]["projectedPercentAtReset"].is_null(), "{top}");
+    assert!(gauge.contains("no projection: fewer than two snapshots in the last 30 minutes"), "{gauge}");
+    // The heatmap: a cell for each hour of the last year with a response.
+    let hours = parse_json_line(
+        &home.beectl(&["usage", "--json", "--no-import", "--by", "hour", "--since", "365d", "--timezone", zone]).stdout,
+    );
+    let busy = hours["rows"].as_array().unwrap().iter().filter(|row| row["responses"].as_u64() > Some(0)).count();
+    assert!(busy > 5, "{hours}");
+    assert_eq!(browser.eval("return document.getElementById('heatmap').dataset.cells"), json!(busy.to_string()));
+
     // A new record redraws the page, without a reload: a Claude Code
     // response on a day the page did not show.
     browser.eval("window.stillThisPage = true; return true");

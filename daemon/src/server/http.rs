@@ -29,7 +29,7 @@ use axum::routing::get;
 use axum::{Extension, Json, Router};
 use bee_proto::events::{
     AUDIT_SESSIONS_PATH, DASHBOARD_COOKIE, DASHBOARD_URL_FILE, EVENTS_RECENT_PATH, EventError, FILTER_OPTIONS_PATH,
-    HTTP_TOKEN_FILE, STREAM_PATH, USAGE_CHANGES_PATH, USAGE_DATA_PATH, USAGE_PAGE_PATH,
+    HTTP_TOKEN_FILE, STREAM_PATH, USAGE_CHANGES_PATH, USAGE_DATA_PATH, USAGE_LIVE_PATH, USAGE_PAGE_PATH,
 };
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -162,8 +162,16 @@ pub fn is_loopback_origin(origin: &str) -> bool {
 /// Paths whose answers carry stored events: they need the secret unless
 /// reads are open.
 fn is_read(path: &str) -> bool {
-    [EVENTS_RECENT_PATH, FILTER_OPTIONS_PATH, STREAM_PATH, AUDIT_SESSIONS_PATH, USAGE_DATA_PATH, USAGE_CHANGES_PATH]
-        .contains(&path)
+    [
+        EVENTS_RECENT_PATH,
+        FILTER_OPTIONS_PATH,
+        STREAM_PATH,
+        AUDIT_SESSIONS_PATH,
+        USAGE_DATA_PATH,
+        USAGE_CHANGES_PATH,
+        USAGE_LIVE_PATH,
+    ]
+    .contains(&path)
 }
 
 /// The operator's answer to an agent's question: it needs the secret, or

@@ -15,7 +15,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use bee_proto::events::{EventError, USAGE_CHANGES_PATH, USAGE_DATA_PATH};
+use bee_proto::events::{EventError, USAGE_CHANGES_PATH, USAGE_DATA_PATH, USAGE_LIVE_PATH};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -42,6 +42,7 @@ pub fn router(page: UsagePage) -> Router {
     Router::new()
         .route(USAGE_DATA_PATH, get(usage_data))
         .route(USAGE_CHANGES_PATH, get(usage_changes))
+        .route(USAGE_LIVE_PATH, get(usage_live))
         .with_state(Arc::new(page))
 }
 
@@ -65,6 +66,37 @@ async fn usage_changes(
 
 fn refused(status: StatusCode, error: String) -> Response {
     (status, axum::Json(EventError { error })).into_response()
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LiveQuery {
+    timezone: Option<String>,
+}
+
+/// `beectl top --json`'s view (its windows with their trend and projection,
+/// burn, today by hour, sessions, limit hits) in the zone asked, without
+/// the hook events beside its sessions: the page's gauges.
+async fn usage_live(State(page): State<Arc<UsagePage>>, query: Result<Query<LiveQuery>, QueryRejection>) -> Response {
+    let zone = match query.map(|Query(query)| query.timezone) {
+        Ok(None) => crate::ledger::views::calendar::Zone::local(),
+        Ok(Some(name)) => match crate::ledger::views::calendar::Zone::named(&name) {
+            Ok(zone) => zone,
+            Err(message) => return refused(StatusCode::BAD_REQUEST, format!("--timezone: {message}")),
+        },
+        Err(rejection) => return refused(StatusCode::BAD_REQUEST, rejection.body_text()),
+    };
+    let dir = page.ledger_store.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let prices = PriceTable::user_or_bundled();
+        crate::ledger::views::live::view(&dir, bee_proto::time::now_unix_ms(), &zone, &prices)
+    })
+    .await;
+    match answer {
+        Ok(Ok(view)) => axum::Json(view).into_response(),
+        Ok(Err(issue)) => refused(StatusCode::SERVICE_UNAVAILABLE, format!("the ledger: {}", issue.as_str())),
+        Err(err) => refused(StatusCode::INTERNAL_SERVER_ERROR, err.to_string()),
+    }
 }
 
 /// `beectl usage --json`'s bytes (its trailing newline too) for the words
