@@ -110,6 +110,7 @@ pub fn waiting_agent() -> (u16, std::sync::mpsc::Receiver<String>) {
     (port, answer)
 }
 
+pub mod bench_ledger;
 pub mod every_agent;
 pub mod providers;
 
