@@ -813,6 +813,11 @@ fn the_usage_page_shows_what_beectl_usage_says() {
         let overflow =
             browser.eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth");
         assert_eq!(overflow, json!(0), "at {width} px the page runs past the window");
+        // Every column of the days' table in sight: none scrolled away.
+        let hidden = browser.eval(
+            "const box = document.querySelector('#days').parentElement; return box.scrollWidth - box.clientWidth",
+        );
+        assert_eq!(hidden, json!(0), "at {width} px the days' table is cut");
         let png = browser.command("GET", "/screenshot", None)["value"].as_str().unwrap().to_owned();
         use base64::Engine as _;
         let path = shots.join(format!("usage-{width}.png"));
