@@ -17,8 +17,8 @@ use bee_proto::api::{
 };
 use bee_proto::delivery::{MAX_GROUP_LIMIT, MAX_RECORD_BYTES, Observation, SessionSelector};
 use bee_proto::ledger::{
-    CHANGES_WAIT_SECONDS, LEDGER_CHANGES_PATH, LEDGER_GLANCE_PATH, LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH,
-    LedgerAppend, LedgerAppended, LedgerChanges, MAX_LEDGER_RECORD_BYTES,
+    LEDGER_CHANGES_PATH, LEDGER_GLANCE_PATH, LEDGER_INGEST_PATH, LEDGER_RECORDS_PATH, LedgerAppend, LedgerAppended,
+    LedgerChanges, MAX_LEDGER_RECORD_BYTES,
 };
 use bee_proto::tokens::{
     COMMAND_MILLIS, CountAnswer, CountRequest, MAX_COUNT_REQUEST_BYTES, MAX_INPUT_BYTES, MAX_INPUTS, MAX_TOTAL_BYTES,
@@ -265,20 +265,7 @@ async fn changes(
 ) -> Result<Json<LedgerChanges>, Failure> {
     let axum::extract::Query(query) =
         query.map_err(|err| Failure::new(ApiErrorCode::InvalidRequest, err.body_text()))?;
-    Ok(Json(next_change(&state.changes, query.after).await))
-}
-
-/// The ledger's generation once it is not `after` (at once when `after` is
-/// not given), or after [`CHANGES_WAIT_SECONDS`] anyway: `beectl top` and
-/// the usage page wait here instead of asking again and again.
-pub(super) async fn next_change(changes: &tokio::sync::watch::Sender<u64>, after: Option<u64>) -> LedgerChanges {
-    let mut receiver = changes.subscribe();
-    let now = *receiver.borrow_and_update();
-    if after.is_some_and(|after| after == now) {
-        let _ = tokio::time::timeout(Duration::from_secs(CHANGES_WAIT_SECONDS), receiver.changed()).await;
-    }
-    let generation = *receiver.borrow();
-    LedgerChanges { generation }
+    Ok(Json(super::changes::next_change(&state.changes, query.after).await))
 }
 
 /// Largest ledger append: a run's call plus its limits, with room to spare.

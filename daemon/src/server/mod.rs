@@ -2,7 +2,8 @@
 //! [`api`], the event routes and dashboard in [`events`], the one round
 //! trip of a `bee-hook on` process in [`hook`], the loopback TCP
 //! listener's guard and accept loop in [`http`], the usage page's data on
-//! it in [`usage_page`], the OTLP receiver for
+//! it in [`usage_page`], the ledger's long poll both listeners serve in
+//! [`changes`], the OTLP receiver for
 //! Claude Code's own telemetry in [`otlp`], and the background ingestion in
 //! [`background`]. Behind the `server` feature, so
 //! `beectl` links the domains without axum.
@@ -17,6 +18,7 @@
 
 mod api;
 mod background;
+mod changes;
 mod error;
 pub mod events;
 mod hook;

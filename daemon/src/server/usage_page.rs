@@ -59,7 +59,7 @@ async fn usage_changes(
     query: Result<Query<ChangesQuery>, QueryRejection>,
 ) -> Response {
     match query {
-        Ok(Query(query)) => axum::Json(super::api::next_change(&page.changes, query.after).await).into_response(),
+        Ok(Query(query)) => axum::Json(super::changes::next_change(&page.changes, query.after).await).into_response(),
         Err(rejection) => refused(StatusCode::BAD_REQUEST, rejection.body_text()),
     }
 }
