@@ -766,6 +766,72 @@ fn the_usage_page_shows_what_beectl_usage_says() {
         assert_eq!(shown[6], expected(session)[5], "session {key}");
         assert_eq!(shown[1], agent, "session {key}");
     }
+    // Filtered by agent, sorted by total, a session opened for its
+    // responses by model: each as the command line says.
+    let rows_shown = "return [...document.querySelectorAll('#sessions > tbody > tr')].map(tr => [...tr.cells].map(c => c.textContent.trim()))";
+    browser.eval(
+        "const s = document.getElementById('filter-agent'); s.value = 'copilot'; \
+         s.dispatchEvent(new Event('change')); return true",
+    );
+    let copilot: Vec<&Value> = sessions.iter().filter(|session| session["agent"] == "copilot").collect();
+    assert!(copilot.len() > 1, "{sessions:?}");
+    browser.wait_for(
+        "the agent filter",
+        &format!("return document.querySelectorAll('#sessions > tbody > tr').length === {}", copilot.len()),
+    );
+    browser.eval("document.querySelector('#sessions th[data-sort=\"totalTokens\"]').click(); return true");
+    let shown: Vec<Vec<String>> = serde_json::from_value(browser.eval(rows_shown)).unwrap();
+    assert!(shown.iter().all(|cells| cells[1] == "copilot"), "{shown:?}");
+    let mut totals: Vec<Option<u64>> =
+        copilot.iter().map(|session| session["tokens"]["totalTokens"].as_u64()).collect();
+    totals.sort_by(|a, b| match (a, b) {
+        (Some(a), Some(b)) => b.cmp(a),
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, _) => std::cmp::Ordering::Greater,
+        (_, None) => std::cmp::Ordering::Less,
+    });
+    let shown_totals: Vec<String> = shown.iter().map(|cells| cells[6].trim_start_matches('≥').to_owned()).collect();
+    let expected_totals: Vec<String> = totals.iter().map(|total| page_count(*total, false)).collect();
+    assert_eq!(shown_totals, expected_totals, "sorted by total, largest first");
+    let first = shown[0][0].clone();
+    browser.eval("document.querySelector('#sessions > tbody > tr').click(); return true");
+    browser.wait_for("the session's models", "return document.querySelector('#sessions tr.models') !== null");
+    let models: Vec<Vec<String>> = serde_json::from_value(browser.eval(
+        "return [...document.querySelectorAll('#sessions tr.models tr')].map(tr => [...tr.cells].map(c => c.textContent.trim()))",
+    ))
+    .unwrap();
+    let by_model = parse_json_line(
+        &home
+            .beectl(&[
+                "usage",
+                "--json",
+                "--no-import",
+                "--by",
+                "session,model",
+                "--agent",
+                "copilot",
+                "--timezone",
+                zone,
+            ])
+            .stdout,
+    );
+    let expected_models: Vec<Vec<String>> = by_model["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["key"] == first.as_str())
+        .map(|row| {
+            vec![
+                row["subkey"].as_str().unwrap_or("(unknown)").to_owned(),
+                page_count(row["responses"].as_u64(), false),
+                expected(row)[5].clone(),
+            ]
+        })
+        .collect();
+    let models: Vec<Vec<String>> = models.into_iter().map(|cells| cells[..3].to_vec()).collect();
+    assert!(!models.is_empty());
+    assert_eq!(models, expected_models, "session {first}'s responses by model");
+
     // The window as beectl top sees it, in top's words where there is no
     // projection.
     let top = parse_json_line(&home.beectl(&["top", "--json", "--timezone", zone]).stdout);
