@@ -660,6 +660,20 @@ fn the_reference_clients_answer_from_an_allowed_origin_reaches_the_agent_and_ano
     drop((allowed, other));
 }
 
+/// Dollars as the usage page writes them: `-` unknown, two places from a
+/// dollar, three from a cent, five below, `≥` a lower bound.
+fn page_usd(usd: Option<f64>, bound: bool) -> String {
+    let Some(usd) = usd else { return "-".to_owned() };
+    let places = if usd >= 1.0 {
+        2
+    } else if usd >= 0.01 {
+        3
+    } else {
+        5
+    };
+    format!("{}${usd:.places$}", if bound { "≥" } else { "" })
+}
+
 /// A count as the usage page writes it: `-` unknown, `≥1,234` a lower bound.
 fn page_count(n: Option<u64>, bound: bool) -> String {
     let Some(n) = n else { return "-".to_owned() };
@@ -869,6 +883,27 @@ fn the_usage_page_shows_what_beectl_usage_says() {
     );
     let shown = cells("#days tr[data-day=\"2026-12-02\"][data-agent=\"claude\"]");
     assert_eq!(shown[1..7], ["1", "11", "22", "0", "0", "33"].map(str::to_owned), "{shown:?}");
+    // The bars by model, as estimated cost: each day's the command line's
+    // estimate, a lower bound marked as the table marks it.
+    browser.eval("document.querySelector('[data-stack=\"model\"]').click(); return true");
+    browser.eval("document.querySelector('[data-metric=\"estimatedCostUsd\"]').click(); return true");
+    browser.wait_for(
+        "the estimate by model",
+        "return document.getElementById('bars-title').textContent === 'Estimated cost a day, by model' \
+         && document.querySelector('#days tr[data-model]') !== null",
+    );
+    let by_model = parse_json_line(
+        &home.beectl(&["usage", "--json", "--no-import", "--by", "day,model", "--timezone", zone]).stdout,
+    );
+    for day in by_model["subtotals"].as_array().unwrap() {
+        let key = day["key"].as_str().unwrap();
+        let bound = day["partialParts"].as_u64() > Some(0)
+            || day["partialColumns"].as_object().is_some_and(|columns| !columns.is_empty())
+            || day["unpricedParts"].as_u64() > Some(0);
+        let shown =
+            browser.eval(&format!("return document.querySelector('#bars g[data-day=\"{key}\"]').dataset.value"));
+        assert_eq!(shown, json!(page_usd(day["estimatedCostUsd"].as_f64(), bound)), "day {key}");
+    }
     // At 1400 and 800 px nothing runs past the window; a screenshot of each
     // is kept with the test's output.
     let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("usage-page");
