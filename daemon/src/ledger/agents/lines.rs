@@ -312,7 +312,8 @@ impl<'a> Found<'a> {
 /// writes it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Beside {
-    /// The cost the agent wrote for it (checked against Bee's bounds here).
+    /// The figure the agent wrote for it in its unit — a cost, Kiro's
+    /// credits, Warp's total (checked against Bee's bounds here).
     pub(crate) own_figure: Option<f64>,
     /// Its session holds it as a copy of another session's response (see
     /// `ResponseWrite::copied`).

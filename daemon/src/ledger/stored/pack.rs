@@ -13,12 +13,12 @@
 //! format (1 byte) · writes
 //! per write: flags (1 byte: bit 0 final, bits 1–5 the provider's number,
 //!            so Codex, number 1, is bit 1, or all five set when its
-//!            number is 31 or more; bit 6 copied, bit 7 the agent's cost
+//!            number is 31 or more; bit 6 copied, bit 7 the agent's own figure
 //!            follows) · with all five set, the provider's number (1 byte)
 //!            · key hash (8 bytes, little-endian)
 //!            · ms after the pack's hour · key (length, UTF-8) · session · model
 //!            · nine counters (value + 1; 0 when unreported)
-//!            · with bit 7, the agent's cost (an `f64`, 8 bytes, little-endian)
+//!            · with bit 7, the agent's own figure in its unit (an `f64`, 8 bytes, little-endian)
 //! session, model: 0 none · 2n + 1 a new string (length, UTF-8), numbered
 //!                 from 1 in order · 2n the string numbered n
 //! ```
@@ -58,8 +58,8 @@ const PROVIDER: u8 = 0b0011_1110;
 const PROVIDER_FOLLOWS: u8 = PROVIDER >> 1;
 /// The write is a copy its session holds of another's response.
 const COPIED: u8 = 0b0100_0000;
-/// The agent's own cost of the response follows the counters.
-const AGENT_COST: u8 = 0b1000_0000;
+/// The agent's own figure of the response follows the counters.
+const OWN_FIGURE: u8 = 0b1000_0000;
 
 /// One write as a pack holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +77,7 @@ pub struct PackedWrite {
     pub context_tokens: Option<u64>,
     pub context_window: Option<u64>,
     pub is_final: bool,
-    /// What the agent wrote as the response's cost (see
+    /// What the agent wrote beside the response, in its unit (see
     /// [`crate::ledger::stored::responses::ResponseWrite::own_figure`]).
     pub own_figure: Option<f64>,
     /// A copy its session holds of another session's response.
@@ -132,15 +132,15 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
         if write.key.is_empty() || write.key.len() > MAX_TEXT_BYTES {
             return Err(PackError::OutOfBounds("key"));
         }
-        let cost = match write.own_figure {
+        let figure = match write.own_figure {
             Some(figure) if !is_own_figure(write.provider, figure) => return Err(PackError::OutOfBounds("own figure")),
-            cost => cost,
+            figure => figure,
         };
         let number = write.provider.number();
         let flags = if write.is_final { FINAL } else { 0 }
             | (number.min(PROVIDER_FOLLOWS) << 1) & PROVIDER
             | if write.copied { COPIED } else { 0 }
-            | if cost.is_some() { AGENT_COST } else { 0 };
+            | if figure.is_some() { OWN_FIGURE } else { 0 };
         body.push(flags);
         if number >= PROVIDER_FOLLOWS {
             body.push(number);
@@ -158,8 +158,8 @@ pub fn encode<'a>(hour_ms: i64, writes: &[Entry<'a>]) -> Result<Vec<u8>, PackErr
                 None => varint(&mut body, 0),
             }
         }
-        if let Some(usd) = cost {
-            body.extend_from_slice(&usd.to_le_bytes());
+        if let Some(figure) = figure {
+            body.extend_from_slice(&figure.to_le_bytes());
         }
     }
     Ok(body)
@@ -215,11 +215,11 @@ pub fn decode(hour_ms: i64, body: &[u8]) -> Result<Vec<PackedWrite>, PackError> 
         }
         let [input, cached, creation, read, output, reasoning, total, context_tokens, context_window] = counters;
         let [session_id, model] = named;
-        let own_figure = match flags & AGENT_COST {
+        let own_figure = match flags & OWN_FIGURE {
             0 => None,
             _ => Some(f64::from_le_bytes(reader.array()?)).filter(|&figure| is_own_figure(provider, figure)),
         };
-        if flags & AGENT_COST != 0 && own_figure.is_none() {
+        if flags & OWN_FIGURE != 0 && own_figure.is_none() {
             return Err(PackError::OutOfBounds("own figure"));
         }
         writes.push(PackedWrite {
@@ -603,7 +603,7 @@ mod tests {
         assert!(decode(HOUR, &one).is_ok());
         // Flags no version writes; a key that is not UTF-8; a time past the hour.
         let flags_at = 2;
-        one[flags_at] = AGENT_COST | Provider::Codex.number() << 1;
+        one[flags_at] = OWN_FIGURE | Provider::Codex.number() << 1;
         assert_eq!(decode(HOUR, &one), Err(PackError::Truncated), "a cost said to follow, and missing");
         one.extend_from_slice(&f64::NAN.to_le_bytes());
         assert_eq!(decode(HOUR, &one), Err(PackError::OutOfBounds("own figure")));

@@ -17,8 +17,8 @@
 //! per part: provider (1 byte: its number) · tier (1 byte) · session · model
 //!           · responses · seven counters (value + 1; 0 when no response reported it)
 //!           · partial parts · pending responses · producer calls
-//!           · copied responses · the agents' cost (billionths of a dollar + 1;
-//!           0 when no response carried one) · responses of unknown agent cost
+//!           · copied responses · the agents' own figure (steps of its unit + 1;
+//!           0 when no response carried one) · responses of an unknown own figure
 //!           · first and last response time (unix ms + 1; 0 when it has none)
 //! session, model: as in a response pack (0 none · 2n + 1 a new string · 2n string n)
 //! ```
