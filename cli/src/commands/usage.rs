@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::commands::ledger::{ledger_dir, ledger_unavailable};
-use crate::render::terminal::{colour_wanted, counted, short_model, thousands, wrap};
+use crate::render::terminal::{colour_wanted, counted, number, short_model, thousands, wrap};
 use beectl::args::{UsageArgs, UsageOutput};
 
 /// Below this many columns the table is compact.
@@ -204,21 +204,6 @@ impl Text {
             Text::Models => "MODELS",
         }
     }
-}
-
-/// `1,234` or, where width is short, `1.2k`, `3.4M`, `5.6B`.
-fn number(n: u64, short: bool) -> String {
-    if !short || n < 10_000 {
-        return thousands(n);
-    }
-    let (value, unit) = if n < 1_000_000 {
-        (n as f64 / 1e3, "k")
-    } else if n < 1_000_000_000 {
-        (n as f64 / 1e6, "M")
-    } else {
-        (n as f64 / 1e9, "B")
-    };
-    if value < 100.0 { format!("{value:.1}{unit}") } else { format!("{value:.0}{unit}") }
 }
 
 /// The figures of a table: which columns it has, and how numbers are written.

@@ -13,7 +13,7 @@ use bee_proto::ledger::{UsageGrouping, UsageReport, UsageRow};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::render::terminal::{thousands, wrap};
+use crate::render::terminal::{number, wrap};
 
 /// Series drawn apart; the rest share one, "others".
 const MAX_SERIES: usize = 7;
@@ -207,15 +207,9 @@ fn cells(tokens: u64, most: u64, width: usize) -> usize {
     ((tokens as f64 / most as f64) * width as f64).round() as usize
 }
 
-/// `1,234`, `12.3k`, `4.5M`, `6.7B`.
+/// `1,234`, `12.3k`, `4.5M`, `6.7B`: the table's short numbers.
 fn short(n: u64) -> String {
-    let (value, unit) = match n {
-        0..10_000 => return thousands(n),
-        10_000..1_000_000 => (n as f64 / 1e3, "k"),
-        1_000_000..1_000_000_000 => (n as f64 / 1e6, "M"),
-        _ => (n as f64 / 1e9, "B"),
-    };
-    if value < 100.0 { format!("{value:.1}{unit}") } else { format!("{value:.0}{unit}") }
+    number(n, true)
 }
 
 /// `text` cut to `width` characters, its end `…` where cut.

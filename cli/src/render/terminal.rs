@@ -78,3 +78,18 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     }
     lines
 }
+
+/// `1,234` or, where width is short, `1.2k`, `3.4M`, `5.6B`.
+pub fn number(n: u64, short: bool) -> String {
+    if !short || n < 10_000 {
+        return thousands(n);
+    }
+    let (value, unit) = if n < 1_000_000 {
+        (n as f64 / 1e3, "k")
+    } else if n < 1_000_000_000 {
+        (n as f64 / 1e6, "M")
+    } else {
+        (n as f64 / 1e9, "B")
+    };
+    if value < 100.0 { format!("{value:.1}{unit}") } else { format!("{value:.0}{unit}") }
+}

@@ -149,32 +149,24 @@ fn today_by_hour(reader: &Reader, day_ms: i64, now_ms: i64) -> Result<Vec<HourTo
     let hour_of = |at: i64| day_ms + (at - day_ms).div_euclid(HOUR) * HOUR;
     let today = Range { since_ms: day_ms, until_ms: now_ms + 1 };
     let summary = reader.usage(today, &|_, at: i64| hour_of(at))?;
+    // Each hour's tokens summed over the parts that know theirs: `None`
+    // while none has, then 0 for an hour without any response.
     let mut hours: BTreeMap<i64, HourTokens> = BTreeMap::new();
     let mut hour = day_ms;
     while hour <= now_ms {
-        hours.insert(
-            hour,
-            HourTokens { hour_utc: format_unix_ms(hour), responses: 0, tokens: Some(0), partial_parts: 0 },
-        );
+        hours.insert(hour, HourTokens { hour_utc: format_unix_ms(hour), responses: 0, tokens: None, partial_parts: 0 });
         hour += HOUR;
     }
-    let mut known: BTreeMap<i64, bool> = BTreeMap::new();
     for (key, part) in &summary.parts {
         let Some(entry) = hours.get_mut(&key.bucket) else { continue };
-        let counted = part.responses + part.producer_calls;
-        entry.responses += counted;
+        entry.responses += part.responses + part.producer_calls;
         entry.partial_parts += part.partial_parts;
         if let Some(total) = part.tokens.total_tokens {
             entry.tokens = Some(entry.tokens.unwrap_or(0) + total);
-            known.insert(key.bucket, true);
-        } else if counted > 0 {
-            known.entry(key.bucket).or_insert(false);
         }
     }
-    for (hour, any_known) in known {
-        if let (false, Some(entry)) = (any_known, hours.get_mut(&hour)) {
-            entry.tokens = None;
-        }
+    for entry in hours.values_mut().filter(|entry| entry.responses == 0) {
+        entry.tokens = Some(0);
     }
     Ok(hours.into_values().collect())
 }
