@@ -13,20 +13,28 @@ use bee_tests::every_agent::{Expected, write_every_agent};
 use bee_tests::*;
 use rusqlite::Connection;
 use serde_json::Value;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const MB: usize = 1 << 20;
 
-/// A line of `bytes` that is one JSON string, past the longest line read.
-fn long_line(bytes: usize) -> Vec<u8> {
-    let mut line = Vec::with_capacity(bytes + 16);
-    line.extend_from_slice(b"{\"type\":\"");
-    line.resize(bytes, b'A');
-    line.extend_from_slice(b"\"}\n");
-    line
+/// What a planted file is made of.
+#[derive(Clone, Copy)]
+enum Part<'a> {
+    Bytes(&'a [u8]),
+    /// A line of this many bytes and its newline, past the longest line
+    /// read: a JSON string's opening, a hole in the file (it reads as NUL
+    /// bytes and takes no disk, so dozens of these fit on a small CI
+    /// disk), the string's close.
+    LongLine(usize),
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> From<&'a T> for Part<'a> {
+    fn from(bytes: &'a T) -> Self {
+        Part::Bytes(bytes.as_ref())
+    }
 }
 
 /// A JSON object of about `bytes` whose keys every reader reads hold
@@ -78,11 +86,19 @@ fn tiny_array(bytes: usize) -> Vec<u8> {
     array
 }
 
-fn write_file(path: &Path, parts: &[&[u8]]) {
+fn write_file(path: &Path, parts: &[Part<'_>]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut file = std::fs::File::create(path).unwrap();
     for part in parts {
-        file.write_all(part).unwrap();
+        match part {
+            Part::Bytes(bytes) => file.write_all(bytes).unwrap(),
+            Part::LongLine(bytes) => {
+                let (open, close) = (b"{\"type\":\"", b"\"}\n");
+                file.write_all(open).unwrap();
+                file.seek(SeekFrom::Current((bytes - open.len()) as i64)).unwrap();
+                file.write_all(close).unwrap();
+            }
+        }
     }
     drop(file);
     make_quiet(path);
@@ -96,9 +112,10 @@ fn agy_blob(fields: usize) -> Vec<u8> {
 /// Plants the hostile records in every agent's folder of `home`.
 fn plant_hostile(home: &TestHome) {
     let at = |relative: &str| home.path().join(relative);
-    let long = long_line(70 * MB);
-    let mut tiny = tiny_items(60 * MB);
+    let long = Part::LongLine(70 * MB);
+    let mut tiny = tiny_items(40 * MB);
     tiny.push(b'\n');
+    let mut first_log = None;
     for log in [
         ".claude/projects/-home-dev-app/0bad0000-0000-4000-8000-000000000001.jsonl",
         ".gemini/tmp/app/chats/session-2026-12-05T03-21-0badbad0.jsonl",
@@ -118,36 +135,48 @@ fn plant_hostile(home: &TestHome) {
         ".omp/agent/sessions/--home-dev-app--/2026-12-05T03-22-45_hostile.jsonl",
         ".kiro/sessions/0bad0bad0bad0bad/sess_0bad/messages.jsonl",
     ] {
-        write_file(&at(log), &[&long, &tiny, b"{\"after\":\"the bad lines\"}\n"]);
+        // One file at every agent's path (its bytes on disk once): each
+        // reader reads it at its own path, its offset kept per path.
+        match &first_log {
+            None => {
+                write_file(&at(log), &[long, (&tiny).into(), b"{\"after\":\"the bad lines\"}\n".into()]);
+                first_log = Some(at(log));
+            }
+            Some(first) => {
+                std::fs::create_dir_all(at(log).parent().unwrap()).unwrap();
+                std::fs::hard_link(first, at(log)).unwrap();
+            }
+        }
     }
     // Gemini CLI's telemetry file, named in its settings: a long line, tiny
     // items, and a side call's record whose attribute line is past any
     // attribute's bound (never parsed; the record has no session left).
     let telemetry = at(".gemini/telemetry.log");
     let settings = serde_json::json!({"telemetry": {"outfile": telemetry}}).to_string();
-    write_file(&at(".gemini/settings.json"), &[settings.as_bytes()]);
+    write_file(&at(".gemini/settings.json"), &[settings.as_bytes().into()]);
     let huge_attribute = [b"    \"session.id\": \"".as_slice(), &vec![b's'; 60 * MB], b"\",\n"].concat();
     write_file(
         &telemetry,
         &[
-            &long,
-            &tiny,
-            b"{\n  \"attributes\": {\n",
-            &huge_attribute,
-            b"    \"event.name\": \"gemini_cli.api_response\",\n    \"role\": \"utility_router\"\n  }\n}\n",
+            long,
+            (&tiny).into(),
+            b"{\n  \"attributes\": {\n".into(),
+            (&huge_attribute).into(),
+            b"    \"event.name\": \"gemini_cli.api_response\",\n    \"role\": \"utility_router\"\n  }\n}\n".into(),
         ],
     );
     // Junie reads only its usage events (its marker): the tiny items are in
     // the counters of one.
-    let junk = tiny_array(60 * MB);
+    let junk = tiny_array(40 * MB);
     write_file(
         &at(".junie/sessions/session-0bad/events.jsonl"),
         &[
-            &long,
+            long,
             b"{\"kind\":\"SessionA2uxEvent\",\"event\":{\"agentEvent\":{\"kind\":\"LlmResponseMetadataEvent\",\
-              \"modelUsage\":[{\"model\":\"m\",\"inputTokens\":",
-            &junk,
-            b",\"outputTokens\":1}]}},\"timestampMs\":1787663417205}\n{\"after\":\"the bad lines\"}\n",
+              \"modelUsage\":[{\"model\":\"m\",\"inputTokens\":"
+                .into(),
+            (&junk).into(),
+            b",\"outputTokens\":1}]}},\"timestampMs\":1787663417205}\n{\"after\":\"the bad lines\"}\n".into(),
         ],
     );
     // Aider's log is the one its settings name: the bad lines go after its
@@ -157,14 +186,14 @@ fn plant_hostile(home: &TestHome) {
     write_file(
         &aider,
         &[
-            &good,
-            &long,
-            b"{\"event\": \"message_send\", \"properties\": {\"main_model\": ",
-            &junk,
-            b"}, \"user_id\": \"u\", \"time\": 1796561080}\n{\"after\":\"the bad lines\"}\n",
+            (&good).into(),
+            long,
+            b"{\"event\": \"message_send\", \"properties\": {\"main_model\": ".into(),
+            (&junk).into(),
+            b"}, \"user_id\": \"u\", \"time\": 1796561080}\n{\"after\":\"the bad lines\"}\n".into(),
         ],
     );
-    let tiny_doc = tiny_items(60 * MB);
+    let tiny_doc = tiny_items(40 * MB);
     for (document, long_name) in [
         (".local/share/amp/threads/T-hostile.json", ".local/share/amp/threads/T-long.json"),
         (".factory/sessions/-home-dev-app/0bad.settings.json", ".factory/sessions/-home-dev-app/0long.settings.json"),
@@ -176,8 +205,8 @@ fn plant_hostile(home: &TestHome) {
         // Codebuff's document is an array of messages.
         let array = document.ends_with("chat-messages.json");
         let (open, close): (&[u8], &[u8]) = if array { (b"[", b"]") } else { (b"", b"") };
-        write_file(&at(document), &[open, &tiny_doc, close]);
-        write_file(&at(long_name), &[&long]);
+        write_file(&at(document), &[open.into(), (&tiny_doc).into(), close.into()]);
+        write_file(&at(long_name), &[long]);
     }
     let extensions = ".config/Code/User/globalStorage";
     let ui_messages: (&[u8], &[u8]) = (b"[{\"ts\":1796310000009,\"say\":", b"}]");
@@ -249,11 +278,11 @@ fn plant_hostile(home: &TestHome) {
             ui_messages,
         ),
     ] {
-        write_file(&at(&document), &[open, &junk, close]);
-        write_file(&at(&long_name), &[&long]);
+        write_file(&at(&document), &[open.into(), (&junk).into(), close.into()]);
+        write_file(&at(&long_name), &[long]);
     }
-    // A 50 MB value in each agent database's JSON (or text) column.
-    let column = String::from_utf8(tiny_items(50 * MB)).unwrap();
+    // A 40 MB value in each agent database's JSON (or text) column.
+    let column = String::from_utf8(tiny_items(40 * MB)).unwrap();
     let add = |db: &str, sql: &str| {
         let path = at(db);
         let conn = Connection::open(&path).unwrap();
@@ -306,24 +335,24 @@ fn plant_hostile(home: &TestHome) {
          VALUES ('c-bad', 't1', 'chat', 1796400009000, 1796400009900, 'chat', ?1, 40, 4, 'chat-1')",
     );
     // A call in Copilot CLI's session store with good counters and a
-    // 50 MB model name: counted, its model unknown.
+    // 40 MB model name: counted, its model unknown.
     add(
         ".copilot/session-store.db",
         "INSERT INTO assistant_usage_events (session_id, turn_index, model, input_tokens, output_tokens,
             created_at) VALUES ('s-chat', 1, ?1, 40, 4, '2026-12-03T12:40:00.000Z')",
     );
-    // A 50 MB conversation in Warp's state.
+    // A 40 MB conversation in Warp's state.
     add(
         ".local/state/warp-terminal/warp.sqlite",
         "INSERT INTO agent_conversations (conversation_id, conversation_data, last_modified_at)
          VALUES ('c-bad', ?1, '2026-10-09 05:00:00')",
     );
-    // A 50 MB value in a Windsurf workspace's state, which nothing reads.
+    // A 40 MB value in a Windsurf workspace's state, which nothing reads.
     add(
         ".config/Windsurf/User/workspaceStorage/9f1e2d3c4b5a69788796a5b4c3d2e1f0/state.vscdb",
         "INSERT INTO ItemTable (key, value) VALUES ('workbench.panel.aichat.view.aichat.chatdata', ?1)",
     );
-    // A 50 MB bubble in Cursor's state and a 50 MB thread in Zed's.
+    // A 40 MB bubble in Cursor's state and a 40 MB thread in Zed's.
     add(
         ".config/Cursor/User/globalStorage/state.vscdb",
         "INSERT INTO cursorDiskKV (key, value) VALUES ('bubbleId:c-bad:b-bad', ?1)",
@@ -477,7 +506,7 @@ fn a_line_past_the_bound_is_named_and_reading_goes_on() {
     let session = "7a1e0000-0000-4000-8000-000000000002";
     let good = claude_response_line(session, "msg_after", "req_after", "2026-12-01T10:00:00.000Z", 20, 40);
     let path = home.path().join(format!(".claude/projects/-home-dev-app/{session}.jsonl"));
-    write_file(&path, &[&long_line(65 * MB), good.as_bytes()]);
+    write_file(&path, &[Part::LongLine(65 * MB), good.as_bytes().into()]);
     let output = home.beectl(&["ingest"]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let report = parse_json_line(&output.stdout);
@@ -579,7 +608,7 @@ fn health_says_degraded_while_the_logs_cannot_be_ingested() {
     let session = "7a1e0000-0000-4000-8000-000000000003";
     let log = home.path().join(format!(".claude/projects/-home-dev-app/{session}.jsonl"));
     let line = |id: &str| claude_response_line(session, id, &format!("req_{id}"), "2026-12-01T10:00:00.000Z", 20, 40);
-    write_file(&log, &[line("msg_1").as_bytes()]);
+    write_file(&log, &[line("msg_1").as_bytes().into()]);
     let daemon = home.start_daemon_with(&["--ingest-every", "1"]);
     assert!(eventually(Duration::from_secs(20), || tcp_or_socket_health(&home).starts_with("200")));
     assert!(eventually(Duration::from_secs(20), || tcp_or_socket_health(&home).contains("\"status\":\"ok\"")));
@@ -590,7 +619,7 @@ fn health_says_degraded_while_the_logs_cannot_be_ingested() {
         ["-wal", "-shm"].map(|side| ledger.join(format!("ledger.sqlite3{side}"))).into_iter().filter(|f| f.exists()),
     );
     let frozen = ImmutableFiles::new(&files);
-    write_file(&log, &[line("msg_1").as_bytes(), line("msg_2").as_bytes()]);
+    write_file(&log, &[line("msg_1").as_bytes().into(), line("msg_2").as_bytes().into()]);
     assert!(
         eventually(Duration::from_secs(30), || tcp_or_socket_health(&home).contains("\"status\":\"degraded\"")),
         "{}",
@@ -616,7 +645,7 @@ fn links_fifos_and_sockets_in_an_agents_folder_are_listed() {
     let projects = home.path().join(".claude/projects/-home-dev-app");
     let session = "7a1e0000-0000-4000-8000-000000000004";
     let good = claude_response_line(session, "msg_1", "req_1", "2026-12-01T10:00:00.000Z", 20, 40);
-    write_file(&projects.join(format!("{session}.jsonl")), &[good.as_bytes()]);
+    write_file(&projects.join(format!("{session}.jsonl")), &[good.as_bytes().into()]);
     let outside = home.path().join("elsewhere.jsonl");
     let other = claude_response_line(session, "msg_outside", "req_outside", "2026-12-01T10:00:00.000Z", 20, 40);
     std::fs::write(&outside, other.as_bytes()).unwrap();
@@ -662,9 +691,9 @@ fn an_unreadable_log_is_warned_about_once_per_change() {
     let projects = home.path().join(".claude/projects/-home-dev-app");
     let session = "7a1e0000-0000-4000-8000-000000000005";
     let good = claude_response_line(session, "msg_1", "req_1", "2026-12-01T10:00:00.000Z", 20, 40);
-    write_file(&projects.join(format!("{session}.jsonl")), &[good.as_bytes()]);
+    write_file(&projects.join(format!("{session}.jsonl")), &[good.as_bytes().into()]);
     let locked = projects.join("7a1e0000-0000-4000-8000-000000000006.jsonl");
-    write_file(&locked, &[good.as_bytes()]);
+    write_file(&locked, &[good.as_bytes().into()]);
     let chown = |path: &Path| {
         assert!(Command::new("chown").args(["-R", "65534:65534"]).arg(path).status().unwrap().success());
     };
@@ -689,7 +718,7 @@ fn an_unreadable_log_is_warned_about_once_per_change() {
     std::thread::sleep(Duration::from_secs(4));
     assert_eq!(warnings(), 1, "{}", std::fs::read_to_string(&log).unwrap());
     // The file changes: one more warning, then quiet again.
-    write_file(&locked, &[good.as_bytes(), good.as_bytes()]);
+    write_file(&locked, &[good.as_bytes().into(), good.as_bytes().into()]);
     std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     assert!(eventually(Duration::from_secs(30), || warnings() == 2), "{}", std::fs::read_to_string(&log).unwrap());
     std::thread::sleep(Duration::from_secs(3));
