@@ -40,7 +40,7 @@ pub fn million_responses(home: &TestHome) {
                 let session = random() % SESSIONS;
                 // A session is one agent's: the agent follows from it.
                 let provider = Provider::ALL[(session % Provider::ALL.len() as u64) as usize];
-                let at = now - 1_000 - (session * 7_919 + random() % 3_600_000) % (month - 3_600_000);
+                let at = now - 1_000 - (session * 7_919_000 + random() % 3_600_000) % (month - 3_600_000);
                 let model = MODELS[((session + random() % 2) % MODELS.len() as u64) as usize];
                 Evidence::Response(ResponseWrite {
                     provider,

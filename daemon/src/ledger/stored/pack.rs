@@ -293,7 +293,7 @@ pub(crate) fn text(out: &mut Vec<u8>, text: &str) {
 #[derive(Default)]
 pub(crate) struct Names<'a> {
     spelled: Vec<&'a str>,
-    seen: std::collections::HashSet<&'a str>,
+    seen: std::collections::HashSet<&'a str, foldhash::quality::RandomState>,
 }
 
 impl<'a> Names<'a> {
@@ -380,9 +380,11 @@ impl<'a> Reader<'a> {
     /// the bit a `u64` has left, and no longer than it needs to be (so
     /// one value has one spelling).
     pub(crate) fn varint(&mut self) -> Result<u64, PackError> {
+        // Read from the slice itself: every pack's every count and time
+        // goes through here.
+        let rest = self.body.get(self.at..).unwrap_or_default();
         let mut value = 0u64;
-        for at in 0..10 {
-            let byte = self.byte()?;
+        for (at, &byte) in rest.iter().take(10).enumerate() {
             if at == 9 && byte > 1 {
                 return Err(PackError::OutOfBounds("integer"));
             }
@@ -391,10 +393,11 @@ impl<'a> Reader<'a> {
                 if at > 0 && byte == 0 {
                     return Err(PackError::OutOfBounds("integer"));
                 }
+                self.at += at + 1;
                 return Ok(value);
             }
         }
-        Err(PackError::OutOfBounds("integer"))
+        Err(if rest.len() < 10 { PackError::Truncated } else { PackError::OutOfBounds("integer") })
     }
 
     fn text(&mut self, what: &'static str) -> Result<&'a str, PackError> {

@@ -341,6 +341,22 @@ pub struct PartFigures {
 }
 
 impl PartFigures {
+    /// A stored part's figures.
+    fn of(part: &part_pack::StoredPart<'_>) -> PartFigures {
+        PartFigures {
+            responses: part.responses,
+            tokens: part.tokens.clone(),
+            partial_parts: part.partial_parts,
+            pending_responses: part.pending_responses,
+            producer_calls: part.producer_calls,
+            copied_responses: part.copied_responses,
+            own_figure_steps: part.own_figure_steps,
+            own_figure_unknown: part.own_figure_unknown,
+            first_ms: part.first_ms,
+            last_ms: part.last_ms,
+        }
+    }
+
     /// Adds `other`'s counts.
     pub fn add(&mut self, other: &PartFigures) {
         self.responses += other.responses;
@@ -1226,9 +1242,54 @@ fn from_records(
     Ok(summary)
 }
 
-/// How many keys `sorted` (sorted by key) holds.
-fn distinct_keys(sorted: &[(i64, PartKey, PartFigures)]) -> usize {
-    sorted.windows(2).filter(|pair| pair[0].1 != pair[1].1).count() + usize::from(!sorted.is_empty())
+/// A [`PartKey`] with its session and model by their numbers in a
+/// [`NameOrder`].
+type NumberedKey = (i64, Provider, u32, u32, u8);
+
+/// The names (sessions, models) of a range's packs, numbered as they are
+/// met, then by the order of their text.
+#[derive(Default)]
+struct NameOrder<'a> {
+    numbers: crate::ledger::FastMap<&'a str, u32>,
+    /// Each number's name (0: none).
+    names: Vec<Option<&'a str>>,
+}
+
+/// The names met in one pack, by where the pack spells them: a pack
+/// spells each name once, so a place is a name, found without hashing
+/// its text.
+type PackNames = crate::ledger::FastMap<usize, u32>;
+
+impl<'a> NameOrder<'a> {
+    /// `name`'s number as met (0 for none), `pack` the names its pack
+    /// spelled so far.
+    fn number(&mut self, name: Option<&'a str>, pack: &mut PackNames) -> u32 {
+        let Some(name) = name else { return 0 };
+        if let Some(&number) = pack.get(&(name.as_ptr() as usize)) {
+            return number;
+        }
+        if self.names.is_empty() {
+            self.names.push(None);
+        }
+        let next = self.names.len() as u32;
+        let number = *self.numbers.entry(name).or_insert(next);
+        if number == next {
+            self.names.push(Some(name));
+        }
+        pack.insert(name.as_ptr() as usize, number);
+        number
+    }
+
+    /// Each number's place in the order of the names' text (none first).
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.names.len().max(1) as u32).collect();
+        order.sort_unstable_by_key(|&number| self.names.get(number as usize).copied().flatten());
+        let mut ranks = vec![0; order.len()];
+        for (rank, &number) in order.iter().enumerate() {
+            ranks[number as usize] = rank as u32;
+        }
+        ranks
+    }
 }
 
 /// The clean hours of `full` from the aggregates, and the clean hours whose
@@ -1267,78 +1328,98 @@ fn from_aggregates(conn: &Connection, full: Range, by: Option<Bucket<'_>>) -> ru
     let Some(bucket) = by else { return Ok((summary, Vec::new())) };
     let mut statement = conn.prepare_cached(
         "SELECT hour_ms, body FROM rollup_parts WHERE hour_ms >= ?1 AND hour_ms < ?2
-           AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2)",
+           AND hour_ms NOT IN (SELECT hour_ms FROM rollup_dirty WHERE hour_ms >= ?1 AND hour_ms < ?2)
+         ORDER BY hour_ms",
     )?;
+    // The packs' bytes, copied out of the statement, so their parts can
+    // borrow their names: a name is copied once per key of the range, not
+    // once per hour it appears in.
+    let mut packs: Vec<(i64, Vec<u8>)> = Vec::new();
     let mut rows = statement.query(params![full.since_ms, full.until_ms])?;
+    while let Some(row) = rows.next()? {
+        packs.push((row.get(0)?, row.get_ref(1)?.as_blob()?.to_vec()));
+    }
     // An hour a boundary cuts for any provider is read whole from the
     // records, as is an hour whose pack does not decode.
     let mut cut = BTreeSet::new();
-    // A part as its pack holds it, its key owned: a few counts, so the
-    // range's parts are held once and small (a month of a busy user's
-    // parts is thousands).
-    let mut clean: Vec<(i64, PartKey, PartFigures)> = Vec::new();
-    while let Some(row) = rows.next()? {
-        let hour: i64 = row.get(0)?;
-        let parts = match part_pack::decode(row.get_ref(1)?.as_blob()?) {
-            Ok(parts) => parts,
+    let mut decoded: Vec<(i64, Vec<part_pack::StoredPart<'_>>)> = Vec::with_capacity(packs.len());
+    for (hour, body) in &packs {
+        match part_pack::decode(body) {
+            Ok(parts) => decoded.push((*hour, parts)),
             Err(err) => {
                 tracing::warn!(hour_ms = hour, error = %err, "an hour's usage parts do not decode; read from the records");
-                cut.insert(hour);
-                continue;
+                cut.insert(*hour);
             }
-        };
-        clean.reserve(parts.len());
+        }
+    }
+    // Each part's key (its bucket, then its pack's own key, its names by
+    // number) and where it is: small, so sorting moves and compares little.
+    let mut names = NameOrder::default();
+    let mut keyed: Vec<(NumberedKey, u32, u32)> = Vec::new();
+    let mut pack_names = PackNames::default();
+    for (at, (hour, parts)) in decoded.iter().enumerate() {
+        let before = keyed.len();
+        pack_names.clear();
         // A pack holds its parts by provider: each provider's bucket of the
         // hour is found once.
         let mut last: Option<(Provider, Option<i64>)> = None;
-        for part in parts {
+        for (index, part) in parts.iter().enumerate() {
             let first = match last {
                 Some((of, first)) if of == part.provider => first,
                 _ => {
-                    let first = bucket(part.provider, hour);
+                    let first = bucket(part.provider, *hour);
                     let first = (first == bucket(part.provider, hour + HOUR_MS - 1)).then_some(first);
                     last = Some((part.provider, first));
                     first
                 }
             };
             let Some(first) = first else {
-                cut.insert(hour);
+                cut.insert(*hour);
+                keyed.truncate(before);
                 break;
             };
-            let key = PartKey {
-                bucket: first,
-                provider: part.provider,
-                session: part.session.map(str::to_owned),
-                model: part.model.map(str::to_owned),
-                tier: part.tier,
-            };
-            let figures = PartFigures {
-                responses: part.responses,
-                tokens: part.tokens,
-                partial_parts: part.partial_parts,
-                pending_responses: part.pending_responses,
-                producer_calls: part.producer_calls,
-                copied_responses: part.copied_responses,
-                own_figure_steps: part.own_figure_steps,
-                own_figure_unknown: part.own_figure_unknown,
-                first_ms: part.first_ms,
-                last_ms: part.last_ms,
-            };
-            clean.push((hour, key, figures));
+            let session = names.number(part.session, &mut pack_names);
+            let model = names.number(part.model, &mut pack_names);
+            keyed.push(((first, part.provider, session, model, part.tier), at as u32, index as u32));
         }
     }
-    clean.retain(|(hour, ..)| !cut.contains(hour));
-    // Summed in key order and built into the map at once: most keys are
-    // new, and a map built from sorted keys compares each key about once.
-    // The sums are of integers, so the order parts of one key meet in is
-    // the sums' own.
-    clean.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-    let mut summed: Vec<(PartKey, PartFigures)> = Vec::with_capacity(distinct_keys(&clean));
-    for (_, key, figures) in clean {
+    let ranks = names.ranks();
+    // Each key as two integers that sort as it does (its names by their
+    // ranks), and where its part is.
+    let mut sorted: Vec<(u128, u64, u32, u32)> = keyed
+        .into_iter()
+        .map(|((bucket, provider, session, model, tier), at, index)| {
+            // The bucket's sign bit flipped: earlier buckets, negative ones too, sort first.
+            let bucket = u128::from((bucket as u64) ^ (1 << 63));
+            let session = ranks[session as usize];
+            let high = (bucket << 64) | (u128::from(provider as u8) << 32) | u128::from(session);
+            let low = (u64::from(ranks[model as usize]) << 8) | u64::from(tier);
+            (high, low, at, index)
+        })
+        .collect();
+    sorted.sort_unstable();
+    // Summed key by key and built into the map at once: a map built from
+    // sorted keys compares each key about once. The sums are of integers,
+    // so the order parts of one key meet in is the sums' own.
+    let mut summed: Vec<(PartKey, PartFigures)> = Vec::new();
+    let mut previous = None;
+    for (high, low, at, index) in sorted {
+        let part = &decoded[at as usize].1[index as usize];
+        let figures = PartFigures::of(part);
         match summed.last_mut() {
-            Some((last, sum)) if *last == key => sum.add(&figures),
-            _ => summed.push((key, figures)),
+            Some((_, sum)) if previous == Some((high, low)) => sum.add(&figures),
+            _ => {
+                let owned = PartKey {
+                    bucket: ((high >> 64) as u64 ^ (1 << 63)) as i64,
+                    provider: part.provider,
+                    session: part.session.map(str::to_owned),
+                    model: part.model.map(str::to_owned),
+                    tier: part.tier,
+                };
+                summed.push((owned, figures));
+            }
         }
+        previous = Some((high, low));
     }
     summary.parts = summed.into_iter().collect();
     Ok((summary, cut.into_iter().collect()))

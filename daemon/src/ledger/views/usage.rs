@@ -16,6 +16,7 @@ use bee_proto::usage::WindowKind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use crate::ledger::FastMap;
 use crate::ledger::stored::rollup::{PartKey, Parts};
 use crate::ledger::stored::schema::{HOUR_MS, Range};
 use crate::ledger::stored::store::{LedgerView, Reader, ReportedCost, SnapshotRow};
@@ -261,7 +262,7 @@ pub struct Inputs<'a> {
     pub bucket: &'a dyn Fn(Provider, i64) -> i64,
     /// Each model id's label, worked out once for every report built
     /// from these inputs (the exporter builds one per agent).
-    labels: HashMap<&'a str, String>,
+    models: ModelTable<'a>,
 }
 
 impl<'a> Inputs<'a> {
@@ -273,14 +274,38 @@ impl<'a> Inputs<'a> {
         damaged: u64,
         bucket: &'a dyn Fn(Provider, i64) -> i64,
     ) -> Self {
-        let mut labels: HashMap<&str, String> = HashMap::new();
         let ids = parts.keys().filter_map(|k| k.model.as_deref());
-        for id in ids.chain(reported.iter().filter_map(|c| c.model.as_deref())) {
-            if !labels.contains_key(id) {
-                labels.insert(id, crate::ledger::views::models::label(id));
-            }
-        }
-        Inputs { parts, reported, projects, windows, damaged, bucket, labels }
+        let models = ModelTable::of(ids.chain(reported.iter().filter_map(|c| c.model.as_deref())));
+        Inputs { parts, reported, projects, windows, damaged, bucket, models }
+    }
+}
+
+/// The model ids of a report's inputs, each numbered in the order of its
+/// id (so a set of numbers in order is a set of ids in order), with its
+/// label: a row keeps the numbers of its models and spells them once,
+/// when it is made.
+struct ModelTable<'a> {
+    numbers: FastMap<&'a str, u32>,
+    /// Each number's id and label.
+    models: Vec<(&'a str, String)>,
+}
+
+impl<'a> ModelTable<'a> {
+    fn of(ids: impl Iterator<Item = &'a str>) -> Self {
+        let mut distinct: Vec<&str> = ids.collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let numbers = distinct.iter().enumerate().map(|(number, id)| (*id, number as u32)).collect();
+        let models = distinct.into_iter().map(|id| (id, crate::ledger::views::models::label(id))).collect();
+        ModelTable { numbers, models }
+    }
+
+    fn number(&self, id: &str) -> Option<u32> {
+        self.numbers.get(id).copied()
+    }
+
+    fn label(&self, number: u32) -> &str {
+        &self.models[number as usize].1
     }
 }
 
@@ -319,18 +344,20 @@ const COLUMNS: [(&str, Column); 6] = [
 /// its span of time, its sessions with and without a reported cost and
 /// the columns some of its parts could not report.
 #[derive(Default)]
-struct Gathered<'a> {
+struct Gathered {
     row: UsageRow,
     /// Bit `provider as u32` for each agent with usage or cost in it.
     agents: u64,
     span: Option<(i64, i64)>,
-    used: SessionSet<'a>,
-    costed: SessionSet<'a>,
+    used: SessionSet,
+    costed: SessionSet,
+    /// The numbers (in the [`ModelTable`]) of the models of its counted parts.
+    models: Vec<u32>,
     known: [bool; COLUMNS.len()],
     unknown: [u64; COLUMNS.len()],
 }
 
-impl<'a> Gathered<'a> {
+impl Gathered {
     fn agent(&mut self, provider: Provider) {
         self.agents |= 1 << (provider as u32);
     }
@@ -348,8 +375,25 @@ impl<'a> Gathered<'a> {
         }
     }
 
-    /// The row, its sets counted and its agents named.
-    fn finish(mut self) -> UsageRow {
+    /// Adds `session` to `set`: parts come in key order, so a session's
+    /// parts mostly follow one another, and each is added once.
+    fn add_session(set: &mut SessionSet, session: u32) {
+        if set.last() != Some(&session) {
+            set.push(session);
+        }
+    }
+
+    /// The row, its sets counted and its agents and models named.
+    fn finish(mut self, models: &ModelTable<'_>) -> UsageRow {
+        self.models.sort_unstable();
+        self.models.dedup();
+        for &number in &self.models {
+            let (id, label) = &models.models[number as usize];
+            self.row.model_ids.push((*id).to_owned());
+            self.row.models.push(label.clone());
+        }
+        self.row.models.sort_unstable();
+        self.row.models.dedup();
         for set in [&mut self.used, &mut self.costed] {
             set.sort_unstable();
             set.dedup();
@@ -369,6 +413,50 @@ impl<'a> Gathered<'a> {
             }
         }
         self.row
+    }
+}
+
+/// Rows while they are gathered, each found by its key. Parts come in key
+/// order, so the row of a part is mostly the row of the part before it:
+/// that one is found without hashing its key.
+struct Groups<K> {
+    at: FastMap<K, usize>,
+    gathered: Vec<(K, Gathered)>,
+    last: Option<(K, usize)>,
+}
+
+impl<K> Default for Groups<K> {
+    fn default() -> Self {
+        Groups { at: FastMap::default(), gathered: Vec::new(), last: None }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Copy> Groups<K> {
+    /// The row of `key`, a new one if there is none.
+    fn entry(&mut self, key: K) -> &mut Gathered {
+        let at = match self.last {
+            Some((last, at)) if last == key => at,
+            _ => {
+                let next = self.gathered.len();
+                let at = *self.at.entry(key).or_insert(next);
+                if at == next {
+                    self.gathered.push((key, Gathered::default()));
+                }
+                self.last = Some((key, at));
+                at
+            }
+        };
+        &mut self.gathered[at].1
+    }
+
+    fn get(&self, key: &K) -> Option<&Gathered> {
+        self.at.get(key).map(|&at| &self.gathered[at].1)
+    }
+
+    /// The row of `key`, taken out (an empty one stays in its place).
+    fn take(&mut self, key: &K) -> Option<Gathered> {
+        let at = self.at.remove(key)?;
+        Some(std::mem::take(&mut self.gathered[at].1))
     }
 }
 
@@ -403,15 +491,20 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     };
     // A price per model id, worked out once per id; the keys rows are
     // gathered under borrow their names, copied once a row is made.
-    let label_of = |id: &str| inputs.labels.get(id).map(String::as_str);
-    let mut looked_up: HashMap<&str, Option<&crate::ledger::views::prices::ModelPrice>> = HashMap::new();
+    let models = &inputs.models;
+    let mut unpriced: Vec<Option<u32>> = Vec::new();
+    let label_of = |id: &str| models.number(id).map(|number| models.label(number));
+    // Each model's price, by its number.
+    let mut looked_up: Vec<Option<Option<&crate::ledger::views::prices::ModelPrice>>> = vec![None; models.models.len()];
+    // Each (agent, session) a number, for the rows' sets of sessions.
+    let mut sessions: FastMap<(Provider, Option<&str>), u32> = FastMap::default();
+    let mut last_session: Option<(Provider, Option<&str>, u32)> = None;
     let key_of = |grouping, provider, bucket, session, label| {
         group_key(grouping, provider, bucket, session, label, inputs.projects, &block_of)
     };
-    let mut rows: BTreeMap<GroupKey<'_>, Gathered<'_>> = BTreeMap::new();
-    let mut subtotals: BTreeMap<Key<'_>, Gathered<'_>> = BTreeMap::new();
+    let mut rows: Groups<GroupKey<'_>> = Groups::default();
+    let mut subtotals: Groups<Key<'_>> = Groups::default();
     let mut totals = Gathered::default();
-    let mut unpriced_models: Vec<String> = Vec::new();
     let mut agents_counted: std::collections::BTreeSet<Provider> = std::collections::BTreeSet::new();
     for (key, part) in inputs.parts {
         let PartKey { bucket, provider, session, model, tier } = key;
@@ -425,28 +518,39 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         if part.responses > 0 {
             agents_counted.insert(*provider);
         }
-        let label = model.as_deref().and_then(label_of);
+        let number = model.as_deref().and_then(|id| models.number(id));
+        let label = number.map(|number| models.label(number));
         let first = key_of(by.first, *provider, *bucket, session.as_deref(), label);
         let then = by.then.map(|then| key_of(then, *provider, *bucket, session.as_deref(), label));
         // Priced from what the provider reported; shown in the one set of columns.
         let columns = crate::ledger::agents::agent(*provider).columns(&part.tokens);
         // A part of copies alone holds no response of its own: nothing to price.
-        let price = model
-            .as_deref()
-            .and_then(|id| *looked_up.entry(id).or_insert_with(|| prices.lookup(id).map(|found| found.1)));
+        let price = number.and_then(|number| {
+            *looked_up[number as usize]
+                .get_or_insert_with(|| prices.lookup(models.models[number as usize].0).map(|found| found.1))
+        });
         // Responses none of whose counters is known (Warp's, Crush's) have
         // nothing to price: no estimate, not even $0, and no unpriced model.
         let nothing_known = part.tokens.reported() == 0;
         let cost =
             price.filter(|_| counted > 0).and_then(|price| PriceTable::cost_at(price, *provider, *tier, &part.tokens));
-        if cost.is_none() && counted > 0 && !nothing_known {
-            unpriced_models.push(model.clone().unwrap_or_else(|| "(unknown)".to_owned()));
+        if cost.is_none() && counted > 0 && !nothing_known && unpriced.last() != Some(&number) {
+            unpriced.push(number);
         }
+        // Parts come in key order: a session's follow one another.
+        let session_number = (counted > 0).then(|| match last_session {
+            Some((of, named, number)) if of == *provider && named == session.as_deref() => number,
+            _ => {
+                let number = session_number(&mut sessions, *provider, session.as_deref());
+                last_session = Some((*provider, session.as_deref(), number));
+                number
+            }
+        });
         let span = part_span(part);
         let is_two = then.is_some();
         let sinks = [
-            Some(rows.entry((first, then)).or_default()),
-            if is_two { Some(subtotals.entry(first).or_default()) } else { None },
+            Some(rows.entry((first, then))),
+            if is_two { Some(subtotals.entry(first)) } else { None },
             Some(&mut totals),
         ];
         for sum in sinks.into_iter().flatten() {
@@ -461,14 +565,13 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
                 Some(cost) => bee_proto::ledger::add_cost(&mut sum.row.estimated_cost_usd, Some(cost)),
                 None => sum.row.unpriced_parts += counted,
             }
-            if counted == 0 {
-                continue;
-            }
-            sum.used.push((*provider, session.as_deref()));
-            // The group's models, each once, in order; copied only when new.
-            if let (Some(model), Some(label)) = (model, label) {
-                insert_sorted(&mut sum.row.model_ids, model);
-                insert_sorted(&mut sum.row.models, label);
+            let Some(session) = session_number else { continue };
+            Gathered::add_session(&mut sum.used, session);
+            // The group's models, each once, spelled when the row is made.
+            if let Some(number) = number
+                && sum.models.last() != Some(&number)
+            {
+                sum.models.push(number);
             }
         }
     }
@@ -482,7 +585,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         {
             continue;
         }
-        let session = (cost.provider, cost.session.as_deref());
+        let session = session_number(&mut sessions, cost.provider, cost.session.as_deref());
         let bucket = (inputs.bucket)(cost.provider, cost.at_ms);
         let label = cost.model.as_deref().and_then(label_of);
         let keyed = |grouping: UsageGrouping| {
@@ -492,17 +595,17 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         let first = keyed(by.first);
         let then = by.then.map(keyed);
         let row = match (&first, &then) {
-            (Some(first), None) if by.then.is_none() => Some(rows.entry((*first, None)).or_default()),
-            (Some(first), Some(Some(then))) => Some(rows.entry((*first, Some(*then))).or_default()),
+            (Some(first), None) if by.then.is_none() => Some(rows.entry((*first, None))),
+            (Some(first), Some(Some(then))) => Some(rows.entry((*first, Some(*then)))),
             _ => None,
         };
         let subtotal = match (&first, by.then) {
-            (Some(first), Some(_)) => Some(subtotals.entry(*first).or_default()),
+            (Some(first), Some(_)) => Some(subtotals.entry(*first)),
             _ => None,
         };
         for sum in [row, subtotal, Some(&mut totals)].into_iter().flatten() {
             bee_proto::ledger::add_cost(&mut sum.row.reported_cost_usd, Some(cost.usd));
-            sum.costed.push(session);
+            Gathered::add_session(&mut sum.costed, session);
             sum.agent(cost.provider);
         }
     }
@@ -531,9 +634,9 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             Key::Name(name) => name.map(str::to_owned),
         }
     };
-    let finish = |gathered: Gathered<'_>| {
+    let finish = |gathered: Gathered| {
         let span = gathered.span;
-        let mut row = gathered.finish();
+        let mut row = gathered.finish(models);
         if let Some((first, last)) = span {
             row.first_at_utc = Some(format_unix_ms(first));
             row.last_at_utc = Some(format_unix_ms(last));
@@ -545,15 +648,15 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     // Each row's place worked out once: its first key's time (a session's
     // first activity; 0 for every other key, which sorts by itself), then
     // its second key's likewise.
-    let session_start = |key: &Key<'_>, gathered: &Gathered<'_>| match key {
+    let session_start = |key: &Key<'_>, gathered: &Gathered| match key {
         Key::Session(..) => gathered.span.map_or(i64::MIN, |s| s.0),
         _ => 0,
     };
     // Rows are large: they stay where they are, and only their keys and
     // places are sorted.
-    let mut gathered: Vec<Option<Gathered<'_>>> = Vec::with_capacity(rows.len());
-    let mut ordered: Vec<(i64, i64, GroupKey<'_>, usize)> = Vec::with_capacity(rows.len());
-    for (key, row) in rows {
+    let mut gathered: Vec<Option<Gathered>> = Vec::with_capacity(rows.gathered.len());
+    let mut ordered: Vec<(i64, i64, GroupKey<'_>, usize)> = Vec::with_capacity(rows.gathered.len());
+    for (key, row) in rows.gathered {
         let first = match &key.0 {
             Key::Session(..) if by.then.is_some() => {
                 subtotals.get(&key.0).map_or(i64::MIN, |s| session_start(&key.0, s))
@@ -617,7 +720,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     let mut subtotal_rows: Vec<UsageRow> = firsts
         .iter()
         .filter_map(|key| {
-            let gathered = subtotals.remove(key)?;
+            let gathered = subtotals.take(key)?;
             let mut row = finish(gathered);
             row.key = name(key, by.first, &mut row);
             Some(row)
@@ -629,6 +732,12 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     for row in rows.iter_mut().chain(subtotal_rows.iter_mut()).chain(std::iter::once(&mut totals)) {
         round_costs(row);
     }
+    let mut unpriced_models: Vec<String> = unpriced
+        .into_iter()
+        .map(|number| {
+            number.map_or_else(|| "(unknown)".to_owned(), |number| models.models[number as usize].0.to_owned())
+        })
+        .collect();
     unpriced_models.sort();
     unpriced_models.dedup();
     let mut issues = Vec::new();
@@ -699,12 +808,6 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     }
 }
 
-fn insert_sorted(into: &mut Vec<String>, item: &str) {
-    if let Err(at) = into.binary_search_by(|known| known.as_str().cmp(item)) {
-        into.insert(at, item.to_owned());
-    }
-}
-
 /// The key of `grouping` for usage of `provider` at `bucket` in `session`
 /// of the model labelled `label`, borrowing its names.
 fn group_key<'k>(
@@ -734,8 +837,19 @@ fn part_span(part: &crate::ledger::stored::rollup::PartFigures) -> Option<(i64, 
     part.first_ms.zip(part.last_ms)
 }
 
-/// (provider, session) pairs; `None`: usage that named no session.
-type SessionSet<'a> = Vec<(Provider, Option<&'a str>)>;
+/// (provider, session) pairs (`None`: usage that named no session), each
+/// by its number in the report.
+type SessionSet = Vec<u32>;
+
+/// The number of `provider`'s `session` in `sessions`, a new one if it is new.
+fn session_number<'k>(
+    sessions: &mut FastMap<(Provider, Option<&'k str>), u32>,
+    provider: Provider,
+    session: Option<&'k str>,
+) -> u32 {
+    let next = sessions.len() as u32;
+    *sessions.entry((provider, session)).or_insert(next)
+}
 
 /// Sums of many small products carry binary noise (0.0029100000000000003):
 /// costs are shown to a ten-billionth of a dollar.
