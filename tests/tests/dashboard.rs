@@ -767,6 +767,28 @@ fn the_usage_page_shows_what_beectl_usage_says() {
         let shown = cells(&format!("#days tr[data-day=\"{key}\"][data-agent=\"{agent}\"]"));
         assert_eq!(shown[1..7], expected(row), "day {key}, agent {agent}");
     }
+    // Past the ninth colour the legend names the eight largest agents and
+    // one entry for all the others (each named in it), and the bars draw
+    // those others as one part.
+    let agents: std::collections::BTreeSet<&str> =
+        report["rows"].as_array().unwrap().iter().map(|row| row["subkey"].as_str().unwrap()).collect();
+    assert!(agents.len() > 9, "the fixture has more agents than colours: {agents:?}");
+    let legend: Vec<String> = serde_json::from_value(
+        browser.eval("return [...document.querySelectorAll('#legend > span')].map(s => s.textContent)"),
+    )
+    .unwrap();
+    assert_eq!(legend.len(), 9, "{legend:?}");
+    assert_eq!(legend[8], format!("{} other agents", agents.len() - 8));
+    let others = browser.eval("return document.querySelector('#legend > span[data-others]').dataset.others");
+    let mut named: std::collections::BTreeSet<&str> = legend[..8].iter().map(String::as_str).collect();
+    named.extend(others.as_str().unwrap().split(", "));
+    assert_eq!(named, agents, "every agent in the legend once");
+    let parts: Vec<String> = serde_json::from_value(
+        browser.eval("return [...document.querySelectorAll('#bars rect[data-part]')].map(r => r.dataset.part)"),
+    )
+    .unwrap();
+    assert!(parts.iter().all(|part| part == "others" || legend[..8].contains(part)), "{parts:?}");
+    assert!(parts.iter().any(|part| part == "others"), "{parts:?}");
     let sessions = parse_json_line(
         &home.beectl(&["usage", "--json", "--no-import", "--by", "session", "--timezone", zone]).stdout,
     );
