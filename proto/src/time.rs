@@ -63,9 +63,38 @@ pub fn format_unix_seconds(seconds: u64) -> Option<String> {
     std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(seconds)).map(format_rfc3339)
 }
 
-/// RFC 3339 UTC of unix milliseconds (a time before 1970 is read as 1970).
+/// RFC 3339 UTC of unix milliseconds (a time before 1970 is read as 1970,
+/// one after 9999 as the last millisecond of 9999: RFC 3339 spells no other).
 pub fn format_unix_ms(ms: i64) -> String {
-    format_rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64))
+    let ms = ms.clamp(0, LATEST_RFC3339_MS);
+    // Written digit by digit, as humantime writes it (a test holds the two
+    // to each other): views write two of these per row, and a report of
+    // every session has tens of thousands of rows.
+    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // The civil date of a day since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let (era, day_of_era) = (z / 146_097, z % 146_097);
+    let year_of_era = (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut value: i64| {
+        for digit in text[at..at + width].iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, month);
+    put(8, 2, day);
+    put(11, 2, in_day / 3_600_000);
+    put(14, 2, in_day / 60_000 % 60);
+    put(17, 2, in_day / 1_000 % 60);
+    put(20, 3, in_day % 1_000);
+    std::str::from_utf8(&text).unwrap_or_default().to_owned()
 }
 
 /// Parses an RFC 3339 UTC timestamp (with `Z`).
@@ -180,6 +209,29 @@ mod tests {
             }
         }
         assert_eq!(parse_rfc3339_ms("2026-11-30T12:00:00.250Z"), Some(1_796_040_000_250));
+    }
+
+    /// Every day from 1970 to 2399 and times spread to year 9999: written
+    /// as humantime writes them; none past what RFC 3339 spells.
+    #[test]
+    fn unix_ms_are_written_as_humantime_writes_them() {
+        let humantime = |ms: i64| format_rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64));
+        let mut times: Vec<i64> =
+            (0..157_000).flat_map(|day: i64| [day * 86_400_000, day * 86_400_000 + 86_399_999]).collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            times.push((state % (LATEST_RFC3339_MS as u64 + 1)) as i64);
+        }
+        times.extend([LATEST_RFC3339_MS, 951_782_400_000, 1_796_040_000_250]);
+        for ms in times {
+            assert_eq!(format_unix_ms(ms), humantime(ms), "{ms}");
+        }
+        assert_eq!(format_unix_ms(-5), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_unix_ms(i64::MAX), "9999-12-31T23:59:59.999Z");
+        assert_eq!(format_unix_ms(1_796_040_000_250), "2026-11-30T12:00:00.250Z");
     }
 
     #[test]

@@ -340,6 +340,9 @@ const COLUMNS: [(&str, Column); 6] = [
     ("totalTokens", |c| c.total_tokens),
 ];
 
+// Sets of agents are bits of a `u64`, one per agent.
+const _: () = assert!(Provider::ALL.len() <= 64);
+
 /// A row while it is gathered: its sums, and what decides its agent(s),
 /// its span of time, its sessions with and without a reported cost and
 /// the columns some of its parts could not report.
@@ -505,7 +508,8 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     let mut rows: Groups<GroupKey<'_>> = Groups::default();
     let mut subtotals: Groups<Key<'_>> = Groups::default();
     let mut totals = Gathered::default();
-    let mut agents_counted: std::collections::BTreeSet<Provider> = std::collections::BTreeSet::new();
+    // Bit `provider as u32` for each agent with a response counted.
+    let mut agents_counted: u64 = 0;
     for (key, part) in inputs.parts {
         let PartKey { bucket, provider, session, model, tier } = key;
         let counted = part.responses + part.producer_calls;
@@ -516,7 +520,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             continue;
         }
         if part.responses > 0 {
-            agents_counted.insert(*provider);
+            agents_counted |= 1 << (*provider as u32);
         }
         let number = model.as_deref().and_then(|id| models.number(id));
         let label = number.map(|number| models.label(number));
@@ -682,7 +686,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     // `--last N`: the N first keys whose last activity is latest.
     let mut left_out = 0;
     if let Some(last) = ask.last {
-        let mut latest: HashMap<&Key<'_>, i64> = HashMap::new();
+        let mut latest: FastMap<&Key<'_>, i64> = FastMap::default();
         for (_, _, (first, _), at) in &ordered {
             let last = gathered[*at].as_ref().and_then(|row| row.span).map_or(i64::MIN, |s| s.1);
             let entry = latest.entry(first).or_insert(i64::MIN);
@@ -695,7 +699,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
         left_out = (firsts.len() - kept.len()) as u64;
         firsts = firsts.into_iter().enumerate().filter(|(at, _)| kept.contains(at)).map(|(_, k)| k).collect();
     }
-    let rank: HashMap<&Key<'_>, usize> = firsts.iter().enumerate().map(|(at, key)| (key, at)).collect();
+    let rank: FastMap<&Key<'_>, usize> = firsts.iter().enumerate().map(|(at, key)| (key, at)).collect();
     let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(ordered.len());
     for (within, (_, _, (first, _), at)) in ordered.iter().enumerate() {
         let Some(&rank) = rank.get(first) else { continue };
@@ -768,9 +772,13 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
     // The agent asked for by name is told of even with nothing counted:
     // that its records leave calls out is the answer to why (Windsurf's
     // hold none at all).
-    agents_counted.extend(filters.provider);
-    let unrecorded_calls: Vec<bee_proto::ledger::UnrecordedCalls> = agents_counted
-        .into_iter()
+    if let Some(asked) = filters.provider {
+        agents_counted |= 1 << (asked as u32);
+    }
+    let unrecorded_calls: Vec<bee_proto::ledger::UnrecordedCalls> = Provider::ALL
+        .iter()
+        .copied()
+        .filter(|agent| agents_counted & (1 << (*agent as u32)) != 0)
         .filter_map(|agent| {
             let calls = crate::ledger::agents::agent(agent).unrecorded_calls()?;
             Some(bee_proto::ledger::UnrecordedCalls { agent, calls: calls.to_owned() })
