@@ -459,6 +459,7 @@ impl<K: std::hash::Hash + Eq + Copy> Groups<K> {
     /// The row of `key`, taken out (an empty one stays in its place).
     fn take(&mut self, key: &K) -> Option<Gathered> {
         let at = self.at.remove(key)?;
+        self.last = None;
         Some(std::mem::take(&mut self.gathered[at].1))
     }
 }
