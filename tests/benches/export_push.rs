@@ -23,10 +23,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use bee_daemon::ledger::stored::evidence::Evidence;
-use bee_daemon::ledger::stored::responses::ResponseWrite;
 use bee_daemon::ledger::stored::store::Ledger;
 use bee_proto::ledger::{CallRecord, CallSource, LedgerRecord, LimitRecord, Provider, QuotaSnapshot};
-use bee_proto::usage::{Counters, WindowKind};
+use bee_proto::usage::WindowKind;
 use bee_tests::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -96,25 +95,8 @@ fn utc(ms: u64) -> String {
 
 /// A response of now-ish, as beed appends one from a log.
 fn response(key: String, at_ms: u64, provider: Provider, model: &str, random: &mut impl FnMut() -> u64) -> Evidence {
-    Evidence::Response(ResponseWrite {
-        provider,
-        key,
-        session_id: Some(format!("session-{}", random() % 2_000).into()),
-        at_ms: at_ms as i64,
-        model: Some(model.into()),
-        tokens: Counters {
-            input_tokens: Some(random() % 5_000),
-            cache_creation_input_tokens: Some(random() % 500),
-            cache_read_input_tokens: Some(random() % 50_000),
-            output_tokens: Some(random() % 900),
-            ..Counters::default()
-        },
-        context_tokens: None,
-        context_window: None,
-        is_final: true,
-        own_figure: None,
-        copied: false,
-    })
+    let session = format!("session-{}", random() % 2_000);
+    bee_tests::bench_ledger::response(provider, key, session, at_ms as i64, model, None, random)
 }
 
 /// Writes about `records` records at [`RECORDS_PER_DAY`], ending now; how

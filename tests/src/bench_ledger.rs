@@ -23,6 +23,38 @@ const MODELS: [&str; 6] = [
     "glm-4.6",
 ];
 
+/// A final response as beed appends one from a log, its counters of a
+/// busy session's sizes drawn from `random`.
+pub fn response(
+    provider: Provider,
+    key: String,
+    session: String,
+    at_ms: i64,
+    model: &str,
+    own_figure: Option<f64>,
+    random: &mut impl FnMut() -> u64,
+) -> Evidence {
+    Evidence::Response(ResponseWrite {
+        provider,
+        key,
+        session_id: Some(session.into()),
+        at_ms,
+        model: Some(model.into()),
+        tokens: Counters {
+            input_tokens: Some(random() % 5_000),
+            cache_creation_input_tokens: Some(random() % 500),
+            cache_read_input_tokens: Some(random() % 50_000),
+            output_tokens: Some(random() % 900),
+            ..Counters::default()
+        },
+        context_tokens: None,
+        context_window: None,
+        is_final: true,
+        own_figure,
+        copied: false,
+    })
+}
+
 /// Writes the million responses into `home`'s ledger and settles it,
 /// saying how long each took.
 #[allow(clippy::print_stdout, clippy::unwrap_used)]
@@ -42,27 +74,11 @@ pub fn million_responses(home: &TestHome) {
                 let provider = Provider::ALL[(session % Provider::ALL.len() as u64) as usize];
                 let at = now - 1_000 - (session * 7_919_000 + random() % 3_600_000) % (month - 3_600_000);
                 let model = MODELS[((session + random() % 2) % MODELS.len() as u64) as usize];
-                Evidence::Response(ResponseWrite {
-                    provider,
-                    key: format!("r{batch}-{n}"),
-                    session_id: Some(format!("{}-session-{session:05}", provider.as_str()).into()),
-                    at_ms: at as i64,
-                    model: Some(model.into()),
-                    tokens: Counters {
-                        input_tokens: Some(random() % 5_000),
-                        cache_creation_input_tokens: Some(random() % 500),
-                        cache_read_input_tokens: Some(random() % 50_000),
-                        output_tokens: Some(random() % 900),
-                        ..Counters::default()
-                    },
-                    context_tokens: None,
-                    context_window: None,
-                    is_final: true,
-                    // A cost of its own, where the agent's own figure is one.
-                    own_figure: Some(0.001)
-                        .filter(|_| session.is_multiple_of(3) && provider.own_unit() == OwnUnit::Usd),
-                    copied: false,
-                })
+                // A cost of its own, where the agent's own figure is one.
+                let own_figure =
+                    Some(0.001).filter(|_| session.is_multiple_of(3) && provider.own_unit() == OwnUnit::Usd);
+                let session = format!("{}-session-{session:05}", provider.as_str());
+                response(provider, format!("r{batch}-{n}"), session, at as i64, model, own_figure, &mut random)
             })
             .collect();
         ledger.append_at(&writes, &[]).unwrap();
