@@ -5,9 +5,11 @@
 //! encoder and reading its ranks back took a cold context packet most of
 //! its time.
 //!
-//! A table: the count (u32 LE), then per token in rank order its rank (u32
-//! LE), its length (u16 LE) and its bytes. Special tokens are left out:
-//! ordinary text never counts them.
+//! A table: the count (u32 LE), then per token in rank order its length
+//! (one byte) and its bytes; a token's rank is its place, as the ordinary
+//! ranks of both encodings run from 0 without a gap (checked here), and no
+//! token is longer than 255 bytes (the longest is 128). Special tokens are
+//! left out: ordinary text never counts them.
 
 use std::error::Error;
 use std::io::Write;
@@ -42,11 +44,13 @@ fn ordinary_ranks(bpe: &CoreBPE) -> Result<Vec<u8>, Box<dyn Error>> {
         }
         rank += 1;
     }
-    let mut table = Vec::with_capacity(tokens.len() * 12);
+    let mut table = Vec::with_capacity(tokens.len() * 8);
     table.extend_from_slice(&u32::try_from(tokens.len())?.to_le_bytes());
-    for (rank, bytes) in tokens {
-        table.extend_from_slice(&rank.to_le_bytes());
-        table.extend_from_slice(&u16::try_from(bytes.len())?.to_le_bytes());
+    for (place, (rank, bytes)) in tokens.into_iter().enumerate() {
+        if usize::try_from(rank)? != place {
+            return Err(format!("ranks are not dense: rank {rank} at place {place}").into());
+        }
+        table.push(u8::try_from(bytes.len())?);
         table.extend_from_slice(&bytes);
     }
     Ok(table)

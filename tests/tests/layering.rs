@@ -32,7 +32,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("tokens", &["storage", "rendered"]),
     ("ledger", &["storage", "rendered"]),
     ("events", &["storage", "rendered"]),
-    ("context", &["storage"]),
+    // The compressor counts and weighs tokens with the tokens room's own
+    // o200k table (one copy of the ranks in the binary).
+    ("context", &["storage", "tokens"]),
     // The audit verdicts it exports prove presentation as `beectl audit`
     // does: a stream client of beed's own socket.
     ("export", &["storage", "ledger", "delivery", "events", "client"]),

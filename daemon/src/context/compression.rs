@@ -69,7 +69,7 @@ pub struct Compressed {
 fn encoder() -> Result<&'static tiktoken_rs::CoreBPE, CompressionError> {
     static ENCODER: OnceLock<Option<tiktoken_rs::CoreBPE>> = OnceLock::new();
     ENCODER
-        .get_or_init(|| tiktoken_rs::o200k_base().ok())
+        .get_or_init(crate::tokens::encoders::o200k_core_bpe)
         .as_ref()
         .ok_or_else(|| error("encoding_unavailable", "the bundled o200k_base vocabulary could not be loaded"))
 }

@@ -359,21 +359,36 @@ fn lookahead_trim(text: &str, start: usize, end: usize) -> Option<usize> {
     (trimmed > start).then_some(trimmed)
 }
 
-/// The ranks of a table `build.rs` wrote (count, then rank, length and
-/// bytes per token), each token's bytes borrowed from the binary; `None`
+/// The ranks of a table `build.rs` wrote (count, then length and bytes per
+/// token in rank order), each token's bytes borrowed from the binary; `None`
 /// for a table that does not parse (never the case for the two built in).
 fn ranks_of(table: &'static [u8]) -> Option<FxHashMap<&'static [u8], Rank>> {
     let (count, mut rest) = table.split_first_chunk::<4>()?;
-    let count = usize::try_from(u32::from_le_bytes(*count)).ok()?;
-    let mut ranks = FxHashMap::with_capacity_and_hasher(count, Default::default());
-    for _ in 0..count {
-        let (rank, after) = rest.split_first_chunk::<4>()?;
-        let (len, after) = after.split_first_chunk::<2>()?;
-        let (bytes, after) = after.split_at_checked(usize::from(u16::from_le_bytes(*len)))?;
-        ranks.insert(bytes, Rank::from_le_bytes(*rank));
+    let count = Rank::from_le_bytes(*count);
+    let mut ranks = FxHashMap::with_capacity_and_hasher(usize::try_from(count).ok()?, Default::default());
+    // A token's rank is its place in the table (`build.rs`).
+    for rank in 0..count {
+        let (&len, after) = rest.split_first()?;
+        let (bytes, after) = after.split_at_checked(usize::from(len))?;
+        ranks.insert(bytes, rank);
         rest = after;
     }
     rest.is_empty().then_some(ranks)
+}
+
+/// o200k_base as tiktoken's own encoder (token by token, for the context
+/// compressor), built from the table in the binary: tiktoken-rs's
+/// `o200k_base()` would link its own 3.6 MB text of the same ranks into
+/// every binary that calls it.
+pub fn o200k_core_bpe() -> Option<tiktoken_rs::CoreBPE> {
+    let ranks = ranks_of(O200K_RANKS)?;
+    let specials = [(tiktoken_rs::ENDOFTEXT.to_owned(), 199_999), (tiktoken_rs::ENDOFPROMPT.to_owned(), 200_018)];
+    tiktoken_rs::CoreBPE::new(
+        ranks.into_iter().map(|(bytes, rank)| (bytes.to_vec(), rank)).collect(),
+        specials.into_iter().collect(),
+        tiktoken_rs::O200K_BASE_PAT_STR,
+    )
+    .ok()
 }
 
 /// The tokens byte-pair merging makes of `piece` (not a token itself):
@@ -626,6 +641,17 @@ mod tests {
         assert_eq!(cl, vec![3, 4]);
         let h = encoders.count(Encoding::Heuristic, &["Hello world!\n".into()], far()).unwrap();
         assert_eq!(h, vec![4]);
+    }
+
+    #[test]
+    fn the_core_encoder_from_the_table_encodes_as_tiktokens_own() {
+        let ours = o200k_core_bpe().unwrap();
+        let theirs = tiktoken_rs::o200k_base().unwrap();
+        let mut random = Random(0x51f1_5eed);
+        for _ in 0..2_000 {
+            let text = random_text(&mut random);
+            assert_eq!(ours.encode_ordinary(&text), theirs.encode_ordinary(&text), "{text:?}");
+        }
     }
 
     #[test]
