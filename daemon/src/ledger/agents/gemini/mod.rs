@@ -28,8 +28,8 @@ impl Agent for Gemini {
             title: "Gemini CLI",
             verified: Verified::RealCli("0.61.0"),
             unrecorded_calls: Some(
-                "without its telemetry file (`telemetry.outfile`), the routing call before each prompt and its other \
-                 utility and sub-agent calls; with it or not, a streamed attempt it retried",
+                "the routing call before each prompt and its other utility and sub-agent calls while its telemetry \
+                 file (`telemetry.outfile`) is off, and a streamed attempt it retried",
             ),
             // Its chats keep responses with their thoughts; no turn Bee times, no
             // limit notice (a refused request leaves no line), no cache
