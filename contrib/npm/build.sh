@@ -67,6 +67,14 @@ case ${1:-} in
       install -m 0755 "$bins/$binary" "$dir/bin/$binary"
     done
     cp "$root/LICENSE" "$dir/"
+    # The newest glibc symbol version the binaries ask for: the wrapper
+    # refuses, with words, to run them on an older glibc (npm's libc field
+    # says only "glibc").
+    glibc=-
+    if [[ $libc == glibc ]]; then
+      glibc=$(objdump -T "$dir"/bin/* | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n -k3,3n -u | tail -n 1)
+      [[ -n $glibc ]] || { echo "build.sh: found no glibc version in the binaries (objdump -T)" >&2; exit 1; }
+    fi
     cat >"$dir/README.md" <<README
 # beectl-$key
 
@@ -74,7 +82,7 @@ Bee's binaries (beed, bee-hook, beectl) for $key. Install the \`beectl\`
 package, which runs them: \`npx beectl usage\`.
 README
     manifest "$dir" '
-      const [name, version, repository, os, cpu, libc] = process.argv.slice(1);
+      const [name, version, repository, os, cpu, libc, glibc] = process.argv.slice(1);
       const manifest = {
         name, version,
         description: `Bee: prebuilt binaries for ${name.slice("beectl-".length)} (used by the beectl package)`,
@@ -84,9 +92,10 @@ README
         ...(libc === "-" ? {} : { libc: [libc] }),
         files: ["bin/", "README.md", "LICENSE"],
         preferUnplugged: true,
+        ...(glibc === "-" ? {} : { bee: { glibc } }),
       };
       console.log(JSON.stringify(manifest, null, 2));
-    ' "beectl-$key" "$version" "$repository" "$os" "$cpu" "$libc"
+    ' "beectl-$key" "$version" "$repository" "$os" "$cpu" "$libc" "$glibc"
     pack "$dir" "$out"
     ;;
   wrapper)

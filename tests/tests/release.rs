@@ -195,6 +195,24 @@ fn npm_packages_install_offline_and_run_the_binaries() {
     assert_eq!(refused.status.code(), direct.status.code());
     assert_ne!(refused.status.code(), Some(0));
 
+    // A glibc build says which glibc it needs; on an older one the wrapper
+    // refuses with words instead of the loader's error.
+    let platform_manifest = prefix.join(format!("node_modules/beectl-{platform}/package.json"));
+    let recorded = std::fs::read_to_string(&platform_manifest).unwrap();
+    let mut manifest: serde_json::Value = serde_json::from_str(&recorded).unwrap();
+    if platform.ends_with("-gnu") {
+        let glibc = manifest["bee"]["glibc"].as_str().unwrap_or_default().to_owned();
+        assert!(glibc.starts_with("2.") && glibc[2..].parse::<u32>().is_ok(), "{manifest}");
+        manifest["bee"]["glibc"] = "99.0".into();
+        std::fs::write(&platform_manifest, manifest.to_string()).unwrap();
+        let refused = home.command(bins.join("beectl")).arg("--version").output().unwrap();
+        assert_eq!(refused.status.code(), Some(1));
+        let said = text(&refused.stderr);
+        assert!(said.contains("needs glibc 99.0 or newer and this system has 2."), "{said}");
+        assert!(refused.stdout.is_empty());
+        std::fs::write(&platform_manifest, recorded).unwrap();
+    }
+
     let setup = succeeded(
         "beectl setup --dry-run",
         home.command(bins.join("beectl")).args(["setup", "--dry-run"]).output().unwrap(),

@@ -20,33 +20,62 @@ function platformKeys() {
   return [];
 }
 
-/** Whether this Linux runs on musl: Node reports glibc's version only under glibc. */
-function isMusl() {
+/** This Linux's glibc version ("2.36"), or null: Node reports it only under glibc. */
+function glibcVersion() {
   const report = typeof process.report?.getReport === "function" ? process.report.getReport() : null;
-  return !report?.header?.glibcVersionRuntime;
+  return report?.header?.glibcVersionRuntime ?? null;
 }
 
-/** The path of `name` in the first installed platform package, or null. */
+function isMusl() {
+  return glibcVersion() === null;
+}
+
+/** Whether version `have` ("2.31") is older than `need` ("2.34"). */
+function older(have, need) {
+  const [a, b] = [have, need].map((v) => v.split(".").map(Number));
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0);
+  }
+  return false;
+}
+
+/**
+ * The path of `name` in the first installed platform package that runs
+ * here: `{ binary }`, or `{ why }` when none does.
+ */
 function binaryPath(name) {
-  for (const key of platformKeys()) {
+  const keys = platformKeys();
+  if (keys.length === 0) return { why: `no prebuilt binaries exist for ${process.platform}-${process.arch}` };
+  const refused = [];
+  for (const key of keys) {
     let manifest;
     try {
       manifest = require.resolve(`beectl-${key}/package.json`);
     } catch {
       continue;
     }
-    return path.join(path.dirname(manifest), "bin", name);
+    // A glibc build needs the glibc it was linked against, or newer.
+    const need = require(manifest).bee?.glibc;
+    const have = glibcVersion();
+    if (need && have && older(have, need)) {
+      refused.push(`beectl-${key} needs glibc ${need} or newer and this system has ${have}`);
+      continue;
+    }
+    return { binary: path.join(path.dirname(manifest), "bin", name) };
   }
-  return null;
+  if (refused.length) {
+    const static_ = process.arch === "x64"
+      ? " (the static build runs on any Linux: npm install --force beectl-linux-x64-musl beside beectl, or contrib/install.sh)"
+      : "";
+    return { why: `${refused.join("; ")}${static_}` };
+  }
+  const wanted = keys.map((key) => `beectl-${key}`);
+  return { why: `none of ${wanted.join(", ")} is installed (were optional dependencies left out, e.g. --omit=optional?)` };
 }
 
 module.exports = function run(name) {
-  const binary = binaryPath(name);
-  if (binary === null) {
-    const wanted = platformKeys().map((key) => `beectl-${key}`);
-    const why = wanted.length
-      ? `none of ${wanted.join(", ")} is installed (were optional dependencies left out, e.g. --omit=optional or --no-optional?)`
-      : `no prebuilt binaries exist for ${process.platform}-${process.arch}`;
+  const { binary, why } = binaryPath(name);
+  if (!binary) {
     process.stderr.write(`beectl (npm): cannot run ${name}: ${why}. From source: cargo install beectl bee-daemon bee-hook\n`);
     process.exit(1);
   }
