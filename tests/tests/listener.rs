@@ -328,8 +328,14 @@ fn a_flood_of_empty_otlp_records_stays_within_its_memory_budget_and_the_hooks_ar
     let json_headers = format!("Host: {addr}\r\nContent-Type: application/json\r\n");
     assert_eq!(otlp_post(&addr, "/v1/logs", &json_headers, &api_request_logs("req_warm")).0, 200);
     let block = home.file("block.md", b"Keep commits small.\n");
-    let (_, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "warm"));
-    assert_eq!(receipt.unwrap().1, "accepted by beed");
+    // The first hook after beed starts may miss its 100 ms on a loaded
+    // machine (a full test run) and spool: warm until one is answered. The
+    // hook under test is the one fired during the flood, below.
+    let answered = (0..10).any(|_| {
+        let (_, receipt) = home.fire_with_receipt("plain", &block, &prompt_envelope(SESSION, "warm"));
+        receipt.is_some_and(|receipt| receipt.1 == "accepted by beed")
+    });
+    assert!(answered, "no warm-up hook was answered by beed");
     let before = peak_rss_kib(daemon.pid());
 
     const BODY: usize = 8 * 1024 * 1024;
