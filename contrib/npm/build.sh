@@ -22,19 +22,27 @@ version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' "$ro
 repository=$(sed -n '/^\[workspace.package\]/,/^\[/s/^repository = "\(.*\)"/\1/p' "$root/Cargo.toml")
 [[ -n $version && -n $repository ]] || { echo "build.sh: no version or repository in $root/Cargo.toml" >&2; exit 1; }
 
-# KEY -> os cpu libc (libc "-" for none): npm installs only the package
-# whose fields match the machine.
+# Each platform: KEY os cpu libc (libc "-" for none). npm installs only the
+# package whose fields match the machine.
+platforms=(
+  "linux-x64-gnu linux x64 glibc"
+  "linux-x64-musl linux x64 musl"
+  "linux-arm64-gnu linux arm64 glibc"
+  "darwin-x64 darwin x64 -"
+  "darwin-arm64 darwin arm64 -"
+)
+keys=("${platforms[@]%% *}")
+# KEY -> its os cpu libc.
 platform_fields() {
-  case $1 in
-    linux-x64-gnu) echo "linux x64 glibc" ;;
-    linux-x64-musl) echo "linux x64 musl" ;;
-    linux-arm64-gnu) echo "linux arm64 glibc" ;;
-    darwin-x64) echo "darwin x64 -" ;;
-    darwin-arm64) echo "darwin arm64 -" ;;
-    *) return 1 ;;
-  esac
+  local platform
+  for platform in "${platforms[@]}"; do
+    if [[ ${platform%% *} == "$1" ]]; then
+      echo "${platform#* }"
+      return 0
+    fi
+  done
+  return 1
 }
-keys=(linux-x64-gnu linux-x64-musl linux-arm64-gnu darwin-x64 darwin-arm64)
 
 # Writes `$1/package.json` from the JSON that node prints of the rest.
 manifest() {

@@ -50,7 +50,7 @@ fn pages() -> Vec<PathBuf> {
 }
 
 /// One fenced block: its info string's first word, its lines (indent
-/// removed), and the line numbers (0-based) of its first and last body line.
+/// removed), and the line number (0-based) of its first body line.
 struct Block {
     info: String,
     lines: Vec<String>,
@@ -168,12 +168,16 @@ impl PageHome {
             std::thread::sleep(Duration::from_millis(20));
         };
         let stdout = reader.join().unwrap().unwrap_or_default();
-        let stderr = said.join().unwrap().unwrap_or_default();
+        let mut stderr = said.join().unwrap().unwrap_or_default();
         let code = status.code().unwrap_or(-1);
         let mut text = String::from_utf8_lossy(&stdout).replace("\r\n", "\n");
         if terminal {
             text = without_escapes(&text);
-        } else if code != 0 {
+            // On a terminal the command's stderr went to a file (the pty
+            // carries stdout only).
+            stderr = std::fs::read(self.home.path().join(".said")).unwrap_or_default();
+        }
+        if code != 0 {
             text.push_str(&String::from_utf8_lossy(&stderr));
         }
         Ok((code, text))

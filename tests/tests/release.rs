@@ -106,14 +106,6 @@ fn status_input() -> Vec<u8> {
     .unwrap()
 }
 
-fn with_stdin(command: &mut Command, stdin: &[u8]) -> Output {
-    use std::process::Stdio;
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
 /// The host's platform package and the wrapper, packed from this build's
 /// binaries with `npm pack`, install with `npm install --offline` into a
 /// fresh prefix with an empty cache (so nothing can come from the
@@ -182,11 +174,10 @@ fn npm_packages_install_offline_and_run_the_binaries() {
     );
     assert_eq!(usage, direct, "{}", diff(&direct, &usage));
 
-    let line = with_stdin(home.command(bins.join("bee-hook")).arg("statusline"), &status_input());
+    let (line, _) = home.hook_with(home.command(bins.join("bee-hook")), &["statusline"], &status_input());
     let line = succeeded("bee-hook statusline", line);
     assert!(line.contains("Sonnet 4.5"), "{line}");
-    let direct =
-        succeeded("bee-hook statusline", with_stdin(home.command(bin("bee-hook")).arg("statusline"), &status_input()));
+    let direct = succeeded("bee-hook statusline", home.hook(&["statusline"], &status_input()).0);
     assert_eq!(line, direct);
 
     // A refused command keeps its status through the wrapper.
