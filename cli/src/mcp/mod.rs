@@ -12,6 +12,7 @@
 
 pub mod design;
 pub mod evidence;
+pub mod grammars;
 pub mod outline;
 pub mod packet;
 pub mod schema;

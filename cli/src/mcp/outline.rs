@@ -6,6 +6,8 @@
 use serde::Serialize;
 use tree_sitter::{Language, Node, Parser};
 
+use crate::mcp::grammars;
+
 /// One symbol: what it is, its name, its first and last line (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,16 +45,16 @@ fn grammar(path: &str) -> Option<Grammar> {
     })
 }
 
-fn language(grammar: Grammar) -> Language {
+fn language(grammar: Grammar) -> Option<Language> {
     match grammar {
-        Grammar::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Grammar::Python => tree_sitter_python::LANGUAGE.into(),
-        Grammar::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        Grammar::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        Grammar::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-        Grammar::Go => tree_sitter_go::LANGUAGE.into(),
-        Grammar::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
-        Grammar::Markdown => tree_sitter_md::LANGUAGE.into(),
+        Grammar::Rust => grammars::rust(),
+        Grammar::Python => grammars::python(),
+        Grammar::TypeScript => grammars::typescript(),
+        Grammar::Tsx => grammars::tsx(),
+        Grammar::JavaScript => grammars::javascript(),
+        Grammar::Go => grammars::go(),
+        Grammar::CSharp => grammars::c_sharp(),
+        Grammar::Markdown => grammars::markdown(),
     }
 }
 
@@ -61,7 +63,7 @@ fn language(grammar: Grammar) -> Language {
 pub fn outline(path: &str, text: &str) -> Option<Vec<Symbol>> {
     let grammar = grammar(path)?;
     let mut parser = Parser::new();
-    parser.set_language(&language(grammar)).ok()?;
+    parser.set_language(&language(grammar)?).ok()?;
     let tree = parser.parse(text, None)?;
     let mut symbols = Vec::new();
     collect(grammar, tree.root_node(), text, &mut symbols);
