@@ -1,4 +1,5 @@
-//! Writes the exact encodings' ordinary ranks (o200k_base, cl100k_base) as
+//! Writes the bundled price table deflated (`ledger::views::prices`
+//! inflates it once), and the exact encodings' ordinary ranks (o200k_base, cl100k_base) as
 //! compact tables in `OUT_DIR`, read once here from tiktoken-rs's bundled
 //! data: at run time the daemon maps them from its own binary in
 //! milliseconds (`tokens::encoders`), where building tiktoken's own
@@ -24,6 +25,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         let table = ordinary_ranks(&bpe)?;
         std::fs::File::create(out.join(format!("{name}.ranks")))?.write_all(&table)?;
     }
+    // The bundled price table, deflated: 670 KB of JSON in every binary
+    // that links this crate was 49 KB of it.
+    let prices = "src/ledger/views/prices.json";
+    println!("cargo:rerun-if-changed={prices}");
+    let mut deflated = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    deflated.write_all(&std::fs::read(prices)?)?;
+    std::fs::write(out.join("prices.json.deflate"), deflated.finish()?)?;
     Ok(())
 }
 

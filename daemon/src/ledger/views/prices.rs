@@ -16,8 +16,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The bundled table: `contrib/prices/update.py`'s output.
-const BUNDLED: &str = include_str!("prices.json");
+/// The bundled table: `contrib/prices/update.py`'s output (`prices.json`
+/// here), deflated by the build script.
+static BUNDLED_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prices.json.deflate"));
+
+/// The bundled table's text; `None` only if it did not inflate (a broken
+/// build, which this module's tests catch).
+fn bundled_text() -> Option<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::DeflateDecoder::new(BUNDLED_DEFLATED), &mut text).ok()?;
+    Some(text)
+}
 /// The bundled table's record of where it comes from (its first key).
 const SOURCE_KEY: &str = "bee_source";
 /// The user's price file, in Bee's directory (`${BEE_HOME:-$HOME}/.bee`).
@@ -630,7 +639,7 @@ pub struct PriceListing {
 
 /// The bundled table, named from its `bee_source` record.
 fn parse_bundled() -> PriceTable {
-    let Ok(entries) = entries_of(BUNDLED) else {
+    let Some(Ok(entries)) = bundled_text().as_deref().map(entries_of) else {
         // Checked by this module's tests; an answer is still owed.
         return PriceTable { source: "bundled price table (unreadable)".to_owned(), ..PriceTable::default() };
     };
@@ -891,7 +900,7 @@ mod tests {
 
     /// The bundled file's own entry for `model`, read apart from Bee's parser.
     fn bundled_entry(model: &str) -> serde_json::Value {
-        let entries: serde_json::Value = serde_json::from_str(BUNDLED).unwrap();
+        let entries: serde_json::Value = serde_json::from_str(&bundled_text().unwrap()).unwrap();
         entries[model].clone()
     }
 
@@ -915,7 +924,9 @@ mod tests {
         for model in ["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5", "gpt-5-codex", "gpt-5"] {
             assert!(table.lookup(model).is_some(), "{model}");
         }
-        assert!(PriceTable::parse(BUNDLED, "t".into(), None).is_ok());
+        assert!(PriceTable::parse(&bundled_text().unwrap(), "t".into(), None).is_ok());
+        // What the binary holds inflates to the file, byte for byte.
+        assert!(bundled_text().unwrap() == include_str!("prices.json"));
     }
 
     #[test]
