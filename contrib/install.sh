@@ -112,10 +112,16 @@ from_release() { # target
     "$unpacked/$binary" --version >/dev/null 2>&1 || fail "$binary from $archive does not run on this machine; nothing installed"
   done
   mkdir -p "$dest"
-  for binary in beed bee-hook beectl; do
+  for binary in bee-hook beectl beed; do
     # Beside the old one, then renamed over it: a running hook never meets
     # a half-written binary.
-    install -m 0755 "$unpacked/$binary" "$dest/.$binary.new"
+    rm -f "$dest/.$binary.new"
+    if [ "$binary" = beed ] && [ -L "$unpacked/beed" ]; then
+      # beectl started as beed is the daemon: a link, as in the archive.
+      ln -s beectl "$dest/.beed.new"
+    else
+      install -m 0755 "$unpacked/$binary" "$dest/.$binary.new"
+    fi
     mv -f "$dest/.$binary.new" "$dest/$binary"
   done
   echo "installed beed, bee-hook and beectl ${version:+$version }($target, checksum verified) in $dest"

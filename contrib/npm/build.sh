@@ -2,7 +2,7 @@
 # Builds Bee's npm packages from binaries already built (no compiler here):
 #
 #   contrib/npm/build.sh platform KEY DIR [OUT]   one platform's package, from
-#                                                 DIR's beed, bee-hook, beectl
+#                                                 DIR's bee-hook and beectl
 #   contrib/npm/build.sh wrapper [OUT]            the `beectl` package, whose
 #                                                 bins run the platform's
 #
@@ -70,7 +70,9 @@ case ${1:-} in
     read -r os cpu libc < <(platform_fields "$key") || { echo "build.sh: unknown platform $key (one of: ${keys[*]})" >&2; exit 2; }
     dir="$stage/beectl-$key"
     mkdir -p "$dir/bin"
-    for binary in beed bee-hook beectl; do
+    # No beed: beectl is beed when started under that name (the wrapper's
+    # `beed` entry does), and a package keeps no link.
+    for binary in bee-hook beectl; do
       [[ -x $bins/$binary ]] || { echo "build.sh: $bins/$binary is not an executable file" >&2; exit 1; }
       install -m 0755 "$bins/$binary" "$dir/bin/$binary"
     done
@@ -86,8 +88,8 @@ case ${1:-} in
     cat >"$dir/README.md" <<README
 # beectl-$key
 
-Bee's binaries (beed, bee-hook, beectl) for $key. Install the \`beectl\`
-package, which runs them: \`npx beectl usage\`.
+Bee's binaries (beectl, which is also beed, and bee-hook) for $key.
+Install the \`beectl\` package, which runs them: \`npx beectl usage\`.
 README
     manifest "$dir" '
       const [name, version, repository, os, cpu, libc, glibc] = process.argv.slice(1);

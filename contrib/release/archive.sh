@@ -3,8 +3,8 @@
 #
 #   contrib/release/archive.sh TARGET DIR [OUT]
 #
-# writes OUT/bee-TARGET.tar.gz (a folder bee-TARGET/ holding beed, bee-hook,
-# beectl, README.md and LICENSE) and OUT/bee-TARGET.tar.gz.sha256 (the
+# writes OUT/bee-TARGET.tar.gz (a folder bee-TARGET/ holding bee-hook, beectl,
+# beed as a link to beectl, README.md and LICENSE) and OUT/bee-TARGET.tar.gz.sha256 (the
 # archive's SHA-256 and name, as `sha256sum -c` reads it), and prints the
 # archive's path. OUT defaults to target/release-archives. contrib/install.sh
 # and cargo-binstall fetch these names.
@@ -20,10 +20,13 @@ trap 'rm -rf "$stage"' EXIT
 
 folder="$stage/bee-$target"
 mkdir -p "$folder"
-for binary in beed bee-hook beectl; do
+for binary in bee-hook beectl; do
   [[ -x $bins/$binary ]] || { echo "archive.sh: $bins/$binary is not an executable file" >&2; exit 1; }
   install -m 0755 "$bins/$binary" "$folder/$binary"
 done
+# beectl started as beed is the daemon: one program, not two copies of the
+# daemon's library.
+ln -s beectl "$folder/beed"
 cp "$root/README.md" "$root/LICENSE" "$folder/"
 archive="bee-$target.tar.gz"
 # Owner and order fixed: the same binaries give the same archive.

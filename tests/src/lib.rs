@@ -178,6 +178,16 @@ pub const AGENT_PLACES: &[&str] = &[
     "BEE_RUN_PROVIDER",
 ];
 
+/// Stops the beed of a home when dropped, whatever the test's outcome
+/// (one it started, or one a command it ran started).
+pub struct StopsBeed<'a>(pub &'a TestHome);
+
+impl Drop for StopsBeed<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.beectl(&["daemon", "stop"]);
+    }
+}
+
 impl TestHome {
     pub fn new() -> TestHome {
         TestHome { dir: tempfile::Builder::new().prefix("bee-test-").tempdir().expect("temp dir") }

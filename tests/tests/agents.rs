@@ -401,15 +401,6 @@ fn gemini_cli_counts_its_side_calls_from_its_telemetry_file() {
     }
 }
 
-/// Stops the beed a test's `beectl setup --service none` started.
-struct StopsBeed<'a>(&'a TestHome);
-
-impl Drop for StopsBeed<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.beectl(&["daemon", "stop"]);
-    }
-}
-
 /// The row of `agent` in `beectl quota`'s providers.
 fn quota_of(quota: &Value, agent: &str) -> Value {
     let rows = quota["providers"].as_array().cloned().unwrap_or_default();

@@ -15,17 +15,20 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The programs an archive or platform package holds; `beed` is `beectl`.
+const SHIPPED: [&str; 2] = ["bee-hook", "beectl"];
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// This build's beed, bee-hook and beectl, stripped as the release
-/// profile strips them (packing the test build's debug info would only
-/// take time), in a folder of `home`.
+/// This build's bee-hook and beectl (which is beed too, started under that
+/// name), stripped as the release profile strips them (packing the test
+/// build's debug info would only take time), in a folder of `home`.
 fn built_binaries(home: &TestHome) -> PathBuf {
     let dir = home.path().join("built");
     std::fs::create_dir_all(&dir).unwrap();
-    for binary in ["beed", "bee-hook", "beectl"] {
+    for binary in SHIPPED {
         let output = Command::new("strip")
             .arg("--strip-debug")
             .arg("-o")
@@ -150,7 +153,11 @@ fn npm_packages_install_offline_and_run_the_binaries() {
     assert!(manifest.get("scripts").is_none(), "no install script: {manifest}");
     assert_eq!(manifest["optionalDependencies"].as_object().map(|deps| deps.len()), Some(5), "{manifest}");
     let installed = prefix.join(format!("node_modules/beectl-{platform}/bin"));
-    for binary in ["beed", "bee-hook", "beectl"] {
+    let mut held: Vec<_> =
+        std::fs::read_dir(&installed).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    held.sort();
+    assert_eq!(held, SHIPPED, "one program for beectl and beed");
+    for binary in SHIPPED {
         let (ours, theirs) =
             (std::fs::read(built.join(binary)).unwrap(), std::fs::read(installed.join(binary)).unwrap());
         assert!(ours == theirs, "{binary} installed whole");
@@ -160,7 +167,12 @@ fn npm_packages_install_offline_and_run_the_binaries() {
     let version = succeeded("beectl --version", home.command(bins.join("beectl")).arg("--version").output().unwrap());
     assert_eq!(version, succeeded("beectl --version", home.command(bin("beectl")).arg("--version").output().unwrap()));
     assert!(version.contains("0.1.0"), "{version}");
-    succeeded("beed --version", home.command(bins.join("beed")).arg("--version").output().unwrap());
+    // The wrapper's beed is beectl started as beed: beed's own answers.
+    let beed = succeeded("beed --version", home.command(bins.join("beed")).arg("--version").output().unwrap());
+    assert_eq!(beed, succeeded("beed --version", home.command(bin("beed")).arg("--version").output().unwrap()));
+    let refused = home.command(bins.join("beed")).arg("--no-such-flag").output().unwrap();
+    assert_eq!(refused.status.code(), Some(4), "beed's status for a refused argument");
+    assert!(text(&refused.stderr).contains("Usage: beed"), "{}", text(&refused.stderr));
 
     two_responses(&home);
     let usage = succeeded(
@@ -211,6 +223,41 @@ fn npm_packages_install_offline_and_run_the_binaries() {
     let hook = installed.join("bee-hook");
     assert!(setup.contains(&hook.display().to_string()), "hooks run the platform package's binary: {setup}");
     assert!(!setup.contains("bee-hook.js"), "{setup}");
+
+    // Set up where no service manager can be reached, beed is started
+    // directly: the package's beectl, run as beed. The unit systemd would
+    // run names the same (`@PROGRAM NAME`), and systemd reads it.
+    let _stops = StopsBeed(&home);
+    let setup = home
+        .command(bins.join("beectl"))
+        .args(["setup", "--service", "systemd"])
+        .env("XDG_RUNTIME_DIR", home.path().join("no-runtime"))
+        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", home.path().join("no-bus").display()))
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_str(&succeeded("beectl setup", setup)).unwrap();
+    assert_eq!(report["service"]["state"], "beed", "{report}");
+    let program = installed.join("beectl");
+    let unit_path = home.path().join(".config/systemd/user/beed.service");
+    let unit = std::fs::read_to_string(&unit_path).unwrap();
+    assert!(unit.contains(&format!("\nExecStart=@{} beed\n", program.display())), "{unit}");
+    let verify = Command::new("systemd-analyze").arg("verify").arg(&unit_path).output().unwrap();
+    let complaints = text(&verify.stderr);
+    assert!(!complaints.contains("beed.service"), "systemd-analyze verify: {complaints}");
+    let pid = report["service"]["pid"].as_u64().unwrap();
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    assert_eq!(exe, program.canonicalize().unwrap(), "beed is the package's beectl");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert_eq!(cmdline.split(|b| *b == 0).next(), Some(&b"beed"[..]), "started under the name beed");
+    // It serves the home's socket.
+    let status = home.beectl(&["daemon", "status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status.stdout));
+    assert!(text(&status.stdout).contains(&format!("\"pid\":{pid}")), "{}", text(&status.stdout));
+    let undone = home.command(bins.join("beectl")).args(["setup", "--undo"]).output().unwrap();
+    let undone: serde_json::Value = serde_json::from_str(&succeeded("beectl setup --undo", undone)).unwrap();
+    assert_eq!(undone["service"]["state"], "stopped", "{undone}");
 }
 
 /// A server of the files in `dir` on loopback, as a release's download URL
@@ -277,10 +324,16 @@ fn install_script_installs_a_checked_release_archive_and_refuses_a_wrong_one() {
     let output = install_script(&home, &serve(good.clone()), &dest);
     let said = succeeded("install.sh", output);
     assert!(said.contains(&format!("({target}, checksum verified)")), "{said}");
-    for binary in ["beed", "bee-hook", "beectl"] {
+    let listing = succeeded("tar", Command::new("tar").arg("tzvf").arg(good.join(&archive_name)).output().unwrap());
+    assert!(listing.contains(&format!("bee-{target}/beed -> beectl\n")), "{listing}");
+    for binary in SHIPPED {
         assert!(std::fs::read(dest.join(binary)).unwrap() == std::fs::read(built.join(binary)).unwrap(), "{binary}");
+    }
+    // beed is a link to beectl, as in the archive: one program on disk.
+    assert_eq!(std::fs::read_link(dest.join("beed")).unwrap(), Path::new("beectl"));
+    for binary in ["beed", "bee-hook", "beectl"] {
         let version = succeeded(binary, Command::new(dest.join(binary)).arg("--version").output().unwrap());
-        assert!(version.contains("0.1.0"), "{binary}: {version}");
+        assert!(version.starts_with(&format!("{binary} 0.1.0")), "{binary}: {version}");
     }
 
     // A mirror that serves a different archive under the real checksum.

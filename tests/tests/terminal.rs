@@ -65,15 +65,6 @@ fn on_terminal(home: &TestHome, args: &str, env: &[(&str, &str)], stderr_apart: 
     }
 }
 
-/// Stops a beed that `beectl daemon start` started, however the test ends.
-struct StopsBeed<'a>(&'a TestHome);
-
-impl Drop for StopsBeed<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.beectl(&["daemon", "stop"]);
-    }
-}
-
 /// Text as a terminal shows it: overstrikes (`N\x08N`, man's bold) and
 /// SGR sequences (colour) taken out.
 fn plain(text: &str) -> String {

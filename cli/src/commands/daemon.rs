@@ -290,7 +290,7 @@ pub(crate) fn launch() -> Outcome {
         Ok(log) => log,
         Err(err) => return outcome("failed", None, Some(format!("{}: {err}", log_path.display()))),
     };
-    let mut command = std::process::Command::new(crate::setup::hooks::sibling("beed"));
+    let mut command = crate::setup::hooks::Beed::find().command();
     command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log);
     // Its own process group: a terminal's ^C or hang-up is not beed's.
     command.process_group(0);

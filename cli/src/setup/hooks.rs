@@ -49,6 +49,43 @@ pub fn sibling(name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(name))
 }
 
+/// beed's name: its binary's, and the name under which beectl is beed.
+pub const BEED: &str = "beed";
+
+/// How to start beed: the `beed` installed beside this beectl (a cargo
+/// install, a build tree, the archives' `beed -> beectl` link), else this
+/// beectl itself under the name `beed` (npm's packages hold no link) — the
+/// same version either way, never another one found on PATH.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Beed {
+    /// The program to execute.
+    pub program: PathBuf,
+    /// The argv[0] to give it, when that is not the program's own name.
+    pub arg0: Option<&'static str>,
+}
+
+impl Beed {
+    pub fn find() -> Beed {
+        let exe = std::env::current_exe().ok();
+        let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join(BEED))).filter(|p| p.is_file());
+        match (beside, exe) {
+            (Some(beside), _) => Beed { program: beside, arg0: None },
+            (None, Some(exe)) => Beed { program: exe, arg0: Some(BEED) },
+            (None, None) => Beed { program: PathBuf::from(BEED), arg0: None },
+        }
+    }
+
+    /// A command that runs beed.
+    pub fn command(&self) -> std::process::Command {
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new(&self.program);
+        if let Some(arg0) = self.arg0 {
+            command.arg0(arg0);
+        }
+        command
+    }
+}
+
 /// The `bee-hook` installed beside this beectl, else the one on PATH.
 pub fn bee_hook() -> PathBuf {
     sibling("bee-hook")

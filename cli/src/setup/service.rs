@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::setup::hooks::Beed;
+
 /// Which service manager setup writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,16 +76,17 @@ pub fn unit_files(manager: Manager) -> Result<Vec<(PathBuf, String)>, String> {
     })
 }
 
-/// The beed beside this beectl as an absolute path: a unit cannot search PATH.
-fn absolute_beed() -> Result<PathBuf, String> {
-    let beed = crate::setup::hooks::sibling("beed");
-    if beed.is_absolute() {
+/// beed with an absolute program: a unit cannot search PATH.
+fn absolute_beed() -> Result<Beed, String> {
+    let beed = Beed::find();
+    if beed.program.is_absolute() {
         return Ok(beed);
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .map(|dir| dir.join(&beed))
+        .map(|dir| dir.join(&beed.program))
         .find(|candidate| candidate.is_absolute() && candidate.is_file())
+        .map(|program| Beed { program, arg0: None })
         .ok_or_else(|| "no beed beside beectl or on PATH: install all three binaries (contrib/install.sh)".to_owned())
 }
 
@@ -117,7 +120,7 @@ WantedBy=sockets.target
     )
 }
 
-fn systemd_service(beed: &Path, bee_home: Option<&Path>) -> String {
+fn systemd_service(beed: &Beed, bee_home: Option<&Path>) -> String {
     let home_line = bee_home
         .map(|home| format!("Environment={}\n", systemd_value(&format!("BEE_HOME={}", home.display()))))
         .unwrap_or_default();
@@ -144,7 +147,11 @@ NoNewPrivileges=yes
 [Install]
 WantedBy=default.target
 ",
-        systemd_value(&beed.display().to_string())
+        // `@PROGRAM NAME`: systemd runs PROGRAM with argv[0] NAME.
+        match beed.arg0 {
+            Some(arg0) => format!("@{} {arg0}", systemd_value(&beed.program.display().to_string())),
+            None => systemd_value(&beed.program.display().to_string()),
+        }
     )
 }
 
@@ -153,7 +160,7 @@ fn xml_text(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-fn launchd_plist(beed: &Path, bee_home: Option<&Path>, log: &Path) -> String {
+fn launchd_plist(beed: &Beed, bee_home: Option<&Path>, log: &Path) -> String {
     let home_entry = bee_home
         .map(|home| {
             format!("    <key>BEE_HOME</key>\n    <string>{}</string>\n", xml_text(&home.display().to_string()))
@@ -169,7 +176,7 @@ fn launchd_plist(beed: &Path, bee_home: Option<&Path>, log: &Path) -> String {
 <dict>
   <key>Label</key>
   <string>{LAUNCHD_LABEL}</string>
-  <key>ProgramArguments</key>
+{}  <key>ProgramArguments</key>
   <array>
     <string>{}</string>
   </array>
@@ -192,7 +199,13 @@ fn launchd_plist(beed: &Path, bee_home: Option<&Path>, log: &Path) -> String {
 </dict>
 </plist>
 "#,
-        xml_text(&beed.display().to_string()),
+        // launchd executes Program with ProgramArguments as the whole argv.
+        match beed.arg0 {
+            Some(_) =>
+                format!("  <key>Program</key>\n  <string>{}</string>\n", xml_text(&beed.program.display().to_string())),
+            None => String::new(),
+        },
+        xml_text(&beed.arg0.map_or_else(|| beed.program.display().to_string(), str::to_owned)),
         xml_text(&log.display().to_string())
     )
 }
@@ -254,4 +267,30 @@ pub fn run_all(commands: &[Vec<String>]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where no beed is installed beside beectl (npm's packages), the
+    /// units run beectl under the name beed: systemd by `@PROGRAM NAME`,
+    /// launchd by `Program` with `beed` as the whole argv.
+    #[test]
+    fn units_run_beectl_as_beed_where_no_beed_is_beside_it() {
+        let beed = Beed { program: PathBuf::from("/opt/my tools/beectl"), arg0: Some("beed") };
+        let unit = systemd_service(&beed, None);
+        assert!(unit.contains("\nExecStart=@\"/opt/my tools/beectl\" beed\n"), "{unit}");
+        let plist = launchd_plist(&beed, None, Path::new("/h/.bee/beed.log"));
+        assert!(
+            plist.contains(
+                "  <key>Program</key>\n  <string>/opt/my tools/beectl</string>\n  <key>ProgramArguments</key>\n  <array>\n    <string>beed</string>\n  </array>"
+            ),
+            "{plist}"
+        );
+        let installed = Beed { program: PathBuf::from("/usr/local/bin/beed"), arg0: None };
+        assert!(systemd_service(&installed, None).contains("\nExecStart=/usr/local/bin/beed\n"));
+        let plist = launchd_plist(&installed, None, Path::new("/h/.bee/beed.log"));
+        assert!(!plist.contains("<key>Program</key>") && plist.contains("<string>/usr/local/bin/beed</string>"));
+    }
 }

@@ -1,4 +1,5 @@
-//! beed: its lifecycle here, its socket in [`socket`], the `/v1/` API in
+//! beed: its lifecycle here, its command line in [`command`], its socket in
+//! [`socket`], the `/v1/` API in
 //! [`api`], the event routes and dashboard in [`events`], the one round
 //! trip of a `bee-hook on` process in [`hook`], the loopback TCP
 //! listener's guard and accept loop in [`http`], the usage page's data on
@@ -19,6 +20,7 @@
 mod api;
 mod background;
 mod changes;
+pub mod command;
 mod error;
 pub mod events;
 mod hook;

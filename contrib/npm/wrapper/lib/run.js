@@ -73,15 +73,20 @@ function binaryPath(name) {
   return { why: `none of ${wanted.join(", ")} is installed (were optional dependencies left out, e.g. --omit=optional?)` };
 }
 
+// beed is beectl started under that name: one program for both (npm keeps
+// no link in a package).
+const PROGRAM = { beed: "beectl" };
+
 module.exports = function run(name) {
-  const { binary, why } = binaryPath(name);
+  const { binary, why } = binaryPath(PROGRAM[name] ?? name);
   if (!binary) {
     process.stderr.write(`beectl (npm): cannot run ${name}: ${why}. From source: cargo install beectl bee-daemon bee-hook\n`);
     process.exit(1);
   }
-  // The binary itself does the work; `beectl setup` finds bee-hook and
-  // beed beside it, so hooks run the binary, never this script.
-  const child = spawnSync(binary, process.argv.slice(2), { stdio: "inherit" });
+  // The binary itself does the work; `beectl setup` finds bee-hook beside
+  // it and runs itself as beed, so hooks and the service run the binary,
+  // never this script.
+  const child = spawnSync(binary, process.argv.slice(2), { stdio: "inherit", argv0: name });
   if (child.error) {
     process.stderr.write(`beectl (npm): cannot run ${binary}: ${child.error.message}\n`);
     process.exit(1);
