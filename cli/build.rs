@@ -77,7 +77,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         let text = std::fs::read_to_string(&parser).map_err(|e| format!("{}: {e}", parser.display()))?;
         let tables = dump_tables(grammar, &parser, &source, scanner.as_deref(), &out)?;
 
-        let mut deflated = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        // Their total size (u32 LE), then the tables deflated, in order.
+        let total: usize = tables.iter().map(|t| t.bytes.len()).sum();
+        let mut deflated = flate2::write::DeflateEncoder::new(
+            u32::try_from(total)?.to_le_bytes().to_vec(),
+            flate2::Compression::best(),
+        );
         for table in &tables {
             deflated.write_all(&table.bytes)?;
         }

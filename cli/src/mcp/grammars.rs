@@ -14,7 +14,7 @@ use tree_sitter::Language;
 use tree_sitter_language::LanguageFn;
 
 /// One grammar as built: its language function, the function that fills
-/// its tables, and their deflated bytes.
+/// its tables, and their total size (u32 LE) followed by them deflated.
 struct Built {
     language: unsafe extern "C" fn() -> *const (),
     fill: unsafe extern "C" fn(data: *const u8, len: usize) -> c_int,
@@ -61,8 +61,11 @@ fn load(built: &Built) -> Option<Language> {
     built
         .loaded
         .get_or_init(|| {
-            let mut tables = Vec::new();
-            flate2::read::DeflateDecoder::new(built.tables).read_to_end(&mut tables).ok()?;
+            // Inflated into a buffer of their known size, from the slice
+            // itself (no copy through a reader's buffer).
+            let (total, deflated) = built.tables.split_first_chunk::<4>()?;
+            let mut tables = Vec::with_capacity(usize::try_from(u32::from_le_bytes(*total)).ok()?);
+            flate2::bufread::DeflateDecoder::new(deflated).read_to_end(&mut tables).ok()?;
             // SAFETY: the fill function copies into the grammar's own tables
             // exactly their total size and refuses any other length; it runs
             // here once, inside the OnceLock, before any parser is handed

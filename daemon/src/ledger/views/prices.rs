@@ -24,7 +24,7 @@ static BUNDLED_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/price
 /// build, which this module's tests catch).
 fn bundled_text() -> Option<String> {
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::DeflateDecoder::new(BUNDLED_DEFLATED), &mut text).ok()?;
+    std::io::Read::read_to_string(&mut flate2::bufread::DeflateDecoder::new(BUNDLED_DEFLATED), &mut text).ok()?;
     Some(text)
 }
 /// The bundled table's record of where it comes from (its first key).
