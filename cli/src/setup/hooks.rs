@@ -55,7 +55,8 @@ pub const BEED: &str = "beed";
 /// How to start beed: the `beed` installed beside this beectl (a cargo
 /// install, a build tree, the archives' `beed -> beectl` link), else this
 /// beectl itself under the name `beed` (npm's packages hold no link) — the
-/// same version either way, never another one found on PATH.
+/// same version either way; PATH's `beed` only when this process cannot
+/// name its own program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Beed {
     /// The program to execute.
@@ -65,6 +66,7 @@ pub struct Beed {
 }
 
 impl Beed {
+    /// This beectl's beed, as above.
     pub fn find() -> Beed {
         let exe = std::env::current_exe().ok();
         let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join(BEED))).filter(|p| p.is_file());
