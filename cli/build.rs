@@ -1,11 +1,11 @@
 //! Builds the outline's tree-sitter grammars with their parse tables stored
 //! deflated: each grammar's generated `parser.c` (from its crate's source,
-//! found through `cargo metadata`) is compiled with its six integer tables
+//! found as `package_folders` says) is compiled with its six integer tables
 //! declared but not initialised, so they take no room in `beectl`, and a
 //! `bee_grammar_fill_*` function that copies them in from the deflated
 //! bytes this script embeds (`mcp::grammars` inflates them once, on a
 //! grammar's first use). The tables were 10.3 MB of `beectl`'s 29.6 MB,
-//! mostly zeros; deflated they are well under one.
+//! mostly zeros; deflated they are 0.75 MB.
 //!
 //! The tables' bytes come from the grammar itself: a small host program
 //! that includes the untouched `parser.c` writes each table as the C
@@ -64,7 +64,7 @@ const GRAMMARS: [Grammar; 8] = [
 fn main() -> Result<(), Box<dyn Error>> {
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?);
-    let packages = package_folders()?;
+    let packages = package_folders(&out)?;
     for grammar in &GRAMMARS {
         let folder = packages
             .get(grammar.package)
@@ -111,37 +111,77 @@ fn main() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Each grammar package's folder, from `cargo metadata` (the registry, a
-/// vendor directory or a path: wherever cargo put it).
-fn package_folders() -> Result<BTreeMap<String, PathBuf>, Box<dyn Error>> {
-    let cargo = std::env::var_os("CARGO").ok_or("CARGO is not set")?;
-    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").ok_or("CARGO_MANIFEST_DIR is not set")?)
-        .join("Cargo.toml");
-    // The target's packages only: cargo has every one of them by now,
-    // where the whole graph would ask for other platforms' crates.
-    let target = std::env::var("TARGET")?;
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline", "--filter-platform", &target, "--manifest-path"])
-        .arg(&manifest)
-        .output()?;
-    if !output.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr)).into());
+/// Each grammar package's folder (the registry, a vendor directory or a
+/// path: wherever cargo put it). The versions are the ones this build uses
+/// (`cargo tree` of beectl's build dependencies); the folders come from
+/// `cargo metadata` of a manifest that names only those, so nothing else of
+/// the workspace (other crates' dev-dependencies) has to be on disk.
+fn package_folders(out: &Path) -> Result<BTreeMap<String, PathBuf>, Box<dyn Error>> {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").ok_or("CARGO_MANIFEST_DIR is not set")?);
+    let package = std::env::var("CARGO_PKG_NAME")?;
+    let mut tree = vec!["tree", "-p", &package, "-e", "build", "--depth", "1", "--prefix", "none", "--manifest-path"];
+    let manifest = manifest_dir.join("Cargo.toml");
+    let manifest = manifest.to_str().ok_or("a manifest path that is not UTF-8")?;
+    tree.push(manifest);
+    let mut versions = BTreeMap::new();
+    for line in cargo(&tree)?.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(version)) = (words.next(), words.next().and_then(|v| v.strip_prefix('v'))) else {
+            continue;
+        };
+        if GRAMMARS.iter().any(|g| g.package == name) {
+            versions.insert(name.to_owned(), version.to_owned());
+        }
     }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+
+    let sources = out.join("grammar-sources");
+    std::fs::create_dir_all(&sources)?;
+    let mut toml = String::from(
+        "[package]\nname = \"bee-grammar-sources\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[lib]\npath = \"lib.rs\"\n\n[dependencies]\n",
+    );
+    for (name, version) in &versions {
+        writeln!(toml, "{name} = \"={version}\"")?;
+    }
+    toml.push_str("\n[workspace]\n");
+    std::fs::write(sources.join("Cargo.toml"), toml)?;
+    std::fs::write(sources.join("lib.rs"), "")?;
+    let sources_manifest = sources.join("Cargo.toml");
+    let sources_manifest = sources_manifest.to_str().ok_or("an OUT_DIR that is not UTF-8")?;
+    let metadata = cargo(&["metadata", "--format-version", "1", "--manifest-path", sources_manifest])?;
+    let metadata: serde_json::Value = serde_json::from_str(&metadata)?;
     let mut folders = BTreeMap::new();
     for package in metadata["packages"].as_array().ok_or("cargo metadata gave no packages")? {
         let (Some(name), Some(manifest)) = (package["name"].as_str(), package["manifest_path"].as_str()) else {
             continue;
         };
-        if !GRAMMARS.iter().any(|g| g.package == name) {
-            continue;
-        }
-        let folder = Path::new(manifest).parent().ok_or("a manifest path without a folder")?.to_path_buf();
-        if folders.insert(name.to_owned(), folder).is_some() {
-            return Err(format!("two versions of {name} in the dependency graph").into());
+        if versions.contains_key(name) {
+            let folder = Path::new(manifest).parent().ok_or("a manifest path without a folder")?;
+            folders.insert(name.to_owned(), folder.to_path_buf());
         }
     }
     Ok(folders)
+}
+
+/// Runs cargo with `args` and returns what it printed: offline first (the
+/// build dependencies are on disk by now), then, only if that fails, as
+/// the build itself may (a `cargo install` that resolved newer versions
+/// than the lock file it was packaged with).
+fn cargo(args: &[&str]) -> Result<String, Box<dyn Error>> {
+    let program = std::env::var_os("CARGO").ok_or("CARGO is not set")?;
+    let mut failures = Vec::new();
+    for offline in [true, false] {
+        let mut command = Command::new(&program);
+        command.args(args);
+        if offline {
+            command.arg("--offline");
+        }
+        let output = command.output()?;
+        if output.status.success() {
+            return Ok(String::from_utf8(output.stdout)?);
+        }
+        failures.push(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    Err(format!("cargo {}: {}", args.join(" "), failures.join("\n")).into())
 }
 
 /// One table as the grammar's compiler laid it out.
