@@ -11,14 +11,12 @@
 //! This file parses and dispatches; the rooms it dispatches to are listed
 //! in the crate's `lib.rs`.
 
-// A first import makes a few hundred thousand small allocations on four
-// threads and frees them in bulk; mimalloc serves that with an eighth of
-// glibc's page faults and about a tenth less CPU (the ccusage benchmark).
-// Built without transparent huge pages, which would hold the first
-// import's peak memory above its 100 MiB bound.
+// mimalloc for beectl's commands, the system's when started as beed
+// (why: `allocator`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::ByProgram = allocator::ByProgram;
 
+mod allocator;
 mod ask;
 mod commands;
 mod design;

@@ -350,6 +350,15 @@ impl TestHome {
         command.args(args);
         Daemon::start(self, command)
     }
+
+    /// Starts beed as the release archives and npm packages ship it:
+    /// beectl started under the name `beed`.
+    pub fn start_shipped_daemon_with(&self, args: &[&str]) -> Daemon {
+        use std::os::unix::process::CommandExt;
+        let mut command = self.command(bin("beectl"));
+        command.arg0("beed").args(args);
+        Daemon::start(self, command)
+    }
 }
 
 /// A running beed; stopped (SIGTERM, then SIGKILL) when dropped.

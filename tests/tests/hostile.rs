@@ -464,7 +464,8 @@ fn hostile_records_in_every_agent_folder_cost_only_themselves() {
     // beed over the same home, from an empty ledger: it finishes, counts the
     // same, stays within the bound and stops on SIGTERM at once.
     std::fs::remove_dir_all(home.bee_dir().join("usage/ledger-v1")).unwrap();
-    let daemon = home.start_daemon_with(&["--ingest-every", "1"]);
+    // beed as shipped (beectl under that name), whose memory is the bound's.
+    let daemon = home.start_shipped_daemon_with(&["--ingest-every", "1"]);
     let claude = expected.iter().find(|agent| agent.agent == "claude").unwrap();
     // A bound on the wait, not a measure of speed: on a loaded machine a
     // pass over every agent's hostile records takes minutes.

@@ -2,11 +2,6 @@
 //! (its command line is the library's `server::command`, which `beectl`
 //! also runs when started as `beed`).
 
-// The allocator beectl has: the archives' and npm's `beed` is beectl under
-// that name, so the daemon the tests run allocates as the one shipped.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     bee_daemon::server::command::main()
 }
