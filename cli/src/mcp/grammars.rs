@@ -1,8 +1,9 @@
 //! The outline's tree-sitter grammars as this crate builds them (build.rs):
 //! each grammar's parse tables are kept deflated in the binary and inflated
 //! into the grammar's own (zeroed, writable) tables on its first use, once
-//! per process. The only module of the workspace allowed `unsafe`: it calls
-//! the grammar's C to fill its tables and hands tree-sitter the language.
+//! per process. One of the two modules of the workspace allowed `unsafe`
+//! (with `allocator`): it calls the grammar's C to fill its tables and
+//! hands tree-sitter the language.
 
 #![allow(unsafe_code)]
 
