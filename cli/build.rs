@@ -148,15 +148,22 @@ fn package_folders(out: &Path) -> Result<BTreeMap<String, PathBuf>, Box<dyn Erro
     let sources_manifest = sources.join("Cargo.toml");
     let sources_manifest = sources_manifest.to_str().ok_or("an OUT_DIR that is not UTF-8")?;
     let metadata = cargo(&["metadata", "--format-version", "1", "--manifest-path", sources_manifest])?;
-    let metadata: serde_json::Value = serde_json::from_str(&metadata)?;
+    // The two fields read of cargo metadata's document.
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        packages: Vec<Package>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Package {
+        name: String,
+        manifest_path: PathBuf,
+    }
+    let metadata: Metadata = serde_json::from_str(&metadata)?;
     let mut folders = BTreeMap::new();
-    for package in metadata["packages"].as_array().ok_or("cargo metadata gave no packages")? {
-        let (Some(name), Some(manifest)) = (package["name"].as_str(), package["manifest_path"].as_str()) else {
-            continue;
-        };
-        if versions.contains_key(name) {
-            let folder = Path::new(manifest).parent().ok_or("a manifest path without a folder")?;
-            folders.insert(name.to_owned(), folder.to_path_buf());
+    for package in metadata.packages {
+        if versions.contains_key(&package.name) {
+            let folder = package.manifest_path.parent().ok_or("a manifest path without a folder")?.to_path_buf();
+            folders.insert(package.name, folder);
         }
     }
     Ok(folders)

@@ -8,6 +8,10 @@
 //! daemon's repeated ingestion passes, each on threads of their own, kept
 //! more under mimalloc than its 256 MiB bound on hostile records allows.
 //!
+//! The name also decides what the process is (`main` runs the daemon when
+//! started as `beed`): one reading of it for both. A module of the binary
+//! beside `main.rs`, not of the library the tests link.
+//!
 //! The choice is made at the process's first allocation, before any
 //! thread exists, from the program name the C library saved from argv[0]
 //! (read without allocating), and never changes: every block is freed by
@@ -53,13 +57,19 @@ fn program_name() -> &'static [u8] {
     unsafe { CStr::from_ptr(name) }.to_bytes()
 }
 
+/// Whether this process was started under the name `beed` (its argv[0]):
+/// then it is the daemon (main's dispatch) and allocates as the daemon.
+pub fn started_as_beed() -> bool {
+    program_name() == crate::setup::hooks::BEED.as_bytes()
+}
+
 #[inline]
 fn mimalloc_chosen() -> bool {
     match CHOSEN.load(Ordering::Relaxed) {
         MIMALLOC => true,
         SYSTEM => false,
         _ => {
-            let mimalloc = program_name() != crate::setup::hooks::BEED.as_bytes();
+            let mimalloc = !started_as_beed();
             CHOSEN.store(if mimalloc { MIMALLOC } else { SYSTEM }, Ordering::Relaxed);
             mimalloc
         }

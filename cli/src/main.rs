@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     // Started as `beed` (the archives' `beed -> beectl` link, npm's `beed`
     // entry, `beectl daemon start` where no beed is installed beside it):
     // the daemon, with beed's own arguments, logs and exit statuses.
-    if invoked_as_beed() {
+    if allocator::started_as_beed() {
         return bee_daemon::server::command::main();
     }
     // The library's own logs (an offline ingestion pass's phases, a log it
@@ -113,11 +113,4 @@ fn main() -> ExitCode {
         return ExitCode::from(bee_proto::exit::Exit::Unavailable.code());
     }
     ExitCode::from(rendered.exit.code())
-}
-
-/// Whether this process was started under the name `beed` (its argv[0]).
-fn invoked_as_beed() -> bool {
-    std::env::args_os()
-        .next()
-        .is_some_and(|arg0| std::path::Path::new(&arg0).file_name().is_some_and(|name| name == setup::hooks::BEED))
 }

@@ -42,11 +42,12 @@ pub(crate) fn failed(issue: &str, message: String) -> Rendered {
 
 /// The binary `name` installed beside this beectl, else the one on PATH.
 pub fn sibling(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
+    beside(std::env::current_exe().ok().as_deref(), name).unwrap_or_else(|| PathBuf::from(name))
+}
+
+/// The file `name` in the folder of `exe`, when there is one.
+fn beside(exe: Option<&Path>, name: &str) -> Option<PathBuf> {
+    exe?.parent().map(|dir| dir.join(name)).filter(|path| path.is_file())
 }
 
 /// beed's name: its binary's, and the name under which beectl is beed.
@@ -69,8 +70,7 @@ impl Beed {
     /// This beectl's beed, as above.
     pub fn find() -> Beed {
         let exe = std::env::current_exe().ok();
-        let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join(BEED))).filter(|p| p.is_file());
-        match (beside, exe) {
+        match (beside(exe.as_deref(), BEED), exe) {
             (Some(beside), _) => Beed { program: beside, arg0: None },
             (None, Some(exe)) => Beed { program: exe, arg0: Some(BEED) },
             (None, None) => Beed { program: PathBuf::from(BEED), arg0: None },
