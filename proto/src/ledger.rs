@@ -52,6 +52,12 @@ pub enum OwnUnit {
     /// Tokens of input and output together, never told apart (Warp's
     /// totals): in none of the token columns (`unsplitTokens`).
     UnsplitTokens,
+    /// Tokens of input and output together as the agent counted them
+    /// itself, its own estimate unless its record proves otherwise (Aider's:
+    /// its tokenizer's count of a streamed reply, the provider's of one not
+    /// streamed, and nothing says which): in none of the token columns
+    /// (`agentEstimatedTokens`), never shown as a count.
+    EstimatedTokens,
 }
 
 impl OwnUnit {
@@ -61,7 +67,7 @@ impl OwnUnit {
         match self {
             OwnUnit::Usd => 1_000.0,
             OwnUnit::Credits => 1_000_000.0,
-            OwnUnit::UnsplitTokens => bounds::MAX_CALL_TOKENS as f64,
+            OwnUnit::UnsplitTokens | OwnUnit::EstimatedTokens => bounds::MAX_CALL_TOKENS as f64,
         }
     }
 
@@ -72,7 +78,7 @@ impl OwnUnit {
         figure.is_finite()
             && figure.is_sign_positive()
             && figure <= self.max()
-            && (self != OwnUnit::UnsplitTokens || figure.fract() == 0.0)
+            && (!self.is_tokens() || figure.fract() == 0.0)
     }
 
     /// The steps a sum of figures counts in, per unit: billionths of a
@@ -80,8 +86,13 @@ impl OwnUnit {
     pub const fn steps_per_unit(self) -> f64 {
         match self {
             OwnUnit::Usd | OwnUnit::Credits => 1e9,
-            OwnUnit::UnsplitTokens => 1.0,
+            OwnUnit::UnsplitTokens | OwnUnit::EstimatedTokens => 1.0,
         }
+    }
+
+    /// Whether the unit is whole tokens.
+    pub const fn is_tokens(self) -> bool {
+        matches!(self, OwnUnit::UnsplitTokens | OwnUnit::EstimatedTokens)
     }
 }
 
@@ -163,11 +174,12 @@ impl Provider {
 
     /// The unit of the figure this agent writes itself beside a response,
     /// where it writes one: dollars for most; Kiro's credits; Warp's tokens
-    /// of input and output together.
+    /// of input and output together; Aider's own count of them.
     pub const fn own_unit(self) -> OwnUnit {
         match self {
             Provider::Kiro => OwnUnit::Credits,
             Provider::Warp => OwnUnit::UnsplitTokens,
+            Provider::Aider => OwnUnit::EstimatedTokens,
             _ => OwnUnit::Usd,
         }
     }
@@ -924,6 +936,18 @@ pub struct UsageRow {
     /// Left out while 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unsplit_tokens_unknown_parts: u64,
+    /// Tokens of input and output together that the agents counted
+    /// themselves (Aider's), summed: their own estimates, not the
+    /// provider's counts, so in no token column and not in
+    /// `tokens.totalTokens`; each response of them is `partial`. `null`
+    /// when no part of the group is of such an agent. While
+    /// `agentEstimatedTokensUnknownParts` is above 0 it is a lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_estimated_tokens: Option<u64>,
+    /// Responses of such agents whose record had no figure Bee could read.
+    /// Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_estimated_tokens_unknown_parts: u64,
     /// Cost estimated from the price table; `null` when no part of the
     /// group could be priced. While `unpricedParts` is above 0 it is a
     /// lower bound.
@@ -955,10 +979,10 @@ impl UsageRow {
         self.agent_cost_unknown_parts += other.agent_cost_unknown_parts;
         add_cost(&mut self.agent_credits, other.agent_credits);
         self.agent_credits_unknown_parts += other.agent_credits_unknown_parts;
-        if let Some(tokens) = other.unsplit_tokens {
-            self.unsplit_tokens = Some(self.unsplit_tokens.unwrap_or(0).saturating_add(tokens));
-        }
+        add_tokens(&mut self.unsplit_tokens, other.unsplit_tokens);
         self.unsplit_tokens_unknown_parts += other.unsplit_tokens_unknown_parts;
+        add_tokens(&mut self.agent_estimated_tokens, other.agent_estimated_tokens);
+        self.agent_estimated_tokens_unknown_parts += other.agent_estimated_tokens_unknown_parts;
         add_cost(&mut self.estimated_cost_usd, other.estimated_cost_usd);
         for (into, from) in [(&mut self.models, &other.models), (&mut self.model_ids, &other.model_ids)] {
             for model in from {
@@ -977,6 +1001,13 @@ impl UsageRow {
 pub fn add_cost(sum: &mut Option<f64>, cost: Option<f64>) {
     if let Some(cost) = cost {
         *sum = Some(sum.unwrap_or(0.0) + cost);
+    }
+}
+
+/// Adds known tokens to a sum that stays `None` while nothing was known.
+pub fn add_tokens(sum: &mut Option<u64>, tokens: Option<u64>) {
+    if let Some(tokens) = tokens {
+        *sum = Some(sum.unwrap_or(0).saturating_add(tokens));
     }
 }
 

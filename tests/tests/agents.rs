@@ -1345,11 +1345,13 @@ fn continue_cli_counts_each_response_once_through_a_resume_and_fork() {
 /// response — a prompt with `--no-stream`, one streamed (its default), one
 /// in a chat restored with `--restore-chat-history` — with every token
 /// column `null`, never 0 (the log cannot tell a streamed reply's estimate
-/// from a count). Its weak model's commit message (`/commit`) is served but
+/// from a count), and Aider's own figure of it apart, as an estimate: the
+/// provider's counts (what the mock served) where it did not stream, its
+/// own count where it did. Its weak model's commit message (`/commit`) is served but
 /// not logged, and a refused call is not logged either: both left out, and
 /// every report says calls are.
 #[test]
-fn aider_counts_each_main_call_it_logs_with_no_tokens() {
+fn aider_counts_each_main_call_it_logs_with_its_estimate_apart() {
     let mut aider = Driven::with(python_cli("python/aider/.venv", "aider", "aider-chat"), MockProvider::chat());
     let home = aider.home.path().to_owned();
     let log = home.join(".aider/analytics.jsonl");
@@ -1456,6 +1458,29 @@ fn aider_counts_each_main_call_it_logs_with_no_tokens() {
         *served_models.entry(&served.model).or_default() += 1;
     }
     assert_eq!(models, served_models.into_iter().collect::<Vec<_>>(), "{report}");
+    // Aider's own figure of each reply (its prompt and completion tokens),
+    // apart from every token column: not streamed, what the mock served.
+    let own: Vec<u64> = logged
+        .lines()
+        .filter(|line| line.contains(r#""event": "message_send""#))
+        .map(|line| {
+            let properties = &serde_json::from_str::<Value>(line).unwrap()["properties"];
+            properties["prompt_tokens"].as_u64().unwrap() + properties["completion_tokens"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(own[0], plain[0].input + plain[0].output, "not streamed, Aider logs the provider's counts");
+    let report = aider.beectl(&["usage", "--by", "session", "--agent", "aider"]);
+    // A session is named by its process's launch time, so their order is the runs'.
+    let mut sessions: Vec<(&str, Option<u64>)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap(), r["agentEstimatedTokens"].as_u64()))
+        .collect();
+    sessions.sort();
+    assert_eq!(sessions.iter().map(|s| s.1).collect::<Vec<_>>(), own.iter().copied().map(Some).collect::<Vec<_>>());
+    assert_eq!(report["totals"]["agentEstimatedTokens"], own.iter().sum::<u64>(), "{report}");
+    assert!(report["totals"].get("agentEstimatedTokensUnknownParts").is_none(), "every figure known: {report}");
     aider.assert_no_agent_cost("aider");
 }
 

@@ -162,7 +162,7 @@ fn dollars(cost: Option<f64>, lower_bound: bool, unpriced: bool) -> String {
     }
 }
 
-/// A figure of the agents' own (credits, unsplit tokens), marked a lower
+/// A figure of the agents' own (credits, unsplit or estimated tokens), marked a lower
 /// bound while some of its parts are unknown; `-` where no part has one.
 fn bounded(figure: Option<String>, unknown_parts: u64) -> String {
     match figure {
@@ -216,6 +216,8 @@ struct Figures {
     credits: bool,
     /// Warp's totals of input and output together: in no other column.
     unsplit: bool,
+    /// Aider's own counts of its tokens (estimates): in no other column.
+    estimated: bool,
     short: bool,
     /// Headers as short as they go (`CACHE W`, `EST. $`), for the narrowest terminals.
     narrow: bool,
@@ -231,6 +233,9 @@ impl Figures {
         header.push("TOTAL");
         if self.unsplit {
             header.push("UNSPLIT");
+        }
+        if self.estimated {
+            header.push(pick("AGENT EST.", "AG. EST."));
         }
         if self.reported {
             header.push(pick("REPORTED", "REPORTED"));
@@ -264,6 +269,12 @@ impl Figures {
         cells.push(count(t.total_tokens, "totalTokens"));
         if self.unsplit {
             cells.push(bounded(row.unsplit_tokens.map(|n| number(n, self.short)), row.unsplit_tokens_unknown_parts));
+        }
+        if self.estimated {
+            cells.push(bounded(
+                row.agent_estimated_tokens.map(|n| format!("~{}", number(n, self.short))),
+                row.agent_estimated_tokens_unknown_parts,
+            ));
         }
         if self.reported {
             // Sessions that reported no cost are left out of what was reported.
@@ -404,6 +415,7 @@ pub fn render(report: &UsageReport, style: Style) -> String {
         agent_cost: report.totals.agent_cost_usd.is_some(),
         credits: report.totals.agent_credits.is_some(),
         unsplit: report.totals.unsplit_tokens.is_some(),
+        estimated: report.totals.agent_estimated_tokens.is_some(),
         short: false,
         narrow: false,
     };
@@ -482,6 +494,10 @@ pub fn render(report: &UsageReport, style: Style) -> String {
             None if figures.unsplit => {
                 figures.unsplit = false;
                 fitted.hidden.push("UNSPLIT");
+            }
+            None if figures.estimated => {
+                figures.estimated = false;
+                fitted.hidden.push("AGENT EST.");
             }
             None => {
                 // Last, the agents' names and the keys give up width (cut
@@ -640,6 +656,18 @@ fn notes(report: &UsageReport, style: Style, fitted: &Fitted, out: &mut String) 
              column and not in TOTAL{}.",
             number(unsplit, false),
             if report.totals.unsplit_tokens_unknown_parts > 0 { "; a lower bound where marked ≥" } else { "" }
+        ));
+    }
+    if let Some(estimated) = report.totals.agent_estimated_tokens {
+        notes.push(format!(
+            "AGENT EST.: ~{} tokens the agents counted themselves (Aider's: its own estimate when it streams, and its \
+             log does not say which are counts): in no other column and not in TOTAL{}.",
+            number(estimated, false),
+            if report.totals.agent_estimated_tokens_unknown_parts > 0 {
+                "; a lower bound where marked ≥"
+            } else {
+                ""
+            }
         ));
     }
     if let Some(credits) = report.totals.agent_credits {

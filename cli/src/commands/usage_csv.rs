@@ -10,7 +10,7 @@
 use bee_proto::ledger::UsageReport;
 
 /// The header: each field named as `beectl usage --json` names it.
-const HEADER: [&str; 24] = [
+const HEADER: [&str; 26] = [
     "key",
     "subkey",
     "agent",
@@ -34,6 +34,8 @@ const HEADER: [&str; 24] = [
     "agentCreditsUnknownParts",
     "unsplitTokens",
     "unsplitTokensUnknownParts",
+    "agentEstimatedTokens",
+    "agentEstimatedTokensUnknownParts",
     "sessionsWithoutCost",
 ];
 
@@ -71,6 +73,8 @@ pub fn render(report: &UsageReport) -> Result<Vec<u8>, csv::Error> {
             row.agent_credits_unknown_parts.to_string(),
             known(row.unsplit_tokens),
             row.unsplit_tokens_unknown_parts.to_string(),
+            known(row.agent_estimated_tokens),
+            row.agent_estimated_tokens_unknown_parts.to_string(),
             known(row.sessions_without_cost),
         ])?;
     }

@@ -500,8 +500,8 @@ mod tests {
                         context_tokens: c[7],
                         context_window: c[8],
                         is_final,
-                        // Warp's figures are whole tokens.
-                        own_figure: own_figure.map(|f| if provider == Provider::Warp { f.round() } else { f }),
+                        // Warp's and Aider's figures are whole tokens.
+                        own_figure: own_figure.map(|f| if provider.own_unit().is_tokens() { f.round() } else { f }),
                         copied,
                     }
                 },
@@ -639,6 +639,7 @@ mod tests {
         assert_eq!(figure(Provider::Kiro, 5_000.0), Ok(Some(5_000.0)));
         assert_eq!(figure(Provider::Warp, 2_500_000.0), Ok(Some(2_500_000.0)));
         assert_eq!(figure(Provider::Warp, 0.5), Err(PackError::OutOfBounds("own figure")));
+        assert_eq!(figure(Provider::Aider, 604.0), Ok(Some(604.0)));
         assert_eq!(figure(Provider::Codex, 5_000.0), Err(PackError::OutOfBounds("own figure")));
         one[flags_at] = PROVIDER;
         one.insert(flags_at + 1, 0xff);

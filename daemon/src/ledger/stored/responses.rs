@@ -24,8 +24,8 @@
 //! them apart ([`Response::copied_into`]).
 //!
 //! A write also carries the figure its agent wrote beside it in its own
-//! unit (a cost, Kiro's credits, Warp's unsplit tokens), where the agent
-//! writes one ([`ResponseWrite::own_figure`]): the response's is that of
+//! unit (a cost, Kiro's credits, Warp's unsplit tokens, Aider's estimate),
+//! where the agent writes one ([`ResponseWrite::own_figure`]): the response's is that of
 //! its fullest write that carries one.
 
 use std::collections::{BTreeSet, HashSet};
@@ -98,14 +98,20 @@ pub use crate::ledger::stored::validate::{MAX_AGENT_COST_USD, is_own_figure, own
 /// Whether `provider`'s records carry a figure of its own beside each
 /// response, in its unit ([`Provider::own_unit`]): a cost (OpenCode's and
 /// Kilo's message `cost`, pi's and OpenClaw's `usage.cost.total`), Kiro's
-/// credits, Warp's unsplit tokens. A response of it without one has an
+/// credits, Warp's unsplit tokens, Aider's own count of its tokens. A response of it without one has an
 /// unknown figure, never 0. Other agents write none per response (Claude
 /// Code's cost lines are its provider's cost, per session; Crush's and
 /// Hermes's are per session), and a view shows none for them.
 pub fn writes_own_figure(provider: Provider) -> bool {
     matches!(
         provider,
-        Provider::OpenCode | Provider::Kilo | Provider::Pi | Provider::OpenClaw | Provider::Kiro | Provider::Warp
+        Provider::OpenCode
+            | Provider::Kilo
+            | Provider::Pi
+            | Provider::OpenClaw
+            | Provider::Kiro
+            | Provider::Warp
+            | Provider::Aider
     )
 }
 
@@ -130,7 +136,7 @@ pub struct ResponseWrite {
     /// The figure the agent itself wrote beside the response, in its own
     /// unit ([`Provider::own_unit`]: its cost in dollars — its own estimate
     /// or its provider's figure —, Kiro's credits, Warp's tokens of input
-    /// and output together), within Bee's bounds ([`own_figure`]); `None`
+    /// and output together, Aider's own count of them), within Bee's bounds ([`own_figure`]); `None`
     /// where it wrote none. Never a price Bee worked out, never the
     /// provider's reported cost.
     pub own_figure: Option<f64>,
@@ -1433,12 +1439,14 @@ mod tests {
         }
         assert_eq!(cost(-0.0).map(f64::to_bits), Some(0.0f64.to_bits()));
         assert_eq!(cost(0.0123), Some(0.0123));
-        // Kiro's credits may pass a dollar bound; Warp's tokens are whole.
+        // Kiro's credits may pass a dollar bound; Warp's and Aider's tokens are whole.
         assert_eq!(own_figure(Provider::Kiro, 5_000.25), Some(5_000.25));
         assert_eq!(own_figure(Provider::Kiro, -1.0), None);
         assert_eq!(own_figure(Provider::Warp, 2_500_000.0), Some(2_500_000.0));
         assert_eq!(own_figure(Provider::Warp, 0.5), None, "a token count is whole");
         assert_eq!(own_figure(Provider::Warp, 2e10), None);
+        assert_eq!(own_figure(Provider::Aider, 2_354.0), Some(2_354.0));
+        assert_eq!(own_figure(Provider::Aider, 2_354.5), None, "an estimate of tokens is whole too");
         let write = ResponseWrite { own_figure: Some(f64::NAN), ..logged("msg_1\u{1f}req_1", "s", HOUR, 7, true) };
         assert!(!write.is_valid());
     }

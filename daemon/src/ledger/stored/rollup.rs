@@ -298,7 +298,7 @@ pub type Parts = BTreeMap<PartKey, PartFigures>;
 /// and last millisecond fall in the same bucket lies wholly inside it.
 pub type Bucket<'a> = &'a dyn Fn(Provider, i64) -> i64;
 
-/// An agent's own figure (a cost, credits, unsplit tokens) as whole steps
+/// An agent's own figure (a cost, credits, unsplit or estimated tokens) as whole steps
 /// of its unit ([`OwnUnit::steps_per_unit`]: billionths of a dollar or a
 /// credit, whole tokens), so a sum is the same whichever order its parts
 /// meet in (from the records, or hour by hour from the aggregates), and
@@ -417,10 +417,12 @@ impl PartFigures {
                 row.agent_credits_unknown_parts += unknown;
             }
             OwnUnit::UnsplitTokens => {
-                if let Some(tokens) = figure {
-                    row.unsplit_tokens = Some(row.unsplit_tokens.unwrap_or(0).saturating_add(tokens as u64));
-                }
+                bee_proto::ledger::add_tokens(&mut row.unsplit_tokens, figure.map(|tokens| tokens as u64));
                 row.unsplit_tokens_unknown_parts += unknown;
+            }
+            OwnUnit::EstimatedTokens => {
+                bee_proto::ledger::add_tokens(&mut row.agent_estimated_tokens, figure.map(|tokens| tokens as u64));
+                row.agent_estimated_tokens_unknown_parts += unknown;
             }
         }
     }

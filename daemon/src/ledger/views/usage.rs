@@ -753,6 +753,7 @@ pub fn build(ask: &UsageAsk, prices: &PriceTable, inputs: &Inputs<'_>) -> UsageR
             || (row.agent_cost_usd.is_some() && row.agent_cost_unknown_parts > 0)
             || (row.agent_credits.is_some() && row.agent_credits_unknown_parts > 0)
             || (row.unsplit_tokens.is_some() && row.unsplit_tokens_unknown_parts > 0)
+            || (row.agent_estimated_tokens.is_some() && row.agent_estimated_tokens_unknown_parts > 0)
     };
     let all_rows = || rows.iter().chain(&subtotal_rows).chain([&totals]);
     if totals.partial_parts > 0 || all_rows().any(|row| reported_partial(row) || !row.partial_columns.is_empty()) {
@@ -992,12 +993,12 @@ mod tests {
     }
 
     /// Figures agents write in their own units stand in their own columns:
-    /// Kiro's credits and Warp's unsplit totals are never summed with each
-    /// other, with dollars or into the token columns; one unknown makes its
+    /// Kiro's credits, Warp's unsplit totals and Aider's own estimates are
+    /// never summed with each other, with dollars or into the token columns; one unknown makes its
     /// sum a lower bound (`partial`); a response with no counter known has
     /// nothing to price (no estimate, no `unpriced` model).
     #[test]
-    fn credits_and_unsplit_totals_stand_apart_and_unknowns_are_bounds() {
+    fn credits_unsplit_totals_and_agent_estimates_stand_apart_and_unknowns_are_bounds() {
         let own = |provider: Provider, at_ms: i64, session: &str, model: Option<&str>, figure: Option<f64>| Response {
             provider,
             tokens: Counters::default(),
@@ -1010,35 +1011,51 @@ mod tests {
             own(Provider::Kiro, H + 1, "k1", None, Some(0.0)),
             own(Provider::Warp, 2 * H, "w1", Some("claude-sonnet-4-5"), Some(12_000.0)),
             own(Provider::Warp, 2 * H + 1, "w1", Some("gpt-5.1"), Some(800.0)),
+            own(Provider::Aider, 2 * H, "a1", Some("gpt-4o"), Some(2_354.0)),
+            own(Provider::Aider, 2 * H + 5, "a1", Some("gpt-4o"), Some(640.0)),
             response(3 * H, "s1", Some("claude-sonnet-4-5"), 1_000, 100),
         ];
         let report = run(&ask(UsageGrouping::Agent, "UTC"), &[], &responses, &[], &Windows::new());
         let row = |agent: &str| report.rows.iter().find(|r| r.key.as_deref() == Some(agent)).unwrap();
-        let (kiro, warp, claude) = (row("kiro"), row("warp"), row("claude"));
+        let (kiro, warp, aider, claude) = (row("kiro"), row("warp"), row("aider"), row("claude"));
         assert_eq!((kiro.agent_credits, kiro.unsplit_tokens, kiro.agent_cost_usd), (Some(0.75), None, None));
         assert_eq!((warp.agent_credits, warp.unsplit_tokens, warp.agent_cost_usd), (None, Some(12_800), None));
-        assert_eq!((claude.agent_credits, claude.unsplit_tokens), (None, None));
-        for nothing_known in [kiro, warp] {
+        assert_eq!(
+            (aider.agent_estimated_tokens, aider.unsplit_tokens, aider.agent_cost_usd),
+            (Some(2_994), None, None)
+        );
+        assert_eq!((claude.agent_credits, claude.unsplit_tokens, claude.agent_estimated_tokens), (None, None, None));
+        for nothing_known in [kiro, warp, aider] {
             assert_eq!(nothing_known.tokens.total_tokens, None, "no part known, no total");
             assert_eq!((nothing_known.estimated_cost_usd, nothing_known.unpriced_parts), (None, 0), "nothing to price");
         }
         assert_eq!(report.totals.tokens.total_tokens, Some(1_100), "unsplit tokens are in no column and not in TOTAL");
         assert_eq!((report.totals.agent_credits, report.totals.unsplit_tokens), (Some(0.75), Some(12_800)));
+        assert_eq!(report.totals.agent_estimated_tokens, Some(2_994), "estimates are in no column and not in TOTAL");
         assert!(report.unpriced_models.is_empty(), "{:?}", report.unpriced_models);
         // A Kiro turn and a Warp entry whose figure could not be read: the
         // sums are lower bounds, never sums that look whole.
-        let unknown = [own(Provider::Kiro, 4 * H, "k2", None, None), own(Provider::Warp, 4 * H, "w2", None, None)];
+        let unknown = [
+            own(Provider::Kiro, 4 * H, "k2", None, None),
+            own(Provider::Warp, 4 * H, "w2", None, None),
+            own(Provider::Aider, 4 * H, "a2", None, None),
+        ];
         let all: Vec<Response> = responses.iter().cloned().chain(unknown).collect();
         let report = run(&ask(UsageGrouping::Agent, "UTC"), &[], &all, &[], &Windows::new());
         let totals = &report.totals;
         assert_eq!((totals.agent_credits, totals.agent_credits_unknown_parts), (Some(0.75), 1));
         assert_eq!((totals.unsplit_tokens, totals.unsplit_tokens_unknown_parts), (Some(12_800), 1));
+        assert_eq!((totals.agent_estimated_tokens, totals.agent_estimated_tokens_unknown_parts), (Some(2_994), 1));
         assert!(report.issues.contains(&"partial".to_owned()));
         let json = serde_json::to_value(totals).unwrap();
         assert_eq!((json["agentCredits"].as_f64(), json["unsplitTokens"].as_u64()), (Some(0.75), Some(12_800)));
         assert_eq!(
             (json["agentCreditsUnknownParts"].as_u64(), json["unsplitTokensUnknownParts"].as_u64()),
             (Some(1), Some(1))
+        );
+        assert_eq!(
+            (json["agentEstimatedTokens"].as_u64(), json["agentEstimatedTokensUnknownParts"].as_u64()),
+            (Some(2_994), Some(1))
         );
     }
 

@@ -7,11 +7,13 @@
 //! provider prefix either), `prompt_tokens`, `completion_tokens`,
 //! `total_tokens`, `cost` and `total_cost`.
 //!
-//! The counts are not read: a streamed reply (Aider's default) logs Aider's
-//! own count of the text it sent and got back, a reply not streamed the
-//! provider's counts, and nothing in the event says which. So a reply is
-//! counted with every token counter unknown, never an estimate passed as a
-//! count; its `cost` is Aider's price of the same figures, not read either.
+//! The counts are no token counter: a streamed reply (Aider's default) logs
+//! Aider's own count of the text it sent and got back, a reply not streamed
+//! the provider's counts, and nothing in the event says which. So a reply
+//! is counted with every token counter unknown, never an estimate passed as
+//! a count, and `prompt_tokens + completion_tokens` is kept as Aider's own
+//! figure (its unit: tokens the agent estimated, shown in a column of their
+//! own); its `cost` is Aider's price of the same figures, not read.
 //!
 //! No event names a session or a reply: a process is a session (its
 //! `launched` event's time and the install's id), and a reply is keyed by
@@ -25,7 +27,8 @@ use serde_json::Value;
 
 use crate::ledger::agents::agent::FileReader;
 use crate::ledger::agents::lines::{
-    Found, LastName, NamedSession, Unread, contains, decode_state, encode_state, markers, parse_record, text,
+    Beside, Found, LastName, NamedSession, Unread, contains, count, decode_state, encode_state, markers, parse_record,
+    text,
 };
 use crate::ledger::agents::sparse::keep;
 use crate::ledger::stored::evidence::{AgentState, Evidence};
@@ -41,7 +44,14 @@ markers! {
 
 keep! {
     /// What [`Analytics::line`] reads of a line.
-    LINE = ["event", "user_id", "time", "properties/main_model"];
+    LINE = [
+        "event",
+        "user_id",
+        "time",
+        "properties/main_model",
+        "properties/prompt_tokens",
+        "properties/completion_tokens",
+    ];
 }
 
 /// What is kept where reading stops: the process the last `launched`
@@ -100,7 +110,12 @@ impl FileReader for Analytics {
         self.state.session.name(&session, None, &mut found);
         let model = text(&value, "/properties/main_model").filter(|model| known_model(model));
         let key = format!("{user}\u{1f}{time}\u{1f}{at}");
-        found.response(key, &session, at_ms, model, Counters::default());
+        // Aider's own figure: both its counts, or unknown (never 0).
+        let estimate = count(value.pointer("/properties/prompt_tokens"))
+            .zip(count(value.pointer("/properties/completion_tokens")))
+            .and_then(|(prompt, completion)| prompt.checked_add(completion));
+        let beside = Beside { own_figure: estimate.map(|tokens| tokens as f64), copied: false };
+        found.response_with(key, &session, at_ms, model, Counters::default(), beside);
         true
     }
 
@@ -148,7 +163,8 @@ mod tests {
     /// process's session, dated at its event, its model unknown (Aider
     /// redacted it), every counter unknown — the streamed ones are Aider's
     /// estimates (593 and 2,344 sent for what the mock counted 1,000 and
-    /// 2,500) and the event does not say which are — and no cost read.
+    /// 2,500) and the event does not say which are — each reply's two
+    /// figures kept together as Aider's own, and no cost read.
     #[test]
     fn each_reply_of_the_real_log_once_with_its_tokens_unknown() {
         let log = include_bytes!("../testdata/aider-0.86.2-analytics.jsonl");
@@ -164,9 +180,11 @@ mod tests {
         assert_eq!(at, [1_796_560_970_000, 1_796_560_988_000, 1_796_561_007_000, 1_796_561_015_000]);
         for write in &writes {
             assert_eq!(write.tokens, Counters::default(), "no count is known, none is 0");
-            assert_eq!((write.model.as_deref(), write.own_figure), (None, None));
+            assert_eq!(write.model, None);
             assert!(write.is_final && write.is_valid());
         }
+        let own: Vec<_> = writes.iter().map(|w| w.own_figure).collect();
+        assert_eq!(own, [604.0, 1_200.0, 2_354.0, 2_720.0].map(Some), "prompt and completion tokens, as logged");
         let none = (None, None, None, None, None, None);
         let found = rows(Provider::Aider, &writes);
         assert_eq!(found.iter().map(|r| (r.1, r.2, r.3, r.4, r.5, r.6)).collect::<Vec<_>>(), [none; 4]);
@@ -223,14 +241,17 @@ mod tests {
 
     /// Broken and hostile events: not JSON, cut short, no object, no or a
     /// wrong time, no install id are unparseable and the log reads on;
-    /// huge, negative and wrong-typed counters change nothing (none is
-    /// read: every counter stays unknown, never 0); a line that is no
+    /// huge, negative and wrong-typed counters change nothing (no token
+    /// counter is read: every one stays unknown, never 0) and make Aider's
+    /// own figure unknown, as does a figure past Bee's bound; a line that is no
     /// UTF-8 where it is read is unparseable; other events are passed over;
     /// an empty log says nothing.
     #[test]
     fn broken_and_hostile_events() {
         let good = message_send(1_796_561_080, "gpt-4o");
         let hostile = r#"{"event": "message_send", "properties": {"main_model": 7, "prompt_tokens": 99999999999999999999999, "completion_tokens": -3, "total_tokens": "ten", "cost": "free"}, "user_id": "u", "time": 1796561081}"#;
+        let huge = r#"{"event": "message_send", "properties": {"prompt_tokens": 18446744073709551615, "completion_tokens": 1}, "user_id": "u", "time": 1796561082}"#;
+        let wrong = r#"{"event": "message_send", "properties": {"prompt_tokens": "12", "completion_tokens": 1}, "user_id": "u", "time": 1796561083}"#;
         let mut log = [
             "not json \"message_send\"",
             r#"{"event": "message_send", "properties": {"prompt_tokens": 1"#,
@@ -245,6 +266,8 @@ mod tests {
             r#"{"event": "message_send_starting", "properties": {}, "user_id": "u", "time": 1796561080}"#,
             r#"{"event": "exit", "properties": {"reason": "\"message_send\""}, "user_id": "u", "time": 1796561080}"#,
             hostile,
+            huge,
+            wrong,
         ]
         .join("\n")
             + "\n";
@@ -255,8 +278,10 @@ mod tests {
         );
         let (writes, unparseable) = read(&bytes);
         assert_eq!(unparseable, 11, "every broken line but the other events; the line not UTF-8");
-        assert_eq!(writes.len(), 2, "the hostile counters' reply and the good one");
+        assert_eq!(writes.len(), 4, "the hostile counters' replies and the good one");
         assert!(writes.iter().all(|w| w.tokens == Counters::default()));
+        let own: Vec<_> = writes.iter().map(|w| w.own_figure).collect();
+        assert_eq!(own, [None, None, None, Some(2_354.0)], "unknown, never 0 nor a bound's worth");
         assert_eq!(writes[0].model, None, "a model that is no text");
         assert_eq!(read(b"").0.len(), 0, "an empty log");
         assert_eq!(read(b"\n\n").1, 0, "blank lines");

@@ -30,9 +30,9 @@ impl Agent for Aider {
             title: "Aider",
             verified: Verified::RealCli("0.86.2"),
             unrecorded_calls: Some(
-                "every call's tokens (streamed replies log Aider's own estimate, indistinguishable from counts, \
-                 so none is read), its weak model's commit-message and chat-summary calls, and calls that failed \
-                 or were interrupted",
+                "every call's token counts (streamed replies log Aider's own estimate, indistinguishable from \
+                 counts, so each reply's figure is shown apart as its estimate, never as a count), its weak \
+                 model's commit-message and chat-summary calls, and calls that failed or were interrupted",
             ),
             // Its `message_send` events keep no cache split, no reasoning,
             // no limit notice and no turn Bee could time; their cost is
