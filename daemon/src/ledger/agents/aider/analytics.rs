@@ -251,6 +251,7 @@ mod tests {
         let good = message_send(1_796_561_080, "gpt-4o");
         let hostile = r#"{"event": "message_send", "properties": {"main_model": 7, "prompt_tokens": 99999999999999999999999, "completion_tokens": -3, "total_tokens": "ten", "cost": "free"}, "user_id": "u", "time": 1796561081}"#;
         let huge = r#"{"event": "message_send", "properties": {"prompt_tokens": 18446744073709551615, "completion_tokens": 1}, "user_id": "u", "time": 1796561082}"#;
+        let past_bound = r#"{"event": "message_send", "properties": {"prompt_tokens": 10000000000, "completion_tokens": 1}, "user_id": "u", "time": 1796561084}"#;
         let wrong = r#"{"event": "message_send", "properties": {"prompt_tokens": "12", "completion_tokens": 1}, "user_id": "u", "time": 1796561083}"#;
         let mut log = [
             "not json \"message_send\"",
@@ -268,6 +269,7 @@ mod tests {
             hostile,
             huge,
             wrong,
+            past_bound,
         ]
         .join("\n")
             + "\n";
@@ -278,10 +280,10 @@ mod tests {
         );
         let (writes, unparseable) = read(&bytes);
         assert_eq!(unparseable, 11, "every broken line but the other events; the line not UTF-8");
-        assert_eq!(writes.len(), 4, "the hostile counters' replies and the good one");
+        assert_eq!(writes.len(), 5, "the hostile counters' replies and the good one");
         assert!(writes.iter().all(|w| w.tokens == Counters::default()));
         let own: Vec<_> = writes.iter().map(|w| w.own_figure).collect();
-        assert_eq!(own, [None, None, None, Some(2_354.0)], "unknown, never 0 nor a bound's worth");
+        assert_eq!(own, [None, None, None, None, Some(2_354.0)], "unknown, never 0 nor a bound's worth");
         assert_eq!(writes[0].model, None, "a model that is no text");
         assert_eq!(read(b"").0.len(), 0, "an empty log");
         assert_eq!(read(b"\n\n").1, 0, "blank lines");
