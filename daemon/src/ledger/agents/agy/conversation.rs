@@ -1,11 +1,13 @@
 //! An agy conversation's database: table `gen_metadata` (`idx`, `data`),
 //! one row a generation (one provider response), its usage in a protobuf
-//! blob with no published schema. Public accounts of the format, cross-checked by
-//! two independent readers, put the usage at field path 1.4: f2 input
-//! (not cached), f5 cached input, f9 reasoning, f10 output text, and f3
-//! their output total, which equals f9 + f10. A row whose blob fails that
-//! invariant (or holds no such message) is refused, never guessed at, and
-//! nothing is estimated from text.
+//! blob with no published schema. Public accounts of the format put the
+//! usage at field path 1.4, and the message there is agy's
+//! `ModelUsageStats` (its field names are in the descriptors the agy binary
+//! embeds, as an open reader recorded them: the README): f2 input (not
+//! cached), f4 cache writes, f5 cache reads, f9 thinking (reasoning), f10
+//! response text, and f3 their output total, which equals f9 + f10. A row
+//! whose blob fails that invariant (or holds no such message) is refused,
+//! never guessed at, and nothing is estimated from text.
 //!
 //! The rows carry no time or model a reader can name, so a generation is
 //! dated when Bee first read it (its database's last write before that
@@ -51,7 +53,8 @@ pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) 
 }
 
 /// A generation's usage from its `gen_metadata` blob, in Bee's columns
-/// (input without cache reads, cache reads, output with its reasoning);
+/// (input without either cache, cache writes, cache reads, output with its
+/// reasoning);
 /// `None` when the blob has no usage at field path 1.4 or its output
 /// total is not the sum of its parts.
 pub fn read_usage(blob: &[u8]) -> Option<Counters> {
@@ -66,9 +69,9 @@ pub fn read_usage(blob: &[u8]) -> Option<Counters> {
         None => Some(None),
         _ => None,
     };
-    let [input, total, cached, reasoning, text] = last_of(nested(nested(blob, 1)?, 4)?, [2, 3, 5, 9, 10])?;
-    let (input, cached, total, reasoning, text) =
-        (counter(input)?, counter(cached)?, counter(total)?, counter(reasoning)?, counter(text)?);
+    let [input, total, written, cached, reasoning, text] = last_of(nested(nested(blob, 1)?, 4)?, [2, 3, 4, 5, 9, 10])?;
+    let (input, written, cached, total, reasoning, text) =
+        (counter(input)?, counter(written)?, counter(cached)?, counter(total)?, counter(reasoning)?, counter(text)?);
     // A field protobuf leaves out is 0; the invariant holds over what was written.
     let output = reasoning.unwrap_or(0).checked_add(text.unwrap_or(0))?;
     if total.unwrap_or(0) != output || output == 0 && input.is_none() {
@@ -76,6 +79,7 @@ pub fn read_usage(blob: &[u8]) -> Option<Counters> {
     }
     Some(Counters {
         input_tokens: Some(input.unwrap_or(0)),
+        cache_creation_input_tokens: Some(written.unwrap_or(0)),
         cache_read_input_tokens: Some(cached.unwrap_or(0)),
         output_tokens: Some(output),
         reasoning_output_tokens: Some(reasoning.unwrap_or(0)),
@@ -90,22 +94,31 @@ mod tests {
     use crate::ledger::agents::tests::{database, read_whole, rows};
     use bee_proto::ledger::Provider;
 
-    /// A `gen_metadata` blob with usage (input, cached, reasoning, text,
-    /// output total) at field path 1.4, among other fields.
-    pub(crate) fn blob(input: u64, cached: u64, reasoning: u64, text: u64, total: u64) -> Vec<u8> {
-        let usage = encode(&[
-            (2, Encoded::Varint(input)),
-            (3, Encoded::Varint(total)),
-            (5, Encoded::Varint(cached)),
-            (9, Encoded::Varint(reasoning)),
-            (10, Encoded::Varint(text)),
-        ]);
+    /// A `gen_metadata` blob with usage (input, cache writes, cache reads,
+    /// reasoning, text, output total) at field path 1.4, among other fields;
+    /// no cache-write field where there are none, as protobuf leaves a 0 out.
+    pub(crate) fn blob(input: u64, written: u64, cached: u64, reasoning: u64, text: u64, total: u64) -> Vec<u8> {
+        let written = (written > 0).then_some((4, Encoded::Varint(written)));
+        let usage = encode(
+            &[
+                (2, Encoded::Varint(input)),
+                (3, Encoded::Varint(total)),
+                (5, Encoded::Varint(cached)),
+                (9, Encoded::Varint(reasoning)),
+                (10, Encoded::Varint(text)),
+            ]
+            .into_iter()
+            .chain(written)
+            .collect::<Vec<_>>(),
+        );
         let metadata = encode(&[(1, Encoded::Bytes(b"gemini")), (4, Encoded::Bytes(&usage)), (7, Encoded::Varint(1))]);
         encode(&[(1, Encoded::Bytes(&metadata)), (3, Encoded::Bytes(b"step"))])
     }
 
     /// Generations read as the conversation grows: each once by its row;
-    /// cached input shown once under cache reads, reasoning inside output;
+    /// cached input shown once under cache reads, cache writes (f4) under
+    /// cache writes and 0 where the field is left out, reasoning inside
+    /// output;
     /// a blob whose output total is not its parts' sum, and one that is no
     /// protobuf, are refused.
     #[test]
@@ -115,10 +128,10 @@ mod tests {
             "CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)",
         );
         let insert = "INSERT INTO gen_metadata (idx, data) VALUES (?1, ?2)";
-        db.execute(insert, (1, blob(5200, 0, 310, 95, 405))).unwrap();
+        db.execute(insert, (1, blob(5200, 0, 0, 310, 95, 405))).unwrap();
         let (first, _) = read_whole(Provider::Agy, &path, &Default::default());
-        db.execute(insert, (2, blob(140, 5100, 0, 60, 60))).unwrap();
-        db.execute(insert, (3, blob(100, 0, 10, 20, 31))).unwrap();
+        db.execute(insert, (2, blob(140, 1200, 5100, 0, 60, 60))).unwrap();
+        db.execute(insert, (3, blob(100, 0, 0, 10, 20, 31))).unwrap();
         db.execute(insert, (4, b"\xff\xff not protobuf".to_vec())).unwrap();
         let (mut all, _) = read_whole(Provider::Agy, &path, &Default::default());
         all.extend(first);
@@ -127,8 +140,8 @@ mod tests {
         assert_eq!(
             rows(Provider::Agy, &all),
             [
-                (format!("{conversation}1"), s(5200), None, s(0), s(405), s(310), s(5605)),
-                (format!("{conversation}2"), s(140), None, s(5100), s(60), s(0), s(5300)),
+                (format!("{conversation}1"), s(5200), s(0), s(0), s(405), s(310), s(5605)),
+                (format!("{conversation}2"), s(140), s(1200), s(5100), s(60), s(0), s(6500)),
             ]
         );
         assert!(all.iter().all(|w| w.model.is_none()), "agy's rows name no model Bee can read");
@@ -144,11 +157,11 @@ mod tests {
         use bee_proto::ledger::SkipReason;
         let (_dir, path, db) = database("c1.db", "CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)");
         let mut tiny = [0x08, 0x01].repeat(2_000_000);
-        tiny.extend(blob(100, 0, 10, 20, 30));
+        tiny.extend(blob(100, 0, 0, 10, 20, 30));
         db.execute("INSERT INTO gen_metadata (idx, data) VALUES (1, ?1)", [tiny]).unwrap();
         db.execute("INSERT INTO gen_metadata (idx, data) VALUES (2, zeroblob(?1))", [MAX_DOCUMENT_BYTES as i64 + 1])
             .unwrap();
-        db.execute("INSERT INTO gen_metadata (idx, data) VALUES (3, ?1)", [blob(5, 0, 0, 1, 1)]).unwrap();
+        db.execute("INSERT INTO gen_metadata (idx, data) VALUES (3, ?1)", [blob(5, 0, 0, 0, 1, 1)]).unwrap();
         let _ = noted();
         let mut evidence = Vec::new();
         let reader = crate::ledger::agents::agent(Provider::Agy).whole_file().unwrap();
@@ -163,6 +176,6 @@ mod tests {
     fn usage_not_at_its_path_is_none() {
         assert_eq!(read_usage(&encode(&[(1, Encoded::Varint(4))])), None);
         assert_eq!(read_usage(&[]), None);
-        assert!(read_usage(&blob(1, 2, 3, 4, 7)).is_some());
+        assert!(read_usage(&blob(1, 2, 3, 4, 5, 9)).is_some());
     }
 }

@@ -1,7 +1,7 @@
 //! `agy` (the Antigravity CLI): one SQLite database a conversation
 //! (`~/.gemini/antigravity-cli/conversations/<conversation>.db`), whose
-//! `gen_metadata` table keeps each generation's usage as an unlabelled
-//! protobuf. `README.md` beside this file describes the format.
+//! `gen_metadata` table keeps each generation's usage as a protobuf with
+//! no published schema. `README.md` beside this file describes the format.
 //!
 //! - [`conversation`]: the reader of one generation row;
 //! - [`protobuf`]: the few protobuf fields it reads.
@@ -32,14 +32,13 @@ impl Agent for Agy {
             title: "Antigravity CLI (agy)",
             verified: Verified::FormatFromSource,
             unrecorded_calls: None,
-            // Its conversation databases keep reasoning and cached input; rows
-            // carry no time, so no turn, and no limit notice, cache write or
-            // cost.
+            // Its conversation databases keep reasoning and both caches; rows
+            // carry no time, so no turn, and no limit notice or cost.
             records: Records {
                 time_spans: false,
                 limit_notices: false,
                 reasoning: true,
-                cache_writes: false,
+                cache_writes: true,
                 own_cost: false,
             },
         }
