@@ -217,6 +217,25 @@ fn the_install_script_honours_where_cargo_builds() {
     assert_eq!(String::from_utf8_lossy(&run.stdout), "beectl from elsewhere\n");
 }
 
+/// The book's table of agents lists every agent of the registry, in its
+/// order, each saying what the registry declares: how its reader was
+/// verified and what its records can say (its hooks column is the book's).
+#[test]
+fn the_books_agent_table_says_what_the_registry_declares() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/agents.md");
+    let book = std::fs::read_to_string(&path).unwrap();
+    let header = "| `--agent` | agent | verified | time spans | limit notices | reasoning | cache writes | own cost |";
+    let table = &book[book.find(header).unwrap()..];
+    let rows: Vec<String> = table
+        .lines()
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .map(|line| line.split(" | ").take(8).collect::<Vec<_>>().join(" | ") + " |")
+        .collect();
+    let want = bee_daemon::ledger::agents::book_rows();
+    assert_eq!(rows, want, "{}", diff(&want.join("\n"), &rows.join("\n")));
+}
+
 /// The README's table of agents is the registry's own (`BEE_BLESS=1`
 /// rewrites it).
 #[test]

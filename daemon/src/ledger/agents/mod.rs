@@ -181,6 +181,29 @@ pub fn readme_table() -> String {
     table
 }
 
+/// The registry's cells of the book's table of agents (`docs/src/agents.md`),
+/// a row an agent: its name, title, how its reader was verified and what its
+/// records can say (a test keeps the book's rows equal to these).
+pub fn book_rows() -> Vec<String> {
+    let said = |yes: bool| if yes { "yes" } else { "no" };
+    all()
+        .map(|agent| {
+            let records = agent.records();
+            format!(
+                "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+                agent.provider().as_str(),
+                agent.title(),
+                agent.verified(),
+                said(records.time_spans),
+                said(records.limit_notices),
+                said(records.reasoning),
+                said(records.cache_writes),
+                said(records.own_cost)
+            )
+        })
+        .collect()
+}
+
 /// Ingestion's parser of one file: its agent's reader, and the file it reads.
 pub(crate) struct LogParser {
     reader: Box<dyn agent::FileReader>,
