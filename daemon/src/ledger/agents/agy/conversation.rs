@@ -9,9 +9,12 @@
 //! whose blob fails that invariant (or holds no such message) is refused,
 //! never guessed at, and nothing is estimated from text.
 //!
-//! The rows carry no time or model a reader can name, so a generation is
-//! dated when Bee first read it (its database's last write before that
-//! read) and its model is unknown; its key is the conversation (the
+//! The message around the usage (field 1) names the model that answered
+//! (field 19, `response_model`) and holds the generation's time (field 9's
+//! field 4, a `Timestamp`), where agy wrote them (read from real databases
+//! by another reader: the README). A generation without its time is dated
+//! when Bee first read it (its database's last write before that read), one
+//! without its model has it unknown; its key is the conversation (the
 //! database's name) and the row's `idx`.
 //!
 //! A blob is read within the bound of a database value: a longer one is
@@ -46,30 +49,54 @@ pub(crate) fn read(path: &Path, row: &rusqlite::Row<'_>, found: &mut Found<'_>) 
             return true;
         }
     };
-    let (Some(counters), Some(at_ms)) = (blob.and_then(read_usage), modified_ms(path)) else { return false };
+    let Some(generation) = blob.and_then(read_generation) else { return false };
+    // Its own time where it wrote one, else when Bee first read it.
+    let Some(at_ms) = generation.at_ms.or_else(|| modified_ms(path)) else { return false };
     found.session(conversation, None);
-    found.response(format!("{conversation}\u{1f}{id}"), conversation, at_ms, None, counters);
+    found.response(format!("{conversation}\u{1f}{id}"), conversation, at_ms, generation.model, generation.counters);
     true
 }
 
-/// A generation's usage from its `gen_metadata` blob, in Bee's columns
-/// (input without either cache, cache writes, cache reads, output with its
-/// reasoning);
-/// `None` when the blob has no usage at field path 1.4 or its output
-/// total is not the sum of its parts.
-pub fn read_usage(blob: &[u8]) -> Option<Counters> {
-    fn nested(bytes: &[u8], number: u64) -> Option<&[u8]> {
-        match last_of(bytes, [number])? {
-            [Some(Field::Bytes(inner))] => Some(inner),
-            _ => None,
-        }
-    }
+/// What a generation's `gen_metadata` blob says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation<'a> {
+    /// Its usage in Bee's columns (input without either cache, cache
+    /// writes, cache reads, output with its reasoning).
+    pub counters: Counters,
+    /// The model that answered (`response_model`), where the row names it.
+    pub model: Option<&'a str>,
+    /// When it was generated (unix milliseconds), where the row says.
+    pub at_ms: Option<i64>,
+}
+
+/// A generation from its `gen_metadata` blob; `None` when the blob has no
+/// usage at field path 1.4 or its output total is not the sum of its parts.
+/// A model that is no text, or a time that is no time, is unknown.
+pub fn read_generation(blob: &[u8]) -> Option<Generation<'_>> {
+    let [Some(Field::Bytes(chat_model))] = last_of(blob, [1])? else { return None };
+    let [usage, generated, model] = last_of(chat_model, [4, 9, 19])?;
+    let Some(Field::Bytes(usage)) = usage else { return None };
+    let counters = usage_counters(usage)?;
+    let model = match model {
+        Some(Field::Bytes(name)) => std::str::from_utf8(name).ok().filter(|name| !name.is_empty()),
+        _ => None,
+    };
+    let at_ms = match generated {
+        Some(Field::Bytes(generated)) => generated_at_ms(generated),
+        _ => None,
+    };
+    Some(Generation { counters, model, at_ms })
+}
+
+/// The counters of a `ModelUsageStats`, checked: output total = reasoning +
+/// text.
+fn usage_counters(usage: &[u8]) -> Option<Counters> {
     let counter = |field| match field {
         Some(Field::Varint(n)) => Some(Some(n)),
         None => Some(None),
         _ => None,
     };
-    let [input, total, written, cached, reasoning, text] = last_of(nested(nested(blob, 1)?, 4)?, [2, 3, 4, 5, 9, 10])?;
+    let [input, total, written, cached, reasoning, text] = last_of(usage, [2, 3, 4, 5, 9, 10])?;
     let (input, written, cached, total, reasoning, text) =
         (counter(input)?, counter(written)?, counter(cached)?, counter(total)?, counter(reasoning)?, counter(text)?);
     // A field protobuf leaves out is 0; the invariant holds over what was written.
@@ -85,6 +112,25 @@ pub fn read_usage(blob: &[u8]) -> Option<Counters> {
         reasoning_output_tokens: Some(reasoning.unwrap_or(0)),
         ..Counters::default()
     })
+}
+
+/// The time in a generation's timing message (its field 4, a protobuf
+/// `Timestamp`: seconds, nanoseconds), in unix milliseconds; `None` when it
+/// is missing, 0, or no time RFC 3339 spells.
+fn generated_at_ms(generated: &[u8]) -> Option<i64> {
+    let [Some(Field::Bytes(stamp))] = last_of(generated, [4])? else { return None };
+    let [seconds, nanos] = last_of(stamp, [1, 2])?;
+    let seconds = match seconds {
+        Some(Field::Varint(seconds)) => i64::try_from(seconds).ok()?,
+        _ => return None,
+    };
+    let nanos = match nanos {
+        Some(Field::Varint(nanos)) if nanos < 1_000_000_000 => nanos as i64,
+        None => 0,
+        _ => return None,
+    };
+    let ms = seconds.checked_mul(1000)?.checked_add(nanos / 1_000_000)?;
+    (ms > 0 && bee_proto::time::spells_as_rfc3339(ms)).then_some(ms)
 }
 
 #[cfg(test)]
@@ -174,8 +220,56 @@ mod tests {
 
     #[test]
     fn usage_not_at_its_path_is_none() {
-        assert_eq!(read_usage(&encode(&[(1, Encoded::Varint(4))])), None);
-        assert_eq!(read_usage(&[]), None);
-        assert!(read_usage(&blob(1, 2, 3, 4, 5, 9)).is_some());
+        assert_eq!(read_generation(&encode(&[(1, Encoded::Varint(4))])), None);
+        assert_eq!(read_generation(&[]), None);
+        let neither = blob(1, 2, 3, 4, 5, 9);
+        let generation = read_generation(&neither).unwrap();
+        assert_eq!((generation.model, generation.at_ms), (None, None), "a row that names neither");
+    }
+
+    /// A generation as agy writes one, its usage beside the model that
+    /// answered (`response_model`, field 19) and its time (field 9's
+    /// `Timestamp`): the response is dated by its own time and named by its
+    /// model, not by when Bee read it. A model that is no text, or a time
+    /// that is none (0, nanoseconds past a second, past what RFC 3339
+    /// spells, not a number), is unknown and the response still counts,
+    /// dated when Bee read it.
+    #[test]
+    fn a_generation_names_its_model_and_its_time() {
+        let generation = |model: Option<&[u8]>, stamp: Option<Vec<u8>>| {
+            let usage = encode(&[(2, Encoded::Varint(100)), (3, Encoded::Varint(30)), (10, Encoded::Varint(30))]);
+            let timing = stamp.map(|stamp| encode(&[(1, Encoded::Varint(7)), (4, Encoded::Bytes(&stamp))]));
+            let mut fields = vec![(1, Encoded::Varint(1132)), (4, Encoded::Bytes(&usage))];
+            fields.extend(timing.as_deref().map(|timing| (9, Encoded::Bytes(timing))));
+            fields.extend(model.map(|model| (19, Encoded::Bytes(model))));
+            fields.push((21, Encoded::Bytes(b"Gemini 3 Flash (High)")));
+            encode(&[(1, Encoded::Bytes(&encode(&fields))), (3, Encoded::Bytes(b"step"))])
+        };
+        let stamp = |seconds: u64, nanos: u64| encode(&[(1, Encoded::Varint(seconds)), (2, Encoded::Varint(nanos))]);
+        let (_dir, path, db) = database("d2.db", "CREATE TABLE gen_metadata (idx INTEGER PRIMARY KEY, data BLOB)");
+        let insert = "INSERT INTO gen_metadata (idx, data) VALUES (?1, ?2)";
+        db.execute(insert, (1, generation(Some(b"gemini-3-flash-a"), Some(stamp(1_796_600_000, 250_000_000)))))
+            .unwrap();
+        db.execute(insert, (2, generation(Some(b"\xff\xfe"), Some(stamp(0, 0))))).unwrap();
+        db.execute(insert, (3, generation(None, Some(stamp(1_796_600_100, 1_000_000_000))))).unwrap();
+        db.execute(insert, (4, generation(None, Some(stamp(u64::MAX, 0))))).unwrap();
+        db.execute(insert, (5, generation(None, Some(encode(&[(1, Encoded::Bytes(b"soon"))]))))).unwrap();
+        db.execute(insert, (6, generation(None, Some(stamp(400_000_000_000, 0))))).unwrap();
+        let mut evidence = Vec::new();
+        let reader = crate::ledger::agents::agent(Provider::Agy).whole_file().unwrap();
+        let (_, refused) = reader.read(&path, &Default::default(), &mut evidence).unwrap();
+        let writes = crate::ledger::agents::tests::responses_of(evidence);
+        assert_eq!((writes.len(), refused), (6, 0), "a name or a time it cannot read refuses no row");
+        assert_eq!(writes[0].model.as_deref(), Some("gemini-3-flash-a"));
+        assert_eq!(writes[0].at_ms, 1_796_600_000_250);
+        let read_at = crate::ledger::agents::whole::modified_ms(&path).unwrap();
+        for write in &writes[1..] {
+            assert_eq!((write.model.as_deref(), write.at_ms), (None, read_at), "{}", write.key);
+        }
+        assert!(
+            writes.iter().all(|w| w.tokens.output_tokens == Some(30) && w.tokens.reasoning_output_tokens == Some(0))
+        );
+        // Its field 1 is the model's number in agy's enum, no count of tokens.
+        assert!(writes.iter().all(|w| w.tokens.input_tokens == Some(100)));
     }
 }

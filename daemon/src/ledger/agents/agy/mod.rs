@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::ledger::agents::agent::{About, Agent, Env, Records, Verified, WholeFileReader, under_home};
 use crate::ledger::agents::whole::Rows;
 
-pub use conversation::read_usage;
+pub use conversation::{Generation, read_generation};
 
 /// agy, as [`Agent`].
 #[derive(Debug)]
@@ -32,8 +32,9 @@ impl Agent for Agy {
             title: "Antigravity CLI (agy)",
             verified: Verified::FormatFromSource,
             unrecorded_calls: None,
-            // Its conversation databases keep reasoning and both caches; rows
-            // carry no time, so no turn, and no limit notice or cost.
+            // Its conversation databases keep reasoning and both caches; a
+            // row's time is its generation's, no span, so no turn; no limit
+            // notice or cost.
             records: Records {
                 time_spans: false,
                 limit_notices: false,
