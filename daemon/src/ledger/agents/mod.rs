@@ -155,15 +155,18 @@ pub fn records(provider: Provider) -> agent::Records {
 /// The line of an agent's README that says what its records can say: a
 /// test keeps each README's line equal to the registry's declaration.
 pub fn records_line(records: agent::Records) -> String {
-    let said = |yes: bool| if yes { "yes" } else { "no" };
+    let [time_spans, limit_notices, reasoning, cache_writes, own_cost] = records_said(records);
     format!(
-        "Its records say — time spans: {}; limit notices: {}; reasoning: {}; cache writes: {}; its own cost: {}.",
-        said(records.time_spans),
-        said(records.limit_notices),
-        said(records.reasoning),
-        said(records.cache_writes),
-        said(records.own_cost)
+        "Its records say — time spans: {time_spans}; limit notices: {limit_notices}; reasoning: {reasoning}; \
+         cache writes: {cache_writes}; its own cost: {own_cost}."
     )
+}
+
+/// What an agent's records can say, each `yes` or `no`, in the order the
+/// README's line and the book's table give them.
+fn records_said(records: agent::Records) -> [&'static str; 5] {
+    [records.time_spans, records.limit_notices, records.reasoning, records.cache_writes, records.own_cost]
+        .map(|yes| if yes { "yes" } else { "no" })
 }
 
 /// The README's table of agents, from the registry (a test keeps the
@@ -185,20 +188,14 @@ pub fn readme_table() -> String {
 /// a row an agent: its name, title, how its reader was verified and what its
 /// records can say (a test keeps the book's rows equal to these).
 pub fn book_rows() -> Vec<String> {
-    let said = |yes: bool| if yes { "yes" } else { "no" };
     all()
         .map(|agent| {
-            let records = agent.records();
             format!(
-                "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+                "| `{}` | {} | {} | {} |",
                 agent.provider().as_str(),
                 agent.title(),
                 agent.verified(),
-                said(records.time_spans),
-                said(records.limit_notices),
-                said(records.reasoning),
-                said(records.cache_writes),
-                said(records.own_cost)
+                records_said(agent.records()).join(" | ")
             )
         })
         .collect()
